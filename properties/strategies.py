@@ -1,0 +1,145 @@
+"""Hypothesis builders for user-level DP data (DESIGN §8.5: strategies are named builders).
+
+Each builder is an ``@st.composite`` strategy that draws the data shapes the papers
+worry about: imbalanced users (Zipf-like sizes, many single-record users), personal
+privacy levels (Acharya et al.'s conservative / medium / liberal mix), skewed task-user
+graphs (Krichene et al.), weight vectors with a fixed budget, and neighbouring pairs
+under each relation of ``userdp.reference.neighbours``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from userdp.reference.data import UserDataset
+from userdp.reference.neighbours import get_relation, NeighbourPair
+
+__all__ = [
+    "user_size_profiles", "user_datasets", "epsilon_profiles", "task_user_graphs",
+    "weights_summing_to", "neighbouring_pairs",
+]
+
+_finite = dict(allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def user_size_profiles(draw, min_users: int = 1, max_users: int = 30, max_size: int = 50) -> np.ndarray:
+    """s_l >= 1 for m users: uniform, Zipf-like (s_l ~ ceil(max_size / l^a)), or mostly singletons."""
+    m = draw(st.integers(min_users, max_users))
+    shape = draw(st.sampled_from(["uniform", "zipf", "singletons"]))
+    if shape == "uniform":
+        sizes = draw(st.lists(st.integers(1, max_size), min_size=m, max_size=m))
+    elif shape == "zipf":
+        a = draw(st.floats(0.5, 2.5))
+        top = draw(st.integers(1, max_size))
+        sizes = [max(1, int(np.ceil(top / (l + 1) ** a))) for l in range(m)]
+    else:  # a few heavy users among many single-record users
+        heavy = draw(st.lists(st.integers(1, max_size), min_size=0, max_size=min(3, m)))
+        sizes = heavy + [1] * (m - len(heavy))
+    return np.array(draw(st.permutations(sizes)), dtype=np.int64)
+
+
+@st.composite
+def user_datasets(draw, min_users: int = 1, max_users: int = 8, max_records_per_user: int = 6,
+                  dim: int | None = None, value_range=(0.0, 1.0), labels: bool = False,
+                  label_range=(-1.0, 1.0)) -> UserDataset:
+    """A dataset of imbalanced users with values in ``value_range`` (scalar, or (n, dim))."""
+    sizes = draw(user_size_profiles(min_users, max_users, max_records_per_user))
+    n = int(sizes.sum())
+    ids = draw(st.lists(st.integers(0, 10_000), min_size=sizes.size, max_size=sizes.size, unique=True))
+    lo, hi = value_range
+    shape = n if dim is None else n * dim
+    vals = np.array(draw(st.lists(st.floats(lo, hi, **_finite), min_size=shape, max_size=shape)))
+    y = None
+    if labels:
+        y = np.array(draw(st.lists(st.floats(*label_range, **_finite), min_size=n, max_size=n)))
+    return UserDataset(values=vals if dim is None else vals.reshape(n, dim),
+                       user_ids=np.repeat(ids, sizes), labels=y)
+
+
+@st.composite
+def epsilon_profiles(draw, n: int, mix: str | None = None, eps_c: float = 0.01, eps_m: float = 0.2,
+                     eps_l: float = 1.0, f_c: float = 0.34, f_m: float = 0.43) -> np.ndarray:
+    """Per-record privacy levels eps_i > 0, shape (n,).
+
+    ``mix="acharya"`` follows Acharya et al. 2024 §5 (authors' code, NOTES.md): the first
+    floor(f_c n) records get U(eps_c, eps_m), the next floor(f_m n) get U(eps_m, eps_l), the
+    rest eps_l. Otherwise: uniform levels, or the Acharya mix, drawn by Hypothesis.
+    """
+    mix = mix or draw(st.sampled_from(["uniform", "acharya", "two-level"]))
+    if mix == "uniform":
+        return np.array(draw(st.lists(st.floats(0.01, 5.0), min_size=n, max_size=n)))
+    if mix == "two-level":
+        lo, hi = sorted(draw(st.lists(st.floats(0.01, 5.0), min_size=2, max_size=2)))
+        return np.array(draw(st.lists(st.sampled_from([lo, hi]), min_size=n, max_size=n)))
+    n_c, n_m = int(np.floor(f_c * n)), int(np.floor(f_m * n))
+    u = np.array(draw(st.lists(st.floats(0.0, 1.0), min_size=n, max_size=n)))
+    eps = np.full(n, eps_l)
+    eps[:n_c] = eps_c + (eps_m - eps_c) * u[:n_c]
+    eps[n_c:n_c + n_m] = eps_m + (eps_l - eps_m) * u[n_c:n_c + n_m]
+    return eps
+
+
+@st.composite
+def task_user_graphs(draw, max_tasks: int = 6, max_users: int = 8, dim: int = 2) -> UserDataset:
+    """A bipartite task-user graph Omega with skewed task sizes (Krichene et al. 2023).
+
+    Task t is popular with probability ~ 1/(t+1): each user picks tasks with
+    probabilities proportional to a Zipf profile, so task sizes n_t are skewed. One record
+    per (task, user) pair; values are features in [0, 1]^dim, labels in [-1, 1].
+    """
+    k = draw(st.integers(1, max_tasks))
+    m = draw(st.integers(1, max_users))
+    p = 1.0 / np.arange(1, k + 1)
+    rows = []
+    for u in range(m):
+        picks = draw(st.lists(st.integers(0, k - 1), min_size=1, max_size=k, unique=True))
+        # keep popular tasks more often: task t kept if its draw falls under p_t (task 0 always)
+        kept = [t for t in picks if t == picks[0] or draw(st.floats(0, 1)) < p[t]]
+        rows += [(t, u) for t in kept]
+    tasks, users = np.array(rows).T
+    n = tasks.size
+    x = np.array(draw(st.lists(st.floats(0, 1, **_finite), min_size=n * dim, max_size=n * dim)))
+    y = np.array(draw(st.lists(st.floats(-1, 1, **_finite), min_size=n, max_size=n)))
+    return UserDataset(values=x.reshape(n, dim), user_ids=users, labels=y, task_ids=tasks)
+
+
+@st.composite
+def weights_summing_to(draw, total: float, n: int) -> np.ndarray:
+    """Non-negative weights w (n,) with sum(w) = total up to float rounding (1e-12 relative)."""
+    raw = np.array(draw(st.lists(st.floats(0.0, 1.0, **_finite), min_size=n, max_size=n)))
+    if raw.sum() == 0:
+        raw = np.ones(n)
+    return total * raw / raw.sum()
+
+
+@st.composite
+def neighbouring_pairs(draw, relation, datasets=None, lo: float = 0.0, hi: float = 1.0) -> NeighbourPair:
+    """A dataset and one neighbour under ``relation`` (an object or its name).
+
+    New values are drawn in [lo, hi]; Hypothesis picks which user or record changes. For
+    add-remove-user, it either removes a user or adds one with 1..4 records.
+    """
+    rel = get_relation(relation) if isinstance(relation, str) else relation
+    needs_labels = rel.name in ("replace-user-labels",)
+    D = draw(datasets if datasets is not None else user_datasets(value_range=(lo, hi), labels=needs_labels))
+    floats = st.floats(lo, hi, **_finite)
+    if rel.name == "add-remove-user":
+        if D.m >= 2 and draw(st.booleans()):
+            u = int(draw(st.sampled_from(D.users.tolist())))
+            return NeighbourPair(D, rel.neighbour(D, u), rel.name, u, f"remove user {u}")
+        k = draw(st.integers(1, 4))
+        new = np.array(draw(st.lists(floats, min_size=k * D.d, max_size=k * D.d))).reshape((k,) + D.values.shape[1:])
+        y = None if D.labels is None else np.array(draw(st.lists(floats, min_size=k, max_size=k)))
+        u = int(D.users.max()) + 1
+        return NeighbourPair(D, rel.neighbour(D, u, new, labels=y), rel.name, u, f"add user {u}")
+    if rel.name == "replace-record":
+        i = draw(st.integers(0, D.n - 1))
+        x = np.array(draw(st.lists(floats, min_size=D.d, max_size=D.d))).reshape(D.values.shape[1:])
+        y = None if D.labels is None else draw(floats)
+        return NeighbourPair(D, rel.neighbour(D, i, x, y), rel.name, i, f"replace record {i}")
+    u = int(draw(st.sampled_from(D.users.tolist())))
+    col = getattr(D, rel.field)
+    shape = (D.records_of(u).size,) + col.shape[1:]
+    new = np.array(draw(st.lists(floats, min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))).reshape(shape)
+    return NeighbourPair(D, rel.neighbour(D, u, new), rel.name, u, f"replace user {u}'s {rel.field}")

@@ -1,0 +1,337 @@
+"""Neighbouring relations as first-class objects (DESIGN §3).
+
+A privacy claim means nothing without its relation. The five papers use five:
+
+| object                 | name                 | what changes                                       | paper |
+|------------------------|----------------------|----------------------------------------------------|-------|
+| ``ADD_REMOVE_USER``    | add-remove-user      | all records of one user appear or vanish           | Amin 2019 §2; Krichene 2023 §2 |
+| ``REPLACE_USER``       | replace-user         | one user's values change; S_l (who owns which      | Epasto 2020 §2.2-4 |
+|                        |                      | record, hence every s_l) stays public               |       |
+| ``REPLACE_USER_LABELS``| replace-user-labels  | one user's labels change; features are public      | Epasto 2020 §5 ("label privacy") |
+| ``REPLACE_USER_ITEMS`` | replace-user-items   | one user's items change (the item count n_i kept)  | Zhao 2024 poster ("differ in items belonging to only one user") |
+| ``REPLACE_RECORD``     | replace-record       | record i's value and label change; claim eps_i     | Acharya 2024 Def. 2.1 |
+
+Every relation can
+- ``neighbour(D, unit, ...)``: build one neighbour of D by changing ``unit`` (a user id,
+  or a record index for replace-record);
+- ``enumerate(D, grid)``: every neighbour of a small D whose new values lie on ``grid``
+  (brute force for property tests; exponential, for tiny datasets only);
+- ``sample(D, rng, lo, hi)``: one random neighbour with new values in [lo, hi];
+- ``worst_case_pairs(D, lo, hi)``: candidate pairs for audits (the heaviest users moved
+  between the declared bounds, a user removed, a record replaced);
+- ``changed_units(D, D')``: which units differ. A pair is a neighbour exactly when this
+  returns one unit (checked by ``is_neighbour``).
+
+Replace-type relations keep the record layout, so for them ``changed_units`` compares
+record by record. ``unit`` in a ``NeighbourPair`` is the user id (or record index) that
+changed.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import check_generator, check_finite_array
+from .data import UserDataset
+
+__all__ = [
+    "NeighbourPair", "Relation", "AddRemoveUser", "ReplaceUser", "ReplaceUserLabels",
+    "ReplaceUserItems", "ReplaceRecord", "ADD_REMOVE_USER", "REPLACE_USER",
+    "REPLACE_USER_LABELS", "REPLACE_USER_ITEMS", "REPLACE_RECORD", "RELATIONS", "get_relation",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class NeighbourPair:
+    """Two datasets that are neighbours under ``relation``; ``unit`` is what changed."""
+
+    first: UserDataset
+    second: UserDataset
+    relation: str
+    unit: int
+    description: str
+
+
+def _bounds(lo, hi) -> tuple[float, float]:
+    lo, hi = float(lo), float(hi)
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"bounds must be finite with lo < hi, got lo={lo!r}, hi={hi!r}")
+    return lo, hi
+
+
+def _grid(grid) -> np.ndarray:
+    g = check_finite_array(grid, "grid", ndim=(1,))
+    if g.size == 0:
+        raise ValueError("grid must hold at least one value")
+    return g
+
+
+def _heaviest(D: UserDataset, k: int) -> np.ndarray:
+    """Ids of the k users with the most records (ties: smaller id first)."""
+    order = np.lexsort((D.users, -D.counts))
+    return D.users[order[:k]]
+
+
+class _ReplaceUserField:
+    """Shared machinery of the replace-one-user relations: one user's ``field`` changes."""
+
+    name = ""
+    field = "values"
+    unit_kind = "user"
+
+    def _column(self, D: UserDataset) -> np.ndarray:
+        col = getattr(D, self.field)
+        if col is None:
+            raise ValueError(f"relation {self.name} needs dataset.{self.field}, which is None")
+        return col
+
+    def neighbour(self, D: UserDataset, user_id: int, new) -> UserDataset:
+        """D with user ``user_id``'s ``field`` entries (in record order) replaced by ``new``."""
+        idx = D.records_of(user_id)
+        col = self._column(D).copy()
+        new = check_finite_array(new, "new")
+        expected = (idx.size,) + col.shape[1:]
+        if new.shape != expected:
+            raise ValueError(f"new must have shape {expected} (one entry per record of user {user_id}), got {new.shape}")
+        col[idx] = new
+        return D.with_fields(**{self.field: col})
+
+    def changed_units(self, a: UserDataset, b: UserDataset) -> set[int]:
+        if not np.array_equal(a.user_ids, b.user_ids):
+            raise ValueError(f"relation {self.name} keeps the record layout; user_ids differ")
+        for other in ("values", "labels", "epsilons", "task_ids"):
+            if other != self.field and not _same(getattr(a, other), getattr(b, other)):
+                raise ValueError(f"relation {self.name} changes only {self.field}; {other} differ")
+        diff = np.asarray(self._column(a) != self._column(b))
+        diff = diff.reshape(diff.shape[0], -1).any(axis=1)
+        return set(int(u) for u in np.unique(a.user_ids[diff]))
+
+    def enumerate(self, D: UserDataset, grid):
+        g = _grid(grid)
+        col = self._column(D)
+        for u in D.users:
+            idx = D.records_of(u)
+            width = idx.size * int(np.prod(col.shape[1:], dtype=int))
+            for combo in itertools.product(g, repeat=width):
+                new = np.reshape(combo, (idx.size,) + col.shape[1:])
+                if np.array_equal(new, col[idx]):
+                    continue
+                yield NeighbourPair(D, self.neighbour(D, u, new), self.name, int(u),
+                                    f"user {u}: {self.field} -> {new.tolist()}")
+
+    def sample(self, D: UserDataset, rng, lo, hi) -> NeighbourPair:
+        check_generator(rng)
+        lo, hi = _bounds(lo, hi)
+        u = int(rng.choice(D.users))
+        col = self._column(D)
+        new = rng.uniform(lo, hi, size=(D.records_of(u).size,) + col.shape[1:])
+        return NeighbourPair(D, self.neighbour(D, u, new), self.name, u, f"user {u}: random {self.field}")
+
+    def worst_case_pairs(self, D: UserDataset, lo, hi, *, k: int = 2) -> list[NeighbourPair]:
+        """The k heaviest users (and the lightest) with all their entries at lo vs at hi."""
+        lo, hi = _bounds(lo, hi)
+        col = self._column(D)
+        users = list(dict.fromkeys([*_heaviest(D, k).tolist(), int(D.users[np.argmin(D.counts)])]))
+        pairs = []
+        for u in users:
+            shape = (D.records_of(u).size,) + col.shape[1:]
+            a = self.neighbour(D, u, np.full(shape, lo))
+            b = self.neighbour(D, u, np.full(shape, hi))
+            pairs.append(NeighbourPair(a, b, self.name, int(u),
+                                       f"user {u} (s={shape[0]}): {self.field} all {lo} vs all {hi}"))
+        return pairs
+
+
+def _same(a, b) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+
+
+class ReplaceUser(_ReplaceUserField):
+    name = "replace-user"
+    field = "values"
+
+
+class ReplaceUserLabels(_ReplaceUserField):
+    name = "replace-user-labels"
+    field = "labels"
+
+
+class ReplaceUserItems(_ReplaceUserField):
+    """Zhao et al. 2024: the poster's adjacency "differ in items belonging to only one user".
+
+    Read here with the user's item count n_i kept (the counts are public in the
+    imbalanced-user setting); values are replaced.
+    """
+
+    name = "replace-user-items"
+    field = "values"
+
+
+class AddRemoveUser:
+    """One user's records appear or vanish (Amin et al. 2019 §2, Krichene et al. 2023 §2)."""
+
+    name = "add-remove-user"
+    unit_kind = "user"
+
+    def neighbour(self, D: UserDataset, user_id: int, new=None, *, labels=None) -> UserDataset:
+        """Remove ``user_id`` (``new`` is None) or add it with values ``new`` (and ``labels``)."""
+        if new is None:
+            if D.m < 2:
+                raise ValueError("cannot remove the only user: the empty dataset is not representable")
+            return D.without_user(user_id)
+        if user_id in set(D.users.tolist()):
+            raise ValueError(f"user_id {user_id} already present; choose a new id to add a user")
+        new = check_finite_array(new, "new")
+        if new.shape[1:] != D.values.shape[1:] or new.shape[0] < 1:
+            raise ValueError(f"new must have shape (k,) + {D.values.shape[1:]} with k >= 1, got {new.shape}")
+        k = new.shape[0]
+        extra = {}
+        if D.labels is not None:
+            if labels is None:
+                raise ValueError("labels is required: the dataset has labels")
+            extra["labels"] = np.r_[D.labels, check_finite_array(labels, "labels")]
+        if D.epsilons is not None or D.task_ids is not None:
+            raise ValueError("adding a user to a dataset with epsilons or task_ids needs them; build it directly")
+        return D.with_fields(values=np.concatenate([D.values, new]),
+                             user_ids=np.r_[D.user_ids, np.full(k, user_id)], **extra)
+
+    def changed_units(self, a: UserDataset, b: UserDataset) -> set[int]:
+        ua, ub = set(a.users.tolist()), set(b.users.tolist())
+        if not (ua <= ub or ub <= ua):
+            raise ValueError("add-remove-user: neither user set contains the other")
+        small, big = (a, b) if len(ua) <= len(ub) else (b, a)
+        changed = set(big.users.tolist()) - set(small.users.tolist())
+        kept = big.take(np.flatnonzero(~np.isin(big.user_ids, list(changed)))) if changed else big
+        if kept.n != small.n or not all(_same(getattr(kept, f), getattr(small, f))
+                                        for f in ("values", "user_ids", "labels", "epsilons", "task_ids")):
+            raise ValueError("add-remove-user: the shared users' records differ")
+        return changed
+
+    def enumerate(self, D: UserDataset, grid, *, max_records: int = 2):
+        """Every removal of one user, and every added user with 1..max_records values on grid."""
+        g = _grid(grid)
+        for u in D.users:
+            if D.m >= 2:
+                yield NeighbourPair(D, self.neighbour(D, int(u)), self.name, int(u), f"remove user {u}")
+        new_id = int(D.users.max()) + 1
+        for k in range(1, max_records + 1):
+            for combo in itertools.combinations_with_replacement(g, k * D.d):
+                new = np.reshape(combo, (k,) + D.values.shape[1:])
+                labels = np.zeros(k) if D.labels is not None else None
+                yield NeighbourPair(D, self.neighbour(D, new_id, new, labels=labels), self.name,
+                                    new_id, f"add user {new_id} with {new.tolist()}")
+
+    def sample(self, D: UserDataset, rng, lo, hi) -> NeighbourPair:
+        check_generator(rng)
+        u = int(rng.choice(D.users))
+        return NeighbourPair(D, self.neighbour(D, u), self.name, u, f"remove user {u}")
+
+    def worst_case_pairs(self, D: UserDataset, lo, hi, *, k: int = 2,
+                         max_records: int | None = None) -> list[NeighbourPair]:
+        """Remove each of the k heaviest users; add a user with max_records records all at hi / all at lo."""
+        lo, hi = _bounds(lo, hi)
+        pairs = [NeighbourPair(D, self.neighbour(D, int(u)), self.name, int(u),
+                               f"remove heaviest user {u} (s={D.counts[D.position_of(u)]})")
+                 for u in _heaviest(D, k) if D.m >= 2]
+        r = int(D.counts.max()) if max_records is None else int(max_records)
+        new_id = int(D.users.max()) + 1
+        labels = np.full(r, hi) if D.labels is not None else None
+        for v in (hi, lo):
+            new = np.full((r,) + D.values.shape[1:], v)
+            pairs.append(NeighbourPair(D, self.neighbour(D, new_id, new, labels=labels), self.name,
+                                       new_id, f"add user {new_id} with {r} records at {v}"))
+        return pairs
+
+
+class ReplaceRecord:
+    """Record i's value (and label) change; the claim for the pair is eps_i (Acharya et al. 2024)."""
+
+    name = "replace-record"
+    unit_kind = "record"
+
+    def neighbour(self, D: UserDataset, i: int, new_value, new_label=None) -> UserDataset:
+        if not (0 <= int(i) < D.n):
+            raise ValueError(f"record index i must lie in [0, {D.n}), got {i!r}")
+        values = D.values.copy()
+        values[i] = check_finite_array(new_value, "new_value")
+        changes = {"values": values}
+        if D.labels is not None:
+            if new_label is None:
+                raise ValueError("new_label is required: the dataset has labels")
+            labels = D.labels.copy()
+            labels[i] = float(check_finite_array(new_label, "new_label"))
+            changes["labels"] = labels
+        return D.with_fields(**changes)
+
+    def changed_units(self, a: UserDataset, b: UserDataset) -> set[int]:
+        if a.n != b.n or not (_same(a.user_ids, b.user_ids) and _same(a.epsilons, b.epsilons)
+                              and _same(a.task_ids, b.task_ids)):
+            raise ValueError("replace-record keeps n, user_ids, epsilons and task_ids")
+        diff = np.asarray(a.values != b.values).reshape(a.n, -1).any(axis=1)
+        if a.labels is not None:
+            diff |= a.labels != b.labels
+        return set(np.flatnonzero(diff).tolist())
+
+    def enumerate(self, D: UserDataset, grid, label_grid=None):
+        g = _grid(grid)
+        labels = [None] if D.labels is None else _grid(label_grid if label_grid is not None else grid)
+        for i in range(D.n):
+            for combo in itertools.product(g, repeat=D.d):
+                for y in labels:
+                    x = np.reshape(combo, D.values.shape[1:])
+                    if np.array_equal(x, D.values[i]) and (y is None or y == D.labels[i]):
+                        continue
+                    yield NeighbourPair(D, self.neighbour(D, i, x, y), self.name, i,
+                                        f"record {i}: value -> {np.asarray(x).tolist()}, label -> {y}")
+
+    def sample(self, D: UserDataset, rng, lo, hi) -> NeighbourPair:
+        check_generator(rng)
+        lo, hi = _bounds(lo, hi)
+        i = int(rng.integers(D.n))
+        x = rng.uniform(lo, hi, size=D.values.shape[1:])
+        y = None if D.labels is None else float(rng.uniform(lo, hi))
+        return NeighbourPair(D, self.neighbour(D, i, x, y), self.name, i, f"record {i}: random")
+
+    def worst_case_pairs(self, D: UserDataset, lo, hi, *, label_lo=None, label_hi=None,
+                         records=None) -> list[NeighbourPair]:
+        """Records (default: the most and least protected) moved between the corners lo and hi."""
+        lo, hi = _bounds(lo, hi)
+        if records is None:
+            records = [0] if D.epsilons is None else [int(np.argmax(D.epsilons)), int(np.argmin(D.epsilons))]
+        ylo = lo if label_lo is None else label_lo
+        yhi = hi if label_hi is None else label_hi
+        has_y = D.labels is not None
+        pairs = []
+        for i in dict.fromkeys(records):
+            a = self.neighbour(D, i, np.full(D.values.shape[1:], lo), ylo if has_y else None)
+            b = self.neighbour(D, i, np.full(D.values.shape[1:], hi), (yhi if has_y else None))
+            pairs.append(NeighbourPair(a, b, self.name, int(i), f"record {i}: all {lo} vs all {hi}"))
+        return pairs
+
+
+ADD_REMOVE_USER = AddRemoveUser()
+REPLACE_USER = ReplaceUser()
+REPLACE_USER_LABELS = ReplaceUserLabels()
+REPLACE_USER_ITEMS = ReplaceUserItems()
+REPLACE_RECORD = ReplaceRecord()
+RELATIONS = {r.name: r for r in (ADD_REMOVE_USER, REPLACE_USER, REPLACE_USER_LABELS,
+                                 REPLACE_USER_ITEMS, REPLACE_RECORD)}
+Relation = AddRemoveUser | ReplaceUser | ReplaceUserLabels | ReplaceUserItems | ReplaceRecord
+
+
+def get_relation(name: str):
+    """The relation object called ``name``; ValueError listing the known names otherwise."""
+    try:
+        return RELATIONS[name]
+    except KeyError:
+        raise ValueError(f"relation must be one of {sorted(RELATIONS)}, got {name!r}") from None
+
+
+def is_neighbour(relation, a: UserDataset, b: UserDataset) -> bool:
+    """True when a and b differ in exactly one unit of ``relation``."""
+    try:
+        return len(relation.changed_units(a, b)) == 1
+    except ValueError:
+        return False

@@ -1,0 +1,22 @@
+"""check_property grades a correct and a broken adapter differently and shrinks the counterexample."""
+import numpy as np
+
+from userdp.properties.adapter import Adapter, check_property
+from userdp.properties.strategies import user_datasets
+
+
+def prop_mean_within_range(impl, D):
+    impl.require("statistic")
+    s = impl.statistic(D)
+    assert 0.0 <= s <= 1.0, f"statistic {s} outside [0, 1]"
+
+
+def test_pass_and_violation_and_not_applicable():
+    good = Adapter("mean", statistic=lambda D: float(np.mean(D.values)))
+    bad = Adapter("sum", statistic=lambda D: float(np.sum(D.values)))
+    assert check_property(prop_mean_within_range, user_datasets(), good).verdict == "pass"
+    f = check_property(prop_mean_within_range, user_datasets(), bad)
+    assert f.verdict == "invariant violation" and "outside [0, 1]" in f.message
+    assert f.counterexample is not None and "UserDataset" in f.counterexample
+    assert check_property(prop_mean_within_range, user_datasets(), Adapter("none")).verdict == "not applicable"
+    assert good.stages() == ("statistic",)

@@ -1,0 +1,106 @@
+"""UserDataset: validation (each bad field named) and the vectorized per-user structure.
+
+Oracles: plain-Python loops over records (brute force), never the code under test.
+"""
+import numpy as np
+import pytest
+from hypothesis import given
+
+from userdp.properties.strategies import task_user_graphs, user_datasets
+from userdp.reference.data import UserDataset
+
+
+def loop_structure(D):
+    """Brute-force oracle: per-user record lists built with a dict loop."""
+    by_user = {}
+    for i, u in enumerate(D.user_ids.tolist()):
+        by_user.setdefault(u, []).append(i)
+    return dict(sorted(by_user.items()))
+
+
+@given(user_datasets(dim=None))
+def test_per_user_structure_matches_loop_oracle(D):
+    oracle = loop_structure(D)
+    assert D.users.tolist() == list(oracle)
+    assert D.counts.tolist() == [len(v) for v in oracle.values()]
+    for l, (u, idx) in enumerate(oracle.items()):
+        assert D.records_of(u).tolist() == idx
+        assert D.position_of(u) == l
+        assert all(D.user_index[i] == l for i in idx)
+        # float sums in a different order: 1e-12 absolute is far above rounding for values in [0, 1]
+        assert abs(D.local_averages()[l] - np.mean(D.values[idx])) <= 1e-12
+    assert D.counts.sum() == D.n
+
+
+@given(user_datasets(dim=3))
+def test_vector_local_averages_match_loop(D):
+    for l, u in enumerate(D.users):
+        np.testing.assert_allclose(D.local_averages()[l], D.values[D.records_of(u)].mean(axis=0), atol=1e-12)
+
+
+@given(task_user_graphs())
+def test_task_sets_match_loop(D):
+    pairs = set(zip(D.task_ids.tolist(), D.user_ids.tolist()))
+    for t in D.tasks:
+        assert D.task_users(t).tolist() == sorted({u for (s, u) in pairs if s == t})
+    for u in D.users:
+        assert D.user_tasks(u).tolist() == sorted({s for (s, v) in pairs if v == u})
+    assert D.task_counts().tolist() == [len({u for (s, u) in pairs if s == t}) for t in D.tasks]
+
+
+def test_dataset_is_immutable_and_copies_input():
+    x = np.array([1.0, 2.0])
+    D = UserDataset(x, [0, 1])
+    x[0] = 99.0
+    assert D.values[0] == 1.0
+    with pytest.raises(ValueError):
+        D.values[0] = 5.0
+    with pytest.raises(AttributeError):
+        D.values = np.zeros(2)
+
+
+def test_without_user_and_take():
+    D = UserDataset.from_user_lists([[1, 2], [3], [4, 5, 6]], user_ids=[5, 6, 7])
+    E = D.without_user(6)
+    assert E.users.tolist() == [5, 7] and E.values.tolist() == [1, 2, 4, 5, 6]
+    with pytest.raises(ValueError, match="user_id 8"):
+        D.without_user(8)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(values=[1.0, 2.0], user_ids=[0]), r"user_ids must have shape \(2,\)"),
+    (dict(values=[1.0, np.nan], user_ids=[0, 1]), r"values must be finite; values\[1\]"),
+    (dict(values=[1.0, np.inf], user_ids=[0, 1]), r"values\[1\] = inf"),
+    (dict(values=[1.0, 2.0], user_ids=[0, -1]), r"user_ids must be non-negative; user_ids\[1\]"),
+    (dict(values=[1.0, 2.0], user_ids=[0, 1.5]), r"user_ids must be integers; user_ids\[1\] = 1.5"),
+    (dict(values=[], user_ids=[]), "at least one record"),
+    (dict(values=[1.0, 2.0], user_ids=[0, 1], labels=[1.0]), r"labels must have shape \(2,\)"),
+    (dict(values=[1.0, 2.0], user_ids=[0, 1], labels=[1.0, np.nan]), r"labels\[1\]"),
+    (dict(values=[1.0, 2.0], user_ids=[0, 1], epsilons=[1.0, 0.0]), r"epsilons must be > 0; epsilons\[1\] = 0.0"),
+    (dict(values=[1.0, 2.0], user_ids=[0, 1], epsilons=[-1.0, 1.0]), r"epsilons\[0\] = -1.0"),
+    (dict(values=[1.0, 2.0], user_ids=[0, 1], task_ids=[0, -2]), r"task_ids must be non-negative"),
+    (dict(values=np.zeros((2, 0)), user_ids=[0, 1]), "at least one column"),
+])
+def test_bad_fields_raise_value_error_naming_the_field(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        UserDataset(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(values=[1.0, 2.0], user_ids=["a", "b"]),
+    dict(values=[1.0, 2.0], user_ids=[True, False]),
+    dict(values=["x", "y"], user_ids=[0, 1]),
+])
+def test_bad_types_raise_type_error(kwargs):
+    with pytest.raises(TypeError):
+        UserDataset(**kwargs)
+
+
+def test_from_user_lists_refuses_empty_user():
+    with pytest.raises(ValueError, match=r"per_user_values\[1\] is empty"):
+        UserDataset.from_user_lists([[1.0], []])
+
+
+def test_task_helpers_need_task_ids():
+    with pytest.raises(ValueError, match="task_ids is None"):
+        UserDataset([1.0], [0]).task_users(0)

@@ -1,0 +1,103 @@
+"""Neighbouring relations: every produced neighbour differs in exactly one unit, and the
+brute-force enumeration is complete (counted against closed-form counts on tiny grids)."""
+from math import comb
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from userdp.properties.strategies import neighbouring_pairs, user_datasets
+from userdp.reference import neighbours as N
+from userdp.reference.data import UserDataset
+
+REPLACE = [N.REPLACE_USER, N.REPLACE_USER_ITEMS]
+
+
+@pytest.fixture
+def tiny():
+    return UserDataset.from_user_lists([[0.0, 1.0, 0.0], [1.0], [0.0, 0.0]], user_ids=[4, 2, 9])
+
+
+@pytest.mark.parametrize("rel", REPLACE)
+def test_replace_user_enumeration_is_complete(rel, tiny):
+    grid = [0.0, 0.5, 1.0]
+    pairs = list(rel.enumerate(tiny, grid))
+    # closed form: each user l can take any of |grid|^{s_l} value vectors except its own
+    expected = sum(len(grid) ** s - 1 for s in tiny.counts)
+    assert len(pairs) == expected
+    seen = {(p.unit, tuple(p.second.values.tolist())) for p in pairs}
+    assert len(seen) == expected  # all distinct
+    for p in pairs:
+        assert rel.changed_units(p.first, p.second) == {p.unit}
+
+
+def test_add_remove_enumeration_is_complete(tiny):
+    grid = [0.0, 1.0]
+    pairs = list(N.ADD_REMOVE_USER.enumerate(tiny, grid, max_records=3))
+    # m removals + multisets of size 1..3 over the grid (record order of a new user is immaterial)
+    expected = tiny.m + sum(comb(len(grid) + k - 1, k) for k in (1, 2, 3))
+    assert len(pairs) == expected
+    for p in pairs:
+        assert N.ADD_REMOVE_USER.changed_units(p.first, p.second) == {p.unit}
+
+
+def test_replace_record_and_labels_enumeration(tiny):
+    D = tiny.with_fields(labels=np.zeros(tiny.n), epsilons=np.linspace(0.5, 1, tiny.n))
+    pairs = list(N.REPLACE_RECORD.enumerate(D, [0.0, 1.0], label_grid=[-1.0, 1.0]))
+    assert len(pairs) == D.n * 2 * 2  # every (x, y) on the grid differs from (x_i, 0)
+    assert all(N.REPLACE_RECORD.changed_units(p.first, p.second) == {p.unit} for p in pairs)
+    lab = list(N.REPLACE_USER_LABELS.enumerate(D, [-1.0, 1.0]))
+    assert len(lab) == sum(2 ** s for s in D.counts)
+    assert all(N.REPLACE_USER_LABELS.changed_units(p.first, p.second) == {p.unit} for p in lab)
+
+
+@pytest.mark.parametrize("name", sorted(N.RELATIONS))
+@given(data=st.data())
+def test_sampled_pairs_differ_in_at_most_the_named_unit(name, data):
+    p = data.draw(neighbouring_pairs(name))
+    rel = N.get_relation(name)
+    assert rel.changed_units(p.first, p.second) <= {p.unit}
+
+
+@pytest.mark.parametrize("name", sorted(N.RELATIONS))
+@given(D=user_datasets(min_users=2, labels=True), seed=st.integers(0, 2**32 - 1))
+def test_worst_case_and_random_pairs_are_neighbours(name, D, seed):
+    rel = N.get_relation(name)
+    if name == "replace-record":
+        D = D.with_fields(epsilons=np.linspace(0.1, 1.0, D.n))
+    for p in rel.worst_case_pairs(D, 0.0, 1.0):
+        assert rel.changed_units(p.first, p.second) == {p.unit}, p.description
+    p = rel.sample(D, np.random.default_rng(seed), 0.0, 1.0)
+    assert rel.changed_units(p.first, p.second) <= {p.unit}
+
+
+def test_worst_case_replace_user_puts_heaviest_user_at_the_bounds(tiny):
+    p = N.REPLACE_USER.worst_case_pairs(tiny, 0.0, 2.0)[0]
+    assert p.unit == 4  # the user with 3 records
+    idx = tiny.records_of(4)
+    assert p.first.values[idx].tolist() == [0.0] * 3 and p.second.values[idx].tolist() == [2.0] * 3
+
+
+def test_is_neighbour_rejects_two_changed_users(tiny):
+    a = N.REPLACE_USER.neighbour(tiny, 4, [1.0, 1.0, 1.0])
+    b = N.REPLACE_USER.neighbour(a, 2, [0.0])
+    assert N.is_neighbour(N.REPLACE_USER, tiny, a)
+    assert not N.is_neighbour(N.REPLACE_USER, tiny, b)
+    assert not N.is_neighbour(N.REPLACE_USER, tiny, tiny)
+    assert not N.is_neighbour(N.REPLACE_USER, tiny, tiny.without_user(2))
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda D: N.REPLACE_USER.neighbour(D, 4, [1.0]), ValueError, r"new must have shape \(3,\)"),
+    (lambda D: N.REPLACE_USER.neighbour(D, 4, [1.0, np.nan, 0.0]), ValueError, r"new must be finite"),
+    (lambda D: N.REPLACE_USER.worst_case_pairs(D, 1.0, 0.0), ValueError, "lo < hi"),
+    (lambda D: N.REPLACE_RECORD.neighbour(D, 99, 0.0), ValueError, r"record index i must lie in \[0, 6\)"),
+    (lambda D: N.ADD_REMOVE_USER.neighbour(D, 4, [1.0]), ValueError, "user_id 4 already present"),
+    (lambda D: N.ADD_REMOVE_USER.neighbour(D.take([0]), 4), ValueError, "cannot remove the only user"),
+    (lambda D: N.REPLACE_USER_LABELS.neighbour(D, 4, [0.0, 0.0, 0.0]), ValueError, "needs dataset.labels"),
+    (lambda D: N.get_relation("nope"), ValueError, "relation must be one of"),
+    (lambda D: N.REPLACE_USER.sample(D, 0, 0.0, 1.0), TypeError, "numpy.random.Generator"),
+])
+def test_bad_input(tiny, call, exc, match):
+    with pytest.raises(exc, match=match):
+        call(tiny)
