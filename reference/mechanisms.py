@@ -215,7 +215,7 @@ def _orders(orders) -> np.ndarray:
         raise ValueError("orders must be non-empty")
     if (a <= 1.0).any():
         i = int(np.argmax(a <= 1.0))
-        raise ValueError(f"orders must be > 1 (Renyi order alpha); orders[{i}] = {a[i]!r}")
+        raise ValueError(f"orders must be > 1 (Renyi order alpha); orders[{i}] = {a[i].item()!r}")
     return a
 
 
@@ -226,7 +226,7 @@ def _rdp(rdp, n: int, name: str = "rdp") -> np.ndarray:
     bad = np.isnan(r) | (r < 0)  # +inf is allowed: no guarantee at that order
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"{name} must be >= 0 (and not NaN); {name}[{i}] = {r[i]!r}")
+        raise ValueError(f"{name} must be >= 0 (and not NaN); {name}[{i}] = {r[i].item()!r}")
     return r
 
 
