@@ -1,0 +1,12 @@
+"""userdp.audits: confident empirical lower bounds on privacy loss (DESIGN §6).
+
+``audit(mechanism, pairs, claim, samples=..., seed=...)`` returns an ``AuditResult``;
+``userdp.audits.registry`` lists the mechanisms the CLI (``userdp audit``) knows.
+This package depends on numpy, scipy, statsmodels and ``userdp.reference.claims`` only.
+"""
+from .harness import NO_VIOLATION, VIOLATION, AuditResult, Witness, audit
+from .rejection import Threshold, ValueSet
+from .sampling import MechanismError
+
+__all__ = ["audit", "AuditResult", "Witness", "MechanismError", "Threshold", "ValueSet",
+           "VIOLATION", "NO_VIOLATION"]

@@ -1,0 +1,132 @@
+"""The registry of auditable mechanisms and reproducible paper claims.
+
+Convention (one, for every module): each module in this package calls ``register(Entry(...))``
+(and optionally ``register_reproduction(name, func)``) at import time. Modules are
+discovered with ``pkgutil.iter_modules`` on first use of ``all_entries`` / ``get`` /
+``all_reproductions``; names starting with "_" are skipped. So a paper's audits live in
+``audits/registry/<paper>.py`` and nothing else needs editing. A module that fails to
+import raises ``ImportError`` naming it (fail loudly: an audit list with a silently
+missing paper would read as "no violation").
+
+An ``Entry`` says which mechanism, on which pairs, against which claim, and which verdict
+is expected: "no violation found" for reference mechanisms and correct controls,
+"violation" for broken controls and planted bugs. ``kind`` is "reference", "control" or
+"planted" (planted = known-broken paper variants; not part of ``userdp audit --all``).
+
+A reproduction is ``func(plot=None) -> {"table": ..., "claims": [{"statement", "holds",
+"evidence"}, ...]}``; ``userdp reproduce NAME`` prints it and exits 1 if a claim fails.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+__all__ = ["AuditSetup", "Entry", "register", "all_entries", "get", "register_reproduction",
+           "get_reproduction", "all_reproductions", "KINDS", "EXPECTED"]
+
+KINDS = ("reference", "control", "planted")
+EXPECTED = ("no violation found", "violation")
+OUTPUTS = ("continuous", "vector", "discrete")
+
+
+@dataclass(frozen=True)
+class AuditSetup:
+    mechanism: Callable            # (dataset, rng, size) -> ndarray
+    pairs: Sequence                # candidate neighbouring pairs (NeighbourPair or 2-tuples)
+    claim: Any                     # a userdp.reference.claims claim
+    output: str = "continuous"     # "continuous" | "vector" | "discrete"
+
+    def __post_init__(self):
+        if self.output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str                      # e.g. "control.laplace", "epasto2020.wa"
+    kind: str                      # "reference" | "control" | "planted"
+    paper: str                     # e.g. "Epasto et al. 2020 (arXiv:2011.05020)" or "control"
+    algorithm: str
+    relation: str
+    function: str                  # dotted path of the reference function
+    expected: str                  # "no violation found" | "violation"
+    build: Callable[..., AuditSetup]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    true_epsilon: float | None = None
+    samples: int | None = None     # per-entry default for --all, if it needs more
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"Entry {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if self.expected not in EXPECTED:
+            raise ValueError(f"Entry {self.name!r}: expected must be one of {EXPECTED}, got {self.expected!r}")
+
+    def setup(self, **overrides) -> AuditSetup:
+        unknown = set(overrides) - set(self.params)
+        if unknown:
+            raise ValueError(f"{self.name}: unknown parameter(s) {sorted(unknown)}; "
+                             f"known: {sorted(self.params)}")
+        return self.build(**{**self.params, **overrides})
+
+
+_ENTRIES: dict[str, Entry] = {}
+_REPRODUCTIONS: dict[str, Callable] = {}
+_discovered = False
+
+
+def register(entry: Entry) -> Entry:
+    """Add ``entry``; a second entry with the same name is an error."""
+    if entry.name in _ENTRIES and _ENTRIES[entry.name] is not entry:
+        raise ValueError(f"an audit entry named {entry.name!r} is already registered")
+    _ENTRIES[entry.name] = entry
+    return entry
+
+
+def register_reproduction(name: str, func: Callable) -> Callable:
+    if name in _REPRODUCTIONS and _REPRODUCTIONS[name] is not func:
+        raise ValueError(f"a reproduction named {name!r} is already registered")
+    _REPRODUCTIONS[name] = func
+    return func
+
+
+def _discover() -> None:
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        try:
+            importlib.import_module(f"{__name__}.{info.name}")
+        except Exception as exc:
+            _discovered = False
+            raise ImportError(f"audit registry module {__name__}.{info.name} failed to import: {exc}") from exc
+
+
+def all_entries() -> list[Entry]:
+    _discover()
+    return sorted(_ENTRIES.values(), key=lambda e: (KINDS.index(e.kind), e.name))
+
+
+def get(name: str) -> Entry:
+    _discover()
+    try:
+        return _ENTRIES[name]
+    except KeyError:
+        raise KeyError(f"no audit entry named {name!r}; `userdp list` shows the names") from None
+
+
+def all_reproductions() -> dict[str, Callable]:
+    _discover()
+    return dict(sorted(_REPRODUCTIONS.items()))
+
+
+def get_reproduction(name: str) -> Callable:
+    _discover()
+    try:
+        return _REPRODUCTIONS[name]
+    except KeyError:
+        raise KeyError(f"no reproduction named {name!r}; known: {sorted(_REPRODUCTIONS)}") from None
