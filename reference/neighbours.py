@@ -5,8 +5,8 @@ A privacy claim means nothing without its relation. The five papers use five:
 | object                 | name                 | what changes                                       | paper |
 |------------------------|----------------------|----------------------------------------------------|-------|
 | ``ADD_REMOVE_USER``    | add-remove-user      | all records of one user appear or vanish           | Amin 2019 §2; Krichene 2023 §2 |
-| ``REPLACE_USER``       | replace-user         | one user's values change; S_l (who owns which      | Epasto 2020 §2.2-4 |
-|                        |                      | record, hence every s_l) stays public               |       |
+| ``REPLACE_USER``       | replace-user         | one user's values (and labels, if any) change;     | Epasto 2020 §2.2-4 |
+|                        |                      | S_l (who owns which record, hence s_l) is public   |       |
 | ``REPLACE_USER_LABELS``| replace-user-labels  | one user's labels change; features are public      | Epasto 2020 §5 ("label privacy") |
 | ``REPLACE_USER_ITEMS`` | replace-user-items   | one user's items change (the item count n_i kept)  | Zhao 2024 poster ("differ in items belonging to only one user") |
 | ``REPLACE_RECORD``     | replace-record       | record i's value and label change; claim eps_i     | Acharya 2024 Def. 2.1 |
@@ -79,6 +79,7 @@ class _ReplaceUserField:
 
     name = ""
     field = "values"
+    also: tuple[str, ...] = ()   # other fields the relation lets change with ``field``
     unit_kind = "user"
 
     def _column(self, D: UserDataset) -> np.ndarray:
@@ -87,25 +88,43 @@ class _ReplaceUserField:
             raise ValueError(f"relation {self.name} needs dataset.{self.field}, which is None")
         return col
 
-    def neighbour(self, D: UserDataset, user_id: int, new) -> UserDataset:
-        """D with user ``user_id``'s ``field`` entries (in record order) replaced by ``new``."""
+    def neighbour(self, D: UserDataset, user_id: int, new, *, labels=None) -> UserDataset:
+        """D with user ``user_id``'s ``field`` entries (in record order) replaced by ``new``,
+        and their labels by ``labels`` where the relation lets labels change too."""
         idx = D.records_of(user_id)
-        col = self._column(D).copy()
-        new = check_finite_array(new, "new")
+        changes = {self.field: self._replaced(D, self.field, idx, new, "new", user_id)}
+        if labels is not None:
+            if "labels" not in self.also:
+                raise ValueError(f"relation {self.name} does not change labels; labels must be None")
+            changes["labels"] = self._replaced(D, "labels", idx, labels, "labels", user_id)
+        return D.with_fields(**changes)
+
+    def _replaced(self, D, field, idx, new, arg, user_id) -> np.ndarray:
+        col = getattr(D, field)
+        if col is None:
+            raise ValueError(f"relation {self.name} needs dataset.{field}, which is None")
+        col = col.copy()
+        new = check_finite_array(new, arg)
         expected = (idx.size,) + col.shape[1:]
         if new.shape != expected:
-            raise ValueError(f"new must have shape {expected} (one entry per record of user {user_id}), got {new.shape}")
+            raise ValueError(f"{arg} must have shape {expected} (one entry per record of user {user_id}), got {new.shape}")
         col[idx] = new
-        return D.with_fields(**{self.field: col})
+        return col
 
     def changed_units(self, a: UserDataset, b: UserDataset) -> set[int]:
         if not np.array_equal(a.user_ids, b.user_ids):
             raise ValueError(f"relation {self.name} keeps the record layout; user_ids differ")
+        free = (self.field, *self.also)
         for other in ("values", "labels", "epsilons", "task_ids"):
-            if other != self.field and not _same(getattr(a, other), getattr(b, other)):
-                raise ValueError(f"relation {self.name} changes only {self.field}; {other} differ")
-        diff = np.asarray(self._column(a) != self._column(b))
-        diff = diff.reshape(diff.shape[0], -1).any(axis=1)
+            if other not in free and not _same(getattr(a, other), getattr(b, other)):
+                raise ValueError(f"relation {self.name} changes only {', '.join(free)}; {other} differ")
+        diff = np.zeros(a.n, dtype=bool)
+        for f in free:
+            ca, cb = getattr(a, f), getattr(b, f)
+            if (ca is None) != (cb is None):
+                raise ValueError(f"relation {self.name}: dataset.{f} is None on one side only")
+            if ca is not None:
+                diff |= np.asarray(ca != cb).reshape(a.n, -1).any(axis=1)
         return set(int(u) for u in np.unique(a.user_ids[diff]))
 
     def enumerate(self, D: UserDataset, grid):
@@ -149,8 +168,14 @@ def _same(a, b) -> bool:
 
 
 class ReplaceUser(_ReplaceUserField):
+    """Epasto et al. 2020 §2.2: D, D' "are the same except all data points from a single
+    user l", with S_l public. A data point is (X_i, y_i) in §4-5, so labels may change too;
+    ``enumerate``/``sample``/``worst_case_pairs`` move the values (pass ``labels=`` to
+    ``neighbour`` to move both)."""
+
     name = "replace-user"
     field = "values"
+    also = ("labels",)
 
 
 class ReplaceUserLabels(_ReplaceUserField):

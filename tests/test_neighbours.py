@@ -101,3 +101,16 @@ def test_is_neighbour_rejects_two_changed_users(tiny):
 def test_bad_input(tiny, call, exc, match):
     with pytest.raises(exc, match=match):
         call(tiny)
+
+
+def test_replace_user_moves_values_and_labels_together(tiny):
+    D = tiny.with_fields(labels=np.zeros(tiny.n))
+    E = N.REPLACE_USER.neighbour(D, 4, [1.0, 1.0, 1.0], labels=[1.0, -1.0, 1.0])
+    assert N.REPLACE_USER.changed_units(D, E) == {4}
+    # a label-only change of another user makes it two units
+    F = N.REPLACE_USER_LABELS.neighbour(E, 2, [5.0])
+    assert N.REPLACE_USER.changed_units(D, F) == {2, 4}
+    # the labels-only relation refuses a value change, and refuses to move values
+    with pytest.raises(ValueError, match="does not change labels"):
+        N.REPLACE_USER_ITEMS.neighbour(D, 4, [0.0] * 3, labels=[0.0] * 3)
+    assert not N.is_neighbour(N.REPLACE_USER_LABELS, D, E)
