@@ -1,0 +1,194 @@
+"""Audit entries and the ``amin2019-sum`` reproduction for Amin et al. 2019 §3.
+
+Entries (``userdp audit --all``):
+
+- ``amin2019.capped-sum``: g_T + Lap(T/eps) with a public T = 1, eps = 1. Worst-case
+  pair: a user of total >= T added or removed; g_T moves by exactly T = the
+  sensitivity, so the audit should come near the claim (measured tightness 0.99 at
+  10^6 outputs per side, seed 0).
+- ``amin2019.capped-sum-private-cap``: the (T, sum) pair released by
+  ``private_cap_mechanism`` with eps_cap = 1, eps_sum = 0.5, claim 1.5 (basic
+  composition). Both coordinates are audited (vector output). On the pair "two users at
+  0.0368 vs + one at U" the cap alone has exact loss 0.939 (tests/test_amin2019.py),
+  the sum adds at most 0.5; a linear-threshold audit sees part of that (measured eps_lb
+  0.89 at 2 x 10^5, seed 0: tightness 0.6 against the composed claim 1.5).
+
+Planted (not in ``--all``): ``amin2019.data-chosen-cap``, the same release with
+T = ``optimal_cap_nonprivate(D)``; expected "violation".
+
+Reproduction ``amin2019-sum``: §3's Example (Fig. 1) on a synthetic power-law dataset.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from userdp.reference import amin2019 as A
+from userdp.reference.data import UserDataset
+from userdp.reference.neighbours import ADD_REMOVE_USER, NeighbourPair
+
+from . import AuditSetup, Entry, register, register_reproduction
+
+PAPER = "Amin et al. 2019 (ICML 2019, PMLR 97; arXiv:1905.03871)"
+T_PUBLIC, EPS = 1.0, 1.0
+EPS_CAP, EPS_SUM, U = 1.0, 0.5, 1.0
+EM_DELTA = 0.0368   # two users here: the cap's exact loss on the add-a-user-at-U pair is 0.939 eps_cap
+
+
+def _default_dataset() -> UserDataset:
+    """Six users of 1-4 records in [0, 1]; totals 0.3 .. 2.6 (some above T = 1)."""
+    return UserDataset.from_user_lists([[0.9, 0.8, 0.5, 0.4], [0.7, 0.6], [0.3], [0.2, 0.6, 0.1],
+                                        [1.0], [0.5]])
+
+
+def _add(D: UserDataset, values, what: str) -> NeighbourPair:
+    u = int(D.users.max()) + 1
+    return NeighbourPair(D, ADD_REMOVE_USER.neighbour(D, u, np.asarray(values, float)),
+                         ADD_REMOVE_USER.name, u, what)
+
+
+def build_capped_sum(T: float = T_PUBLIC, epsilon: float = EPS) -> AuditSetup:
+    D = _default_dataset()
+    pairs = [_add(D, [T], f"add a user of total T = {T}")]
+    pairs += ADD_REMOVE_USER.worst_case_pairs(D, 0.0, 1.0, k=1)  # remove heaviest; add all-1 / all-0 user
+
+    def mechanism(dataset, rng, size):
+        return A.mechanism(dataset, T, epsilon, rng, size=size)
+    return AuditSetup(mechanism, pairs, A.claim(epsilon), output="continuous")
+
+
+def build_private_cap(epsilon_cap: float = EPS_CAP, epsilon_sum: float = EPS_SUM, U: float = U) -> AuditSetup:
+    D = UserDataset.from_user_lists([[EM_DELTA], [EM_DELTA]])
+    pairs = [_add(D, [U], f"2 users at {EM_DELTA} vs + one user at U = {U}"),
+             _add(_default_dataset(), [U], f"default dataset vs + one user at U = {U}")]
+
+    def mechanism(dataset, rng, size):
+        return A.private_cap_mechanism(dataset, epsilon_cap, epsilon_sum, U, rng, size=size)
+    return AuditSetup(mechanism, pairs, A.private_cap_claim(epsilon_cap, epsilon_sum), output="vector")
+
+
+register(Entry(
+    name="amin2019.capped-sum", kind="reference", paper=PAPER, algorithm="§3 capped sum g_T + Lap(T/eps)",
+    relation=ADD_REMOVE_USER.name, function="userdp.reference.amin2019.mechanism",
+    expected="no violation found", build=build_capped_sum,
+    params={"T": T_PUBLIC, "epsilon": EPS}, true_epsilon=EPS, samples=1_000_000))
+
+register(Entry(
+    name="amin2019.capped-sum-private-cap", kind="reference", paper=PAPER,
+    algorithm="§3 capped sum with T from an exponential-mechanism quantile (eq. 6 target)",
+    relation=ADD_REMOVE_USER.name, function="userdp.reference.amin2019.private_cap_mechanism",
+    expected="no violation found", build=build_private_cap,
+    params={"epsilon_cap": EPS_CAP, "epsilon_sum": EPS_SUM, "U": U}, true_epsilon=None, samples=200_000))
+
+
+def build_data_chosen_cap(epsilon: float = EPS) -> AuditSetup:
+    """NOT PRIVATE (kind "planted"): the reference mechanism run with T = optimal_cap_nonprivate(D)."""
+    D = UserDataset.from_user_lists([[0.5]] * 10)
+    pairs = [_add(D, [1.0], "10 users at 0.5 vs + one user at 1.0 (T* jumps 0.5 -> 1)")]
+
+    def mechanism(dataset, rng, size):
+        return A.mechanism(dataset, A.optimal_cap_nonprivate(dataset, epsilon), epsilon, rng, size=size)
+    return AuditSetup(mechanism, pairs, A.claim(epsilon), output="continuous")
+
+
+register(Entry(
+    name="amin2019.data-chosen-cap", kind="planted", paper=PAPER,
+    algorithm="§3 capped sum with the exact eq. 6 cap read from the data (not private)",
+    relation=ADD_REMOVE_USER.name, function="userdp.reference.amin2019.optimal_cap_nonprivate",
+    expected="violation", build=build_data_chosen_cap, params={"epsilon": EPS}, samples=100_000))
+
+
+# ------------------------------------------------------------- reproduction
+EPSILONS = (1e-4, 3e-4, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+M_USERS, ALPHA, MIN_COUNT, RUNS, SEED = 20_000, 1.5, 20, 1000, 2019
+U_PUBLIC = 1e5  # a-priori public bound on one user's count, for the private-cap column
+
+
+def power_law_counts(m: int = M_USERS, seed: int = SEED) -> np.ndarray:
+    """x_l = floor(20 (1 + Pareto(1.5))): MovieLens-like rating counts (>= 20, heavy tail)."""
+    rng = np.random.default_rng(seed)
+    return np.floor(MIN_COUNT * (1.0 + rng.pareto(ALPHA, m)))
+
+
+def expected_abs_error(g: float, g_T: float, b: float) -> float:
+    """E|g_T + Lap(b) - g| = c + b exp(-c / b) with bias c = g - g_T >= 0 (Laplace MAD at offset c)."""
+    c = g - g_T
+    return c + b * np.exp(-c / b)
+
+
+def _caps(D: UserDataset, x: np.ndarray, eps: float) -> dict:
+    return {"optimal": A.optimal_cap_nonprivate(D, eps),       # eq. 6 (non-private, as in Fig. 1)
+            "median": float(np.quantile(x, 0.5)),               # Abadi et al.'s rule of thumb
+            "95%": float(np.quantile(x, 0.95))}
+
+
+def reproduce_sum(plot=None) -> dict:
+    """Relative error E|g_hat - g| / g vs eps for the optimal, median and 95% caps (§3, Fig. 1)."""
+    x = power_law_counts()
+    D = UserDataset(values=x, user_ids=np.arange(x.size))       # one record (the count) per user
+    g = float(x.sum())
+    rng = np.random.default_rng(SEED)
+    rows = []
+    for eps in EPSILONS:
+        row = {"epsilon": eps}
+        for name, T in _caps(D, x, eps).items():
+            row[f"T_{name}"] = T
+            row[f"err_{name}"] = expected_abs_error(g, A.statistic(D, T), A.noise_scale(T, eps)) / g
+            mc = A.mechanism(D, T, eps, rng, size=RUNS)          # Monte Carlo, as the paper (1000 runs)
+            row[f"mc_{name}"] = float(np.mean(np.abs(mc - g))) / g
+        out = A.private_cap_mechanism(D, eps / 2, eps / 2, U_PUBLIC, rng, size=RUNS)
+        row["mc_private_cap_half_budget"] = float(np.mean(np.abs(out[:, 1] - g))) / g
+        rows.append(row)
+    claims = _claims(rows, g, x)
+    if plot:
+        _plot(rows, plot)
+    return {"table": rows, "claims": claims,
+            "setup": f"{M_USERS} users, x_l = floor(20 (1 + Pareto({ALPHA}))), seed {SEED}, g = {g:.0f}; "
+                     f"err_* exact (closed form), mc_* mean of {RUNS} releases; the private cap uses "
+                     f"eps/2 + eps/2 and the public bound U = {U_PUBLIC:g} (an illustration, not in the paper)"}
+
+
+def _claims(rows, g, x) -> list[dict]:
+    ratio = lambda r, k: r[f"err_{k}"] / r["err_optimal"]  # noqa: E731
+    worst_gain = min(min(ratio(r, "median"), ratio(r, "95%")) for r in rows)
+    strict = all(r["err_optimal"] <= min(r["err_median"], r["err_95%"]) for r in rows)
+    max_med, max_95 = max(ratio(r, "median") for r in rows), max(ratio(r, "95%") for r in rows)
+    big, small = rows[-1], rows[0]
+    bias_med = (g - np.minimum(x, np.quantile(x, 0.5)).sum()) / g
+    noise_95 = np.quantile(x, 0.95) / small["epsilon"] / g
+    mc_ok = all(abs(r[f"mc_{k}"] / r[f"err_{k}"] - 1) < 0.15 for r in rows for k in ("optimal", "median", "95%"))
+    return [
+        {"statement": "the optimal cap essentially always outperforms fixed-quantile caps "
+                      "(here: its exact error is <= 1.05 x the better fixed quantile at every eps)",
+         "holds": bool(worst_gain >= 1 / 1.05),
+         "evidence": f"min over eps of err(fixed)/err(optimal) = {worst_gain:.3f}; strictly <= at every eps: {strict}"},
+        {"statement": "no fixed quantile is universally good (each is >= 2x worse than optimal at some eps)",
+         "holds": bool(max_med >= 2 and max_95 >= 2),
+         "evidence": f"max ratio median/optimal = {max_med:.3g}, 95%/optimal = {max_95:.3g}"},
+        {"statement": "the median cap over-truncates: its error is flat (bias) at large eps",
+         "holds": bool(abs(big["err_median"] / bias_med - 1) < 0.01),
+         "evidence": f"eps={big['epsilon']}: err_median = {big['err_median']:.4f}, bias/g = {bias_med:.4f}"},
+        {"statement": "the 95% cap is noise-dominated (the linear part) at small eps",
+         "holds": bool(noise_95 / small["err_95%"] >= 0.9),
+         "evidence": f"eps={small['epsilon']}: err_95% = {small['err_95%']:.4f}, "
+                     f"noise scale T/(eps g) = {noise_95:.4f}"},
+        {"statement": "the closed-form expected error matches 1000 Monte Carlo releases (within 15%)",
+         "holds": bool(mc_ok), "evidence": "mc_* vs err_* columns"},
+    ]
+
+
+def _plot(rows, path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    eps = [r["epsilon"] for r in rows]
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    for k in ("optimal", "median", "95%"):
+        ax.loglog(eps, [r[f"err_{k}"] for r in rows], marker="o", label=f"cap: {k}")
+    ax.loglog(eps, [r["mc_private_cap_half_budget"] for r in rows], ls="--", label="private cap (eps/2 + eps/2)")
+    ax.set_xlabel("epsilon"), ax.set_ylabel("relative error"), ax.legend()
+    ax.set_title("Amin et al. 2019 §3: capped sum, synthetic power law")
+    fig.tight_layout(), fig.savefig(path), plt.close(fig)
+
+
+register_reproduction("amin2019-sum", reproduce_sum)

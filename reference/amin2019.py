@@ -1,0 +1,223 @@
+"""Amin, Kulesza, Munoz Medina, Vassilvitskii, "Bounding User Contributions: A
+Bias-Variance Trade-off in Differential Privacy", ICML 2019, PMLR 97
+(arXiv:1905.03871; the copy in shared/papers states no arXiv id or version). §3, "A Simple Example".
+
+The capped sum of §3 and the cap that minimises its error bound (eq. 5-6).
+
+Setting and what is implemented
+-------------------------------
+The paper's §3 has one non-negative value x_i per user. Users here may own many
+records, so **the contribution x_l of user l is the user's total** sum_{i in S_l} x_i,
+and the cap is applied to that total, once per user:
+
+    g_T(S) = sum_l min(x_l, T),      x_l = sum_{i in S_l} x_i >= 0.          (§3)
+
+With one record per user this is the paper's g_T exactly. Capping each *record* at T
+instead would let a user with s_l records move g_T by s_l * T (planted bug
+``cap-per-record`` in tests/planted/amin2019.py).
+
+Relation: add/remove one user (Def. 1), ``RELATION``. Claim: pure eps-DP, ``claim``.
+
+Stages (DESIGN §4): ``user_totals`` -> ``statistic`` (noise-free g_T) ->
+``sensitivity`` / ``noise_scale`` -> ``mechanism``. The cap:
+
+- ``optimal_cap_nonprivate``: the exact minimiser of eq. 5, the ceil(1/eps)-th largest
+  user total. **Not private**: it reads the data exactly. Releasing g_T + Lap(T/eps)
+  with this T is not eps-DP (the audit shows it; planted bug ``data-chosen-cap``).
+- ``private_cap`` / ``private_cap_mechanism``: T from an exponential-mechanism quantile
+  (Smith 2011 style) over a public range [0, U], then the capped sum; the budget is
+  eps = eps_cap + eps_sum by basic composition.
+
+Floating point: the Laplace noise is numpy's float sampler; the floating-point attacks
+on textbook Laplace (Mironov 2012) are out of scope of this reference, as elsewhere here.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ._checks import check_epsilon, check_generator, check_positive, check_size
+from .claims import PureDP
+from .data import UserDataset
+from .mechanisms import clip_interval, laplace_mechanism, laplace_scale
+from .neighbours import ADD_REMOVE_USER
+
+__all__ = [
+    "RELATION", "claim", "user_totals", "statistic", "sensitivity", "noise_scale", "mechanism",
+    "error_bound", "optimal_rank", "optimal_cap_nonprivate", "capped_sums",
+    "private_cap", "private_cap_claim", "private_cap_mechanism",
+]
+
+RELATION = ADD_REMOVE_USER  # Def. 1: S ~ S' iff one is the other minus one user's data
+
+
+def claim(epsilon) -> PureDP:
+    """The capped sum with a public cap T is eps-DP under add/remove-user (Def. 2, 4)."""
+    return PureDP(check_epsilon(epsilon))
+
+
+# ------------------------------------------------------------------------ stages
+def user_totals(dataset: UserDataset) -> np.ndarray:
+    """x_l = sum_{i in S_l} x_i, the contribution of each user, shape (m,).
+
+    §3 assumes non-negative contributions; a negative record value is refused (naming
+    its index), never clipped: min(x_l, T) is not a cap for a negative total.
+    """
+    if not isinstance(dataset, UserDataset):
+        raise TypeError(f"dataset must be a UserDataset, got {type(dataset).__name__}")
+    if dataset.values.ndim != 1:
+        raise ValueError(f"dataset.values must be scalar per record (shape (n,)) for §3's sum, "
+                         f"got shape {dataset.values.shape}")
+    neg = dataset.values < 0
+    if neg.any():
+        i = int(np.argmax(neg))
+        raise ValueError(f"dataset.values must be >= 0 (§3: non-negative contributions); "
+                         f"values[{i}] = {float(dataset.values[i])!r}")
+    return dataset.user_sums()                                  # (m,)
+
+
+def _cap(T, name: str = "T") -> float:
+    return check_positive(T, name)  # T = 0 would release the constant 0 with zero noise
+
+
+def statistic(dataset: UserDataset, T) -> float:
+    """g_T(S) = sum_l min(x_l, T), noise-free (§3). The cap is visible: clip to [0, T]."""
+    T = _cap(T)
+    x = user_totals(dataset)                                    # (m,), all >= 0
+    return float(np.sum(clip_interval(x, 0.0, T)))              # §3: g_T = sum min(x_l, T)
+
+
+def sensitivity(T) -> float:
+    """Delta_{g_T} = T under add/remove-user (eq. 2).
+
+    Why: adding or removing user l changes g_T by exactly min(x_l, T) in [0, T], and a
+    user with total >= T attains T.
+    """
+    return _cap(T)                                              # eq. 2: max |g_T(S) - g_T(S')| = T
+
+
+def noise_scale(T, epsilon) -> float:
+    """b = Delta_{g_T} / eps = T / eps (Def. 4 with eq. 2)."""
+    return laplace_scale(sensitivity(T), epsilon)               # Def. 4: scale Delta_f / eps
+
+
+def mechanism(dataset: UserDataset, T, epsilon, rng, size=None) -> np.ndarray:
+    """Lap_{g_T, eps}(S) = g_T(S) + Lap(T / eps); shape () or (size,).
+
+    Why this is private: ``sensitivity`` shows |g_T(S) - g_T(S')| <= T for every
+    add/remove-user pair (the user's *total* is capped once, in ``statistic``), and the
+    Laplace mechanism with scale T/eps is then eps-DP (Def. 4). T must be public: chosen
+    without looking at the data (see ``optimal_cap_nonprivate`` for why).
+    """
+    g_T = statistic(dataset, T)
+    return laplace_mechanism(g_T, sensitivity(T), epsilon, rng, size=size)
+
+
+# ------------------------------------------------------------------ the optimal cap
+def error_bound(x, T, epsilon) -> float:
+    """Eq. 5: E|g_hat - g(S)| <= T/eps + sum_l max(0, x_l - T)  (variance + bias)."""
+    x = np.asarray(x, dtype=float)
+    T = float(T)
+    if T < 0:
+        raise ValueError(f"T must be >= 0, got {T!r}")
+    return T / check_epsilon(epsilon) + float(np.sum(np.maximum(0.0, x - T)))  # eq. 5
+
+
+def optimal_rank(epsilon) -> int:
+    """k = ceil(1/eps), computed exactly on the float eps (Fraction: no rounding of 1/eps)."""
+    eps = check_epsilon(epsilon)
+    return math.ceil(1 / Fraction(eps))                         # eq. 6 -> ceil(1/eps)-th largest
+
+
+def optimal_cap_nonprivate(dataset: UserDataset, epsilon) -> float:
+    """NOT PRIVATE. T* = the ceil(1/eps)-th largest user total x_l (eq. 5-6).
+
+    Derivation: eq. 5 is convex in T with sub-derivative 1/eps - |{l : x_l > T}| (eq. 6).
+    Let k = ceil(1/eps) and x_(1) >= x_(2) >= ... the totals sorted with ties repeated.
+    At T = x_(k): |{x_l > T}| <= k - 1 < 1/eps <= k <= |{x_l >= T}|, so 0 lies in the
+    sub-differential [1/eps - |{x_l >= T}|, 1/eps - |{x_l > T}|] and x_(k) is a minimiser.
+    Ties need no special case. When 1/eps is an integer every T in [x_(k+1), x_(k)]
+    minimises eq. 5; the paper's x_(k) is the largest of them. When k > m the slope is
+    positive on T >= 0 and the minimiser is T = 0 (returned; nothing useful to release).
+
+    This reads the data exactly, so g_T + Lap(T/eps) with this T is NOT eps-DP (the
+    audit of planted bug ``data-chosen-cap`` shows it). Use ``private_cap`` instead.
+    """
+    k = optimal_rank(epsilon)
+    x = user_totals(dataset)                                    # (m,)
+    if k > x.size:
+        return 0.0
+    return float(np.partition(x, x.size - k)[x.size - k])       # k-th largest, O(m)
+
+
+# ------------------------------------------------------------- the private cap
+def capped_sums(dataset: UserDataset, T) -> np.ndarray:
+    """g_T for an array of caps T >= 0 at once: sum_{x_l <= T} x_l + T |{l : x_l > T}|.
+
+    The same quantity as ``statistic`` (§3), vectorised over T by one sort of the totals.
+    """
+    T = np.asarray(T, dtype=float)
+    if not np.all(np.isfinite(T)) or np.any(T < 0):
+        raise ValueError("T must be finite and >= 0")
+    x = np.sort(user_totals(dataset))                           # (m,), ascending
+    below = np.searchsorted(x, T, side="right")                 # |{x_l <= T}|
+    prefix = np.r_[0.0, np.cumsum(x)]                           # (m+1,)
+    return prefix[below] + T * (x.size - below)                 # sum min(x_l, T)
+
+
+def _cap_intervals(x: np.ndarray, U: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The EM's intervals of [0, U] and their utilities u = -| |{x_l > T}| - k |."""
+    inside = x[(x > 0) & (x < U)]
+    b = np.unique(np.r_[0.0, inside, U])                        # breakpoints, ascending
+    lo, hi = b[:-1], b[1:]                                      # (J,) intervals [lo, hi]
+    xs = np.sort(x)
+    above = xs.size - np.searchsorted(xs, lo, side="right")     # |{x_l > T}|, T in (lo, hi)
+    return lo, hi, -np.abs(above - k).astype(float)
+
+
+def private_cap(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng, size=None) -> np.ndarray:
+    """T ~ exponential mechanism on [0, U] aiming at the ceil(1/eps_sum)-th largest total.
+
+    Utility u(S, T) = -| |{l : x_l > T}| - k | with k = ceil(1/eps_sum) (eq. 6: the slope
+    of the eq. 5 bound for the *sum's* eps is 1/eps_sum - |{x_l > T}|). Density
+    proportional to exp(eps_cap u(S, T) / 2) on [0, U] (McSherry-Talwar 2007; Smith 2011's
+    quantile sampler): pick interval j with probability prop. to (hi_j - lo_j) exp(eps_cap u_j / 2),
+    then T uniform in it. Totals above U are not clipped; they count as above every T.
+
+    Why this is private: adding or removing one user changes |{x_l > T}| by 0 or 1 for
+    every T, so u has sensitivity 1 and the exponential mechanism with exp(eps u / 2)
+    is eps_cap-DP. u is not monotone in the data (it rises for some T and falls for
+    others), so the factor 1/2 is needed; exp(eps u) is the planted bug ``em-no-half``.
+    """
+    e_cap = check_epsilon(epsilon_cap, "epsilon_cap")
+    k = optimal_rank(check_epsilon(epsilon_sum, "epsilon_sum"))
+    U, rng, n_out = check_positive(U, "U"), check_generator(rng), check_size(size)
+    lo, hi, u = _cap_intervals(user_totals(dataset), U, k)
+    logw = np.log(hi - lo) + e_cap * u / 2.0                    # McSherry-Talwar: exp(eps u / 2)
+    p = np.exp(logw - logw.max())
+    j = rng.choice(lo.size, size=1 if n_out is None else n_out, p=p / p.sum())
+    T = rng.uniform(lo[j], hi[j])                               # (size,)
+    return T[0] if n_out is None else T
+
+
+def private_cap_claim(epsilon_cap, epsilon_sum) -> PureDP:
+    """Basic composition (Dwork-Roth 2014, Thm 3.16): eps = eps_cap + eps_sum."""
+    return PureDP(check_epsilon(epsilon_cap, "epsilon_cap") + check_epsilon(epsilon_sum, "epsilon_sum"))
+
+
+def private_cap_mechanism(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng,
+                          size=None) -> np.ndarray:
+    """Release (T, g_T(S) + Lap(T / eps_sum)) with T from ``private_cap``; shape (2,) or (size, 2).
+
+    Both T and the sum are released (T is needed to read the sum's bias). Why this is
+    private: T is eps_cap-DP (``private_cap``); for every fixed T the sum is
+    eps_sum-DP (``mechanism``); adaptive basic composition gives eps_cap + eps_sum.
+    """
+    e_sum = check_epsilon(epsilon_sum, "epsilon_sum")
+    T = np.atleast_1d(private_cap(dataset, epsilon_cap, e_sum, U, rng, size))  # (size,)
+    g_T = capped_sums(dataset, T)                               # §3, one g_T per draw
+    noisy = rng.laplace(g_T, T / e_sum)                         # Def. 4: Lap(T / eps_sum)
+    out = np.stack([T, noisy], axis=-1)                         # (size, 2)
+    return out[0] if size is None else out
