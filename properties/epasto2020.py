@@ -1,0 +1,223 @@
+"""Property suite for Epasto et al. 2020 §3 (weighted averaging, sample limiting).
+
+Usable against any implementation wrapped as an ``Adapter`` whose stages take the
+dataset and the public parameters as keywords (``WAExample.params``):
+
+- ``weights(dataset, *, B, epsilon, sigma)``     -> c, shape (n,), aligned with records;
+- ``statistic(dataset, *, B, epsilon, sigma)``   -> beta_hat (float, noise-free);
+- ``sensitivity(dataset, *, B, epsilon, sigma)`` -> the L1 sensitivity it calibrates to;
+- ``noise_scale(dataset, *, B, epsilon, sigma)`` -> the Laplace scale b it uses;
+- ``mechanism(dataset, rng, size, *, B, epsilon, sigma)`` -> releases (audited, not here).
+
+Every property raises ``AssertionError`` with a message. Relation: replace-user with S_l
+public (``reference.epasto2020.RELATION``). Tolerances: ``REL`` = 1e-9 relative. The
+quantities compared are sums of at most a few hundred double-precision terms in [0, B],
+whose rounding is below 1e-13 relative; 1e-9 leaves a wide margin yet is far below any
+real defect (the planted bugs are off by 10% or more).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+from scipy.optimize import minimize_scalar
+
+from userdp.reference import epasto2020 as E
+from userdp.reference.data import UserDataset
+from userdp.reference.neighbours import REPLACE_USER
+
+from .adapter import Adapter
+from .strategies import neighbouring_pairs, user_datasets
+
+__all__ = [
+    "REL", "WAExample", "wa_examples", "REFERENCE_WA", "REFERENCE_SL",
+    "prop_weights_nonnegative_sum_to_one", "prop_capped_per_user", "prop_noise_scale_calibrated",
+    "prop_statistic_is_weighted_average", "prop_sensitivity_bounds_all_neighbours",
+    "prop_sensitivity_bounds_sampled_neighbour", "prop_lemma3_form", "prop_minimises_variance",
+    "brute_force_min_v", "ALL_PROPERTIES",
+]
+
+REL = 1e-9
+
+
+@dataclass(frozen=True)
+class WAExample:
+    dataset: UserDataset
+    B: float
+    epsilon: float
+    sigma: float
+    neighbour: UserDataset | None = None  # set by wa_examples(relation=...)
+
+    @property
+    def params(self) -> dict:
+        return {"B": self.B, "epsilon": self.epsilon, "sigma": self.sigma}
+
+
+@st.composite
+def wa_examples(draw, max_users: int = 8, max_records_per_user: int = 6, relation=None):
+    """A dataset with y in [0, B], public eps and sigma in [0, B/2]; with ``relation``, also
+    one neighbour under it (``strategies.neighbouring_pairs``, new values in [0, B])."""
+    B = draw(st.sampled_from([1.0, 2.5]))
+    datasets = user_datasets(max_users=max_users, max_records_per_user=max_records_per_user,
+                             value_range=(0.0, B))
+    # Large eps and sigma = B/2 make h* > s_1 (unequal user weights) likely; small eps
+    # gives h* = s_1 (one weight per user). Both regimes are drawn.
+    eps = draw(st.one_of(st.sampled_from([1.0, 4.0, 16.0, 50.0]), st.floats(0.1, 50.0)))
+    sigma = draw(st.one_of(st.just(B / 2), st.floats(0.0, B / 2)))
+    if relation is None:
+        return WAExample(draw(datasets), B, eps, sigma)
+    pair = draw(neighbouring_pairs(relation, datasets=datasets, lo=0.0, hi=B))
+    return WAExample(pair.first, B, eps, sigma, pair.second)
+
+
+# ----------------------------------------------------------------------- reference adapters
+def _ref_weights(dataset, *, B, epsilon, sigma):
+    return E.optimal_weights(dataset, epsilon, B, sigma=sigma)[0]
+
+
+def _sl_weights(dataset, *, B, epsilon, sigma):
+    return E.sample_limiting_weights(dataset, E.best_integer_h(dataset.counts, sigma, B, epsilon))
+
+
+def _adapter(name, weights_fn) -> Adapter:
+    def statistic(D, *, B, epsilon, sigma):
+        return E.wa_statistic(D, weights_fn(D, B=B, epsilon=epsilon, sigma=sigma), B)
+
+    def sensitivity(D, *, B, epsilon, sigma):
+        return E.wa_sensitivity(D, weights_fn(D, B=B, epsilon=epsilon, sigma=sigma), B)
+
+    def noise_scale(D, *, B, epsilon, sigma):
+        return E.wa_noise_scale(D, weights_fn(D, B=B, epsilon=epsilon, sigma=sigma), B, epsilon)
+
+    def mechanism(D, rng, size=None, *, B, epsilon, sigma):
+        c = weights_fn(D, B=B, epsilon=epsilon, sigma=sigma)
+        return E.wa_mechanism(D, rng, size, c=c, B=B, epsilon=epsilon)
+
+    return Adapter(name, weights_fn, statistic, sensitivity, noise_scale, mechanism)
+
+
+REFERENCE_WA = _adapter("epasto2020.wa (reference, optimal weights)", _ref_weights)
+REFERENCE_SL = _adapter("epasto2020.sample-limiting (reference, best integer h)", _sl_weights)
+
+
+# ------------------------------------------------------------------------------ properties
+def _close_or_below(x: float, bound: float) -> bool:
+    return x <= bound * (1 + REL) + 1e-300
+
+
+def prop_weights_nonnegative_sum_to_one(impl: Adapter, ex: WAExample) -> None:
+    """Algorithm 1's parameters: c_i >= 0 and sum_i c_i = 1."""
+    impl.require("weights")
+    c = np.asarray(impl.weights(ex.dataset, **ex.params), dtype=float)
+    assert c.shape == (ex.dataset.n,), f"weights have shape {c.shape}, expected ({ex.dataset.n},)"
+    assert (c >= 0).all(), f"negative weight c[{int(np.argmin(c))}] = {c.min()!r}"
+    assert abs(c.sum() - 1.0) <= REL, f"weights sum to {c.sum()!r}, not 1"
+
+
+def prop_capped_per_user(impl: Adapter, ex: WAExample) -> None:
+    """Each user's TOTAL weight, not each record's, is within the declared cap:
+    B * sum_{i in S_l} c_i <= sensitivity for every user l (Lemma 1)."""
+    impl.require("weights", "sensitivity")
+    c = np.asarray(impl.weights(ex.dataset, **ex.params), dtype=float)
+    W = ex.dataset.user_sums(c)                                       # (m,)
+    sens = float(impl.sensitivity(ex.dataset, **ex.params))
+    l = int(np.argmax(W))
+    assert _close_or_below(ex.B * W[l], sens), (
+        f"user {ex.dataset.users[l]} (s={ex.dataset.counts[l]}) carries weight {W[l]!r}: "
+        f"B*W = {ex.B * W[l]!r} exceeds the declared sensitivity {sens!r}")
+
+
+def prop_noise_scale_calibrated(impl: Adapter, ex: WAExample) -> None:
+    """Algorithm 1 line 2: b >= sensitivity / eps."""
+    impl.require("sensitivity", "noise_scale")
+    sens = float(impl.sensitivity(ex.dataset, **ex.params))
+    b = float(impl.noise_scale(ex.dataset, **ex.params))
+    assert b * (1 + REL) >= sens / ex.epsilon, f"Laplace scale {b!r} < sensitivity/eps = {sens / ex.epsilon!r}"
+
+
+def prop_statistic_is_weighted_average(impl: Adapter, ex: WAExample) -> None:
+    """Algorithm 1 line 1: beta_hat = sum_i c_i y_i with the adapter's own weights."""
+    impl.require("weights", "statistic")
+    c = np.asarray(impl.weights(ex.dataset, **ex.params), dtype=float)
+    want = float(c @ ex.dataset.values)
+    got = float(impl.statistic(ex.dataset, **ex.params))
+    assert abs(got - want) <= REL * ex.B, f"statistic {got!r} != sum c_i y_i = {want!r}"
+
+
+def _check_pair(impl: Adapter, ex: WAExample, D: UserDataset, D2: UserDataset, what: str) -> None:
+    sens = float(impl.sensitivity(D, **ex.params))
+    diff = abs(float(impl.statistic(D, **ex.params)) - float(impl.statistic(D2, **ex.params)))
+    assert _close_or_below(diff, sens), f"{what}: |f(D) - f(D')| = {diff!r} > sensitivity {sens!r}"
+    if impl.noise_scale is not None:
+        b, b2 = float(impl.noise_scale(D, **ex.params)), float(impl.noise_scale(D2, **ex.params))
+        assert abs(b - b2) <= REL * max(b, b2), (
+            f"{what}: the noise scale depends on the changed user's values ({b!r} vs {b2!r}); "
+            "Lemma 1 needs weights fixed by public data")
+
+
+def prop_sensitivity_bounds_all_neighbours(impl: Adapter, ex: WAExample) -> None:
+    """Brute force: every replace-user neighbour with new values on {0, B/2, B} (this grid
+    holds the extremes, where a linear statistic changes most) moves the statistic by at
+    most the declared sensitivity, and leaves the noise scale unchanged. Keep datasets
+    tiny: 3^s_l neighbours per user."""
+    impl.require("statistic", "sensitivity")
+    for pair in REPLACE_USER.enumerate(ex.dataset, [0.0, ex.B / 2, ex.B]):
+        _check_pair(impl, ex, pair.first, pair.second, pair.description)
+
+
+def prop_sensitivity_bounds_sampled_neighbour(impl: Adapter, ex: WAExample) -> None:
+    """The same bound on one Hypothesis-chosen neighbour of a larger dataset."""
+    impl.require("statistic", "sensitivity")
+    assert ex.neighbour is not None, "this property needs wa_examples(relation=...)"
+    _check_pair(impl, ex, ex.dataset, ex.neighbour, "sampled neighbour")
+
+
+def prop_lemma3_form(impl: Adapter, ex: WAExample) -> None:
+    """Lemma 3: c_i = min(h, s_q) / (s_q n_h) for one h in [s_1, s_m]. h is read back from
+    the weights: a lightest user (s_1 <= h) has c_i = 1/n_h, the heaviest has h / n_h in total."""
+    impl.require("weights")
+    D = ex.dataset
+    c = np.asarray(impl.weights(D, **ex.params), dtype=float)
+    W = D.user_sums(c)
+    lightest = int(np.argmin(D.counts))
+    nh = 1.0 / c[D.records_of(D.users[lightest])][0]
+    h = float(W.max()) * nh
+    s1, sm = int(D.counts.min()), int(D.counts.max())
+    assert s1 * (1 - REL) <= h <= sm * (1 + REL), f"read-back h = {h!r} outside [s_1, s_m] = [{s1}, {sm}]"
+    want = E.lemma3_weights(D, min(max(h, s1), sm))
+    err = float(np.max(np.abs(c - want)))
+    assert err <= REL * float(want.max()), f"weights differ from Lemma 3's form at h = {h!r} by {err!r}"
+
+
+def brute_force_min_v(counts, sigma, B, epsilon, grid_points: int = 2001) -> tuple[float, float]:
+    """(h, v(h)): the best of a uniform grid on [s_1, s_m] and of scipy's bounded scalar
+    minimiser on each piece between consecutive distinct sizes (an oracle independent of
+    ``optimal_h``'s closed form: it only evaluates Claim 1's definition ``E.v``)."""
+    s = np.asarray(counts)
+    u = np.unique(s).astype(float)
+    grid = np.linspace(u[0], u[-1], grid_points)
+    cand = [(float(h), float(val)) for h, val in zip(grid, E.v(s, grid, sigma, B, epsilon))]
+    for lo, hi in zip(u[:-1], u[1:]):
+        r = minimize_scalar(lambda h: float(E.v(s, h, sigma, B, epsilon)), bounds=(lo, hi),
+                            method="bounded", options={"xatol": 1e-10 * hi})
+        cand.append((float(r.x), float(r.fun)))
+    return min(cand, key=lambda t: t[1])
+
+
+def prop_minimises_variance(impl: Adapter, ex: WAExample) -> None:
+    """Claim 1: the weights' Lemma 2 variance is the minimum of v over [s_1, s_m] (brute force)."""
+    impl.require("weights")
+    c = np.asarray(impl.weights(ex.dataset, **ex.params), dtype=float)
+    got = E.wa_variance(ex.dataset, c, ex.sigma, ex.B, ex.epsilon)
+    h, best = brute_force_min_v(ex.dataset.counts, ex.sigma, ex.B, ex.epsilon)
+    assert got <= best * (1 + REL), (
+        f"variance {got!r} exceeds the brute-force minimum {best!r} (at h = {h!r}) by "
+        f"{got / best - 1:.3g} relative")
+
+
+ALL_PROPERTIES = (
+    prop_weights_nonnegative_sum_to_one, prop_capped_per_user, prop_noise_scale_calibrated,
+    prop_statistic_is_weighted_average, prop_sensitivity_bounds_all_neighbours,
+    prop_sensitivity_bounds_sampled_neighbour, prop_lemma3_form, prop_minimises_variance,
+)
