@@ -1,0 +1,320 @@
+"""Property suite for the ERM algorithms: Amin et al. 2019 Algorithm 1 and Epasto et al. 2020
+Algorithm 2 (``reference/amin2019_erm.py``, ``reference/epasto2020_erm.py``).
+
+Adapter stage signatures (an external implementation is wrapped to these):
+
+Amin (params = dict(tau, Lambda, n_min, loss, R, Y), plus epsilon for noise_scale):
+    weights(D, tau=, n_min=) -> (n,) objective weights (0 for a dropped record)
+    statistic(D, **params) -> theta-hat (d,);  sensitivity(**params) -> Delta_2
+    noise_scale(D, epsilon=, **params) -> scale of exp(-||b|| / scale)   (D passed on purpose:
+        the property checks that the scale does not depend on it)
+Epasto (params = dict(c, epsilon, delta, T, loss, R, Y, radius)):
+    statistic(D, theta, **params) -> sum_i c_i grad l(theta, X_i) (d,)
+    sensitivity(D, **params) -> Delta_2 of one step;  noise_scale(D, **params) -> sigma
+
+Examples come from the strategies below; ``amin_reference()`` and ``epasto_reference()``
+wrap the reference. Every property raises AssertionError with the numbers that fail.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import strategies as st
+
+from userdp.reference import amin2019_erm as A
+from userdp.reference import epasto2020_erm as E
+from userdp.reference.data import UserDataset
+from userdp.reference.neighbours import ADD_REMOVE_USER, REPLACE_USER
+
+from .adapter import Adapter
+from .strategies import user_size_profiles
+
+__all__ = [
+    "amin_reference", "epasto_reference", "replace_user_records", "add_user",
+    "erm_datasets", "amin_params", "amin_pairs", "amin_worst_pairs", "amin_cases", "epasto_params", "epasto_pairs",
+    "epasto_linearity_cases", "amin_brute_force_pairs", "epasto_brute_force_pairs",
+    "prop_tau_bounds_records_per_user", "prop_minimiser_within_sensitivity",
+    "prop_noise_scale_is_public", "prop_gradient_within_sensitivity",
+    "prop_weights_enter_linearly", "prop_noise_accounts_for_steps",
+]
+
+_finite = dict(allow_nan=False, allow_infinity=False)
+
+# Tolerance for "moves by at most Delta": the reference minimiser is certified to
+# ||theta - theta*|| <= 1e-12 / Lambda (erm.minimise; tests/test_erm.py checks the
+# certificate), and Lambda >= 0.05 here, so 1e-9 absolute + 1e-9 relative covers twice
+# the optimisation error with a 50x margin while staying far below any real excess.
+_ABS_TOL, _REL_TOL = 1e-9, 1e-9
+
+
+# ------------------------------------------------------------------------------ adapters
+def amin_reference() -> Adapter:
+    return Adapter(
+        name="reference amin2019_erm",
+        weights=lambda D, tau, n_min, **_: A.weights(D, tau, n_min),
+        statistic=A.statistic,
+        sensitivity=lambda **p: A.sensitivity(**p),
+        noise_scale=lambda D, **p: A.noise_scale(**p),
+        mechanism=A.mechanism,
+    )
+
+
+def epasto_reference() -> Adapter:
+    return Adapter(name="reference epasto2020_erm", weights=E.weights, statistic=E.statistic,
+                   sensitivity=E.sensitivity, noise_scale=E.noise_scale, mechanism=E.mechanism)
+
+
+# ----------------------------------------------------------------------- neighbour builders
+def replace_user_records(D: UserDataset, user_id: int, values, labels) -> UserDataset:
+    """Epasto §2.2 neighbour: user ``user_id``'s records (S_l kept) get new features AND labels."""
+    return REPLACE_USER.neighbour(D, user_id, values, labels=labels)
+
+
+def add_user(D: UserDataset, values, labels) -> UserDataset:
+    """Amin Def. 1 neighbour: a new user (fresh id) with the given records."""
+    return ADD_REMOVE_USER.neighbour(D, int(D.users.max()) + 1, np.asarray(values, dtype=float),
+                                     labels=np.asarray(labels, dtype=float))
+
+
+# ------------------------------------------------------------------------------ strategies
+def _record_points(draw, k: int, d: int, R: float, loss: str):
+    """k features with ||x|| <= R and k admissible labels.
+
+    Each feature is either a corner +-R e_j (the extreme points where sensitivities are
+    realised: aligned, maximal-norm records) or uniform in [-R/sqrt d, R/sqrt d]^d.
+    """
+    a = R / np.sqrt(d) * (1 - 1e-12)
+    corners = [s * R * np.eye(d)[j] for j in range(d) for s in (1.0, -1.0)]
+    rows = []
+    for _ in range(k):
+        if draw(st.booleans()):
+            rows.append(corners[draw(st.integers(0, len(corners) - 1))])
+        else:
+            rows.append(np.array(draw(st.lists(st.floats(-a, a, **_finite), min_size=d, max_size=d))))
+    x = np.array(rows).reshape(k, d)
+    if loss == "logistic":
+        y = np.array(draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=k, max_size=k)))
+    else:
+        y = np.array(draw(st.lists(st.one_of(st.sampled_from([-1.0, 1.0]), st.floats(-1.0, 1.0, **_finite)),
+                                   min_size=k, max_size=k)))
+    return x, y
+
+
+@st.composite
+def erm_datasets(draw, loss: str = "logistic", d: int = 2, R: float = 1.0, max_users: int = 6,
+                 max_records: int = 7) -> UserDataset:
+    """Imbalanced users (1..max_records records each) with ||x_i|| <= R and labels in the loss's domain.
+
+    Half of the time the dataset is "aligned": every x_i = R e_1 and each user has one
+    label, the configuration where a user's records all push theta the same way (this is
+    where the sensitivity bounds are nearly attained, see audits/registry/erm.py).
+    """
+    sizes = draw(user_size_profiles(1, max_users, max_records)).tolist()   # uniform, Zipf or heavy + singletons
+    n = sum(sizes)
+    if draw(st.booleans()):
+        x = np.tile(R * np.eye(d)[0], (n, 1))
+        y = np.repeat(draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=len(sizes), max_size=len(sizes))), sizes)
+    else:
+        x, y = _record_points(draw, n, d, R, loss)
+    return UserDataset(x, np.repeat(np.arange(len(sizes)), sizes), labels=y)
+
+
+@st.composite
+def amin_params(draw, loss: str = "logistic") -> dict:
+    return dict(tau=draw(st.integers(1, 6)), Lambda=draw(st.floats(0.05, 2.0)),
+                n_min=draw(st.integers(1, 8)), loss=loss, R=1.0, Y=1.0)
+
+
+@st.composite
+def amin_pairs(draw, loss: str = "logistic"):
+    """(D, D', params): D' is D with one user removed or one user (1..7 records) added.
+
+    Adversarial choices, each drawn: the added user copies one corner and one label for all
+    its records, and n_min is set to the smaller n_tau of the pair (the tightest floor).
+    """
+    D = draw(erm_datasets(loss))
+    params = draw(amin_params(loss))
+    if D.m >= 2 and draw(st.booleans()):
+        D2 = ADD_REMOVE_USER.neighbour(D, int(draw(st.sampled_from(D.users.tolist()))))
+    else:
+        k = draw(st.integers(1, 7))
+        x, y = _record_points(draw, k, D.d, 1.0, loss)
+        if draw(st.booleans()):
+            x, y = np.tile(x[0], (k, 1)), np.full(k, y[0])
+        D2 = add_user(D, x, y)
+    if draw(st.booleans()):
+        params["n_min"] = min(A.effective_sample_size(D, params["tau"]), A.effective_sample_size(D2, params["tau"]))
+    return D, D2, params
+
+
+@st.composite
+def amin_worst_pairs(draw, loss: str = "logistic"):
+    """(D, D', params) from the worst-case family: a heavy user first (s_0 records at x = e_1,
+    label y_0) and k single-record users at e_1 with label -y_0; D' removes the heavy user.
+
+    Near theta = 0 every record pushes theta-hat by sigma(0) = 1/2 of its Lipschitz bound,
+    all in one direction, so for large Lambda the move tends to half of Delta_2 (the largest
+    ratio we found, audits/registry/erm.py). n_min is the tight floor k half of the time.
+    """
+    s0, k = draw(st.integers(1, 10)), draw(st.integers(1, 10))
+    y0 = draw(st.sampled_from([-1.0, 1.0]))
+    x = np.tile([1.0, 0.0], (s0 + k, 1))
+    y = np.r_[np.full(s0, y0), np.full(k, -y0)]
+    if loss == "ridge":
+        y = y * draw(st.floats(0.1, 1.0))
+    D = UserDataset(x, np.r_[np.zeros(s0, dtype=np.int64), np.arange(1, k + 1)], labels=y)
+    params = dict(tau=draw(st.integers(1, 8)), Lambda=draw(st.floats(0.05, 50.0)),
+                  n_min=k if draw(st.booleans()) else draw(st.integers(1, 12)), loss=loss, R=1.0, Y=1.0)
+    return D, ADD_REMOVE_USER.neighbour(D, 0), params
+
+
+@st.composite
+def amin_cases(draw, loss: str = "logistic"):
+    """(D, params) for the per-user bound."""
+    return draw(erm_datasets(loss, max_users=6, max_records=8)), draw(amin_params(loss))
+
+
+@st.composite
+def epasto_params(draw, D: UserDataset, loss: str = "logistic") -> dict:
+    raw = np.array(draw(st.lists(st.floats(0.0, 1.0, **_finite), min_size=D.n, max_size=D.n)))
+    c = np.ones(D.n) if raw.sum() == 0 or draw(st.booleans()) else raw     # uniform c = 1/n half the time
+    return dict(c=c / c.sum(), epsilon=draw(st.floats(0.1, 5.0)), delta=draw(st.sampled_from([1e-3, 1e-5, 1e-8])),
+                T=draw(st.integers(1, 200)), loss=loss, R=1.0, Y=1.0, radius=draw(st.floats(0.5, 5.0)))
+
+
+@st.composite
+def epasto_pairs(draw, loss: str = "logistic"):
+    """(D, D', params, theta): D' replaces one user's features and labels (S_l kept).
+
+    Adversarial choices, each drawn: the user's labels are flipped on the same features
+    (the largest gradient move near theta = 0), and theta = 0.
+    """
+    D = draw(erm_datasets(loss))
+    params = draw(epasto_params(D, loss))
+    u = int(draw(st.sampled_from(D.users.tolist())))
+    idx = D.records_of(u)
+    if draw(st.booleans()):
+        D2 = replace_user_records(D, u, D.values[idx], -D.labels[idx])
+    else:
+        D2 = replace_user_records(D, u, *_record_points(draw, idx.size, D.d, 1.0, loss))
+    r = params["radius"] / np.sqrt(D.d)
+    theta = np.array(draw(st.lists(st.floats(-r, r, **_finite), min_size=D.d, max_size=D.d)))
+    if draw(st.booleans()):
+        theta = np.zeros(D.d)
+    return D, D2, params, theta
+
+
+@st.composite
+def epasto_linearity_cases(draw, loss: str = "logistic"):
+    """(D, params, theta, c2, a): two weight vectors and a mixing coefficient a in [0, 1]."""
+    D, _, params, theta = draw(epasto_pairs(loss))
+    c2 = draw(epasto_params(D, loss))["c"]
+    return D, params, theta, c2, draw(st.floats(0.0, 1.0))
+
+
+# ---------------------------------------------------------------------- brute force on grids
+def _grid_records(points, labels, k: int):
+    """Every multiset of k records drawn from points x labels."""
+    recs = [(np.asarray(p, float), float(y)) for p in points for y in labels]
+    for combo in itertools.combinations_with_replacement(range(len(recs)), k):
+        yield np.array([recs[j][0] for j in combo]), np.array([recs[j][1] for j in combo])
+
+
+def amin_brute_force_pairs(D: UserDataset, points, labels, max_records: int):
+    """Every removal of one user, and every added user with 1..max_records records on the grid."""
+    for u in D.users:
+        if D.m >= 2:
+            yield ADD_REMOVE_USER.neighbour(D, int(u))
+    for k in range(1, max_records + 1):
+        for x, y in _grid_records(points, labels, k):
+            yield add_user(D, x, y)
+
+
+def epasto_brute_force_pairs(D: UserDataset, points, labels):
+    """Every replacement of one user's records (features and labels) by records on the grid."""
+    recs = [(np.asarray(p, float), float(y)) for p in points for y in labels]
+    for u in D.users:
+        s = D.records_of(u).size
+        for combo in itertools.product(range(len(recs)), repeat=s):
+            yield replace_user_records(D, int(u), np.array([recs[j][0] for j in combo]),
+                                       np.array([recs[j][1] for j in combo]))
+
+
+# ------------------------------------------------------------------------ Amin properties
+def prop_tau_bounds_records_per_user(impl: Adapter, example) -> None:
+    """Each user l keeps exactly min(s_l, tau) records (n_{l tau}, Amin §5), all with the same weight."""
+    impl.require("weights")
+    D, p = example
+    w = np.asarray(impl.weights(D, tau=p["tau"], n_min=p["n_min"]), dtype=float)
+    kept = np.bincount(D.user_index, weights=(w > 0).astype(float), minlength=D.m).astype(int)
+    want = np.minimum(D.counts, p["tau"])
+    if not np.array_equal(kept, want):
+        l = int(np.argmax(kept != want))
+        raise AssertionError(f"user {D.users[l]} (s_l = {D.counts[l]}) keeps {kept[l]} records, "
+                             f"expected min(s_l, tau = {p['tau']}) = {want[l]}")
+    if (w < 0).any() or np.ptp(w[w > 0]) > 1e-15 * w.max():   # equal weights up to one rounding
+        raise AssertionError(f"kept records must share one non-negative weight, got {np.unique(w)}")
+
+
+def prop_minimiser_within_sensitivity(impl: Adapter, example) -> None:
+    """||theta-hat(D) - theta-hat(D')||_2 <= Delta_2 on an add/remove-user pair."""
+    impl.require("statistic", "sensitivity")
+    D, D2, p = example
+    gap = float(np.linalg.norm(np.asarray(impl.statistic(D, **p)) - np.asarray(impl.statistic(D2, **p))))
+    Delta = float(impl.sensitivity(**p))
+    if gap > Delta * (1 + _REL_TOL) + _ABS_TOL:
+        raise AssertionError(f"minimiser moved {gap!r} > claimed Delta_2 = {Delta!r} "
+                             f"(n = {D.n} -> {D2.n}, params {p})")
+
+
+def prop_noise_scale_is_public(impl: Adapter, example) -> None:
+    """The noise scale is the same on D and D': a data-dependent scale is not eps-DP."""
+    impl.require("noise_scale")
+    D, D2, p = example
+    a, b = float(impl.noise_scale(D, epsilon=1.0, **p)), float(impl.noise_scale(D2, epsilon=1.0, **p))
+    if abs(a - b) > 1e-12 * max(a, b):   # the same formula on the same public inputs: equal up to rounding
+        raise AssertionError(f"noise scale depends on the data: {a!r} on D (n = {D.n}) vs {b!r} on D' (n = {D2.n})")
+
+
+# ------------------------------------------------------------------------ Epasto properties
+def prop_gradient_within_sensitivity(impl: Adapter, example) -> None:
+    """||sum_i c_i (grad l(theta, X_i) - grad l(theta, X'_i))|| <= Delta_2 on a replace-user pair."""
+    impl.require("statistic", "sensitivity")
+    D, D2, p, theta = example
+    gap = float(np.linalg.norm(np.asarray(impl.statistic(D, theta, **p)) - np.asarray(impl.statistic(D2, theta, **p))))
+    Delta = float(impl.sensitivity(D, **p))
+    # Two sums of <= 5 x 5 terms of size <= 1: rounding < 1e-14, so 1e-12 is ample.
+    if gap > Delta * (1 + 1e-12) + 1e-12:
+        raise AssertionError(f"one step's gradient moved {gap!r} > claimed Delta_2 = {Delta!r} at theta = {theta}")
+
+
+def prop_weights_enter_linearly(impl: Adapter, example) -> None:
+    """statistic(a c1 + (1-a) c2) = a statistic(c1) + (1-a) statistic(c2) (Epasto §4: sum_i c_i l)."""
+    impl.require("statistic")
+    D, p, theta, c2, a = example
+    q = {k: v for k, v in p.items() if k != "c"}
+    c1 = p["c"]
+    mix = a * c1 + (1 - a) * c2
+    mix = mix / mix.sum()                      # re-normalise the rounding (|sum - 1| < 1e-15)
+    lhs = np.asarray(impl.statistic(D, theta, c=mix, **q))
+    rhs = a * np.asarray(impl.statistic(D, theta, c=c1, **q)) + (1 - a) * np.asarray(impl.statistic(D, theta, c=c2, **q))
+    # Terms are <= 1 in norm and sum to <= 1: rounding < 1e-14; 1e-12 leaves a 100x margin.
+    if np.linalg.norm(lhs - rhs) > 1e-12:
+        raise AssertionError(f"weights do not enter linearly: {lhs} vs {rhs} (a = {a})")
+
+
+def prop_noise_accounts_for_steps(impl: Adapter, example) -> None:
+    """sigma is large enough that T composed Gaussian steps are (eps, delta)-DP.
+
+    Oracle: the RDP accountant of ``reference.mechanisms`` (Mironov 2017 Props 1, 7;
+    Canonne-Kamath-Steinke 2020 Prop. 12), which tests/test_mechanisms.py checks against
+    dp_accounting; applied to the adapter's own sigma and Delta_2.
+    """
+    impl.require("noise_scale", "sensitivity")
+    D, _, p, _ = example
+    sigma, Delta = float(impl.noise_scale(D, **p)), float(impl.sensitivity(D, **p))
+    eps = E.epsilon_spent(sigma / Delta, p["T"], p["delta"])
+    if eps > p["epsilon"] * (1 + 1e-6):        # sigma is calibrated to 1e-9 relative: 1e-6 is slack
+        raise AssertionError(f"T = {p['T']} steps with sigma = {sigma!r} (z = {sigma / Delta:.4g}) spend "
+                             f"eps = {eps:.4g} > claimed {p['epsilon']!r} at delta = {p['delta']}")
