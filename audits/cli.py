@@ -23,6 +23,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -281,6 +282,9 @@ def main(argv=None) -> int:
     commands = {"list": cmd_list, "audit": cmd_audit, "reproduce": cmd_reproduce}
     try:
         return commands[args.command](args)
+    except BrokenPipeError:  # e.g. `userdp list | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (UsageError, ValueError, TypeError, ImportError, KeyError, RuntimeError) as exc:
         print(f"userdp: error: {exc}", file=sys.stderr)
         return 2
