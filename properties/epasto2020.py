@@ -33,6 +33,7 @@ from .strategies import neighbouring_pairs, user_datasets
 __all__ = [
     "REL", "WAExample", "wa_examples", "REFERENCE_WA", "REFERENCE_SL",
     "prop_weights_nonnegative_sum_to_one", "prop_capped_per_user", "prop_noise_scale_calibrated",
+    "prop_noise_covers_user_weight",
     "prop_statistic_is_weighted_average", "prop_sensitivity_bounds_all_neighbours",
     "prop_sensitivity_bounds_sampled_neighbour", "prop_lemma3_form", "prop_minimises_variance",
     "brute_force_min_v", "ALL_PROPERTIES",
@@ -136,6 +137,22 @@ def prop_noise_scale_calibrated(impl: Adapter, ex: WAExample) -> None:
     assert b * (1 + REL) >= sens / ex.epsilon, f"Laplace scale {b!r} < sensitivity/eps = {sens / ex.epsilon!r}"
 
 
+def prop_noise_covers_user_weight(impl: Adapter, ex: WAExample) -> None:
+    """Lemma 1 straight from the weights: b >= B max_l sum_{i in S_l} c_i / eps.
+
+    Needs no declared sensitivity, so it also checks implementations that expose only
+    their weights and their noise scale."""
+    impl.require("weights", "noise_scale")
+    c = np.asarray(impl.weights(ex.dataset, **ex.params), dtype=float)
+    W = ex.dataset.user_sums(c)                                       # (m,)
+    need = ex.B * float(W.max()) / ex.epsilon                         # Lemma 1
+    b = float(impl.noise_scale(ex.dataset, **ex.params))
+    l = int(np.argmax(W))
+    assert b * (1 + REL) >= need, (
+        f"Laplace scale {b!r} < B max_l W_l / eps = {need!r} (user {ex.dataset.users[l]}, "
+        f"s={ex.dataset.counts[l]}, W={W[l]!r})")
+
+
 def prop_statistic_is_weighted_average(impl: Adapter, ex: WAExample) -> None:
     """Algorithm 1 line 1: beta_hat = sum_i c_i y_i with the adapter's own weights."""
     impl.require("weights", "statistic")
@@ -218,6 +235,7 @@ def prop_minimises_variance(impl: Adapter, ex: WAExample) -> None:
 
 ALL_PROPERTIES = (
     prop_weights_nonnegative_sum_to_one, prop_capped_per_user, prop_noise_scale_calibrated,
+    prop_noise_covers_user_weight,
     prop_statistic_is_weighted_average, prop_sensitivity_bounds_all_neighbours,
     prop_sensitivity_bounds_sampled_neighbour, prop_lemma3_form, prop_minimises_variance,
 )

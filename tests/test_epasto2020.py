@@ -196,6 +196,7 @@ SUITE = [
     (P.prop_weights_nonnegative_sum_to_one, P.wa_examples()),
     (P.prop_capped_per_user, P.wa_examples()),
     (P.prop_noise_scale_calibrated, P.wa_examples()),
+    (P.prop_noise_covers_user_weight, P.wa_examples()),
     (P.prop_statistic_is_weighted_average, P.wa_examples()),
     (P.prop_sensitivity_bounds_all_neighbours, P.wa_examples(max_users=3, max_records_per_user=3)),
     (P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(max_users=30, max_records_per_user=20,

@@ -107,7 +107,7 @@ BUGS = (
     PlantedBug("mean-user-weight-sensitivity", "sensitivity under-estimate",
                "noise calibrated to B * mean_l W_l = B/m instead of B * max_l W_l; the true "
                "loss is eps * m * max_l W_l", "issue 4 (Lemma 1 misread: average user instead of worst user)",
-               ("prop_capped_per_user",),  # audit: m max W_l = 1.01 on its default data (h* ~ s_1)
+               ("prop_capped_per_user", "prop_noise_covers_user_weight"),  # audit: m max W_l = 1.01 on its default data (h* ~ s_1)
                _make("bug: mean user weight", _opt_weights, _mean_sensitivity)),
     PlantedBug("weights-not-normalised", "wrong normaliser",
                "n_h summed over records (sum_i min(h, s_q(i))) instead of users, so sum c_i < 1: "
@@ -118,12 +118,12 @@ BUGS = (
     PlantedBug("laplace-scale-uses-n", "sensitivity under-estimate",
                "Laplace scale B h / (eps n) instead of B h / (eps n_h); n >= n_h, so the "
                "true loss is eps * n / n_h", "issue 4 (n_h misread as the number of records)",
-               ("prop_capped_per_user", "audit"),
+               ("prop_capped_per_user", "prop_noise_covers_user_weight", "audit"),
                _make("bug: n instead of n_h", _opt_weights, _n_instead_of_nh_sensitivity)),
     PlantedBug("cap-per-record", "contribution bound per record",
                "min(h, .) applied to each record's weight, so heavy users are not capped; noise "
                "still assumes a user total of h / n_h", "issue 4; the Amin/Epasto cap is per user",
-               ("prop_capped_per_user", "audit"),
+               ("prop_capped_per_user", "prop_noise_covers_user_weight", "audit"),
                _make("bug: cap per record", _per_record_cap_weights, _paper_formula_sensitivity)),
     PlantedBug("sigma-from-data", "data-dependent weights",
                "h* chosen with sigma estimated from the values, so the weights and the noise scale "
@@ -135,7 +135,7 @@ BUGS = (
     PlantedBug("sample-limiting-record-sensitivity", "record-level instead of user-level",
                "sample limiting with noise B / (eps n_h) (one record) instead of B h / (eps n_h) "
                "(a user's h records); true loss eps * h", "issue 4 / Amin 2019 (tau counted per record)",
-               ("prop_capped_per_user", "audit"),
+               ("prop_capped_per_user", "prop_noise_covers_user_weight", "audit"),
                _make("bug: sample limiting, record-level noise", _sl_weights, _sl_record_level_sensitivity)),
 )
 """A seventh, reading-ambiguity bug needs no new code: the reference optimal WA mechanism
