@@ -10,10 +10,11 @@ import numpy as np
 from .rejection import Threshold
 from .sampling import encode
 
-__all__ = ["plot_audit"]
+__all__ = ["plot_audit", "pyplot"]
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot on the file-only Agg backend; a clear ImportError without the extra."""
     try:
         import matplotlib
     except ImportError:
@@ -24,7 +25,7 @@ def _pyplot():
 
 
 def plot_audit(setup, result, path: str, *, samples: int = 20_000, seed: int = 0) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     w = result.witness
     pair = w.pair
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence([seed, 7]).spawn(2)]

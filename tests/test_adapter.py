@@ -20,3 +20,16 @@ def test_pass_and_violation_and_not_applicable():
     assert f.counterexample is not None and "UserDataset" in f.counterexample
     assert check_property(prop_mean_within_range, user_datasets(), Adapter("none")).verdict == "not applicable"
     assert good.stages() == ("statistic",)
+
+
+def prop_fails_in_two_places(impl, D):
+    s = impl.statistic(D)
+    if D.m > 2:
+        assert s < 0, "first failure site"
+    assert s < 0, "second failure site"
+
+
+def test_property_failing_at_two_sites_gives_one_finding():
+    # Without report_multiple_bugs=False Hypothesis raises an ExceptionGroup here.
+    f = check_property(prop_fails_in_two_places, user_datasets(), Adapter("m", statistic=lambda D: 1.0))
+    assert f.verdict == "invariant violation" and "failure site" in f.message

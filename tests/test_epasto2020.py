@@ -324,6 +324,7 @@ def test_registered_planted_entry_is_flagged():
 
 
 def test_reproduction_plot(tmp_path):
+    pytest.importorskip("matplotlib", reason="plot extra (matplotlib) not installed")
     import userdp.audits.registry.epasto2020 as R
     f = tmp_path / "theorem2.png"
     R.reproduce_theorem2(plot=str(f))

@@ -44,6 +44,7 @@ from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import ADD_REMOVE_USER, NeighbourPair
 
 from . import AuditSetup, Entry, register, register_reproduction
+from userdp.audits.plot import pyplot
 
 PAPER = "Amin et al. 2019 (ICML 2019, PMLR 97; arXiv:1905.03871)"
 T_PUBLIC, EPS = 1.0, 1.0
@@ -212,9 +213,7 @@ def _claims(rows, g, x) -> list[dict]:
 
 
 def _plot(rows, path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()  # the plot extra; a clear ImportError without it
 
     eps = [r["epsilon"] for r in rows]
     fig, ax = plt.subplots(figsize=(5, 3.5))

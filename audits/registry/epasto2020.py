@@ -23,6 +23,7 @@ from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import ADD_REMOVE_USER
 
 from . import AuditSetup, Entry, register, register_reproduction
+from userdp.audits.plot import pyplot
 
 PAPER = "Epasto et al. 2020"
 DEFAULT_COUNTS = np.ceil(50 / np.arange(1, 51)).astype(np.int64)  # Zipf-like s_l
@@ -124,9 +125,7 @@ def reproduce_theorem2(plot=None) -> dict:
          "evidence": f"range [{ratio.min():.4f}, {ratio.max():.4f}]"},
     ]
     if plot is not None:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()  # the plot extra; a clear ImportError without it
         fig, ax = plt.subplots(figsize=(5, 3.5))
         ax.plot(g, ratio, "o-", ms=3, label="best sample limiting / best WA")
         ax.plot(g, 3 * g / (2 * g + 1), "--", label="3g / (2g+1) (Theorem 2 bounds)")
