@@ -33,3 +33,14 @@ def test_property_failing_at_two_sites_gives_one_finding():
     # Without report_multiple_bugs=False Hypothesis raises an ExceptionGroup here.
     f = check_property(prop_fails_in_two_places, user_datasets(), Adapter("m", statistic=lambda D: 1.0))
     assert f.verdict == "invariant violation" and "failure site" in f.message
+
+
+def test_explicit_examples_run_first_and_are_graded():
+    # A case the strategy could miss: the one counterexample is passed explicitly.
+    from userdp.reference.data import UserDataset
+    hard = UserDataset(np.full(7, 0.9), np.arange(7))
+    def prop_few_users(impl, D):
+        assert D.m != 7, "seven users"
+    f = check_property(prop_few_users, user_datasets(max_users=3), Adapter("x"), examples=[hard])
+    assert f.verdict == "invariant violation" and f.message.startswith("seven users")
+    assert check_property(prop_few_users, user_datasets(max_users=3), Adapter("x")).verdict == "pass"
