@@ -1,0 +1,113 @@
+"""Planted bugs for Epasto et al. 2020 §5 (GWA_C and sample-limited OLS, label privacy).
+
+Each bug is a separate implementation (an ``Adapter`` with the stage signatures of
+``userdp.properties.epasto2020_gwa``) with one named defect, recorded Wycheproof-style:
+name, bug type, effect, source. ``tests/test_epasto2020_gwa.py`` asserts that a property
+or the audit catches every one (``caught_by`` names which).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from userdp.properties.adapter import Adapter
+from userdp.properties.epasto2020_gwa import _gwa_weights, _sl_weights
+from userdp.reference._checks import check_in_interval
+from userdp.reference.mechanisms import laplace_mechanism
+
+
+@dataclass(frozen=True)
+class PlantedBug:
+    name: str
+    bug_type: str
+    effect: str
+    source: str
+    caught_by: tuple[str, ...]   # property names and/or "audit"
+    adapter: Adapter
+
+
+def _make(name, weights, sensitivity, symmetric=False) -> Adapter:
+    """Stages from a (possibly buggy) C and sensitivity; the rest follows Algorithm 3.
+    ``symmetric`` accepts labels in [-B, B] instead of the paper's [0, B]."""
+    def statistic(D, *, B, epsilon, sigma):
+        y = check_in_interval(D.labels, -B if symmetric else 0.0, B, "labels")
+        return weights(D, B=B, epsilon=epsilon, sigma=sigma) @ y
+
+    def noise_scale(D, *, B, epsilon, sigma):
+        return sensitivity(D, B=B, epsilon=epsilon, sigma=sigma) / epsilon
+
+    def mechanism(D, rng, size=None, *, B, epsilon, sigma):
+        sens = sensitivity(D, B=B, epsilon=epsilon, sigma=sigma)
+        return laplace_mechanism(statistic(D, B=B, epsilon=epsilon, sigma=sigma), sens, epsilon, rng, size)
+
+    return Adapter(name, weights, statistic, sensitivity, noise_scale, mechanism)
+
+
+def _sens(weights, per_user):
+    """B * max_l per_user(C restricted to S_l), a (d, s_l) block."""
+    def sensitivity(D, *, B, epsilon, sigma):
+        C = weights(D, B=B, epsilon=epsilon, sigma=sigma)
+        return B * max(float(per_user(C[:, D.records_of(u)])) for u in D.users)
+    return sensitivity
+
+
+def _single_row(Cl):           # 1: row j = 0 only
+    return np.abs(Cl[0]).sum()
+
+
+def _per_record_max(Cl):       # 2: the heaviest record, not the user's sum
+    return np.abs(Cl).sum(axis=0).max()
+
+
+def _signed_sum(Cl):           # 3: |sum_i c_ji| instead of sum_i |c_ji|
+    return np.abs(Cl.sum(axis=1)).sum()
+
+
+def _paper(Cl):
+    return np.abs(Cl).sum()
+
+
+def _sl_one_dim_sensitivity(D, *, B, epsilon, sigma):
+    """5: §3.2's B h / n_h (the 1-D sample-limiting scale) reused for regression."""
+    C = _sl_weights(D, B=B, epsilon=epsilon, sigma=sigma)
+    T = np.flatnonzero(np.abs(C).sum(axis=0) > 0)
+    counts_T = np.bincount(D.user_index[T], minlength=D.m)
+    h = int(counts_T.max())
+    return B * h / T.size
+
+
+BUGS = (
+    PlantedBug("gwa-b-single-row", "sensitivity under-estimate",
+               "b = B eps^-1 max_l sum_{i in S_l} |c_{1,i}| (one row of C) instead of the sum "
+               "over j = 1..d; the true loss is eps * max_l W_l / max_l W_l^(row 1)",
+               "issue 4 (Algorithm 3 line 2 misread as Lemma 1 applied per coordinate)",
+               # not the audit: on the orthogonal audit data the optimal C equalises the
+               # row-wise user maxima, so one row happens to give the right b there
+               ("prop_noise_scale_matches_b", "prop_sensitivity_bounds_all_neighbours"),
+               _make("bug: b from a single row of C", _gwa_weights, _sens(_gwa_weights, _single_row))),
+    PlantedBug("gwa-b-per-record-max", "contribution bound per record",
+               "b uses max_i sum_j |c_{j,i}| (one record) instead of the per-user sum over "
+               "i in S_l; a user with s_l records gets up to s_l times too little noise",
+               "issue 4 (record-level DP calibration in a user-level algorithm)",
+               ("prop_noise_scale_matches_b", "prop_sensitivity_bounds_all_neighbours", "audit"),
+               _make("bug: b per record", _gwa_weights, _sens(_gwa_weights, _per_record_max))),
+    PlantedBug("gwa-b-signed-sum", "sensitivity under-estimate",
+               "b uses sum_j |sum_{i in S_l} c_{j,i}|: entries of opposite sign cancel, yet the "
+               "labels of one user can move with the signs of C (y_i = B where c_{j,i} > 0)",
+               "derived here: copying Lemma 1 (c >= 0, so sum c_i = sum |c_i|) to signed C",
+               ("prop_noise_scale_matches_b", "prop_sensitivity_bounds_all_neighbours"),
+               _make("bug: b with signed sums", _gwa_weights, _sens(_gwa_weights, _signed_sum))),
+    PlantedBug("gwa-labels-in-minus-B-B", "input range wider than calibrated",
+               "labels accepted in [-B, B] while b is calibrated to the range [0, B] of §5: one "
+               "user moving all labels -B -> +B shifts beta_hat by 2 Delta_1; true loss 2 eps",
+               "issue 4 brief ('y in [-B, B] or [0, B]'); the paper assumes y_i in [0, B]",
+               ("prop_refuses_labels_outside_range", "audit"),
+               _make("bug: labels in [-B, B]", _gwa_weights, _sens(_gwa_weights, _paper), symmetric=True)),
+    PlantedBug("sl-ols-one-dimensional-scale", "formula copied from the wrong section",
+               "sample-limited OLS noised with §3.2's B h / (eps n_h) instead of §5.2's "
+               "B eps^-1 max_l sum_j sum_{i in S_l^s} |c^s_{j,i}|; wrong whenever X is not all ones",
+               "derived here: §5.2 'generalizes the sample limiting algorithm in Section 3.2'",
+               ("prop_noise_scale_matches_b", "prop_sensitivity_bounds_all_neighbours", "audit"),
+               _make("bug: sample-limited OLS with the 1-D scale", _sl_weights, _sl_one_dim_sensitivity)),
+)
