@@ -60,10 +60,11 @@ class GWAExample:
 
 
 def _well_posed(D: UserDataset) -> bool:
-    """X has full column rank with condition number <= 1e6 (C X = I is then well defined)."""
+    """X has full column rank with condition number <= G.MAX_CONDITION (the reference's
+    certified domain; ``optimal_C`` refuses worse X with a ValueError)."""
     X = G.features(D)
     sv = np.linalg.svd(X, compute_uv=False)
-    return X.shape[0] >= X.shape[1] and sv[-1] > 1e-6 * sv[0]
+    return X.shape[0] >= X.shape[1] and sv[-1] > 0 and sv[0] <= G.MAX_CONDITION * sv[-1]
 
 
 @st.composite

@@ -321,3 +321,16 @@ def test_synthetic_full_runs():
     from userdp.audits.registry.epasto2020_gwa import synthetic
     out = synthetic()
     assert len(out["table"]) == 9
+
+
+def test_optimal_C_refuses_ill_conditioned_features():
+    # The failing case Hypothesis found on a fresh clone: one feature column carries only
+    # 1e-6 (cond(X) = 5e5), where the dual solver stalled at a 5e-5 gap. It is now refused
+    # up front, naming X and the bound, instead of failing late with RuntimeError.
+    X = np.zeros((8, 3))
+    X[0, 0], X[1, 1], X[2, 2], X[3, 1] = 1e-6, 0.5, 0.5, 0.5
+    D = UserDataset(X, [0, 0, 1, 1, 2, 2, 3, 3], labels=np.full(8, 0.5))
+    with pytest.raises(ValueError, match=r"features X have condition number .* > MAX_CONDITION"):
+        G.optimal_C(D, 1.0, 1.0, 0.5)
+    X[0, 0] = 0.5  # well conditioned: accepted and certified
+    assert G.optimal_C(UserDataset(X, D.user_ids, labels=D.labels), 1.0, 1.0, 0.5).gap <= 1e-6
