@@ -7,8 +7,6 @@ caught: by a property ("invariant violation") or by the audit ("violation").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -17,18 +15,9 @@ from userdp.reference import amin2019 as A
 from userdp.reference.claims import PureDP
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import ADD_REMOVE_USER, NeighbourPair
+from . import PlantedBug
 
 
-@dataclass(frozen=True)
-class PlantedBug:
-    name: str
-    bug_type: str
-    effect: str
-    source: str
-    adapter: Optional[CapAdapter] = None          # caught by the property suite
-    mechanism: Optional[Callable[..., Any]] = None  # caught by the audit ...
-    claim: Any = None                               # ... against this (wrong) claim
-    pairs: list = field(default_factory=list)       # ... on these pairs
 
 
 def _reference_adapter(name: str, **changes) -> CapAdapter:

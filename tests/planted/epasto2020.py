@@ -7,23 +7,15 @@ or the audit catches every one (``caught_by`` names which).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
 from userdp.properties.adapter import Adapter
 from userdp.reference import epasto2020 as E
 from userdp.reference.mechanisms import laplace_mechanism
+from . import PlantedBug
 
 
-@dataclass(frozen=True)
-class PlantedBug:
-    name: str
-    bug_type: str
-    effect: str
-    source: str
-    caught_by: tuple[str, ...]   # property names and/or "audit"
-    adapter: Adapter
 
 
 def _h(D, B, epsilon, sigma):

@@ -7,7 +7,6 @@ or the audit catches every one (``caught_by`` names which).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -15,16 +14,9 @@ from userdp.properties.adapter import Adapter
 from userdp.properties.epasto2020_gwa import _gwa_weights, _sl_weights
 from userdp.reference._checks import check_in_interval
 from userdp.reference.mechanisms import laplace_mechanism
+from . import PlantedBug
 
 
-@dataclass(frozen=True)
-class PlantedBug:
-    name: str
-    bug_type: str
-    effect: str
-    source: str
-    caught_by: tuple[str, ...]   # property names and/or "audit"
-    adapter: Adapter
 
 
 def _make(name, weights, sensitivity, symmetric=False) -> Adapter:

@@ -7,8 +7,6 @@ caught.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -20,19 +18,9 @@ from userdp.reference import erm
 from userdp.reference.data import UserDataset
 from userdp.reference.mechanisms import l2_laplace_noise
 from userdp.reference.neighbours import ADD_REMOVE_USER, NeighbourPair
+from . import PlantedBug
 
 
-@dataclass(frozen=True)
-class PlantedBug:
-    name: str
-    bug_type: str
-    effect: str
-    source: str
-    adapter: Optional[Adapter] = None
-    caught_by: tuple = ()                             # names of the properties that must fail
-    mechanism: Optional[Callable[..., Any]] = None    # for the audit, with ``claim`` on ``pairs``
-    claim: Any = None
-    pairs: list = field(default_factory=list)
 
 
 def _amin(name: str, **changes) -> Adapter:
