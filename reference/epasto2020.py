@@ -113,6 +113,13 @@ def _counts(dataset_or_counts) -> tuple[np.ndarray, np.ndarray]:
     return s.astype(np.int64), np.repeat(np.arange(s.size), s)
 
 
+def _public_inputs(counts, sigma, B, epsilon) -> tuple[np.ndarray, float, float, float]:
+    """(s, sigma, B, eps) checked: the public quantities v, v' and their minimisers read."""
+    s, _ = _counts(counts)
+    B = _check_B(B)
+    return s, _check_sigma(sigma, B), B, check_epsilon(epsilon)
+
+
 def _check_h(h, s: np.ndarray, *, integer: bool = False) -> float:
     """Lemma 3: s_1 <= h <= s_m (integer h for sample limiting, §3.2)."""
     if isinstance(h, bool) or not isinstance(h, numbers.Real):
@@ -181,9 +188,7 @@ def v(counts, h, sigma, B, epsilon) -> np.ndarray:
     Evaluated straight from the definition (O(m) per h; ``h`` may be an array): this is the
     oracle that ``optimal_h``'s closed form is tested against.
     """
-    s, _ = _counts(counts)
-    B = _check_B(B)
-    sigma, eps = _check_sigma(sigma, B), check_epsilon(epsilon)
+    s, sigma, B, eps = _public_inputs(counts, sigma, B, epsilon)
     h = np.asarray(h, dtype=float)[..., None]                    # (..., 1)
     mins = np.minimum(h, s)                                      # (..., m)
     nh = mins.sum(axis=-1)                                       # (...,)  n_h
@@ -215,9 +220,7 @@ def optimal_h(counts, sigma, B, epsilon) -> float:
     end). v is continuous, so h* is the best of the J-1 piece minimisers; one vectorized
     pass, no grid, no loop. Ties go to the smaller h. If all s_l are equal, h* = s_1.
     """
-    s, _ = _counts(counts)
-    B = _check_B(B)
-    sigma, eps = _check_sigma(sigma, B), check_epsilon(epsilon)
+    s, sigma, B, eps = _public_inputs(counts, sigma, B, epsilon)
     u, A, r, R = _pieces(s)
     if u.size == 1:
         return float(u[0])
@@ -263,9 +266,7 @@ def sample_limiting_weights(dataset_or_counts, h) -> np.ndarray:
 
 def v_prime(counts, h, sigma, B, epsilon) -> np.ndarray:
     """Claim 2: v'(h) = sigma^2 / n_h + 2 (B h / (eps n_h))^2 (``h`` may be an array)."""
-    s, _ = _counts(counts)
-    B = _check_B(B)
-    sigma, eps = _check_sigma(sigma, B), check_epsilon(epsilon)
+    s, sigma, B, eps = _public_inputs(counts, sigma, B, epsilon)
     h = np.asarray(h, dtype=float)
     nh = np.minimum(h[..., None], s).sum(axis=-1)
     return sigma**2 / nh + 2.0 * (B * h / (eps * nh)) ** 2
@@ -280,9 +281,7 @@ def best_integer_h(counts, sigma, B, epsilon) -> int:
     rises after it, so the best integer is floor(h0) or ceil(h0), clipped to the piece;
     otherwise v' falls on the whole piece and the right end wins. Ties: smaller h.
     """
-    s, _ = _counts(counts)
-    B = _check_B(B)
-    sigma, eps = _check_sigma(sigma, B), check_epsilon(epsilon)
+    s, sigma, B, eps = _public_inputs(counts, sigma, B, epsilon)
     u, A, r, _ = _pieces(s)
     if u.size == 1:
         return int(u[0])
