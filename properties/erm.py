@@ -60,9 +60,19 @@ def amin_reference() -> Adapter:
     )
 
 
+def _only(f, *names):
+    """f called with the keyword parameters it declares among ``names``: the suite passes one
+    parameter dict to every stage, while the reference stages refuse unknown keywords."""
+    return lambda *args, **p: f(*args, **{k: v for k, v in p.items() if k in names})
+
+
 def epasto_reference() -> Adapter:
-    return Adapter(name="reference epasto2020_erm", weights=E.weights, statistic=E.statistic,
-                   sensitivity=E.sensitivity, noise_scale=E.noise_scale, mechanism=E.mechanism)
+    data = ("loss", "R", "Y")
+    return Adapter(name="reference epasto2020_erm", weights=E.weights,
+                   statistic=_only(E.statistic, "theta", "c", *data),
+                   sensitivity=_only(E.sensitivity, "c", *data, "radius"),
+                   noise_scale=_only(E.noise_scale, "c", "epsilon", "delta", "T", *data, "radius"),
+                   mechanism=E.mechanism)
 
 
 # ----------------------------------------------------------------------- neighbour builders

@@ -108,7 +108,7 @@ def user_gradients(dataset: UserDataset, theta, c, *, loss="logistic", R=1.0, Y=
     return dataset.user_sums(weights(dataset, c)[:, None] * g)       # (m, d)
 
 
-def statistic(dataset: UserDataset, theta, c, *, loss="logistic", R=1.0, Y=1.0, **_ignored) -> np.ndarray:
+def statistic(dataset: UserDataset, theta, c, *, loss="logistic", R=1.0, Y=1.0) -> np.ndarray:
     """sum_j grad l'(theta, M_j) = sum_i c_i grad l(theta, X_i), (d,): the noise-free step quantity."""
     X, y = erm.check_erm_data(dataset, loss, R, Y)
     t = check_finite_array(theta, "theta", ndim=(1,))
@@ -127,7 +127,7 @@ def lipschitz(loss="logistic", R=1.0, Y=1.0, radius=1.0) -> float:
     return erm.lipschitz(loss, R)
 
 
-def sensitivity(dataset: UserDataset, c, *, loss="logistic", R=1.0, Y=1.0, radius=1.0, **_ignored) -> float:
+def sensitivity(dataset: UserDataset, c, *, loss="logistic", R=1.0, Y=1.0, radius=1.0) -> float:
     """Delta_2 = 2 L max_l sum_{i in S_l} c_i: replace-user L2 sensitivity of ``statistic``."""
     C_max = float(user_weight_sums(dataset, c).max())               # user-level Lipschitz / L
     return 2.0 * lipschitz(loss, R, Y, radius) * C_max
@@ -163,7 +163,7 @@ def _noise_multiplier(epsilon: float, delta: float, T: int) -> float:
 
 
 def noise_scale(dataset: UserDataset, c, *, epsilon, delta, T, loss="logistic", R=1.0, Y=1.0,
-                radius=1.0, **_ignored) -> float:
+                radius=1.0) -> float:
     """sigma = z Delta_2 with z the smallest multiplier that keeps T steps (eps, delta)-DP."""
     eps, d = check_epsilon(epsilon), check_delta(delta)
     if d == 0.0:

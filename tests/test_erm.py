@@ -325,3 +325,13 @@ def test_reference_audit_finds_no_violation(name):
     # confidence 1 - 1e-4: a correct mechanism is flagged with probability <= 1e-4.
     r = audit(s.mechanism, s.pairs, s.claim, samples=20_000, seed=4, confidence=1 - 1e-4, output=s.output)
     assert r.verdict == "no violation found", r
+
+
+def test_epasto_stages_refuse_unknown_keywords():
+    # A misspelt parameter (here radius) must not fall back silently to its default.
+    D = UserDataset(np.array([[0.5, 0.5], [0.2, 0.1], [0.3, 0.9]]), [0, 0, 1], labels=[1.0, -1.0, 1.0])
+    c = np.full(3, 1 / 3)
+    with pytest.raises(TypeError, match="radus"):
+        E.noise_scale(D, c, epsilon=1.0, delta=1e-5, T=4, radus=2.0)
+    with pytest.raises(TypeError, match="radus"):
+        E.sensitivity(D, c, radus=2.0)

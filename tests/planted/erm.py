@@ -76,8 +76,9 @@ def _mechanism_data_n_tau(D, rng, size=None, *, epsilon, tau, Lambda, n_min=1, l
 
 
 # ------------------------------------------------ 4. noisy GD sigma ignores the T steps
-def _noise_no_composition(D, c, *, epsilon, delta, T, **p):
-    return E.noise_scale(D, c, epsilon=epsilon, delta=delta, T=1, **p)   # BUG: one step's sigma
+def _noise_no_composition(D, c, *, epsilon, delta, T, loss="logistic", R=1.0, Y=1.0, radius=1.0, **_):
+    return E.noise_scale(D, c, epsilon=epsilon, delta=delta, T=1, loss=loss, R=R, Y=Y,
+                         radius=radius)                                   # BUG: one step's sigma
 
 
 def _mechanism_no_composition(D, rng, size=None, *, c, epsilon, delta, T, loss="logistic", R=1.0, Y=1.0,
