@@ -63,7 +63,7 @@ from .neighbours import REPLACE_USER
 __all__ = [
     "RELATION", "claim", "weights", "user_weight_sums", "user_losses", "user_gradients",
     "statistic", "lipschitz", "sensitivity", "epsilon_spent", "noise_scale", "step_size",
-    "noisy_gradient_descent", "mechanism",
+    "mechanism",
 ]
 
 RELATION = REPLACE_USER  # Epasto §2.2, S_l public; features and labels of one user change
@@ -179,12 +179,13 @@ def step_size(*, sigma, d, T, loss="logistic", R=1.0, Y=1.0, radius=1.0) -> floa
     return radius / (G * math.sqrt(_steps(T)))
 
 
-def noisy_gradient_descent(X, y, c, rng, size=None, *, sigma, T, loss="logistic", R=1.0, Y=1.0,
+def _noisy_gradient_descent(X, y, c, rng, size=None, *, sigma, T, loss="logistic", R=1.0, Y=1.0,
                            radius=1.0) -> np.ndarray:
     """Projected noisy GD with a given sigma; the average of theta_2..theta_{T+1}, (d,) or (size, d).
 
     theta_1 = 0; theta_{t+1} = Pi_C(theta_t - eta (sum_i c_i grad l(theta_t, X_i) + N(0, sigma^2 I))).
-    Private only with the sigma of ``noise_scale``; ``mechanism`` is the checked entry point.
+    Internal: private only with the sigma of ``noise_scale`` and data checked by
+    ``erm.check_erm_data``; ``mechanism`` is the one public, checked entry point.
     """
     T = _steps(T)
     eta = step_size(sigma=sigma, d=X.shape[1], T=T, loss=loss, R=R, Y=Y, radius=radius)
@@ -208,4 +209,4 @@ def mechanism(dataset: UserDataset, rng, size=None, *, c, epsilon, delta, T, los
     X, y = erm.check_erm_data(dataset, loss, R, Y)
     c = weights(dataset, c)
     sigma = noise_scale(dataset, c, epsilon=epsilon, delta=delta, T=T, loss=loss, R=R, Y=Y, radius=radius)
-    return noisy_gradient_descent(X, y, c, rng, size, sigma=sigma, T=T, loss=loss, R=R, Y=Y, radius=radius)
+    return _noisy_gradient_descent(X, y, c, rng, size, sigma=sigma, T=T, loss=loss, R=R, Y=Y, radius=radius)

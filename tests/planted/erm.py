@@ -85,7 +85,7 @@ def _mechanism_no_composition(D, rng, size=None, *, c, epsilon, delta, T, loss="
                               radius=1.0):
     X, y = erm.check_erm_data(D, loss, R, Y)
     sigma = E.noise_scale(D, c, epsilon=epsilon, delta=delta, T=1, loss=loss, R=R, Y=Y, radius=radius)  # BUG
-    return E.noisy_gradient_descent(X, y, c, rng, size, sigma=sigma, T=T, loss=loss, R=R, Y=Y, radius=radius)
+    return E._noisy_gradient_descent(X, y, c, rng, size, sigma=sigma, T=T, loss=loss, R=R, Y=Y, radius=radius)
 
 
 # ------------------------------------------- 5. user-level Lipschitz from the MEAN user weight
