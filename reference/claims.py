@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import check_delta, check_epsilon, check_finite_array, check_positive
+from ._checks import check_delta, check_epsilon, check_finite_array, check_int, check_positive
 
 __all__ = ["Claim", "PureDP", "ApproxDP", "RenyiDP", "PersonalizedDP"]
 
@@ -91,13 +91,12 @@ class PersonalizedDP:
         e = check_finite_array(self.epsilons, "epsilons", ndim=(1,))
         if e.size == 0:
             raise ValueError("epsilons must be non-empty")
-        if (e <= 0).any():
-            i = int(np.argmax(e <= 0))
-            raise ValueError(f"epsilons must be > 0; epsilons[{i}] = {e[i]!r}")
+        for i in (int(np.argmin(e)), int(np.argmax(e))):     # a range: the extremes decide
+            check_epsilon(float(e[i]), f"epsilons[{i}]")
         object.__setattr__(self, "epsilons", tuple(float(v) for v in e))
 
     def for_record(self, i: int) -> PureDP:
-        return PureDP(self.epsilons[i])
+        return PureDP(self.epsilons[check_int(i, "i (record index)", lo=0, hi=len(self.epsilons) - 1)])
 
     def as_eps_delta(self) -> tuple[float, float]:
         # The weakest record's guarantee bounds every record's.

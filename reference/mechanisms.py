@@ -29,8 +29,8 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from ._checks import (
-    check_delta, check_epsilon, check_finite_array, check_generator, check_positive,
-    check_sensitivity, check_size,
+    MAGNITUDE, check_delta, check_epsilon, check_finite_array, check_generator, check_int,
+    check_noise_scale, check_nonnegative, check_positive, check_sensitivity, check_size,
 )
 
 __all__ = [
@@ -39,6 +39,8 @@ __all__ = [
     "l2_laplace_mechanism", "clip_interval", "clip_l2", "gaussian_rdp", "compose_rdp",
     "rdp_to_dp", "rdp_delta",
 ]
+
+_MAX_ELEMENTS = 10**9   # noise values drawn by one call (8 GB of doubles)
 
 # The orders used by the Krichene et al. 2023 authors' accounting code (NOTES.md).
 DEFAULT_RDP_ORDERS = np.concatenate([np.linspace(1.1, 10.9, 99), np.arange(11, 64)])
@@ -66,7 +68,7 @@ def _positive_delta(delta) -> float:
 # ----------------------------------------------------------------------------- Laplace
 def laplace_scale(sensitivity, epsilon) -> float:
     """b = Delta_1 / eps  [DR14, Def. 3.3 / Thm 3.6]; Delta_1 is the L1 sensitivity."""
-    return check_sensitivity(sensitivity) / check_epsilon(epsilon)
+    return check_noise_scale(check_sensitivity(sensitivity) / check_epsilon(epsilon), name="Laplace scale")
 
 
 def laplace_mechanism(value, sensitivity, epsilon, rng, size=None) -> np.ndarray:
@@ -78,6 +80,7 @@ def laplace_mechanism(value, sensitivity, epsilon, rng, size=None) -> np.ndarray
     """
     b = laplace_scale(sensitivity, epsilon)
     loc, shape = _value(value)
+    check_noise_scale(b, loc, "Laplace scale")          # the noise must be able to move the float
     rng = check_generator(rng)
     # Draw with loc=value (numpy broadcasts it): no second pass over the output.
     return np.asarray(rng.laplace(loc, b, _release_shape(size, shape)))
@@ -108,34 +111,50 @@ def _log_gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> flo
     return log_p + math.log(-math.expm1(log_q - log_p))
 
 
+# Doublings allowed when bracketing sigma: 2^400 ~ 1e120 spans MAGNITUDE's 1e100 ratios.
+_BRACKET_STEPS = 400
+
+
 def gaussian_sigma_analytic(sensitivity, epsilon, delta, tol=1e-12) -> float:
     """The smallest sigma with delta(sigma) <= delta  [BW18, Thm 8], any eps > 0.
 
     delta(sigma) decreases in sigma, so we root-find log delta(e^s) = log delta in
     s = log sigma with ``brentq`` (``tol`` is the relative tolerance on sigma), then round
-    up: the returned sigma satisfies delta(sigma) <= delta as computed here.
+    up: the returned sigma satisfies delta(sigma) <= delta as computed here. ``tol`` lies in
+    [1e-15, 1e-2]; every loop is bounded (RuntimeError naming the inputs if one runs out).
 
     Why this is private: [BW18, Thm 8] says N(0, sigma^2 I) noise on an L2-sensitivity
     Delta query is (eps, delta)-DP iff delta(sigma) <= delta, which the loop below enforces.
     """
     Delta, eps, d = check_sensitivity(sensitivity), check_epsilon(epsilon), _positive_delta(delta)
-    tol = check_positive(tol, "tol")
+    tol = check_positive(tol, "tol", lo=1e-15, hi=1e-2)
     log_d = math.log(d)
 
     def f(s):  # decreasing in s; root at the analytic sigma
         return _log_gaussian_delta(math.exp(s), Delta, eps) - log_d
 
-    s_hi = math.log(Delta * math.sqrt(2.0 * math.log(1.25 / d)) / eps)  # DR14 guess
+    # DR14's guess, in logs so that no intermediate overflows: finite for every input in range.
+    s_hi = math.log(Delta) - math.log(eps) + 0.5 * math.log(2.0 * math.log(1.25 / d))
     s_lo = s_hi
-    while f(s_hi) > 0:
+    for _ in range(_BRACKET_STEPS):                      # sigma doubles: delta(sigma) -> 0
+        if f(s_hi) <= 0:
+            break
         s_hi += math.log(2.0)
-    while f(s_lo) <= 0:  # delta(sigma) -> 1 as sigma -> 0, so this ends
+    else:
+        raise RuntimeError(f"gaussian_sigma_analytic: no sigma with delta(sigma) <= delta = {d!r} found "
+                           f"below {math.exp(s_hi):.3g} (sensitivity={Delta!r}, epsilon={eps!r})")
+    for _ in range(_BRACKET_STEPS):                      # sigma halves: delta(sigma) -> 1 > delta
+        if f(s_lo) > 0:
+            break
         s_lo -= math.log(2.0)
+    else:
+        raise RuntimeError(f"gaussian_sigma_analytic: delta(sigma) <= delta = {d!r} even at sigma = "
+                           f"{math.exp(s_lo):.3g} (sensitivity={Delta!r}, epsilon={eps!r})")
     s = brentq(f, s_lo, s_hi, xtol=tol / 4)
     sigma = math.exp(min(s + tol / 2, s_hi))  # |s - s*| <= tol/4 + rounding: step above s*
     for _ in range(1000):  # guard against rounding in f at the root
         if f(math.log(sigma)) <= 0:
-            return sigma
+            return check_noise_scale(sigma, name="sigma")
         sigma *= 1.0 + tol
     raise RuntimeError(f"analytic Gaussian calibration did not converge (sigma={sigma!r})")
 
@@ -149,6 +168,7 @@ def gaussian_mechanism(value, sigma, rng, size=None) -> np.ndarray:
     """
     sigma = check_positive(sigma, "sigma")
     loc, shape = _value(value)
+    check_noise_scale(sigma, loc, "sigma")
     rng = check_generator(rng)
     return np.asarray(rng.normal(loc, sigma, _release_shape(size, shape)))
 
@@ -163,11 +183,12 @@ def l2_laplace_noise(eta, d, rng, size=None) -> np.ndarray:
     and Z/||Z|| with Z ~ N(0, I_d) is uniform on S^{d-1} by rotation invariance.
     """
     eta = check_positive(eta, "eta")
-    if d is None:
-        raise TypeError("d must be a positive int, got None")
-    d = check_size(d, "d")
+    d = check_int(d, "d")
     rng = check_generator(rng)
     m = 1 if check_size(size) is None else size
+    if m * d > _MAX_ELEMENTS:
+        raise ValueError(f"size * d must be <= {_MAX_ELEMENTS:g} (one call's noise in memory), "
+                         f"got size={size!r}, d={d}")
     r = rng.gamma(shape=d, scale=1.0 / eta, size=m)          # (m,)  radius
     z = rng.standard_normal((m, d))                          # (m, d)
     z *= (r / np.linalg.norm(z, axis=1))[:, None]            # r * Z/||Z||
@@ -182,6 +203,9 @@ def l2_laplace_mechanism(value, eta, rng, size=None) -> np.ndarray:
     inequality, so the release is (eta Delta_2)-DP (Acharya et al. 2024 set eta Delta_i = eps_i).
     """
     v = check_finite_array(value, "value", ndim=(1,))
+    if v.size == 0:
+        raise ValueError("value must hold at least one coordinate, got shape (0,)")
+    check_noise_scale(1.0 / check_positive(eta, "eta"), v, "1/eta (the L2-Laplace scale)")
     noise = l2_laplace_noise(eta, v.shape[0], rng, size)
     noise += v
     return noise
@@ -213,14 +237,18 @@ def _orders(orders) -> np.ndarray:
     a = check_finite_array(orders, "orders", ndim=(1,))
     if a.size == 0:
         raise ValueError("orders must be non-empty")
-    if (a <= 1.0).any():
-        i = int(np.argmax(a <= 1.0))
-        raise ValueError(f"orders must be > 1 (Renyi order alpha); orders[{i}] = {a[i].item()!r}")
+    bad = (a <= 1.0) | (a > MAGNITUDE[1])
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"orders must lie in (1, {MAGNITUDE[1]:g}] (Renyi order alpha); orders[{i}] = {a[i].item()!r}")
     return a
 
 
 def _rdp(rdp, n: int, name: str = "rdp") -> np.ndarray:
-    r = np.asarray(rdp, dtype=float)
+    raw = np.asarray(rdp)
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers (an int or float array), got dtype {raw.dtype}")
+    r = raw.astype(float)
     if r.ndim != 1 or r.shape[0] != n:
         raise ValueError(f"{name} must have shape ({n},) like orders, got {r.shape}")
     bad = np.isnan(r) | (r < 0)  # +inf is allowed: no guarantee at that order
@@ -240,7 +268,7 @@ def compose_rdp(*rdp_curves) -> np.ndarray:
     """rho(alpha) = sum_j rho_j(alpha) at each order  [M17, Prop. 1]; same orders for all."""
     if not rdp_curves:
         raise ValueError("compose_rdp needs at least one RDP curve")
-    first = np.asarray(rdp_curves[0], dtype=float)
+    first = np.asarray(rdp_curves[0])
     if first.ndim != 1:
         raise ValueError(f"rdp_curves[0] must be a 1-D array (one value per order), got shape {first.shape}")
     curves = [_rdp(c, first.shape[0], f"rdp_curves[{j}]") for j, c in enumerate(rdp_curves)]
@@ -280,7 +308,7 @@ def rdp_delta(orders, rdp, epsilon, *, method="cks2020") -> float:
     """
     a = _orders(orders)
     r = _rdp(rdp, a.shape[0])
-    eps = check_epsilon(epsilon)
+    eps = check_nonnegative(epsilon, "epsilon")   # an accounting query: any eps >= 0, no cap
     if method == "mironov2017":
         log_delta = (a - 1.0) * (r - eps)
     elif method == "cks2020":

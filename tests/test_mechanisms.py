@@ -315,7 +315,7 @@ BAD = [
     (lambda: M.rdp_to_dp([2.0], [0.1], 0.0), ValueError, "delta"),
     (lambda: M.rdp_to_dp([2.0], [0.1], 1.0), ValueError, "delta"),
     (lambda: M.rdp_to_dp([2.0], [0.1], 1e-5, method="bun2016"), ValueError, "method"),
-    (lambda: M.rdp_delta([2.0], [0.1], 0.0), ValueError, "epsilon"),
+    (lambda: M.rdp_delta([2.0], [0.1], -1.0), ValueError, "epsilon"),
 ]
 
 
