@@ -137,9 +137,21 @@ def neighbouring_pairs(draw, relation, datasets=None, lo: float = 0.0, hi: float
         i = draw(st.integers(0, D.n - 1))
         x = np.array(draw(st.lists(floats, min_size=D.d, max_size=D.d))).reshape(D.values.shape[1:])
         y = None if D.labels is None else draw(floats)
+        if np.array_equal(x, D.values[i]) and (y is None or y == D.labels[i]):
+            x = _moved(x, lo, hi)                   # a neighbour differs: never return D itself
         return NeighbourPair(D, rel.neighbour(D, i, x, y), rel.name, i, f"replace record {i}")
     u = int(draw(st.sampled_from(D.users.tolist())))
     col = getattr(D, rel.field)
     shape = (D.records_of(u).size,) + col.shape[1:]
     new = np.array(draw(st.lists(floats, min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))).reshape(shape)
+    if np.array_equal(new, col[D.records_of(u)]):
+        new = _moved(new, lo, hi)                   # a neighbour differs: never return D itself
     return NeighbourPair(D, rel.neighbour(D, u, new), rel.name, u, f"replace user {u}'s {rel.field}")
+
+
+def _moved(a: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """``a`` with its first entry moved to the farther end of [lo, hi] (so it changes)."""
+    a = np.array(a, dtype=float)
+    flat = a.reshape(-1)
+    flat[0] = hi if abs(flat[0] - lo) <= abs(flat[0] - hi) else lo
+    return a

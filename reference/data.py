@@ -26,7 +26,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ._checks import check_finite_array
+from ._checks import check_epsilon, check_finite_array, check_int
 
 __all__ = ["UserDataset"]
 
@@ -37,13 +37,17 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
+_ID_MAX = np.iinfo(np.int64).max
+
+
 def _ids(x, name: str, n: int) -> np.ndarray:
-    """Non-negative integer ids of shape (n,); floats are accepted only if integral."""
+    """Non-negative integer ids of shape (n,), at most int64's max; floats are accepted only
+    if integral. Bools, strings, complex and object (oversized Python int) entries are refused."""
     a = np.asarray(x)
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an integer array, got dtype {a.dtype}")
     if a.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},) to match values, got {a.shape}")
-    if a.dtype.kind == "b" or a.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be an integer array, got dtype {a.dtype}")
     if a.dtype.kind == "f":
         bad = ~np.isfinite(a) | (a != np.round(a))
         if bad.any():
@@ -53,7 +57,27 @@ def _ids(x, name: str, n: int) -> np.ndarray:
     if neg.any():
         i = int(np.argmax(neg))
         raise ValueError(f"{name} must be non-negative; {name}[{i}] = {a[i].item()!r}")
+    big = a > _ID_MAX if a.dtype.kind != "f" else a >= 2.0**63
+    if big.any():
+        i = int(np.argmax(big))
+        raise ValueError(f"{name} must be at most {_ID_MAX} (int64); {name}[{i}] = {a[i].item()!r}")
     return a.astype(np.int64)
+
+
+def _epsilons(x, n: int) -> np.ndarray:
+    """Per-record privacy levels, each in the range ``check_epsilon`` accepts."""
+    e = check_finite_array(x, "epsilons", ndim=(1,))
+    if e.shape != (n,):
+        raise ValueError(f"epsilons must have shape ({n},) to match values, got {e.shape}")
+    if e.size:
+        for i in (int(np.argmin(e)), int(np.argmax(e))):   # the range is an interval: the extremes decide
+            check_epsilon(float(e[i]), f"epsilons[{i}]")
+    return e
+
+
+def _id_arg(value, name: str) -> int:
+    """One user or task id, as the methods below take it."""
+    return check_int(value, name, lo=0, hi=_ID_MAX)
 
 
 def _stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
@@ -96,13 +120,7 @@ class UserDataset:
                 raise ValueError(f"labels must have shape ({n},) to match values, got {y.shape}")
             set_("labels", y)
         if self.epsilons is not None:
-            e = check_finite_array(self.epsilons, "epsilons", ndim=(1,))
-            if e.shape != (n,):
-                raise ValueError(f"epsilons must have shape ({n},) to match values, got {e.shape}")
-            if (e <= 0).any():
-                i = int(np.argmax(e <= 0))
-                raise ValueError(f"epsilons must be > 0; epsilons[{i}] = {e[i].item()!r}")
-            set_("epsilons", e)
+            set_("epsilons", _epsilons(self.epsilons, n))
         if self.task_ids is not None:
             set_("task_ids", _ids(self.task_ids, "task_ids", n))
 
@@ -115,15 +133,24 @@ class UserDataset:
     def from_user_lists(cls, per_user_values, *, user_ids=None) -> "UserDataset":
         """Build from one list of scalar values per user: [[x_11, x_12], [x_21], ...].
 
-        User l gets id ``user_ids[l]`` (default l). A user with no values is refused.
+        User l gets id ``user_ids[l]`` (default l); ids must be distinct (two lists with
+        one id would silently merge two users into one). A user with no values is refused.
         """
-        lists = [np.atleast_1d(np.asarray(u, dtype=float)) for u in per_user_values]
-        ids = np.arange(len(lists)) if user_ids is None else np.asarray(user_ids)
-        if len(ids) != len(lists):
-            raise ValueError(f"user_ids must have one id per user list ({len(lists)}), got {len(ids)}")
+        if isinstance(per_user_values, (str, bytes, np.ndarray)) or not hasattr(per_user_values, "__len__"):
+            raise TypeError(f"per_user_values must be a list of per-user lists, got {type(per_user_values).__name__}")
+        if len(per_user_values) == 0:
+            raise ValueError("per_user_values must hold at least one user")
+        lists = [np.atleast_1d(check_finite_array(u, f"per_user_values[{l}]", ndim=(0, 1)))
+                 for l, u in enumerate(per_user_values)]
+        ids = np.arange(len(lists)) if user_ids is None else _ids(user_ids, "user_ids", len(lists))
         for l, u in enumerate(lists):
             if u.size == 0:
                 raise ValueError(f"per_user_values[{l}] is empty: every user must own at least one record")
+        uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            dup = int(uniq[np.argmax(counts > 1)])
+            raise ValueError(f"user_ids must be distinct (one id per user list); id {dup} appears "
+                             f"{int(counts.max())} times")
         sizes = np.array([u.size for u in lists])
         return cls(values=np.concatenate(lists), user_ids=np.repeat(ids, sizes))
 
@@ -185,6 +212,7 @@ class UserDataset:
 
     def position_of(self, user_id: int) -> int:
         """Position l of ``user_id`` in ``users``; ValueError if the user is absent."""
+        user_id = _id_arg(user_id, "user_id")
         l = int(np.searchsorted(self.users, user_id))
         if l >= self.m or self.users[l] != user_id:
             raise ValueError(f"user_id {user_id!r} is not in the dataset")
@@ -198,7 +226,7 @@ class UserDataset:
 
     def user_sums(self, x=None) -> np.ndarray:
         """sum_{i in S_l} x_i for every user l, shape (m,) or (m, d). Default x = values."""
-        x = self.values if x is None else np.asarray(x, dtype=float)
+        x = self.values if x is None else check_finite_array(x, "x", ndim=(1, 2))
         if x.shape[0] != self.n:
             raise ValueError(f"x must have {self.n} rows (one per record), got shape {x.shape}")
         if x.ndim == 1:
@@ -226,7 +254,7 @@ class UserDataset:
     def task_users(self, task_id: int) -> np.ndarray:
         """Omega_t: the distinct users with at least one record in task ``task_id``."""
         t = self._require_tasks()
-        return np.unique(self.user_ids[t == task_id])
+        return np.unique(self.user_ids[t == _id_arg(task_id, "task_id")])
 
     def user_tasks(self, user_id: int) -> np.ndarray:
         """Omega^u: the distinct tasks in which ``user_id`` has a record."""
@@ -240,8 +268,17 @@ class UserDataset:
 
     # ------------------------------------------------------------------ derived datasets
     def take(self, idx) -> "UserDataset":
-        """The dataset restricted to record indices ``idx`` (must leave one record)."""
+        """The dataset restricted to record indices ``idx`` (integers in [0, n); must leave one record)."""
         idx = np.asarray(idx)
+        if idx.dtype.kind not in "iu" or idx.ndim != 1:
+            raise TypeError(f"idx must be a 1-D integer array of record indices, got dtype {idx.dtype}, "
+                            f"shape {idx.shape}")
+        if idx.size == 0:
+            raise ValueError("idx must select at least one record (an empty dataset has no users)")
+        bad = (idx < 0) | (idx >= self.n)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"idx must lie in [0, {self.n}); idx[{i}] = {idx[i].item()!r}")
         pick = lambda a: None if a is None else a[idx]  # noqa: E731
         return UserDataset(self.values[idx], self.user_ids[idx], pick(self.labels),
                            pick(self.epsilons), pick(self.task_ids))

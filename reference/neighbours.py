@@ -33,13 +33,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_generator, check_finite_array
+from ._checks import check_dataset, check_finite_array, check_generator, check_int, check_real
 from .data import UserDataset
 
 __all__ = [
     "NeighbourPair", "Relation", "AddRemoveUser", "ReplaceUser", "ReplaceUserLabels",
     "ReplaceUserItems", "ReplaceRecord", "ADD_REMOVE_USER", "REPLACE_USER",
     "REPLACE_USER_LABELS", "REPLACE_USER_ITEMS", "REPLACE_RECORD", "RELATIONS", "get_relation",
+    "is_neighbour",
 ]
 
 
@@ -55,7 +56,7 @@ class NeighbourPair:
 
 
 def _bounds(lo, hi) -> tuple[float, float]:
-    lo, hi = float(lo), float(hi)
+    lo, hi = check_real(lo, "lo"), check_real(hi, "hi")
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ValueError(f"bounds must be finite with lo < hi, got lo={lo!r}, hi={hi!r}")
     return lo, hi
@@ -91,7 +92,7 @@ class _ReplaceUserField:
     def neighbour(self, D: UserDataset, user_id: int, new, *, labels=None) -> UserDataset:
         """D with user ``user_id``'s ``field`` entries (in record order) replaced by ``new``,
         and their labels by ``labels`` where the relation lets labels change too."""
-        idx = D.records_of(user_id)
+        idx = check_dataset(D).records_of(user_id)
         changes = {self.field: self._replaced(D, self.field, idx, new, "new", user_id)}
         if labels is not None:
             if "labels" not in self.also:
@@ -112,6 +113,7 @@ class _ReplaceUserField:
         return col
 
     def changed_units(self, a: UserDataset, b: UserDataset) -> set[int]:
+        check_dataset(a, "a"), check_dataset(b, "b")
         if not np.array_equal(a.user_ids, b.user_ids):
             raise ValueError(f"relation {self.name} keeps the record layout; user_ids differ")
         free = (self.field, *self.also)
@@ -127,23 +129,33 @@ class _ReplaceUserField:
                 diff |= np.asarray(ca != cb).reshape(a.n, -1).any(axis=1)
         return set(int(u) for u in np.unique(a.user_ids[diff]))
 
-    def enumerate(self, D: UserDataset, grid):
+    def enumerate(self, D: UserDataset, grid, label_grid=None):
+        """Every neighbour of D: one user's ``field`` entries on ``grid`` and, where the
+        relation lets labels change with them (``also``) and D has labels, its labels on
+        ``label_grid`` (default ``grid``); D itself is skipped. |grid|^(s d) |label_grid|^s - 1
+        neighbours per user of s records: exponential, for tiny datasets only."""
         g = _grid(grid)
-        col = self._column(D)
+        col = self._column(check_dataset(D))
+        moves_labels = "labels" in self.also and D.labels is not None
+        lg = _grid(label_grid if label_grid is not None else grid) if moves_labels else None
         for u in D.users:
             idx = D.records_of(u)
-            width = idx.size * int(np.prod(col.shape[1:], dtype=int))
-            for combo in itertools.product(g, repeat=width):
-                new = np.reshape(combo, (idx.size,) + col.shape[1:])
-                if np.array_equal(new, col[idx]):
-                    continue
-                yield NeighbourPair(D, self.neighbour(D, u, new), self.name, int(u),
-                                    f"user {u}: {self.field} -> {new.tolist()}")
+            shape = (idx.size,) + col.shape[1:]
+            label_choices = itertools.product(lg, repeat=idx.size) if moves_labels else [None]
+            for ys in label_choices:
+                for combo in itertools.product(g, repeat=int(np.prod(shape, dtype=int))):
+                    new = np.reshape(combo, shape)
+                    same_y = ys is None or np.array_equal(ys, D.labels[idx])
+                    if np.array_equal(new, col[idx]) and same_y:
+                        continue
+                    labels = None if ys is None else np.asarray(ys, dtype=float)
+                    what = f"user {u}: {self.field} -> {new.tolist()}" + ("" if ys is None else f", labels -> {[float(v) for v in ys]}")
+                    yield NeighbourPair(D, self.neighbour(D, u, new, labels=labels), self.name, int(u), what)
 
     def sample(self, D: UserDataset, rng, lo, hi) -> NeighbourPair:
         check_generator(rng)
         lo, hi = _bounds(lo, hi)
-        u = int(rng.choice(D.users))
+        u = int(rng.choice(check_dataset(D).users))
         col = self._column(D)
         new = rng.uniform(lo, hi, size=(D.records_of(u).size,) + col.shape[1:])
         return NeighbourPair(D, self.neighbour(D, u, new), self.name, u, f"user {u}: random {self.field}")
@@ -151,7 +163,8 @@ class _ReplaceUserField:
     def worst_case_pairs(self, D: UserDataset, lo, hi, *, k: int = 2) -> list[NeighbourPair]:
         """The k heaviest users (and the lightest) with all their entries at lo vs at hi."""
         lo, hi = _bounds(lo, hi)
-        col = self._column(D)
+        k = check_int(k, "k", lo=1)
+        col = self._column(check_dataset(D))
         users = list(dict.fromkeys([*_heaviest(D, k).tolist(), int(D.users[np.argmin(D.counts)])]))
         pairs = []
         for u in users:
@@ -202,6 +215,8 @@ class AddRemoveUser:
 
     def neighbour(self, D: UserDataset, user_id: int, new=None, *, labels=None) -> UserDataset:
         """Remove ``user_id`` (``new`` is None) or add it with values ``new`` (and ``labels``)."""
+        check_dataset(D)
+        user_id = check_int(user_id, "user_id", lo=0, hi=np.iinfo(np.int64).max)
         if new is None:
             if D.m < 2:
                 raise ValueError("cannot remove the only user: the empty dataset is not representable")
@@ -209,20 +224,26 @@ class AddRemoveUser:
         if user_id in set(D.users.tolist()):
             raise ValueError(f"user_id {user_id} already present; choose a new id to add a user")
         new = check_finite_array(new, "new")
-        if new.shape[1:] != D.values.shape[1:] or new.shape[0] < 1:
+        if new.ndim == 0 or new.shape[1:] != D.values.shape[1:] or new.shape[0] < 1:
             raise ValueError(f"new must have shape (k,) + {D.values.shape[1:]} with k >= 1, got {new.shape}")
         k = new.shape[0]
         extra = {}
         if D.labels is not None:
             if labels is None:
                 raise ValueError("labels is required: the dataset has labels")
-            extra["labels"] = np.r_[D.labels, check_finite_array(labels, "labels")]
+            y = check_finite_array(labels, "labels", ndim=(1,))
+            if y.shape != (k,):
+                raise ValueError(f"labels must have shape ({k},) (one per new record), got {y.shape}")
+            extra["labels"] = np.r_[D.labels, y]
+        elif labels is not None:
+            raise ValueError("labels must be None: the dataset has no labels")
         if D.epsilons is not None or D.task_ids is not None:
             raise ValueError("adding a user to a dataset with epsilons or task_ids needs them; build it directly")
         return D.with_fields(values=np.concatenate([D.values, new]),
                              user_ids=np.r_[D.user_ids, np.full(k, user_id)], **extra)
 
     def changed_units(self, a: UserDataset, b: UserDataset) -> set[int]:
+        check_dataset(a, "a"), check_dataset(b, "b")
         ua, ub = set(a.users.tolist()), set(b.users.tolist())
         if not (ua <= ub or ub <= ua):
             raise ValueError("add-remove-user: neither user set contains the other")
@@ -234,22 +255,33 @@ class AddRemoveUser:
             raise ValueError("add-remove-user: the shared users' records differ")
         return changed
 
-    def enumerate(self, D: UserDataset, grid, *, max_records: int = 2):
-        """Every removal of one user, and every added user with 1..max_records values on grid."""
+    def enumerate(self, D: UserDataset, grid, *, max_records: int = 2, label_grid=None):
+        """Every removal of one user, and every added user with 1..max_records records, each
+        record a point of grid^d (and a label on ``label_grid``, default ``grid``, if D has
+        labels), in every order: (|grid|^d |label_grid|)^k added users of k records. A user's
+        record order matters to mechanisms that keep "the first tau" (Amin §4)."""
         g = _grid(grid)
+        max_records = check_int(max_records, "max_records", lo=1, hi=8)
+        check_dataset(D)
         for u in D.users:
             if D.m >= 2:
                 yield NeighbourPair(D, self.neighbour(D, int(u)), self.name, int(u), f"remove user {u}")
+        points = [np.reshape(p, D.values.shape[1:]) for p in itertools.product(g, repeat=D.d)]
+        ys = [None] if D.labels is None else list(_grid(label_grid if label_grid is not None else grid))
+        records = [(p, y) for p in points for y in ys]
         new_id = int(D.users.max()) + 1
         for k in range(1, max_records + 1):
-            for combo in itertools.combinations_with_replacement(g, k * D.d):
-                new = np.reshape(combo, (k,) + D.values.shape[1:])
-                labels = np.zeros(k) if D.labels is not None else None
-                yield NeighbourPair(D, self.neighbour(D, new_id, new, labels=labels), self.name,
-                                    new_id, f"add user {new_id} with {new.tolist()}")
+            for combo in itertools.product(records, repeat=k):
+                new = np.array([p for p, _ in combo])
+                labels = None if D.labels is None else np.array([y for _, y in combo])
+                what = f"add user {new_id} with {new.tolist()}" + ("" if labels is None else f", labels {labels.tolist()}")
+                yield NeighbourPair(D, self.neighbour(D, new_id, new, labels=labels), self.name, new_id, what)
 
     def sample(self, D: UserDataset, rng, lo, hi) -> NeighbourPair:
         check_generator(rng)
+        _bounds(lo, hi)
+        if check_dataset(D).m < 2:
+            raise ValueError("cannot remove the only user: D must have at least 2 users to sample a removal")
         u = int(rng.choice(D.users))
         return NeighbourPair(D, self.neighbour(D, u), self.name, u, f"remove user {u}")
 
@@ -257,6 +289,10 @@ class AddRemoveUser:
                          max_records: int | None = None) -> list[NeighbourPair]:
         """Remove each of the k heaviest users; add a user with max_records records all at hi / all at lo."""
         lo, hi = _bounds(lo, hi)
+        k = check_int(k, "k", lo=1)
+        check_dataset(D)
+        if max_records is not None:
+            max_records = check_int(max_records, "max_records", lo=1)
         pairs = [NeighbourPair(D, self.neighbour(D, int(u)), self.name, int(u),
                                f"remove heaviest user {u} (s={D.counts[D.position_of(u)]})")
                  for u in _heaviest(D, k) if D.m >= 2]
@@ -277,20 +313,25 @@ class ReplaceRecord:
     unit_kind = "record"
 
     def neighbour(self, D: UserDataset, i: int, new_value, new_label=None) -> UserDataset:
-        if not (0 <= int(i) < D.n):
-            raise ValueError(f"record index i must lie in [0, {D.n}), got {i!r}")
+        i = check_int(i, "i (record index)", lo=0, hi=check_dataset(D).n - 1)
         values = D.values.copy()
-        values[i] = check_finite_array(new_value, "new_value")
+        x = check_finite_array(new_value, "new_value")
+        if x.shape != D.values.shape[1:]:
+            raise ValueError(f"new_value must have shape {D.values.shape[1:]} (one record), got {x.shape}")
+        values[i] = x
         changes = {"values": values}
         if D.labels is not None:
             if new_label is None:
                 raise ValueError("new_label is required: the dataset has labels")
             labels = D.labels.copy()
-            labels[i] = float(check_finite_array(new_label, "new_label"))
+            labels[i] = float(check_finite_array(new_label, "new_label", ndim=(0,)))
             changes["labels"] = labels
+        elif new_label is not None:
+            raise ValueError("new_label must be None: the dataset has no labels")
         return D.with_fields(**changes)
 
     def changed_units(self, a: UserDataset, b: UserDataset) -> set[int]:
+        check_dataset(a, "a"), check_dataset(b, "b")
         if a.n != b.n or not (_same(a.user_ids, b.user_ids) and _same(a.epsilons, b.epsilons)
                               and _same(a.task_ids, b.task_ids)):
             raise ValueError("replace-record keeps n, user_ids, epsilons and task_ids")
@@ -301,7 +342,7 @@ class ReplaceRecord:
 
     def enumerate(self, D: UserDataset, grid, label_grid=None):
         g = _grid(grid)
-        labels = [None] if D.labels is None else _grid(label_grid if label_grid is not None else grid)
+        labels = [None] if check_dataset(D).labels is None else _grid(label_grid if label_grid is not None else grid)
         for i in range(D.n):
             for combo in itertools.product(g, repeat=D.d):
                 for y in labels:
@@ -314,7 +355,7 @@ class ReplaceRecord:
     def sample(self, D: UserDataset, rng, lo, hi) -> NeighbourPair:
         check_generator(rng)
         lo, hi = _bounds(lo, hi)
-        i = int(rng.integers(D.n))
+        i = int(rng.integers(check_dataset(D).n))
         x = rng.uniform(lo, hi, size=D.values.shape[1:])
         y = None if D.labels is None else float(rng.uniform(lo, hi))
         return NeighbourPair(D, self.neighbour(D, i, x, y), self.name, i, f"record {i}: random")
@@ -323,6 +364,13 @@ class ReplaceRecord:
                          records=None) -> list[NeighbourPair]:
         """Records (default: the most and least protected) moved between the corners lo and hi."""
         lo, hi = _bounds(lo, hi)
+        check_dataset(D)
+        if label_lo is not None or label_hi is not None:
+            label_lo, label_hi = _bounds(lo if label_lo is None else label_lo, hi if label_hi is None else label_hi)
+        if records is not None:
+            records = [check_int(i, f"records[{j}]", lo=0, hi=D.n - 1) for j, i in enumerate(records)]
+            if not records:
+                raise ValueError("records must name at least one record index")
         if records is None:
             records = [0] if D.epsilons is None else [int(np.argmax(D.epsilons)), int(np.argmin(D.epsilons))]
         ylo = lo if label_lo is None else label_lo
@@ -350,12 +398,14 @@ def get_relation(name: str):
     """The relation object called ``name``; ValueError listing the known names otherwise."""
     try:
         return RELATIONS[name]
-    except KeyError:
+    except (KeyError, TypeError):
         raise ValueError(f"relation must be one of {sorted(RELATIONS)}, got {name!r}") from None
 
 
 def is_neighbour(relation, a: UserDataset, b: UserDataset) -> bool:
-    """True when a and b differ in exactly one unit of ``relation``."""
+    """True when a and b differ in exactly one unit of ``relation`` (a relation object)."""
+    if not hasattr(relation, "changed_units"):
+        raise TypeError(f"relation must be a relation object (e.g. neighbours.REPLACE_USER), got {type(relation).__name__}")
     try:
         return len(relation.changed_units(a, b)) == 1
     except ValueError:

@@ -76,8 +76,8 @@ def test_without_user_and_take():
     (dict(values=[], user_ids=[]), "at least one record"),
     (dict(values=[1.0, 2.0], user_ids=[0, 1], labels=[1.0]), r"labels must have shape \(2,\)"),
     (dict(values=[1.0, 2.0], user_ids=[0, 1], labels=[1.0, np.nan]), r"labels\[1\]"),
-    (dict(values=[1.0, 2.0], user_ids=[0, 1], epsilons=[1.0, 0.0]), r"epsilons must be > 0; epsilons\[1\] = 0.0"),
-    (dict(values=[1.0, 2.0], user_ids=[0, 1], epsilons=[-1.0, 1.0]), r"epsilons\[0\] = -1.0"),
+    (dict(values=[1.0, 2.0], user_ids=[0, 1], epsilons=[1.0, 0.0]), r"epsilons\[1\] must be finite and > 0, in \[1e-50, 50\].*got 0.0"),
+    (dict(values=[1.0, 2.0], user_ids=[0, 1], epsilons=[-1.0, 1.0]), r"epsilons\[0\] must be finite and > 0.*got -1.0"),
     (dict(values=[1.0, 2.0], user_ids=[0, 1], task_ids=[0, -2]), r"task_ids must be non-negative"),
     (dict(values=np.zeros((2, 0)), user_ids=[0, 1]), "at least one column"),
 ])

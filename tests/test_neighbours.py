@@ -34,11 +34,59 @@ def test_replace_user_enumeration_is_complete(rel, tiny):
 def test_add_remove_enumeration_is_complete(tiny):
     grid = [0.0, 1.0]
     pairs = list(N.ADD_REMOVE_USER.enumerate(tiny, grid, max_records=3))
-    # m removals + multisets of size 1..3 over the grid (record order of a new user is immaterial)
-    expected = tiny.m + sum(comb(len(grid) + k - 1, k) for k in (1, 2, 3))
+    # m removals + every ordered sequence of 1..3 values on the grid (a user's record order
+    # matters to "keep the first tau records", Amin §4)
+    expected = tiny.m + sum(len(grid) ** k for k in (1, 2, 3))
     assert len(pairs) == expected
     for p in pairs:
         assert N.ADD_REMOVE_USER.changed_units(p.first, p.second) == {p.unit}
+
+
+def _added_user(p):
+    """The records of the user that ``p`` adds, as a tuple of (x tuple, label)."""
+    idx = p.second.records_of(p.unit)
+    xs = p.second.values[idx].reshape(idx.size, -1)
+    ys = [None] * idx.size if p.second.labels is None else p.second.labels[idx].tolist()
+    return tuple((tuple(x), y) for x, y in zip(xs.tolist(), ys))
+
+
+def test_add_remove_enumeration_is_complete_in_d2_with_labels():
+    # Independent oracle: the added users written out by nested loops over coordinates and
+    # labels (no itertools), compared as sets. The old enumeration (multisets of flattened
+    # coordinates, labels fixed at 0) never added the one-record user x = (1, 0), y = +1.
+    D = UserDataset(np.array([[0.5, 0.5], [0.0, 1.0], [1.0, 1.0]]), np.array([3, 3, 7]),
+                    labels=np.array([1.0, -1.0, 1.0]))
+    grid, labels = [0.0, 1.0], [-1.0, 1.0]
+    pairs = list(N.ADD_REMOVE_USER.enumerate(D, grid, max_records=2, label_grid=labels))
+    records = [((a, b), y) for a in grid for b in grid for y in labels]            # 8 records
+    want = {(r,) for r in records} | {(r, q) for r in records for q in records}    # 8 + 64 users
+    added = [_added_user(p) for p in pairs if p.second.n > D.n]
+    removed = {p.unit for p in pairs if p.second.n < D.n}
+    assert removed == {3, 7}
+    assert len(added) == len(want) == 72 and set(added) == want
+    assert (((1.0, 0.0), 1.0),) in set(added)
+    for p in pairs:
+        assert N.ADD_REMOVE_USER.changed_units(p.first, p.second) == {p.unit}
+
+
+def test_replace_user_enumeration_moves_labels_too_in_d2():
+    # Epasto §2.2: a user's data points (x, y) are replaced, so labels move with the values.
+    # Independent count: a user of s records has (|grid|^(s d) |labels|^s) - 1 neighbours,
+    # and the neighbours are distinct; checked against an explicit nested-loop set for user 7.
+    D = UserDataset(np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([3, 3, 7]),
+                    labels=np.array([1.0, -1.0, 1.0]))
+    grid, labels = [0.0, 1.0], [-1.0, 1.0]
+    pairs = list(N.REPLACE_USER.enumerate(D, grid, label_grid=labels))
+    assert len(pairs) == (2 ** 4 * 2 ** 2 - 1) + (2 ** 2 * 2 - 1)
+    seen = {(p.unit, tuple(p.second.values.ravel()), tuple(p.second.labels)) for p in pairs}
+    assert len(seen) == len(pairs)
+    user7 = {(tuple(p.second.values[2]), p.second.labels[2]) for p in pairs if p.unit == 7}
+    want7 = {((a, b), y) for a in grid for b in grid for y in labels} - {((1.0, 1.0), 1.0)}
+    assert user7 == want7
+    for p in pairs:
+        assert N.REPLACE_USER.changed_units(p.first, p.second) == {p.unit}
+    # the values-only relations keep the labels fixed
+    assert len(list(N.REPLACE_USER_ITEMS.enumerate(D, grid))) == (2 ** 4 - 1) + (2 ** 2 - 1)
 
 
 def test_replace_record_and_labels_enumeration(tiny):
@@ -53,10 +101,10 @@ def test_replace_record_and_labels_enumeration(tiny):
 
 @pytest.mark.parametrize("name", sorted(N.RELATIONS))
 @given(data=st.data())
-def test_sampled_pairs_differ_in_at_most_the_named_unit(name, data):
+def test_sampled_pairs_differ_in_exactly_the_named_unit(name, data):
     p = data.draw(neighbouring_pairs(name))
     rel = N.get_relation(name)
-    assert rel.changed_units(p.first, p.second) <= {p.unit}
+    assert rel.changed_units(p.first, p.second) == {p.unit}      # never D itself
 
 
 @pytest.mark.parametrize("name", sorted(N.RELATIONS))
@@ -68,7 +116,8 @@ def test_worst_case_and_random_pairs_are_neighbours(name, D, seed):
     for p in rel.worst_case_pairs(D, 0.0, 1.0):
         assert rel.changed_units(p.first, p.second) == {p.unit}, p.description
     p = rel.sample(D, np.random.default_rng(seed), 0.0, 1.0)
-    assert rel.changed_units(p.first, p.second) <= {p.unit}
+    # uniform new values equal the old ones with probability 0
+    assert rel.changed_units(p.first, p.second) == {p.unit}
 
 
 def test_worst_case_replace_user_puts_heaviest_user_at_the_bounds(tiny):
@@ -91,7 +140,7 @@ def test_is_neighbour_rejects_two_changed_users(tiny):
     (lambda D: N.REPLACE_USER.neighbour(D, 4, [1.0]), ValueError, r"new must have shape \(3,\)"),
     (lambda D: N.REPLACE_USER.neighbour(D, 4, [1.0, np.nan, 0.0]), ValueError, r"new must be finite"),
     (lambda D: N.REPLACE_USER.worst_case_pairs(D, 1.0, 0.0), ValueError, "lo < hi"),
-    (lambda D: N.REPLACE_RECORD.neighbour(D, 99, 0.0), ValueError, r"record index i must lie in \[0, 6\)"),
+    (lambda D: N.REPLACE_RECORD.neighbour(D, 99, 0.0), ValueError, r"i \(record index\) must be an integer in \[0, 5\], got 99"),
     (lambda D: N.ADD_REMOVE_USER.neighbour(D, 4, [1.0]), ValueError, "user_id 4 already present"),
     (lambda D: N.ADD_REMOVE_USER.neighbour(D.take([0]), 4), ValueError, "cannot remove the only user"),
     (lambda D: N.REPLACE_USER_LABELS.neighbour(D, 4, [0.0, 0.0, 0.0]), ValueError, "needs dataset.labels"),
