@@ -65,7 +65,8 @@ def wa_examples(draw, max_users: int = 8, max_records_per_user: int = 6, relatio
     # Large eps and sigma = B/2 make h* > s_1 (unequal user weights) likely; small eps
     # gives h* = s_1 (one weight per user). Both regimes are drawn.
     eps = draw(st.one_of(st.sampled_from([1.0, 4.0, 16.0, 50.0]), st.floats(0.1, 50.0)))
-    sigma = draw(st.one_of(st.just(B / 2), st.floats(0.0, B / 2)))
+    # sigma = 0 or a magnitude (the reference's supported range excludes 0 < sigma < 1e-50)
+    sigma = draw(st.one_of(st.just(B / 2), st.just(0.0), st.floats(1e-6, B / 2)))
     if relation is None:
         return WAExample(draw(datasets), B, eps, sigma)
     pair = draw(neighbouring_pairs(relation, datasets=datasets, lo=0.0, hi=B))

@@ -1,6 +1,7 @@
 """Amin, Kulesza, Munoz Medina, Vassilvitskii, "Bounding User Contributions: A
-Bias-Variance Trade-off in Differential Privacy", ICML 2019, PMLR 97
-(arXiv:1905.03871; the copy in shared/papers states no arXiv id or version). §3, "A Simple Example".
+Bias-Variance Trade-off in Differential Privacy", Proceedings of the 36th International
+Conference on Machine Learning (ICML 2019), PMLR 97:263-271 (the paper's own header; our copy
+states no arXiv id). §3, "A Simple Example".
 
 The capped sum of §3 and the cap that minimises its error bound (eq. 5-6).
 
@@ -38,7 +39,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._checks import check_epsilon, check_generator, check_positive, check_size
+from ._checks import (
+    check_dataset, check_epsilon, check_finite_array, check_generator, check_nonnegative,
+    check_positive, check_size,
+)
 from .claims import PureDP
 from .data import UserDataset
 from .mechanisms import clip_interval, laplace_mechanism, laplace_scale
@@ -65,8 +69,7 @@ def user_totals(dataset: UserDataset) -> np.ndarray:
     §3 assumes non-negative contributions; a negative record value is refused (naming
     its index), never clipped: min(x_l, T) is not a cap for a negative total.
     """
-    if not isinstance(dataset, UserDataset):
-        raise TypeError(f"dataset must be a UserDataset, got {type(dataset).__name__}")
+    check_dataset(dataset)
     if dataset.values.ndim != 1:
         raise ValueError(f"dataset.values must be scalar per record (shape (n,)) for §3's sum, "
                          f"got shape {dataset.values.shape}")
@@ -117,11 +120,19 @@ def mechanism(dataset: UserDataset, T, epsilon, rng, size=None) -> np.ndarray:
 
 # ------------------------------------------------------------------ the optimal cap
 def error_bound(x, T, epsilon) -> float:
-    """Eq. 5: E|g_hat - g(S)| <= T/eps + sum_l max(0, x_l - T)  (variance + bias)."""
-    x = np.asarray(x, dtype=float)
-    T = float(T)
-    if T < 0:
-        raise ValueError(f"T must be >= 0, got {T!r}")
+    """Eq. 5: E|g_hat - g(S)| <= T/eps + sum_l max(0, x_l - T)  (variance + bias).
+
+    ``x``: the user totals x_l >= 0 (non-empty, as ``user_totals`` returns them); ``T`` >= 0
+    (T = 0 is the degenerate minimiser ``optimal_cap_nonprivate`` returns when ceil(1/eps) > m:
+    release nothing, error = the whole sum).
+    """
+    x = check_finite_array(x, "x", ndim=(1,))
+    if x.size == 0:
+        raise ValueError("x (the user totals) must be non-empty")
+    if (x < 0).any():
+        i = int(np.argmax(x < 0))
+        raise ValueError(f"x must be >= 0 (§3: non-negative contributions); x[{i}] = {float(x[i])!r}")
+    T = check_nonnegative(T, "T")
     return T / check_epsilon(epsilon) + float(np.sum(np.maximum(0.0, x - T)))  # eq. 5
 
 
@@ -158,9 +169,9 @@ def capped_sums(dataset: UserDataset, T) -> np.ndarray:
 
     The same quantity as ``statistic`` (§3), vectorised over T by one sort of the totals.
     """
-    T = np.asarray(T, dtype=float)
-    if not np.all(np.isfinite(T)) or np.any(T < 0):
-        raise ValueError("T must be finite and >= 0")
+    T = check_finite_array(T, "T", ndim=(0, 1))
+    if (T < 0).any():
+        raise ValueError(f"T (the caps) must be >= 0, got min {float(T.min())!r}")
     x = np.sort(user_totals(dataset))                           # (m,), ascending
     below = np.searchsorted(x, T, side="right")                 # |{x_l <= T}|
     prefix = np.r_[0.0, np.cumsum(x)]                           # (m+1,)

@@ -60,12 +60,14 @@ depends only on public parameters (tau, n_min, Lambda, R, Y, eps).
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
 from . import erm
-from ._checks import check_epsilon, check_generator, check_positive, check_size
+from ._checks import (
+    check_dataset, check_epsilon, check_generator, check_int, check_noise_scale, check_nonnegative,
+    check_positive, check_size,
+)
 from .claims import PureDP
 from .data import UserDataset
 from .mechanisms import l2_laplace_noise
@@ -85,11 +87,7 @@ def claim(epsilon) -> PureDP:
 
 
 def _count(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value!r}")
-    return int(value)
+    return check_int(value, name, lo=1)
 
 
 # ---------------------------------------------------------------------------- contribution bound
@@ -99,14 +97,14 @@ def kept_records(dataset: UserDataset, tau) -> np.ndarray:
     Amin §4: "If a user contributes more than tau examples ... we only take the first tau".
     """
     tau = _count(tau, "tau")
-    order, offsets = dataset.record_order                    # S_l = order[offsets[l]:offsets[l+1]]
+    order, offsets = check_dataset(dataset).record_order                    # S_l = order[offsets[l]:offsets[l+1]]
     rank = np.arange(dataset.n) - np.repeat(offsets[:-1], dataset.counts)  # position within user
     return np.sort(order[rank < tau])                        # (n_tau,)
 
 
 def effective_sample_size(dataset: UserDataset, tau) -> int:
     """§5: n_tau = sum_j n_{j tau}, n_{j tau} = min(n_j, tau)."""
-    return int(np.minimum(dataset.counts, _count(tau, "tau")).sum())
+    return int(np.minimum(check_dataset(dataset).counts, _count(tau, "tau")).sum())
 
 
 def weights(dataset: UserDataset, tau, n_min) -> np.ndarray:
@@ -120,11 +118,23 @@ def weights(dataset: UserDataset, tau, n_min) -> np.ndarray:
 
 # ------------------------------------------------------------------------------ statistic
 def fit(dataset: UserDataset, *, tau, Lambda, n_min, loss="logistic", R=1.0, Y=1.0) -> erm.Minimiser:
-    """argmin_theta J(theta, D) with its accuracy certificate (``erm.minimise``)."""
+    """argmin_theta J(theta, D), certified to ||theta - theta*|| <= CERT_REL * Delta_2.
+
+    The privacy proof (module docstring) bounds the distance between EXACT minimisers. The
+    solver returns theta with a certificate ||theta - theta*|| <= ||grad J(theta)|| / Lambda
+    [Nes04, Thm 2.1.10] (``erm.minimise``); we ask for tol = CERT_REL * Delta_2 and refuse
+    (RuntimeError) when the certificate is larger, so ``sensitivity`` may add 2 tol.
+    """
     X, y = erm.check_erm_data(dataset, loss, R, Y)
     w = weights(dataset, tau, n_min)
     keep = w > 0
-    return erm.minimise(X[keep], y[keep], w[keep], Lambda, loss)
+    tol = CERT_REL * _exact_sensitivity(tau=tau, Lambda=Lambda, n_min=n_min, loss=loss, R=R, Y=Y)
+    fitted = erm.minimise(X[keep], y[keep], w[keep], Lambda, loss, tol=tol)
+    if not fitted.error_bound <= tol:
+        raise RuntimeError(f"the minimiser is certified only to ||theta - theta*|| <= {fitted.error_bound:.3g}, "
+                           f"above tol = CERT_REL * Delta_2 = {tol:.3g} that the noise accounts for; "
+                           f"refusing to release (the data may be too ill-conditioned for double precision)")
+    return fitted
 
 
 def statistic(dataset: UserDataset, **params) -> np.ndarray:
@@ -133,21 +143,33 @@ def statistic(dataset: UserDataset, **params) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- noise
-def sensitivity(*, tau, Lambda, n_min, loss="logistic", R=1.0, Y=1.0) -> float:
-    """Delta_2 = (L / Lambda) max(2 tau / (n_min + tau), tau / n_min): module docstring.
+# The solver's accuracy, relative to Delta_2: negligible next to the noise (2e-9 of its scale),
+# far above rounding (the certificate reaches ~1e-16 relative on the data we test).
+CERT_REL = 1e-9
 
-    The record-level [CMS11, Cor. 8] value 2L / (n Lambda) is the special case tau = 1
-    with a public n = n_min >= 1 (then 2/(n+1) <= 2/n).
-    """
+
+def _exact_sensitivity(*, tau, Lambda, n_min, loss="logistic", R=1.0, Y=1.0) -> float:
     tau, n_min = _count(tau, "tau"), _count(n_min, "n_min")
     Lambda = check_positive(Lambda, "Lambda")
     L = erm.lipschitz(loss, R, Y, Lambda)
     return (L / Lambda) * max(2.0 * tau / (n_min + tau), tau / n_min)
 
 
+def sensitivity(*, tau, Lambda, n_min, loss="logistic", R=1.0, Y=1.0) -> float:
+    """Delta_2 (1 + 2 CERT_REL), Delta_2 = (L / Lambda) max(2 tau / (n_min + tau), tau / n_min).
+
+    Delta_2 bounds ||theta*(D) - theta*(D')|| for the exact minimisers (module docstring);
+    ``fit`` returns each within CERT_REL * Delta_2 of its exact minimiser, so the released
+    statistics differ by at most Delta_2 + 2 CERT_REL Delta_2 (triangle inequality).
+    The record-level [CMS11, Cor. 8] value 2L / (n Lambda) is the special case tau = 1
+    with a public n = n_min >= 1 (then 2/(n+1) <= 2/n).
+    """
+    return _exact_sensitivity(tau=tau, Lambda=Lambda, n_min=n_min, loss=loss, R=R, Y=Y) * (1.0 + 2.0 * CERT_REL)
+
+
 def noise_scale(*, epsilon, **params) -> float:
     """Delta_2 / eps: the noise density is proportional to exp(-||b||_2 / (Delta_2 / eps)) [CMS11, Alg. 1]."""
-    return sensitivity(**params) / check_epsilon(epsilon)
+    return check_noise_scale(sensitivity(**params) / check_epsilon(epsilon), name="noise scale")
 
 
 def mechanism(dataset: UserDataset, rng, size=None, *, epsilon, tau, Lambda, n_min,
@@ -162,16 +184,18 @@ def mechanism(dataset: UserDataset, rng, size=None, *, epsilon, tau, Lambda, n_m
     params = dict(tau=tau, Lambda=Lambda, n_min=n_min, loss=loss, R=R, Y=Y)
     scale = noise_scale(epsilon=epsilon, **params)
     theta = statistic(dataset, **params)                                  # (d,)
+    check_noise_scale(scale, theta)                                       # the noise can move theta
     return theta + l2_laplace_noise(1.0 / scale, theta.size, rng, size)  # eta = eps / Delta_2
 
 
 # ------------------------------------------------------------------------- bias (Prop. 1)
 def _var_h(var_H) -> float | None:
+    """Var(H) of Def. 6 for a loss in [0, 1]: 0 <= Var(H) <= 1/4 (Popoviciu)."""
     if var_H is None:
         return None
-    v = float(var_H)
-    if not (np.isfinite(v) and v >= 0):
-        raise ValueError(f"var_H (the empirical variance Var(H) of Def. 6) must be finite and >= 0, got {var_H!r}")
+    v = check_nonnegative(var_H, "var_H")
+    if v > 0.25:
+        raise ValueError(f"var_H (the variance Var(H) of Def. 6, a loss in [0, 1]) must lie in [0, 1/4], got {v!r}")
     return v
 
 
@@ -185,7 +209,7 @@ def bias_bound(dataset: UserDataset, tau, var_H=None) -> float:
     it as ``var_H`` if known, else only the first term is used (a valid, larger bound).
     This is a statistic of the raw data (n, n_tau): it is NOT private.
     """
-    n, n_tau = dataset.n, effective_sample_size(dataset, tau)
+    n, n_tau = check_dataset(dataset).n, effective_sample_size(dataset, tau)
     first = math.sqrt(0.5 * math.log(n / n_tau))                         # Prop. 1, first term
     v = _var_h(var_H)
     return first if v is None else min(first, math.sqrt(2.0 * n / n_tau * v))

@@ -34,11 +34,12 @@ the usual floating-point attacks on textbook Laplace sampling are out of scope h
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from ._checks import check_epsilon, check_finite_array, check_in_interval, check_positive
+from ._checks import (
+    MAX_INT, check_dataset, check_epsilon, check_finite_array, check_in_interval, check_int,
+    check_nonnegative, check_positive, check_real,
+)
 from .claims import PureDP
 from .data import UserDataset
 from .mechanisms import laplace_mechanism, laplace_scale
@@ -71,16 +72,12 @@ def _check_sigma(sigma, B: float) -> float:
     standard deviation a [0, B]-valued variable can have (Popoviciu's inequality)."""
     if sigma is None:
         return B / 2.0
-    s = float(check_finite_array(sigma, "sigma", ndim=(0,)))
-    if s < 0:
-        raise ValueError(f"sigma must be >= 0, got {s!r}")
-    return s
+    return check_nonnegative(sigma, "sigma")
 
 
 def _check_y(dataset: UserDataset, B: float) -> np.ndarray:
     """y_i in [0, B] (§3); out-of-range data is refused, not clipped."""
-    if not isinstance(dataset, UserDataset):
-        raise TypeError(f"dataset must be a UserDataset, got {type(dataset).__name__}")
+    check_dataset(dataset)
     if dataset.values.ndim != 1:
         raise ValueError(f"dataset.values must be scalar y_i (shape (n,)), got {dataset.values.shape}")
     return check_in_interval(dataset.values, 0.0, B, "dataset.values")
@@ -100,42 +97,71 @@ def _check_c(c, n: int) -> np.ndarray:
     return c
 
 
-def _counts(dataset_or_counts) -> tuple[np.ndarray, np.ndarray]:
-    """(s (m,), user_index (n,)). A counts array lays records out user by user."""
+# A counts array is expanded to one weight per record (user 0's s_0 records first, ...):
+# that layout must fit in memory (8 GB of doubles).
+MAX_LAYOUT = 10**9
+
+
+def _counts(dataset_or_counts) -> np.ndarray:
+    """s (m,): a dataset's user sizes, or a counts array of integers in [1, MAX_INT]."""
     if isinstance(dataset_or_counts, UserDataset):
-        return dataset_or_counts.counts, dataset_or_counts.user_index
+        return dataset_or_counts.counts
     s = np.asarray(dataset_or_counts)
-    if s.ndim != 1 or s.size == 0 or s.dtype.kind not in "iu":
-        raise ValueError(f"counts must be a non-empty 1-D integer array of s_l, got {s.dtype} {s.shape}")
-    if (s < 1).any():
-        l = int(np.argmax(s < 1))
-        raise ValueError(f"counts must be >= 1 (an empty user owns no record); counts[{l}] = {s[l]!r}")
-    return s.astype(np.int64), np.repeat(np.arange(s.size), s)
+    if s.dtype.kind not in "iu" or s.ndim != 1:
+        raise TypeError(f"counts must be a UserDataset or a 1-D integer array of s_l, "
+                        f"got {type(dataset_or_counts).__name__} of dtype {s.dtype}, shape {s.shape}")
+    if s.size == 0:
+        raise ValueError("counts must hold at least one user size s_l, got an empty array")
+    bad = (s < 1) | (s > MAX_INT)
+    if bad.any():
+        l = int(np.argmax(bad))
+        raise ValueError(f"counts must be integers in [1, {MAX_INT}] (an empty user owns no record); "
+                         f"counts[{l}] = {s[l]!r}")
+    return s.astype(np.int64)
+
+
+def _user_index(dataset_or_counts, s: np.ndarray) -> np.ndarray:
+    """Each record's user position l, (n,); a counts array lays records out user by user."""
+    if isinstance(dataset_or_counts, UserDataset):
+        return dataset_or_counts.user_index
+    n = int(s.sum())
+    if n > MAX_LAYOUT:
+        raise ValueError(f"counts sum to {n} records; weights for a counts array are built in memory, "
+                         f"at most MAX_LAYOUT = {MAX_LAYOUT} records")
+    return np.repeat(np.arange(s.size), s)
 
 
 def _public_inputs(counts, sigma, B, epsilon) -> tuple[np.ndarray, float, float, float]:
     """(s, sigma, B, eps) checked: the public quantities v, v' and their minimisers read."""
-    s, _ = _counts(counts)
+    s = _counts(counts)
     B = _check_B(B)
     return s, _check_sigma(sigma, B), B, check_epsilon(epsilon)
 
 
+def _h_array(h) -> np.ndarray:
+    """h for v and v': a real or an array of reals in [1e-50, 1e50] (min(h, s_l) needs h > 0)."""
+    a = check_finite_array(h, "h")
+    bad = (a < 1e-50) | (a > 1e50)
+    if bad.any():
+        raise ValueError(f"h must lie in [1e-50, 1e50] (the supported range), got {a.flat[int(np.argmax(bad))]!r}")
+    return a
+
+
 def _check_h(h, s: np.ndarray, *, integer: bool = False) -> float:
     """Lemma 3: s_1 <= h <= s_m (integer h for sample limiting, §3.2)."""
-    if isinstance(h, bool) or not isinstance(h, numbers.Real):
-        raise TypeError(f"h must be a real number, got {type(h).__name__} {h!r}")
-    if integer and float(h) != int(h):
-        raise ValueError(f"h must be an integer for sample limiting (§3.2), got {h!r}")
+    v = check_real(h, "h")
     lo, hi = int(s.min()), int(s.max())
-    if not (lo <= h <= hi):
+    if not (lo <= v <= hi):
         raise ValueError(f"h must lie in [s_1, s_m] = [{lo}, {hi}] (Lemma 3), got {h!r}")
-    return float(h)
+    if integer and v != int(v):
+        raise ValueError(f"h must be an integer for sample limiting (§3.2), got {h!r}")
+    return v
 
 
 # ------------------------------------------------------------- Algorithm 1 (WA_c) stages
 def user_weights(dataset: UserDataset, c) -> np.ndarray:
     """W_l = sum_{i in S_l} c_i for every user l, shape (m,)."""
-    return dataset.user_sums(_check_c(c, dataset.n))
+    return dataset.user_sums(_check_c(c, check_dataset(dataset).n))
 
 
 def wa_statistic(dataset: UserDataset, c, B) -> float:
@@ -162,24 +188,24 @@ def wa_mechanism(dataset: UserDataset, rng, size=None, *, c, B, epsilon) -> np.n
 
 def wa_variance(dataset: UserDataset, c, sigma, B, epsilon) -> float:
     """Lemma 2: Var(beta_tilde) = sigma^2 sum_i c_i^2 + 2 (B max_l W_l / eps)^2."""
-    c = _check_c(c, dataset.n)
+    c = _check_c(c, check_dataset(dataset).n)
     sigma = _check_sigma(sigma, _check_B(B))
     return sigma**2 * float(c @ c) + 2.0 * wa_noise_scale(dataset, c, B, epsilon) ** 2
 
 
 # ----------------------------------------------------- Lemma 3 / Claim 1: optimal weights
 def n_h(counts, h) -> float:
-    """n_h = sum_{l=1}^m min(h, s_l) (defined after Lemma 3)."""
-    s, _ = _counts(counts)
-    return float(np.minimum(float(h), s).sum())
+    """n_h = sum_{l=1}^m min(h, s_l) (defined after Lemma 3), for a real h in [1e-50, 1e50]."""
+    s = _counts(counts)
+    return float(np.minimum(check_positive(h, "h"), s).sum())
 
 
 def lemma3_weights(dataset_or_counts, h) -> np.ndarray:
     """Lemma 3: c_i = min(h, s_q) / (s_q n_h) for each record i of user q; shape (n,)."""
-    s, user_index = _counts(dataset_or_counts)
+    s = _counts(dataset_or_counts)
     h = _check_h(h, s)
     per_user = np.minimum(h, s) / (s * np.minimum(h, s).sum())  # (m,)  Lemma 3
-    return per_user[user_index]                                  # (n,)
+    return per_user[_user_index(dataset_or_counts, s)]           # (n,)
 
 
 def v(counts, h, sigma, B, epsilon) -> np.ndarray:
@@ -189,7 +215,7 @@ def v(counts, h, sigma, B, epsilon) -> np.ndarray:
     oracle that ``optimal_h``'s closed form is tested against.
     """
     s, sigma, B, eps = _public_inputs(counts, sigma, B, epsilon)
-    h = np.asarray(h, dtype=float)[..., None]                    # (..., 1)
+    h = _h_array(h)[..., None]                                   # (..., 1)
     mins = np.minimum(h, s)                                      # (..., m)
     nh = mins.sum(axis=-1)                                       # (...,)  n_h
     var = sigma**2 * (s * (mins / (nh[..., None] * s)) ** 2).sum(axis=-1)
@@ -237,14 +263,14 @@ def optimal_weights(dataset_or_counts, epsilon, B, *, sigma=None) -> tuple[np.nd
     Reads only the counts s_l (public under ``RELATION``) and the public sigma, B, eps.
     For a counts array, records are laid out user by user (user 0's s_0 records first).
     """
-    s, _ = _counts(dataset_or_counts)
+    s = _counts(dataset_or_counts)
     h = optimal_h(s, sigma, B, epsilon)
     return lemma3_weights(dataset_or_counts, h), h
 
 
 def optimal_wa_mechanism(dataset: UserDataset, rng, size=None, *, epsilon, B, sigma=None) -> np.ndarray:
     """WA_c with c = ``optimal_weights`` (Lemma 3 at h*)."""
-    c, _ = optimal_weights(dataset, epsilon, B, sigma=sigma)
+    c, _ = optimal_weights(check_dataset(dataset), epsilon, B, sigma=sigma)
     return wa_mechanism(dataset, rng, size, c=c, B=B, epsilon=epsilon)
 
 
@@ -252,7 +278,8 @@ def optimal_wa_mechanism(dataset: UserDataset, rng, size=None, *, epsilon, B, si
 def sample_limiting_weights(dataset_or_counts, h) -> np.ndarray:
     """c_i = 1[i in T] / n_h (§3.2), T = the first min(s_l, h) records of each user in
     record order (the paper's "arbitrarily selects"; any value-independent rule works)."""
-    s, user_index = _counts(dataset_or_counts)
+    s = _counts(dataset_or_counts)
+    user_index = _user_index(dataset_or_counts, s)
     h = _check_h(h, s, integer=True)
     if isinstance(dataset_or_counts, UserDataset):
         order, offsets = dataset_or_counts.record_order
@@ -267,7 +294,7 @@ def sample_limiting_weights(dataset_or_counts, h) -> np.ndarray:
 def v_prime(counts, h, sigma, B, epsilon) -> np.ndarray:
     """Claim 2: v'(h) = sigma^2 / n_h + 2 (B h / (eps n_h))^2 (``h`` may be an array)."""
     s, sigma, B, eps = _public_inputs(counts, sigma, B, epsilon)
-    h = np.asarray(h, dtype=float)
+    h = _h_array(h)
     nh = np.minimum(h[..., None], s).sum(axis=-1)
     return sigma**2 / nh + 2.0 * (B * h / (eps * nh)) ** 2
 
@@ -305,7 +332,7 @@ def sample_limiting_mechanism(dataset: UserDataset, rng, size=None, *, h, B, eps
 
 def best_sample_limiting_mechanism(dataset: UserDataset, rng, size=None, *, epsilon, B, sigma=None):
     """Sample limiting at ``best_integer_h`` (chosen from the public counts only)."""
-    h = best_integer_h(dataset.counts, sigma, B, epsilon)
+    h = best_integer_h(check_dataset(dataset).counts, sigma, B, epsilon)
     return sample_limiting_mechanism(dataset, rng, size, h=h, B=B, epsilon=epsilon)
 
 
@@ -321,9 +348,7 @@ def theorem2_instance(g: int) -> dict:
       derivative has the sign of h - g, so min_h v' = v'(g) = 3g/(4g^2) = 3/(4g).
     y in [0, B] forces sigma <= B/2, so we take B = 1, sigma = 1/2, eps = sqrt(8 g).
     """
-    if isinstance(g, bool) or not isinstance(g, numbers.Integral) or g < 1:
-        raise ValueError(f"g must be an integer >= 1, got {g!r}")
-    g = int(g)
+    g = check_int(g, "g", lo=1, hi=46_340)   # the heavy user's g^2 + 1 records stay <= MAX_INT
     counts = np.r_[np.ones(g, dtype=np.int64), g * g + 1]
     return {"counts": counts, "sigma": 0.5, "B": 1.0, "epsilon": float(np.sqrt(8.0 * g))}
 

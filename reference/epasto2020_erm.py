@@ -46,14 +46,14 @@ post-processing.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from scipy.optimize import brentq
 
 from . import erm
 from ._checks import (
-    check_delta, check_epsilon, check_finite_array, check_generator, check_positive, check_size,
+    check_dataset, check_delta, check_epsilon, check_finite_array, check_generator, check_int,
+    check_noise_scale, check_positive, check_size,
 )
 from .claims import ApproxDP
 from .data import UserDataset
@@ -68,6 +68,7 @@ __all__ = [
 
 RELATION = REPLACE_USER  # Epasto §2.2, S_l public; features and labels of one user change
 WEIGHT_SUM_TOL = 1e-9    # |sum_i c_i - 1| allowed for hand-passed weights (float rounding)
+MAX_STEPS = 10**6        # T: each step is one full pass over the data for every release
 
 
 def claim(epsilon, delta) -> ApproxDP:
@@ -78,7 +79,7 @@ def claim(epsilon, delta) -> ApproxDP:
 def weights(dataset: UserDataset, c) -> np.ndarray:
     """Algorithm 2's parameters c (n,): c_i >= 0 and sum_i c_i = 1 (to WEIGHT_SUM_TOL); refuses others."""
     c = check_finite_array(c, "c", ndim=(1,))
-    if c.shape != (dataset.n,):
+    if c.shape != (check_dataset(dataset).n,):
         raise ValueError(f"c must have shape ({dataset.n},) (one weight per record), got {c.shape}")
     if (c < 0).any():
         i = int(np.argmax(c < 0))
@@ -117,13 +118,16 @@ def statistic(dataset: UserDataset, theta, c, *, loss="logistic", R=1.0, Y=1.0) 
 
 # ------------------------------------------------------------------------------- noise
 def lipschitz(loss="logistic", R=1.0, Y=1.0, radius=1.0) -> float:
-    """L per record on C = {||theta|| <= radius}: R (logistic), R (R radius + Y) (ridge)."""
+    """L per record on C = {||theta|| <= radius}: R (logistic), R (R radius + Y) (ridge).
+
+    ||x_i|| <= R is checked up to erm's relative slack 1e-12 (``erm.check_erm_data``), so
+    every R below is R (1 + 1e-12), as in ``erm.lipschitz``.
+    """
     radius = check_positive(radius, "radius")
-    if loss == "ridge":
-        # ||(theta.x - y) x|| <= (R radius + Y) R on C (erm.lipschitz's ridge form bounds theta by Lambda instead);
-        # the 1e-12 factor matches erm's slack on ||x_i|| <= R.
-        R, Y = check_positive(R, "R"), check_positive(Y, "Y")
-        return R * (1 + 1e-12) * (R * radius + Y)
+    if erm._loss_name(loss) == "ridge":
+        # ||(theta.x - y) x|| <= (||x|| radius + Y) ||x|| on C, with ||x|| <= R (1 + 1e-12).
+        R, Y = check_positive(R, "R") * (1 + erm._NORM_SLACK), check_positive(Y, "Y")
+        return R * (R * radius + Y)
     return erm.lipschitz(loss, R)
 
 
@@ -134,9 +138,7 @@ def sensitivity(dataset: UserDataset, c, *, loss="logistic", R=1.0, Y=1.0, radiu
 
 
 def _steps(T) -> int:
-    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
-        raise ValueError(f"T (number of gradient steps) must be an int >= 1, got {T!r}")
-    return int(T)
+    return check_int(T, "T (number of gradient steps)", lo=1, hi=MAX_STEPS)
 
 
 def epsilon_spent(noise_multiplier, T, delta) -> float:
@@ -148,18 +150,32 @@ def epsilon_spent(noise_multiplier, T, delta) -> float:
 
 
 def _noise_multiplier(epsilon: float, delta: float, T: int) -> float:
-    """The smallest z (to 1e-9 relative, rounded up) with epsilon_spent(z, T, delta) <= epsilon."""
+    """The smallest z (to 1e-9 relative, rounded up) with epsilon_spent(z, T, delta) <= epsilon.
+
+    Bracketing moves s = log z by 1 per step, at most 300 steps each way (z in e^-300..e^300
+    covers every eps in [1e-50, 1e50] and T <= MAX_STEPS); RuntimeError if that runs out.
+    """
     f = lambda s: epsilon_spent(math.exp(s), T, delta) - epsilon  # noqa: E731, decreasing in s
     lo = hi = 0.0
-    while f(hi) > 0:
+    for _ in range(300):
+        if f(hi) <= 0:
+            break
         hi += 1.0
-    while f(lo) <= 0:
+    else:
+        raise RuntimeError(f"no noise multiplier up to e^{hi:g} reaches epsilon = {epsilon!r} (T = {T}, delta = {delta!r})")
+    for _ in range(300):
+        if f(lo) > 0:
+            break
         lo -= 1.0
+    else:
+        raise RuntimeError(f"noise multipliers down to e^{lo:g} all reach epsilon = {epsilon!r} (T = {T}, delta = {delta!r})")
     s = brentq(f, lo, hi, xtol=1e-10)
     z = math.exp(s) * (1 + 1e-9)
-    while f(math.log(z)) > 0:                                         # guard the rounding
+    for _ in range(1000):                                             # guard the rounding
+        if f(math.log(z)) <= 0:
+            return z
         z *= 1 + 1e-9
-    return z
+    raise RuntimeError(f"noise multiplier calibration did not converge (epsilon = {epsilon!r}, T = {T})")
 
 
 def noise_scale(dataset: UserDataset, c, *, epsilon, delta, T, loss="logistic", R=1.0, Y=1.0,
@@ -169,12 +185,15 @@ def noise_scale(dataset: UserDataset, c, *, epsilon, delta, T, loss="logistic", 
     if d == 0.0:
         raise ValueError("delta must be > 0: Gaussian noise gives (eps, delta)-DP with delta > 0")
     Delta = sensitivity(dataset, c, loss=loss, R=R, Y=Y, radius=radius)
-    return _noise_multiplier(eps, d, _steps(T)) * Delta
+    sigma = _noise_multiplier(eps, d, _steps(T)) * Delta
+    # each step adds N(0, sigma^2) to a gradient of norm <= L: the noise must move it
+    return check_noise_scale(sigma, lipschitz(loss, R, Y, radius), "sigma")
 
 
 def step_size(*, sigma, d, T, loss="logistic", R=1.0, Y=1.0, radius=1.0) -> float:
     """eta = radius / (G sqrt(T)), G^2 = L^2 + d sigma^2 >= E||noisy gradient||^2 (sum c = 1):
     the fixed step of projected stochastic subgradient descent (Bubeck 2015, Thm 6.1)."""
+    sigma, d = check_positive(sigma, "sigma"), check_int(d, "d")
     G = math.sqrt(lipschitz(loss, R, Y, radius) ** 2 + d * sigma**2)
     return radius / (G * math.sqrt(_steps(T)))
 
@@ -193,7 +212,7 @@ def _noisy_gradient_descent(X, y, c, rng, size=None, *, sigma, T, loss="logistic
     theta = np.zeros((k, X.shape[1]))                                 # (k, d): k independent runs
     total = np.zeros_like(theta)
     for _ in range(T):
-        g = erm.weighted_gradient(theta, X, y, c, loss)               # (k, d), no noise yet
+        g = erm._weighted_gradient(theta, X, y, c, loss)              # (k, d), no noise yet
         g += rng.normal(0.0, sigma, size=g.shape)                     # Gaussian step, sigma above
         theta = clip_l2(theta - eta * g, radius)                      # Pi_C: projection on the ball
         total += theta

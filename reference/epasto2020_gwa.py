@@ -41,7 +41,10 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from ._checks import check_epsilon, check_finite_array, check_in_interval, check_positive, check_size
+from ._checks import (
+    check_dataset, check_epsilon, check_finite_array, check_generator, check_in_interval, check_int,
+    check_nonnegative, check_positive, check_size,
+)
 from .claims import PureDP
 from .data import UserDataset
 from .mechanisms import laplace_mechanism
@@ -63,6 +66,9 @@ CX_ATOL = 1e-8
 # optimal_C's continuation: kappa grows by the first factor per warm-started stage; if that
 # path ends above rtol (Newton stalls on a kink), the finer paths are tried in turn.
 CONTINUATION = (3.0, 1.5, 1.2)
+# Stages per continuation path: kappa / k0 <= ~1e110 for inputs in the supported ranges
+# (B, sigma in [1e-50, 1e50], eps >= 1e-50), i.e. at most log(1e110)/log(1.2) ~ 1400 stages.
+_MAX_STAGES = 1500
 
 
 def claim(epsilon) -> PureDP:
@@ -72,14 +78,14 @@ def claim(epsilon) -> PureDP:
 # ------------------------------------------------------------------------- input checks
 def features(dataset: UserDataset) -> np.ndarray:
     """X, (n, d): the public features (an (n,) values array is one feature)."""
-    X = dataset.values
+    X = check_dataset(dataset).values
     return X[:, None] if X.ndim == 1 else X
 
 
 def check_labels(dataset: UserDataset, B) -> np.ndarray:
     """y, (n,), refused unless every y_i lies in [0, B] (§5)."""
     B = check_positive(B, "B")
-    if dataset.labels is None:
+    if check_dataset(dataset).labels is None:
         raise ValueError("dataset.labels is None: GWA needs labels y in [0, B]")
     return check_in_interval(dataset.labels, 0.0, B, "labels")
 
@@ -100,7 +106,10 @@ def check_C(C, dataset: UserDataset, atol: float = CX_ATOL) -> np.ndarray:
 # ------------------------------------------------------------------------ Algorithm 3
 def user_l1(dataset: UserDataset, C) -> np.ndarray:
     """W_l = sum_j sum_{i in S_l} |c_{j,i}| for every user l, (m,)."""
+    d, n = features(dataset).shape[1], dataset.n
     C = check_finite_array(C, "C", ndim=(2,))
+    if C.shape != (d, n):
+        raise ValueError(f"C must have shape (d, n) = ({d}, {n}), got {C.shape}")
     return dataset.user_sums(np.abs(C).sum(axis=0))
 
 
@@ -135,16 +144,16 @@ def total_variance(dataset: UserDataset, C, B, epsilon, sigma) -> float:
 def ols_C(X) -> np.ndarray:
     """C = (X^T X)^-1 X^T, (d, n): the OLS estimator; refuses a rank-deficient X."""
     X = check_finite_array(X, "X", ndim=(2,))
+    if X.shape[1] == 0 or X.shape[0] < X.shape[1]:
+        raise ValueError(f"X must be (n, d) with n >= d >= 1, got shape {X.shape}")
     if np.linalg.matrix_rank(X) < X.shape[1]:
         raise ValueError(f"X must have full column rank d = {X.shape[1]} (C X = I_d needs it)")
     return np.linalg.solve(X.T @ X, X.T)
 
 
 def _check_sigma(sigma) -> float:
-    s = float(check_finite_array(sigma, "sigma", ndim=(0,)))
-    if s < 0:
-        raise ValueError(f"sigma must be >= 0 (a noise standard deviation), got {s!r}")
-    return s
+    """sigma >= 0, the public standard deviation of the label noise (Theorem 6)."""
+    return check_nonnegative(sigma, "sigma")
 
 
 # ----------------------------------------------------------------- the optimal C (Thm 6)
@@ -191,15 +200,21 @@ def dual_bound(dataset: UserDataset, B, epsilon, sigma, Lambda, mu=None) -> floa
     """
     sigma = _check_sigma(sigma)
     X = features(dataset)
-    kappa = _kappa(B, epsilon, X.shape[1])
-    A = X @ np.asarray(Lambda, dtype=float).T                  # (n, d), rows a_i
+    d = X.shape[1]
+    kappa = _kappa(B, epsilon, d)
+    Lambda = check_finite_array(Lambda, "Lambda", ndim=(2,))
+    if Lambda.shape != (d, d):
+        raise ValueError(f"Lambda must have shape (d, d) = ({d}, {d}), got {Lambda.shape}")
+    A = X @ Lambda.T                                           # (n, d), rows a_i
     if sigma == 0:
         top = np.zeros(dataset.m)
         np.maximum.at(top, dataset.user_index, np.abs(A).max(axis=1))
         return kappa * (max(float(np.trace(Lambda)), 0.0) / float(top.sum())) ** 2
-    mu = np.asarray(mu, dtype=float)
+    if mu is None:
+        raise TypeError(f"mu (the user multipliers, shape (m,) = ({dataset.m},)) is required when sigma > 0")
+    mu = check_finite_array(mu, "mu", ndim=(1,))
     if mu.shape != (dataset.m,) or (mu < 0).any():
-        raise ValueError(f"mu must be (m,) = ({dataset.m},) and >= 0")
+        raise ValueError(f"mu must have shape (m,) = ({dataset.m},) and entries >= 0")
     S = _soft(A, mu[dataset.user_index][:, None])
     return float(np.trace(Lambda) - np.sum(S * S) / (4 * sigma**2) - mu.sum() ** 2 / (4 * kappa))
 
@@ -254,14 +269,19 @@ def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
     kappa = _kappa(B, epsilon, X.shape[1])
     C0 = ols_C(X)                                    # refuses rank-deficient X
     _check_conditioning(X)
-    rtol = check_positive(rtol, "rtol")
+    rtol = check_positive(rtol, "rtol", lo=1e-12, hi=1e-2)
+    max_iter = check_int(max_iter, "max_iter", lo=1, hi=100_000)
     if sigma == 0:
         return _optimal_C_lp(dataset, X, B, epsilon, kappa)   # rtol: HiGHS's own tolerances
     k0 = min(kappa, sigma**2 * float(np.sum(C0 * C0)) / float(user_l1(dataset, C0).max()) ** 2)
+    if kappa >= k0 / rtol:                           # the noise term dominates: try the LP's C
+        lp = _lp_certified_for_sigma(dataset, X, B, epsilon, sigma, kappa, rtol)
+        if lp is not None:
+            return lp
     its = 0
     for factor in CONTINUATION:                      # a finer path if a coarser one stalls
         k, Lam, mu = k0, 2 * sigma**2 * np.linalg.inv(X.T @ X), np.zeros(dataset.m)
-        while True:
+        for _ in range(_MAX_STAGES):                 # log(kappa/k0)/log(factor) <= 1300 stages in range
             Lam, mu, it = _newton(dataset, X, sigma, k, Lam, mu, rtol if k == kappa else 1e-3, max_iter)
             its += it
             if k == kappa:
@@ -380,6 +400,21 @@ def _optimal_C_lp(dataset, X, B, epsilon, kappa) -> OptimalC:
     return _certify(dataset, C, 0.0, kappa, B, epsilon, Lam, None, int(res.nit), 1e-6)
 
 
+def _lp_certified_for_sigma(dataset, X, B, epsilon, sigma, kappa, rtol) -> OptimalC | None:
+    """The sigma = 0 optimum, if it is certified for ``sigma`` too; else None.
+
+    Weak duality: for every feasible C, P_sigma(C) = sigma^2 ||C||_F^2 + kappa t^2 >= P_0(C)
+    >= D_0, the sigma = 0 dual bound of the LP's multipliers. So (P_sigma(C_lp) - D_0) / P_sigma(C_lp)
+    bounds C_lp's relative suboptimality for ``sigma``. It is small exactly when kappa t^2
+    dwarfs sigma^2 ||C||_F^2, where the continuation below would need hundreds of stages
+    (kappa / k0 up to ~1e110 in the supported ranges).
+    """
+    lp = _optimal_C_lp(dataset, X, B, epsilon, kappa)
+    P = _primal(dataset, lp.C, sigma, kappa)
+    gap = (P - lp.lower_bound) / P
+    return OptimalC(lp.C, P, lp.lower_bound, gap, lp.Lambda, None, lp.iterations) if gap <= rtol else None
+
+
 def weights(dataset: UserDataset, B, epsilon, sigma) -> np.ndarray:
     """The weights stage: the certified optimal C, (d, n)."""
     return optimal_C(dataset, B, epsilon, sigma).C
@@ -389,7 +424,7 @@ def weights(dataset: UserDataset, B, epsilon, sigma) -> np.ndarray:
 def _check_h(dataset: UserDataset, h) -> int:
     if isinstance(h, bool) or not isinstance(h, (int, np.integer)):
         raise TypeError(f"h must be an integer threshold (§5.2), got {type(h).__name__} {h!r}")
-    s1, sm = int(dataset.counts.min()), int(dataset.counts.max())
+    s1, sm = int(check_dataset(dataset).counts.min()), int(dataset.counts.max())
     if not (h >= 1 and s1 <= h <= sm):
         raise ValueError(f"h must be an integer in [s_1, s_m] = [{s1}, {sm}] and >= 1, got {h!r}")
     return int(h)
@@ -400,21 +435,34 @@ def sample_limit_selection(dataset: UserDataset, h, rng) -> np.ndarray:
 
     Depends only on the public S_l and rng (a uniform random rank within each user).
     """
-    return _nested_selection(dataset, _check_h(dataset, h), rng.random(dataset.n))
+    h = _check_h(dataset, h)
+    return _nested_selection(dataset, h, check_generator(rng).random(dataset.n))
 
 
 def sample_limited_C(dataset: UserDataset, h, T) -> np.ndarray:
     """C^s = (U^T U)^-1 U^T on the rows T, expanded to n columns with zeros (§5.2), (d, n)."""
     h = _check_h(dataset, h)
-    T = np.asarray(T)
-    caps = np.minimum(dataset.counts, h)
-    if not np.array_equal(np.bincount(dataset.user_index[T], minlength=dataset.m), caps) \
-            or np.unique(T).size != T.size:
-        raise ValueError(f"T must hold exactly min(h, s_l) distinct records of every user l (h = {h})")
+    T = _check_selection(dataset, h, T)
     X = features(dataset)
     C = np.zeros((X.shape[1], dataset.n))
     C[:, T] = ols_C(X[T])                                            # C^s = (U^T U)^-1 U^T
     return C
+
+
+def _check_selection(dataset: UserDataset, h: int, T) -> np.ndarray:
+    """T: distinct record indices in [0, n), exactly min(h, s_l) of every user l (§5.2)."""
+    T = np.asarray(T)
+    if T.dtype.kind not in "iu" or T.ndim != 1:
+        raise TypeError(f"T must be a 1-D integer array of record indices, got dtype {T.dtype}, shape {T.shape}")
+    bad = (T < 0) | (T >= dataset.n)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"T must hold record indices in [0, {dataset.n}); T[{i}] = {T[i].item()!r}")
+    caps = np.minimum(dataset.counts, h)
+    if np.unique(T).size != T.size or \
+            not np.array_equal(np.bincount(dataset.user_index[T], minlength=dataset.m), caps):
+        raise ValueError(f"T must hold exactly min(h, s_l) distinct records of every user l (h = {h})")
+    return T
 
 
 def best_sample_limit_h(dataset: UserDataset, B, epsilon, sigma, rng) -> tuple[int, np.ndarray]:
@@ -430,7 +478,14 @@ def best_sample_limit_h(dataset: UserDataset, B, epsilon, sigma, rng) -> tuple[i
 def best_sample_limit_hs(dataset: UserDataset, B, epsilons, sigma, rng) -> list[tuple[int, np.ndarray]]:
     """``best_sample_limit_h`` for several eps at once, sharing one selection order and one
     C^s per h: [(h*, T) for each eps]."""
-    key = rng.random(dataset.n)
+    features(dataset)
+    if isinstance(epsilons, (str, bytes)) or not hasattr(epsilons, "__iter__"):
+        raise TypeError(f"epsilons must be a sequence of privacy levels, got {type(epsilons).__name__}")
+    epsilons = [check_epsilon(e, f"epsilons[{j}]") for j, e in enumerate(epsilons)]
+    if not epsilons:
+        raise ValueError("epsilons must hold at least one privacy level")
+    sigma, B = _check_sigma(sigma), check_positive(B, "B")
+    key = check_generator(rng).random(dataset.n)
     cands = []                                                 # (h, T, ||C||_F^2, max_l W_l)
     for h in range(int(dataset.counts.min()), int(dataset.counts.max()) + 1):
         T = _nested_selection(dataset, h, key)
@@ -441,7 +496,7 @@ def best_sample_limit_hs(dataset: UserDataset, B, epsilons, sigma, rng) -> list[
         cands.append((h, T, float(np.sum(C * C)), float(user_l1(dataset, C).max())))
     if not cands:
         raise ValueError("no h in [s_1, s_m] gives a full-rank sample: sample limiting is undefined here")
-    sigma, d = _check_sigma(sigma), features(dataset).shape[1]
+    d = features(dataset).shape[1]
     out = []
     for eps in epsilons:
         # Theorem 6 for C^s: sigma^2 ||C^s||_F^2 + 2 d (B eps^-1 max_l W_l)^2
@@ -462,11 +517,19 @@ def _nested_selection(dataset, h, key):
 def sample_limited_ols_mechanism(dataset: UserDataset, h, B, epsilon, rng, size=None, T=None) -> np.ndarray:
     """§5.2: C^s y + Lap(b)^d with b = B eps^-1 max_l sum_j sum_{i in S_l^s} |c^s_{j,i}|.
 
-    T (the selected records) is drawn from rng once per call unless given; the ``size``
-    releases share it. Each is GWA_{C^s} given T, hence eps-DP (T ignores y).
+    Each release is GWA_{C^s} given T, hence eps-DP (T depends on S_l and rng, never on y).
+    With T = None the selection T is drawn from rng and one release is made: several
+    releases would share that draw, and ``size`` releases must be independent (the audit
+    assumes it), so ``size`` > 1 needs a given T (``sample_limit_selection``), whose
+    releases are then independent GWA_{C^s} draws.
     """
-    check_size(size)
-    T = sample_limit_selection(dataset, h, rng) if T is None else T
+    size = check_size(size)
+    if T is None:
+        if size not in (None, 1):
+            raise ValueError(f"size must be None or 1 when T is None (each call draws one selection T; "
+                             f"{size} releases would share it): pass T = sample_limit_selection(dataset, h, rng) "
+                             f"to release {size} times with one selection")
+        T = sample_limit_selection(dataset, h, rng)
     return mechanism(dataset, sample_limited_C(dataset, h, T), B, epsilon, rng, size)
 
 
@@ -476,8 +539,9 @@ def worst_case_pairs(dataset: UserDataset, C, B, *, max_brute: int = 14) -> list
     y_i = B [sigma_i = +1] vs B [sigma_i = -1], sigma maximising ||C_{S_l} sigma||_1 (brute
     force over {+-1}^{s_l} when s_l <= ``max_brute``, else sign(row j) for each j)."""
     B = check_positive(B, "B")
-    C = check_finite_array(C, "C", ndim=(2,))
+    max_brute = check_int(max_brute, "max_brute", lo=0, hi=20)     # 2^20 sign vectors at most
     W = user_l1(dataset, C)
+    C = np.asarray(C, dtype=float)
     pairs = []
     for l in np.flatnonzero(W >= W.max() * (1 - 1e-12))[:2]:
         u = int(dataset.users[l])

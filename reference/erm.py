@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from ._checks import check_finite_array, check_positive
+from ._checks import check_dataset, check_finite_array, check_int, check_positive
 from .data import UserDataset
 
 __all__ = [
@@ -48,15 +48,9 @@ LOSSES = ("logistic", "ridge")
 _NORM_SLACK = 1e-12
 
 
-def _loss_name(loss: str) -> str:
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-    return loss
-
-
 def features(dataset: UserDataset) -> np.ndarray:
     """The (n, d) feature matrix (a scalar-valued dataset is one feature column)."""
-    v = dataset.values
+    v = check_dataset(dataset).values
     return v[:, None] if v.ndim == 1 else v
 
 
@@ -67,8 +61,7 @@ def check_erm_data(dataset: UserDataset, loss: str, R, Y=1.0) -> tuple[np.ndarra
     """
     loss = _loss_name(loss)
     R = check_positive(R, "R")
-    if not isinstance(dataset, UserDataset):
-        raise TypeError(f"dataset must be a UserDataset, got {type(dataset).__name__}")
+    check_dataset(dataset)
     if dataset.labels is None:
         raise ValueError("dataset.labels is None: ERM needs a label y_i for every record")
     X, y = features(dataset), dataset.labels
@@ -92,18 +85,46 @@ def check_erm_data(dataset: UserDataset, loss: str, R, Y=1.0) -> tuple[np.ndarra
 
 
 # ------------------------------------------------------------------------ losses, gradients
+def _loss_name(loss: str) -> str:
+    if not isinstance(loss, str) or loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    return loss
+
+
+def _check_problem(theta, X, y, c=None, *, batch: bool = True):
+    """The public wrappers' checks: theta (d,) (or (k, d) if ``batch``), X (n, d), y (n,), c (n,)."""
+    X = check_finite_array(X, "X", ndim=(2,))
+    n, d = X.shape
+    t = check_finite_array(theta, "theta", ndim=(1, 2) if batch else (1,))
+    if t.shape[-1] != d:
+        raise ValueError(f"theta must have {d} coordinates (X is {n} x {d}), got shape {t.shape}")
+    y = check_finite_array(y, "y", ndim=(1,))
+    if y.shape != (n,):
+        raise ValueError(f"y must have shape ({n},) like X's rows, got {y.shape}")
+    if c is not None:
+        c = check_finite_array(c, "c", ndim=(1,))
+        if c.shape != (n,):
+            raise ValueError(f"c must have shape ({n},) like X's rows, got {c.shape}")
+    return t, X, y, c
+
+
 def _margins(theta: np.ndarray, X: np.ndarray) -> np.ndarray:
     """theta.x_i for one theta (d,) -> (n,), or a batch (k, d) -> (k, n)."""
     return theta @ X.T
 
 
-def record_losses(theta, X, y, loss: str) -> np.ndarray:
-    """l(theta, z_i) for every record: (n,) for theta (d,), (k, n) for a batch (k, d)."""
-    t = np.asarray(theta, dtype=float)
+def _record_losses(t, X, y, loss: str) -> np.ndarray:
     z = _margins(t, X)
-    if _loss_name(loss) == "logistic":
+    if loss == "logistic":
         return np.logaddexp(0.0, -y * z)                 # log(1 + exp(-y theta.x)), stable
     return 0.5 * (z - y) ** 2
+
+
+def record_losses(theta, X, y, loss: str) -> np.ndarray:
+    """l(theta, z_i) for every record: (n,) for theta (d,), (k, n) for a batch (k, d)."""
+    loss = _loss_name(loss)
+    t, X, y, _ = _check_problem(theta, X, y)
+    return _record_losses(t, X, y, loss)
 
 
 def _dloss(z: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
@@ -115,8 +136,14 @@ def _dloss(z: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
 
 def record_gradients(theta, X, y, loss: str) -> np.ndarray:
     """grad_theta l(theta, z_i) for every record, (n, d); theta must be one (d,) vector."""
-    t = check_finite_array(theta, "theta", ndim=(1,))
-    return _dloss(_margins(t, X), y, _loss_name(loss))[:, None] * X
+    loss = _loss_name(loss)
+    t, X, y, _ = _check_problem(theta, X, y, batch=False)
+    return _dloss(_margins(t, X), y, loss)[:, None] * X
+
+
+def _weighted_gradient(t, X, y, c, loss: str) -> np.ndarray:
+    g = _dloss(_margins(t, X), y, loss)                  # (n,) or (k, n)
+    return (g * c) @ X                                   # (d,) or (k, d)
 
 
 def weighted_gradient(theta, X, y, c, loss: str) -> np.ndarray:
@@ -124,9 +151,9 @@ def weighted_gradient(theta, X, y, c, loss: str) -> np.ndarray:
 
     The weights enter linearly (Epasto et al. 2020 §4: L-hat(theta, c, D) = sum_i c_i l).
     """
-    t = np.asarray(theta, dtype=float)
-    g = _dloss(_margins(t, X), y, _loss_name(loss))      # (n,) or (k, n)
-    return (g * c) @ X                                   # (d,) or (k, d)
+    loss = _loss_name(loss)
+    t, X, y, c = _check_problem(theta, X, y, c)
+    return _weighted_gradient(t, X, y, c, loss)
 
 
 # ----------------------------------------------------------------------------- constants
@@ -156,7 +183,7 @@ def lipschitz(loss: str, R, Y=1.0, Lambda=None) -> float:
 
 def smoothness(loss: str, R) -> float:
     """beta with ||grad l(theta) - grad l(theta')|| <= beta ||theta - theta'||: R^2/4 (logistic), R^2 (ridge)."""
-    R = check_positive(R, "R")
+    R = check_positive(R, "R") * (1 + _NORM_SLACK)
     return R * R / 4.0 if _loss_name(loss) == "logistic" else R * R
 
 
@@ -174,11 +201,11 @@ class Minimiser:
 
 
 def _objective_grad(theta, X, y, w, Lambda, loss):
-    return weighted_gradient(theta, X, y, w, loss) + Lambda * theta
+    return _weighted_gradient(theta, X, y, w, loss) + Lambda * theta
 
 
 def _objective(theta, X, y, w, Lambda, loss) -> float:
-    return float(w @ record_losses(theta, X, y, loss) + 0.5 * Lambda * theta @ theta)
+    return float(w @ _record_losses(theta, X, y, loss) + 0.5 * Lambda * theta @ theta)
 
 
 def minimise(X, y, w, Lambda, loss: str, *, tol: float = 1e-12, max_iter: int = 100) -> Minimiser:
@@ -190,17 +217,27 @@ def minimise(X, y, w, Lambda, loss: str, *, tol: float = 1e-12, max_iter: int = 
     quadratically). It also stops when the Newton step is below rounding (1e-15 relative)
     or the objective is flat to rounding along it: the returned certificate is then
     whatever float arithmetic reached, stated honestly (callers check it).
-    Raises RuntimeError if ``max_iter`` steps do not reach either.
+    Raises RuntimeError if ``max_iter`` steps do not reach either. Inputs: X (n, d), y (n,)
+    and w (n,) finite with n >= 1 and w >= 0, tol in [1e-50, 1], max_iter in [1, 10^4].
     """
     Lambda = check_positive(Lambda, "Lambda")
-    w = np.asarray(w, dtype=float)
+    loss = _loss_name(loss)
+    X = check_finite_array(X, "X", ndim=(2,))
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must hold at least one record and one feature, got shape {X.shape}")
+    _, X, y, w = _check_problem(np.zeros(X.shape[1]), X, y, w)
+    if (w < 0).any():
+        i = int(np.argmax(w < 0))
+        raise ValueError(f"w must be >= 0 (weights of a convex objective); w[{i}] = {w[i]!r}")
+    tol = check_positive(tol, "tol", hi=1.0)
+    max_iter = check_int(max_iter, "max_iter", lo=1, hi=10_000)
     d = X.shape[1]
-    if _loss_name(loss) == "ridge":
+    if loss == "ridge":
         A = (X * w[:, None]).T @ X + Lambda * np.eye(d)                   # (d, d)
         theta = np.linalg.solve(A, (w * y) @ X)                           # (d,)
         err = float(np.linalg.norm(_objective_grad(theta, X, y, w, Lambda, loss))) / Lambda
         return Minimiser(theta, err, 1)
-    theta = np.zeros(d)
+    theta, err = np.zeros(d), math.inf
     for it in range(max_iter):
         g = _objective_grad(theta, X, y, w, Lambda, loss)                # (d,)
         err = float(np.linalg.norm(g)) / Lambda

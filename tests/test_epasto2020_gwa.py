@@ -151,8 +151,25 @@ def test_sample_limit_selection_and_C():
     # one record per user: 3 on e1, 2 on e2 -> row weights 1/3 and 1/2 on T, zero elsewhere
     np.testing.assert_allclose(np.sort(G.user_l1(D, C)), [1 / 3, 1 / 3, 1 / 3, 1 / 2, 1 / 2], rtol=1e-12)
     assert np.count_nonzero(np.abs(C).sum(axis=0)) == 5
-    out = G.sample_limited_ols_mechanism(D, 2, 1.0, 1.0, np.random.default_rng(1), size=3)
+    T2 = G.sample_limit_selection(D, 2, np.random.default_rng(1))
+    out = G.sample_limited_ols_mechanism(D, 2, 1.0, 1.0, np.random.default_rng(1), size=3, T=T2)
     assert out.shape == (3, 2)
+    assert G.sample_limited_ols_mechanism(D, 2, 1.0, 1.0, np.random.default_rng(1)).shape == (2,)
+
+
+def test_sample_limited_ols_without_T_refuses_shared_selection():
+    # Review finding: with T = None, `size` releases used to share one random selection T,
+    # so they were not independent draws of the mechanism (the audit assumes they are).
+    # Planted bug: the old behaviour (one T, then size releases) gives releases whose
+    # selection-dependent part is identical; here we check the reference refuses it.
+    D = orth(e1=(3, 1, 1), e2=(2, 1))
+    with pytest.raises(ValueError, match="size must be None or 1 when T is None"):
+        G.sample_limited_ols_mechanism(D, 2, 1.0, 1.0, np.random.default_rng(1), size=3)
+    # each call draws its own T: the noise-free parts C^s y of 200 calls are not all equal
+    D2 = D.with_fields(labels=np.linspace(0.0, 1.0, D.n))
+    stats = {tuple(np.round(G.statistic(D2, G.sample_limited_C(D2, 2, G.sample_limit_selection(
+        D2, 2, np.random.default_rng(s))), 1.0), 12)) for s in range(200)}
+    assert len(stats) > 1
 
 
 # ----------------------------------------------------------------------- bad input

@@ -119,14 +119,35 @@ def test_kept_records_first_tau_per_user():
 
 
 def test_amin_sensitivity_closed_form():
-    # (L / Lambda) max(2 tau / (n_min + tau), tau / n_min) with L = R = 1: 2 * max(6/13, 0.3) = 12/13
-    assert A.sensitivity(**AMIN) == pytest.approx(12 / 13, rel=1e-11)  # 1e-12 norm slack in L
+    # (L / Lambda) max(2 tau / (n_min + tau), tau / n_min) with L = R = 1: 2 * max(6/13, 0.3) = 12/13,
+    # times (1 + 2 CERT_REL) = (1 + 2e-9) for the certified solver error (module docstring, ``fit``).
+    cert = 1 + 2 * A.CERT_REL
+    assert A.CERT_REL == 1e-9
+    assert A.sensitivity(**AMIN) == pytest.approx(12 / 13 * cert, rel=1e-11)  # 1e-12 norm slack in L
     # n_min < tau: the floor case dominates: (1/1) max(6/4, 3/1) = 3
-    assert A.sensitivity(tau=3, Lambda=1.0, n_min=1) == pytest.approx(3.0, rel=1e-11)
+    assert A.sensitivity(tau=3, Lambda=1.0, n_min=1) == pytest.approx(3.0 * cert, rel=1e-11)
     # ridge: L = R (R Y / sqrt(Lambda) + Y) = 1/sqrt(0.5) + 1
     L = 1 / math.sqrt(0.5) + 1
-    assert A.sensitivity(loss="ridge", **AMIN) == pytest.approx(L / 0.5 * 6 / 13, rel=1e-11)
-    assert A.noise_scale(epsilon=2.0, **AMIN) == pytest.approx(6 / 13, rel=1e-11)
+    assert A.sensitivity(loss="ridge", **AMIN) == pytest.approx(L / 0.5 * 6 / 13 * cert, rel=1e-11)
+    assert A.noise_scale(epsilon=2.0, **AMIN) == pytest.approx(6 / 13 * cert, rel=1e-11)
+
+
+def test_amin_refuses_a_minimiser_certified_worse_than_the_noise_accounts_for(monkeypatch):
+    # Review finding: the proof bounds EXACT minimisers; the noise is calibrated to
+    # Delta_2 + 2 tol, so a solver result certified only to more than tol must be refused.
+    # Planted bug: a solver that stops early (certificate 10 tol) - refused, never released.
+    from userdp.reference import erm
+    real = erm.minimise
+
+    def sloppy(X, y, w, Lambda, loss, *, tol, **kw):
+        m = real(X, y, w, Lambda, loss, tol=tol, **kw)
+        return erm.Minimiser(m.theta, 10 * tol, m.iterations)
+
+    D = _data()
+    A.fit(D, **AMIN)                                                 # the real solver is certified
+    monkeypatch.setattr(erm, "minimise", sloppy)
+    with pytest.raises(RuntimeError, match="certified only to"):
+        A.mechanism(D, np.random.default_rng(0), epsilon=1.0, **AMIN)
 
 
 def test_amin_bias_bound_proposition1():
@@ -141,8 +162,8 @@ def test_amin_bias_bound_proposition1():
 
 
 @pytest.mark.parametrize("bad, match", [
-    (dict(tau=0), "tau must be >= 1"), (dict(tau=2.5), "tau must be an int"),
-    (dict(n_min=0), "n_min must be >= 1"), (dict(epsilon=0.0), "epsilon"),
+    (dict(tau=0), r"tau must be an integer in \[1, "), (dict(tau=2.5), "tau must be an int"),
+    (dict(n_min=0), r"n_min must be an integer in \[1, "), (dict(epsilon=0.0), "epsilon"),
     (dict(Lambda=-1.0), "Lambda"), (dict(loss="hinge"), "loss must be one of"),
 ])
 def test_amin_bad_input(bad, match):

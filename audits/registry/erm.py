@@ -110,10 +110,11 @@ def ridge_default_dataset(n_min: int = 4) -> UserDataset:
 
 
 def ridge_realised_ratio(Lambda: float, R: float = 1.0, Y: float = 1.0) -> float:
-    """|theta-hat(D) - theta-hat(D')| / Delta_2 on the ridge pair (module docstring), R = Y = 1."""
+    """|theta-hat(D) - theta-hat(D')| / sensitivity on the ridge pair (module docstring), R = Y = 1;
+    the reference's sensitivity is Delta_2 (1 + 2 CERT_REL) (its certified solver error)."""
     if R != 1.0 or Y != 1.0:
         raise ValueError("closed form written for R = Y = 1")
-    return Lambda / ((1.0 + Lambda) * (1.0 + Lambda ** -0.5) * (1.0 + 1e-12))
+    return Lambda / ((1.0 + Lambda) * (1.0 + Lambda ** -0.5) * (1.0 + 1e-12) * (1.0 + 2.0 * A.CERT_REL))
 
 
 def _ridge_pairs(D: UserDataset, tau: int) -> list[NeighbourPair]:
