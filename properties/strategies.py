@@ -62,7 +62,7 @@ def epsilon_profiles(draw, n: int, mix: str | None = None, eps_c: float = 0.01, 
                      eps_l: float = 1.0, f_c: float = 0.34, f_m: float = 0.43) -> np.ndarray:
     """Per-record privacy levels eps_i > 0, shape (n,).
 
-    ``mix="acharya"`` follows Acharya et al. 2024 §5 (authors' code, NOTES.md): the first
+    ``mix="acharya"`` follows Acharya et al. 2024 §4 (authors' code, NOTES.md): the first
     floor(f_c n) records get U(eps_c, eps_m), the next floor(f_m n) get U(eps_m, eps_l), the
     rest eps_l. Otherwise: uniform levels, or the Acharya mix, drawn by Hypothesis.
     """

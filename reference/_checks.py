@@ -15,9 +15,8 @@ Supported ranges (the same for every public function, stated in every error):
 - ``MAX_EPSILON`` = 50 unless the caller opts in with ``allow_large_epsilon()``:
   e^50 = 5.2e21 bounds a likelihood ratio no deployment can interpret, and the
   noise at such epsilons is below the resolution that an audit or a reader can
-  check. (diffprivlib refuses absurd budgets the same way; 50 is our choice, above
-  every epsilon the papers use: Epasto Theorem 2's instance reaches sqrt(8 g) = 20 at
-  g = 50.)
+  check. 50 is our choice, above every epsilon the reference's own experiments use (our
+  Theorem 2 instance, ``epasto2020.theorem2_instance``, reaches sqrt(8 g) = 20 at g = 50).
 - ``MAX_INT`` = 2^31 - 1 for integer parameters (numpy index arithmetic stays exact),
   ``MAX_RELEASES`` = 10^8 for ``size`` (one call's output must fit in memory).
 - A computed noise scale b must be finite and > 0, and |value| / b <= ``NOISE_RESOLUTION``

@@ -1,7 +1,7 @@
 """Amin, Kulesza, Munoz Medina, Vassilvitskii, "Bounding User Contributions: A
 Bias-Variance Trade-off in Differential Privacy", Proceedings of the 36th International
-Conference on Machine Learning (ICML 2019), PMLR 97:263-271 (the paper's own header; our copy
-states no arXiv id). §3, "A Simple Example".
+Conference on Machine Learning (ICML 2019), PMLR 97 (the paper's header; pages 263-271 from
+Epasto et al.'s bibliography entry [AKMV19]; our copy states no arXiv id). §3, "A Simple Example".
 
 The capped sum of §3 and the cap that minimises its error bound (eq. 5-6).
 
@@ -214,7 +214,10 @@ def private_cap(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng, size=Non
 
 
 def private_cap_claim(epsilon_cap, epsilon_sum) -> PureDP:
-    """Basic composition (Dwork-Roth 2014, Thm 3.16): eps = eps_cap + eps_sum."""
+    """Basic composition: eps = eps_cap + eps_sum (Dwork-Roth 2014, Thm 3.16 states it for
+    mechanisms run side by side; here the sum's scale depends on the released T, which the
+    adaptive version covers: the sum is eps_sum-DP for every fixed T, so the joint density
+    ratio is at most e^eps_cap e^eps_sum pointwise)."""
     return PureDP(check_epsilon(epsilon_cap, "epsilon_cap") + check_epsilon(epsilon_sum, "epsilon_sum"))
 
 

@@ -5,12 +5,13 @@ The user-level loss of user j is l'(theta, M_j) = sum_{i in S_j} c_i l(theta, X_
 so sum_j l'(theta, M_j) = L-hat(theta, c, D) = sum_i c_i l(theta, X_i). Step 2 runs an
 (eps, delta)-DP ERM algorithm over the m users with loss l'. The paper uses Algorithm 1
 of Bassily, Smith, Thakurta 2014 [BST14] (noisy SGD, n^2 steps, privacy by subsampling
-and advanced composition); the paper allows "any DP ERM algorithm" (§4).
+and advanced composition); the paper allows any: "we can use any DP ERM algorithms for
+the new loss l'" (§4).
 
 Choice (derived here, not from the paper): full-batch projected noisy gradient descent
 with Gaussian noise, accounted with Renyi DP. It is in the style of [BST14, Alg. 1]
 (noisy gradient steps, projection on C = {||theta|| <= B}) but needs no subsampling
-amplification: each step is a plain Gaussian mechanism [M17, Prop. 7], composed exactly
+amplification: each step is a plain Gaussian mechanism [M17, Prop. 7 / Cor. 3], composed exactly
 [M17, Prop. 1] and converted once [CKS20, Prop. 12] (``mechanisms.rdp_to_dp``). It is
 vectorized over releases and takes T steps, not n^2, so audits can run it 10^5 times.
 
@@ -37,7 +38,7 @@ user u's term, which goes from sum_{i in S_u} c_i g_i to sum_{i in S_u} c_i g'_i
 theta there). So the change is at most 2 L sum_{i in S_u} c_i <= Delta_2 = 2 L C_max,
 C_max = max_l sum_{i in S_l} c_i, the user-level Lipschitz constant of l' times 2 (``sensitivity``).
 Step t releases statistic(theta_t) + N(0, sigma^2 I): (alpha, alpha Delta_2^2 / (2 sigma^2))-RDP
-[M17, Prop. 7]; theta_t is a function of earlier releases, so the T steps compose
+[M17, Prop. 7 / Cor. 3]; theta_t is a function of earlier releases, so the T steps compose
 adaptively to (alpha, T alpha Delta_2^2 / (2 sigma^2))-RDP [M17, Prop. 1], and
 ``noise_scale`` returns the smallest sigma (to 1e-9 relative, rounded up) whose
 conversion [CKS20, Prop. 12] is <= eps at delta. Projection and averaging are
@@ -143,7 +144,7 @@ def _steps(T) -> int:
 
 def epsilon_spent(noise_multiplier, T, delta) -> float:
     """eps after T adaptive Gaussian steps of noise multiplier z = sigma / Delta_2:
-    rdp_to_dp(orders, T alpha / (2 z^2), delta) [M17, Prop. 7 and 1; CKS20, Prop. 12]."""
+    rdp_to_dp(orders, T alpha / (2 z^2), delta) [M17, Cor. 3 and Prop. 1; CKS20, Prop. 12]."""
     z = check_positive(noise_multiplier, "noise_multiplier")
     rdp = _steps(T) * gaussian_rdp(DEFAULT_RDP_ORDERS, 1.0, z)
     return rdp_to_dp(DEFAULT_RDP_ORDERS, rdp, delta)

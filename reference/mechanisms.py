@@ -9,7 +9,7 @@ Sources (cited at the line below):
   Privacy: Analytical Calibration and Optimal Denoising", ICML 2018, arXiv:1805.06530v2.
   Thm 8 (exact (eps, delta) condition of the Gaussian mechanism).
 - [M17] I. Mironov, "Renyi Differential Privacy", CSF 2017, arXiv:1702.07476v3.
-  Prop. 1 (composition), Prop. 3 (RDP -> (eps, delta)), Prop. 7 (Gaussian mechanism).
+  Prop. 1 (composition), Prop. 3 (RDP -> (eps, delta)), Prop. 7 (Renyi divergence of two Gaussians) and Cor. 3 (Gaussian mechanism).
 - [CKS20] C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential
   Privacy", NeurIPS 2020, arXiv:2004.00010v4, Prop. 12 (tighter RDP -> (eps, delta)),
   as implemented in dp_accounting's ``rdp_privacy_accountant.compute_epsilon``.
@@ -164,7 +164,7 @@ def gaussian_mechanism(value, sigma, rng, size=None) -> np.ndarray:
 
     Why this is private: with L2 sensitivity Delta, sigma from ``gaussian_sigma_classical``
     [DR14, Thm A.1] or ``gaussian_sigma_analytic`` [BW18, Thm 8] gives (eps, delta)-DP;
-    ``gaussian_rdp`` gives its Renyi curve [M17, Prop. 7].
+    ``gaussian_rdp`` gives its Renyi curve [M17, Prop. 7 / Cor. 3].
     """
     sigma = check_positive(sigma, "sigma")
     loc, shape = _value(value)
@@ -259,7 +259,7 @@ def _rdp(rdp, n: int, name: str = "rdp") -> np.ndarray:
 
 
 def gaussian_rdp(orders, sensitivity, sigma) -> np.ndarray:
-    """rho(alpha) = alpha Delta^2 / (2 sigma^2)  [M17, Prop. 7]."""
+    """rho(alpha) = alpha Delta^2 / (2 sigma^2)  [M17, Prop. 7 / Cor. 3]."""
     a = _orders(orders)
     return a * check_sensitivity(sensitivity) ** 2 / (2.0 * check_positive(sigma, "sigma") ** 2)
 

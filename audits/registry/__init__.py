@@ -47,7 +47,7 @@ class AuditSetup:
 class Entry:
     name: str                      # e.g. "control.laplace", "epasto2020.wa"
     kind: str                      # "reference" | "control" | "planted"
-    paper: str                     # e.g. "Epasto et al. 2020 (arXiv:2011.05020)" or "control"
+    paper: str                     # e.g. "Epasto et al. 2020 (NeurIPS 2020)" or "control"
     algorithm: str
     relation: str
     function: str                  # dotted path of the reference function

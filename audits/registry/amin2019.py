@@ -46,7 +46,7 @@ from userdp.reference.neighbours import ADD_REMOVE_USER, NeighbourPair
 from . import AuditSetup, Entry, register, register_reproduction
 from userdp.audits.plot import pyplot
 
-PAPER = "Amin et al. 2019 (ICML 2019, PMLR 97; arXiv:1905.03871)"
+PAPER = "Amin et al. 2019 (ICML 2019, PMLR 97:263-271)"
 T_PUBLIC, EPS = 1.0, 1.0
 EPS_CAP, EPS_SUM, U = 0.5, 3.0, 1.0   # sum-heavy split: see the module docstring
 B_EM = 0.7          # one user at b = 0.7 U: best of b in {0.05, 0.2, 0.5, 0.6, 0.7, 0.8, 0.85} (scan, seeds 0-1)

@@ -10,8 +10,8 @@ each builder's docstring gives the true privacy loss and its source. Sources:
   (PVLDB 10(6), 2017), Figure 1, Algorithms 1-6.
 - [DWWZK18] Ding, Wang, Wang, Zhang, Kifer. Detecting Violations of Differential Privacy
   (StatDP, CCS 2018), Section 6 (the histogram with scale eps, iSVT3, the input patterns).
-- [Google] google/differential-privacy, Java/Go statistical tests
-  (BoundedSumWithInsufficientNoise and friends).
+- [Google] google/differential-privacy, C++ stochastic tester tests
+  (BoundedSumWithInsufficientNoise, CountNoDpError).
 
 All query sensitivities here are Delta = 1. Outputs are vectorised over ``size``.
 """

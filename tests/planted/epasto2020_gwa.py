@@ -99,7 +99,7 @@ BUGS = (
     PlantedBug("sl-ols-one-dimensional-scale", "formula copied from the wrong section",
                "sample-limited OLS noised with §3.2's B h / (eps n_h) instead of §5.2's "
                "B eps^-1 max_l sum_j sum_{i in S_l^s} |c^s_{j,i}|; wrong whenever X is not all ones",
-               "derived here: §5.2 'generalizes the sample limiting algorithm in Section 3.2'",
+               "derived here: §5.2 'We generalize the sample limiting algorithm in Section 3.2 to higher dimensions'",
                ("prop_noise_scale_matches_b", "prop_sensitivity_bounds_all_neighbours", "audit"),
                _make("bug: sample-limited OLS with the 1-D scale", _sl_weights, _sl_one_dim_sensitivity)),
 )
