@@ -34,17 +34,38 @@ from scipy.optimize import brentq
 from scipy.special import ndtri
 from statsmodels.stats.proportion import proportion_confint
 
+from userdp.reference._checks import (
+    check_delta, check_finite_array, check_int, check_nonnegative, check_positive, check_real,
+)
+
 __all__ = ["cp_lower", "cp_upper", "epsilon_lower_bound", "p_value", "projected_bound"]
 
 
+def _level(a, name: str, hi: float = 0.5) -> float:
+    """A significance level in (0, hi]."""
+    v = check_real(a, name)
+    if not (0.0 < v <= hi):
+        raise ValueError(f"{name} must lie in (0, {hi:g}], got {v!r}")
+    return v
+
+
+def _count_of(count, nobs, name: str) -> tuple[int, int]:
+    n = check_int(nobs, "nobs" if name == "count" else "n", lo=1, hi=2**62)
+    return check_int(count, name, lo=0, hi=n), n
+
+
 def cp_lower(count: int, nobs: int, level_alpha: float) -> float:
-    """One-sided Clopper-Pearson lower bound: Pr[bound > p] <= level_alpha."""
+    """One-sided Clopper-Pearson lower bound: Pr[bound > p] <= level_alpha (in (0, 1/2])."""
+    count, nobs = _count_of(count, nobs, "count")
+    level_alpha = _level(level_alpha, "level_alpha")
     lo, _ = proportion_confint(count, nobs, alpha=2.0 * level_alpha, method="beta")
     return 0.0 if count == 0 or not np.isfinite(lo) else float(lo)
 
 
 def cp_upper(count: int, nobs: int, level_alpha: float) -> float:
-    """One-sided Clopper-Pearson upper bound: Pr[bound < q] <= level_alpha."""
+    """One-sided Clopper-Pearson upper bound: Pr[bound < q] <= level_alpha (in (0, 1/2])."""
+    count, nobs = _count_of(count, nobs, "count")
+    level_alpha = _level(level_alpha, "level_alpha")
     _, hi = proportion_confint(count, nobs, alpha=2.0 * level_alpha, method="beta")
     return 1.0 if count == nobs or not np.isfinite(hi) else float(hi)
 
@@ -53,8 +74,11 @@ def epsilon_lower_bound(k1: int, k2: int, n: int, alpha: float, delta: float = 0
     """eps_lb = ln((p_lo - delta) / q_hi), each CP bound at one-sided level alpha/2.
 
     Holds (eps_lb <= the true privacy loss of this set) with probability >= 1 - alpha.
-    Returns -inf when p_lo <= delta (no evidence at all).
+    Returns -inf when p_lo <= delta (no evidence at all). alpha in (0, 1], delta in [0, 1).
     """
+    alpha, delta = _level(alpha, "alpha", hi=1.0), check_delta(delta)
+    k1, n = _count_of(k1, n, "k1")
+    k2, _ = _count_of(k2, n, "k2")
     p_lo = cp_lower(k1, n, alpha / 2.0)
     q_hi = cp_upper(k2, n, alpha / 2.0)
     if p_lo <= delta:
@@ -70,7 +94,10 @@ P_VALUE_FLOOR = 1e-30
 
 
 def p_value(k1: int, k2: int, n: int, epsilon: float, delta: float = 0.0) -> float:
-    """p-value of H0: p <= e^eps q + delta (see module docstring); 1.0 if never rejected."""
+    """p-value of H0: p <= e^eps q + delta (see module docstring); 1.0 if never rejected.
+
+    epsilon >= 0 is the claim tested (no cap: a claim, not a calibration)."""
+    epsilon = check_nonnegative(epsilon, "epsilon")
     if epsilon_lower_bound(k1, k2, n, 1.0, delta) <= epsilon:
         return 1.0
     lo = math.log(P_VALUE_FLOOR)
@@ -100,8 +127,13 @@ def projected_bound(k1, k2, n_sel: int, n_count: int, alpha: float, delta: float
     Wilson version of eps_lb at the counting size and level alpha is computed. Not a
     valid bound, only a score: validity comes from counting on fresh samples.
     """
-    k1 = np.asarray(k1, dtype=float)
-    k2 = np.asarray(k2, dtype=float)
+    n_sel, n_count = check_int(n_sel, "n_sel", hi=2**62), check_int(n_count, "n_count", hi=2**62)
+    alpha, delta = _level(alpha, "alpha", hi=1.0), check_delta(delta)
+    z_sel = check_positive(z_sel, "z_sel", hi=40.0)
+    k1, k2 = check_finite_array(k1, "k1"), check_finite_array(k2, "k2")
+    for name, k in (("k1", k1), ("k2", k2)):
+        if k.size and (k.min() < 0 or k.max() > n_sel):
+            raise ValueError(f"{name} must hold counts in [0, n_sel = {n_sel}], got range [{k.min()!r}, {k.max()!r}]")
     p_s = np.clip(_wilson(k1, n_sel, z_sel, upper=False), 0.0, 1.0)
     q_s = np.clip(_wilson(k2, n_sel, z_sel, upper=True), 1e-300, 1.0)
     z = float(ndtri(1.0 - alpha / 2.0))

@@ -36,10 +36,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from statsmodels.stats.multitest import multipletests
 
+from userdp.reference._checks import check_int
 from userdp.reference.claims import PersonalizedDP
 
 from .bounds import epsilon_lower_bound, p_value
-from .sampling import MechanismError, draw, encode, infer_kind, normalize_pairs
+from .sampling import OUTPUT_KINDS, MechanismError, draw, encode, infer_kind, normalize_pairs
 from .search import best_candidates, rank_pairs
 
 __all__ = ["audit", "AuditResult", "Witness", "MechanismError", "VIOLATION", "NO_VIOLATION"]
@@ -97,12 +98,11 @@ class AuditResult:
         }
 
 
-def _check_int(value, name: str, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < lo:
-        raise ValueError(f"{name} must be >= {lo}, got {value!r}")
-    return int(value)
+MAX_SAMPLES = 10**8   # outputs per side of one call (the mechanism returns them in memory)
+
+
+def _check_int(value, name: str, lo: int, hi: int = MAX_SAMPLES) -> int:
+    return check_int(value, name, lo=lo, hi=hi)
 
 
 def _check_open_unit(value, name: str, hi: float = 1.0) -> float:
@@ -112,6 +112,19 @@ def _check_open_unit(value, name: str, hi: float = 1.0) -> float:
     if not (0.0 < v < hi):
         raise ValueError(f"{name} must lie in (0, {hi:g}), got {v!r}")
     return v
+
+
+def _check_seed(seed):
+    """An int >= 0 or a ``numpy.random.SeedSequence``: audits are reproducible."""
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if seed is None:
+        raise ValueError("seed must be given (an int >= 0 or SeedSequence): audits are reproducible")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be an int >= 0 or a numpy.random.SeedSequence, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    return np.random.SeedSequence(int(seed))
 
 
 def _pair_claims(claim, pairs) -> list[tuple[float, float]]:
@@ -149,29 +162,36 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     progress: optional callable receiving one-line progress messages.
     """
     t0 = time.perf_counter()
+    if not callable(mechanism):
+        raise TypeError(f"mechanism must be callable as mechanism(dataset, rng, size), got {type(mechanism).__name__}")
     samples = _check_int(samples, "samples", 100)
     confidence = _check_open_unit(confidence, "confidence")
     f = selection_fraction
-    if isinstance(f, bool) or not isinstance(f, numbers.Real) or not 0.0 < f <= 0.5:
+    if isinstance(f, bool) or not isinstance(f, numbers.Real):
+        raise TypeError(f"selection_fraction must be a real number, got {type(f).__name__} {f!r}")
+    if not 0.0 < f <= 0.5:
         raise ValueError(f"selection_fraction must lie in (0, 0.5], got {f!r}")
-    confirm_pairs = _check_int(confirm_pairs, "confirm_pairs", 1)
-    sets_per_pair = _check_int(sets_per_pair, "sets_per_pair", 1)
-    if seed is None:
-        raise ValueError("seed must be given (an int or SeedSequence): audits are reproducible")
+    confirm_pairs = _check_int(confirm_pairs, "confirm_pairs", 1, hi=10_000)
+    sets_per_pair = _check_int(sets_per_pair, "sets_per_pair", 1, hi=10_000)
+    root = _check_seed(seed)
+    if pilot_samples is not None:
+        pilot_samples = _check_int(pilot_samples, "pilot_samples", 100)
+    if output is not None and output not in OUTPUT_KINDS:
+        raise ValueError(f"output must be one of {OUTPUT_KINDS} or None, got {output!r}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be None or a callable taking one message, got {type(progress).__name__}")
     n_sel = max(1, int(round(f * samples)))
     n_cnt = samples - n_sel
-    pairs = normalize_pairs(pair_or_generator, _check_int(max_pairs, "max_pairs", 1))
+    pairs = normalize_pairs(pair_or_generator, _check_int(max_pairs, "max_pairs", 1, hi=100_000))
     claims = _pair_claims(claim, pairs)
     alpha = 1.0 - confidence
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     pilot_root, confirm_root = root.spawn(2)
     confirm_seeds = confirm_root.spawn(len(pairs))
 
     chosen = list(range(len(pairs)))
     reason = f"sample budget spent: {samples} outputs per side"
     if len(pairs) > confirm_pairs:
-        n_pilot = pilot_samples or min(samples, max(1000, samples // 10))
-        n_pilot = _check_int(n_pilot, "pilot_samples", 100)
+        n_pilot = min(samples, max(1000, samples // 10)) if pilot_samples is None else pilot_samples
         m_guess = confirm_pairs * sets_per_pair
         order = rank_pairs(mechanism, pairs, claims, pilot_root.spawn(len(pairs)), pilot_samples=n_pilot,
                            n_count=n_cnt, alpha=alpha / m_guess, output=output, progress=progress)
