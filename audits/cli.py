@@ -85,6 +85,7 @@ EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_SEED = 0
 MIN_SAMPLES = 100               # the harness's floor (harness.audit)
+SAMPLES_RANGE = "100000 to 1000000"   # of the entries' defaults; a test keeps it true
 _DEBUG_HINT = "run again with --debug for the traceback"
 
 
@@ -130,8 +131,7 @@ def _parser() -> argparse.ArgumentParser:
                                  epilog="Exit status: 0 no violation found (--all: every entry as "
                                         "expected); 1 a violation (--all: some entry not as expected); "
                                         "2 usage or input error; 3 an exception raised by your factory "
-                                        "or mechanism, or an internal error.",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter))
+                                        "or mechanism, or an internal error."))
     rp = sub.add_parser("reproduce", parents=[common], help="reproduce a paper's figures and claims")
     rp.add_argument("name", nargs="?", help="reproduction name (see `userdp reproduce --list`)")
     rp.add_argument("--list", action="store_true", help="list the reproductions and exit")
@@ -148,7 +148,7 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     help="audit every reference and control entry, Bonferroni-corrected across entries")
     au.add_argument("--samples", type=_int_at_least(MIN_SAMPLES, "outputs per side"), default=None,
                     metavar="N", help=f"outputs per side, >= {MIN_SAMPLES} (default: the entry's own, "
-                    f"the 'samples' column of `userdp list`, 100000 to 1000000; {DEFAULT_SAMPLES} for "
+                    f"the 'samples' column of `userdp list`, {SAMPLES_RANGE}; {DEFAULT_SAMPLES} for "
                     "module:callable)")
     au.add_argument("--confidence", type=_confidence, default=DEFAULT_CONFIDENCE, metavar="C",
                     help=f"confidence in (0, 1) (default {DEFAULT_CONFIDENCE}); with --all it is "

@@ -75,7 +75,9 @@ def _threshold_panel(ax, a, b, s: Threshold, first: str, second: str, samples: i
     xa, xb = (a.reshape(a.shape[0], -1)[:, 0], b.reshape(b.shape[0], -1)[:, 0]) if s.projection is None \
         else (s.project(a), s.project(b))
     lo, hi = np.percentile(np.r_[xa, xb], [0.5, 99.5])
-    bins = np.linspace(min(lo, s.t), max(hi, s.t), 80)
+    lo, hi = min(lo, s.t), max(hi, s.t)
+    pad = 0.03 * (hi - lo) or 1.0                    # S stays visible when t is an end of the range
+    bins = np.linspace(lo - pad, hi + pad, 80)
     ax.hist(np.clip(xa, bins[0], bins[-1]), bins=bins, alpha=0.5, density=True, label=_wrap(f"M(D), {first}"))
     ax.hist(np.clip(xb, bins[0], bins[-1]), bins=bins, alpha=0.5, density=True, label=_wrap(f"M(D'), {second}"))
     lo_s, hi_s = (s.t, bins[-1]) if s.tail == "upper" else (bins[0], s.t)

@@ -152,7 +152,9 @@ def test_help_documents_every_option(capsys):
             assert action.help, f"userdp {name} {action.option_strings or action.dest} has no help line"
     code, out, _ = run(capsys, "audit", "--help")
     text = " ".join(out.split())
-    assert code == 0 and "100000 to 1000000" in text and "default 0.95" in text and "Exit status" in text
+    sizes = [e.samples or cli.DEFAULT_SAMPLES for e in cli.all_entries()]
+    assert cli.SAMPLES_RANGE == f"{min(sizes)} to {max(sizes)}"      # the real per-entry defaults
+    assert code == 0 and cli.SAMPLES_RANGE in text and "default 0.95" in text and "Exit status" in text
 
 
 # ------------------------------------------------------------------ external mechanisms
