@@ -231,7 +231,7 @@ def _bind(factory, name: str, raw: dict) -> dict:
 
 def _external_pairs(pairs, name: str) -> list[AuditPair]:
     """The factory's pairs, each with its own description, or a short one built here."""
-    if isinstance(pairs, tuple) and len(pairs) in (2, 3) and not any(_has_sides(p) for p in pairs[:2]):
+    if _is_one_pair(pairs):
         pairs = [pairs]
     try:
         items = list(itertools.islice(iter(pairs), MAX_PAIRS + 1))
@@ -250,6 +250,18 @@ def _external_pairs(pairs, name: str) -> list[AuditPair]:
 
 def _has_sides(obj) -> bool:
     return hasattr(obj, "first") and hasattr(obj, "second")
+
+
+def _is_one_pair(obj) -> bool:
+    """One pair rather than a collection: an object with .first/.second, a 2-tuple of
+    non-pairs (as ``harness.audit`` reads it), or (D, D', "description")."""
+    if _has_sides(obj):
+        return True
+    if not isinstance(obj, tuple):
+        return False
+    if len(obj) == 3:
+        return isinstance(obj[2], str)
+    return len(obj) == 2 and not any(_has_sides(x) for x in obj)
 
 
 def _one_pair(p, i: int, name: str) -> AuditPair:

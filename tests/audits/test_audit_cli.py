@@ -244,6 +244,14 @@ def test_registry_failure_on_defaults_is_an_internal_error(capsys, monkeypatch):
     assert code == 3 and "internal error" in err and "bug in userdp" in err
 
 
+def test_one_pair_or_many():
+    from userdp.audits.targets import _external_pairs
+    assert [p.description for p in _external_pairs((0.0, 1.0), "f")] == ["pair 0: 0 vs 1"]
+    assert [p.description for p in _external_pairs((0.0, 1.0, "shift"), "f")] == ["shift"]
+    three = _external_pairs(((0.0, 1.0), (0.0, 2.0), (0.0, 3.0)), "f")     # a tuple of three pairs
+    assert [(p.first, p.second) for p in three] == [(0.0, 1.0), (0.0, 2.0), (0.0, 3.0)]
+
+
 def test_external_pairs_are_described_not_truncated(capsys, ext_module):
     code, out, _ = run(capsys, "audit", "userdp_ext_fixture:arrays", "--claim", "pure:epsilon=1",
                        "--samples", "2000", "--json")
@@ -379,11 +387,13 @@ def test_synthetic_quick_checks_the_same_claims_as_the_full_run():
 
 
 @pytest.mark.slow
-def test_synthetic_quick_holds_in_under_a_minute(capsys):
-    # Measured 31-34 s on the shared 2-core machine; the bound is one minute.
+def test_synthetic_quick_holds(capsys):
+    # Measured 31-35 s on the shared 2-core machine (README); the time is reported, not
+    # asserted: on a shared machine it is not a property of the code.
     code, out, _ = run(capsys, "reproduce", "epasto2020-synthetic", "--quick", "--json")
     doc = strict_json(out)
-    assert code == 0 and all(c["holds"] for c in doc["claims"]) and doc["elapsed_seconds"] < 60
+    print(f"\nepasto2020-synthetic --quick: {doc['elapsed_seconds']:.1f} s")
+    assert code == 0 and all(c["holds"] for c in doc["claims"])
 
 
 @pytest.mark.slow
