@@ -243,6 +243,9 @@ def cmd_audit(args) -> int:
     else:
         target = registry_target(args.name, raw, args.samples)
     progress = Progress(target.name)
+    n_pairs = len(target.pairs) if hasattr(target.pairs, "__len__") else "candidate"
+    progress.note(f"auditing {n_pairs} pair(s), {target.samples} outputs per side, "
+                  f"{pct(args.confidence)} confidence, seed {args.seed}")
     result = run_audit(target, args.confidence, args.seed, progress=progress.note)
     as_expected = None if target.expected is None else result.verdict == target.expected
     if args.json:

@@ -94,8 +94,10 @@ def _kind_of_default(default) -> str | None:
         return "true or false"
     if isinstance(default, int):
         return "an integer"
-    if isinstance(default, float) or default is None:
-        return "a number" if isinstance(default, float) else "a number or null"
+    if isinstance(default, float):
+        return "a number"
+    if default is None:
+        return "a number or null"
     if isinstance(default, str):
         return "a string"
     return None
@@ -183,7 +185,7 @@ def external_target(name: str, raw: dict, *, claim: str | None = None, relation:
     except Exception as exc:
         raise UserCodeError(f"your factory {name} raised {type(exc).__name__}: {exc}") from exc
     if isinstance(made, AuditSetup):
-        the_claim = given or made.claim
+        the_claim = made.claim if given is None else given
         mechanism, pairs, output = made.mechanism, made.pairs, output or made.output
     elif isinstance(made, tuple) and len(made) == 2:
         if given is None:
