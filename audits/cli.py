@@ -2,277 +2,414 @@
 
     userdp --version
     userdp list [--json]
-    userdp audit NAME [--samples N] [--confidence C] [--seed S] [--param k=v ...] [--json] [--plot FILE]
+    userdp audit NAME [--samples N] [--confidence C] [--seed S] [--param K=V ...] [--json] [--plot FILE]
     userdp audit --all [--samples N] [--confidence C] [--seed S] [--json]
-    userdp audit module:callable --claim pure:epsilon=1 [--relation R] [--output KIND] [--param k=v ...]
-    userdp reproduce NAME [--json] [--plot FILE]
+    userdp audit module:callable --claim pure:epsilon=1 [--relation R] [--output KIND] [--param K=V ...]
+    userdp reproduce NAME [--quick] [--json] [--plot FILE]
+    userdp reproduce --list
 
-External mechanisms: ``module:callable`` names a factory called as ``callable(**params)``
-(params from ``--param``) that returns either an ``AuditSetup`` or a tuple
-``(mechanism, pairs)``; in the second case ``--claim`` is required. Claim syntax:
-``pure:epsilon=1``, ``approx:epsilon=1,delta=1e-6``, ``renyi:alpha=2,rho=0.5,delta=1e-6``,
-``personalized:epsilons=[1,2,0.5]``. ``--relation`` is a label recorded in the output.
+Every subcommand takes ``--debug`` (show the traceback of an error).
 
-Exit status: 0 ok; 1 a finding (a violation; with --all, any entry whose verdict is not
-its expected one, i.e. a reference mechanism flagged or a broken control missed); 2 a
-usage or input error (message on stderr). Progress goes to stderr.
+External mechanisms. ``module:callable`` names a factory called as ``callable(**params)``
+(params from ``--param``) that returns an ``AuditSetup`` or a tuple ``(mechanism, pairs)``;
+in the second case ``--claim`` is required. A pair is ``(D, D')``, ``(D, D', description)``
+or an object with ``.first``, ``.second`` and optionally ``.description`` and ``.unit``
+(``NeighbourPair``). Claim syntax: one of CLAIM_FORMS. ``--relation`` is a label recorded
+in the output.
+
+Exit status:
+    0  no violation found (``--all``: every entry met its expected verdict);
+    1  a violation finding (``--all``: some entry's verdict is not its expected one, i.e. a
+       reference mechanism or a correct control flagged, or a broken control missed);
+       ``reproduce``: a claim of the paper does not hold;
+    2  a usage or input error: bad option or parameter, a registry entry refusing a
+       ``--param`` value, a factory or setup the audit cannot use, an unwritable ``--plot``
+       path, ``--plot`` without matplotlib. All are checked before the audit runs where
+       they can be;
+    3  an exception: raised by YOUR factory or mechanism (the message says which, and the
+       exception), or an internal error of userdp. Never 1: an exception is not a finding.
+With ``--all``, an entry that raised is reported in its row and the run goes on; the exit
+status is 1 if some entry is not as expected, else 3 if some entry raised, else 0.
+
+``--all`` and multiplicity. ``--confidence`` is FAMILY-WISE for ``--all``: each of the m
+entries is audited at confidence 1 - (1 - C)/m (Bonferroni), so that the probability that
+ANY correct entry is flagged is at most 1 - C. Each single audit already controls its own
+pairs and sets (Holm, harness.py), and Bonferroni needs no independence between entries.
+Why: ``--all`` answers one question with one exit status ("is every entry as expected?").
+Uncorrected, each correct entry whose true loss equals its claim (control.laplace,
+amin2019.capped-sum, ...) is flagged with probability up to 5%, so with k such entries
+the registry would fail that question with probability up to 1 - 0.95^k (40% at k = 10). The cost is power: measured over seeds 0-19 at the default sizes, every
+broken control is still flagged at 99.75% (m = 20, C = 0.95) and at 1 - 5e-6 (C = 0.9999),
+the smallest margin being control.isvt3 (eps_lb >= 1.43 against its claim 1.0).
+
+JSON (``--json``): strict JSON (``allow_nan=False``), one object whose ``schema`` is
+"userdp.list/1", "userdp.audit/1", "userdp.audit-all/1" or "userdp.reproduction/1", with
+``userdp_version``; a non-finite number is ``null`` and its JSON Pointer is listed in the
+top-level ``nonfinite`` map (see ``report.py``). The fields:
+
+- userdp.list/1: ``entries``: [{name, kind, paper, algorithm, relation, claim {kind,
+  params}, function, expected, params, true_epsilon, samples}].
+- userdp.audit/1: name, kind ("reference" | "control" | "planted" | "external"), relation,
+  params (the parameters used), expected (the entry's expected verdict, or null for an
+  external mechanism or when ``--param`` changed a default), as_expected (bool or null),
+  then the audit result: claim {kind, params}, epsilon_lower_bound, confidence, samples,
+  verdict, tightness, witness {pair_description, pair_index, unit, rejection_set, ordering,
+  counts {first, second, n_per_side}, claim_epsilon, p_value, adjusted_p_value,
+  candidates_tested}, termination_reason, elapsed_seconds.
+- userdp.audit-all/1: confidence (family-wise), correction ("bonferroni"),
+  per_entry_confidence, entries (each as in userdp.audit/1, or {name, kind, relation,
+  expected, as_expected: false, error} if it raised), summary {entries, as_expected,
+  not_as_expected, errors, elapsed_seconds}.
+- userdp.reproduction/1: name, quick, elapsed_seconds, table (list of rows), claims
+  [{statement, holds, evidence}], and what the reproduction adds (e.g. setup).
+
+Progress lines go to stderr only; stdout carries the result.
 """
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
-import math
+import inspect
 import os
-import re
 import sys
-import time
-from importlib import metadata
+import traceback
 
-from userdp.reference.claims import ApproxDP, PersonalizedDP, PureDP, RenyiDP
+from .blas import single_threaded_blas
+from .harness import VIOLATION
+from .registry import all_entries, all_reproductions, get_reproduction
+from .report import Progress, fmt, pct, table, to_json, version
+from .sampling import MechanismError
+from .targets import (CLAIM_FORMS, DEFAULT_SAMPLES, Target, UsageError, UserCodeError, check_params,  # noqa: F401
+                      external_target, mechanism_error, parse_claim, parse_params, registry_target, run_audit)
 
-from .harness import VIOLATION, audit
-from .registry import AuditSetup, all_entries, get, get_reproduction
-
-DEFAULT_SAMPLES = 200_000
+EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
+DEFAULT_CONFIDENCE = 0.95
 DEFAULT_SEED = 0
-_CLAIMS = {"pure": PureDP, "approx": ApproxDP, "renyi": RenyiDP, "personalized": PersonalizedDP}
+MIN_SAMPLES = 100               # the harness's floor (harness.audit)
+SAMPLES_RANGE = "100000 to 1000000"   # of the entries' defaults; a test keeps it true
+_DEBUG_HINT = "run again with --debug for the traceback"
 
 
-class UsageError(Exception):
-    """Bad command-line input: reported on stderr with exit status 2."""
+# ------------------------------------------------------------------ argument parsing
+def _int_at_least(lo: int, what: str):
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {lo} ({what}), got {text!r}") from None
+        if n < lo:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {lo} ({what}), got {n}")
+        return n
+    return parse
+
+
+def _confidence(text: str) -> float:
+    try:
+        c = float(text)
+    except ValueError:
+        c = float("nan")
+    if not 0.0 < c < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1, got {text!r}")
+    return c
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="userdp", description="Reference, properties and audits for "
-                                "user-level and personalized differential privacy.")
-    p.add_argument("--version", action="version", version=f"userdp {_version()}")
-    sub = p.add_subparsers(dest="command", required=True)
-    ls = sub.add_parser("list", help="list registered mechanisms and controls")
-    ls.add_argument("--json", action="store_true")
-    au = sub.add_parser("audit", help="audit a registered or external mechanism")
-    au.add_argument("name", nargs="?", help="registry name (see `userdp list`) or module:callable")
-    au.add_argument("--all", action="store_true", help="audit every reference and control entry")
-    au.add_argument("--samples", type=int, default=None, help=f"outputs per side (default {DEFAULT_SAMPLES})")
-    au.add_argument("--confidence", type=float, default=0.95)
-    au.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    au.add_argument("--param", action="append", default=[], metavar="K=V", help="override a parameter")
-    au.add_argument("--json", action="store_true")
-    au.add_argument("--plot", metavar="FILE", help="histograms of the two sides with the witness set")
-    au.add_argument("--claim", help="claim of an external mechanism, e.g. pure:epsilon=1")
-    au.add_argument("--relation", help="neighbouring relation of an external mechanism (a label)")
-    au.add_argument("--output", choices=["continuous", "vector", "discrete"], help="output kind (external)")
-    rp = sub.add_parser("reproduce", help="reproduce a paper's figures and claims")
-    rp.add_argument("name")
-    rp.add_argument("--json", action="store_true")
-    rp.add_argument("--plot", metavar="FILE")
+                                "user-level and personalized differential privacy.",
+                                epilog="Exit status: 0 no violation found; 1 a violation finding; 2 usage or "
+                                       "input error; 3 an exception (your factory or mechanism, or a bug in "
+                                       "userdp). See `userdp audit --help`.")
+    p.add_argument("--version", action="version", version=f"userdp {version()}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="on an error, print its traceback")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{list,audit,reproduce}")
+    ls = sub.add_parser("list", parents=[common], help="list registered mechanisms and controls")
+    ls.add_argument("--json", action="store_true", help="print JSON (schema userdp.list/1)")
+    _audit_parser(sub.add_parser("audit", parents=[common], help="audit a registered or external mechanism",
+                                 description="Audit a mechanism: a confident lower bound eps_lb on its "
+                                             "privacy loss, and the verdict 'violation' if eps_lb exceeds "
+                                             "the claim. 'no violation found' is never proof of privacy.",
+                                 epilog="Exit status: 0 no violation found (--all: every entry as "
+                                        "expected); 1 a violation (--all: some entry not as expected); "
+                                        "2 usage or input error; 3 an exception raised by your factory "
+                                        "or mechanism, or an internal error."))
+    rp = sub.add_parser("reproduce", parents=[common], help="reproduce a paper's figures and claims")
+    rp.add_argument("name", nargs="?", help="reproduction name (see `userdp reproduce --list`)")
+    rp.add_argument("--list", action="store_true", help="list the reproductions and exit")
+    rp.add_argument("--quick", action="store_true",
+                    help="a smaller run (under a minute) that still checks every claim; margins stated")
+    rp.add_argument("--json", action="store_true", help="print JSON (schema userdp.reproduction/1)")
+    rp.add_argument("--plot", metavar="FILE", help="write the reproduction's figure (needs matplotlib)")
     return p
 
 
-def _version() -> str:
+def _audit_parser(au: argparse.ArgumentParser) -> None:
+    au.add_argument("name", nargs="?", help="registry name (see `userdp list`) or module:callable")
+    au.add_argument("--all", action="store_true",
+                    help="audit every reference and control entry, Bonferroni-corrected across entries")
+    au.add_argument("--samples", type=_int_at_least(MIN_SAMPLES, "outputs per side"), default=None,
+                    metavar="N", help=f"outputs per side, >= {MIN_SAMPLES} (default: the entry's own, "
+                    f"the 'samples' column of `userdp list`, {SAMPLES_RANGE}; {DEFAULT_SAMPLES} for "
+                    "module:callable)")
+    au.add_argument("--confidence", type=_confidence, default=DEFAULT_CONFIDENCE, metavar="C",
+                    help=f"confidence in (0, 1) (default {DEFAULT_CONFIDENCE}); with --all it is "
+                    "family-wise: each of m entries is audited at 1 - (1 - C)/m")
+    au.add_argument("--seed", type=_int_at_least(0, "a seed"), default=DEFAULT_SEED, metavar="S",
+                    help=f"random seed, an integer >= 0 (default {DEFAULT_SEED})")
+    au.add_argument("--param", action="append", default=[], metavar="K=V",
+                    help="override a parameter (repeatable); V is JSON (1, 1e-6, null, [1,2]) or "
+                    "text; `userdp list --json` shows each entry's parameters and defaults")
+    au.add_argument("--json", action="store_true",
+                    help="print JSON (schema userdp.audit/1, or userdp.audit-all/1 with --all)")
+    au.add_argument("--plot", metavar="FILE",
+                    help="write the two output distributions of the witness pair with the witness set "
+                    "(needs matplotlib; format from the suffix, e.g. .png, .pdf)")
+    au.add_argument("--claim", metavar="SPEC", help="claim of an external mechanism: " + ", ".join(CLAIM_FORMS))
+    au.add_argument("--relation", metavar="R",
+                    help="neighbouring relation of an external mechanism (a label for the report; "
+                    "default 'unspecified')")
+    au.add_argument("--output", choices=["continuous", "vector", "discrete"],
+                    help="output kind of an external mechanism (default: inferred from its outputs)")
+
+
+def _check_plot_target(path: str) -> None:
+    """Refuse --plot before any work: matplotlib missing, unknown format, or an unwritable path."""
+    from .plot import pyplot
     try:
-        return metadata.version("userdp")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-# ------------------------------------------------------------------ parsing helpers
-def _value(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def parse_params(items: list[str]) -> dict:
-    out = {}
-    for item in items:
-        key, sep, val = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--param must look like key=value, got {item!r}")
-        out[key.strip()] = _value(val.strip())
-    return out
-
-
-def parse_claim(spec: str):
-    """'pure:epsilon=1' -> PureDP(1); see the module docstring for the syntax."""
-    kind, sep, rest = spec.partition(":")
-    if kind not in _CLAIMS or not sep:
-        raise UsageError(f"--claim must look like KIND:k=v,... with KIND in {sorted(_CLAIMS)}, got {spec!r}")
-    parts = [s for s in re.split(r",(?![^\[]*\])", rest) if s]
-    return _CLAIMS[kind](**parse_params(parts))
-
-
-def _claim_text(claim) -> str:
-    params = claim.params()
-    if "epsilons" in params:
-        return f"{claim.kind} eps_i ({len(params['epsilons'])} records)"
-    return claim.kind + " " + " ".join(f"{k}={v:g}" for k, v in params.items())
-
-
-def _json(obj) -> str:
-    def clean(x):
-        if isinstance(x, float) and not math.isfinite(x):
-            return "inf" if x > 0 else ("-inf" if x < 0 else "nan")
-        if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [clean(v) for v in x]
-        return x
-    return json.dumps(clean(obj), indent=2)
-
-
-def _progress(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+        plt = pyplot()
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
+    fig = plt.figure()
+    supported = fig.canvas.get_supported_filetypes()
+    plt.close(fig)
+    if ext not in supported:
+        raise UsageError(f"--plot {path}: unknown format {ext!r}; use one of {sorted(supported)}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UsageError(f"--plot {path}: is a directory; give a file name")
+    if not os.path.isdir(folder):
+        raise UsageError(f"--plot {path}: the directory {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"--plot {path}: not writable")
 
 
 # ------------------------------------------------------------------ commands
-def _entry_dict(entry) -> dict:
-    claim = entry.setup().claim
+def _claim_text(claim) -> str:
+    params = claim.params()
+    if "epsilons" in params:
+        eps = params["epsilons"]
+        return f"{claim.kind} eps_i for {len(eps)} records (min {fmt(min(eps))}, max {fmt(max(eps))})"
+    return claim.kind + " " + ",".join(f"{k}={fmt(v)}" for k, v in params.items())
+
+
+def _entry_dict(entry, claim) -> dict:
     return {"name": entry.name, "kind": entry.kind, "paper": entry.paper, "algorithm": entry.algorithm,
             "relation": entry.relation, "claim": {"kind": claim.kind, "params": claim.params()},
             "function": entry.function, "expected": entry.expected, "params": dict(entry.params),
-            "true_epsilon": entry.true_epsilon}
+            "true_epsilon": entry.true_epsilon, "samples": entry.samples or DEFAULT_SAMPLES}
 
 
 def cmd_list(args) -> int:
-    rows = [_entry_dict(e) for e in all_entries()]
+    entries = all_entries()
+    claims = [e.setup().claim for e in entries]
+    rows = [_entry_dict(e, c) for e, c in zip(entries, claims)]
     if args.json:
-        print(_json(rows))
-        return 0
-    print(f"{'name':34s} {'kind':9s} {'claim':28s} {'expected':19s} function")
-    for r in rows:
-        claim = r["claim"]["kind"] + " " + ",".join(f"{k}={v}" for k, v in r["claim"]["params"].items()
-                                                     if k != "epsilons")
-        print(f"{r['name']:34s} {r['kind']:9s} {claim[:28]:28s} {r['expected']:19s} {r['function']}")
-    return 0
-
-
-def _external(args, params) -> tuple[AuditSetup, str]:
-    mod_name, _, attr = args.name.partition(":")
-    try:
-        factory = getattr(importlib.import_module(mod_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(f"cannot load {args.name!r}: {exc}") from exc
-    made = factory(**params)
-    if isinstance(made, AuditSetup):
-        claim = parse_claim(args.claim) if args.claim else made.claim
-        setup = AuditSetup(made.mechanism, made.pairs, claim, args.output or made.output)
-    elif isinstance(made, tuple) and len(made) == 2:
-        if not args.claim:
-            raise UsageError(f"{args.name} returned (mechanism, pairs): give the claim with --claim")
-        setup = AuditSetup(made[0], made[1], parse_claim(args.claim), args.output or "continuous")
-    else:
-        raise UsageError(f"{args.name} must return an AuditSetup or (mechanism, pairs), "
-                         f"got {type(made).__name__}")
-    return setup, args.relation or "unspecified"
-
-
-def _run(setup: AuditSetup, args, samples: int, progress=None):
-    return audit(setup.mechanism, setup.pairs, setup.claim, samples=samples, confidence=args.confidence,
-                 seed=args.seed, output=setup.output, progress=progress)
+        print(to_json("userdp.list/1", {"entries": rows}))
+        return EXIT_OK
+    for r, c in zip(rows, claims):
+        r["claim"] = _claim_text(c)
+    print(table(rows, ["name", "kind", "claim", "expected", "samples", "function"]))
+    print("\nkind: reference = a paper's mechanism; control = textbook mechanism with known loss; "
+          "planted = known-broken variant (not in --all). samples = default outputs per side.")
+    return EXIT_OK
 
 
 def cmd_audit(args) -> int:
     if args.all:
-        if args.name or args.param or args.plot or args.claim:
-            raise UsageError("--all takes no NAME, --param, --plot or --claim")
+        if args.name or args.param or args.plot or args.claim or args.relation or args.output:
+            raise UsageError("--all takes no NAME, --param, --plot, --claim, --relation or --output")
         return _audit_all(args)
     if not args.name:
         raise UsageError("audit needs a NAME (see `userdp list`), module:callable, or --all")
-    params = parse_params(args.param)
+    if ":" not in args.name and (args.claim or args.relation or args.output):
+        raise UsageError("--claim, --relation and --output are for module:callable targets; a registry "
+                         "entry has its own (see `userdp list --json`)")
+    if args.plot:
+        _check_plot_target(args.plot)
+    raw = parse_params(args.param)
     if ":" in args.name:
-        setup, relation = _external(args, params)
-        name, samples = args.name, args.samples or DEFAULT_SAMPLES
+        target = external_target(args.name, raw, claim=args.claim, relation=args.relation, output=args.output,
+                                 samples=args.samples)
     else:
-        try:
-            entry = get(args.name)
-        except KeyError as exc:
-            raise UsageError(exc.args[0]) from None
-        setup, relation, name = entry.setup(**params), entry.relation, entry.name
-        samples = args.samples or entry.samples or DEFAULT_SAMPLES
-    result = _run(setup, args, samples, progress=_progress)
+        target = registry_target(args.name, raw, args.samples)
+    progress = Progress(target.name)
+    n_pairs = len(target.pairs) if hasattr(target.pairs, "__len__") else "candidate"
+    progress.note(f"auditing {n_pairs} pair(s), {target.samples} outputs per side, "
+                  f"{pct(args.confidence)} confidence, seed {args.seed}")
+    result = run_audit(target, args.confidence, args.seed, progress=progress.note)
+    as_expected = None if target.expected is None else result.verdict == target.expected
     if args.json:
-        print(_json({"name": name, "relation": relation, **result.to_dict()}))
+        print(to_json("userdp.audit/1", {"name": target.name, "kind": target.kind, "relation": target.relation,
+                                         "params": target.params, "expected": target.expected,
+                                         "as_expected": as_expected, **result.to_dict()}))
     else:
-        _print_result(name, relation, result)
+        _print_result(target, result, as_expected)
     if args.plot:
         from .plot import plot_audit
-        plot_audit(setup, result, args.plot, seed=args.seed)
-        _progress(f"plot written to {args.plot}")
-    return 1 if result.verdict == VIOLATION else 0
+        try:
+            plot_audit(target.mechanism, result, args.plot, seed=args.seed, name=target.name)
+        except MechanismError as exc:
+            raise mechanism_error(target, exc) from exc
+        except OSError as exc:
+            raise UsageError(f"--plot {args.plot}: {exc}") from exc
+        progress.note(f"plot written to {args.plot}")
+    return EXIT_FINDING if result.verdict == VIOLATION else EXIT_OK
 
 
-def _print_result(name, relation, r) -> None:
+_EXPECTED_WHY = {
+    ("reference", "no violation found"): "a paper's mechanism, audited on its worst-case pairs",
+    ("control", "no violation found"): "a correct control must not be flagged",
+    ("control", "violation"): "a broken control must be flagged",
+    ("planted", "violation"): "a planted bug must be flagged",
+}
+
+
+def _print_result(t: Target, r, as_expected) -> None:
     w = r.witness
-    print(f"{name}: {r.verdict}")
-    print(f"  claim            {_claim_text(r.claim)}  (relation: {relation})")
-    print(f"  eps lower bound  {r.epsilon_lower_bound:.4f} at {r.confidence:.0%} confidence "
-          f"(tightness {r.tightness:.3f})")
-    print(f"  witness          {w.pair_description}; S = {w.rejection_set.describe()} ({w.ordering})")
-    print(f"  counts           first {w.counts['first']}, second {w.counts['second']} "
-          f"of {w.counts['n_per_side']} per side; p = {w.p_value:.3g}, Holm-adjusted {w.adjusted_p_value:.3g}")
+    c = w.counts
+    print(f"{t.name}: {r.verdict}")
+    if t.expected is not None:
+        why = _EXPECTED_WHY.get((t.kind, t.expected), t.kind)
+        print(f"  expected         {t.expected} ({why}): {'as expected' if as_expected else 'NOT AS EXPECTED'}")
+    elif t.kind != "external":
+        print(f"  expected         not stated: --param changed {sorted(t.overrides)}, and the entry's "
+              f"expected verdict is for its defaults")
+    print(f"  claim            {_claim_text(r.claim)}  (relation: {t.relation})")
+    print(f"  eps lower bound  {r.epsilon_lower_bound:.4f} at {pct(r.confidence)} confidence; "
+          f"tightness eps_lb / eps = {fmt(r.tightness, 3)}")
+    print(f"  witness          pair: {w.pair_description}")
+    print(f"                   set S = {w.rejection_set.describe()}, ordering {w.ordering}")
+    print(f"  counts           {c['first']} of M(first) and {c['second']} of M(second) in S, "
+          f"of {c['n_per_side']} per side; p = {w.p_value:.3g}, Holm-adjusted {w.adjusted_p_value:.3g} "
+          f"over {w.candidates_tested} candidate(s)")
     print(f"  samples          {r.samples} per side; {r.termination_reason}; {r.elapsed_seconds:.2f} s")
+    if r.verdict != VIOLATION:
+        print("  note             'no violation found' is not proof of privacy")
 
 
 def _audit_all(args) -> int:
     entries = [e for e in all_entries() if e.kind in ("reference", "control")]
-    rows, failed, errors = [], 0, 0
-    t0 = time.perf_counter()
+    m = len(entries)
+    per_entry = 1.0 - (1.0 - args.confidence) / m                # Bonferroni (module docstring)
+    progress = Progress()
+    progress.note(f"auditing {m} entries at {pct(args.confidence)} family-wise confidence "
+                  f"(Bonferroni: {pct(per_entry)} per entry)")
+    rows = []
     for i, e in enumerate(entries, 1):
-        samples = args.samples or e.samples or DEFAULT_SAMPLES
-        try:
-            r = _run(e.setup(), args, samples)
-        except Exception as exc:  # reported, counted, and the run goes on; exit 2 at the end
-            errors += 1
-            _progress(f"[{i}/{len(entries)}] {e.name}: ERROR {type(exc).__name__}: {exc}")
-            rows.append({"name": e.name, "kind": e.kind, "error": f"{type(exc).__name__}: {exc}"})
-            continue
-        ok = r.verdict == e.expected
-        failed += not ok
-        _progress(f"[{i}/{len(entries)}] {e.name}: {r.verdict} (eps_lb {r.epsilon_lower_bound:.3f}, "
-                  f"{r.elapsed_seconds:.1f} s){'' if ok else '  <-- expected ' + e.expected}")
-        rows.append({"name": e.name, "kind": e.kind, "expected": e.expected, "as_expected": ok,
-                     **r.to_dict()})
+        rows.append(_audit_entry(e, args, per_entry))
+        row = rows[-1]
+        status = (f"ERROR {row['error']}" if "error" in row else
+                  f"{row['verdict']} (eps_lb {row['epsilon_lower_bound']:.3f}, {row['elapsed_seconds']:.1f} s)"
+                  + ("" if row["as_expected"] else f"  <-- expected {e.expected}"))
+        progress.step(i, m, f"{e.name}: {status}")
+    failed = sum(not r["as_expected"] and "error" not in r for r in rows)
+    errors = sum("error" in r for r in rows)
+    summary = {"entries": m, "as_expected": m - failed - errors, "not_as_expected": failed,
+               "errors": errors, "elapsed_seconds": progress.elapsed()}
     if args.json:
-        print(_json(rows))
+        print(to_json("userdp.audit-all/1", {"confidence": args.confidence, "correction": "bonferroni",
+                                             "per_entry_confidence": per_entry, "entries": rows,
+                                             "summary": summary}))
     else:
-        print(f"{'name':34s} {'kind':9s} {'claim':28s} {'eps_lb':>8s} {'tight':>7s}  verdict")
-        for row in rows:
-            if "error" in row:
-                print(f"{row['name']:34s} {row['kind']:9s} ERROR: {row['error']}")
-                continue
-            c = row["claim"]
-            claim = c["kind"] + " " + ",".join(f"{k}={v:g}" for k, v in c["params"].items() if k != "epsilons")
-            mark = "" if row["as_expected"] else f"   <-- expected {row['expected']}"
-            print(f"{row['name']:34s} {row['kind']:9s} {claim[:28]:28s} {row['epsilon_lower_bound']:8.4f} "
-                  f"{row['tightness']:7.3f}  {row['verdict']}{mark}")
-        print(f"{len(rows)} entries, {failed} not as expected, {errors} errors, "
-              f"{time.perf_counter() - t0:.1f} s")
-    return 2 if errors else (1 if failed else 0)
+        _print_all(rows, args.confidence, per_entry, summary)
+    return EXIT_FINDING if failed else (EXIT_ERROR if errors else EXIT_OK)
+
+
+def _audit_entry(e, args, confidence: float) -> dict:
+    head = {"name": e.name, "kind": e.kind, "relation": e.relation, "expected": e.expected}
+    try:
+        t = registry_target(e, {}, args.samples)
+        r = run_audit(t, confidence, args.seed)
+    except Exception as exc:  # reported in its row; the run goes on (exit 3 at the end)
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        return {**head, "as_expected": False, "error": f"{type(exc).__name__}: {exc}"}
+    return {**head, "as_expected": r.verdict == e.expected, **r.to_dict()}
+
+
+def _print_all(rows, confidence, per_entry, summary) -> None:
+    shown = []
+    for r in rows:
+        base = {"name": r["name"], "kind": r["kind"], "expected": r["expected"]}
+        if "error" in r:
+            shown.append({**base, "verdict": "ERROR: " + r["error"], "ok": "ERROR"})
+            continue
+        c = r["claim"]
+        shown.append({**base, "claim": c["kind"] + " " + ",".join(f"{k}={fmt(v)}" for k, v in c["params"].items()),
+                      "samples": r["samples"], "eps_lb": r["epsilon_lower_bound"], "tightness": r["tightness"],
+                      "verdict": r["verdict"], "ok": "yes" if r["as_expected"] else "NO"})
+    print(table(shown, ["name", "kind", "claim", "samples", "eps_lb", "tightness", "verdict", "expected", "ok"],
+                formats={"eps_lb": lambda v: "-" if v is None else f"{v:.4f}",
+                         "tightness": lambda v: "-" if v is None else fmt(v, 3)}))
+    print(f"\n{summary['entries']} entries: {summary['as_expected']} as expected, {summary['not_as_expected']} "
+          f"not as expected, {summary['errors']} errors; {summary['elapsed_seconds']:.1f} s.")
+    print(f"Confidence {pct(confidence)} is family-wise (Bonferroni over {summary['entries']} entries, each "
+          f"audited at {pct(per_entry)}): a correct entry among them is flagged with probability "
+          f"<= {pct(1 - confidence)} in total.")
 
 
 def cmd_reproduce(args) -> int:
+    if args.list:
+        if args.name:
+            raise UsageError("reproduce --list takes no NAME")
+        rows = [{"name": n, "what": _first_line(f)} for n, f in all_reproductions().items()]
+        print(table(rows))
+        return EXIT_OK
+    if not args.name:
+        raise UsageError("reproduce needs a NAME; `userdp reproduce --list` shows them")
     try:
         func = get_reproduction(args.name)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
-    out = func(plot=args.plot)
+    if args.plot:
+        _check_plot_target(args.plot)
+    progress = Progress(args.name)
+    out = func(plot=args.plot, quick=args.quick, progress=progress.step)
     claims = out.get("claims", [])
     if args.json:
-        print(_json(out))
+        print(to_json("userdp.reproduction/1", {"name": args.name, "quick": args.quick,
+                                                "elapsed_seconds": progress.elapsed(), **out}))
     else:
-        table = out.get("table")
-        if isinstance(table, str):
-            print(table)
-        elif table:
-            for row in table:
-                print("  ".join(f"{k}={v}" for k, v in row.items()) if isinstance(row, dict) else row)
-        for c in claims:
-            print(f"[{'holds' if c['holds'] else 'FAILS'}] {c['statement']} -- {c.get('evidence', '')}")
-    return 0 if all(c["holds"] for c in claims) else 1
+        _print_reproduction(args, out, claims, progress.elapsed())
+    if args.plot:
+        progress.note(f"plot written to {args.plot}")
+    return EXIT_OK if all(c["holds"] for c in claims) else EXIT_FINDING
 
 
+def _first_line(func) -> str:
+    return (inspect.getdoc(func) or "").split("\n\n")[0].replace("\n", " ")
+
+
+def _print_reproduction(args, out, claims, elapsed) -> None:
+    print(f"{args.name}{' (quick)' if args.quick else ''}: {_first_line(get_reproduction(args.name))}")
+    if out.get("setup"):
+        print(f"setup: {out['setup']}")
+    tab = out.get("table")
+    if isinstance(tab, str):
+        print(tab)
+    elif tab:
+        print()
+        print(table(tab, indent="  "))
+    print()
+    for c in claims:
+        print(f"[{'holds' if c['holds'] else 'FAILS'}] {c['statement']}")
+        if c.get("evidence"):
+            print(f"        {c['evidence']}")
+    held = sum(bool(c["holds"]) for c in claims)
+    print(f"\n{held} of {len(claims)} claims hold; {elapsed:.1f} s.")
+
+
+# ------------------------------------------------------------------ entry point
 def main(argv=None) -> int:
     parser = _parser()
     try:
@@ -281,13 +418,31 @@ def main(argv=None) -> int:
         return int(exc.code or 0)
     commands = {"list": cmd_list, "audit": cmd_audit, "reproduce": cmd_reproduce}
     try:
-        return commands[args.command](args)
+        with single_threaded_blas():                # blas.py: 10x faster on a busy machine
+            return commands[args.command](args)
     except BrokenPipeError:  # e.g. `userdp list | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except (UsageError, ValueError, TypeError, ImportError, KeyError, RuntimeError) as exc:
-        print(f"userdp: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_OK
+    except UsageError as exc:
+        return _fail(args, exc, f"userdp: error: {exc}", EXIT_USAGE)
+    except UserCodeError as exc:
+        return _fail(args, exc, f"userdp: error: {exc}", EXIT_ERROR)
+    except KeyboardInterrupt:
+        print("userdp: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        return _fail(args, exc, f"userdp: internal error: {type(exc).__name__}: {exc}\n"
+                     "This is a bug in userdp, not a finding about your mechanism; please report it "
+                     "with the --debug output.", EXIT_ERROR)
+
+
+def _fail(args, exc: BaseException, message: str, code: int) -> int:
+    if getattr(args, "debug", False):
+        traceback.print_exception(exc)
+    print(message, file=sys.stderr)
+    if code == EXIT_ERROR and not getattr(args, "debug", False):
+        print(f"({_DEBUG_HINT})", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

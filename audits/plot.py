@@ -1,16 +1,25 @@
 """``--plot``: the two output distributions of the witness pair, with the witness set.
 
 Draws fresh outputs (never the audit's own) of the witness pair, projects vectors on the
-witness direction, and shades the rejection set. Needs the ``plot`` extra (matplotlib).
+witness direction, and marks the rejection set S. The title states the verdict, the
+claimed eps, the measured eps_lb and the witness; the legend names the two datasets by
+the pair's description and sits below the axes, so it never hides S. Discrete outputs
+appear in their natural (sorted) order. Needs the ``plot`` extra (matplotlib).
 """
 from __future__ import annotations
+
+import textwrap
 
 import numpy as np
 
 from .rejection import Threshold
+from .report import fmt, pct
 from .sampling import encode
 
-__all__ = ["plot_audit", "pyplot"]
+__all__ = ["plot_audit", "pyplot", "side_labels"]
+
+MAX_CATEGORIES = 40       # discrete outputs: the most frequent ones, shown in natural order
+WRAP = 100                # title line width, characters
 
 
 def pyplot():
@@ -24,42 +33,104 @@ def pyplot():
     return plt
 
 
-def plot_audit(setup, result, path: str, *, samples: int = 20_000, seed: int = 0) -> None:
+def side_labels(description: str) -> tuple[str, str]:
+    """Legend labels of the two datasets from a pair description.
+
+    "q = 0 vs q = 1.0" -> ("D: q = 0", "D': q = 1.0"); a shared "who: " prefix is kept on
+    both sides ("user 0 (s=50): values all 0.0 vs all 1.0"); a description of a change
+    ("add a record to bin 0") labels D' as that change applied to D.
+    """
+    left, sep, right = description.partition(" vs ")
+    if not sep or " vs " in right:
+        return "D: the first dataset", f"D': D after \"{description}\""
+    right = right.split(";")[0].strip()
+    prefix = left[: left.index(": ") + 2] if ": " in left else ""
+    if right.startswith("+ "):
+        right = "D " + right
+    elif prefix and not right.startswith(prefix):
+        right = prefix + right
+    return f"D: {left.strip()}", f"D': {right}"
+
+
+def plot_audit(mechanism, result, path: str, *, samples: int = 20_000, seed: int = 0,
+               name: str | None = None) -> None:
     plt = pyplot()
     w = result.witness
-    pair = w.pair
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence([seed, 7]).spawn(2)]
-    a = np.asarray(setup.mechanism(pair.first, rngs[0], samples))
-    b = np.asarray(setup.mechanism(pair.second, rngs[1], samples))
-    s = w.rejection_set
-    fig, ax = plt.subplots(figsize=(7, 4))
-    if isinstance(s, Threshold):
-        xa, xb = s.project(a), s.project(b)
-        lo, hi = np.percentile(np.r_[xa, xb], [0.5, 99.5])
-        bins = np.linspace(min(lo, s.t), max(hi, s.t), 80)
-        ax.hist(xa, bins=bins, alpha=0.5, density=True, label="M(first)")
-        ax.hist(xb, bins=bins, alpha=0.5, density=True, label="M(second)")
-        ax.axvspan(s.t, bins[-1], color="red", alpha=0.12) if s.tail == "upper" else \
-            ax.axvspan(bins[0], s.t, color="red", alpha=0.12)
-        ax.axvline(s.t, color="red", label=f"witness S = {s.describe()}")
-        ax.set_xlabel("output" if s.projection is None else "projected output <w, x>")
+    a = np.asarray(mechanism(w.pair.first, rngs[0], samples))
+    b = np.asarray(mechanism(w.pair.second, rngs[1], samples))
+    first, second = side_labels(w.pair_description)
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
+    if isinstance(w.rejection_set, Threshold):
+        _threshold_panel(ax, a, b, w.rejection_set, first, second, samples)
     else:
-        ca, cb, values = encode(a, b, "discrete")
-        fa = np.bincount(ca, minlength=len(values)) / samples
-        fb = np.bincount(cb, minlength=len(values)) / samples
-        top = np.argsort(-(fa + fb))[:40]                       # the 40 most frequent outputs
-        fa, fb = fa[top], fb[top]
-        idx = np.arange(top.size)
-        witness = set(s.values)
-        inset = np.array([values[c] in witness for c in top], dtype=bool)
-        values = [values[c] for c in top]
-        ax.bar(idx - 0.2, fa, 0.4, label="M(first)")
-        ax.bar(idx + 0.2, fb, 0.4, label="M(second)")
-        ax.scatter(idx[inset], np.maximum(fa, fb)[inset] * 1.05, color="red", marker="v", label="in witness S")
-        ax.set_xticks(idx, [str(v) for v in values], rotation=90, fontsize=6)
-    ax.set_title(f"{w.pair_description}: eps_lb = {result.epsilon_lower_bound:.3f} ({result.verdict})",
-                 fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path)
+        _discrete_panel(ax, a, b, w.rejection_set, first, second, samples)
+    ax.set_title(_title(result, name), fontsize=8.5, loc="left")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
+    fig.savefig(path, bbox_inches="tight", dpi=120)
     plt.close(fig)
+
+
+def _threshold_panel(ax, a, b, s: Threshold, first: str, second: str, samples: int) -> None:
+    xa, xb = (a.reshape(a.shape[0], -1)[:, 0], b.reshape(b.shape[0], -1)[:, 0]) if s.projection is None \
+        else (s.project(a), s.project(b))
+    lo, hi = np.percentile(np.r_[xa, xb], [0.5, 99.5])
+    lo, hi = min(lo, s.t), max(hi, s.t)
+    pad = 0.03 * (hi - lo) or 1.0                    # S stays visible when t is an end of the range
+    bins = np.linspace(lo - pad, hi + pad, 80)
+    ax.hist(np.clip(xa, bins[0], bins[-1]), bins=bins, alpha=0.5, density=True, label=_wrap(f"M(D), {first}"))
+    ax.hist(np.clip(xb, bins[0], bins[-1]), bins=bins, alpha=0.5, density=True, label=_wrap(f"M(D'), {second}"))
+    lo_s, hi_s = (s.t, bins[-1]) if s.tail == "upper" else (bins[0], s.t)
+    ax.axvspan(lo_s, hi_s, color="red", alpha=0.12, zorder=0, label=_wrap(f"witness set S = {s.describe()}"))
+    ax.axvline(s.t, color="red", lw=1)
+    what = "output" if s.projection is None else \
+        "projected output <w, x>, w = (" + ", ".join(fmt(v, 3) for v in s.projection) + ")"
+    ax.set_xlabel(f"{what}  (0.5%-99.5% range; tails clipped into the end bins)")
+    ax.set_ylabel(f"density ({samples} fresh outputs per side)")
+
+
+def _discrete_panel(ax, a, b, s, first: str, second: str, samples: int) -> None:
+    ca, cb, values = encode(a, b, "discrete")
+    fa = np.bincount(ca, minlength=len(values)) / samples
+    fb = np.bincount(cb, minlength=len(values)) / samples
+    keep = np.sort(np.argsort(-(fa + fb), kind="stable")[:MAX_CATEGORIES])   # values are sorted: natural order
+    idx = np.arange(keep.size)
+    witness = set(s.values)
+    ax.bar(idx - 0.2, fa[keep], 0.4, zorder=2, label=_wrap(f"M(D), {first}"))
+    ax.bar(idx + 0.2, fb[keep], 0.4, zorder=2, label=_wrap(f"M(D'), {second}"))
+    marked = [j for j, c in enumerate(keep) if values[c] in witness]
+    for k, j in enumerate(marked):
+        ax.axvspan(j - 0.5, j + 0.5, color="red", alpha=0.12, lw=0, zorder=0,
+                   label=_wrap(f"witness set S = {s.describe(limit=6)}") if k == 0 else None)
+    labels = [_category(values[c]) for c in keep]
+    ax.set_xticks(idx, labels, rotation=90 if max(map(len, labels)) > 3 else 0, fontsize=7)
+    ax.set_xlim(-0.6, keep.size - 0.4)
+    shown = "" if keep.size == len(values) else f"; the {keep.size} most frequent of {len(values)}"
+    ax.set_xlabel(f"output value, in sorted order{shown}")
+    ax.set_ylabel(f"fraction of {samples} fresh outputs")
+
+
+def _wrap(text: str, width: int = 40) -> str:
+    return textwrap.fill(text, width, subsequent_indent="  ")
+
+
+def _category(v) -> str:
+    return "(" + ",".join(str(x) for x in v) + ")" if isinstance(v, tuple) else str(v)
+
+
+def _title(r, name: str | None) -> str:
+    w = r.witness
+    c = r.claim
+    claim = c.kind + " " + ", ".join(f"{k} = {fmt(v)}" for k, v in c.params().items() if k != "epsilons")
+    if "epsilons" in c.params():
+        claim = f"{c.kind}, eps_i = {fmt(w.claim_epsilon)} for this record"
+    lines = [
+        f"{name + ': ' if name else ''}{r.verdict}",
+        f"claimed: {claim}.  Measured: eps_lb = {r.epsilon_lower_bound:.3f} at {pct(r.confidence)} confidence "
+        f"(tightness {fmt(r.tightness, 3)}).",
+        f"witness pair: {w.pair_description}",
+        f"witness set S = {w.rejection_set.describe()}, {w.ordering}: counting share "
+        f"{w.counts['first']} (D) vs {w.counts['second']} (D') of {w.counts['n_per_side']} per side. "
+        "The plot uses fresh outputs.",
+    ]
+    return "\n".join(textwrap.fill(line, WRAP, subsequent_indent="    ") for line in lines)

@@ -13,8 +13,14 @@ is expected: "no violation found" for reference mechanisms and correct controls,
 "violation" for broken controls and planted bugs. ``kind`` is "reference", "control" or
 "planted" (planted = known-broken paper variants; not part of ``userdp audit --all``).
 
-A reproduction is ``func(plot=None) -> {"table": ..., "claims": [{"statement", "holds",
-"evidence"}, ...]}``; ``userdp reproduce NAME`` prints it and exits 1 if a claim fails.
+A reproduction is ``func(plot=None, quick=False, progress=None) -> {"table": [row dicts],
+"claims": [{"statement", "holds", "evidence"}, ...], ...}`` (optional extra keys such as
+"setup" are printed and put in the JSON). Its docstring's first paragraph is the line
+``userdp reproduce --list`` shows. ``quick=True`` must finish in under a minute and still
+check EVERY claim; where it has to judge on less data, the claim's text states the margin
+and why. ``progress(done, total, message)``, if given, is called after each step (the CLI
+prints steps done of total, the elapsed time and an estimate of the time left to stderr).
+``userdp reproduce NAME`` prints the result and exits 1 if a claim fails.
 """
 from __future__ import annotations
 

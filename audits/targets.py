@@ -1,0 +1,334 @@
+"""What ``userdp audit`` audits: a registry entry or a user's ``module:callable`` factory.
+
+Each is turned into a ``Target`` (mechanism, pairs, claim, parameters, expected verdict),
+and every failure is classified by its ORIGIN, because the exit status depends on it
+(``cli.py``): bad input -> ``UsageError`` (exit 2); the user's own factory, pairs or
+mechanism raised -> ``UserCodeError`` (exit 3); anything else that escapes is an internal
+error of userdp (exit 3). A registry entry's mechanism is ours: when it refuses a value
+the user gave with ``--param``, that is bad input (2); when it fails on its defaults, a bug (3).
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import itertools
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from userdp.reference.claims import ApproxDP, PersonalizedDP, PureDP, RenyiDP
+
+from .harness import audit
+from .registry import AuditSetup, get
+from .report import fmt
+from .sampling import AuditPair, MechanismError
+
+__all__ = ["UsageError", "UserCodeError", "CLAIM_FORMS", "Target", "parse_params", "parse_claim",
+           "check_params", "registry_target", "external_target", "run_audit"]
+
+DEFAULT_SAMPLES = 200_000       # external mechanisms and entries without their own default
+MAX_PAIRS = 100                 # the harness's default max_pairs
+CLAIM_FORMS = ("pure:epsilon=1", "approx:epsilon=1,delta=1e-6", "renyi:alpha=2,rho=0.5,delta=1e-6",
+               "personalized:epsilons=[1,2,0.5]")
+_CLAIMS = {"pure": PureDP, "approx": ApproxDP, "renyi": RenyiDP, "personalized": PersonalizedDP}
+
+
+class UsageError(Exception):
+    """Bad command-line input: exit status 2."""
+
+
+class UserCodeError(Exception):
+    """The user's own factory, pairs or mechanism raised: exit status 3."""
+
+
+# ------------------------------------------------------------------ parameters and claims
+def _value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_params(items: list[str], flag: str = "--param") -> dict:
+    out = {}
+    for item in items:
+        key, sep, val = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{flag} must look like key=value, got {item!r}")
+        out[key.strip()] = _value(val.strip())
+    return out
+
+
+def parse_claim(spec: str):
+    """'pure:epsilon=1' -> PureDP(1); the accepted forms are CLAIM_FORMS."""
+    forms = "; accepted forms: " + ", ".join(CLAIM_FORMS)
+    kind, sep, rest = spec.partition(":")
+    if kind not in _CLAIMS or not sep:
+        raise UsageError(f"--claim {spec!r}: KIND must be one of {sorted(_CLAIMS)}, followed by ':'{forms}")
+    parts = [s for s in _split_commas(rest) if s]
+    try:
+        return _CLAIMS[kind](**parse_params(parts, "--claim"))
+    except UsageError as exc:
+        raise UsageError(f"{exc}{forms}") from None
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--claim {spec!r}: {exc}{forms}") from None
+
+
+def _split_commas(text: str) -> list[str]:
+    """Split at commas outside [...] (personalized:epsilons=[1,2,0.5])."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+def _kind_of_default(default) -> str | None:
+    """What a value must be to replace ``default``: 'a number', 'an integer', ... or None (anything)."""
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, int):
+        return "an integer"
+    if isinstance(default, float):
+        return "a number"
+    if default is None:
+        return "a number or null"
+    if isinstance(default, str):
+        return "a string"
+    return None
+
+
+def _fits(value, default) -> bool:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(default, float):
+        return number
+    if default is None:
+        return value is None or number
+    if isinstance(default, str):
+        return isinstance(value, str)
+    return True
+
+
+def check_params(params: dict, defaults: dict, where: str, *, closed: bool = True) -> dict:
+    """Each --param K=V against its default's type; unknown keys refused when ``closed``."""
+    unknown = sorted(set(params) - set(defaults))
+    if unknown and closed:
+        known = ", ".join(f"{k} (default {defaults[k]!r})" for k in defaults) or "none"
+        raise UsageError(f"{where}: unknown parameter(s) {unknown}; its parameters: {known}")
+    out = {}
+    for k, v in params.items():
+        d = defaults.get(k, inspect.Parameter.empty)
+        if d is not inspect.Parameter.empty and not _fits(v, d):
+            raise UsageError(f"--param {k}={json.dumps(v) if not isinstance(v, str) else v}: {k} must be "
+                             f"{_kind_of_default(d)} (its default is {d!r}), got {v!r}")
+        out[k] = float(v) if isinstance(d, float) and not isinstance(v, bool) else v
+    return out
+
+
+# ------------------------------------------------------------------ what is audited
+@dataclass
+class Target:
+    name: str
+    kind: str                  # "reference" | "control" | "planted" | "external"
+    relation: str
+    mechanism: object          # (dataset, rng, size) -> ndarray
+    pairs: list
+    claim: object
+    output: str | None         # None: inferred from the outputs (harness.audit)
+    samples: int
+    params: dict               # the parameters in force
+    overrides: dict            # what --param changed
+    expected: str | None       # None: external, or --param changed a default
+
+
+def registry_target(entry, raw: dict, samples: int | None = None) -> Target:
+    """A registry ``Entry`` (or its name) with ``--param`` values ``raw``, checked against its defaults."""
+    if isinstance(entry, str):
+        try:
+            entry = get(entry)
+        except KeyError as exc:
+            raise UsageError(exc.args[0]) from None
+    params = check_params(raw, dict(entry.params), entry.name)
+    changed = {k: v for k, v in params.items() if v != entry.params[k]}
+    try:
+        setup = entry.setup(**params)
+    except (ValueError, TypeError) as exc:
+        if not changed:
+            raise                                   # our own defaults refused: a bug (exit 3)
+        raise UsageError(f"{entry.name} refused {_param_text(changed)}: {exc}") from None
+    return Target(entry.name, entry.kind, entry.relation, setup.mechanism, setup.pairs, setup.claim, setup.output,
+                  samples or entry.samples or DEFAULT_SAMPLES,
+                  {**entry.params, **params}, changed, None if changed else entry.expected)
+
+
+def _param_text(params: dict) -> str:
+    return " ".join(f"--param {k}={json.dumps(v)}" for k, v in params.items())
+
+
+def external_target(name: str, raw: dict, *, claim: str | None = None, relation: str | None = None,
+                    output: str | None = None, samples: int | None = None) -> Target:
+    """``module:callable`` called with the ``--param`` values ``raw``; ``claim`` is a --claim spec."""
+    given = parse_claim(claim) if claim else None          # input checks before any user code runs
+    factory = _load_factory(name)
+    params = _bind(factory, name, raw)
+    try:
+        made = factory(**params)
+    except Exception as exc:
+        raise UserCodeError(f"your factory {name} raised {type(exc).__name__}: {exc}") from exc
+    if isinstance(made, AuditSetup):
+        the_claim = made.claim if given is None else given
+        mechanism, pairs, output = made.mechanism, made.pairs, output or made.output
+    elif isinstance(made, tuple) and len(made) == 2:
+        if given is None:
+            raise UsageError(f"{name} returned (mechanism, pairs): give the claim with --claim, "
+                             f"one of: {', '.join(CLAIM_FORMS)}")
+        (mechanism, pairs), the_claim = made, given
+    else:
+        raise UsageError(f"{name} must return an AuditSetup or (mechanism, pairs), got {type(made).__name__}")
+    if not callable(mechanism):
+        raise UsageError(f"{name}: the mechanism must be callable as mechanism(dataset, rng, size), "
+                         f"got {type(mechanism).__name__}")
+    return Target(name, "external", relation or "unspecified", mechanism, _external_pairs(pairs, name),
+                  the_claim, output, samples or DEFAULT_SAMPLES, params, params, None)
+
+
+def _load_factory(target: str):
+    mod_name, _, attr = target.partition(":")
+    if not mod_name or not attr:
+        raise UsageError(f"an external mechanism is module:callable, got {target!r}")
+    try:
+        module = importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise UsageError(f"cannot import {mod_name!r} (from {target!r}): {exc}") from exc
+    except Exception as exc:
+        raise UserCodeError(f"importing your module {mod_name!r} raised {type(exc).__name__}: {exc}") from exc
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise UsageError(f"module {mod_name!r} has no callable {attr!r}")
+    return factory
+
+
+def _bind(factory, name: str, raw: dict) -> dict:
+    """--param values checked against the factory's signature (names, and defaults' types)."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return raw
+    try:
+        sig.bind(**raw)
+    except TypeError as exc:
+        raise UsageError(f"{name}{sig} cannot take {sorted(raw)}: {exc}") from None
+    defaults = {k: p.default for k, p in sig.parameters.items()}
+    return check_params(raw, defaults, name, closed=False)
+
+
+def _external_pairs(pairs, name: str) -> list[AuditPair]:
+    """The factory's pairs, each with its own description, or a short one built here."""
+    if _is_one_pair(pairs):
+        pairs = [pairs]
+    try:
+        items = list(itertools.islice(iter(pairs), MAX_PAIRS + 1))
+    except TypeError:
+        raise UsageError(f"{name}: pairs must be a pair or an iterable of pairs, "
+                         f"got {type(pairs).__name__}") from None
+    except Exception as exc:
+        raise UserCodeError(f"iterating the pairs from your factory {name} raised "
+                            f"{type(exc).__name__}: {exc}") from exc
+    if not items:
+        raise UsageError(f"{name}: no neighbouring pairs; the audit needs at least one")
+    if len(items) > MAX_PAIRS:
+        raise UsageError(f"{name}: more than {MAX_PAIRS} pairs; pass the {MAX_PAIRS} most promising")
+    return [_one_pair(p, i, name) for i, p in enumerate(items)]
+
+
+def _has_sides(obj) -> bool:
+    return hasattr(obj, "first") and hasattr(obj, "second")
+
+
+def _is_one_pair(obj) -> bool:
+    """One pair rather than a collection: an object with .first/.second, a 2-tuple of
+    non-pairs (as ``harness.audit`` reads it), or (D, D', "description")."""
+    if _has_sides(obj):
+        return True
+    if not isinstance(obj, tuple):
+        return False
+    if len(obj) == 3:
+        return isinstance(obj[2], str)
+    return len(obj) == 2 and not any(_has_sides(x) for x in obj)
+
+
+def _one_pair(p, i: int, name: str) -> AuditPair:
+    if _has_sides(p):
+        first, second, desc, unit = p.first, p.second, getattr(p, "description", None), getattr(p, "unit", None)
+    elif isinstance(p, tuple) and len(p) in (2, 3):
+        first, second, desc, unit = p[0], p[1], (p[2] if len(p) == 3 else None), None
+    else:
+        raise UsageError(f"{name}: pair {i} must be (D, D'), (D, D', description) or have .first and "
+                         f".second, got {type(p).__name__}")
+    desc = str(desc) if desc else f"pair {i}: {_pair_text(first, second)}"
+    return AuditPair(first, second, desc, None if unit is None else int(unit), i)
+
+
+def _pair_text(first, second) -> str:
+    """A pair without a description: small values in full; same-shape arrays by where they differ."""
+    a, b = _numbers(first), _numbers(second)
+    if a is not None and b is not None and a.shape == b.shape and a.size > 6:
+        diff = np.flatnonzero(a.ravel() != b.ravel())
+        where = "; ".join(f"[{', '.join(map(str, np.unravel_index(i, a.shape)))}]: "
+                          f"{fmt(a.ravel()[i].item())} vs {fmt(b.ravel()[i].item())}" for i in diff[:3])
+        more = f" and {diff.size - 3} more" if diff.size > 3 else ""
+        return f"arrays of shape {a.shape} differing at {diff.size} position(s): {where}{more}"
+    return f"{_summary(first, a)} vs {_summary(second, b)}"
+
+
+def _numbers(x):
+    try:
+        a = np.asarray(x)
+    except Exception:
+        return None
+    return a if a.dtype.kind in "biuf" else None
+
+
+def _summary(x, a) -> str:
+    """One dataset: a UserDataset by its size, small arrays by their values."""
+    if hasattr(x, "n") and hasattr(x, "m") and hasattr(x, "values"):
+        return f"dataset of {x.n} records, {x.m} users"
+    if a is None:
+        return type(x).__name__
+    if a.size <= 6:
+        return fmt(a.item()) if a.ndim == 0 else "[" + ", ".join(fmt(v) for v in a.ravel().tolist()) + "]"
+    return f"array of shape {a.shape}"
+
+
+# ------------------------------------------------------------------ running an audit
+def run_audit(target: Target, confidence: float, seed: int, progress=None):
+    """audit(); an exception is classified by its origin (see the module docstring)."""
+    t = target
+    try:
+        return audit(t.mechanism, t.pairs, t.claim, samples=t.samples, confidence=confidence,
+                     seed=seed, output=t.output, progress=progress)
+    except MechanismError as exc:
+        raise mechanism_error(target, exc) from exc
+    except (ValueError, TypeError) as exc:
+        if target.kind == "external":
+            raise UsageError(f"the audit cannot use the setup from {target.name}: {exc}") from exc
+        raise
+
+
+def mechanism_error(target: Target, exc: MechanismError) -> Exception:
+    cause = exc.__cause__
+    what = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
+    if target.kind == "external":
+        return UserCodeError(f"your mechanism raised {what}\n  ({exc})")
+    if target.overrides and isinstance(cause, (ValueError, TypeError)):
+        return UsageError(f"{target.name} refused {_param_text(target.overrides)}: {cause}")
+    return exc                                    # a registry mechanism failed on its defaults: a bug
