@@ -263,6 +263,11 @@ def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
     weak-duality gap, which the caller can recompute with ``dual_bound``.
     For sigma = 0 (Example 1) the program is the LP min max_l W_l, solved by HiGHS
     (``linprog``) and certified the same way with Lambda from its equality marginals.
+    When kappa >= k0 / rtol (the noise term dominates), the LP's C is tried first and kept
+    if weak duality certifies it for sigma too (``_lp_certified_for_sigma``); this is what
+    makes tiny eps fast (the continuation would need hundreds of stages). Every loop is
+    bounded (``max_iter`` Newton steps per stage, ``_MAX_STAGES`` stages per path); if none
+    reaches ``rtol``, RuntimeError.
     """
     sigma = _check_sigma(sigma)
     X = features(dataset)
