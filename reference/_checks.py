@@ -160,6 +160,8 @@ def check_finite_array(x, name: str, *, ndim: tuple[int, ...] | None = None) -> 
     if raw.dtype.kind not in "iuf":
         raise TypeError(f"{name} must hold real numbers (an int or float array), got dtype {raw.dtype}"
                         + (f" ({type(x).__name__})" if raw.dtype.kind == "O" else ""))
+    if isinstance(x, (list, tuple)) and raw.size and _holds_bool(x):
+        raise TypeError(f"{name} must hold real numbers, got a bool among them (True/False is not a number here)")
     a = raw.astype(float, copy=False)
     if ndim is not None and a.ndim not in ndim:
         raise ValueError(f"{name} must have ndim in {ndim}, got shape {a.shape}")
@@ -168,6 +170,11 @@ def check_finite_array(x, name: str, *, ndim: tuple[int, ...] | None = None) -> 
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} must be finite; {name}[{', '.join(map(str, idx))}] = {a[idx].item()!r}")
     return a
+
+
+def _holds_bool(x) -> bool:
+    """Whether a (nested) list or tuple holds a bool; numpy casts [True, 0.5] to floats silently."""
+    return any(_holds_bool(v) if isinstance(v, (list, tuple)) else isinstance(v, (bool, np.bool_)) for v in x)
 
 
 def check_in_interval(x, lo: float, hi: float, name: str) -> np.ndarray:

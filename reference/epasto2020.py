@@ -161,7 +161,8 @@ def _check_h(h, s: np.ndarray, *, integer: bool = False) -> float:
 # ------------------------------------------------------------- Algorithm 1 (WA_c) stages
 def user_weights(dataset: UserDataset, c) -> np.ndarray:
     """W_l = sum_{i in S_l} c_i for every user l, shape (m,)."""
-    return dataset.user_sums(_check_c(c, check_dataset(dataset).n))
+    c = _check_c(c, check_dataset(dataset).n)
+    return dataset.user_sums(c)
 
 
 def wa_statistic(dataset: UserDataset, c, B) -> float:

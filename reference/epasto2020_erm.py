@@ -92,7 +92,8 @@ def weights(dataset: UserDataset, c) -> np.ndarray:
 
 def user_weight_sums(dataset: UserDataset, c) -> np.ndarray:
     """sum_{i in S_l} c_i for every user l, shape (m,)."""
-    return dataset.user_sums(weights(dataset, c))
+    c = weights(dataset, c)                           # checks the dataset first
+    return dataset.user_sums(c)
 
 
 # ---------------------------------------------------------------------- user-level loss
@@ -125,6 +126,7 @@ def lipschitz(loss="logistic", R=1.0, Y=1.0, radius=1.0) -> float:
     every R below is R (1 + 1e-12), as in ``erm.lipschitz``.
     """
     radius = check_positive(radius, "radius")
+    check_positive(Y, "Y")                           # checked for every loss
     if erm._loss_name(loss) == "ridge":
         # ||(theta.x - y) x|| <= (||x|| radius + Y) ||x|| on C, with ||x|| <= R (1 + 1e-12).
         R, Y = check_positive(R, "R") * (1 + erm._NORM_SLACK), check_positive(Y, "Y")

@@ -477,7 +477,7 @@ def best_sample_limit_h(dataset: UserDataset, B, epsilon, sigma, rng) -> tuple[i
     records, so the candidates are nested. h whose U is rank-deficient (or so ill-conditioned
     that C^s X = I fails to CX_ATOL) is skipped.
     """
-    return best_sample_limit_hs(dataset, B, (epsilon,), sigma, rng)[0]
+    return best_sample_limit_hs(dataset, B, (check_epsilon(epsilon),), sigma, rng)[0]
 
 
 def best_sample_limit_hs(dataset: UserDataset, B, epsilons, sigma, rng) -> list[tuple[int, np.ndarray]]:

@@ -70,13 +70,13 @@ def check_erm_data(dataset: UserDataset, loss: str, R, Y=1.0) -> tuple[np.ndarra
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"values must have ||x_i||_2 <= R = {R}; ||x_{i}||_2 = {norms[i]!r}")
+    Y = check_positive(Y, "Y")          # checked for every loss: a bad Y is never silently ignored
     if loss == "logistic":
         bad = (y != 1.0) & (y != -1.0)
         if bad.any():
             i = int(np.argmax(bad))
             raise ValueError(f"labels must be -1 or +1 for logistic loss; labels[{i}] = {y[i]!r}")
     else:
-        Y = check_positive(Y, "Y")
         bad = np.abs(y) > Y
         if bad.any():
             i = int(np.argmax(bad))
@@ -91,7 +91,7 @@ def _loss_name(loss: str) -> str:
     return loss
 
 
-def _check_problem(theta, X, y, c=None, *, batch: bool = True):
+def _check_problem(theta, X, y, c=None, *, batch: bool = True, c_name: str = "c"):
     """The public wrappers' checks: theta (d,) (or (k, d) if ``batch``), X (n, d), y (n,), c (n,)."""
     X = check_finite_array(X, "X", ndim=(2,))
     n, d = X.shape
@@ -102,9 +102,9 @@ def _check_problem(theta, X, y, c=None, *, batch: bool = True):
     if y.shape != (n,):
         raise ValueError(f"y must have shape ({n},) like X's rows, got {y.shape}")
     if c is not None:
-        c = check_finite_array(c, "c", ndim=(1,))
+        c = check_finite_array(c, c_name, ndim=(1,))
         if c.shape != (n,):
-            raise ValueError(f"c must have shape ({n},) like X's rows, got {c.shape}")
+            raise ValueError(f"{c_name} must have shape ({n},) like X's rows, got {c.shape}")
     return t, X, y, c
 
 
@@ -173,6 +173,7 @@ def lipschitz(loss: str, R, Y=1.0, Lambda=None) -> float:
     output-perturbation proof evaluates the gradient (CMS11 Lemma 7, see amin2019_erm).
     """
     R = check_positive(R, "R") * (1 + _NORM_SLACK)
+    Y = check_positive(Y, "Y")                       # checked for every loss
     if _loss_name(loss) == "logistic":
         return R
     if Lambda is None:
@@ -225,7 +226,7 @@ def minimise(X, y, w, Lambda, loss: str, *, tol: float = 1e-12, max_iter: int = 
     X = check_finite_array(X, "X", ndim=(2,))
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X must hold at least one record and one feature, got shape {X.shape}")
-    _, X, y, w = _check_problem(np.zeros(X.shape[1]), X, y, w)
+    _, X, y, w = _check_problem(np.zeros(X.shape[1]), X, y, w, c_name="w")
     if (w < 0).any():
         i = int(np.argmax(w < 0))
         raise ValueError(f"w must be >= 0 (weights of a convex objective); w[{i}] = {w[i]!r}")

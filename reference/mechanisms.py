@@ -267,7 +267,7 @@ def gaussian_rdp(orders, sensitivity, sigma) -> np.ndarray:
 def compose_rdp(*rdp_curves) -> np.ndarray:
     """rho(alpha) = sum_j rho_j(alpha) at each order  [M17, Prop. 1]; same orders for all."""
     if not rdp_curves:
-        raise ValueError("compose_rdp needs at least one RDP curve")
+        raise ValueError("rdp_curves must hold at least one RDP curve (compose_rdp(curve, ...))")
     first = np.asarray(rdp_curves[0])
     if first.ndim != 1:
         raise ValueError(f"rdp_curves[0] must be a 1-D array (one value per order), got shape {first.shape}")

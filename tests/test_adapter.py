@@ -1,5 +1,6 @@
 """check_property grades a correct and a broken adapter differently and shrinks the counterexample."""
 import numpy as np
+import pytest
 
 from userdp.properties.adapter import Adapter, check_property
 from userdp.properties.strategies import user_datasets
@@ -44,3 +45,59 @@ def test_explicit_examples_run_first_and_are_graded():
     f = check_property(prop_few_users, user_datasets(max_users=3), Adapter("x"), examples=[hard])
     assert f.verdict == "invariant violation" and f.message.startswith("seven users")
     assert check_property(prop_few_users, user_datasets(max_users=3), Adapter("x")).verdict == "pass"
+
+
+# ------------------------------------------------------ grading of crashing stages (issue 7)
+def _crashing_noise_epasto_adapter():
+    """Planted bug from the review: correct Epasto §3 weights, a noise_scale that raises KeyError."""
+    from userdp.properties import epasto2020 as P
+    ref = P.REFERENCE_WA
+
+    def noise_scale(D, **params):
+        return {"b": 1.0}["scale"]                       # KeyError, as in the review finding
+
+    return Adapter("crashing-noise", weights=ref.weights, statistic=ref.statistic,
+                   sensitivity=ref.sensitivity, noise_scale=noise_scale)
+
+
+def test_a_stage_that_raises_key_error_is_a_finding_not_not_applicable():
+    # Before the fix, check_property caught LookupError (KeyError, IndexError ...) as
+    # "not applicable", and every noise property of this adapter was silently skipped.
+    from userdp.properties import epasto2020 as P
+    impl = _crashing_noise_epasto_adapter()
+    f = check_property(P.prop_noise_covers_user_weight, P.wa_examples(), impl, max_examples=5)
+    assert f.verdict == "invariant violation" and "KeyError" in f.message, f
+    assert f.counterexample is not None
+    g = check_property(P.prop_noise_scale_calibrated, P.wa_examples(), impl, max_examples=5)
+    assert g.verdict == "invariant violation"
+    # the stages that work still pass
+    assert check_property(P.prop_weights_nonnegative_sum_to_one, P.wa_examples(), impl,
+                          max_examples=5).verdict == "pass"
+
+
+def test_value_error_inside_a_property_is_a_finding():
+    def prop(impl, D):
+        impl.require("statistic")
+        impl.statistic(D)
+
+    def refuses(D):
+        raise ValueError("refused a valid dataset")
+
+    f = check_property(prop, user_datasets(), Adapter("v", statistic=refuses), max_examples=3)
+    assert f.verdict == "invariant violation" and "ValueError: refused a valid dataset" in f.message
+
+
+def test_stage_missing_is_only_for_missing_stages():
+    from userdp.properties.adapter import StageMissing
+    assert not issubclass(StageMissing, LookupError)
+    with pytest.raises(StageMissing, match="no stage weights"):
+        Adapter("x").require("weights")
+    with pytest.raises(ValueError, match="stages must be stage names"):
+        Adapter("x").require("wieghts")                 # a typo in a property is a bug, not "missing"
+
+
+def test_plain_adapter_on_amin_cap_properties_is_not_applicable():
+    # issue 13: a plain Adapter crashed the Amin cap properties with AttributeError.
+    from userdp.properties import amin2019 as P
+    f = check_property(P.prop_optimal_cap_is_kth_largest, P.cap_cases(), Adapter("plain"), max_examples=3)
+    assert f.verdict == "not applicable" and "optimal_cap" in f.message

@@ -1,0 +1,624 @@
+"""The table of invalid inputs for every public function (issue 7; Wycheproof's invalid vectors).
+
+One ``Entry`` per public callable: how to call it, a factory of VALID keyword arguments
+(tiny data, fresh objects every call), and for each parameter the bad values it must
+refuse. ``tests/test_bad_input.py`` runs every (entry, parameter, bad value) call and
+demands a ``ValueError`` or ``TypeError`` whose message names the parameter (or one of the
+entry's declared aliases for it) within a time limit, or, for a value the entry lists in
+``ok``, a normal return (a documented valid input).
+
+Bad values by kind of parameter (each list is what any such parameter must refuse; an
+entry adds the bad values of its own domain, e.g. labels outside [0, B]):
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from userdp import reference
+from userdp.audits import bounds as Bd
+from userdp.audits import harness as H
+from userdp.properties import adapter as Ad
+from userdp.reference import amin2019 as A
+from userdp.reference import amin2019_erm as AE
+from userdp.reference import claims as Cl
+from userdp.reference import epasto2020 as E
+from userdp.reference import epasto2020_erm as EE
+from userdp.reference import epasto2020_gwa as G
+from userdp.reference import erm
+from userdp.reference import mechanisms as M
+from userdp.reference import neighbours as N
+from userdp.reference.data import UserDataset
+
+nan, inf = math.nan, math.inf
+
+
+# ------------------------------------------------------------------------ bad values by kind
+def EPS():
+    """Privacy levels: [1e-50, 50] (50 without the explicit opt-in)."""
+    return [0, 0.0, -1.0, nan, inf, -inf, 1e308, 5e-324, 51.0, "1", None, True, [1.0], 1 + 1j]
+
+
+def DELTA():
+    """Failure probabilities where 0 is allowed: [0, 1)."""
+    return [-0.1, 1.0, 1.5, nan, inf, "x", None, True]
+
+
+def DELTA_POS():
+    """Failure probabilities where delta > 0 is needed (Gaussian noise, RDP conversion)."""
+    return [0.0] + DELTA()
+
+
+def POS():
+    """Positive magnitudes (bounds, sensitivities, sigma > 0, Lambda, caps, radii): [1e-50, 1e50]."""
+    return [0, 0.0, -1.0, nan, inf, 1e308, 5e-324, 1e-200, 1e60, "1", None, True, [1.0]]
+
+
+def NONNEG():
+    """Magnitudes where 0 is valid (a noise standard deviation sigma >= 0): 0 or [1e-50, 1e50]."""
+    return [-1.0, nan, inf, 1e308, 1e60, 1e-200, "x", True, [0.5]]
+
+
+def RNG():
+    return [0, 1, None, "seed", np.random.RandomState(0), np.random, np.random.default_rng(0).bit_generator]
+
+
+def SIZE():
+    return [0, -1, 2.5, True, "3", 10**12, np.float64(2.0)]
+
+
+def INT(lo: int = 1):
+    """Integer counts and iteration limits: int (not bool or float), in [lo, 2^31 - 1]."""
+    return [lo - 1, -1, 1.5, True, None, "2", 2**63, 10**30, float(lo + 1)]
+
+
+def DATASET():
+    return [np.array([0.5, 0.5]), None, [0.5, 0.5], "data", {"values": [0.5]}]
+
+
+def ARRAY():
+    """A float array parameter (weights, theta, values): finite real numbers only."""
+    return [None, "abc", ["a", "b"], [1 + 1j, 0.5], np.array([0.5, None], dtype=object), [[1.0], [1.0, 2.0]]]
+
+
+def finite_bad(shape_like: np.ndarray):
+    """``shape_like`` with a NaN, with an inf, and with 1e308 in its first entry."""
+    out = []
+    for v in (nan, inf, -inf):
+        a = np.array(shape_like, dtype=float, copy=True)
+        a.flat[0] = v
+        out.append(a)
+    return out
+
+
+# --------------------------------------------------------------------------- tiny data
+def rng():
+    return np.random.default_rng(0)
+
+
+def scalar_ds():
+    """Three users (2, 1, 1 records) with values in [0, 1]."""
+    return UserDataset.from_user_lists([[0.2, 0.4], [0.5], [0.9]])
+
+
+def erm_ds():
+    """Logistic-ready: ||x_i|| <= 1, labels in {-1, +1}; users 0 (3 records), 1, 2."""
+    X = np.array([[0.6, 0.0], [0.0, 0.5], [0.3, 0.3], [-0.5, 0.2], [0.1, -0.7]])
+    return UserDataset(X, np.array([0, 0, 0, 1, 2]), labels=np.array([1.0, -1.0, 1.0, -1.0, 1.0]))
+
+
+def gwa_ds():
+    """Full-rank X (n = 8, d = 2), labels in [0, 1]; users of sizes 3, 2, 1, 1, 1."""
+    X = np.array([[1.0, 0.2], [0.8, -0.5], [0.1, 1.0], [-0.3, 0.9], [1.0, 1.0], [0.5, -1.0], [-1.0, 0.3], [0.2, 0.4]])
+    return UserDataset(X, np.array([0, 0, 0, 1, 1, 2, 3, 4]), labels=np.linspace(0.1, 0.9, 8))
+
+
+def c_uniform(D):
+    return np.full(D.n, 1.0 / D.n)
+
+
+def with_values(D, i, v):
+    x = D.values.copy()
+    x.flat[i] = v
+    return D.with_fields(values=x)
+
+
+def with_labels(D, i, v):
+    y = D.labels.copy()
+    y[i] = v
+    return D.with_fields(labels=y)
+
+
+def ols(D):
+    return G.ols_C(G.features(D))
+
+
+def sl_T(D, h=1):
+    return G.sample_limit_selection(D, h, rng())
+
+
+# -------------------------------------------------------------------------------- entries
+@dataclass
+class Entry:
+    """``call(**valid())`` must succeed; ``call(**{**valid(), p: v})`` must refuse each v in bad[p]."""
+
+    name: str                                   # dotted public name, e.g. "mechanisms.laplace_mechanism"
+    call: Callable[..., Any]
+    valid: Callable[[], dict]
+    bad: dict[str, list]
+    ok: dict[str, list] = field(default_factory=dict)       # documented valid values: must succeed
+    alias: dict[str, tuple] = field(default_factory=dict)   # other words an error may name p by
+    legacy: bool = False                        # public only on old checkouts (the probe uses it)
+
+
+DS_ALIAS = ("dataset", "values", "labels", "user_ids", "UserDataset")
+TABLE: list[Entry] = []
+
+
+def entry(_name, _call, _valid, ok=None, alias=None, legacy=False, **bad):
+    al = {p: DS_ALIAS for p in bad if p in ("dataset", "D", "a", "b", "dataset_or_counts")}
+    al.update(alias or {})
+    TABLE.append(Entry(_name, _call, _valid, bad, ok or {}, al, legacy))
+
+
+# ============================================================================ mechanisms
+entry("mechanisms.laplace_scale", M.laplace_scale, lambda: dict(sensitivity=1.0, epsilon=1.0),
+      sensitivity=POS(), epsilon=EPS())
+entry("mechanisms.laplace_mechanism", M.laplace_mechanism,
+      lambda: dict(value=0.5, sensitivity=1.0, epsilon=1.0, rng=rng(), size=None),
+      value=[nan, inf, 1e308, 2.0**60, [2.0**60, 0.0], "1", None, [[1.0, 2.0]], [1 + 1j]],
+      sensitivity=POS(), epsilon=EPS(), rng=RNG(), size=SIZE(), ok={"size": [1, 3]},
+      alias={"value": ("value",), "sensitivity": ("sensitivity", "Laplace scale")})
+entry("mechanisms.gaussian_sigma_classical", M.gaussian_sigma_classical,
+      lambda: dict(sensitivity=1.0, epsilon=0.5, delta=1e-5),
+      sensitivity=POS(), epsilon=EPS() + [1.0, 2.0], delta=DELTA_POS())
+entry("mechanisms.gaussian_sigma_analytic", M.gaussian_sigma_analytic,
+      lambda: dict(sensitivity=1.0, epsilon=1.0, delta=1e-5, tol=1e-12),
+      sensitivity=POS(), epsilon=EPS(), delta=DELTA_POS(), tol=POS() + [0.5, 1e-20])
+entry("mechanisms.gaussian_mechanism", M.gaussian_mechanism,
+      lambda: dict(value=[0.5, 1.0], sigma=1.0, rng=rng(), size=None),
+      value=[nan, [inf, 0.0], 2.0**60, "1", None, [[1.0]], [1 + 1j]], sigma=POS(), rng=RNG(), size=SIZE())
+entry("mechanisms.l2_laplace_noise", M.l2_laplace_noise, lambda: dict(eta=1.0, d=3, rng=rng(), size=None),
+      eta=POS(), d=INT(1), rng=RNG(), size=SIZE())
+entry("mechanisms.l2_laplace_mechanism", M.l2_laplace_mechanism,
+      lambda: dict(value=[0.5, 1.0], eta=1.0, rng=rng(), size=None),
+      value=[[nan, 0.0], [1e308, 0.0], 0.5, [], "ab", None, [[1.0, 2.0]]], eta=POS(), rng=RNG(), size=SIZE(),
+      alias={"eta": ("eta", "1/eta")})
+entry("mechanisms.clip_interval", M.clip_interval, lambda: dict(x=[0.2, 3.0], lo=0.0, hi=1.0),
+      x=finite_bad([0.2, 3.0]) + ARRAY(), lo=[nan, inf, "0", None, [0.0], 1.0, 2.0], hi=[nan, -inf, "1", None, 0.0],
+      alias={"lo": ("lo",), "hi": ("hi", "lo < hi")})
+entry("mechanisms.clip_l2", M.clip_l2, lambda: dict(x=[[3.0, 4.0], [0.1, 0.0]], radius=1.0),
+      x=finite_bad([[3.0, 4.0]]) + ARRAY() + [[[[1.0]]]], radius=POS())
+entry("mechanisms.gaussian_rdp", M.gaussian_rdp, lambda: dict(orders=[1.5, 2.0, 8.0], sensitivity=1.0, sigma=1.0),
+      orders=[[1.0], [0.5, 2.0], [], [nan], [1e60], "2", None, [[2.0]]], sensitivity=POS(), sigma=POS())
+entry("mechanisms.compose_rdp", lambda rdp_curves: M.compose_rdp(*rdp_curves),
+      lambda: dict(rdp_curves=[[0.1, 0.2], [0.3, 0.4]]),
+      rdp_curves=[[], [[0.1, 0.2], [0.3]], [[0.1, nan]], [[-0.1, 0.2]], [["a", "b"]], [[0.1 + 1j, 0.2]],
+                  [[[0.1, 0.2]]]])
+entry("mechanisms.rdp_to_dp", M.rdp_to_dp,
+      lambda: dict(orders=[2.0, 8.0], rdp=[0.1, 0.4], delta=1e-5, method="cks2020"),
+      orders=[[1.0, 2.0], [nan, 2.0], [], "ab", None], rdp=[[0.1], [nan, 0.1], [-1.0, 0.1], ["a", "b"], None],
+      delta=DELTA_POS(), method=["exact", None, 1], ok={"method": ["mironov2017"]})
+entry("mechanisms.rdp_delta", M.rdp_delta,
+      lambda: dict(orders=[2.0, 8.0], rdp=[0.1, 0.4], epsilon=1.0, method="cks2020"),
+      orders=[[1.0, 2.0], [nan, 2.0], [], None], rdp=[[0.1], [nan, 0.1], [-1.0, 0.1], None],
+      epsilon=[-1.0, nan, inf, 1e60, "1", None, True], method=["exact", None],
+      ok={"epsilon": [0.0, 60.0], "method": ["mironov2017"]})      # an accounting query: no cap
+
+# ================================================================================ claims
+entry("claims.PureDP", Cl.PureDP, lambda: dict(epsilon=1.0), epsilon=EPS())
+entry("claims.ApproxDP", Cl.ApproxDP, lambda: dict(epsilon=1.0, delta=1e-6), epsilon=EPS(), delta=DELTA(),
+      ok={"delta": [0.0]})
+entry("claims.RenyiDP", Cl.RenyiDP, lambda: dict(alpha=2.0, rho=0.5, delta=1e-6),
+      alpha=POS() + [1.0, 0.5], rho=POS(), delta=DELTA_POS())
+entry("claims.PersonalizedDP", Cl.PersonalizedDP, lambda: dict(epsilons=(1.0, 0.5)),
+      epsilons=[(), (1.0, 0.0), (1.0, nan), (1.0, 51.0), ("a",), None, ((1.0,),), (True, 1.0)])
+entry("claims.PersonalizedDP.for_record", lambda i: Cl.PersonalizedDP((1.0, 0.5)).for_record(i), lambda: dict(i=1),
+      i=[-1, 2, 1.0, None, "0", True])
+
+# ================================================================================== data
+entry("data.UserDataset", UserDataset,
+      lambda: dict(values=[0.5, 0.2, 0.9], user_ids=[0, 0, 1], labels=None, epsilons=None, task_ids=None),
+      values=[["0.1", "0.2", "0.3"], [True, False, True], [1 + 1j, 0.2, 0.3], [nan, 0.2, 0.3], [inf, 0, 0], [],
+              None, [0.5, 0.2], np.zeros((3, 0)), np.zeros((3, 1, 1)), np.array([0.5, None, 0.2], dtype=object)],
+      user_ids=[[0, 0], [0, -1, 1], [0.5, 0, 1], [2**63, 0, 1], np.array([2**64 - 1, 0, 1], dtype=np.uint64),
+                [10**30, 0, 1], ["a", "b", "c"], [True, False, True], None, [nan, 0, 1]],
+      labels=[[0.1, 0.2], ["a", "b", "c"], [nan, 0.0, 0.0], [True, False, True], [1j, 0, 0]],
+      epsilons=[[1.0, 0.0, 1.0], [1.0, -1.0, 1.0], [1.0, 51.0, 1.0], [nan, 1.0, 1.0], [1.0, 1.0], ["a", "b", "c"]],
+      task_ids=[[0, -1, 1], [0.5, 0, 0], [0, 1], ["a", "b", "c"]],
+      ok={"labels": [[0.1, -0.2, 3.0]], "task_ids": [[0, 1, 1]], "epsilons": [[0.1, 1.0, 50.0]]})
+entry("data.UserDataset.from_arrays", UserDataset.from_arrays,
+      lambda: dict(values=[0.5, 0.2], user_ids=[0, 1]),
+      values=[["0.1", "0.2"], [nan, 0.2], None], user_ids=[[0], [-1, 0], ["a", "b"]])
+entry("data.UserDataset.from_user_lists", UserDataset.from_user_lists,
+      lambda: dict(per_user_values=[[0.5, 0.2], [0.9]], user_ids=None),
+      per_user_values=[[], [[0.5], []], [[nan]], [["0.5"]], "ab", np.array([0.5]), None, 5, [[[0.5]]]],
+      user_ids=[[0, 0], [0], [-1, 2], ["a", "b"], [0.5, 1]])
+_D = scalar_ds
+entry("data.UserDataset.records_of", lambda D, user_id: D.records_of(user_id), lambda: dict(D=_D(), user_id=1),
+      user_id=[7, -1, 1.0, "1", None, True, 2**64])
+entry("data.UserDataset.position_of", lambda D, user_id: D.position_of(user_id), lambda: dict(D=_D(), user_id=1),
+      user_id=[7, -1, 1.0, "1", None])
+entry("data.UserDataset.user_sums", lambda D, x: D.user_sums(x), lambda: dict(D=_D(), x=[1.0, 2.0, 3.0, 4.0]),
+      x=[[1.0, 2.0], [nan, 1, 1, 1], ["a", "b", "c", "d"], [True, False, True, True]], ok={"x": [None]})
+entry("data.UserDataset.local_averages", lambda D, x: D.local_averages(x),
+      lambda: dict(D=_D(), x=[1.0, 2.0, 3.0, 4.0]), x=[[1.0, 2.0], [inf, 1, 1, 1], ["a", "b", "c", "d"]],
+      ok={"x": [None]})
+_DT = lambda: UserDataset([0.1, 0.2, 0.3], [0, 0, 1], task_ids=[0, 1, 1])  # noqa: E731
+entry("data.UserDataset.task_users", lambda D, task_id: D.task_users(task_id), lambda: dict(D=_DT(), task_id=1),
+      task_id=[-1, 1.5, "1", None], D=[_D()], alias={"D": ("task_ids",)}, ok={"task_id": [9]})
+entry("data.UserDataset.user_tasks", lambda D, user_id: D.user_tasks(user_id), lambda: dict(D=_DT(), user_id=1),
+      user_id=[-1, 7, 1.5, "1"], D=[_D()], alias={"D": ("task_ids",)})
+entry("data.UserDataset.take", lambda D, idx: D.take(idx), lambda: dict(D=_D(), idx=[0, 2]),
+      idx=[[], [0, 4], [-1], [0.5], ["a"], [True, False, True, True], [[0]], None])
+entry("data.UserDataset.without_user", lambda D, user_id: D.without_user(user_id),
+      lambda: dict(D=_D(), user_id=1), user_id=[7, -1, 1.5, "1", None])
+entry("data.UserDataset.with_fields", lambda D, changes: D.with_fields(**changes),
+      lambda: dict(D=_D(), changes={"values": [0.1, 0.2, 0.3, 0.4]}),
+      changes=[{"values": [nan, 0, 0, 0]}, {"values": ["a", "b", "c", "d"]}, {"user_ids": [0, 1]},
+               {"nope": 1}, {"epsilons": [1, 1, 1, 0]}],
+      alias={"changes": ("values", "user_ids", "nope", "epsilons")})
+
+# ============================================================================ neighbours
+_REPLACE = {"replace_user": N.REPLACE_USER, "replace_user_labels": N.REPLACE_USER_LABELS,
+            "replace_user_items": N.REPLACE_USER_ITEMS}
+_LD = lambda: _D().with_fields(labels=[0.1, 0.2, 0.3, 0.4])  # noqa: E731
+for _key, _rel in _REPLACE.items():
+    _field = "labels" if _rel is N.REPLACE_USER_LABELS else "values"
+    _dsf = _LD if _field == "labels" else _D
+    entry(f"neighbours.{_key.upper()}.neighbour", _rel.neighbour,
+          lambda _dsf=_dsf: dict(D=_dsf(), user_id=0, new=[0.1, 0.9]),
+          D=DATASET() + ([_D()] if _field == "labels" else []), user_id=[7, -1, 0.0, "0", None],
+          new=[[0.1], [nan, 0.1], ["a", "b"], None, [[0.1, 0.2]], [1j, 0]],
+          alias={"user_id": ("user_id",), "D": DS_ALIAS + ("dataset.labels",)})
+    entry(f"neighbours.{_key.upper()}.enumerate", lambda D, grid, _rel=_rel: list(_rel.enumerate(D, grid)),
+          lambda _dsf=_dsf: dict(D=_dsf(), grid=[0.0, 1.0]),
+          D=DATASET(), grid=[[], [nan, 1.0], ["a"], None, [[0.0, 1.0]]])
+    entry(f"neighbours.{_key.upper()}.sample", _rel.sample,
+          lambda _dsf=_dsf: dict(D=_dsf(), rng=rng(), lo=0.0, hi=1.0),
+          D=DATASET(), rng=RNG(), lo=[nan, "0", None, 1.0, 2.0], hi=[inf, "1", None, 0.0],
+          alias={"lo": ("lo",), "hi": ("hi", "lo < hi")})
+    entry(f"neighbours.{_key.upper()}.worst_case_pairs", _rel.worst_case_pairs,
+          lambda _dsf=_dsf: dict(D=_dsf(), lo=0.0, hi=1.0, k=2),
+          D=DATASET(), lo=[nan, "0", None, 1.0], hi=[inf, "1", None, 0.0], k=INT(1),
+          alias={"lo": ("lo",), "hi": ("hi", "lo < hi")})
+    entry(f"neighbours.{_key.upper()}.changed_units", _rel.changed_units,
+          lambda _dsf=_dsf: dict(a=_dsf(), b=_dsf()), a=DATASET(), b=DATASET())
+
+entry("neighbours.ADD_REMOVE_USER.neighbour", N.ADD_REMOVE_USER.neighbour,
+      lambda: dict(D=_D(), user_id=9, new=[0.3, 0.4], labels=None),
+      D=DATASET(), user_id=[0, -1, 9.0, "9", 2**64], new=[[], [nan], ["a"], [[0.1, 0.2]], 0.5],
+      labels=[[0.1, 0.2]], alias={"user_id": ("user_id",)})
+entry("neighbours.ADD_REMOVE_USER.enumerate",
+      lambda D, grid, max_records: list(N.ADD_REMOVE_USER.enumerate(D, grid, max_records=max_records)),
+      lambda: dict(D=_D(), grid=[0.0, 1.0], max_records=2),
+      D=DATASET(), grid=[[], [nan], None], max_records=INT(1) + [9])
+entry("neighbours.ADD_REMOVE_USER.sample", N.ADD_REMOVE_USER.sample, lambda: dict(D=_D(), rng=rng(), lo=0.0, hi=1.0),
+      D=DATASET() + [UserDataset([0.5], [0])], rng=RNG(), lo=[nan, "0", 2.0], hi=[inf, "1", -1.0],
+      alias={"hi": ("hi", "lo < hi"), "D": DS_ALIAS + ("only user",)})
+entry("neighbours.ADD_REMOVE_USER.worst_case_pairs", N.ADD_REMOVE_USER.worst_case_pairs,
+      lambda: dict(D=_D(), lo=0.0, hi=1.0, k=2, max_records=None),
+      D=DATASET(), lo=[nan, "0"], hi=[inf, -1.0], k=INT(1), max_records=[v for v in INT(1) if v is not None],
+      alias={"hi": ("hi", "lo < hi")})
+entry("neighbours.ADD_REMOVE_USER.changed_units", N.ADD_REMOVE_USER.changed_units,
+      lambda: dict(a=_D(), b=_D().without_user(1)), a=DATASET(), b=DATASET())
+_ED = lambda: _D().with_fields(epsilons=[1.0, 0.5, 0.2, 1.0])  # noqa: E731
+entry("neighbours.REPLACE_RECORD.neighbour", N.REPLACE_RECORD.neighbour,
+      lambda: dict(D=_ED(), i=1, new_value=0.3, new_label=None),
+      D=DATASET(), i=[-1, 4, 1.0, "1", None, True], new_value=[nan, "a", None, [0.1, 0.2]],
+      new_label=[0.5], alias={"i": ("i ",)})
+entry("neighbours.REPLACE_RECORD.enumerate", lambda D, grid: list(N.REPLACE_RECORD.enumerate(D, grid)),
+      lambda: dict(D=_ED(), grid=[0.0, 1.0]), D=DATASET(), grid=[[], [nan], None])
+entry("neighbours.REPLACE_RECORD.sample", N.REPLACE_RECORD.sample, lambda: dict(D=_ED(), rng=rng(), lo=0.0, hi=1.0),
+      D=DATASET(), rng=RNG(), lo=[nan, "0", 2.0], hi=[inf, "1"], alias={"lo": ("lo", "lo < hi")})
+entry("neighbours.REPLACE_RECORD.worst_case_pairs", N.REPLACE_RECORD.worst_case_pairs,
+      lambda: dict(D=_ED(), lo=0.0, hi=1.0, records=None),
+      D=DATASET(), lo=[nan, 2.0], hi=[inf, "1"], records=[[7], [-1], [0.5], ["0"], []],
+      alias={"lo": ("lo", "lo < hi"), "records": ("records",)})
+entry("neighbours.REPLACE_RECORD.changed_units", N.REPLACE_RECORD.changed_units,
+      lambda: dict(a=_ED(), b=_ED()), a=DATASET(), b=DATASET())
+entry("neighbours.get_relation", N.get_relation, lambda: dict(name="replace-user"),
+      name=["nope", None, 3, ["replace-user"]], alias={"name": ("relation",)})
+entry("neighbours.is_neighbour", N.is_neighbour, lambda: dict(relation=N.REPLACE_USER, a=_D(), b=_D()),
+      relation=["replace-user", None], a=DATASET(), b=DATASET())
+
+# ============================================================================== amin2019
+entry("amin2019.claim", A.claim, lambda: dict(epsilon=1.0), epsilon=EPS())
+_neg = lambda: UserDataset.from_user_lists([[0.5], [-0.1, 0.2]])  # noqa: E731
+_vec = lambda: UserDataset(np.ones((3, 2)), [0, 1, 1])  # noqa: E731
+entry("amin2019.user_totals", A.user_totals, lambda: dict(dataset=_D()), dataset=DATASET() + [_neg(), _vec()])
+entry("amin2019.statistic", A.statistic, lambda: dict(dataset=_D(), T=1.0), dataset=DATASET() + [_neg()], T=POS())
+entry("amin2019.sensitivity", A.sensitivity, lambda: dict(T=1.0), T=POS())
+entry("amin2019.noise_scale", A.noise_scale, lambda: dict(T=1.0, epsilon=1.0), T=POS(), epsilon=EPS())
+entry("amin2019.mechanism", A.mechanism, lambda: dict(dataset=_D(), T=1.0, epsilon=1.0, rng=rng(), size=None),
+      dataset=DATASET() + [_neg()], T=POS(), epsilon=EPS(), rng=RNG(), size=SIZE())
+entry("amin2019.error_bound", A.error_bound, lambda: dict(x=[0.5, 2.0], T=1.0, epsilon=1.0),
+      x=[[], [-1.0], [nan], ["a"], None, [[1.0]]], T=[-1.0, nan, inf, 1e60, "1", None], epsilon=EPS(),
+      ok={"T": [0.0]})          # T = 0: optimal_cap_nonprivate's answer when ceil(1/eps) > m
+entry("amin2019.optimal_rank", A.optimal_rank, lambda: dict(epsilon=0.3), epsilon=EPS())
+entry("amin2019.optimal_cap_nonprivate", A.optimal_cap_nonprivate, lambda: dict(dataset=_D(), epsilon=1.0),
+      dataset=DATASET() + [_neg()], epsilon=EPS())
+entry("amin2019.capped_sums", A.capped_sums, lambda: dict(dataset=_D(), T=[0.5, 1.0]),
+      dataset=DATASET() + [_neg()], T=[[-1.0], [nan], [inf], ["a"], None], ok={"T": [0.0, [0.0, 2.0]]})
+entry("amin2019.private_cap", A.private_cap,
+      lambda: dict(dataset=_D(), epsilon_cap=1.0, epsilon_sum=1.0, U=1.0, rng=rng(), size=None),
+      dataset=DATASET() + [_neg()], epsilon_cap=EPS(), epsilon_sum=EPS(), U=POS(), rng=RNG(), size=SIZE())
+entry("amin2019.private_cap_claim", A.private_cap_claim, lambda: dict(epsilon_cap=1.0, epsilon_sum=1.0),
+      epsilon_cap=EPS(), epsilon_sum=EPS())
+entry("amin2019.private_cap_mechanism", A.private_cap_mechanism,
+      lambda: dict(dataset=_D(), epsilon_cap=1.0, epsilon_sum=1.0, U=1.0, rng=rng(), size=None),
+      dataset=DATASET() + [_neg()], epsilon_cap=EPS(), epsilon_sum=EPS(), U=POS(), rng=RNG(), size=SIZE())
+
+# ================================================================================== erm
+_far = lambda: with_values(erm_ds(), 0, 3.0)               # ||x_0|| > R = 1  # noqa: E731
+_half = lambda: with_labels(erm_ds(), 0, 0.5)              # a logistic label not in {-1, +1}  # noqa: E731
+_nolab = lambda: erm_ds().with_fields(labels=None)  # noqa: E731
+ERM_BAD_DS = DATASET() + [_far(), _half(), _nolab()]
+LOSS = ["hinge", None, 1, ["ridge"]]
+_X, _y = erm_ds().values, erm_ds().labels
+entry("erm.check_erm_data", erm.check_erm_data, lambda: dict(dataset=erm_ds(), loss="logistic", R=1.0, Y=1.0),
+      dataset=ERM_BAD_DS, loss=LOSS, R=POS(), Y=[0.0, -1.0, nan, "1"], ok={"loss": ["ridge"]},
+      alias={"R": ("R", "||x_"), "Y": ("Y",)})
+entry("erm.features", erm.features, lambda: dict(dataset=erm_ds()), dataset=DATASET())
+THETA = [[nan, 0.0], [0.0], ["a", "b"], None, [[[0.0, 0.0]]], [1j, 0]]
+entry("erm.record_losses", erm.record_losses, lambda: dict(theta=[0.1, 0.2], X=_X, y=_y, loss="logistic"),
+      theta=THETA, X=finite_bad(_X) + [None, _X[:, :1], _X[0]], y=finite_bad(_y) + [_y[:2], None], loss=LOSS)
+entry("erm.record_gradients", erm.record_gradients, lambda: dict(theta=[0.1, 0.2], X=_X, y=_y, loss="ridge"),
+      theta=THETA + [[[0.1, 0.2]]], X=finite_bad(_X) + [None], y=finite_bad(_y) + [_y[:2]], loss=LOSS)
+entry("erm.weighted_gradient", erm.weighted_gradient,
+      lambda: dict(theta=[0.1, 0.2], X=_X, y=_y, c=np.full(5, 0.2), loss="logistic"),
+      theta=THETA, X=finite_bad(_X) + [None], y=finite_bad(_y), c=finite_bad(np.full(5, 0.2)) + [[0.5]],
+      loss=LOSS)
+entry("erm.lipschitz", erm.lipschitz, lambda: dict(loss="ridge", R=1.0, Y=1.0, Lambda=1.0),
+      loss=LOSS, R=POS(), Y=POS(), Lambda=POS())
+entry("erm.smoothness", erm.smoothness, lambda: dict(loss="logistic", R=1.0), loss=LOSS, R=POS())
+entry("erm.ridge_theta_radius", erm.ridge_theta_radius, lambda: dict(Y=1.0, Lambda=1.0), Y=POS(), Lambda=POS())
+entry("erm.minimise", erm.minimise,
+      lambda: dict(X=_X, y=_y, w=np.full(5, 0.2), Lambda=1.0, loss="logistic", tol=1e-12, max_iter=100),
+      X=finite_bad(_X) + [None, np.zeros((0, 2)), _X[0]], y=finite_bad(_y) + [_y[:2]],
+      w=finite_bad(np.full(5, 0.2)) + [[-0.2, 0.3, 0.3, 0.3, 0.3], [0.5]], Lambda=POS(), loss=LOSS,
+      tol=POS() + [2.0], max_iter=INT(1))
+
+# ========================================================================== amin2019_erm
+AP = dict(tau=2, Lambda=1.0, n_min=3, loss="logistic", R=1.0, Y=1.0)
+APB = dict(tau=INT(1), Lambda=POS(), n_min=INT(1), loss=LOSS, R=POS(), Y=[0.0, -1.0, nan, "1"])
+entry("amin2019_erm.claim", AE.claim, lambda: dict(epsilon=1.0), epsilon=EPS())
+entry("amin2019_erm.kept_records", AE.kept_records, lambda: dict(dataset=erm_ds(), tau=2),
+      dataset=DATASET(), tau=INT(1))
+entry("amin2019_erm.effective_sample_size", AE.effective_sample_size, lambda: dict(dataset=erm_ds(), tau=2),
+      dataset=DATASET(), tau=INT(1))
+entry("amin2019_erm.weights", AE.weights, lambda: dict(dataset=erm_ds(), tau=2, n_min=3),
+      dataset=DATASET(), tau=INT(1), n_min=INT(1))
+entry("amin2019_erm.fit", AE.fit, lambda: dict(dataset=erm_ds(), **AP), dataset=ERM_BAD_DS, **APB,
+      alias={"R": ("R", "||x_")})
+entry("amin2019_erm.statistic", AE.statistic, lambda: dict(dataset=erm_ds(), **AP), dataset=ERM_BAD_DS, **APB,
+      alias={"R": ("R", "||x_")})
+entry("amin2019_erm.sensitivity", AE.sensitivity, lambda: dict(AP), **APB)
+entry("amin2019_erm.noise_scale", AE.noise_scale, lambda: dict(epsilon=1.0, **AP), epsilon=EPS(), **APB)
+entry("amin2019_erm.mechanism", AE.mechanism,
+      lambda: dict(dataset=erm_ds(), rng=rng(), size=None, epsilon=1.0, **AP),
+      dataset=ERM_BAD_DS, rng=RNG(), size=SIZE(), epsilon=EPS(), **APB, alias={"R": ("R", "||x_")})
+entry("amin2019_erm.bias_bound", AE.bias_bound, lambda: dict(dataset=erm_ds(), tau=2, var_H=None),
+      dataset=DATASET(), tau=INT(1), var_H=[-0.1, 0.3, nan, inf, "0.1"], ok={"var_H": [0.0, 0.25]})
+entry("amin2019_erm.bias_bound_tau0", AE.bias_bound_tau0, lambda: dict(tau0=0.5, var_H=None),
+      tau0=POS() + [1.5], var_H=[-0.1, 0.3, nan, "0.1"], ok={"tau0": [1.0]})
+
+# ============================================================================= epasto2020
+_Dw = scalar_ds
+_above = lambda: with_values(_Dw(), 0, 1.5)                  # y outside [0, B = 1]  # noqa: E731
+_below = lambda: with_values(_Dw(), 0, -0.1)  # noqa: E731
+WA_BAD_DS = DATASET() + [_above(), _below(), _vec()]
+C_BAD = [[0.25] * 3, [0.5, 0.5, 0.5, -0.5], [0.3, 0.3, 0.3, 0.3], [nan, 0.5, 0.25, 0.25], ["a"] * 4, None,
+         [[0.25] * 4]]
+COUNTS = np.array([2, 1, 1])
+COUNTS_BAD = [np.array([2, 0, 1]), np.array([], dtype=int), np.array([2.0, 1.0]), np.array([10**12]),
+              [[2, 1]], "abc", None, np.array([2**40, 1])]
+entry("epasto2020.claim", E.claim, lambda: dict(epsilon=1.0), epsilon=EPS())
+entry("epasto2020.user_weights", E.user_weights, lambda: dict(dataset=_Dw(), c=c_uniform(_Dw())),
+      dataset=DATASET(), c=C_BAD)
+entry("epasto2020.wa_statistic", E.wa_statistic, lambda: dict(dataset=_Dw(), c=c_uniform(_Dw()), B=1.0),
+      dataset=WA_BAD_DS, c=C_BAD, B=POS(), alias={"B": ("B", "dataset.values")})
+entry("epasto2020.wa_sensitivity", E.wa_sensitivity, lambda: dict(dataset=_Dw(), c=c_uniform(_Dw()), B=1.0),
+      dataset=DATASET(), c=C_BAD, B=POS())
+entry("epasto2020.wa_noise_scale", E.wa_noise_scale,
+      lambda: dict(dataset=_Dw(), c=c_uniform(_Dw()), B=1.0, epsilon=1.0),
+      dataset=DATASET(), c=C_BAD, B=POS(), epsilon=EPS())
+entry("epasto2020.wa_mechanism", E.wa_mechanism,
+      lambda: dict(dataset=_Dw(), rng=rng(), size=None, c=c_uniform(_Dw()), B=1.0, epsilon=1.0),
+      dataset=WA_BAD_DS, rng=RNG(), size=SIZE(), c=C_BAD, B=POS(), epsilon=EPS(),
+      alias={"B": ("B", "dataset.values")})
+entry("epasto2020.wa_variance", E.wa_variance,
+      lambda: dict(dataset=_Dw(), c=c_uniform(_Dw()), sigma=0.5, B=1.0, epsilon=1.0),
+      dataset=DATASET(), c=C_BAD, sigma=NONNEG(), B=POS(), epsilon=EPS(), ok={"sigma": [0.0, None]})
+entry("epasto2020.n_h", E.n_h, lambda: dict(counts=COUNTS, h=1.5), counts=COUNTS_BAD, h=POS())
+entry("epasto2020.lemma3_weights", E.lemma3_weights, lambda: dict(dataset_or_counts=COUNTS, h=1.5),
+      dataset_or_counts=COUNTS_BAD, h=[0.5, 3.0, nan, inf, "1", None, True], ok={"dataset_or_counts": [_Dw()]},
+      alias={"dataset_or_counts": ("counts",)})
+_PUB = dict(sigma=0.5, B=1.0, epsilon=1.0)
+_PUBB = dict(sigma=NONNEG(), B=POS(), epsilon=EPS())
+entry("epasto2020.v", E.v, lambda: dict(counts=COUNTS, h=[1.0, 2.0], **_PUB), counts=COUNTS_BAD,
+      h=[[nan], [0.0], [-1.0], ["a"], None, [1e60]], **_PUBB, ok={"sigma": [0.0, None]})
+entry("epasto2020.optimal_h", E.optimal_h, lambda: dict(counts=COUNTS, **_PUB), counts=COUNTS_BAD, **_PUBB,
+      ok={"sigma": [0.0, None]})
+entry("epasto2020.optimal_weights", E.optimal_weights,
+      lambda: dict(dataset_or_counts=COUNTS, epsilon=1.0, B=1.0, sigma=None),
+      dataset_or_counts=COUNTS_BAD, epsilon=EPS(), B=POS(), sigma=NONNEG(), ok={"sigma": [0.0]},
+      alias={"dataset_or_counts": ("counts",)})
+entry("epasto2020.optimal_wa_mechanism", E.optimal_wa_mechanism,
+      lambda: dict(dataset=_Dw(), rng=rng(), size=None, epsilon=1.0, B=1.0, sigma=None),
+      dataset=WA_BAD_DS, rng=RNG(), size=SIZE(), epsilon=EPS(), B=POS(), sigma=NONNEG(),
+      alias={"B": ("B", "dataset.values")})
+entry("epasto2020.sample_limiting_weights", E.sample_limiting_weights,
+      lambda: dict(dataset_or_counts=COUNTS, h=1), dataset_or_counts=COUNTS_BAD,
+      h=[0, 3, 1.5, nan, "1", None], ok={"h": [2.0]}, alias={"dataset_or_counts": ("counts",)})
+entry("epasto2020.v_prime", E.v_prime, lambda: dict(counts=COUNTS, h=[1.0, 2.0], **_PUB), counts=COUNTS_BAD,
+      h=[[nan], [0.0], ["a"], None], **_PUBB)
+entry("epasto2020.best_integer_h", E.best_integer_h, lambda: dict(counts=COUNTS, **_PUB), counts=COUNTS_BAD,
+      **_PUBB)
+entry("epasto2020.sample_limiting_mechanism", E.sample_limiting_mechanism,
+      lambda: dict(dataset=_Dw(), rng=rng(), size=None, h=1, B=1.0, epsilon=1.0),
+      dataset=WA_BAD_DS, rng=RNG(), size=SIZE(), h=[0, 3, 1.5, "1", None], B=POS(), epsilon=EPS(),
+      alias={"B": ("B", "dataset.values")})
+entry("epasto2020.best_sample_limiting_mechanism", E.best_sample_limiting_mechanism,
+      lambda: dict(dataset=_Dw(), rng=rng(), size=None, epsilon=1.0, B=1.0, sigma=None),
+      dataset=WA_BAD_DS, rng=RNG(), size=SIZE(), epsilon=EPS(), B=POS(), sigma=NONNEG(),
+      alias={"B": ("B", "dataset.values")})
+entry("epasto2020.theorem2_instance", E.theorem2_instance, lambda: dict(g=3), g=INT(1) + [46_341])
+entry("epasto2020.variance_ratio", E.variance_ratio, lambda: dict(counts=COUNTS, **_PUB), counts=COUNTS_BAD,
+      **_PUBB)
+
+# ========================================================================= epasto2020_erm
+_ce = lambda: c_uniform(erm_ds())  # noqa: E731
+C5_BAD = [[0.25] * 4, [0.4, 0.4, 0.4, -0.2, 0.0], [0.4] * 5, [nan, 0.25, 0.25, 0.25, 0.25], ["a"] * 5, None]
+EP = dict(loss="logistic", R=1.0, Y=1.0)
+EPB = dict(loss=LOSS, R=POS(), Y=[0.0, -1.0, nan, "1"])
+entry("epasto2020_erm.claim", EE.claim, lambda: dict(epsilon=1.0, delta=1e-5), epsilon=EPS(), delta=DELTA())
+entry("epasto2020_erm.weights", EE.weights, lambda: dict(dataset=erm_ds(), c=_ce()), dataset=DATASET(), c=C5_BAD)
+entry("epasto2020_erm.user_weight_sums", EE.user_weight_sums, lambda: dict(dataset=erm_ds(), c=_ce()),
+      dataset=DATASET(), c=C5_BAD)
+for _n in ("user_losses", "user_gradients", "statistic"):
+    entry(f"epasto2020_erm.{_n}", getattr(EE, _n), lambda: dict(dataset=erm_ds(), theta=[0.1, 0.2], c=_ce(), **EP),
+          dataset=ERM_BAD_DS, theta=THETA, c=C5_BAD, **EPB, alias={"R": ("R", "||x_")})
+entry("epasto2020_erm.lipschitz", EE.lipschitz, lambda: dict(loss="ridge", R=1.0, Y=1.0, radius=1.0),
+      loss=LOSS, R=POS(), Y=POS(), radius=POS())
+entry("epasto2020_erm.sensitivity", EE.sensitivity, lambda: dict(dataset=erm_ds(), c=_ce(), radius=1.0, **EP),
+      dataset=DATASET(), c=C5_BAD, radius=POS(), **EPB)
+entry("epasto2020_erm.epsilon_spent", EE.epsilon_spent, lambda: dict(noise_multiplier=2.0, T=4, delta=1e-5),
+      noise_multiplier=POS(), T=INT(1) + [10**6 + 1], delta=DELTA_POS())
+_EN = dict(epsilon=1.0, delta=1e-5, T=4, radius=1.0, **EP)
+_ENB = dict(epsilon=EPS(), delta=DELTA_POS(), T=INT(1) + [10**6 + 1], radius=POS(), **EPB)
+entry("epasto2020_erm.noise_scale", EE.noise_scale, lambda: dict(dataset=erm_ds(), c=_ce(), **_EN),
+      dataset=DATASET(), c=C5_BAD, **_ENB)
+entry("epasto2020_erm.step_size", EE.step_size, lambda: dict(sigma=1.0, d=2, T=4, radius=1.0, **EP),
+      sigma=POS(), d=INT(1), T=INT(1), radius=POS(), **EPB)
+entry("epasto2020_erm.mechanism", EE.mechanism,
+      lambda: dict(dataset=erm_ds(), rng=rng(), size=None, c=_ce(), **_EN),
+      dataset=ERM_BAD_DS, rng=RNG(), size=SIZE(), c=C5_BAD, **_ENB, alias={"R": ("R", "||x_")})
+entry("epasto2020_erm.noisy_gradient_descent", lambda **kw: EE.noisy_gradient_descent(**kw),
+      lambda: dict(X=_X, y=_y, c=np.full(5, 0.2), rng=rng(), size=None, sigma=1.0, T=4),
+      sigma=[0.0, 5e-324, -1.0, nan], X=[np.array([[3.0, 0.0]] * 5)], y=[np.full(5, 0.5)],
+      c=[np.full(5, 0.4), np.r_[-0.2, np.full(4, 0.3)]], rng=RNG(), legacy=True,
+      alias={"X": ("X", "||x"), "y": ("y", "labels"), "c": ("c",)})
+
+# ========================================================================= epasto2020_gwa
+_Dg = gwa_ds
+_ylab = lambda: with_labels(_Dg(), 0, 1.5)                    # a label above B = 1  # noqa: E731
+_nolabg = lambda: _Dg().with_fields(labels=None)  # noqa: E731
+_rankdef = lambda: _Dg().with_fields(values=np.tile([1.0, 1.0], (8, 1)))  # noqa: E731
+GWA_BAD_DS = DATASET() + [_ylab(), _nolabg()]
+C_GWA_BAD = lambda: [ols(_Dg())[:, :5], ols(_Dg()) * 2, finite_bad(ols(_Dg()))[0], None, "C", ols(_Dg()).ravel()]  # noqa: E731
+entry("epasto2020_gwa.claim", G.claim, lambda: dict(epsilon=1.0), epsilon=EPS())
+entry("epasto2020_gwa.features", G.features, lambda: dict(dataset=_Dg()), dataset=DATASET())
+entry("epasto2020_gwa.check_labels", G.check_labels, lambda: dict(dataset=_Dg(), B=1.0),
+      dataset=GWA_BAD_DS, B=POS() + [0.5], alias={"B": ("B", "labels")})
+entry("epasto2020_gwa.check_C", G.check_C, lambda: dict(C=ols(_Dg()), dataset=_Dg(), atol=1e-8),
+      C=C_GWA_BAD(), dataset=DATASET())
+entry("epasto2020_gwa.user_l1", G.user_l1, lambda: dict(dataset=_Dg(), C=ols(_Dg())),
+      dataset=DATASET(), C=[ols(_Dg())[:, :5], None, "C", finite_bad(ols(_Dg()))[0]])
+for _n in ("sensitivity", "statistic"):
+    entry(f"epasto2020_gwa.{_n}", getattr(G, _n), lambda: dict(dataset=_Dg(), C=ols(_Dg()), B=1.0),
+          dataset=DATASET() + ([_ylab(), _nolabg()] if _n == "statistic" else []),
+          C=[ols(_Dg())[:, :5], None, finite_bad(ols(_Dg()))[0]] + ([ols(_Dg()) * 2] if _n == "statistic" else []),
+          B=POS(), alias={"B": ("B", "labels")})
+entry("epasto2020_gwa.noise_scale", G.noise_scale, lambda: dict(dataset=_Dg(), C=ols(_Dg()), B=1.0, epsilon=1.0),
+      dataset=DATASET(), C=[None, ols(_Dg())[:, :5]], B=POS(), epsilon=EPS())
+entry("epasto2020_gwa.mechanism", G.mechanism,
+      lambda: dict(dataset=_Dg(), C=ols(_Dg()), B=1.0, epsilon=1.0, rng=rng(), size=None),
+      dataset=GWA_BAD_DS, C=C_GWA_BAD(), B=POS(), epsilon=EPS(), rng=RNG(), size=SIZE(),
+      alias={"B": ("B", "labels")})
+entry("epasto2020_gwa.total_variance", G.total_variance,
+      lambda: dict(dataset=_Dg(), C=ols(_Dg()), B=1.0, epsilon=1.0, sigma=0.5),
+      dataset=DATASET(), C=C_GWA_BAD(), B=POS(), epsilon=EPS(), sigma=NONNEG(), ok={"sigma": [0.0]})
+entry("epasto2020_gwa.ols_C", G.ols_C, lambda: dict(X=_Dg().values),
+      X=[None, np.ones((8, 2)), np.zeros((1, 2)), np.zeros((3, 0)), finite_bad(_Dg().values)[0], [1.0, 2.0], "X"])
+entry("epasto2020_gwa.dual_bound", G.dual_bound,
+      lambda: dict(dataset=_Dg(), B=1.0, epsilon=1.0, sigma=0.5, Lambda=np.eye(2), mu=np.zeros(5)),
+      dataset=DATASET(), B=POS(), epsilon=EPS(), sigma=NONNEG(), Lambda=[None, np.eye(3), [[nan, 0], [0, 1]], "L"],
+      mu=[None, np.zeros(4), -np.ones(5), np.full(5, nan), "mu"], ok={"sigma": [0.0]})
+_OC = dict(B=1.0, epsilon=1.0, sigma=0.5)
+entry("epasto2020_gwa.optimal_C", G.optimal_C, lambda: dict(dataset=_Dg(), rtol=1e-6, max_iter=500, **_OC),
+      dataset=DATASET() + [_rankdef()], B=POS(), epsilon=EPS(), sigma=NONNEG(), rtol=POS() + [0.5, 1e-14],
+      max_iter=INT(1), ok={"sigma": [0.0]}, alias={"dataset": DS_ALIAS + ("X",)})
+entry("epasto2020_gwa.weights", G.weights, lambda: dict(dataset=_Dg(), **_OC), dataset=DATASET() + [_rankdef()],
+      B=POS(), epsilon=EPS(), sigma=NONNEG(), alias={"dataset": DS_ALIAS + ("X",)})
+H_BAD = [0, 4, 1.0, "1", None, True, 2**63]
+entry("epasto2020_gwa.sample_limit_selection", G.sample_limit_selection, lambda: dict(dataset=_Dg(), h=1, rng=rng()),
+      dataset=DATASET(), h=H_BAD, rng=RNG())
+T_BAD = lambda: [[0.0, 3.0, 5.0, 6.0, 7.0], [0, 3, 5, 6, 99], [0, 0, 5, 6, 7], [0, 1, 3, 5, 6, 7], [0, 3, 5, 6],  # noqa: E731
+                 [-1, 3, 5, 6, 7], None, "T", [[0, 3, 5, 6, 7]]]
+entry("epasto2020_gwa.sample_limited_C", G.sample_limited_C, lambda: dict(dataset=_Dg(), h=1, T=[0, 3, 5, 6, 7]),
+      dataset=DATASET(), h=H_BAD, T=T_BAD())
+entry("epasto2020_gwa.best_sample_limit_h", G.best_sample_limit_h, lambda: dict(dataset=_Dg(), rng=rng(), **_OC),
+      dataset=DATASET(), B=POS(), epsilon=EPS(), sigma=NONNEG(), rng=RNG(), ok={"sigma": [0.0]})
+entry("epasto2020_gwa.best_sample_limit_hs", G.best_sample_limit_hs,
+      lambda: dict(dataset=_Dg(), B=1.0, epsilons=[1.0, 2.0], sigma=0.5, rng=rng()),
+      dataset=DATASET(), B=POS(), epsilons=[[], [0.0], [1.0, nan], [51.0], "1", None, 1.0], sigma=NONNEG(),
+      rng=RNG())
+entry("epasto2020_gwa.sample_limited_ols_mechanism", G.sample_limited_ols_mechanism,
+      lambda: dict(dataset=_Dg(), h=1, B=1.0, epsilon=1.0, rng=rng(), size=None, T=None),
+      dataset=GWA_BAD_DS, h=H_BAD, B=POS(), epsilon=EPS(), rng=RNG(), size=SIZE() + [3],
+      T=[t for t in T_BAD() if t is not None],
+      ok={"size": [1]}, alias={"B": ("B", "labels"), "size": ("size",)})
+entry("epasto2020_gwa.worst_case_pairs", G.worst_case_pairs,
+      lambda: dict(dataset=_Dg(), C=ols(_Dg()), B=1.0, max_brute=14),
+      dataset=DATASET(), C=[None, ols(_Dg())[:, :5], finite_bad(ols(_Dg()))[0]], B=POS(), max_brute=INT(0) + [21])
+
+# ==================================================================== reference (package)
+entry("reference.allow_large_epsilon", lambda: reference.allow_large_epsilon().__enter__(), lambda: {})
+
+
+# ================================================================== audits: bounds, audit
+def _lap(D, rng, size):
+    return D + rng.laplace(0.0, 1.0, size)
+
+
+entry("bounds.cp_lower", Bd.cp_lower, lambda: dict(count=3, nobs=10, level_alpha=0.025),
+      count=[-1, 11, 2.5, None, "3", True], nobs=INT(1), level_alpha=[0.0, -0.1, 0.6, nan, "0.1", None],
+      alias={"nobs": ("nobs",)})
+entry("bounds.cp_upper", Bd.cp_upper, lambda: dict(count=3, nobs=10, level_alpha=0.025),
+      count=[-1, 11, 2.5, None], nobs=INT(1), level_alpha=[0.0, 0.6, nan, None])
+entry("bounds.epsilon_lower_bound", Bd.epsilon_lower_bound, lambda: dict(k1=50, k2=20, n=100, alpha=0.05, delta=0.0),
+      k1=[-1, 101, 2.5, None], k2=[-1, 101, "3"], n=INT(1), alpha=[0.0, 1.5, nan, None], delta=DELTA())
+entry("bounds.p_value", Bd.p_value, lambda: dict(k1=50, k2=20, n=100, epsilon=0.5, delta=0.0),
+      k1=[-1, 101, None], k2=[-1, 2.5], n=INT(1), epsilon=[-1.0, nan, inf, "1", None], delta=DELTA(),
+      ok={"epsilon": [0.0, 60.0]})
+entry("bounds.projected_bound", Bd.projected_bound,
+      lambda: dict(k1=[5, 9], k2=[1, 2], n_sel=10, n_count=90, alpha=0.05, delta=0.0, z_sel=2.0),
+      k1=[[11, 2], [-1, 2], [nan, 2], ["a", "b"], None], k2=[[11, 2], [-1, 0]], n_sel=INT(1), n_count=INT(1),
+      alpha=[0.0, 2.0, nan], delta=DELTA(), z_sel=POS())
+entry("harness.audit", H.audit,
+      lambda: dict(mechanism=_lap, pair_or_generator=(0.0, 1.0), claim=Cl.PureDP(1.0), samples=200, seed=0,
+                   confidence=0.95, selection_fraction=0.1, output=None, confirm_pairs=3, sets_per_pair=1,
+                   pilot_samples=None, max_pairs=100, progress=None),
+      mechanism=[None, 3, "lap"], pair_or_generator=[[], None, 3], claim=[None, 1.0, "pure"],
+      samples=INT(100) + [10**9], seed=[None, -1, 1.5, "0", True], confidence=[0.0, 1.0, 1.5, nan, "0.9", None],
+      selection_fraction=[0.0, 0.6, nan, "0.1", None], output=["scalar", 3], confirm_pairs=INT(1),
+      sets_per_pair=INT(1), pilot_samples=[v for v in INT(100) if v is not None], max_pairs=INT(1),
+      progress=[3, "print"],
+      alias={"pair_or_generator": ("pair",), "claim": ("claim",)}, ok={"output": ["continuous"]})
+
+# ======================================================================== properties
+entry("adapter.Adapter", Ad.Adapter, lambda: dict(name="x", statistic=lambda D: 0.0),
+      name=[None, 3], statistic=[3, "f"], weights=["w"], alias={"statistic": ("statistic",), "weights": ("weights",)})
+entry("adapter.Adapter.require", lambda impl, stages: impl.require(*stages),
+      lambda: dict(impl=Ad.Adapter("x", statistic=lambda D: 0.0), stages=["statistic"]),
+      stages=[["nope"], [3]])
+
+
+def _prop(impl, D):
+    impl.require("statistic")
+
+
+def _strategy():
+    from userdp.properties.strategies import user_datasets
+    return user_datasets(max_users=2)
+
+
+entry("adapter.check_property", Ad.check_property,
+      lambda: dict(prop=_prop, strategy=_strategy(), impl=Ad.Adapter("x", statistic=lambda D: 0.0),
+                   max_examples=2, examples=()),
+      prop=[None, "prop"], strategy=[None, [1, 2], "st"], impl=[None, "x", lambda D: 0.0],
+      max_examples=INT(1) + [10**6], examples=[None, 3, "ab"])
