@@ -283,6 +283,13 @@ _REPLACE = {"replace_user": N.REPLACE_USER, "replace_user_labels": N.REPLACE_USE
 _LD = lambda: _D().with_fields(labels=[0.1, 0.2, 0.3, 0.4])  # noqa: E731
 BAD_GRID = [[], [nan, 1.0], ["a"], None, [[0.0, 1.0]], [1j]]
 BAD_LABEL_GRID = [g for g in BAD_GRID if g is not None]     # None: the default (the value grid)
+
+
+def _lg(label_grid) -> dict:
+    """label_grid as a keyword only when given (so the probe can run checkouts without it)."""
+    return {} if label_grid is None else {"label_grid": label_grid}
+
+
 for _key, _rel in _REPLACE.items():
     _field = "labels" if _rel is N.REPLACE_USER_LABELS else "values"
     _moves_labels = _rel is N.REPLACE_USER                       # values and labels (Epasto §4-5)
@@ -298,7 +305,7 @@ for _key, _rel in _REPLACE.items():
           alias={"user_id": ("user_id",), "D": DS_ALIAS + ("dataset.labels",)})
     # label_grid only where labels move with the values (elsewhere it has no meaning)
     entry(f"neighbours.{_key.upper()}.enumerate",
-          lambda D, grid, label_grid, _rel=_rel: list(_rel.enumerate(D, grid, label_grid)),
+          lambda D, grid, label_grid, _rel=_rel: list(_rel.enumerate(D, grid, **_lg(label_grid))),
           lambda _dsf=_dsf: dict(D=_dsf(), grid=[0.0, 1.0], label_grid=None),
           D=DATASET(), grid=BAD_GRID, **({"label_grid": BAD_LABEL_GRID} if _moves_labels else {}),
           ok={"label_grid": [[0.5]]} if _moves_labels else {})
@@ -319,7 +326,7 @@ entry("neighbours.ADD_REMOVE_USER.neighbour", N.ADD_REMOVE_USER.neighbour,
       labels=[[0.1, 0.2], [[0.1, 0.2]]], alias={"user_id": ("user_id",)})     # D has no labels
 entry("neighbours.ADD_REMOVE_USER.enumerate",
       lambda D, grid, max_records, label_grid: list(N.ADD_REMOVE_USER.enumerate(D, grid, max_records=max_records,
-                                                                                 label_grid=label_grid)),
+                                                                                 **_lg(label_grid))),
       lambda: dict(D=_LD(), grid=[0.0, 1.0], max_records=2, label_grid=None),
       D=DATASET(), grid=BAD_GRID, max_records=INT(1, hi=8), label_grid=BAD_LABEL_GRID, ok={"label_grid": [[0.5]]})
 entry("neighbours.ADD_REMOVE_USER.sample", N.ADD_REMOVE_USER.sample, lambda: dict(D=_D(), rng=rng(), lo=0.0, hi=1.0),
@@ -338,7 +345,7 @@ entry("neighbours.REPLACE_RECORD.neighbour", N.REPLACE_RECORD.neighbour,
       new_label=[0.5], alias={"i": ("i ",)})
 _ELD = lambda: _ED().with_fields(labels=[0.1, 0.2, 0.3, 0.4])  # noqa: E731
 entry("neighbours.REPLACE_RECORD.enumerate",
-      lambda D, grid, label_grid: list(N.REPLACE_RECORD.enumerate(D, grid, label_grid)),
+      lambda D, grid, label_grid: list(N.REPLACE_RECORD.enumerate(D, grid, **_lg(label_grid))),
       lambda: dict(D=_ELD(), grid=[0.0, 1.0], label_grid=None), D=DATASET(), grid=BAD_GRID, label_grid=BAD_LABEL_GRID,
       ok={"label_grid": [[0.5]]})
 entry("neighbours.REPLACE_RECORD.sample", N.REPLACE_RECORD.sample, lambda: dict(D=_ED(), rng=rng(), lo=0.0, hi=1.0),

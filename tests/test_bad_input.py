@@ -30,16 +30,20 @@ of two saved probes (calls per class, per module, and how the calls moved betwee
 """
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import inspect
 import json
 import math
+import os
 import pathlib
 import pkgutil
 import re
 import signal
+import subprocess
 import sys
-import faulthandler
+import tempfile
+import textwrap
 import time
 import types
 import warnings
@@ -53,9 +57,59 @@ import bad_input_table as T
 TIME_LIMIT = 5.0          # seconds per call; every valid call of the table takes < 0.5 s
 # SIGALRM is only seen between Python bytecodes: a hang inside one C call (a BLAS or scipy
 # loop) would not be interrupted. Then faulthandler dumps every thread's stack and ends
-# the process after BACKSTOP seconds, so such a hang fails the run loudly instead of
-# stalling it (the dump names the call).
+# the process (exit status 1) after BACKSTOP seconds, so such a hang fails the run instead
+# of stalling it. The dump (whose stack names the call) goes to stderr when this file runs
+# as a script; under pytest, which captures stderr and loses it with the process, to
+# BACKSTOP_LOG.
 BACKSTOP = 60.0
+BACKSTOP_LOG = pathlib.Path(tempfile.gettempdir()) / "userdp-bad-input-backstop.txt"
+_backstop_stream = None
+
+
+def _backstop_file():
+    global _backstop_stream
+    if _backstop_stream is None:
+        _backstop_stream = open(BACKSTOP_LOG, "w")
+    return _backstop_stream
+# A bad size or dimension (size = 10^8 + 1, d = 2^31) that slips through makes numpy allocate
+# gigabytes; on a shared machine that is everyone's memory. Each call may grow the address
+# space by MEMORY_LIMIT bytes only: beyond that its allocation fails (MemoryError, a crash).
+MEMORY_LIMIT = 2 * 2**30
+
+
+def _address_space() -> int | None:
+    """This process's current virtual memory in bytes (Linux), else None (no limit set)."""
+    try:
+        with open("/proc/self/status") as f:
+            kb = next(int(line.split()[1]) for line in f if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        return None
+    return kb * 1024
+
+
+class _MemoryCap:
+    """RLIMIT_AS lowered to the current size + MEMORY_LIMIT for one call, restored after."""
+
+    def __enter__(self):
+        self.old = None
+        now = _address_space()
+        if now is None:
+            return self
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = now + MEMORY_LIMIT
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft == resource.RLIM_INFINITY or cap < soft:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+            self.old = (soft, hard)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            import resource
+            resource.setrlimit(resource.RLIMIT_AS, self.old)
+        return False
 
 MODULES = ["userdp.audits.bounds", "userdp.audits.harness", "userdp.properties.adapter"]
 
@@ -154,9 +208,9 @@ def classify(entry, param: str, value, expect_ok: bool = False) -> tuple[str, st
     # fires again every 0.5 s until cleared: an alarm raised inside a gc callback is ignored
     # by the interpreter ("Exception ignored in ..."), so one shot could miss a real hang
     signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT, 0.5)
-    faulthandler.dump_traceback_later(BACKSTOP, exit=True)
+    faulthandler.dump_traceback_later(BACKSTOP, exit=True, file=_backstop_file())
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _MemoryCap():
             warnings.simplefilter("error")                # a warning is not an answer
             entry.call(**kwargs)
     except _Timeout:
@@ -427,17 +481,39 @@ def _hang(epsilon):
         pass
 
 
+def _huge(epsilon):
+    # 3 GiB > MEMORY_LIMIT; np.empty touches no page, so a broken cap costs no memory (it
+    # returns, "silent", and this case fails)
+    return np.empty(3 * 2**27)
+
+
 def _good(epsilon):
     raise ValueError(f"epsilon must be finite, got {epsilon!r}")
 
 
 @pytest.mark.parametrize("func,want", [(_silent, "silent"), (_crash, "crash"), (_weak, "weak"), (_hang, "hang"),
-                                       (_good, "good")])
+                                       (_huge, "crash"), (_good, "good")])
 def test_the_grader_classes_planted_input_checks(func, want, monkeypatch):
     # Planted bugs of input checking itself: the grader must tell each failure class apart.
     monkeypatch.setattr(sys.modules[__name__], "TIME_LIMIT", 0.3)
     e = T.Entry("planted." + want, func, lambda: dict(epsilon=1.0), {"epsilon": [float("nan")]})
     assert classify(e, "epsilon", float("nan"))[0] == want
+
+
+def test_a_hang_inside_one_c_call_ends_the_process_with_a_dump():
+    # Planted: sum(range(10**11)) runs in C without looking at signals, so SIGALRM cannot
+    # stop it; the faulthandler backstop must (exit status 1, the stack on stderr).
+    code = textwrap.dedent("""
+        import sys, test_bad_input as B, bad_input_table as T
+        B.TIME_LIMIT, B.BACKSTOP, B._backstop_stream = 0.2, 1.0, sys.stderr
+        e = T.Entry("planted.c_hang", lambda epsilon: sum(range(10**11)), lambda: dict(epsilon=1.0), {})
+        print(B.classify(e, "epsilon", 1.0))
+    """)
+    here = pathlib.Path(__file__).parent
+    run = subprocess.run([sys.executable, "-c", code], cwd=here, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(here)})
+    assert run.returncode == 1 and run.stdout == "", (run.returncode, run.stdout, run.stderr[-500:])
+    assert "Timeout (0:00:01)!" in run.stderr and "in classify" in run.stderr
 
 
 # --------------------------------------------------------------------------------- probe
@@ -461,11 +537,12 @@ def probe() -> dict:
         if cls != "ok":
             valid_fails[e.name] = detail[:300]
         for param, values in e.bad.items():
-            for v in values:
+            for i, v in enumerate(values):
                 t0 = time.perf_counter()
                 cls, detail = classify(e, param, v)
-                rows.append({"function": e.name, "module": e.name.split(".")[0], "param": param,
-                             "value": repr(v)[:60], "class": cls, "detail": detail[:300],
+                rows.append({"function": e.name, "module": e.name.split(".")[0], "param": param, "index": i,
+                             "value": re.sub(r" at 0x[0-9a-f]+", "", repr(v))[:60], "class": cls,
+                             "detail": detail[:300],
                              "seconds": round(time.perf_counter() - t0, 3)})
     counts = Counter(r["class"] for r in rows)
     return {"userdp": _installed(), "calls": len(rows), "functions": len({r["function"] for r in rows}),
@@ -500,7 +577,7 @@ def _table(title: str, counts_by: dict[str, dict[str, int]]) -> str:
 def compare(before: dict, after: dict) -> str:
     """Before/after: calls per class for the same probe (the calls present in both runs),
     then per module, then how the classes moved."""
-    key = lambda r: (r["function"], r["param"], r["value"])  # noqa: E731
+    key = lambda r: (r["function"], r["param"], r.get("index", r["value"]))  # noqa: E731 (same table: same index)
     b, a = {key(r): r for r in before["rows"]}, {key(r): r for r in after["rows"]}
     both = [k for k in b if k in a]
     out = [f"{len(both)} calls in both runs ({len(b) - len(both)} only before, {len(a) - len(both)} only after)",
@@ -512,7 +589,22 @@ def compare(before: dict, after: dict) -> str:
     moves = Counter((b[x]["class"], a[x]["class"]) for x in both)
     out += ["", "moves (before -> after): " + ", ".join(f"{p} -> {q}: {n}" for (p, q), n in sorted(moves.items())
                                                         if p != q)]
+    worse = [x for x in both if b[x]["class"] == "good" and a[x]["class"] != "good"]
+    out += [f"good before, not after: {len(worse)}"] + [
+        f"  {a[x]['class']:7s} {a[x]['function']}({a[x]['param']}={a[x]['value']}); before: {b[x]['detail'][:80]}"
+        for x in worse]
     return "\n".join(out)
+
+
+def test_compare_counts_the_calls_both_probes_made():
+    row = lambda f, i, c: {"function": f, "module": f.split(".")[0], "param": "p", "index": i,  # noqa: E731
+                           "value": str(i), "class": c, "detail": ""}
+    before = {"rows": [row("m.f", 0, "silent"), row("m.f", 1, "good"), row("m.g", 0, "crash")]}
+    after = {"rows": [row("m.f", 0, "good"), row("m.f", 1, "weak"), row("m.h", 0, "good")]}
+    text = compare(before, after)
+    assert text.startswith("2 calls in both runs (1 only before, 1 only after)")
+    assert "silent         1       0" in text and "weak           0       1" in text
+    assert "good -> weak: 1, silent -> good: 1" in text and "good before, not after: 1" in text
 
 
 def main(argv=None) -> int:
@@ -523,6 +615,8 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", nargs=2, metavar=("BEFORE.json", "AFTER.json"),
                     help="print the before/after table of two saved probes (runs nothing)")
     a = ap.parse_args(argv)
+    global _backstop_stream
+    _backstop_stream = sys.stderr                        # a script: the dump goes to the terminal
     if a.compare:
         with open(a.compare[0]) as f0, open(a.compare[1]) as f1:
             print(compare(json.load(f0), json.load(f1)))
