@@ -68,8 +68,8 @@ _backstop_stream = None
 
 def _backstop_file():
     global _backstop_stream
-    if _backstop_stream is None:
-        _backstop_stream = open(BACKSTOP_LOG, "w")
+    if _backstop_stream is None:            # a bare descriptor: nothing to close at exit
+        _backstop_stream = os.open(BACKSTOP_LOG, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     return _backstop_stream
 # A bad size or dimension (size = 10^8 + 1, d = 2^31) that slips through makes numpy allocate
 # gigabytes; on a shared machine that is everyone's memory. Each call may grow the address
