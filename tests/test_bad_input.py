@@ -128,7 +128,9 @@ def classify(entry, param: str, value, expect_ok: bool = False) -> tuple[str, st
     if param is not None:
         kwargs[param] = value
     old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT)
+    # fires again every 0.5 s until cleared: an alarm raised inside a gc callback is ignored
+    # by the interpreter ("Exception ignored in ..."), so one shot could miss a real hang
+    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT, 0.5)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")                # a warning is not an answer
