@@ -17,6 +17,7 @@ real defect (the planted bugs are off by 10% or more).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +37,7 @@ __all__ = [
     "prop_noise_covers_user_weight",
     "prop_statistic_is_weighted_average", "prop_sensitivity_bounds_all_neighbours",
     "prop_sensitivity_bounds_sampled_neighbour", "prop_lemma3_form", "prop_minimises_variance",
-    "brute_force_min_v", "ALL_PROPERTIES",
+    "brute_force_min_v", "ALL_PROPERTIES", "lemma3_oracle", "v_oracle", "variance_oracle",
 ]
 
 REL = 1e-9
@@ -191,6 +192,30 @@ def prop_sensitivity_bounds_sampled_neighbour(impl: Adapter, ex: WAExample) -> N
     _check_pair(impl, ex, ex.dataset, ex.neighbour, "sampled neighbour")
 
 
+# ------------------------------------------------------------------ independent oracles
+# Written from the paper's statements with plain loops over users and math.fsum, never with
+# the reference's lemma3_weights, v or wa_variance (review finding of issue 7).
+def lemma3_oracle(D: UserDataset, h: float) -> np.ndarray:
+    """Lemma 3: c_i = min(h, s_q) / (s_q n_h) for each record i of user q, n_h = sum_l min(h, s_l)."""
+    sizes = {int(u): len(D.records_of(int(u))) for u in D.users}
+    nh = math.fsum(min(h, s) for s in sizes.values())
+    return np.array([min(h, sizes[int(u)]) / (sizes[int(u)] * nh) for u in D.user_ids])
+
+
+def v_oracle(counts, h: float, sigma: float, B: float, eps: float) -> float:
+    """Claim 1: v(h) = sigma^2 sum_l s_l (min(h, s_l) / (n_h s_l))^2 + 2 (B h / (eps n_h))^2."""
+    s = [int(x) for x in counts]
+    nh = math.fsum(min(h, x) for x in s)
+    return sigma**2 * math.fsum(x * (min(h, x) / (nh * x)) ** 2 for x in s) + 2 * (B * h / (eps * nh)) ** 2
+
+
+def variance_oracle(D: UserDataset, c, sigma: float, B: float, eps: float) -> float:
+    """Lemma 2: Var = sigma^2 sum_i c_i^2 + 2 (B max_l sum_{i in S_l} c_i / eps)^2."""
+    c = np.asarray(c, dtype=float)
+    W = max(math.fsum(c[D.records_of(int(u))].tolist()) for u in D.users)
+    return sigma**2 * math.fsum((c * c).tolist()) + 2 * (B * W / eps) ** 2
+
+
 def prop_lemma3_form(impl: Adapter, ex: WAExample) -> None:
     """Lemma 3: c_i = min(h, s_q) / (s_q n_h) for one h in [s_1, s_m]. h is read back from
     the weights: a lightest user (s_1 <= h) has c_i = 1/n_h, the heaviest has h / n_h in total."""
@@ -203,21 +228,21 @@ def prop_lemma3_form(impl: Adapter, ex: WAExample) -> None:
     h = float(W.max()) * nh
     s1, sm = int(D.counts.min()), int(D.counts.max())
     assert s1 * (1 - REL) <= h <= sm * (1 + REL), f"read-back h = {h!r} outside [s_1, s_m] = [{s1}, {sm}]"
-    want = E.lemma3_weights(D, min(max(h, s1), sm))
+    want = lemma3_oracle(D, min(max(h, s1), sm))
     err = float(np.max(np.abs(c - want)))
     assert err <= REL * float(want.max()), f"weights differ from Lemma 3's form at h = {h!r} by {err!r}"
 
 
 def brute_force_min_v(counts, sigma, B, epsilon, grid_points: int = 2001) -> tuple[float, float]:
     """(h, v(h)): the best of a uniform grid on [s_1, s_m] and of scipy's bounded scalar
-    minimiser on each piece between consecutive distinct sizes (an oracle independent of
-    ``optimal_h``'s closed form: it only evaluates Claim 1's definition ``E.v``)."""
+    minimiser on each piece between consecutive distinct sizes. Evaluates Claim 1 with
+    ``v_oracle`` only, so it is independent of the reference's closed form and of its ``v``."""
     s = np.asarray(counts)
     u = np.unique(s).astype(float)
     grid = np.linspace(u[0], u[-1], grid_points)
-    cand = [(float(h), float(val)) for h, val in zip(grid, E.v(s, grid, sigma, B, epsilon))]
+    cand = [(float(h), v_oracle(s, float(h), sigma, B, epsilon)) for h in grid]
     for lo, hi in zip(u[:-1], u[1:]):
-        r = minimize_scalar(lambda h: float(E.v(s, h, sigma, B, epsilon)), bounds=(lo, hi),
+        r = minimize_scalar(lambda h: v_oracle(s, float(h), sigma, B, epsilon), bounds=(lo, hi),
                             method="bounded", options={"xatol": 1e-10 * hi})
         cand.append((float(r.x), float(r.fun)))
     return min(cand, key=lambda t: t[1])
@@ -227,7 +252,7 @@ def prop_minimises_variance(impl: Adapter, ex: WAExample) -> None:
     """Claim 1: the weights' Lemma 2 variance is the minimum of v over [s_1, s_m] (brute force)."""
     impl.require("weights")
     c = np.asarray(impl.weights(ex.dataset, **ex.params), dtype=float)
-    got = E.wa_variance(ex.dataset, c, ex.sigma, ex.B, ex.epsilon)
+    got = variance_oracle(ex.dataset, c, ex.sigma, ex.B, ex.epsilon)
     h, best = brute_force_min_v(ex.dataset.counts, ex.sigma, ex.B, ex.epsilon)
     assert got <= best * (1 + REL), (
         f"variance {got!r} exceeds the brute-force minimum {best!r} (at h = {h!r}) by "

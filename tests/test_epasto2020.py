@@ -331,3 +331,21 @@ def test_reproduction_plot(tmp_path):
     f = tmp_path / "theorem2.png"
     R.reproduce_theorem2(plot=str(f))
     assert f.stat().st_size > 1000
+
+
+def test_sample_limiting_fails_the_optimality_properties():
+    # Positive control with independent oracles (lemma3_oracle, v_oracle, variance_oracle):
+    # sample limiting is private and correct, but it is not Lemma 3's optimum, so the two
+    # WA-only properties must flag it (before the fix they used the reference's own E.v etc.).
+    for prop in (P.prop_lemma3_form, P.prop_minimises_variance):
+        assert check_property(prop, P.wa_examples(), P.REFERENCE_SL).verdict == "invariant violation", prop
+
+
+def test_oracles_agree_with_hand_computed_values():
+    # counts (1, 2, 5), h = 2: n_h = 5; Claim 1 at sigma = 1, B = 1, eps = 1:
+    # v = 1 * (1 * (1/5)^2 + 2 * (2/10)^2 + 5 * (2/25)^2) + 2 * (2/5)^2 = 0.04 + 0.08 + 0.032 + 0.32
+    assert P.v_oracle([1, 2, 5], 2.0, 1.0, 1.0, 1.0) == pytest.approx(0.472, rel=1e-12)
+    D = UserDataset.from_user_lists([[0.5], [0.5, 0.5], [0.5] * 5])
+    np.testing.assert_allclose(P.lemma3_oracle(D, 2.0), np.r_[0.2, 0.2, 0.2, np.full(5, 0.08)], rtol=1e-12)
+    # Lemma 2 at those weights equals Claim 1 (both by hand above)
+    assert P.variance_oracle(D, P.lemma3_oracle(D, 2.0), 1.0, 1.0, 1.0) == pytest.approx(0.472, rel=1e-12)

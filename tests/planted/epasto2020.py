@@ -93,6 +93,18 @@ def _sl_record_level_sensitivity(D, *, B, epsilon, sigma):
     return B / E.n_h(D.counts, h)                        # one record's weight, not h records'
 
 
+# 7 ------------------------------------------------------------------------------------
+def _average_weights(D, *, B, epsilon, sigma):
+    return np.full(D.n, 1.0 / D.n)                       # Lemma 3's form, but at h = s_m, not h*
+
+
+# 8 ------------------------------------------------------------------------------------
+def _sqrt_size_weights(D, *, B, epsilon, sigma):
+    s_i = D.counts[D.user_index].astype(float)           # user q's total weight ~ sqrt(s_q)
+    w = 1.0 / np.sqrt(s_i)
+    return w / w.sum()
+
+
 REFERENCE_UNDER_ADD_REMOVE = "reference optimal WA, claimed under add/remove-user"
 
 BUGS = (
@@ -129,6 +141,18 @@ BUGS = (
                "(a user's h records); true loss eps * h", "issue 4 / Amin 2019 (tau counted per record)",
                ("prop_capped_per_user", "prop_noise_covers_user_weight", "audit"),
                _make("bug: sample limiting, record-level noise", _sl_weights, _sl_record_level_sensitivity)),
+    PlantedBug("plain-average-not-optimal", "private but not the paper's algorithm",
+               "c_i = 1/n (the plain mean, Lemma 3 at h = s_m) with its correct Lemma 1 noise: private, "
+               "but its Lemma 2 variance is above Claim 1's minimum whenever one user is heavy",
+               "review finding of issue 7 (the optimality property's oracle was the reference's own v)",
+               ("prop_minimises_variance",),
+               _make("bug: plain average", _average_weights, _lemma1_sensitivity(_average_weights))),
+    PlantedBug("sqrt-size-weights", "weights not of Lemma 3's form",
+               "user totals proportional to sqrt(s_l) (a heuristic between per-record and per-user "
+               "averaging): private with its Lemma 1 noise, but not c_i = min(h, s_q)/(s_q n_h) for any h",
+               "review finding of issue 7 (the form property's oracle was the reference's lemma3_weights)",
+               ("prop_lemma3_form", "prop_minimises_variance"),
+               _make("bug: sqrt-size weights", _sqrt_size_weights, _lemma1_sensitivity(_sqrt_size_weights))),
 )
 """A seventh, reading-ambiguity bug needs no new code: the reference optimal WA mechanism
 claimed under add/remove-user (``REFERENCE_UNDER_ADD_REMOVE``); the audit on add/remove

@@ -69,6 +69,21 @@ def _sl_one_dim_sensitivity(D, *, B, epsilon, sigma):
     return B * h / T.size
 
 
+def _C_reading_labels(D, *, B, epsilon, sigma):
+    """6: the optimal C plus a feasible direction scaled by the labels' mean: C X = I still,
+    but C depends on y, so the sensitivity argument (C equal on D and D') no longer applies."""
+    C = _gwa_weights(D, B=B, epsilon=epsilon, sigma=sigma)
+    X = D.values if D.values.ndim == 2 else D.values[:, None]
+    P = np.eye(D.n) - X @ np.linalg.solve(X.T @ X, X.T)          # N P X = 0 for every N
+    return C + 0.1 * float(np.mean(D.labels)) * np.ones_like(C) @ P
+
+
+def _C_ols(D, *, B, epsilon, sigma):
+    """7: plain OLS C = (X^T X)^-1 X^T: unbiased and private, but not Theorem 6's optimum."""
+    X = D.values if D.values.ndim == 2 else D.values[:, None]
+    return np.linalg.solve(X.T @ X, X.T)
+
+
 BUGS = (
     PlantedBug("gwa-b-single-row", "sensitivity under-estimate",
                "b = B eps^-1 max_l sum_{i in S_l} |c_{1,i}| (one row of C) instead of the sum "
@@ -102,4 +117,17 @@ BUGS = (
                "derived here: §5.2 'We generalize the sample limiting algorithm in Section 3.2 to higher dimensions'",
                ("prop_noise_scale_matches_b", "prop_sensitivity_bounds_all_neighbours", "audit"),
                _make("bug: sample-limited OLS with the 1-D scale", _sl_weights, _sl_one_dim_sensitivity)),
+    PlantedBug("gwa-C-reads-labels", "data-dependent weights",
+               "C moves with the mean label (along a direction that keeps C X = I): C differs between "
+               "label neighbours, so b computed on D does not bound ||C(D) y - C(D') y'||_1",
+               "review finding of issue 7 (a cache keyed on the public data hid any such dependence); "
+               "a natural slip when C is 'tuned' on the training data",
+               ("prop_weights_ignore_labels", "prop_minimises_total_variance"),
+               _make("bug: C reads the labels", _C_reading_labels, _sens(_C_reading_labels, _paper))),
+    PlantedBug("gwa-C-ols-not-optimal", "private but not the paper's algorithm",
+               "OLS C instead of Theorem 6's minimiser: a valid GWA_C, but its total variance is above "
+               "the certified optimum",
+               "review finding of issue 7 (an optimality property whose oracle was the reference itself)",
+               ("prop_minimises_total_variance",),
+               _make("bug: OLS C", _C_ols, _sens(_C_ols, _paper))),
 )

@@ -1,0 +1,219 @@
+"""Planted bugs of the auditor itself (issue 7; DESIGN §8.7-8.8): Wycheproof-style records.
+
+The auditor's promise (audits/bounds.py, audits/harness.py): for a mechanism that meets
+its claim, Pr[reported eps_lb > eps] <= alpha and Pr[verdict "violation"] <= alpha, with
+alpha = 1 - confidence, over all m candidates that reach the counting share. Each record
+below breaks that promise in one named way; tests/audits/test_audit_bounds.py computes
+the exact exceedance of every variant and asserts that each one is caught while the
+real auditor is not.
+
+An auditor is described to the exact checks by an ``AuditorModel``:
+
+- ``bound(k1, k2, n, level, delta)``: eps_lb of one candidate from its counts, vectorised
+  (k1 and k2 broadcast), at the per-candidate level the harness passes;
+- ``level(alpha, m)``: that per-candidate level (harness.py: ``alpha / m``);
+- ``flags(pvals, alpha)``: the verdict, True for "violation" (harness.py: Holm).
+
+``REFERENCE`` is the real auditor written with array beta quantiles; the tests check that
+it agrees with ``bounds.epsilon_lower_bound`` count for count, so the exact checks see the
+decisions of the real code. Bugs that live in the data flow rather than in a formula
+(``no-sample-split``) carry ``patches``: module attributes swapped inside ``applied()``
+so that the real ``audit`` runs with the bug.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+from scipy import stats
+from scipy.special import ndtri
+
+from userdp.audits import bounds, harness, sampling
+
+__all__ = ["AuditorModel", "PlantedAuditorBug", "REFERENCE", "BUGS", "BY_NAME"]
+
+
+# ------------------------------------------------- the reference auditor, vectorised
+def cp_lower(k, n: int, level: float) -> np.ndarray:
+    """One-sided Clopper-Pearson lower bound at ``level``: Beta(level; k, n - k + 1), 0 at k = 0."""
+    k = np.asarray(k)
+    return np.where(k == 0, 0.0, stats.beta.ppf(level, np.maximum(k, 1), n - k + 1))
+
+
+def cp_upper(k, n: int, level: float) -> np.ndarray:
+    """One-sided Clopper-Pearson upper bound at ``level``: Beta(1 - level; k + 1, n - k), 1 at k = n."""
+    k = np.asarray(k)
+    return np.where(k == n, 1.0, stats.beta.isf(level, k + 1, np.maximum(n - k, 1)))
+
+
+def _log_ratio(p_lo: np.ndarray, q_hi: np.ndarray) -> np.ndarray:
+    """ln(p_lo / q_hi), -inf where p_lo <= 0 (no evidence), +inf where q_hi = 0 < p_lo."""
+    with np.errstate(divide="ignore"):
+        return np.where(p_lo > 0, np.log(np.where(p_lo > 0, p_lo, 1.0)) - np.log(q_hi), -np.inf)
+
+
+def split_cp_bound(k1, k2, n: int, level: float, delta: float = 0.0) -> np.ndarray:
+    """bounds.epsilon_lower_bound over arrays: ln((p_lo - delta) / q_hi), CP at level/2 per side."""
+    return _log_ratio(cp_lower(k1, n, level / 2) - delta, cp_upper(k2, n, level / 2))
+
+
+def holm_flags(pvals, alpha: float) -> bool:
+    """The harness's verdict: "violation" iff Holm rejects some H0_j (harness._holm)."""
+    reject, _ = harness._holm(list(pvals), alpha)
+    return bool(np.any(reject))
+
+
+@dataclass(frozen=True)
+class AuditorModel:
+    bound: Callable[..., np.ndarray]     # (k1, k2, n, level, delta) -> eps_lb, vectorised
+    level: Callable[[float, int], float]  # (alpha, m) -> per-candidate level
+    flags: Callable[..., bool]           # (pvals, alpha) -> verdict is "violation"
+
+
+REFERENCE = AuditorModel(split_cp_bound, lambda alpha, m: alpha / m, holm_flags)
+
+
+# ------------------------------------------------------------------ the bugs
+@dataclass(frozen=True)
+class PlantedAuditorBug:
+    name: str
+    bug_type: str
+    effect: str
+    source: str                                   # where the mistake comes from
+    caught_by: tuple[str, ...]                    # names of the checks that catch it
+    model: AuditorModel = REFERENCE               # what the exact checks see
+    patches: Optional[Callable[[int], tuple]] = None   # m -> ((object, attribute, value), ...)
+
+    @contextlib.contextmanager
+    def applied(self, m: int = 1):
+        """Run the real ``audit`` with this bug (m: the audit's number of candidates)."""
+        if self.patches is None:
+            raise ValueError(f"planted bug {self.name!r} has no patches: it is a formula, see .model")
+        swapped = [(obj, attr, getattr(obj, attr), value) for obj, attr, value in self.patches(m)]
+        try:
+            for obj, attr, _, value in swapped:
+                setattr(obj, attr, value)
+            yield self
+        finally:
+            for obj, attr, old, _ in reversed(swapped):
+                setattr(obj, attr, old)
+
+
+# ---------------------------------------------- 1. Clopper-Pearson at alpha per side
+def _cp_alpha_per_side(k1, k2, n, level, delta=0.0):
+    return _log_ratio(cp_lower(k1, n, level) - delta, cp_upper(k2, n, level))  # BUG: level, not level/2
+
+
+# ----------------------------------------------- 2. run at 0.75, reported as 0.95
+LOOSE_ALPHA = 0.25   # confidence 0.75
+
+
+def _holm_at_loose(pvals, alpha):
+    return holm_flags(pvals, LOOSE_ALPHA)                                   # BUG: alpha ignored
+
+
+# ------------------------------------------------------ 3./4. no multiplicity correction
+def _uncorrected_flags(pvals, alpha) -> bool:
+    return bool(np.any(np.asarray(pvals) <= alpha))                        # BUG: no Holm
+
+
+def _uncorrected_holm(pvals, alpha):
+    p = np.asarray(pvals, dtype=float)
+    return p <= alpha, p                                                    # BUG: no Holm
+
+
+def _uncorrected_bound_patches(m: int):
+    def lb(k1, k2, n, level, delta=0.0):
+        return bounds.epsilon_lower_bound(k1, k2, n, min(1.0, level * m), delta)  # BUG: alpha, not alpha/m
+    return ((harness, "epsilon_lower_bound", lb),)
+
+
+# ------------------------------------------------------ 5. normal approximation
+def _wald(k, n, level, upper: bool):
+    ph = np.asarray(k) / n
+    half = ndtri(1 - level) * np.sqrt(ph * (1 - ph) / n)
+    return np.clip(ph + half if upper else ph - half, 0.0, 1.0)
+
+
+def _wald_bound(k1, k2, n, level, delta=0.0):
+    return _log_ratio(_wald(k1, n, level / 2, False) - delta, _wald(k2, n, level / 2, True))  # BUG: Wald
+
+
+# ------------------------------------------------------ 6. delta left out of the bound
+def _delta_ignored(k1, k2, n, level, delta=0.0):
+    return split_cp_bound(k1, k2, n, level, 0.0)                            # BUG: delta dropped
+
+
+# ------------------------------------------------------ 7. no sample split
+def _no_split_patches(m: int):
+    real_draw = sampling.draw
+
+    def draw(mechanism, pair, rngs, size):
+        """Outputs whose second half repeats the first: with selection_fraction = 0.5 the
+        counting share *is* the selection share."""
+        a, b = real_draw(mechanism, pair, rngs, size)
+        h = size // 2
+        return np.concatenate([a[:h], a[:h]]), np.concatenate([b[:h], b[:h]])  # BUG: counts reused
+    return ((harness, "draw", draw),)
+
+
+BUGS = [
+    PlantedAuditorBug(
+        "cp-alpha-per-side", "mis-levelled bound",
+        "each Clopper-Pearson bound at alpha instead of alpha/2: confidence 1 - 2 alpha reported "
+        "as 1 - alpha; on a set where one side is exact (p = 1 or q = 0) the exceedance "
+        "approaches alpha where the bound allows alpha/2",
+        "DP-Sniper's lcb takes each CP bound at 0.95 (shared/NOTES.md), which by the union bound "
+        "is 0.90 overall",
+        ("one-sided coverage",),
+        model=AuditorModel(_cp_alpha_per_side, REFERENCE.level, REFERENCE.flags)),
+    PlantedAuditorBug(
+        "confidence-0.75-reported-0.95", "mis-levelled audit",
+        "the audit runs at confidence 0.75 (alpha 0.25, 5x too loose at 0.95) whatever it is "
+        "asked and reports the requested confidence",
+        "a confidence default not passed through from the command line to the harness",
+        ("coverage", "one-sided coverage", "family-wise bound", "verdict"),
+        model=AuditorModel(split_cp_bound, lambda alpha, m: LOOSE_ALPHA / m, _holm_at_loose)),
+    PlantedAuditorBug(
+        "uncorrected-bound", "no multiplicity correction",
+        "each of m candidates bounded at alpha instead of alpha/m and the maximum reported: "
+        "over 10 candidates on the boundary Pr[eps_lb > eps] reaches ~4x alpha",
+        "the winner's curse: the best of several tests reported as if it were the only one",
+        ("family-wise bound", "reported bound is at alpha/m"),
+        model=AuditorModel(split_cp_bound, lambda alpha, m: alpha, REFERENCE.flags),
+        patches=_uncorrected_bound_patches),
+    PlantedAuditorBug(
+        "uncorrected-verdict", "no multiplicity correction",
+        "Holm replaced by testing each candidate's p-value at alpha: over 10 candidates a "
+        "correct mechanism is flagged with probability ~4x alpha",
+        "each pair audited on its own and the verdicts OR-ed",
+        ("verdict", "audit: ten pairs"),
+        model=AuditorModel(split_cp_bound, REFERENCE.level, _uncorrected_flags),
+        patches=lambda m: ((harness, "_holm", _uncorrected_holm),)),
+    PlantedAuditorBug(
+        "normal-approximation", "wrong interval",
+        "Wald intervals p^ -/+ z sqrt(p^(1 - p^)/n) instead of Clopper-Pearson: q_hi = 0 when "
+        "k2 = 0, so eps_lb = +inf whenever the set is empty on the second side",
+        "the textbook interval, whose coverage Brown, Cai and DasGupta (2001) show fails at small counts",
+        ("coverage", "one-sided coverage", "family-wise bound"),
+        model=AuditorModel(_wald_bound, REFERENCE.level, REFERENCE.flags)),
+    PlantedAuditorBug(
+        "delta-ignored", "wrong bound for (eps, delta)",
+        "ln(p_lo / q_hi) compared with eps for an (eps, delta) claim: a set of mass delta that "
+        "M(D') never hits reads as an infinite loss",
+        "a pure-DP auditor (DP-Sniper's ln(p_lo / q_hi)) reused for approximate claims",
+        ("coverage", "one-sided coverage", "family-wise bound"),
+        model=AuditorModel(_delta_ignored, REFERENCE.level, REFERENCE.flags)),
+    PlantedAuditorBug(
+        "no-sample-split", "selection bias",
+        "the rejection set is chosen and counted on the same outputs: among many small sets the "
+        "union the second side missed is chosen, so k2 = 0 and eps_lb = ln(p_lo / q_hi(0)) with "
+        "q_hi(0) ~ ln(2/alpha)/n: 4.45 for a true loss of 1 at n = 1000",
+        "DP-Sniper and StatDP keep the two shares separate for exactly this reason",
+        ("audit: sample split",),
+        patches=_no_split_patches),
+]
+
+BY_NAME = {b.name: b for b in BUGS}
