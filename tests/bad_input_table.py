@@ -7,8 +7,12 @@ demands a ``ValueError`` or ``TypeError`` whose message names the parameter (or 
 entry's declared aliases for it) within a time limit, or, for a value the entry lists in
 ``ok``, a normal return (a documented valid input).
 
-Bad values by kind of parameter (each list is what any such parameter must refuse; an
-entry adds the bad values of its own domain, e.g. labels outside [0, B]):
+Bad values by kind of parameter: ``EPS``, ``DELTA``/``DELTA_POS``, ``POS``, ``NONNEG``,
+``RNG``, ``SIZE``, ``INT``, ``DATASET``, ``ARRAY`` below (each list is what any such parameter
+must refuse, by the supported ranges of ``userdp.reference._checks``); an entry adds the bad
+values of its own domain (labels outside [0, B], ||x|| > R, h outside [s_1, s_m], index
+arrays out of range or duplicated, ...). A value is listed only if it is out of the
+parameter's documented domain; values the documentation admits go in ``ok``.
 """
 from __future__ import annotations
 
@@ -39,7 +43,8 @@ nan, inf = math.nan, math.inf
 # ------------------------------------------------------------------------ bad values by kind
 def EPS():
     """Privacy levels: [1e-50, 50] (50 without the explicit opt-in)."""
-    return [0, 0.0, -1.0, nan, inf, -inf, 1e308, 5e-324, 51.0, "1", None, True, [1.0], 1 + 1j]
+    return [0, 0.0, -1.0, nan, inf, -inf, 1e308, 5e-324, 51.0, "1", None, True, [1.0], 1 + 1j,
+            np.float64(nan), np.True_]
 
 
 def DELTA():
@@ -67,12 +72,17 @@ def RNG():
 
 
 def SIZE():
-    return [0, -1, 2.5, True, "3", 10**12, np.float64(2.0)]
+    """None or a number of releases: int (not bool or float), in [1, 10^8]."""
+    return [0, -1, 2.5, True, np.True_, "3", 10**8 + 1, 10**12, np.float64(2.0)]
 
 
-def INT(lo: int = 1):
-    """Integer counts and iteration limits: int (not bool or float), in [lo, 2^31 - 1]."""
-    return [lo - 1, -1, 1.5, True, None, "2", 2**63, 10**30, float(lo + 1)]
+MAX_INT = 2**31 - 1
+
+
+def INT(lo: int = 1, hi: int = MAX_INT):
+    """Integer counts and iteration limits: int (not bool or float), in [lo, hi] (hi: the
+    parameter's documented maximum; 2^31 - 1 unless the function states another)."""
+    return [lo - 1, -1, 1.5, True, np.True_, None, "2", hi + 1, 2**63, 10**30, float(lo + 1)]
 
 
 def DATASET():
@@ -232,10 +242,14 @@ entry("data.UserDataset", UserDataset,
       ok={"labels": [[0.1, -0.2, 3.0]], "task_ids": [[0, 1, 1]], "epsilons": [[0.1, 1.0, 50.0]]})
 entry("data.UserDataset.from_arrays", UserDataset.from_arrays,
       lambda: dict(values=[0.5, 0.2], user_ids=[0, 1]),
-      values=[["0.1", "0.2"], [nan, 0.2], None], user_ids=[[0], [-1, 0], ["a", "b"]])
+      values=[["0.1", "0.2"], [nan, 0.2], None], user_ids=[[0], [-1, 0], ["a", "b"]],
+      labels=[[0.1], [nan, 0.2], ["a", "b"], [True, False]], epsilons=[[1.0, 0.0], [1.0, 51.0], ["1", "1"]],
+      task_ids=[[0, -1], [0.5, 1.0], [0]], ok={"labels": [[0.1, 0.2]], "epsilons": [[1.0, 0.5]],
+                                             "task_ids": [[0, 1]]})
 entry("data.UserDataset.from_user_lists", UserDataset.from_user_lists,
       lambda: dict(per_user_values=[[0.5, 0.2], [0.9]], user_ids=None),
-      per_user_values=[[], [[0.5], []], [[nan]], [["0.5"]], "ab", np.array([0.5]), None, 5, [[[0.5]]]],
+      per_user_values=[[], [[0.5], []], [[nan]], [["0.5"]], "ab", np.array([0.5]), None, 5, [[[0.5]]],
+                       {0.5, 0.2}],   # a set: no order, so users' ids would follow hash order
       user_ids=[[0, 0], [0], [-1, 2], ["a", "b"], [0.5, 1]])
 _D = scalar_ds
 entry("data.UserDataset.records_of", lambda D, user_id: D.records_of(user_id), lambda: dict(D=_D(), user_id=1),
@@ -253,7 +267,8 @@ entry("data.UserDataset.task_users", lambda D, task_id: D.task_users(task_id), l
 entry("data.UserDataset.user_tasks", lambda D, user_id: D.user_tasks(user_id), lambda: dict(D=_DT(), user_id=1),
       user_id=[-1, 7, 1.5, "1"], D=[_D()], alias={"D": ("task_ids",)})
 entry("data.UserDataset.take", lambda D, idx: D.take(idx), lambda: dict(D=_D(), idx=[0, 2]),
-      idx=[[], [0, 4], [-1], [0.5], ["a"], [True, False, True, True], [[0]], None])
+      idx=[[], [0, 4], [-1], [0.5], ["a"], [True, False, True, True], [[0]], None,
+           [0, 0]])     # a duplicated index adds a record D does not have: not a restriction
 entry("data.UserDataset.without_user", lambda D, user_id: D.without_user(user_id),
       lambda: dict(D=_D(), user_id=1), user_id=[7, -1, 1.5, "1", None])
 entry("data.UserDataset.with_fields", lambda D, changes: D.with_fields(**changes),
@@ -266,17 +281,34 @@ entry("data.UserDataset.with_fields", lambda D, changes: D.with_fields(**changes
 _REPLACE = {"replace_user": N.REPLACE_USER, "replace_user_labels": N.REPLACE_USER_LABELS,
             "replace_user_items": N.REPLACE_USER_ITEMS}
 _LD = lambda: _D().with_fields(labels=[0.1, 0.2, 0.3, 0.4])  # noqa: E731
+BAD_GRID = [[], [nan, 1.0], ["a"], None, [[0.0, 1.0]], [1j]]
+BAD_LABEL_GRID = [g for g in BAD_GRID if g is not None]     # None: the default (the value grid)
+
+
+def _lg(label_grid) -> dict:
+    """label_grid as a keyword only when given (so the probe can run checkouts without it)."""
+    return {} if label_grid is None else {"label_grid": label_grid}
+
+
 for _key, _rel in _REPLACE.items():
     _field = "labels" if _rel is N.REPLACE_USER_LABELS else "values"
-    _dsf = _LD if _field == "labels" else _D
+    _moves_labels = _rel is N.REPLACE_USER                       # values and labels (Epasto §4-5)
+    _dsf = _LD if _field == "labels" or _moves_labels else _D
+    # labels=: the new labels where the relation moves them; refused where it does not
+    _bad_labels = ([[nan, 0.1], [0.1], ["a", "b"], [[0.1, 0.2]], [1j, 0]] if _moves_labels
+                   else [[0.1, 0.9], [nan, 0.1]])
     entry(f"neighbours.{_key.upper()}.neighbour", _rel.neighbour,
-          lambda _dsf=_dsf: dict(D=_dsf(), user_id=0, new=[0.1, 0.9]),
+          lambda _dsf=_dsf: dict(D=_dsf(), user_id=0, new=[0.1, 0.9], labels=None),
           D=DATASET() + ([_D()] if _field == "labels" else []), user_id=[7, -1, 0.0, "0", None],
-          new=[[0.1], [nan, 0.1], ["a", "b"], None, [[0.1, 0.2]], [1j, 0]],
+          new=[[0.1], [nan, 0.1], ["a", "b"], None, [[0.1, 0.2]], [1j, 0]], labels=_bad_labels,
+          ok={"labels": [[0.3, 0.7]]} if _moves_labels else {},
           alias={"user_id": ("user_id",), "D": DS_ALIAS + ("dataset.labels",)})
-    entry(f"neighbours.{_key.upper()}.enumerate", lambda D, grid, _rel=_rel: list(_rel.enumerate(D, grid)),
-          lambda _dsf=_dsf: dict(D=_dsf(), grid=[0.0, 1.0]),
-          D=DATASET(), grid=[[], [nan, 1.0], ["a"], None, [[0.0, 1.0]]])
+    # label_grid only where labels move with the values (elsewhere it has no meaning)
+    entry(f"neighbours.{_key.upper()}.enumerate",
+          lambda D, grid, label_grid, _rel=_rel: list(_rel.enumerate(D, grid, **_lg(label_grid))),
+          lambda _dsf=_dsf: dict(D=_dsf(), grid=[0.0, 1.0], label_grid=None),
+          D=DATASET(), grid=BAD_GRID, **({"label_grid": BAD_LABEL_GRID} if _moves_labels else {}),
+          ok={"label_grid": [[0.5]]} if _moves_labels else {})
     entry(f"neighbours.{_key.upper()}.sample", _rel.sample,
           lambda _dsf=_dsf: dict(D=_dsf(), rng=rng(), lo=0.0, hi=1.0),
           D=DATASET(), rng=RNG(), lo=[nan, "0", None, 1.0, 2.0], hi=[inf, "1", None, 0.0],
@@ -291,11 +323,12 @@ for _key, _rel in _REPLACE.items():
 entry("neighbours.ADD_REMOVE_USER.neighbour", N.ADD_REMOVE_USER.neighbour,
       lambda: dict(D=_D(), user_id=9, new=[0.3, 0.4], labels=None),
       D=DATASET(), user_id=[0, -1, 9.0, "9", 2**64], new=[[], [nan], ["a"], [[0.1, 0.2]], 0.5],
-      labels=[[0.1, 0.2]], alias={"user_id": ("user_id",)})
+      labels=[[0.1, 0.2], [[0.1, 0.2]]], alias={"user_id": ("user_id",)})     # D has no labels
 entry("neighbours.ADD_REMOVE_USER.enumerate",
-      lambda D, grid, max_records: list(N.ADD_REMOVE_USER.enumerate(D, grid, max_records=max_records)),
-      lambda: dict(D=_D(), grid=[0.0, 1.0], max_records=2),
-      D=DATASET(), grid=[[], [nan], None], max_records=INT(1) + [9])
+      lambda D, grid, max_records, label_grid: list(N.ADD_REMOVE_USER.enumerate(D, grid, max_records=max_records,
+                                                                                 **_lg(label_grid))),
+      lambda: dict(D=_LD(), grid=[0.0, 1.0], max_records=2, label_grid=None),
+      D=DATASET(), grid=BAD_GRID, max_records=INT(1, hi=8), label_grid=BAD_LABEL_GRID, ok={"label_grid": [[0.5]]})
 entry("neighbours.ADD_REMOVE_USER.sample", N.ADD_REMOVE_USER.sample, lambda: dict(D=_D(), rng=rng(), lo=0.0, hi=1.0),
       D=DATASET() + [UserDataset([0.5], [0])], rng=RNG(), lo=[nan, "0", 2.0], hi=[inf, "1", -1.0],
       alias={"hi": ("hi", "lo < hi"), "D": DS_ALIAS + ("only user",)})
@@ -310,13 +343,18 @@ entry("neighbours.REPLACE_RECORD.neighbour", N.REPLACE_RECORD.neighbour,
       lambda: dict(D=_ED(), i=1, new_value=0.3, new_label=None),
       D=DATASET(), i=[-1, 4, 1.0, "1", None, True], new_value=[nan, "a", None, [0.1, 0.2]],
       new_label=[0.5], alias={"i": ("i ",)})
-entry("neighbours.REPLACE_RECORD.enumerate", lambda D, grid: list(N.REPLACE_RECORD.enumerate(D, grid)),
-      lambda: dict(D=_ED(), grid=[0.0, 1.0]), D=DATASET(), grid=[[], [nan], None])
+_ELD = lambda: _ED().with_fields(labels=[0.1, 0.2, 0.3, 0.4])  # noqa: E731
+entry("neighbours.REPLACE_RECORD.enumerate",
+      lambda D, grid, label_grid: list(N.REPLACE_RECORD.enumerate(D, grid, **_lg(label_grid))),
+      lambda: dict(D=_ELD(), grid=[0.0, 1.0], label_grid=None), D=DATASET(), grid=BAD_GRID, label_grid=BAD_LABEL_GRID,
+      ok={"label_grid": [[0.5]]})
 entry("neighbours.REPLACE_RECORD.sample", N.REPLACE_RECORD.sample, lambda: dict(D=_ED(), rng=rng(), lo=0.0, hi=1.0),
       D=DATASET(), rng=RNG(), lo=[nan, "0", 2.0], hi=[inf, "1"], alias={"lo": ("lo", "lo < hi")})
 entry("neighbours.REPLACE_RECORD.worst_case_pairs", N.REPLACE_RECORD.worst_case_pairs,
-      lambda: dict(D=_ED(), lo=0.0, hi=1.0, records=None),
-      D=DATASET(), lo=[nan, 2.0], hi=[inf, "1"], records=[[7], [-1], [0.5], ["0"], []],
+      lambda: dict(D=_ELD(), lo=0.0, hi=1.0, records=None, label_lo=None, label_hi=None),
+      D=DATASET(), lo=[nan, 2.0], hi=[inf, "1"], records=[[7], [-1], [0.5], ["0"], [], 0.5, "01"],
+      label_lo=[nan, -inf, "0", 2.0, [0.0]], label_hi=[inf, nan, "1", -1.0, [1.0]],
+      ok={"label_lo": [-1.0], "label_hi": [2.0]},
       alias={"lo": ("lo", "lo < hi"), "records": ("records",)})
 entry("neighbours.REPLACE_RECORD.changed_units", N.REPLACE_RECORD.changed_units,
       lambda: dict(a=_ED(), b=_ED()), a=DATASET(), b=DATASET())
@@ -329,28 +367,29 @@ entry("neighbours.is_neighbour", N.is_neighbour, lambda: dict(relation=N.REPLACE
 entry("amin2019.claim", A.claim, lambda: dict(epsilon=1.0), epsilon=EPS())
 _neg = lambda: UserDataset.from_user_lists([[0.5], [-0.1, 0.2]])  # noqa: E731
 _vec = lambda: UserDataset(np.ones((3, 2)), [0, 1, 1])  # noqa: E731
+AMIN_BAD_DS = DATASET() + [_neg(), _vec()]     # §3: nonnegative scalar values
 entry("amin2019.user_totals", A.user_totals, lambda: dict(dataset=_D()), dataset=DATASET() + [_neg(), _vec()])
-entry("amin2019.statistic", A.statistic, lambda: dict(dataset=_D(), T=1.0), dataset=DATASET() + [_neg()], T=POS())
+entry("amin2019.statistic", A.statistic, lambda: dict(dataset=_D(), T=1.0), dataset=AMIN_BAD_DS, T=POS())
 entry("amin2019.sensitivity", A.sensitivity, lambda: dict(T=1.0), T=POS())
 entry("amin2019.noise_scale", A.noise_scale, lambda: dict(T=1.0, epsilon=1.0), T=POS(), epsilon=EPS())
 entry("amin2019.mechanism", A.mechanism, lambda: dict(dataset=_D(), T=1.0, epsilon=1.0, rng=rng(), size=None),
-      dataset=DATASET() + [_neg()], T=POS(), epsilon=EPS(), rng=RNG(), size=SIZE())
+      dataset=AMIN_BAD_DS, T=POS(), epsilon=EPS(), rng=RNG(), size=SIZE())
 entry("amin2019.error_bound", A.error_bound, lambda: dict(x=[0.5, 2.0], T=1.0, epsilon=1.0),
       x=[[], [-1.0], [nan], ["a"], None, [[1.0]]], T=[-1.0, nan, inf, 1e60, "1", None], epsilon=EPS(),
       ok={"T": [0.0]})          # T = 0: optimal_cap_nonprivate's answer when ceil(1/eps) > m
 entry("amin2019.optimal_rank", A.optimal_rank, lambda: dict(epsilon=0.3), epsilon=EPS())
 entry("amin2019.optimal_cap_nonprivate", A.optimal_cap_nonprivate, lambda: dict(dataset=_D(), epsilon=1.0),
-      dataset=DATASET() + [_neg()], epsilon=EPS())
+      dataset=AMIN_BAD_DS, epsilon=EPS())
 entry("amin2019.capped_sums", A.capped_sums, lambda: dict(dataset=_D(), T=[0.5, 1.0]),
-      dataset=DATASET() + [_neg()], T=[[-1.0], [nan], [inf], ["a"], None], ok={"T": [0.0, [0.0, 2.0]]})
+      dataset=AMIN_BAD_DS, T=[[-1.0], [nan], [inf], [1e60], ["a"], None, [[1.0]]], ok={"T": [0.0, [0.0, 2.0]]})
 entry("amin2019.private_cap", A.private_cap,
       lambda: dict(dataset=_D(), epsilon_cap=1.0, epsilon_sum=1.0, U=1.0, rng=rng(), size=None),
-      dataset=DATASET() + [_neg()], epsilon_cap=EPS(), epsilon_sum=EPS(), U=POS(), rng=RNG(), size=SIZE())
+      dataset=AMIN_BAD_DS, epsilon_cap=EPS(), epsilon_sum=EPS(), U=POS(), rng=RNG(), size=SIZE())
 entry("amin2019.private_cap_claim", A.private_cap_claim, lambda: dict(epsilon_cap=1.0, epsilon_sum=1.0),
       epsilon_cap=EPS(), epsilon_sum=EPS())
 entry("amin2019.private_cap_mechanism", A.private_cap_mechanism,
       lambda: dict(dataset=_D(), epsilon_cap=1.0, epsilon_sum=1.0, U=1.0, rng=rng(), size=None),
-      dataset=DATASET() + [_neg()], epsilon_cap=EPS(), epsilon_sum=EPS(), U=POS(), rng=RNG(), size=SIZE())
+      dataset=AMIN_BAD_DS, epsilon_cap=EPS(), epsilon_sum=EPS(), U=POS(), rng=RNG(), size=SIZE())
 
 # ================================================================================== erm
 _far = lambda: with_values(erm_ds(), 0, 3.0)               # ||x_0|| > R = 1  # noqa: E731
@@ -360,7 +399,7 @@ ERM_BAD_DS = DATASET() + [_far(), _half(), _nolab()]
 LOSS = ["hinge", None, 1, ["ridge"]]
 _X, _y = erm_ds().values, erm_ds().labels
 entry("erm.check_erm_data", erm.check_erm_data, lambda: dict(dataset=erm_ds(), loss="logistic", R=1.0, Y=1.0),
-      dataset=ERM_BAD_DS, loss=LOSS, R=POS(), Y=[0.0, -1.0, nan, "1"], ok={"loss": ["ridge"]},
+      dataset=ERM_BAD_DS, loss=LOSS, R=POS(), Y=POS(), ok={"loss": ["ridge"]},
       alias={"R": ("R", "||x_"), "Y": ("Y",)})
 entry("erm.features", erm.features, lambda: dict(dataset=erm_ds()), dataset=DATASET())
 THETA = [[nan, 0.0], [0.0], ["a", "b"], None, [[[0.0, 0.0]]], [1j, 0]]
@@ -380,11 +419,11 @@ entry("erm.minimise", erm.minimise,
       lambda: dict(X=_X, y=_y, w=np.full(5, 0.2), Lambda=1.0, loss="logistic", tol=1e-12, max_iter=100),
       X=finite_bad(_X) + [None, np.zeros((0, 2)), _X[0]], y=finite_bad(_y) + [_y[:2]],
       w=finite_bad(np.full(5, 0.2)) + [[-0.2, 0.3, 0.3, 0.3, 0.3], [0.5]], Lambda=POS(), loss=LOSS,
-      tol=POS() + [2.0], max_iter=INT(1))
+      tol=POS() + [2.0], max_iter=INT(1, hi=10**4))
 
 # ========================================================================== amin2019_erm
 AP = dict(tau=2, Lambda=1.0, n_min=3, loss="logistic", R=1.0, Y=1.0)
-APB = dict(tau=INT(1), Lambda=POS(), n_min=INT(1), loss=LOSS, R=POS(), Y=[0.0, -1.0, nan, "1"])
+APB = dict(tau=INT(1), Lambda=POS(), n_min=INT(1), loss=LOSS, R=POS(), Y=POS())
 entry("amin2019_erm.claim", AE.claim, lambda: dict(epsilon=1.0), epsilon=EPS())
 entry("amin2019_erm.kept_records", AE.kept_records, lambda: dict(dataset=erm_ds(), tau=2),
       dataset=DATASET(), tau=INT(1))
@@ -453,20 +492,21 @@ entry("epasto2020.optimal_wa_mechanism", E.optimal_wa_mechanism,
       alias={"B": ("B", "dataset.values")})
 entry("epasto2020.sample_limiting_weights", E.sample_limiting_weights,
       lambda: dict(dataset_or_counts=COUNTS, h=1), dataset_or_counts=COUNTS_BAD,
-      h=[0, 3, 1.5, nan, "1", None], ok={"h": [2.0]}, alias={"dataset_or_counts": ("counts",)})
+      h=[0, 3, 1.5, 2.0, np.float64(1.0), nan, "1", None, True],     # §3.2: h is an integer (an int)
+      alias={"dataset_or_counts": ("counts",)})
 entry("epasto2020.v_prime", E.v_prime, lambda: dict(counts=COUNTS, h=[1.0, 2.0], **_PUB), counts=COUNTS_BAD,
       h=[[nan], [0.0], ["a"], None], **_PUBB)
 entry("epasto2020.best_integer_h", E.best_integer_h, lambda: dict(counts=COUNTS, **_PUB), counts=COUNTS_BAD,
       **_PUBB)
 entry("epasto2020.sample_limiting_mechanism", E.sample_limiting_mechanism,
       lambda: dict(dataset=_Dw(), rng=rng(), size=None, h=1, B=1.0, epsilon=1.0),
-      dataset=WA_BAD_DS, rng=RNG(), size=SIZE(), h=[0, 3, 1.5, "1", None], B=POS(), epsilon=EPS(),
+      dataset=WA_BAD_DS, rng=RNG(), size=SIZE(), h=[0, 3, 1.5, 2.0, "1", None, True], B=POS(), epsilon=EPS(),
       alias={"B": ("B", "dataset.values")})
 entry("epasto2020.best_sample_limiting_mechanism", E.best_sample_limiting_mechanism,
       lambda: dict(dataset=_Dw(), rng=rng(), size=None, epsilon=1.0, B=1.0, sigma=None),
       dataset=WA_BAD_DS, rng=RNG(), size=SIZE(), epsilon=EPS(), B=POS(), sigma=NONNEG(),
       alias={"B": ("B", "dataset.values")})
-entry("epasto2020.theorem2_instance", E.theorem2_instance, lambda: dict(g=3), g=INT(1) + [46_341])
+entry("epasto2020.theorem2_instance", E.theorem2_instance, lambda: dict(g=3), g=INT(1, hi=46_340))
 entry("epasto2020.variance_ratio", E.variance_ratio, lambda: dict(counts=COUNTS, **_PUB), counts=COUNTS_BAD,
       **_PUBB)
 
@@ -474,7 +514,7 @@ entry("epasto2020.variance_ratio", E.variance_ratio, lambda: dict(counts=COUNTS,
 _ce = lambda: c_uniform(erm_ds())  # noqa: E731
 C5_BAD = [[0.25] * 4, [0.4, 0.4, 0.4, -0.2, 0.0], [0.4] * 5, [nan, 0.25, 0.25, 0.25, 0.25], ["a"] * 5, None]
 EP = dict(loss="logistic", R=1.0, Y=1.0)
-EPB = dict(loss=LOSS, R=POS(), Y=[0.0, -1.0, nan, "1"])
+EPB = dict(loss=LOSS, R=POS(), Y=POS())
 entry("epasto2020_erm.claim", EE.claim, lambda: dict(epsilon=1.0, delta=1e-5), epsilon=EPS(), delta=DELTA())
 entry("epasto2020_erm.weights", EE.weights, lambda: dict(dataset=erm_ds(), c=_ce()), dataset=DATASET(), c=C5_BAD)
 entry("epasto2020_erm.user_weight_sums", EE.user_weight_sums, lambda: dict(dataset=erm_ds(), c=_ce()),
@@ -487,13 +527,13 @@ entry("epasto2020_erm.lipschitz", EE.lipschitz, lambda: dict(loss="ridge", R=1.0
 entry("epasto2020_erm.sensitivity", EE.sensitivity, lambda: dict(dataset=erm_ds(), c=_ce(), radius=1.0, **EP),
       dataset=DATASET(), c=C5_BAD, radius=POS(), **EPB)
 entry("epasto2020_erm.epsilon_spent", EE.epsilon_spent, lambda: dict(noise_multiplier=2.0, T=4, delta=1e-5),
-      noise_multiplier=POS(), T=INT(1) + [10**6 + 1], delta=DELTA_POS())
+      noise_multiplier=POS(), T=INT(1, hi=10**6), delta=DELTA_POS())
 _EN = dict(epsilon=1.0, delta=1e-5, T=4, radius=1.0, **EP)
-_ENB = dict(epsilon=EPS(), delta=DELTA_POS(), T=INT(1) + [10**6 + 1], radius=POS(), **EPB)
+_ENB = dict(epsilon=EPS(), delta=DELTA_POS(), T=INT(1, hi=10**6), radius=POS(), **EPB)
 entry("epasto2020_erm.noise_scale", EE.noise_scale, lambda: dict(dataset=erm_ds(), c=_ce(), **_EN),
       dataset=DATASET(), c=C5_BAD, **_ENB)
 entry("epasto2020_erm.step_size", EE.step_size, lambda: dict(sigma=1.0, d=2, T=4, radius=1.0, **EP),
-      sigma=POS(), d=INT(1), T=INT(1), radius=POS(), **EPB)
+      sigma=POS(), d=INT(1), T=INT(1, hi=10**6), radius=POS(), **EPB)
 entry("epasto2020_erm.mechanism", EE.mechanism,
       lambda: dict(dataset=erm_ds(), rng=rng(), size=None, c=_ce(), **_EN),
       dataset=ERM_BAD_DS, rng=RNG(), size=SIZE(), c=C5_BAD, **_ENB, alias={"R": ("R", "||x_")})
@@ -515,7 +555,7 @@ entry("epasto2020_gwa.features", G.features, lambda: dict(dataset=_Dg()), datase
 entry("epasto2020_gwa.check_labels", G.check_labels, lambda: dict(dataset=_Dg(), B=1.0),
       dataset=GWA_BAD_DS, B=POS() + [0.5], alias={"B": ("B", "labels")})
 entry("epasto2020_gwa.check_C", G.check_C, lambda: dict(C=ols(_Dg()), dataset=_Dg(), atol=1e-8),
-      C=C_GWA_BAD(), dataset=DATASET())
+      C=C_GWA_BAD(), dataset=DATASET(), atol=POS())
 entry("epasto2020_gwa.user_l1", G.user_l1, lambda: dict(dataset=_Dg(), C=ols(_Dg())),
       dataset=DATASET(), C=[ols(_Dg())[:, :5], None, "C", finite_bad(ols(_Dg()))[0]])
 for _n in ("sensitivity", "statistic"):
@@ -541,7 +581,7 @@ entry("epasto2020_gwa.dual_bound", G.dual_bound,
 _OC = dict(B=1.0, epsilon=1.0, sigma=0.5)
 entry("epasto2020_gwa.optimal_C", G.optimal_C, lambda: dict(dataset=_Dg(), rtol=1e-6, max_iter=500, **_OC),
       dataset=DATASET() + [_rankdef()], B=POS(), epsilon=EPS(), sigma=NONNEG(), rtol=POS() + [0.5, 1e-14],
-      max_iter=INT(1), ok={"sigma": [0.0]}, alias={"dataset": DS_ALIAS + ("X",)})
+      max_iter=INT(1, hi=10**5), ok={"sigma": [0.0]}, alias={"dataset": DS_ALIAS + ("X",)})
 entry("epasto2020_gwa.weights", G.weights, lambda: dict(dataset=_Dg(), **_OC), dataset=DATASET() + [_rankdef()],
       B=POS(), epsilon=EPS(), sigma=NONNEG(), alias={"dataset": DS_ALIAS + ("X",)})
 H_BAD = [0, 4, 1.0, "1", None, True, 2**63]
@@ -555,7 +595,8 @@ entry("epasto2020_gwa.best_sample_limit_h", G.best_sample_limit_h, lambda: dict(
       dataset=DATASET(), B=POS(), epsilon=EPS(), sigma=NONNEG(), rng=RNG(), ok={"sigma": [0.0]})
 entry("epasto2020_gwa.best_sample_limit_hs", G.best_sample_limit_hs,
       lambda: dict(dataset=_Dg(), B=1.0, epsilons=[1.0, 2.0], sigma=0.5, rng=rng()),
-      dataset=DATASET(), B=POS(), epsilons=[[], [0.0], [1.0, nan], [51.0], "1", None, 1.0], sigma=NONNEG(),
+      dataset=DATASET(), B=POS(), sigma=NONNEG(),
+      epsilons=[[], [0.0], [1.0, nan], [51.0], "1", None, 1.0, {1.0, 2.0}, [[1.0, 2.0]]],   # a set: no order
       rng=RNG())
 entry("epasto2020_gwa.sample_limited_ols_mechanism", G.sample_limited_ols_mechanism,
       lambda: dict(dataset=_Dg(), h=1, B=1.0, epsilon=1.0, rng=rng(), size=None, T=None),
@@ -564,10 +605,15 @@ entry("epasto2020_gwa.sample_limited_ols_mechanism", G.sample_limited_ols_mechan
       ok={"size": [1]}, alias={"B": ("B", "labels"), "size": ("size",)})
 entry("epasto2020_gwa.worst_case_pairs", G.worst_case_pairs,
       lambda: dict(dataset=_Dg(), C=ols(_Dg()), B=1.0, max_brute=14),
-      dataset=DATASET(), C=[None, ols(_Dg())[:, :5], finite_bad(ols(_Dg()))[0]], B=POS(), max_brute=INT(0) + [21])
+      dataset=DATASET(), C=[None, ols(_Dg())[:, :5], finite_bad(ols(_Dg()))[0]], B=POS(), max_brute=INT(0, hi=20))
 
 # ==================================================================== reference (package)
-entry("reference.allow_large_epsilon", lambda: reference.allow_large_epsilon().__enter__(), lambda: {})
+def _opt_in_and_out():
+    with reference.allow_large_epsilon():
+        pass
+
+
+entry("reference.allow_large_epsilon", _opt_in_and_out, lambda: {})
 
 
 # ================================================================== audits: bounds, audit
@@ -576,33 +622,36 @@ def _lap(D, rng, size):
 
 
 entry("bounds.cp_lower", Bd.cp_lower, lambda: dict(count=3, nobs=10, level_alpha=0.025),
-      count=[-1, 11, 2.5, None, "3", True], nobs=INT(1), level_alpha=[0.0, -0.1, 0.6, nan, "0.1", None],
+      count=[-1, 11, 2.5, None, "3", True], nobs=INT(1, hi=2**62), level_alpha=[0.0, -0.1, 0.6, nan, "0.1", None],
       alias={"nobs": ("nobs",)})
 entry("bounds.cp_upper", Bd.cp_upper, lambda: dict(count=3, nobs=10, level_alpha=0.025),
-      count=[-1, 11, 2.5, None], nobs=INT(1), level_alpha=[0.0, 0.6, nan, None])
+      count=[-1, 11, 2.5, None], nobs=INT(1, hi=2**62), level_alpha=[0.0, 0.6, nan, None])
 entry("bounds.epsilon_lower_bound", Bd.epsilon_lower_bound, lambda: dict(k1=50, k2=20, n=100, alpha=0.05, delta=0.0),
-      k1=[-1, 101, 2.5, None], k2=[-1, 101, "3"], n=INT(1), alpha=[0.0, 1.5, nan, None], delta=DELTA())
+      k1=[-1, 101, 2.5, None], k2=[-1, 101, "3"], n=INT(1, hi=2**62), alpha=[0.0, 1.5, nan, None], delta=DELTA())
 entry("bounds.p_value", Bd.p_value, lambda: dict(k1=50, k2=20, n=100, epsilon=0.5, delta=0.0),
-      k1=[-1, 101, None], k2=[-1, 2.5], n=INT(1), epsilon=[-1.0, nan, inf, "1", None], delta=DELTA(),
+      k1=[-1, 101, None], k2=[-1, 2.5], n=INT(1, hi=2**62), epsilon=[-1.0, nan, inf, "1", None], delta=DELTA(),
       ok={"epsilon": [0.0, 60.0]})
 entry("bounds.projected_bound", Bd.projected_bound,
       lambda: dict(k1=[5, 9], k2=[1, 2], n_sel=10, n_count=90, alpha=0.05, delta=0.0, z_sel=2.0),
-      k1=[[11, 2], [-1, 2], [nan, 2], ["a", "b"], None], k2=[[11, 2], [-1, 0]], n_sel=INT(1), n_count=INT(1),
+      k1=[[11, 2], [-1, 2], [nan, 2], ["a", "b"], None], k2=[[11, 2], [-1, 0]],
+      n_sel=INT(1, hi=2**62), n_count=INT(1, hi=2**62),
       alpha=[0.0, 2.0, nan], delta=DELTA(), z_sel=POS())
 entry("harness.audit", H.audit,
       lambda: dict(mechanism=_lap, pair_or_generator=(0.0, 1.0), claim=Cl.PureDP(1.0), samples=200, seed=0,
                    confidence=0.95, selection_fraction=0.1, output=None, confirm_pairs=3, sets_per_pair=1,
                    pilot_samples=None, max_pairs=100, progress=None),
       mechanism=[None, 3, "lap"], pair_or_generator=[[], None, 3], claim=[None, 1.0, "pure"],
-      samples=INT(100) + [10**9], seed=[None, -1, 1.5, "0", True], confidence=[0.0, 1.0, 1.5, nan, "0.9", None],
-      selection_fraction=[0.0, 0.6, nan, "0.1", None], output=["scalar", 3], confirm_pairs=INT(1),
-      sets_per_pair=INT(1), pilot_samples=[v for v in INT(100) if v is not None], max_pairs=INT(1),
+      samples=INT(100, hi=10**8), seed=[None, -1, 1.5, "0", True], confidence=[0.0, 1.0, 1.5, nan, "0.9", None],
+      selection_fraction=[0.0, 0.6, nan, "0.1", None], output=["scalar", 3], confirm_pairs=INT(1, hi=10**4),
+      sets_per_pair=INT(1, hi=10**4), pilot_samples=[v for v in INT(100, hi=10**8) if v is not None],
+      max_pairs=INT(1, hi=10**5),
       progress=[3, "print"],
       alias={"pair_or_generator": ("pair",), "claim": ("claim",)}, ok={"output": ["continuous"]})
 
 # ======================================================================== properties
 entry("adapter.Adapter", Ad.Adapter, lambda: dict(name="x", statistic=lambda D: 0.0),
-      name=[None, 3], statistic=[3, "f"], weights=["w"], alias={"statistic": ("statistic",), "weights": ("weights",)})
+      name=[None, 3, ""], statistic=[3, "f"], weights=["w"], sensitivity=[1.0], noise_scale=[0.5], mechanism=["lap"],
+      ok={"sensitivity": [None, lambda: 1.0]})
 entry("adapter.Adapter.require", lambda impl, stages: impl.require(*stages),
       lambda: dict(impl=Ad.Adapter("x", statistic=lambda D: 0.0), stages=["statistic"]),
       stages=[["nope"], [3]])
@@ -621,4 +670,4 @@ entry("adapter.check_property", Ad.check_property,
       lambda: dict(prop=_prop, strategy=_strategy(), impl=Ad.Adapter("x", statistic=lambda D: 0.0),
                    max_examples=2, examples=()),
       prop=[None, "prop"], strategy=[None, [1, 2], "st"], impl=[None, "x", lambda D: 0.0],
-      max_examples=INT(1) + [10**6], examples=[None, 3, "ab"])
+      max_examples=INT(1, hi=10**5), examples=[None, 3, "ab"])
