@@ -40,7 +40,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._checks import (
-    check_dataset, check_epsilon, check_finite_array, check_generator, check_nonnegative,
+    MAGNITUDE, check_dataset, check_epsilon, check_finite_array, check_generator, check_nonnegative,
     check_positive, check_size,
 )
 from .claims import PureDP
@@ -170,8 +170,8 @@ def capped_sums(dataset: UserDataset, T) -> np.ndarray:
     The same quantity as ``statistic`` (§3), vectorised over T by one sort of the totals.
     """
     T = check_finite_array(T, "T", ndim=(0, 1))
-    if (T < 0).any():
-        raise ValueError(f"T (the caps) must be >= 0, got min {float(T.min())!r}")
+    if (T < 0).any() or (T > MAGNITUDE[1]).any():
+        raise ValueError(f"T (the caps) must lie in [0, {MAGNITUDE[1]:g}], got range [{float(T.min())!r}, {float(T.max())!r}]")
     x = np.sort(user_totals(dataset))                           # (m,), ascending
     below = np.searchsorted(x, T, side="right")                 # |{x_l <= T}|
     prefix = np.r_[0.0, np.cumsum(x)]                           # (m+1,)

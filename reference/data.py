@@ -136,7 +136,8 @@ class UserDataset:
         User l gets id ``user_ids[l]`` (default l); ids must be distinct (two lists with
         one id would silently merge two users into one). A user with no values is refused.
         """
-        if isinstance(per_user_values, (str, bytes, np.ndarray)) or not hasattr(per_user_values, "__len__"):
+        if isinstance(per_user_values, (str, bytes, np.ndarray, set, frozenset, dict)) \
+                or not hasattr(per_user_values, "__len__"):
             raise TypeError(f"per_user_values must be a list of per-user lists, got {type(per_user_values).__name__}")
         if len(per_user_values) == 0:
             raise ValueError("per_user_values must hold at least one user")
@@ -279,6 +280,8 @@ class UserDataset:
         if bad.any():
             i = int(np.argmax(bad))
             raise ValueError(f"idx must lie in [0, {self.n}); idx[{i}] = {idx[i].item()!r}")
+        if np.unique(idx).size != idx.size:
+            raise ValueError("idx must not repeat a record: a record belongs to the dataset once")
         pick = lambda a: None if a is None else a[idx]  # noqa: E731
         return UserDataset(self.values[idx], self.user_ids[idx], pick(self.labels),
                            pick(self.epsilons), pick(self.task_ids))

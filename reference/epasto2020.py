@@ -34,6 +34,8 @@ the usual floating-point attacks on textbook Laplace sampling are out of scope h
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ._checks import (
@@ -149,6 +151,8 @@ def _h_array(h) -> np.ndarray:
 
 def _check_h(h, s: np.ndarray, *, integer: bool = False) -> float:
     """Lemma 3: s_1 <= h <= s_m (integer h for sample limiting, §3.2)."""
+    if integer and (isinstance(h, bool) or not isinstance(h, numbers.Integral)):
+        raise TypeError(f"h must be an int for sample limiting (§3.2: an integer threshold), got {type(h).__name__} {h!r}")
     v = check_real(h, "h")
     lo, hi = int(s.min()), int(s.max())
     if not (lo <= v <= hi):
@@ -349,7 +353,7 @@ def theorem2_instance(g: int) -> dict:
       derivative has the sign of h - g, so min_h v' = v'(g) = 3g/(4g^2) = 3/(4g).
     y in [0, B] forces sigma <= B/2, so we take B = 1, sigma = 1/2, eps = sqrt(8 g).
     """
-    g = check_int(g, "g", lo=1, hi=46_340)   # the heavy user's g^2 + 1 records stay <= MAX_INT
+    g = check_int(g, "g", lo=1, hi=312)      # eps = sqrt(8 g) <= 50, the supported epsilon range
     counts = np.r_[np.ones(g, dtype=np.int64), g * g + 1]
     return {"counts": counts, "sigma": 0.5, "B": 1.0, "epsilon": float(np.sqrt(8.0 * g))}
 

@@ -94,6 +94,7 @@ def check_C(C, dataset: UserDataset, atol: float = CX_ATOL) -> np.ndarray:
     """C, (d, n), refused unless C X = I_d to max-abs ``atol`` (Algorithm 3's parameter)."""
     X = features(dataset)
     n, d = X.shape
+    atol = check_positive(atol, "atol", hi=1e-2)          # C X = I to at most 1e-2 (a tolerance, not a switch)
     C = check_finite_array(C, "C", ndim=(2,))
     if C.shape != (d, n):
         raise ValueError(f"C must have shape (d, n) = ({d}, {n}), got {C.shape}")
@@ -484,7 +485,7 @@ def best_sample_limit_hs(dataset: UserDataset, B, epsilons, sigma, rng) -> list[
     """``best_sample_limit_h`` for several eps at once, sharing one selection order and one
     C^s per h: [(h*, T) for each eps]."""
     features(dataset)
-    if isinstance(epsilons, (str, bytes)) or not hasattr(epsilons, "__iter__"):
+    if isinstance(epsilons, (str, bytes, set, frozenset, dict)) or not hasattr(epsilons, "__iter__"):
         raise TypeError(f"epsilons must be a sequence of privacy levels, got {type(epsilons).__name__}")
     epsilons = [check_epsilon(e, f"epsilons[{j}]") for j, e in enumerate(epsilons)]
     if not epsilons:

@@ -62,10 +62,10 @@ def _bounds(lo, hi) -> tuple[float, float]:
     return lo, hi
 
 
-def _grid(grid) -> np.ndarray:
-    g = check_finite_array(grid, "grid", ndim=(1,))
+def _grid(grid, name: str = "grid") -> np.ndarray:
+    g = check_finite_array(grid, name, ndim=(1,))
     if g.size == 0:
-        raise ValueError("grid must hold at least one value")
+        raise ValueError(f"{name} must hold at least one value")
     return g
 
 
@@ -137,7 +137,9 @@ class _ReplaceUserField:
         g = _grid(grid)
         col = self._column(check_dataset(D))
         moves_labels = "labels" in self.also and D.labels is not None
-        lg = _grid(label_grid if label_grid is not None else grid) if moves_labels else None
+        lg = (_grid(label_grid, "label_grid") if label_grid is not None else g) if moves_labels else None
+        if label_grid is not None and not moves_labels:
+            _grid(label_grid, "label_grid")         # checked even where it has no effect
         for u in D.users:
             idx = D.records_of(u)
             shape = (idx.size,) + col.shape[1:]
@@ -267,7 +269,8 @@ class AddRemoveUser:
             if D.m >= 2:
                 yield NeighbourPair(D, self.neighbour(D, int(u)), self.name, int(u), f"remove user {u}")
         points = [np.reshape(p, D.values.shape[1:]) for p in itertools.product(g, repeat=D.d)]
-        ys = [None] if D.labels is None else list(_grid(label_grid if label_grid is not None else grid))
+        lg = None if label_grid is None else _grid(label_grid, "label_grid")
+        ys = [None] if D.labels is None else list(g if lg is None else lg)
         records = [(p, y) for p in points for y in ys]
         new_id = int(D.users.max()) + 1
         for k in range(1, max_records + 1):
@@ -342,7 +345,8 @@ class ReplaceRecord:
 
     def enumerate(self, D: UserDataset, grid, label_grid=None):
         g = _grid(grid)
-        labels = [None] if check_dataset(D).labels is None else _grid(label_grid if label_grid is not None else grid)
+        lg = None if label_grid is None else _grid(label_grid, "label_grid")
+        labels = [None] if check_dataset(D).labels is None else (g if lg is None else lg)
         for i in range(D.n):
             for combo in itertools.product(g, repeat=D.d):
                 for y in labels:
@@ -365,9 +369,17 @@ class ReplaceRecord:
         """Records (default: the most and least protected) moved between the corners lo and hi."""
         lo, hi = _bounds(lo, hi)
         check_dataset(D)
-        if label_lo is not None or label_hi is not None:
-            label_lo, label_hi = _bounds(lo if label_lo is None else label_lo, hi if label_hi is None else label_hi)
+        if label_lo is not None:
+            label_lo = check_real(label_lo, "label_lo")
+        if label_hi is not None:
+            label_hi = check_real(label_hi, "label_hi")
+        ylo_, yhi_ = (lo if label_lo is None else label_lo), (hi if label_hi is None else label_hi)
+        if not (np.isfinite(ylo_) and np.isfinite(yhi_) and ylo_ < yhi_):
+            raise ValueError(f"label_lo and label_hi must be finite with label_lo < label_hi, "
+                             f"got label_lo={ylo_!r}, label_hi={yhi_!r}")
         if records is not None:
+            if isinstance(records, (str, bytes, set, frozenset)) or not hasattr(records, "__iter__"):
+                raise TypeError(f"records must be a list of record indices, got {type(records).__name__}")
             records = [check_int(i, f"records[{j}]", lo=0, hi=D.n - 1) for j, i in enumerate(records)]
             if not records:
                 raise ValueError("records must name at least one record index")

@@ -105,7 +105,7 @@ BAD = [
     (lambda: E.wa_sensitivity(ds([[0.5]]), [1.0], 0.0), "B"),
     (lambda: E.lemma3_weights(np.array([2, 5]), 1), "h must lie in"),
     (lambda: E.lemma3_weights(np.array([2, 5]), 6), "h must lie in"),
-    (lambda: E.sample_limiting_weights(np.array([2, 5]), 2.5), "integer"),
+    (lambda: E.sample_limiting_weights(np.array([2, 5]), 3), "h must lie in"),
     (lambda: E.optimal_weights(np.array([2, 0, 5]), 1.0, 1.0), "empty user"),
     (lambda: E.optimal_weights(np.array([], dtype=int), 1.0, 1.0), "counts"),
     (lambda: E.optimal_weights(np.array([2, 5]), 1.0, 1.0, sigma=-0.1), "sigma"),
