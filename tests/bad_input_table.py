@@ -506,7 +506,7 @@ entry("epasto2020.best_sample_limiting_mechanism", E.best_sample_limiting_mechan
       lambda: dict(dataset=_Dw(), rng=rng(), size=None, epsilon=1.0, B=1.0, sigma=None),
       dataset=WA_BAD_DS, rng=RNG(), size=SIZE(), epsilon=EPS(), B=POS(), sigma=NONNEG(),
       alias={"B": ("B", "dataset.values")})
-entry("epasto2020.theorem2_instance", E.theorem2_instance, lambda: dict(g=3), g=INT(1, hi=46_340))
+entry("epasto2020.theorem2_instance", E.theorem2_instance, lambda: dict(g=3), g=INT(1, hi=312))
 entry("epasto2020.variance_ratio", E.variance_ratio, lambda: dict(counts=COUNTS, **_PUB), counts=COUNTS_BAD,
       **_PUBB)
 
