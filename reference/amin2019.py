@@ -170,8 +170,10 @@ def capped_sums(dataset: UserDataset, T) -> np.ndarray:
     The same quantity as ``statistic`` (§3), vectorised over T by one sort of the totals.
     """
     T = check_finite_array(T, "T", ndim=(0, 1))
-    if (T < 0).any() or (T > MAGNITUDE[1]).any():
-        raise ValueError(f"T (the caps) must lie in [0, {MAGNITUDE[1]:g}], got range [{float(T.min())!r}, {float(T.max())!r}]")
+    bad = (T < 0) | (T > MAGNITUDE[1]) | ((T > 0) & (T < MAGNITUDE[0]))
+    if bad.any():
+        raise ValueError(f"T (the caps) must be 0 or lie in [{MAGNITUDE[0]:g}, {MAGNITUDE[1]:g}], "
+                         f"got {float(T.flat[int(np.argmax(bad))])!r}")
     x = np.sort(user_totals(dataset))                           # (m,), ascending
     below = np.searchsorted(x, T, side="right")                 # |{x_l <= T}|
     prefix = np.r_[0.0, np.cumsum(x)]                           # (m+1,)

@@ -73,7 +73,9 @@ MAX_STEPS = 10**6        # T: each step is one full pass over the data for every
 
 
 def claim(epsilon, delta) -> ApproxDP:
-    """Theorem 4: Algorithm 2 is (eps, delta)-DP."""
+    """Theorem 4: Algorithm 2 is (eps, delta)-DP, with delta > 0 (Gaussian noise)."""
+    if check_delta(delta) == 0.0:
+        raise ValueError("delta must be > 0: Gaussian noise gives (eps, delta)-DP with delta > 0, got 0.0")
     return ApproxDP(epsilon, delta)
 
 

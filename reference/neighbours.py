@@ -139,7 +139,7 @@ class _ReplaceUserField:
         moves_labels = "labels" in self.also and D.labels is not None
         lg = (_grid(label_grid, "label_grid") if label_grid is not None else g) if moves_labels else None
         if label_grid is not None and not moves_labels:
-            _grid(label_grid, "label_grid")         # checked even where it has no effect
+            raise ValueError(f"label_grid must be None: relation {self.name} on this dataset moves no labels")
         for u in D.users:
             idx = D.records_of(u)
             shape = (idx.size,) + col.shape[1:]
@@ -269,6 +269,8 @@ class AddRemoveUser:
             if D.m >= 2:
                 yield NeighbourPair(D, self.neighbour(D, int(u)), self.name, int(u), f"remove user {u}")
         points = [np.reshape(p, D.values.shape[1:]) for p in itertools.product(g, repeat=D.d)]
+        if label_grid is not None and D.labels is None:
+            raise ValueError("label_grid must be None: the dataset has no labels")
         lg = None if label_grid is None else _grid(label_grid, "label_grid")
         ys = [None] if D.labels is None else list(g if lg is None else lg)
         records = [(p, y) for p in points for y in ys]
@@ -345,8 +347,10 @@ class ReplaceRecord:
 
     def enumerate(self, D: UserDataset, grid, label_grid=None):
         g = _grid(grid)
+        if check_dataset(D).labels is None and label_grid is not None:
+            raise ValueError("label_grid must be None: the dataset has no labels")
         lg = None if label_grid is None else _grid(label_grid, "label_grid")
-        labels = [None] if check_dataset(D).labels is None else (g if lg is None else lg)
+        labels = [None] if D.labels is None else (g if lg is None else lg)
         for i in range(D.n):
             for combo in itertools.product(g, repeat=D.d):
                 for y in labels:
@@ -369,6 +373,8 @@ class ReplaceRecord:
         """Records (default: the most and least protected) moved between the corners lo and hi."""
         lo, hi = _bounds(lo, hi)
         check_dataset(D)
+        if (label_lo is not None or label_hi is not None) and D.labels is None:
+            raise ValueError("label_lo and label_hi must be None: the dataset has no labels")
         if label_lo is not None:
             label_lo = check_real(label_lo, "label_lo")
         if label_hi is not None:

@@ -307,7 +307,8 @@ for _key, _rel in _REPLACE.items():
     entry(f"neighbours.{_key.upper()}.enumerate",
           lambda D, grid, label_grid, _rel=_rel: list(_rel.enumerate(D, grid, **_lg(label_grid))),
           lambda _dsf=_dsf: dict(D=_dsf(), grid=[0.0, 1.0], label_grid=None),
-          D=DATASET(), grid=BAD_GRID, **({"label_grid": BAD_LABEL_GRID} if _moves_labels else {}),
+          D=DATASET(), grid=BAD_GRID,
+          label_grid=BAD_LABEL_GRID if _moves_labels else [[0.5]],     # meaningless where labels stay
           ok={"label_grid": [[0.5]]} if _moves_labels else {})
     entry(f"neighbours.{_key.upper()}.sample", _rel.sample,
           lambda _dsf=_dsf: dict(D=_dsf(), rng=rng(), lo=0.0, hi=1.0),
@@ -342,7 +343,7 @@ _ED = lambda: _D().with_fields(epsilons=[1.0, 0.5, 0.2, 1.0])  # noqa: E731
 entry("neighbours.REPLACE_RECORD.neighbour", N.REPLACE_RECORD.neighbour,
       lambda: dict(D=_ED(), i=1, new_value=0.3, new_label=None),
       D=DATASET(), i=[-1, 4, 1.0, "1", None, True], new_value=[nan, "a", None, [0.1, 0.2]],
-      new_label=[0.5], alias={"i": ("i ",)})
+      new_label=[0.5])
 _ELD = lambda: _ED().with_fields(labels=[0.1, 0.2, 0.3, 0.4])  # noqa: E731
 entry("neighbours.REPLACE_RECORD.enumerate",
       lambda D, grid, label_grid: list(N.REPLACE_RECORD.enumerate(D, grid, **_lg(label_grid))),
@@ -381,7 +382,7 @@ entry("amin2019.optimal_rank", A.optimal_rank, lambda: dict(epsilon=0.3), epsilo
 entry("amin2019.optimal_cap_nonprivate", A.optimal_cap_nonprivate, lambda: dict(dataset=_D(), epsilon=1.0),
       dataset=AMIN_BAD_DS, epsilon=EPS())
 entry("amin2019.capped_sums", A.capped_sums, lambda: dict(dataset=_D(), T=[0.5, 1.0]),
-      dataset=AMIN_BAD_DS, T=[[-1.0], [nan], [inf], [1e60], ["a"], None, [[1.0]]], ok={"T": [0.0, [0.0, 2.0]]})
+      dataset=AMIN_BAD_DS, T=[[-1.0], [nan], [inf], [1e60], [1e-200], ["a"], None, [[1.0]]], ok={"T": [0.0, [0.0, 2.0]]})
 entry("amin2019.private_cap", A.private_cap,
       lambda: dict(dataset=_D(), epsilon_cap=1.0, epsilon_sum=1.0, U=1.0, rng=rng(), size=None),
       dataset=AMIN_BAD_DS, epsilon_cap=EPS(), epsilon_sum=EPS(), U=POS(), rng=RNG(), size=SIZE())
@@ -515,7 +516,7 @@ _ce = lambda: c_uniform(erm_ds())  # noqa: E731
 C5_BAD = [[0.25] * 4, [0.4, 0.4, 0.4, -0.2, 0.0], [0.4] * 5, [nan, 0.25, 0.25, 0.25, 0.25], ["a"] * 5, None]
 EP = dict(loss="logistic", R=1.0, Y=1.0)
 EPB = dict(loss=LOSS, R=POS(), Y=POS())
-entry("epasto2020_erm.claim", EE.claim, lambda: dict(epsilon=1.0, delta=1e-5), epsilon=EPS(), delta=DELTA())
+entry("epasto2020_erm.claim", EE.claim, lambda: dict(epsilon=1.0, delta=1e-5), epsilon=EPS(), delta=DELTA_POS())
 entry("epasto2020_erm.weights", EE.weights, lambda: dict(dataset=erm_ds(), c=_ce()), dataset=DATASET(), c=C5_BAD)
 entry("epasto2020_erm.user_weight_sums", EE.user_weight_sums, lambda: dict(dataset=erm_ds(), c=_ce()),
       dataset=DATASET(), c=C5_BAD)
@@ -571,19 +572,19 @@ entry("epasto2020_gwa.mechanism", G.mechanism,
       alias={"B": ("B", "labels")})
 entry("epasto2020_gwa.total_variance", G.total_variance,
       lambda: dict(dataset=_Dg(), C=ols(_Dg()), B=1.0, epsilon=1.0, sigma=0.5),
-      dataset=DATASET(), C=C_GWA_BAD(), B=POS(), epsilon=EPS(), sigma=NONNEG(), ok={"sigma": [0.0]})
+      dataset=DATASET(), C=C_GWA_BAD(), B=POS(), epsilon=EPS(), sigma=NONNEG() + [None], ok={"sigma": [0.0]})
 entry("epasto2020_gwa.ols_C", G.ols_C, lambda: dict(X=_Dg().values),
       X=[None, np.ones((8, 2)), np.zeros((1, 2)), np.zeros((3, 0)), finite_bad(_Dg().values)[0], [1.0, 2.0], "X"])
 entry("epasto2020_gwa.dual_bound", G.dual_bound,
       lambda: dict(dataset=_Dg(), B=1.0, epsilon=1.0, sigma=0.5, Lambda=np.eye(2), mu=np.zeros(5)),
-      dataset=DATASET(), B=POS(), epsilon=EPS(), sigma=NONNEG(), Lambda=[None, np.eye(3), [[nan, 0], [0, 1]], "L"],
+      dataset=DATASET(), B=POS(), epsilon=EPS(), sigma=NONNEG() + [None], Lambda=[None, np.eye(3), [[nan, 0], [0, 1]], "L"],
       mu=[None, np.zeros(4), -np.ones(5), np.full(5, nan), "mu"], ok={"sigma": [0.0]})
 _OC = dict(B=1.0, epsilon=1.0, sigma=0.5)
 entry("epasto2020_gwa.optimal_C", G.optimal_C, lambda: dict(dataset=_Dg(), rtol=1e-6, max_iter=500, **_OC),
-      dataset=DATASET() + [_rankdef()], B=POS(), epsilon=EPS(), sigma=NONNEG(), rtol=POS() + [0.5, 1e-14],
+      dataset=DATASET() + [_rankdef()], B=POS(), epsilon=EPS(), sigma=NONNEG() + [None], rtol=POS() + [0.5, 1e-14],
       max_iter=INT(1, hi=10**5), ok={"sigma": [0.0]}, alias={"dataset": DS_ALIAS + ("X",)})
 entry("epasto2020_gwa.weights", G.weights, lambda: dict(dataset=_Dg(), **_OC), dataset=DATASET() + [_rankdef()],
-      B=POS(), epsilon=EPS(), sigma=NONNEG(), alias={"dataset": DS_ALIAS + ("X",)})
+      B=POS(), epsilon=EPS(), sigma=NONNEG() + [None], alias={"dataset": DS_ALIAS + ("X",)})
 H_BAD = [0, 4, 1.0, "1", None, True, 2**63]
 entry("epasto2020_gwa.sample_limit_selection", G.sample_limit_selection, lambda: dict(dataset=_Dg(), h=1, rng=rng()),
       dataset=DATASET(), h=H_BAD, rng=RNG())
@@ -592,10 +593,10 @@ T_BAD = lambda: [[0.0, 3.0, 5.0, 6.0, 7.0], [0, 3, 5, 6, 99], [0, 0, 5, 6, 7], [
 entry("epasto2020_gwa.sample_limited_C", G.sample_limited_C, lambda: dict(dataset=_Dg(), h=1, T=[0, 3, 5, 6, 7]),
       dataset=DATASET(), h=H_BAD, T=T_BAD())
 entry("epasto2020_gwa.best_sample_limit_h", G.best_sample_limit_h, lambda: dict(dataset=_Dg(), rng=rng(), **_OC),
-      dataset=DATASET(), B=POS(), epsilon=EPS(), sigma=NONNEG(), rng=RNG(), ok={"sigma": [0.0]})
+      dataset=DATASET(), B=POS(), epsilon=EPS(), sigma=NONNEG() + [None], rng=RNG(), ok={"sigma": [0.0]})
 entry("epasto2020_gwa.best_sample_limit_hs", G.best_sample_limit_hs,
       lambda: dict(dataset=_Dg(), B=1.0, epsilons=[1.0, 2.0], sigma=0.5, rng=rng()),
-      dataset=DATASET(), B=POS(), sigma=NONNEG(),
+      dataset=DATASET(), B=POS(), sigma=NONNEG() + [None],
       epsilons=[[], [0.0], [1.0, nan], [51.0], "1", None, 1.0, {1.0, 2.0}, [[1.0, 2.0]]],   # a set: no order
       rng=RNG())
 entry("epasto2020_gwa.sample_limited_ols_mechanism", G.sample_limited_ols_mechanism,

@@ -163,3 +163,19 @@ def test_replace_user_moves_values_and_labels_together(tiny):
     with pytest.raises(ValueError, match="does not change labels"):
         N.REPLACE_USER_ITEMS.neighbour(D, 4, [0.0] * 3, labels=[0.0] * 3)
     assert not N.is_neighbour(N.REPLACE_USER_LABELS, D, E)
+
+
+def test_label_arguments_without_labels_to_move_are_refused(tiny):
+    # A label grid or label bounds where no label can move would be silently ignored:
+    # refused instead, as neighbour(labels=...) is for a relation that keeps labels.
+    with pytest.raises(ValueError, match="label_grid must be None"):
+        list(N.ADD_REMOVE_USER.enumerate(tiny, [0.0, 1.0], label_grid=[0.5]))
+    with pytest.raises(ValueError, match="label_grid must be None"):
+        list(N.REPLACE_RECORD.enumerate(tiny, [0.0, 1.0], label_grid=[0.5]))
+    with pytest.raises(ValueError, match="label_grid must be None"):
+        list(N.REPLACE_USER.enumerate(tiny, [0.0, 1.0], label_grid=[0.5]))
+    D = tiny.with_fields(labels=np.zeros(tiny.n))
+    with pytest.raises(ValueError, match="label_grid must be None"):
+        list(N.REPLACE_USER_ITEMS.enumerate(D, [0.0, 1.0], label_grid=[0.5]))
+    with pytest.raises(ValueError, match="label_lo and label_hi must be None"):
+        N.REPLACE_RECORD.worst_case_pairs(tiny, 0.0, 1.0, label_lo=-1.0)
