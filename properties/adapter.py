@@ -35,6 +35,7 @@ adapter of a type without that stage simply lacks it.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 from dataclasses import dataclass
@@ -140,6 +141,35 @@ def _traced(impl: Adapter, log: list) -> Adapter:
     return traced
 
 
+@contextlib.contextmanager
+def _without_local_constants():
+    """Run Hypothesis without the constants it mines from local modules.
+
+    Hypothesis (>= 6.131) sometimes draws constants found in the source of the non-test
+    modules loaded so far (here: reference/, properties/, audits/). So a derandomized run
+    drew different examples after any edit of those files, and even depending on which
+    test files had run before in the same session: a finding (or a planted bug being
+    caught) could not be reproduced in another process. Pinning the local constants to
+    none makes the examples a function of the strategy and the Hypothesis version only.
+    This uses Hypothesis internals; with a version that lacks them there is nothing to pin.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+        original, cache = providers._get_local_constants, providers.CONSTANTS_CACHE.cache
+    except (ImportError, AttributeError):
+        yield
+        return
+    none = Constants()
+    providers._get_local_constants = lambda: none
+    cache.clear()                                   # holds constants drawn for earlier tests
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache.clear()
+
+
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
@@ -148,11 +178,11 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
                    max_examples: int = 100, examples=()) -> Finding:
     """Run ``prop(impl, example)`` on Hypothesis examples; return the graded finding.
 
-    Derandomized and without an example database, so a finding reproduces exactly.
+    Derandomized, without an example database and without constants mined from local
+    modules (``_without_local_constants``), so a finding reproduces exactly in any process.
     ``examples`` are known hard cases run first on every call (Hypothesis ``@example``):
-    which examples a derandomized run draws still depends on the code loaded (Hypothesis
-    mines constants from local modules), so a suite must not rely on luck to reach a
-    worst case it knows. Grading: module docstring. An exception raised while drawing an
+    the examples drawn still change with the strategy and the Hypothesis version, so a
+    suite must not rely on luck to reach a worst case it knows. Grading: module docstring. An exception raised while drawing an
     example (a broken strategy) or by Hypothesis itself is a bug of the suite, not a
     finding: it propagates (``Unsatisfiable`` as RuntimeError).
     """
@@ -187,7 +217,8 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
         return Finding(verdict, name, impl.name, shown[-1] if shown and with_example else None, message)
 
     try:
-        run()
+        with _without_local_constants():
+            run()
     except _FLAKY_FAILURE as exc:
         return finding("error", f"not reproducible: the property failed on an example, then passed on "
                                 f"the same example (a non-deterministic stage?): {_describe(exc)}")

@@ -157,3 +157,54 @@ def test_stage_of_another_adapter_type_is_not_applicable():
             f = check_property(prop, A.cap_cases(), impl, max_examples=5)
             assert f.verdict == "not applicable" and not f.failed and "optimal_cap" in f.message, f
     assert A.CapAdapter("c", optimal_cap=R.optimal_cap_nonprivate).stages() == ("optimal_cap",)
+
+
+_MINING_SCRIPT = """
+import importlib, json, sys
+from hypothesis import HealthCheck, given, settings, strategies as st
+from userdp.properties.adapter import Adapter, check_property
+
+def draws_of_check_property():
+    seen = []
+    def prop_record(impl, x):
+        seen.append(x)
+    check_property(prop_record, st.floats(0.0, 1.0), Adapter("x"), max_examples=200)
+    return seen
+
+def draws_of_plain_given():
+    seen = []
+    @settings(max_examples=200, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.floats(0.0, 1.0))
+    def t(x):
+        seen.append(x)
+    t()
+    return seen
+
+before, plain_before = draws_of_check_property(), draws_of_plain_given()
+sys.path.insert(0, sys.argv[1])
+mod = importlib.import_module("userdp_mined_constants")
+mined = [getattr(mod, f"C{i}") for i in range(200)]
+print(json.dumps(dict(before=before, plain_before=plain_before, mined=mined,
+                      after=draws_of_check_property(), plain_after=draws_of_plain_given())))
+"""
+
+
+def test_examples_do_not_depend_on_the_local_modules_loaded(tmp_path):
+    # Hypothesis mines constants from the source of local (non-test) modules as they load, so
+    # a derandomized run used to draw other examples after an edit, or after another test file
+    # had run. Positive control: a plain @given run does change once a module of new constants
+    # is loaded; check_property's run does not. In a subprocess: mined constants cannot be
+    # unloaded, and they would change the examples of later tests in this session.
+    import json
+    import subprocess
+    import sys
+
+    src = "\n".join(f"C{i} = {0.1234567 + i / 1000:.7f}" for i in range(200))
+    (tmp_path / "userdp_mined_constants.py").write_text(src + "\n")
+    out = subprocess.run([sys.executable, "-c", _MINING_SCRIPT, str(tmp_path)], capture_output=True,
+                         text=True, check=True, timeout=600)
+    r = json.loads(out.stdout)
+    assert r["plain_after"] != r["plain_before"] and set(r["mined"]) & set(r["plain_after"]), \
+        "control: Hypothesis did not mine the new module's constants"
+    assert r["after"] == r["before"]
