@@ -168,6 +168,12 @@ def test_planted_bug_caught_by_property(bug, prop):
     assert f.verdict == "invariant violation", f
 
 
+def test_every_property_fails_on_some_planted_bug():
+    # No property that cannot fail: each one in PROPS fails on a planted bug (review finding 3).
+    caught = {p for ps in CAUGHT_BY_PROPERTY.values() for p in ps}
+    assert {p for p, _ in PROPS} <= caught, {p.__name__ for p, _ in PROPS} - {p.__name__ for p in caught}
+
+
 def test_every_planted_bug_has_a_catcher_and_a_record():
     assert len(planted.BUGS) >= 2
     for b in planted.BUGS:
