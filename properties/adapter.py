@@ -182,9 +182,11 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
     modules (``_without_local_constants``), so a finding reproduces exactly in any process.
     ``examples`` are known hard cases run first on every call (Hypothesis ``@example``):
     the examples drawn still change with the strategy and the Hypothesis version, so a
-    suite must not rely on luck to reach a worst case it knows. Grading: module docstring. An exception raised while drawing an
-    example (a broken strategy) or by Hypothesis itself is a bug of the suite, not a
-    finding: it propagates (``Unsatisfiable`` as RuntimeError).
+    suite must not rely on luck to reach a worst case it knows.
+
+    Grading: module docstring. An exception raised while drawing an example (a broken
+    strategy) or by Hypothesis itself is a bug of the suite, not a finding: it propagates
+    (``Unsatisfiable``, no usable example at all, as RuntimeError).
     """
     shown: list[str] = []          # repr of the example being run (the minimal one, last)
     stage_log: list = []           # (stage, exception) raised by a stage during that example

@@ -240,6 +240,14 @@ def test_add_remove_reading_caught_by_property():
     assert "noise scale" in finding.message or "sensitivity" in finding.message
 
 
+def test_neighbour_property_without_neighbours_is_a_suite_error():
+    # wa_examples() without relation= gives no usable example: a bug of the test, never a
+    # verdict against the implementation (it used to be an "invariant violation").
+    with pytest.raises(RuntimeError, match="no usable example"):
+        check_property(P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(), P.REFERENCE_WA,
+                       max_examples=5)
+
+
 def test_every_bug_has_a_catcher_and_provenance():
     assert len(BUGS) >= 4
     for bug in BUGS:
