@@ -5,56 +5,80 @@ A reference algorithm and an external implementation are both wrapped as an
 modules of this package) take an adapter and one Hypothesis example, and raise
 ``AssertionError`` when an invariant fails; a suite checks only the stages that are
 present. ``check_property`` runs one property under Hypothesis and grades the result
-like Wycheproof (DESIGN §5): "pass" or "invariant violation" with the minimal
-counterexample. ("privacy violation" comes from the audit; "deviation from reference"
-from differential tests.)
+like Wycheproof (DESIGN §5): "pass", "invariant violation" with the minimal
+counterexample, or "error" (below). ("privacy violation" comes from the audit;
+"deviation from reference" from differential tests.)
+
+Grading (review finding 1). A property that needs a stage the adapter lacks calls
+``impl.require(...)``, which raises ``StageMissing``; that, and only that, grades "not
+applicable". Every other exception raised while the property runs is a finding:
+
+- ``AssertionError`` raised by the property itself: "invariant violation";
+- anything else (a stage raising ``KeyError``, ``IndexError``, ``ValueError``, even
+  ``AssertionError`` or ``StageMissing``; or the property's own arithmetic failing on what
+  a stage returned): "error", with the stage named when a stage raised it, and the minimal
+  counterexample. A stage that fails and then succeeds on the same input (Hypothesis
+  ``FlakyFailure``) is an "error" too.
+
+Why a separate verdict "error" and not "invariant violation": "invariant violation"
+says the invariant was evaluated and is false, and its message is read against the
+paper. A crash says the invariant could not be evaluated: the implementation fails on a
+valid input, or the example lies outside a range it supports. Both block a pass, but
+they ask the reader for different work (a counterexample against the paper, or a
+traceback), so they are graded apart. Neither is ever "pass" or "not applicable".
 
 Stage signatures follow DESIGN §4; each paper module documents the exact arguments:
 ``weights(dataset, ...)``, ``statistic(dataset, ...)``, ``sensitivity(...)`` or
-``noise_scale(...)``, ``mechanism(dataset, rng, size=None)``.
-
-Grading (review finding of issue 7): only ``StageMissing`` (raised by ``Adapter.require``)
-makes a property "not applicable". Any other exception raised while the property runs (a
-stage raising ``KeyError``, ``IndexError``, ``ValueError``, ... or the property's own
-arithmetic failing on the stage's output) is a finding, graded "invariant violation" with
-the exception in the message: an implementation that crashes on a valid example does not
-satisfy the invariant, and nothing must hide that.
+``noise_scale(...)``, ``mechanism(dataset, rng, size=None)``. An adapter type may add
+stages (``STAGES``; e.g. ``properties.amin2019.CapAdapter`` adds ``optimal_cap``); an
+adapter of a type without that stage simply lacks it.
 """
 from __future__ import annotations
 
+import contextlib
+import copy
+import functools
 import numbers
-from dataclasses import dataclass, fields
-from typing import Any, Callable, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Optional
 
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis.errors import Unsatisfiable
+from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import errors as hypothesis_errors
 from hypothesis.strategies import SearchStrategy
+from hypothesis.errors import HypothesisException, Unsatisfiable
 
 __all__ = ["Adapter", "Finding", "StageMissing", "check_property", "VERDICTS"]
 
-VERDICTS = ("pass", "invariant violation", "deviation from reference", "privacy violation")
+VERDICTS = ("pass", "invariant violation", "error", "deviation from reference", "privacy violation")
+NOT_APPLICABLE = "not applicable"   # not a verdict: the property did not run
+
+# A failure that does not reproduce on the same example (Hypothesis >= 6.101 raises
+# FlakyFailure; older versions raise its base class Flaky).
+_FLAKY_FAILURE = getattr(hypothesis_errors, "FlakyFailure", hypothesis_errors.Flaky)
+
+# Hypothesis's "explain" phase re-runs a failing example under a line tracer only to add
+# notes that no finding reports; it dominated the time of a failing check (6 s of 6.5).
+_PHASES = tuple(p for p in Phase if p.name != "explain")
+
+# Stage names of every adapter type (``Adapter.STAGES`` and those its subclasses add):
+# ``require`` refuses a name outside it, so a misspelt stage in a property is an error,
+# not a silent "not applicable".
+_KNOWN_STAGES: set[str] = set()
 
 
 class StageMissing(Exception):
-    """A property needs a stage the adapter does not have: the property is "not applicable".
+    """The adapter lacks a stage the property needs: the property is "not applicable"."""
 
-    Deliberately not a ``LookupError``: a stage raising ``KeyError`` or ``IndexError`` is a
-    finding, never a missing stage.
-    """
-
-
-def _stage_names(cls=None) -> set[str]:
-    """Every stage name of Adapter and its subclasses (e.g. CapAdapter's optimal_cap)."""
-    cls = cls or Adapter
-    names = {f.name for f in fields(cls)} - {"name"}
-    for sub in cls.__subclasses__():
-        names |= _stage_names(sub)
-    return names
+    def __init__(self, adapter: str, stages: tuple[str, ...]):
+        self.adapter, self.stages = adapter, stages
+        super().__init__(f"adapter {adapter!r} has no stage {', '.join(stages)}")
 
 
 @dataclass(frozen=True)
 class Adapter:
     """Stages of one implementation; any stage may be missing (``None``)."""
+
+    STAGES: ClassVar[tuple[str, ...]] = ("weights", "statistic", "sensitivity", "noise_scale", "mechanism")
 
     name: str
     weights: Optional[Callable[..., Any]] = None
@@ -63,27 +87,35 @@ class Adapter:
     noise_scale: Optional[Callable[..., Any]] = None
     mechanism: Optional[Callable[..., Any]] = None
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _KNOWN_STAGES.update(cls.STAGES)
+
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
             raise TypeError(f"name must be a non-empty str (the implementation's name), got {self.name!r}")
-        for f in fields(self):
-            stage = getattr(self, f.name)
-            if f.name != "name" and stage is not None and not callable(stage):
-                raise TypeError(f"{f.name} must be a callable stage or None, got {type(stage).__name__} {stage!r}")
+        for s in self.STAGES:
+            stage = getattr(self, s)
+            if stage is not None and not callable(stage):
+                raise TypeError(f"{s} must be a callable stage or None, got {type(stage).__name__} {stage!r}")
 
     def stages(self) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(self) if f.name != "name" and getattr(self, f.name) is not None)
+        return tuple(s for s in self.STAGES if getattr(self, s) is not None)
 
     def require(self, *stages: str) -> None:
-        """Raise ``StageMissing`` if a stage the property needs is missing (the property is then
-        "not applicable"); a name that is no adapter's stage is a bug in the property (ValueError)."""
-        known = _stage_names()
-        unknown = [s for s in stages if not isinstance(s, str) or s not in known]
+        """Raise ``StageMissing`` if a stage the property needs is missing (graded "not
+        applicable"); a stage of another adapter type (``optimal_cap`` on a plain
+        ``Adapter``) is missing too. An unknown stage name is a bug in the property: TypeError."""
+        unknown = [s for s in stages if not isinstance(s, str) or s not in _KNOWN_STAGES]
         if unknown:
-            raise ValueError(f"stages must be stage names among {sorted(known)}, got {unknown!r}")
-        missing = [s for s in stages if getattr(self, s, None) is None]
+            raise TypeError(f"require: unknown stage {', '.join(map(repr, unknown))}; "
+                            f"known stages: {', '.join(sorted(_KNOWN_STAGES))}")
+        missing = tuple(s for s in stages if getattr(self, s, None) is None)
         if missing:
-            raise StageMissing(f"adapter {self.name!r} has no stage {', '.join(missing)}")
+            raise StageMissing(self.name, missing)
+
+
+_KNOWN_STAGES.update(Adapter.STAGES)
 
 
 @dataclass(frozen=True)
@@ -94,17 +126,77 @@ class Finding:
     counterexample: str | None = None
     message: str | None = None
 
+    @property
+    def failed(self) -> bool:
+        """A finding against the implementation: neither "pass" nor "not applicable"."""
+        return self.verdict not in ("pass", NOT_APPLICABLE)
+
+
+def _traced(impl: Adapter, log: list) -> Adapter:
+    """A copy of ``impl`` whose stages append (stage, exception) to ``log`` when they raise,
+    then re-raise it unchanged (so a property may still catch an expected ValueError)."""
+    def wrap(stage: str, f: Callable) -> Callable:
+        @functools.wraps(f)
+        def call(*args, **kwargs):
+            try:
+                return f(*args, **kwargs)
+            except Exception as exc:
+                log.append((stage, exc))
+                raise
+        return call
+
+    traced = copy.copy(impl)
+    for s in impl.stages():
+        object.__setattr__(traced, s, wrap(s, getattr(impl, s)))   # the copy only; impl is untouched
+    return traced
+
+
+@contextlib.contextmanager
+def _without_local_constants():
+    """Run Hypothesis without the constants it mines from local modules.
+
+    Hypothesis (>= 6.131) sometimes draws constants found in the source of the non-test
+    modules loaded so far (here: reference/, properties/, audits/). So a derandomized run
+    drew different examples after any edit of those files, and even depending on which
+    test files had run before in the same session: a finding (or a planted bug being
+    caught) could not be reproduced in another process. Pinning the local constants to
+    none makes the examples a function of the strategy and the Hypothesis version only.
+    This uses Hypothesis internals; with a version that lacks them there is nothing to pin.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+        original, cache = providers._get_local_constants, providers.CONSTANTS_CACHE.cache
+    except (ImportError, AttributeError):
+        yield
+        return
+    none = Constants()
+    providers._get_local_constants = lambda: none
+    cache.clear()                                   # holds constants drawn for earlier tests
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache.clear()
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
 
 def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter, *,
                    max_examples: int = 100, examples=()) -> Finding:
     """Run ``prop(impl, example)`` on Hypothesis examples; return the graded finding.
 
-    Derandomized and without an example database, so a finding reproduces exactly.
+    Derandomized, without an example database and without constants mined from local
+    modules (``_without_local_constants``), so a finding reproduces exactly in any process.
     ``examples`` are known hard cases run first on every call (Hypothesis ``@example``):
-    which examples a derandomized run draws still depends on the code loaded (Hypothesis
-    mines constants from local modules), so a suite must not rely on luck to reach a
-    worst case it knows. A property that needs a stage the adapter lacks yields
-    "not applicable" (``StageMissing``, and nothing else; see the module docstring).
+    the examples drawn still change with the strategy and the Hypothesis version, so a
+    suite must not rely on luck to reach a worst case it knows.
+
+    Grading: module docstring. An exception raised while drawing an example (a broken
+    strategy) or by Hypothesis itself is a bug of the suite, not a finding: it propagates
+    (``Unsatisfiable``, no usable example at all, as RuntimeError).
     """
     if not callable(prop):
         raise TypeError(f"prop must be a property function prop(impl, example), got {type(prop).__name__}")
@@ -115,37 +207,57 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
     if isinstance(max_examples, bool) or not isinstance(max_examples, numbers.Integral) \
             or not 1 <= max_examples <= 100_000:
         raise ValueError(f"max_examples must be an int in [1, 100000], got {max_examples!r}")
-    if isinstance(examples, (str, bytes)) or not hasattr(examples, "__iter__"):
-        raise TypeError(f"examples must be an iterable of examples, got {type(examples).__name__}")
-    shown: list[str] = []
-    missing: list[StageMissing] = []
+    if isinstance(examples, (str, bytes, set, frozenset, dict)) or not hasattr(examples, "__iter__"):
+        raise TypeError(f"examples must be a list of examples, got {type(examples).__name__}")
+    shown: list[str] = []          # repr of the example being run (the minimal one, last)
+    stage_log: list = []           # (stage, exception) raised by a stage during that example
+    raised: list = []              # the exception that left the property during that example
+    traced = _traced(impl, stage_log)
 
     # report_multiple_bugs=False: a property failing at two places gives one finding (the
-    # first), not an ExceptionGroup that would escape the AssertionError handler below.
-    @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None,
+    # first), not an ExceptionGroup that would escape the handlers below. Hypothesis replays
+    # the minimal failing example last and re-raises that run's exception object.
+    @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None, phases=_PHASES,
               suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False)
     @given(strategy)
     def run(ex):
         shown.clear()
+        stage_log.clear()
+        raised.clear()
         shown.append(repr(ex))
         try:
-            prop(impl, ex)
-        except StageMissing as exc:      # recorded, not raised: nothing to shrink
-            missing.append(exc)
+            prop(traced, ex)
+        except Exception as exc:
+            raised.append(exc)
+            raise
 
     for e in reversed(list(examples)):
         run = example(e)(run)
 
     name = getattr(prop, "__name__", repr(prop))
+
+    def finding(verdict, message=None, with_example=True):
+        return Finding(verdict, name, impl.name, shown[-1] if shown and with_example else None, message)
+
     try:
-        run()
-    except AssertionError as exc:
-        return Finding("invariant violation", name, impl.name, shown[-1] if shown else None, str(exc))
-    except Unsatisfiable as exc:  # a strategy that never produces a usable example is a test bug
-        raise RuntimeError(f"property {name}: strategy produced no usable example") from exc
-    except Exception as exc:      # a stage (or the property on its output) raised: a finding
-        return Finding("invariant violation", name, impl.name, shown[-1] if shown else None,
-                       f"the implementation raised {type(exc).__name__}: {exc}")
-    if missing:
-        return Finding("not applicable", name, impl.name, message=str(missing[0]))
-    return Finding("pass", name, impl.name)
+        with _without_local_constants():
+            run()
+    except _FLAKY_FAILURE as exc:
+        return finding("error", f"not reproducible: the property failed on an example, then passed on "
+                                f"the same example (a non-deterministic stage?): {_describe(exc)}")
+    except (Unsatisfiable, HypothesisException) as exc:
+        if isinstance(exc, Unsatisfiable):    # a strategy that never produces a usable example
+            raise RuntimeError(f"property {name}: strategy produced no usable example") from exc
+        raise                                  # Hypothesis misused by the suite: not a finding
+    except Exception as exc:
+        if not (raised and raised[-1] is exc):
+            raise                              # raised while drawing the example: a suite bug
+        stage = next((s for s, e in stage_log if e is exc), None)
+        if stage is not None:
+            return finding("error", f"stage {stage} raised {_describe(exc)}")
+        if isinstance(exc, StageMissing):
+            return finding(NOT_APPLICABLE, str(exc), with_example=False)
+        if isinstance(exc, AssertionError):
+            return finding("invariant violation", str(exc))
+        return finding("error", f"property raised {_describe(exc)}")
+    return finding("pass", with_example=False)

@@ -1,7 +1,7 @@
 """Property suite for Amin et al. 2019 §3 (capped sum, optimal cap); see reference/amin2019.py.
 
 Stages an implementation may provide (any may be missing; a property that needs a
-missing stage is "not applicable"):
+missing stage is "not applicable", ``properties.adapter``):
 
 - ``statistic(dataset, T) -> float``: the noise-free capped sum g_T (§3);
 - ``sensitivity(T) -> float``: its add/remove-user sensitivity (eq. 2);
@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Optional
+from typing import Any, Callable, ClassVar, Optional
 
 import numpy as np
 from hypothesis import strategies as st
@@ -47,12 +47,12 @@ REL = 1e-9  # see module docstring: >= 1000x the float rounding of these sums
 
 @dataclass(frozen=True)
 class CapAdapter(Adapter):
-    """``Adapter`` plus ``optimal_cap(dataset, epsilon)`` (Amin et al. eq. 5-6)."""
+    """``Adapter`` plus ``optimal_cap(dataset, epsilon)`` (Amin et al. eq. 5-6). A plain
+    ``Adapter`` has no such stage: the optimal-cap properties are "not applicable" to it."""
+
+    STAGES: ClassVar[tuple[str, ...]] = Adapter.STAGES + ("optimal_cap",)
 
     optimal_cap: Optional[Callable[..., Any]] = None
-
-    def stages(self) -> tuple[str, ...]:
-        return super().stages() + (("optimal_cap",) if self.optimal_cap is not None else ())
 
 
 # ------------------------------------------------------------------------ oracles

@@ -10,7 +10,14 @@ dataset and the public parameters as keywords (``WAExample.params``):
 - ``mechanism(dataset, rng, size, *, B, epsilon, sigma)`` -> releases (audited, not here).
 
 Every property raises ``AssertionError`` with a message. Relation: replace-user with S_l
-public (``reference.epasto2020.RELATION``). Tolerances: ``REL`` = 1e-9 relative. The
+public (``reference.epasto2020.RELATION``).
+
+Oracles (review finding 3): written out here from the paper's §3, independent of
+``reference/epasto2020.py`` - plain loops over users (``records_of``) summed with
+``math.fsum``: W_l (``user_weights_oracle``), Lemma 2's variance (``lemma2_variance``),
+n_h and Lemma 3's weights (``lemma3_weights_oracle``), Claim 1's v(h) (``claim1_v``),
+and its minimum by brute force (``brute_force_min_v``). The reference is never its own
+oracle. Tolerances: ``REL`` = 1e-9 relative. The
 quantities compared are sums of at most a few hundred double-precision terms in [0, B],
 whose rounding is below 1e-13 relative; 1e-9 leaves a wide margin yet is far below any
 real defect (the planted bugs are off by 10% or more).
@@ -21,6 +28,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from hypothesis import assume
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
@@ -37,7 +45,8 @@ __all__ = [
     "prop_noise_covers_user_weight",
     "prop_statistic_is_weighted_average", "prop_sensitivity_bounds_all_neighbours",
     "prop_sensitivity_bounds_sampled_neighbour", "prop_lemma3_form", "prop_minimises_variance",
-    "brute_force_min_v", "ALL_PROPERTIES", "lemma3_oracle", "v_oracle", "variance_oracle",
+    "user_weights_oracle", "lemma2_variance", "n_h_oracle", "lemma3_weights_oracle", "claim1_v",
+    "brute_force_min_v", "ALL_PROPERTIES",
 ]
 
 REL = 1e-9
@@ -104,6 +113,50 @@ REFERENCE_WA = _adapter("epasto2020.wa (reference, optimal weights)", _ref_weigh
 REFERENCE_SL = _adapter("epasto2020.sample-limiting (reference, best integer h)", _sl_weights)
 
 
+# ------------------------------------------------------------- oracles (paper §3, not the reference)
+def user_weights_oracle(D: UserDataset, c) -> list[float]:
+    """W_l = sum_{i in S_l} c_i for each user l (in ``D.users`` order), by a loop, exactly rounded."""
+    c = np.asarray(c, dtype=float)
+    return [math.fsum(c[D.records_of(int(u))].tolist()) for u in D.users]
+
+
+def lemma2_variance(D: UserDataset, c, sigma: float, B: float, epsilon: float) -> float:
+    """Lemma 2: Var(beta_tilde) = sigma^2 (c_1^2 + ... + c_n^2) + 2 (B max_l sum_{i in S_l} c_i / eps)^2."""
+    c = np.asarray(c, dtype=float)
+    b = B * max(user_weights_oracle(D, c)) / epsilon                   # Algorithm 1's Laplace scale
+    return sigma**2 * math.fsum((c * c).tolist()) + 2.0 * b**2         # Var(Lap(b)) = 2 b^2
+
+
+def n_h_oracle(counts, h: float) -> float:
+    """n_h = sum_{l=1}^m min(h, s_l) (defined after Lemma 3)."""
+    return math.fsum(min(h, float(s)) for s in counts)
+
+
+def lemma3_weights_oracle(D: UserDataset, h: float) -> np.ndarray:
+    """Lemma 3: c_i = min(h, s_q) / (s_q sum_l min(h, s_l)) for each record i of user q, (n,)."""
+    nh = n_h_oracle(D.counts.tolist(), h)
+    c = np.empty(D.n)
+    for u in D.users:
+        rec = D.records_of(int(u))
+        s_q = rec.size
+        c[rec] = min(h, s_q) / (s_q * nh)
+    return c
+
+
+def claim1_v(counts, h, sigma: float, B: float, epsilon: float) -> np.ndarray:
+    """Claim 1: v(h) = sigma^2 sum_l s_l (min(h, s_l) / (n_h s_l))^2 + 2 (B h / (eps n_h))^2.
+
+    A loop over users; ``h`` may be an array (each user's term is evaluated on all of it)."""
+    h = np.asarray(h, dtype=float)
+    nh = np.zeros_like(h)
+    for s in counts:                                        # n_h = sum_l min(h, s_l)
+        nh = nh + np.minimum(h, float(s))
+    var = np.zeros_like(h)
+    for s in counts:                                        # sigma^2 sum_l s_l (min(h, s_l)/(n_h s_l))^2
+        var = var + float(s) * (np.minimum(h, float(s)) / (nh * float(s))) ** 2
+    return sigma**2 * var + 2.0 * (B * h / (epsilon * nh)) ** 2
+
+
 # ------------------------------------------------------------------------------ properties
 def _close_or_below(x: float, bound: float) -> bool:
     return x <= bound * (1 + REL) + 1e-300
@@ -123,7 +176,7 @@ def prop_capped_per_user(impl: Adapter, ex: WAExample) -> None:
     B * sum_{i in S_l} c_i <= sensitivity for every user l (Lemma 1)."""
     impl.require("weights", "sensitivity")
     c = np.asarray(impl.weights(ex.dataset, **ex.params), dtype=float)
-    W = ex.dataset.user_sums(c)                                       # (m,)
+    W = np.array(user_weights_oracle(ex.dataset, c))                  # (m,)
     sens = float(impl.sensitivity(ex.dataset, **ex.params))
     l = int(np.argmax(W))
     assert _close_or_below(ex.B * W[l], sens), (
@@ -146,7 +199,7 @@ def prop_noise_covers_user_weight(impl: Adapter, ex: WAExample) -> None:
     their weights and their noise scale."""
     impl.require("weights", "noise_scale")
     c = np.asarray(impl.weights(ex.dataset, **ex.params), dtype=float)
-    W = ex.dataset.user_sums(c)                                       # (m,)
+    W = np.array(user_weights_oracle(ex.dataset, c))                  # (m,)
     need = ex.B * float(W.max()) / ex.epsilon                         # Lemma 1
     b = float(impl.noise_scale(ex.dataset, **ex.params))
     l = int(np.argmax(W))
@@ -188,32 +241,8 @@ def prop_sensitivity_bounds_all_neighbours(impl: Adapter, ex: WAExample) -> None
 def prop_sensitivity_bounds_sampled_neighbour(impl: Adapter, ex: WAExample) -> None:
     """The same bound on one Hypothesis-chosen neighbour of a larger dataset."""
     impl.require("statistic", "sensitivity")
-    assert ex.neighbour is not None, "this property needs wa_examples(relation=...)"
+    assume(ex.neighbour is not None)   # needs wa_examples(relation=...); else no usable example
     _check_pair(impl, ex, ex.dataset, ex.neighbour, "sampled neighbour")
-
-
-# ------------------------------------------------------------------ independent oracles
-# Written from the paper's statements with plain loops over users and math.fsum, never with
-# the reference's lemma3_weights, v or wa_variance (review finding of issue 7).
-def lemma3_oracle(D: UserDataset, h: float) -> np.ndarray:
-    """Lemma 3: c_i = min(h, s_q) / (s_q n_h) for each record i of user q, n_h = sum_l min(h, s_l)."""
-    sizes = {int(u): len(D.records_of(int(u))) for u in D.users}
-    nh = math.fsum(min(h, s) for s in sizes.values())
-    return np.array([min(h, sizes[int(u)]) / (sizes[int(u)] * nh) for u in D.user_ids])
-
-
-def v_oracle(counts, h: float, sigma: float, B: float, eps: float) -> float:
-    """Claim 1: v(h) = sigma^2 sum_l s_l (min(h, s_l) / (n_h s_l))^2 + 2 (B h / (eps n_h))^2."""
-    s = [int(x) for x in counts]
-    nh = math.fsum(min(h, x) for x in s)
-    return sigma**2 * math.fsum(x * (min(h, x) / (nh * x)) ** 2 for x in s) + 2 * (B * h / (eps * nh)) ** 2
-
-
-def variance_oracle(D: UserDataset, c, sigma: float, B: float, eps: float) -> float:
-    """Lemma 2: Var = sigma^2 sum_i c_i^2 + 2 (B max_l sum_{i in S_l} c_i / eps)^2."""
-    c = np.asarray(c, dtype=float)
-    W = max(math.fsum(c[D.records_of(int(u))].tolist()) for u in D.users)
-    return sigma**2 * math.fsum((c * c).tolist()) + 2 * (B * W / eps) ** 2
 
 
 def prop_lemma3_form(impl: Adapter, ex: WAExample) -> None:
@@ -222,37 +251,48 @@ def prop_lemma3_form(impl: Adapter, ex: WAExample) -> None:
     impl.require("weights")
     D = ex.dataset
     c = np.asarray(impl.weights(D, **ex.params), dtype=float)
-    W = D.user_sums(c)
+    W = np.array(user_weights_oracle(D, c))
     lightest = int(np.argmin(D.counts))
-    nh = 1.0 / c[D.records_of(D.users[lightest])][0]
+    first = float(c[D.records_of(D.users[lightest])][0])
+    assert first > 0, f"a record of the lightest user has weight {first!r}; Lemma 3's weights are all > 0"
+    nh = 1.0 / first
     h = float(W.max()) * nh
     s1, sm = int(D.counts.min()), int(D.counts.max())
     assert s1 * (1 - REL) <= h <= sm * (1 + REL), f"read-back h = {h!r} outside [s_1, s_m] = [{s1}, {sm}]"
-    want = lemma3_oracle(D, min(max(h, s1), sm))
+    want = lemma3_weights_oracle(D, min(max(h, s1), sm))
     err = float(np.max(np.abs(c - want)))
     assert err <= REL * float(want.max()), f"weights differ from Lemma 3's form at h = {h!r} by {err!r}"
 
 
 def brute_force_min_v(counts, sigma, B, epsilon, grid_points: int = 2001) -> tuple[float, float]:
     """(h, v(h)): the best of a uniform grid on [s_1, s_m] and of scipy's bounded scalar
-    minimiser on each piece between consecutive distinct sizes. Evaluates Claim 1 with
-    ``v_oracle`` only, so it is independent of the reference's closed form and of its ``v``."""
-    s = np.asarray(counts)
-    u = np.unique(s).astype(float)
+    minimiser on each piece between consecutive distinct sizes. It only evaluates Claim 1's
+    definition (``claim1_v``, written here): independent of the reference's closed-form
+    ``optimal_h`` and of its ``v``."""
+    s = [int(x) for x in counts]
+    u = sorted(set(s))
     grid = np.linspace(u[0], u[-1], grid_points)
-    cand = [(float(h), v_oracle(s, float(h), sigma, B, epsilon)) for h in grid]
+    cand = [(float(h), float(val)) for h, val in zip(grid, claim1_v(s, grid, sigma, B, epsilon))]
     for lo, hi in zip(u[:-1], u[1:]):
-        r = minimize_scalar(lambda h: v_oracle(s, float(h), sigma, B, epsilon), bounds=(lo, hi),
+        r = minimize_scalar(lambda h: float(claim1_v(s, h, sigma, B, epsilon)), bounds=(lo, hi),
                             method="bounded", options={"xatol": 1e-10 * hi})
         cand.append((float(r.x), float(r.fun)))
     return min(cand, key=lambda t: t[1])
 
 
 def prop_minimises_variance(impl: Adapter, ex: WAExample) -> None:
-    """Claim 1: the weights' Lemma 2 variance is the minimum of v over [s_1, s_m] (brute force)."""
+    """Claim 1: the weights' Lemma 2 variance is the minimum of v over [s_1, s_m] (brute force).
+
+    The minimum is over Algorithm 1's parameters (c >= 0, sum 1: beta_tilde unbiased);
+    weights outside that set are refused first (c = 0 would have variance 2 (0/eps)^2 = 0)."""
     impl.require("weights")
     c = np.asarray(impl.weights(ex.dataset, **ex.params), dtype=float)
-    got = variance_oracle(ex.dataset, c, ex.sigma, ex.B, ex.epsilon)
+    assert c.shape == (ex.dataset.n,), f"weights have shape {c.shape}, expected ({ex.dataset.n},)"
+    total = math.fsum(c.tolist())
+    assert (c >= 0).all() and abs(total - 1.0) <= REL, (
+        f"weights are not Algorithm 1's parameters (min c = {c.min()!r}, sum c = {total!r}): "
+        "Claim 1 minimises over c >= 0 with sum 1")
+    got = lemma2_variance(ex.dataset, c, ex.sigma, ex.B, ex.epsilon)
     h, best = brute_force_min_v(ex.dataset.counts, ex.sigma, ex.B, ex.epsilon)
     assert got <= best * (1 + REL), (
         f"variance {got!r} exceeds the brute-force minimum {best!r} (at h = {h!r}) by "

@@ -1,6 +1,5 @@
 """check_property grades a correct and a broken adapter differently and shrinks the counterexample."""
 import numpy as np
-import pytest
 
 from userdp.properties.adapter import Adapter, check_property
 from userdp.properties.strategies import user_datasets
@@ -47,57 +46,165 @@ def test_explicit_examples_run_first_and_are_graded():
     assert check_property(prop_few_users, user_datasets(max_users=3), Adapter("x")).verdict == "pass"
 
 
-# ------------------------------------------------------ grading of crashing stages (issue 7)
-def _crashing_noise_epasto_adapter():
-    """Planted bug from the review: correct Epasto §3 weights, a noise_scale that raises KeyError."""
-    from userdp.properties import epasto2020 as P
-    ref = P.REFERENCE_WA
-
-    def noise_scale(D, **params):
-        return {"b": 1.0}["scale"]                       # KeyError, as in the review finding
-
-    return Adapter("crashing-noise", weights=ref.weights, statistic=ref.statistic,
-                   sensitivity=ref.sensitivity, noise_scale=noise_scale)
+# ------------------------------------------------ grading crashes (review finding 1, issue 13)
+def _raising(exc):
+    def stage(*args, **kwargs):
+        raise exc
+    return stage
 
 
-def test_a_stage_that_raises_key_error_is_a_finding_not_not_applicable():
-    # Before the fix, check_property caught LookupError (KeyError, IndexError ...) as
-    # "not applicable", and every noise property of this adapter was silently skipped.
-    from userdp.properties import epasto2020 as P
-    impl = _crashing_noise_epasto_adapter()
-    f = check_property(P.prop_noise_covers_user_weight, P.wa_examples(), impl, max_examples=5)
-    assert f.verdict == "invariant violation" and "KeyError" in f.message, f
-    assert f.counterexample is not None
-    g = check_property(P.prop_noise_scale_calibrated, P.wa_examples(), impl, max_examples=5)
-    assert g.verdict == "invariant violation"
-    # the stages that work still pass
-    assert check_property(P.prop_weights_nonnegative_sum_to_one, P.wa_examples(), impl,
-                          max_examples=5).verdict == "pass"
+def _with(impl, **stages):
+    """``impl`` with some stages replaced (the planted variant of a correct adapter)."""
+    return Adapter(impl.name + " (planted)", **{s: stages.get(s, getattr(impl, s)) for s in Adapter.STAGES})
 
 
-def test_value_error_inside_a_property_is_a_finding():
-    def prop(impl, D):
-        impl.require("statistic")
-        impl.statistic(D)
+def test_stage_raising_key_error_is_a_finding_not_not_applicable():
+    # The finding's exact scenario: Epasto §3 reference weights (correct), noise_scale raising
+    # KeyError. A grader catching LookupError called every noise property "not applicable";
+    # each property that calls noise_scale must now fail ("error", naming the stage).
+    from userdp.properties import epasto2020 as E
+    bad = _with(E.REFERENCE_WA, noise_scale=_raising(KeyError("sigma")))
+    calls_noise_scale = {"prop_noise_scale_calibrated", "prop_noise_covers_user_weight",
+                         "prop_sensitivity_bounds_all_neighbours", "prop_sensitivity_bounds_sampled_neighbour"}
+    strategies = {"prop_sensitivity_bounds_all_neighbours": E.wa_examples(max_users=3, max_records_per_user=3),
+                  "prop_sensitivity_bounds_sampled_neighbour": E.wa_examples(relation="replace-user")}
+    for prop in E.ALL_PROPERTIES:
+        f = check_property(prop, strategies.get(prop.__name__, E.wa_examples()), bad, max_examples=10)
+        if prop.__name__ in calls_noise_scale:
+            assert f.verdict == "error" and f.failed, f
+            assert f.message.startswith("stage noise_scale raised KeyError"), f
+            assert f.counterexample and "WAExample" in f.counterexample, f
+        else:  # weights and statistic are correct: these pass (lemma3/variance: Lemma 3 weights)
+            assert f.verdict == "pass", f
 
-    def refuses(D):
-        raise ValueError("refused a valid dataset")
 
-    f = check_property(prop, user_datasets(), Adapter("v", statistic=refuses), max_examples=3)
-    assert f.verdict == "invariant violation" and "ValueError: refused a valid dataset" in f.message
-
-
-def test_stage_missing_is_only_for_missing_stages():
+def test_every_exception_from_a_stage_is_an_error():
+    # IndexError is a LookupError too; AssertionError or StageMissing from inside a stage is the
+    # implementation's, not the property's verdict.
     from userdp.properties.adapter import StageMissing
-    assert not issubclass(StageMissing, LookupError)
-    with pytest.raises(StageMissing, match="no stage weights"):
-        Adapter("x").require("weights")
-    with pytest.raises(ValueError, match="stages must be stage names"):
-        Adapter("x").require("wieghts")                 # a typo in a property is a bug, not "missing"
+    for exc in (IndexError("0"), ValueError("sigma out of range"), ZeroDivisionError("n_h"),
+                AssertionError("internal check"), StageMissing("other", ("weights",))):
+        impl = Adapter("x", statistic=_raising(exc))
+        f = check_property(prop_mean_within_range, user_datasets(), impl, max_examples=5)
+        assert f.verdict == "error" and f.message.startswith(f"stage statistic raised {type(exc).__name__}"), f
+        assert f.counterexample is not None
 
 
-def test_plain_adapter_on_amin_cap_properties_is_not_applicable():
-    # issue 13: a plain Adapter crashed the Amin cap properties with AttributeError.
-    from userdp.properties import amin2019 as P
-    f = check_property(P.prop_optimal_cap_is_kth_largest, P.cap_cases(), Adapter("plain"), max_examples=3)
-    assert f.verdict == "not applicable" and "optimal_cap" in f.message
+def test_property_arithmetic_failing_on_a_stage_output_is_an_error():
+    impl = Adapter("string statistic", statistic=lambda D: "0.5")        # not a number
+    f = check_property(prop_mean_within_range, user_datasets(), impl, max_examples=5)
+    assert f.verdict == "error" and f.message.startswith("property raised TypeError"), f
+
+    def prop_float(impl, D):
+        impl.require("statistic")
+        assert 0.0 <= float(impl.statistic(D)) <= 1.0
+    f = check_property(prop_float, user_datasets(), Adapter("text", statistic=lambda D: "half"), max_examples=5)
+    assert f.verdict == "error" and f.message.startswith("property raised ValueError"), f
+
+
+def test_expected_value_error_caught_by_the_property_is_not_a_finding():
+    # A property may call a stage expecting a ValueError (input refusal): the stage's exception
+    # is logged, but it does not escape the property, so the grade is the property's own.
+    def refuses(D):
+        raise ValueError("refused")
+
+    def prop_refuses(impl, D):
+        impl.require("statistic")
+        try:
+            impl.statistic(D)
+        except ValueError:
+            return
+        raise AssertionError("accepted")
+    assert check_property(prop_refuses, user_datasets(), Adapter("r", statistic=refuses), max_examples=5).verdict == "pass"
+    f = check_property(prop_refuses, user_datasets(), Adapter("a", statistic=lambda D: 0.5), max_examples=5)
+    assert f.verdict == "invariant violation" and f.message == "accepted", f
+
+
+def test_non_deterministic_stage_is_an_error():
+    calls = []
+
+    def flaky(D):                      # fails on its first call only
+        calls.append(1)
+        return 5.0 if len(calls) == 1 else 0.5
+    f = check_property(prop_mean_within_range, user_datasets(), Adapter("flaky", statistic=flaky), max_examples=5)
+    assert f.verdict == "error" and f.message.startswith("not reproducible"), f
+
+
+def test_misspelt_stage_in_a_property_is_an_error_not_not_applicable():
+    def prop_typo(impl, D):
+        impl.require("noise_scal")
+    f = check_property(prop_typo, user_datasets(), Adapter("x"), max_examples=5)
+    assert f.verdict == "error" and "unknown stage 'noise_scal'" in f.message, f
+
+
+def test_broken_strategy_is_a_suite_bug_not_a_finding():
+    import pytest
+    from hypothesis import strategies as st
+
+    def boom(_):
+        raise KeyError("strategy")
+    with pytest.raises(KeyError, match="strategy"):
+        check_property(prop_mean_within_range, st.integers().map(boom), Adapter("x", statistic=lambda D: 0.5))
+
+
+def test_stage_of_another_adapter_type_is_not_applicable():
+    # Issue 13: a plain Adapter has no optimal_cap (CapAdapter's extra stage); the Amin cap
+    # properties used to crash with AttributeError. A CapAdapter without it: not applicable too.
+    from userdp.properties import amin2019 as A
+    from userdp.reference import amin2019 as R
+    for impl in (Adapter("plain", statistic=R.statistic), A.CapAdapter("no cap", statistic=R.statistic)):
+        for prop in (A.prop_optimal_cap_is_kth_largest, A.prop_optimal_cap_minimises_eq5):
+            f = check_property(prop, A.cap_cases(), impl, max_examples=5)
+            assert f.verdict == "not applicable" and not f.failed and "optimal_cap" in f.message, f
+    assert A.CapAdapter("c", optimal_cap=R.optimal_cap_nonprivate).stages() == ("optimal_cap",)
+
+
+_MINING_SCRIPT = """
+import importlib, json, sys
+from hypothesis import HealthCheck, given, settings, strategies as st
+from userdp.properties.adapter import Adapter, check_property
+
+def draws_of_check_property():
+    seen = []
+    def prop_record(impl, x):
+        seen.append(x)
+    check_property(prop_record, st.floats(0.0, 1.0), Adapter("x"), max_examples=200)
+    return seen
+
+def draws_of_plain_given():
+    seen = []
+    @settings(max_examples=200, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.floats(0.0, 1.0))
+    def t(x):
+        seen.append(x)
+    t()
+    return seen
+
+before, plain_before = draws_of_check_property(), draws_of_plain_given()
+sys.path.insert(0, sys.argv[1])
+mod = importlib.import_module("userdp_mined_constants")
+mined = [getattr(mod, f"C{i}") for i in range(200)]
+print(json.dumps(dict(before=before, plain_before=plain_before, mined=mined,
+                      after=draws_of_check_property(), plain_after=draws_of_plain_given())))
+"""
+
+
+def test_examples_do_not_depend_on_the_local_modules_loaded(tmp_path):
+    # Hypothesis mines constants from the source of local (non-test) modules as they load, so
+    # a derandomized run used to draw other examples after an edit, or after another test file
+    # had run. Positive control: a plain @given run does change once a module of new constants
+    # is loaded; check_property's run does not. In a subprocess: mined constants cannot be
+    # unloaded, and they would change the examples of later tests in this session.
+    import json
+    import subprocess
+    import sys
+
+    src = "\n".join(f"C{i} = {0.1234567 + i / 1000:.7f}" for i in range(200))
+    (tmp_path / "userdp_mined_constants.py").write_text(src + "\n")
+    out = subprocess.run([sys.executable, "-c", _MINING_SCRIPT, str(tmp_path)], capture_output=True,
+                         text=True, check=True, timeout=600)
+    r = json.loads(out.stdout)
+    assert r["plain_after"] != r["plain_before"] and set(r["mined"]) & set(r["plain_after"]), \
+        "control: Hypothesis did not mine the new module's constants"
+    assert r["after"] == r["before"]

@@ -105,7 +105,7 @@ BAD = [
     (lambda: E.wa_sensitivity(ds([[0.5]]), [1.0], 0.0), "B"),
     (lambda: E.lemma3_weights(np.array([2, 5]), 1), "h must lie in"),
     (lambda: E.lemma3_weights(np.array([2, 5]), 6), "h must lie in"),
-    (lambda: E.sample_limiting_weights(np.array([2, 5]), 3), "h must lie in"),
+    (lambda: E.sample_limiting_weights(np.array([2, 5]), 6), "h must lie in"),
     (lambda: E.optimal_weights(np.array([2, 0, 5]), 1.0, 1.0), "empty user"),
     (lambda: E.optimal_weights(np.array([], dtype=int), 1.0, 1.0), "counts"),
     (lambda: E.optimal_weights(np.array([2, 5]), 1.0, 1.0, sigma=-0.1), "sigma"),
@@ -240,10 +240,42 @@ def test_add_remove_reading_caught_by_property():
     assert "noise scale" in finding.message or "sensitivity" in finding.message
 
 
+def test_neighbour_property_without_neighbours_is_a_suite_error():
+    # wa_examples() without relation= gives no usable example: a bug of the test, never a
+    # verdict against the implementation (it used to be an "invariant violation").
+    with pytest.raises(RuntimeError, match="no usable example"):
+        check_property(P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(), P.REFERENCE_WA,
+                       max_examples=5)
+
+
 def test_every_bug_has_a_catcher_and_provenance():
     assert len(BUGS) >= 4
     for bug in BUGS:
         assert bug.caught_by and bug.bug_type and bug.effect and bug.source
+
+
+def test_every_property_fails_on_some_planted_bug():
+    # No property that cannot fail: each one is shown failing on a planted bug (review finding 3).
+    caught = {name for bug in BUGS for name in bug.caught_by}
+    assert {p.__name__ for p in P.ALL_PROPERTIES} <= caught, {p.__name__ for p in P.ALL_PROPERTIES} - caught
+    assert [p for p, _ in SUITE] == list(P.ALL_PROPERTIES)     # and the tests above run them all
+
+
+def test_oracles_by_hand():
+    # The suite's own oracles (written from the paper, not the reference), on the examples
+    # above: counts (1, 2, 5), h = 2, sigma = 0.5, B = 1, eps = 1 (Claim 1: 0.358) and the
+    # Lemma 3 weights (0.2; 0.2, 0.2; 0.08 x 5) with Lemma 2 at eps = 2 (0.118).
+    D = ds([[0.1], [0.3, 0.5], [1, 1, 1, 1, 0]])
+    c = P.lemma3_weights_oracle(D, 2)
+    np.testing.assert_allclose(c, np.r_[0.2, 0.2, 0.2, np.full(5, 0.08)], rtol=TIGHT)
+    assert P.n_h_oracle([1, 2, 5], 2) == 5.0
+    np.testing.assert_allclose(P.user_weights_oracle(D, c), [0.2, 0.4, 0.4], rtol=TIGHT)
+    assert P.lemma2_variance(D, c, 0.5, 1.0, 2.0) == pytest.approx(0.118, rel=TIGHT)
+    assert float(P.claim1_v([1, 2, 5], 2.0, 0.5, 1.0, 1.0)) == pytest.approx(0.358, rel=TIGHT)
+    # counts (1, 3), sigma = 1/2, B = 1, eps = 10: the minimiser 75/31 derived by hand above
+    h, best = P.brute_force_min_v([1, 3], 0.5, 1.0, 10.0)
+    assert h == pytest.approx(75 / 31, rel=1e-6)
+    assert best == pytest.approx(float(P.claim1_v([1, 3], 75 / 31, 0.5, 1.0, 10.0)), rel=1e-12)
 
 
 # --------------------------------------------------------------------------- audits
@@ -331,21 +363,3 @@ def test_reproduction_plot(tmp_path):
     f = tmp_path / "theorem2.png"
     R.reproduce_theorem2(plot=str(f))
     assert f.stat().st_size > 1000
-
-
-def test_sample_limiting_fails_the_optimality_properties():
-    # Positive control with independent oracles (lemma3_oracle, v_oracle, variance_oracle):
-    # sample limiting is private and correct, but it is not Lemma 3's optimum, so the two
-    # WA-only properties must flag it (before the fix they used the reference's own E.v etc.).
-    for prop in (P.prop_lemma3_form, P.prop_minimises_variance):
-        assert check_property(prop, P.wa_examples(), P.REFERENCE_SL).verdict == "invariant violation", prop
-
-
-def test_oracles_agree_with_hand_computed_values():
-    # counts (1, 2, 5), h = 2: n_h = 5; Claim 1 at sigma = 1, B = 1, eps = 1:
-    # v = 1 * (1 * (1/5)^2 + 2 * (2/10)^2 + 5 * (2/25)^2) + 2 * (2/5)^2 = 0.04 + 0.08 + 0.032 + 0.32
-    assert P.v_oracle([1, 2, 5], 2.0, 1.0, 1.0, 1.0) == pytest.approx(0.472, rel=1e-12)
-    D = UserDataset.from_user_lists([[0.5], [0.5, 0.5], [0.5] * 5])
-    np.testing.assert_allclose(P.lemma3_oracle(D, 2.0), np.r_[0.2, 0.2, 0.2, np.full(5, 0.08)], rtol=1e-12)
-    # Lemma 2 at those weights equals Claim 1 (both by hand above)
-    assert P.variance_oracle(D, P.lemma3_oracle(D, 2.0), 1.0, 1.0, 1.0) == pytest.approx(0.472, rel=1e-12)

@@ -230,6 +230,7 @@ def test_h_not_integer_and_bad_T_refused():
 REFERENCES = [P.REFERENCE_GWA, P.REFERENCE_SL_OLS]
 TINY = P.gwa_examples(max_users=3, max_records_per_user=3)
 SAMPLED = P.gwa_examples(max_users=6, max_records_per_user=5, dim=3, relation=G.RELATION)
+TINY_PAIRS = P.gwa_examples(max_users=3, max_records_per_user=3, relation=G.RELATION)
 
 PLAIN = [P.prop_CX_identity, P.prop_noise_scale_matches_b, P.prop_statistic_is_C_y,
          P.prop_refuses_labels_outside_range]
@@ -260,6 +261,58 @@ def test_sample_limiting_is_not_optimal_property_catches_it():
     # not the optimal GWA, so this property flags it ("deviation from reference" in substance).
     f = check_property(P.prop_minimises_total_variance, SAMPLED, P.REFERENCE_SL_OLS, max_examples=25)
     assert f.verdict == "invariant violation"
+
+
+def test_reference_adapter_computes_C_from_the_labelled_dataset(monkeypatch):
+    # Review finding 3: C used to be cached from a dataset stripped of its labels, so a
+    # reference solver that read y could not fail prop_weights_ignore_labels. Planted: a solver
+    # that blends towards OLS by mean(y) (it needs the labels to run at all).
+    real = G.optimal_C
+
+    def leaky(D, B, epsilon, sigma, **kw):
+        opt = real(D, B, epsilon, sigma, **kw)
+        a = float(np.mean(D.labels)) / B
+        return G.OptimalC((1 - a) * opt.C + a * G.ols_C(G.features(D)), opt.variance, opt.lower_bound,
+                          opt.gap, opt.Lambda, opt.mu, opt.iterations)
+    P._cache.clear()
+    monkeypatch.setattr(G, "optimal_C", leaky)
+    try:
+        f = check_property(P.prop_weights_ignore_labels, TINY_PAIRS, P.REFERENCE_GWA, max_examples=40)
+    finally:
+        P._cache.clear()
+    assert f.verdict == "invariant violation" and "C changes with the labels" in f.message, f
+
+
+def test_neighbour_property_without_neighbours_is_a_suite_error():
+    # A strategy without relation= gives no usable example: a bug of the test, never a verdict.
+    with pytest.raises(RuntimeError, match="no usable example"):
+        check_property(P.prop_weights_ignore_labels, TINY, P.REFERENCE_GWA, max_examples=5)
+
+
+def test_every_property_fails_on_some_planted_bug():
+    # No property that cannot fail (review finding 3): each one fails on a planted bug.
+    caught = {name for bug in BUGS for name in bug.caught_by}
+    assert {p.__name__ for p in P.ALL_PROPERTIES} <= caught, {p.__name__ for p in P.ALL_PROPERTIES} - caught
+
+
+def test_oracles_by_hand():
+    # The suite's oracles on the orthogonal design of the first test: OLS C with W = (3/5, 1/5,
+    # 1/5, 2/3, 1/3), so b = B max W / eps = 2 * (2/3) / 0.5 = 8/3, and sum_ji c_ji^2 = 1/5 + 1/3
+    # (row j is 1/n_j on n_j records): V = sigma^2 (8/15) + 2 d b^2 = 0.25 * 8/15 + 4 * 64/9.
+    D = orth()
+    C = G.ols_C(G.features(D))
+    assert P.paper_b(D, C, 2.0, 0.5) == pytest.approx(8 / 3, rel=1e-12)
+    assert P.theorem6_variance(D, C, 2.0, 0.5, 0.5) == pytest.approx(0.25 * 8 / 15 + 4 * 64 / 9, rel=1e-12)
+    # Dual bound at Lambda = 0, mu = 0 is 0; with sigma = 0's Hoelder form and Lambda = I on
+    # this design: tr = 2, max_i ||x_i||_inf = 1 for each of the 5 users, so LB = kappa (2/5)^2
+    # with kappa = 2 d (B/eps)^2 = 4 * 16 = 64.
+    assert P.dual_bound_oracle(D, 2.0, 0.5, 0.5, np.zeros((2, 2)), np.zeros(5))[0] == 0.0
+    assert P.dual_bound_oracle(D, 2.0, 0.5, 0.5, np.eye(2), None)[0] == pytest.approx(64 * 0.16, rel=1e-12)
+    # Weak duality against the reference's certificate, recomputed independently.
+    opt = G.optimal_C(D, 2.0, 0.5, 0.5)
+    lb, _ = P.dual_bound_oracle(D, 2.0, 0.5, 0.5, opt.Lambda, opt.mu)
+    assert lb == pytest.approx(opt.lower_bound, rel=1e-9)
+    assert lb <= P.theorem6_variance(D, opt.C, 2.0, 0.5, 0.5) <= lb * (1 + 1e-6)
 
 
 @pytest.mark.parametrize("bug", BUGS, ids=lambda b: b.name)

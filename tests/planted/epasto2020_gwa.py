@@ -12,6 +12,7 @@ import numpy as np
 
 from userdp.properties.adapter import Adapter
 from userdp.properties.epasto2020_gwa import _gwa_weights, _sl_weights
+from userdp.reference import epasto2020_gwa as G
 from userdp.reference._checks import check_in_interval
 from userdp.reference.mechanisms import laplace_mechanism
 from . import PlantedBug
@@ -19,12 +20,15 @@ from . import PlantedBug
 
 
 
-def _make(name, weights, sensitivity, symmetric=False) -> Adapter:
+def _make(name, weights, sensitivity, symmetric=False, estimator=None) -> Adapter:
     """Stages from a (possibly buggy) C and sensitivity; the rest follows Algorithm 3.
-    ``symmetric`` accepts labels in [-B, B] instead of the paper's [0, B]."""
+    ``symmetric`` accepts labels in [-B, B] instead of the paper's [0, B]; ``estimator``,
+    if given, is the C the statistic applies (instead of ``weights``)."""
+    applied = estimator or weights
+
     def statistic(D, *, B, epsilon, sigma):
         y = check_in_interval(D.labels, -B if symmetric else 0.0, B, "labels")
-        return weights(D, B=B, epsilon=epsilon, sigma=sigma) @ y
+        return applied(D, B=B, epsilon=epsilon, sigma=sigma) @ y
 
     def noise_scale(D, *, B, epsilon, sigma):
         return sensitivity(D, B=B, epsilon=epsilon, sigma=sigma) / epsilon
@@ -69,19 +73,23 @@ def _sl_one_dim_sensitivity(D, *, B, epsilon, sigma):
     return B * h / T.size
 
 
-def _C_reading_labels(D, *, B, epsilon, sigma):
-    """6: the optimal C plus a feasible direction scaled by the labels' mean: C X = I still,
-    but C depends on y, so the sensitivity argument (C equal on D and D') no longer applies."""
-    C = _gwa_weights(D, B=B, epsilon=epsilon, sigma=sigma)
-    X = D.values if D.values.ndim == 2 else D.values[:, None]
-    P = np.eye(D.n) - X @ np.linalg.solve(X.T @ X, X.T)          # N P X = 0 for every N
-    return C + 0.1 * float(np.mean(D.labels)) * np.ones_like(C) @ P
+def _label_blend_weights(D, *, B, epsilon, sigma):
+    """6: C_opt blended towards OLS by the labels' mean: C X = I still, but C reads y."""
+    public = D.with_fields(labels=None)                          # X and S_l: C_opt is cached on them
+    C_opt = _gwa_weights(public, B=B, epsilon=epsilon, sigma=sigma)
+    a = float(np.mean(D.labels)) / B                             # in [0, 1]: data-dependent
+    return (1 - a) * C_opt + a * G.ols_C(G.features(D))
 
 
-def _C_ols(D, *, B, epsilon, sigma):
-    """7: plain OLS C = (X^T X)^-1 X^T: unbiased and private, but not Theorem 6's optimum."""
-    X = D.values if D.values.ndim == 2 else D.values[:, None]
-    return np.linalg.solve(X.T @ X, X.T)
+def _ols_weights(D, *, B, epsilon, sigma):
+    """7: the OLS estimator C = (X^T X)^-1 X^T: C X = I and private, but not Theorem 6's optimum."""
+    return G.ols_C(G.features(D))
+
+
+def _ridge_weights(D, *, B, epsilon, sigma):
+    """8: a ridge-regularised C = (X^T X + I)^-1 X^T: C X != I, so beta_hat is biased."""
+    X = G.features(D)
+    return np.linalg.solve(X.T @ X + np.eye(X.shape[1]), X.T)
 
 
 BUGS = (
@@ -115,19 +123,33 @@ BUGS = (
                "sample-limited OLS noised with §3.2's B h / (eps n_h) instead of §5.2's "
                "B eps^-1 max_l sum_j sum_{i in S_l^s} |c^s_{j,i}|; wrong whenever X is not all ones",
                "derived here: §5.2 'We generalize the sample limiting algorithm in Section 3.2 to higher dimensions'",
-               ("prop_noise_scale_matches_b", "prop_sensitivity_bounds_all_neighbours", "audit"),
+               ("prop_noise_scale_matches_b", "prop_sensitivity_bounds_all_neighbours",
+                "prop_sensitivity_bounds_sampled_neighbour", "audit"),
                _make("bug: sample-limited OLS with the 1-D scale", _sl_weights, _sl_one_dim_sensitivity)),
     PlantedBug("gwa-C-reads-labels", "data-dependent weights",
-               "C moves with the mean label (along a direction that keeps C X = I): C differs between "
-               "label neighbours, so b computed on D does not bound ||C(D) y - C(D') y'||_1",
-               "review finding of issue 7 (a cache keyed on the public data hid any such dependence); "
-               "a natural slip when C is 'tuned' on the training data",
-               ("prop_weights_ignore_labels", "prop_minimises_total_variance"),
-               _make("bug: C reads the labels", _C_reading_labels, _sens(_C_reading_labels, _paper))),
-    PlantedBug("gwa-C-ols-not-optimal", "private but not the paper's algorithm",
-               "OLS C instead of Theorem 6's minimiser: a valid GWA_C, but its total variance is above "
-               "the certified optimum",
-               "review finding of issue 7 (an optimality property whose oracle was the reference itself)",
+               "C = (1 - a) C_opt + a C_ols with a = mean(y) / B: still C X = I, but C and b change when one "
+               "user's labels change, so Theorem 6's sensitivity argument (C fixed by public data) fails",
+               "derived here: a data-adaptive shrinkage towards OLS, tuned on the labels it then averages",
+               ("prop_weights_ignore_labels",),
+               _make("bug: C blended by the labels' mean", _label_blend_weights, _sens(_label_blend_weights, _paper))),
+    PlantedBug("gwa-ols-C", "sub-optimal parameter",
+               "GWA with the OLS C: unbiased and private (b from its own C), but its total variance exceeds "
+               "Theorem 6's minimum whenever users are imbalanced",
+               "derived here: OLS is the natural C with C X = I; §5 shows it is not the optimal one",
                ("prop_minimises_total_variance",),
-               _make("bug: OLS C", _C_ols, _sens(_C_ols, _paper))),
+               _make("bug: OLS C", _ols_weights, _sens(_ols_weights, _paper))),
+    PlantedBug("gwa-ridge-C", "biased estimator",
+               "C = (X^T X + I)^-1 X^T (ridge): private with b from its own C, but C X != I, so beta_hat "
+               "is biased and Theorem 6's variance is not its error",
+               "derived here: regularising the normal equations, common in regression code, breaks "
+               "Algorithm 3's constraint C X = I",
+               ("prop_CX_identity", "prop_minimises_total_variance"),
+               _make("bug: ridge C", _ridge_weights, _sens(_ridge_weights, _paper))),
+    PlantedBug("gwa-statistic-uses-ols", "parameter computed but not applied",
+               "b is calibrated to the optimal C, but beta_hat = C_ols y: the release is not GWA_C, and a "
+               "user with a larger OLS weight than optimal weight moves it by more than b covers",
+               "derived here: the noise stage and the estimate stage built from different C",
+               ("prop_statistic_is_C_y",),
+               _make("bug: statistic with the OLS C", _gwa_weights, _sens(_gwa_weights, _paper),
+                     estimator=_ols_weights)),
 )

@@ -93,6 +93,14 @@ def _sensitivity_mean_weight(D, c, *, loss="logistic", R=1.0, Y=1.0, radius=1.0,
     return 2.0 * E.lipschitz(loss, R, Y, radius) * float(E.user_weight_sums(D, c).mean())  # BUG: mean
 
 
+# ------------------------------------- 6. each user's weights re-normalised to 1/m per user
+def _statistic_per_user_average(D, theta, *, c, loss="logistic", R=1.0, Y=1.0, **_):
+    X, y = erm.check_erm_data(D, loss, R, Y)
+    W = E.user_weight_sums(D, c)[D.user_index]                   # sum_{S_l} c_i for each record's user
+    w = np.where(W > 0, c / np.where(W > 0, W, 1.0), 0.0) / D.m  # BUG: c_i / W_l / m, not c_i
+    return erm.weighted_gradient(np.asarray(theta, float), X, y, w, loss)
+
+
 def _data_n_tau_audit_pair() -> NeighbourPair:
     """D: two single-record users (n_tau = 2); D': plus a user with tau = 4 records (n_tau = 6).
     The bug's noise scales differ 3-fold between the two, visible in the tails."""
@@ -142,4 +150,11 @@ BUGS = [
         source="issue 4 ('the sensitivity uses the mean user weight instead of the max')",
         adapter=_epasto("epasto.mean-user-weight", sensitivity=_sensitivity_mean_weight),
         caught_by=("prop_gradient_within_sensitivity",)),
+    PlantedBug(
+        name="epasto.per-user-renormalised-weights", bug_type="wrong user-level loss",
+        effect="each user's weights are rescaled to sum to 1/m (c_i / (m sum_{S_l} c_i)): every user counts "
+               "equally whatever c says, so the step is not sum_i c_i grad l and c no longer enters linearly",
+        source="derived here: l'(theta, M_j) read as the user's weighted AVERAGE loss rather than its weighted sum",
+        adapter=_epasto("epasto.per-user-renormalised-weights", statistic=_statistic_per_user_average),
+        caught_by=("prop_weights_enter_linearly",)),
 ]
