@@ -89,13 +89,16 @@ class Witness:
 @dataclass(frozen=True)
 class GDPWitness:
     """The (pair, set, ordering) behind mu_lb, read as a test: reject H0 "the output came from
-    M(second)" iff it is in S ("first over second"; the swap exchanges the roles)."""
+    M(null_side)" iff it is in S. "first over second" (S fires more often on the first
+    dataset): null_side = "second", FPR = counts["second"] / n, FNR = 1 - counts["first"] / n;
+    "second over first" exchanges the roles."""
 
     pair_description: str
     pair_index: int
     unit: int | None
     rejection_set: object            # rejection.Threshold
     ordering: str
+    null_side: str                   # "second" or "first": the dataset of H0 (the side S disfavours)
     counts: dict                     # {"first": k, "second": k, "n_per_side": n}
     error_rates: dict                # {"fpr", "fnr"}: counting-share estimates; "*_upper": CP at alpha/(2m)
     claim_mu: float
@@ -366,6 +369,7 @@ def _gdp_result(tested, adj, m, n_cnt, alpha) -> GDPAudit:
     witness = GDPWitness(
         pair_description=pair.description, pair_index=pair.index, unit=pair.unit,
         rejection_set=c.rejection_set, ordering="first over second" if fos else "second over first",
+        null_side="second" if fos else "first",
         counts={"first": k1 if fos else k2, "second": k2 if fos else k1, "n_per_side": n_cnt},
         error_rates={"fpr": k2 / n_cnt, "fnr": (n_cnt - k1) / n_cnt, "fpr_upper": fpr_hi, "fnr_upper": fnr_hi},
         claim_mu=mu, p_value=p, adjusted_p_value=float(adj[best]), candidates_tested=m, pair=pair)
