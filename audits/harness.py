@@ -317,7 +317,7 @@ def _count(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> tuple[int, int]:
 
 def _holm(pvals: list[float], alpha: float):
     """Holm's step-down procedure: the arithmetic of ``statsmodels``' ``multipletests(pvals,
-    alpha, method="holm")``, step for step (tests/audits/test_audit_gdp.py checks that they agree).
+    alpha, method="holm")``, step for step (tests/audits/test_audit_holm.py checks that they agree).
 
     Sort the m p-values ascending; reject p_(1..k-1), where k is the first j with
     p_(j) > alpha / (m - j + 1); adjusted p_(j) = min(1, max_{i <= j} (m - i + 1) p_(i)).

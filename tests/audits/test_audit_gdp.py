@@ -48,8 +48,14 @@ def test_mu_lower_bound_formula():
     fnr_hi = stats.beta.isf(a / 2, n - k1 + 1, k1)
     assert error_rate_upper_bounds(k1, k2, n, a) == pytest.approx((fpr_hi, fnr_hi), rel=1e-12, abs=0)
     assert mu_lower_bound(k1, k2, n, a) == pytest.approx(norm.ppf(1 - fpr_hi) - norm.ppf(fnr_hi), rel=1e-12, abs=0)
+    # = Phi^-1(p_lo) - Phi^-1(q_hi): the same two CP bounds as eps_lb, read through the probit
+    p_lo = stats.beta.ppf(a / 2, k1, n - k1 + 1)
+    assert mu_lower_bound(k1, k2, n, a) == pytest.approx(norm.ppf(p_lo) - norm.ppf(fpr_hi), rel=1e-9, abs=0)
     # no evidence at all: a set that never fires under the first (k1 = 0), or always under the second
     assert mu_lower_bound(0, 10, 100, a) == -math.inf and mu_lower_bound(50, 100, 100, a) == -math.inf
+    # tiny rates keep their digits: k2 = 0 of 10^7 gives FPR_hi = 3.7e-7, not 1 - (1 - 3.7e-7)
+    tiny = stats.beta.isf(a / 2, 1, 10**7)
+    assert mu_lower_bound(10**7, 0, 10**7, a) == pytest.approx(-2 * norm.ppf(tiny), rel=1e-9, abs=0)
 
 
 @pytest.mark.parametrize("mu", (0.5, 0.8, 1.0))
@@ -331,12 +337,32 @@ def test_projected_mu_bound_is_the_probit_score():
 
 
 # ----------------------------------------------------------------------- results and input
+def test_level_is_alpha_over_2m_in_the_harness():
+    # One pair, one set per side: m = 2 hypotheses (eps and mu), so each rate's CP bound is at
+    # one-sided level alpha / (2m) = 0.0125 (oracle: scipy's beta quantile on the witness's
+    # own counts). A harness that forgot the multiplicity (alpha / 2 per rate) fails this.
+    r = audit(_gauss(1.0), (0.0, 1.0), GaussianDP(1.0), samples=20_000, seed=1)
+    w = r.gdp.witness
+    n, null = w.counts["n_per_side"], w.null_side
+    k_null, k_alt = w.counts[null], w.counts["first" if null == "second" else "second"]
+    assert w.candidates_tested == 2 and r.witness.candidates_tested == 2
+    fpr_hi, fnr_hi = _cp_upper(k_null, n, 0.0125), _cp_upper(n - k_alt, n, 0.0125)
+    assert w.error_rates["fpr_upper"] == pytest.approx(fpr_hi, rel=1e-12, abs=0)
+    assert w.error_rates["fnr_upper"] == pytest.approx(fnr_hi, rel=1e-12, abs=0)
+    assert r.gdp.mu_lower_bound == pytest.approx(-norm.ppf(fpr_hi) - norm.ppf(fnr_hi), rel=1e-12, abs=0)
+
+
 def test_result_dict_and_plain_claims_unchanged():
     r = audit(_gauss(1.0), (0.0, 1.0), Claims(ApproxDP(_eps_at(1.0), 1e-5), GaussianDP(1.0)),
               samples=5000, seed=1)
     d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
     assert d["claim"]["kind"] == "claims" and d["claim"]["params"]["gdp"]["params"]["mu"] == 1.0
     assert set(d["gdp"]) == {"mu", "mu_lower_bound", "tightness", "witness"}
+    assert set(d["gdp"]["witness"]) == {
+        "pair_description", "pair_index", "unit", "rejection_set", "ordering", "null_side", "counts",
+        "error_rates", "claim_mu", "p_value", "adjusted_p_value", "candidates_tested"}
+    assert set(d) == {"claim", "epsilon_lower_bound", "confidence", "samples", "verdict", "tightness",
+                      "witness", "termination_reason", "elapsed_seconds", "gdp"}
     assert set(d["gdp"]["witness"]["error_rates"]) == {"fpr", "fnr", "fpr_upper", "fnr_upper"}
     assert r.witness.candidates_tested == 2 and r.witness.claim_epsilon == _eps_at(1.0)
     # a claim without mu: no gdp field, and the eps side is the one it always was
