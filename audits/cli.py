@@ -55,7 +55,11 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   then the audit result: claim {kind, params}, epsilon_lower_bound, confidence, samples,
   verdict, tightness, witness {pair_description, pair_index, unit, rejection_set, ordering,
   counts {first, second, n_per_side}, claim_epsilon, p_value, adjusted_p_value,
-  candidates_tested}, termination_reason, elapsed_seconds.
+  candidates_tested}, termination_reason, elapsed_seconds; and, only when the claim
+  declares Gaussian DP (claim kind "gdp", or "claims" with params {primary, gdp}), ``gdp``
+  {mu, mu_lower_bound, tightness, witness {..., null_side, error_rates {fpr, fnr,
+  fpr_upper, fnr_upper}, claim_mu, p_value, adjusted_p_value, candidates_tested}}. The
+  verdict is "violation" if either the eps side or the mu side finds one.
 - userdp.audit-all/1: confidence (family-wise), correction ("bonferroni"),
   per_entry_confidence, entries (each as in userdp.audit/1, or {name, kind, relation,
   expected, as_expected: false, error} if it raised), summary {entries, as_expected,
@@ -195,11 +199,20 @@ def _check_plot_target(path: str) -> None:
 
 # ------------------------------------------------------------------ commands
 def _claim_text(claim) -> str:
+    if claim.kind == "claims":                              # a paper's claim and its declared exact mu-GDP
+        return f"{_claim_text(claim.primary)}; and {_claim_text(claim.gdp)}"
     params = claim.params()
     if "epsilons" in params:
         eps = params["epsilons"]
         return f"{claim.kind} eps_i for {len(eps)} records (min {fmt(min(eps))}, max {fmt(max(eps))})"
     return claim.kind + " " + ",".join(f"{k}={fmt(v)}" for k, v in params.items())
+
+
+def _claim_dict_text(c: dict) -> str:
+    """A claim's {kind, params} as one line (a "claims" pair as its two parts)."""
+    if c["kind"] == "claims":
+        return f"{_claim_dict_text(c['params']['primary'])}; {_claim_dict_text(c['params']['gdp'])}"
+    return c["kind"] + " " + ",".join(f"{k}={fmt(v)}" for k, v in c["params"].items())
 
 
 def _entry_dict(entry, claim) -> dict:
@@ -287,6 +300,10 @@ def _print_result(t: Target, r, as_expected) -> None:
     print(f"  claim            {_claim_text(r.claim)}  (relation: {t.relation})")
     print(f"  eps lower bound  {r.epsilon_lower_bound:.4f} at {pct(r.confidence)} confidence; "
           f"tightness eps_lb / eps = {fmt(r.tightness, 3)}")
+    if r.gdp is not None:
+        g = r.gdp
+        print(f"  mu lower bound   {g.mu_lower_bound:.4f} (trade-off curve) against mu = {fmt(g.mu)}; "
+              f"tightness mu_lb / mu = {fmt(g.tightness, 3)}")
     print(f"  witness          pair: {w.pair_description}")
     print(f"                   set S = {w.rejection_set.describe()}, ordering {w.ordering}")
     print(f"  counts           {c['first']} of M(first) and {c['second']} of M(second) in S, "
@@ -344,13 +361,16 @@ def _print_all(rows, confidence, per_entry, summary) -> None:
         if "error" in r:
             shown.append({**base, "verdict": "ERROR: " + r["error"], "ok": "ERROR"})
             continue
-        c = r["claim"]
-        shown.append({**base, "claim": c["kind"] + " " + ",".join(f"{k}={fmt(v)}" for k, v in c["params"].items()),
+        gdp = r.get("gdp")
+        shown.append({**base, "claim": _claim_dict_text(r["claim"]),
                       "samples": r["samples"], "eps_lb": r["epsilon_lower_bound"], "tightness": r["tightness"],
+                      "mu tightness": None if gdp is None else gdp["tightness"],
                       "verdict": r["verdict"], "ok": "yes" if r["as_expected"] else "NO"})
-    print(table(shown, ["name", "kind", "claim", "samples", "eps_lb", "tightness", "verdict", "expected", "ok"],
+    print(table(shown, ["name", "kind", "claim", "samples", "eps_lb", "tightness", "mu tightness", "verdict",
+                        "expected", "ok"],
                 formats={"eps_lb": lambda v: "-" if v is None else f"{v:.4f}",
-                         "tightness": lambda v: "-" if v is None else fmt(v, 3)}))
+                         "tightness": lambda v: "-" if v is None else fmt(v, 3),
+                         "mu tightness": lambda v: "-" if v is None else fmt(v, 3)}))
     print(f"\n{summary['entries']} entries: {summary['as_expected']} as expected, {summary['not_as_expected']} "
           f"not as expected, {summary['errors']} errors; {summary['elapsed_seconds']:.1f} s.")
     print(f"Confidence {pct(confidence)} is family-wise (Bonferroni over {summary['entries']} entries, each "

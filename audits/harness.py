@@ -18,11 +18,26 @@ selection share or the pilot, which are independent of its counting share, so
 conditionally on them each k is binomial and each eps_lb_j at level alpha/m exceeds
 that set's true loss with probability <= alpha/m (``bounds.py``). By the union bound the
 reported eps_lb = max_j eps_lb_j exceeds the mechanism's true eps with probability
-<= alpha = 1 - confidence. The verdict is Holm's procedure (``multipletests``) on the
+<= alpha = 1 - confidence. The verdict is Holm's procedure (``_holm``, as ``multipletests``) on the
 exact p-values of H0_j: p_j <= e^eps q_j + delta; it flags a correct mechanism with
 probability <= alpha, and it flags exactly when some eps_lb_j > the claimed eps.
 Choosing the best threshold among thousands on the selection share costs nothing,
 because only the chosen set is tested on fresh data.
+
+Gaussian DP (a ``GaussianDP`` claim, or ``Claims(primary, GaussianDP)``). Each confirmed
+pair also gets ``sets_per_pair`` sets chosen for the trade-off audit (``projected_mu_bound``:
+sets in the middle of the distributions), counted on the same counting share, bounded by
+mu_lb = Phi^-1(1 - FPR_hi) - Phi^-1(FNR_hi) (``bounds.mu_lower_bound``) and tested by
+``bounds.gdp_p_value``. The eps side compares with the primary claim, or, for a bare
+``GaussianDP``, with the exact (eps, delta) it implies at its ``delta`` (``as_eps_delta``).
+Multiplicity is handled as above with m doubled: m = pairs x sets x 2 hypotheses, every
+bound at level alpha/m, one Holm family over all of them. So eps_lb and mu_lb hold
+together with probability >= 1 - alpha, and the verdict, a violation if either side finds
+one, flags a mechanism that keeps both claims with probability <= alpha. Sharing the
+counting share between the two sides needs nothing more: each set is fixed before the
+counting share is seen, and the union bound and Holm's procedure hold under any dependence.
+A discrete output is refused for a GDP claim (``search.check_gdp_output`` says which test
+applies instead).
 
 "No violation found" means only that: it is never evidence of privacy.
 """
@@ -31,19 +46,19 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
-from statsmodels.stats.multitest import multipletests
 
 from userdp.reference._checks import check_int
-from userdp.reference.claims import PersonalizedDP
+from userdp.reference.claims import Claims, GaussianDP, PersonalizedDP
 
-from .bounds import epsilon_lower_bound, p_value
+from .bounds import epsilon_lower_bound, error_rate_upper_bounds, gdp_p_value, mu_lower_bound, p_value
 from .sampling import OUTPUT_KINDS, MechanismError, draw, encode, infer_kind, normalize_pairs
-from .search import best_candidates, rank_pairs
+from .search import best_candidates, check_gdp_output, rank_pairs
 
-__all__ = ["audit", "AuditResult", "Witness", "MechanismError", "VIOLATION", "NO_VIOLATION"]
+__all__ = ["audit", "AuditResult", "Witness", "GDPAudit", "GDPWitness", "MechanismError", "VIOLATION",
+           "NO_VIOLATION"]
 
 VIOLATION = "violation"
 NO_VIOLATION = "no violation found"
@@ -72,20 +87,62 @@ class Witness:
 
 
 @dataclass(frozen=True)
+class GDPWitness:
+    """The (pair, set, ordering) behind mu_lb, read as a test: reject H0 "the output came from
+    M(null_side)" iff it is in S. "first over second" (S fires more often on the first
+    dataset): null_side = "second", FPR = counts["second"] / n, FNR = 1 - counts["first"] / n;
+    "second over first" exchanges the roles."""
+
+    pair_description: str
+    pair_index: int
+    unit: int | None
+    rejection_set: object            # rejection.Threshold
+    ordering: str
+    null_side: str                   # "second" or "first": the dataset of H0 (the side S disfavours)
+    counts: dict                     # {"first": k, "second": k, "n_per_side": n}
+    error_rates: dict                # {"fpr", "fnr"}: counting-share estimates; "*_upper": CP at alpha/(2m)
+    claim_mu: float
+    p_value: float                   # exact p-value of H0: on or above the mu-GDP curve
+    adjusted_p_value: float          # Holm-adjusted over all tested candidates (eps and GDP)
+    candidates_tested: int           # m, eps and GDP hypotheses together
+    pair: object = None
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k not in ("pair", "rejection_set")}
+        d["rejection_set"] = self.rejection_set.to_dict()
+        return d
+
+
+@dataclass(frozen=True)
+class GDPAudit:
+    """The trade-off-curve side of an audit of a Gaussian-DP claim."""
+
+    mu: float                        # the claimed mu
+    mu_lower_bound: float            # >= 0; holds with the audit's confidence, jointly with eps_lb
+    tightness: float                 # mu_lower_bound / mu
+    witness: GDPWitness
+
+    def to_dict(self) -> dict:
+        return {"mu": self.mu, "mu_lower_bound": self.mu_lower_bound, "tightness": self.tightness,
+                "witness": self.witness.to_dict()}
+
+
+@dataclass(frozen=True)
 class AuditResult:
     claim: object
     epsilon_lower_bound: float
     confidence: float
     samples: int
-    verdict: str
+    verdict: str                     # a violation if the eps side OR the GDP side finds one
     tightness: float
     witness: Witness
     termination_reason: str
     elapsed_seconds: float
+    gdp: GDPAudit | None = None      # present iff the claim is (or declares) GaussianDP
 
     def to_dict(self) -> dict:
         c = self.claim
-        return {
+        d = {
             "claim": {"kind": c.kind, "params": c.params()},
             "epsilon_lower_bound": self.epsilon_lower_bound,
             "confidence": self.confidence,
@@ -96,6 +153,9 @@ class AuditResult:
             "termination_reason": self.termination_reason,
             "elapsed_seconds": self.elapsed_seconds,
         }
+        if self.gdp is not None:
+            d["gdp"] = self.gdp.to_dict()
+        return d
 
 
 MAX_SAMPLES = 10**8   # outputs per side of one call (the mechanism returns them in memory)
@@ -127,6 +187,13 @@ def _check_seed(seed):
     return np.random.SeedSequence(int(seed))
 
 
+def _gdp_of(claim) -> GaussianDP | None:
+    """The Gaussian-DP claim to audit through the trade-off curve, if any."""
+    if isinstance(claim, GaussianDP):
+        return claim
+    return claim.gdp if isinstance(claim, Claims) else None
+
+
 def _pair_claims(claim, pairs) -> list[tuple[float, float]]:
     """(eps, delta) each pair is compared with; per record for a PersonalizedDP claim."""
     if not hasattr(claim, "as_eps_delta"):
@@ -148,6 +215,10 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
           confirm_pairs: int = 3, sets_per_pair: int = 1, pilot_samples: int | None = None,
           max_pairs: int = 100, progress=None) -> AuditResult:
     """Audit ``mechanism`` on one pair or many; see the module docstring for the method.
+
+    claim: a ``userdp.reference.claims`` claim. A ``GaussianDP`` or ``Claims(primary, gdp)``
+        claim adds the trade-off-curve audit (``AuditResult.gdp``); the outputs must then be
+        continuous or vector (a discrete output raises ValueError naming the test to use).
 
     samples: outputs per side for each confirmed pair (selection + counting), >= 100.
     confidence: Pr[a correct mechanism is flagged] <= 1 - confidence (and eps_lb is a
@@ -184,6 +255,10 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     n_cnt = samples - n_sel
     pairs = normalize_pairs(pair_or_generator, _check_int(max_pairs, "max_pairs", 1, hi=100_000))
     claims = _pair_claims(claim, pairs)
+    gdp = _gdp_of(claim)
+    if gdp is not None and output is not None:
+        check_gdp_output(output)                   # a declared discrete output: refuse before drawing
+    sides = 1 if gdp is None else 2                # hypotheses per set: eps, and mu when declared
     alpha = 1.0 - confidence
     pilot_root, confirm_root = root.spawn(2)
     confirm_seeds = confirm_root.spawn(len(pairs))
@@ -192,14 +267,16 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     reason = f"sample budget spent: {samples} outputs per side"
     if len(pairs) > confirm_pairs:
         n_pilot = min(samples, max(1000, samples // 10)) if pilot_samples is None else pilot_samples
-        m_guess = confirm_pairs * sets_per_pair
+        m_guess = confirm_pairs * sets_per_pair * sides
         order = rank_pairs(mechanism, pairs, claims, pilot_root.spawn(len(pairs)), pilot_samples=n_pilot,
-                           n_count=n_cnt, alpha=alpha / m_guess, output=output, progress=progress)
+                           n_count=n_cnt, alpha=alpha / m_guess, output=output, progress=progress,
+                           mu=None if gdp is None else gdp.mu)
         chosen = sorted(order[:confirm_pairs])
         reason += f"; pilot ({n_pilot} per side) ranked {len(pairs)} pairs, top {confirm_pairs} confirmed"
 
-    m = len(chosen) * sets_per_pair
-    tested = []  # (pair, candidate, k1, k2, eps_lb, p-value, eps compared with)
+    m = len(chosen) * sets_per_pair * sides
+    tested = []      # (pair, candidate, k1, k2, eps_lb, p-value, eps compared with)
+    tested_gdp = []  # (pair, candidate, k1, k2, mu_lb, p-value, mu compared with)
     for j, i in enumerate(chosen):
         pair, (eps, delta) = pairs[i], claims[i]
         rngs = [np.random.default_rng(s) for s in confirm_seeds[i].spawn(2)]
@@ -209,25 +286,55 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
         cands = best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, sets_per_pair)
         ca, cb = ea[n_sel:], eb[n_sel:]
         for c in cands:
-            s = c.rejection_set
-            xa, xb = (s.project(ca), s.project(cb)) if kind == "vector" else (ca, cb)
-            ka, kb = int(np.count_nonzero(s.mask(xa))), int(np.count_nonzero(s.mask(xb)))
-            k1, k2 = (ka, kb) if c.first_over_second else (kb, ka)
+            k1, k2 = _count(c, kind, ca, cb)
             lb = epsilon_lower_bound(k1, k2, n_cnt, alpha / m, delta)
             tested.append((pair, c, k1, k2, max(lb, 0.0), p_value(k1, k2, n_cnt, eps, delta), eps))
+        text = f"eps_lb {max(t[4] for t in tested if t[0] is pair):.4f}"
+        if gdp is not None:
+            for c in best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta,
+                                     sets_per_pair, gdp=True):
+                k1, k2 = _count(c, kind, ca, cb)
+                lb = mu_lower_bound(k1, k2, n_cnt, alpha / m)      # mu > 0, so 0 is always a lower bound
+                tested_gdp.append((pair, c, k1, k2, max(lb, 0.0), gdp_p_value(k1, k2, n_cnt, gdp.mu), gdp.mu))
+            text += f", mu_lb {max(t[4] for t in tested_gdp if t[0] is pair):.4f}"
         if progress is not None:
-            progress(f"confirmed {j + 1}/{len(chosen)}: {pair.description}: "
-                     f"eps_lb {max(t[4] for t in tested if t[0] is pair):.4f}")
-    reject, adj = _holm([t[5] for t in tested], alpha)
-    return _result(claim, tested, reject, adj, m, confidence, samples, n_cnt, reason, t0)
+            progress(f"confirmed {j + 1}/{len(chosen)}: {pair.description}: {text}")
+    reject, adj = _holm([t[5] for t in tested + tested_gdp], alpha)
+    result = _result(claim, tested, reject, adj[:len(tested)], m, confidence, samples, n_cnt, reason, t0)
+    if gdp is None:
+        return result
+    return replace(result, gdp=_gdp_result(tested_gdp, adj[len(tested):], m, n_cnt, alpha),
+                   elapsed_seconds=time.perf_counter() - t0)
+
+
+def _count(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> tuple[int, int]:
+    """(k1, k2) of candidate c on the counting share: k1 on the side S favours."""
+    s = c.rejection_set
+    xa, xb = (s.project(ca), s.project(cb)) if kind == "vector" else (ca, cb)
+    ka, kb = int(np.count_nonzero(s.mask(xa))), int(np.count_nonzero(s.mask(xb)))
+    return (ka, kb) if c.first_over_second else (kb, ka)
 
 
 def _holm(pvals: list[float], alpha: float):
-    """Holm's step-down procedure (``multipletests``); with one hypothesis it is the
-    identity, and we skip the call (it runs ``gc.collect``, ~80 ms on a full heap)."""
-    if len(pvals) == 1:
-        return np.array([pvals[0] <= alpha]), np.array(pvals, dtype=float)
-    reject, adj, _, _ = multipletests(pvals, alpha=alpha, method="holm")
+    """Holm's step-down procedure: the arithmetic of ``statsmodels``' ``multipletests(pvals,
+    alpha, method="holm")``, step for step (tests/audits/test_audit_holm.py checks that they agree).
+
+    Sort the m p-values ascending; reject p_(1..k-1), where k is the first j with
+    p_(j) > alpha / (m - j + 1); adjusted p_(j) = min(1, max_{i <= j} (m - i + 1) p_(i)).
+    Written out because ``multipletests`` runs ``gc.collect()`` on every call (~80 ms on a
+    full heap: 80% of a small audit), and a Gaussian-DP audit always has >= 2 hypotheses.
+    """
+    p = np.asarray(pvals, dtype=float)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    ps = p[order]
+    steps = np.arange(m, 0, -1)                                       # m - j + 1 for j = 1..m
+    notreject = ps > alpha / steps
+    first = int(np.argmax(notreject)) if notreject.any() else m
+    reject_sorted = np.arange(m) < first
+    adj_sorted = np.minimum(np.maximum.accumulate(ps * steps), 1.0)
+    reject, adj = np.empty(m, dtype=bool), np.empty(m)
+    reject[order], adj[order] = reject_sorted, adj_sorted
     return reject, adj
 
 
@@ -251,3 +358,19 @@ def _result(claim, tested, reject, adj, m, confidence, samples, n_cnt, reason, t
     verdict = VIOLATION if bool(np.any(reject)) else NO_VIOLATION
     return AuditResult(claim, float(lb), confidence, samples, verdict, _tightness(lb, eps), witness,
                        reason, time.perf_counter() - t0)
+
+
+def _gdp_result(tested, adj, m, n_cnt, alpha) -> GDPAudit:
+    """The GDP side: the candidate with the largest mu_lb / mu (ties: smallest p-value)."""
+    best = max(range(len(tested)), key=lambda j: (tested[j][4], -tested[j][5]))
+    pair, c, k1, k2, lb, p, mu = tested[best]
+    fpr_hi, fnr_hi = error_rate_upper_bounds(k1, k2, n_cnt, alpha / m)
+    fos = c.first_over_second
+    witness = GDPWitness(
+        pair_description=pair.description, pair_index=pair.index, unit=pair.unit,
+        rejection_set=c.rejection_set, ordering="first over second" if fos else "second over first",
+        null_side="second" if fos else "first",
+        counts={"first": k1 if fos else k2, "second": k2 if fos else k1, "n_per_side": n_cnt},
+        error_rates={"fpr": k2 / n_cnt, "fnr": (n_cnt - k1) / n_cnt, "fpr_upper": fpr_hi, "fnr_upper": fnr_hi},
+        claim_mu=mu, p_value=p, adjusted_p_value=float(adj[best]), candidates_tested=m, pair=pair)
+    return GDPAudit(mu, float(lb), lb / mu, witness)

@@ -13,7 +13,9 @@ selection share only, so the counts stay independent of the choice.
   (the Neyman-Pearson sets, Ding et al. 2018).
 
 Each set is scored in both orderings of the pair ("first over second": p = Pr[M(D) in S],
-q = Pr[M(D') in S], and the swap) with ``bounds.projected_bound``.
+q = Pr[M(D') in S], and the swap) with ``bounds.projected_bound``, or, for the trade-off
+audit of a Gaussian-DP claim (``gdp=True``; scalar and vector outputs), with
+``bounds.projected_mu_bound``.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.ndimage import uniform_filter1d
 
-from .bounds import projected_bound
+from .bounds import projected_bound, projected_mu_bound
 
 __all__ = ["Threshold", "ValueSet", "Candidate", "choose_scalar", "choose_vector", "choose_discrete"]
 
@@ -141,8 +143,9 @@ def _smooth(scores: np.ndarray) -> np.ndarray:
 
 
 def choose_scalar(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delta: float,
-                  k: int = 1, projection=None) -> list[Candidate]:
-    """Best k thresholds on scalars a (first) and b (second), both tails, both orderings."""
+                  k: int = 1, projection=None, *, gdp: bool = False) -> list[Candidate]:
+    """Best k thresholds on scalars a (first) and b (second), both tails, both orderings;
+    scored for eps_lb, or for mu_lb when ``gdp`` (then ``delta`` is not used)."""
     n = a.shape[0]
     sa, sb = np.sort(a), np.sort(b)
     pooled = np.sort(np.concatenate([sa, sb]), kind="stable")     # merges two sorted runs
@@ -155,7 +158,8 @@ def choose_scalar(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delt
                 ("lower", True, le_a, le_b), ("lower", False, le_b, le_a)]
     k1 = np.concatenate([f[2] for f in families])
     k2 = np.concatenate([f[3] for f in families])
-    scores = projected_bound(k1, k2, n, n_count, alpha, delta)
+    scores = (projected_mu_bound(k1, k2, n, n_count, alpha) if gdp
+              else projected_bound(k1, k2, n, n_count, alpha, delta))
     ranked = _smooth(scores.reshape(4, grid.size)).reshape(-1)
     out = []
     for i in _top(ranked, k):
@@ -178,11 +182,11 @@ def _directions(a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
 
 
 def choose_vector(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delta: float,
-                  k: int = 1) -> list[Candidate]:
+                  k: int = 1, *, gdp: bool = False) -> list[Candidate]:
     """Learn directions on the selection share (a, b: (n, d)), then thresholds on each."""
     cands = []
     for w in _directions(a, b):
-        cands += choose_scalar(a @ w, b @ w, n_count, alpha, delta, k, projection=tuple(map(float, w)))
+        cands += choose_scalar(a @ w, b @ w, n_count, alpha, delta, k, projection=tuple(map(float, w)), gdp=gdp)
     cands.sort(key=lambda c: -c.score)
     return cands[:k]
 

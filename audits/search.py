@@ -4,8 +4,9 @@ Every candidate pair gets a pilot run of ``pilot_samples`` outputs per side on i
 seed stream. The pilot chooses its best rejection set exactly as the audit's selection
 stage would and scores it with ``bounds.projected_bound`` at the final counting size;
 pairs are ranked by score minus their claimed epsilon (so, for personalized claims, the
-record closest to a violation comes first). Only the top few are confirmed on fresh
-samples; pilot outputs never enter a bound, so ranking costs no confidence.
+record closest to a violation comes first); with a Gaussian-DP claim, by the larger of that
+and the trade-off score minus mu. Only the top few are confirmed on fresh samples; pilot
+outputs never enter a bound, so ranking costs no confidence.
 """
 from __future__ import annotations
 
@@ -14,21 +15,36 @@ import numpy as np
 from .rejection import choose_discrete, choose_scalar, choose_vector
 from .sampling import draw, encode, infer_kind
 
-__all__ = ["best_candidates", "rank_pairs"]
+__all__ = ["best_candidates", "rank_pairs", "check_gdp_output"]
 
 
-def best_candidates(a, b, kind: str, values, n_count: int, alpha: float, delta: float, k: int):
-    """The k best candidate sets on selection outputs a (first) and b (second)."""
+def check_gdp_output(kind: str) -> None:
+    """The trade-off audit thresholds a scalar or a projection: refuse discrete outputs."""
+    if kind == "discrete":
+        raise ValueError(
+            "claim: a GaussianDP claim is audited through its trade-off curve with thresholds on "
+            "continuous outputs (output='continuous' or 'vector'), and this mechanism's output is "
+            "discrete; audit the (eps, delta) the claim implies instead, with the discrete "
+            "(likelihood-ratio value-set) test: claim=ApproxDP(*GaussianDP(mu, delta).as_eps_delta())")
+
+
+def best_candidates(a, b, kind: str, values, n_count: int, alpha: float, delta: float, k: int,
+                    *, gdp: bool = False):
+    """The k best candidate sets on selection outputs a (first) and b (second); for the
+    trade-off audit (mu_lb) when ``gdp``."""
+    if gdp:
+        check_gdp_output(kind)
     if kind == "continuous":
-        return choose_scalar(a, b, n_count, alpha, delta, k)
+        return choose_scalar(a, b, n_count, alpha, delta, k, gdp=gdp)
     if kind == "vector":
-        return choose_vector(a, b, n_count, alpha, delta, k)
+        return choose_vector(a, b, n_count, alpha, delta, k, gdp=gdp)
     return choose_discrete(a, b, values, n_count, alpha, delta, k)
 
 
 def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: int,
-               alpha: float, output: str | None, progress=None) -> list[int]:
-    """Indices of ``pairs`` ordered from most to least promising (by pilot score - eps)."""
+               alpha: float, output: str | None, progress=None, mu: float | None = None) -> list[int]:
+    """Indices of ``pairs`` ordered from most to least promising (by pilot score - eps, or
+    with a Gaussian-DP claim ``mu``, the larger of that and trade-off score - mu)."""
     keys = []
     for i, (pair, (eps, delta), ss) in enumerate(zip(pairs, claims, seeds)):
         rngs = [np.random.default_rng(s) for s in ss.spawn(2)]
@@ -37,6 +53,12 @@ def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: 
         ea, eb, values = encode(a, b, kind)
         best = best_candidates(ea, eb, kind, values, n_count, alpha, delta, 1)
         keys.append(best[0].score - eps if best else -np.inf)
+        text = f"score {keys[-1] + eps:.4f}"
+        if mu is not None:
+            g = best_candidates(ea, eb, kind, values, n_count, alpha, delta, 1, gdp=True)
+            g_key = g[0].score - mu if g else -np.inf
+            keys[-1] = max(keys[-1], g_key)
+            text += f", mu score {g_key + mu:.4f}"
         if progress is not None:
-            progress(f"pilot {i + 1}/{len(pairs)}: {pair.description}: score {keys[-1] + eps:.4f}")
+            progress(f"pilot {i + 1}/{len(pairs)}: {pair.description}: {text}")
     return sorted(range(len(pairs)), key=lambda i: -keys[i])

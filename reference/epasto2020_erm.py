@@ -18,7 +18,8 @@ vectorized over releases and takes T steps, not n^2, so audits can run it 10^5 t
 Relation: replace one user, S_l public (Epasto §2.2: neighbours are "the same except all
 data points from a single user l"; the S_l are public). The user's features AND labels
 change: X_i = (x_i, y_i), as ``neighbours.REPLACE_USER`` allows (``neighbour(D, u, x, labels=y)``).
-Claim: (eps, delta)-DP (Theorem 4).
+Claim: (eps, delta)-DP (Theorem 4); declared beside it, the exact Gaussian-DP parameter
+mu = sqrt(T) / z of the noisy GD (``gdp_mu``, ``gdp_claim``; derivation below).
 
 Stages (DESIGN §4):
     weights(D, c)                        c checked: non-negative, sum 1 (Alg. 2 parameters)
@@ -43,6 +44,19 @@ adaptively to (alpha, T alpha Delta_2^2 / (2 sigma^2))-RDP [M17, Prop. 1], and
 ``noise_scale`` returns the smallest sigma (to 1e-9 relative, rounded up) whose
 conversion [CKS20, Prop. 12] is <= eps at delta. Projection and averaging are
 post-processing.
+
+The same steps in Gaussian DP [DRS22] (``gdp_mu``). ``noise_scale`` sets sigma = z Delta_2,
+so step t is the Gaussian mechanism with noise sigma on a statistic of L2 sensitivity
+<= Delta_2 (above): Delta_2 / sigma = 1/z-GDP [DRS22, Thm 2.7; ``mechanisms.gaussian_gdp_mu``].
+The T steps compose adaptively (theta_t depends on earlier releases, which [DRS22, Cor. 3.3]
+allows) to sqrt(T (1/z)^2) = sqrt(T) / z-GDP, and the released average of the projected
+iterates is post-processing [DRS22, §2.2], which cannot lower a trade-off function. The mu is
+exact for the composition of worst-case steps; this release may realise less (averaging, a
+logistic gradient rarely reaches L). It is a tighter account of the same noise than the RDP
+route: GaussianDP(mu).epsilon_at(delta) <= eps (tests/test_claims_gdp.py checks it).
+
+[DRS22] J. Dong, A. Roth, W. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 84(1),
+2022, arXiv:1905.02383v3.
 """
 from __future__ import annotations
 
@@ -56,13 +70,13 @@ from ._checks import (
     check_dataset, check_delta, check_epsilon, check_finite_array, check_generator, check_int,
     check_noise_scale, check_positive, check_size,
 )
-from .claims import ApproxDP
+from .claims import ApproxDP, Claims, GaussianDP
 from .data import UserDataset
 from .mechanisms import DEFAULT_RDP_ORDERS, clip_l2, gaussian_rdp, rdp_to_dp
 from .neighbours import REPLACE_USER
 
 __all__ = [
-    "RELATION", "claim", "weights", "user_weight_sums", "user_losses", "user_gradients",
+    "RELATION", "claim", "gdp_mu", "gdp_claim", "weights", "user_weight_sums", "user_losses", "user_gradients",
     "statistic", "lipschitz", "sensitivity", "epsilon_spent", "noise_scale", "step_size",
     "mechanism",
 ]
@@ -77,6 +91,25 @@ def claim(epsilon, delta) -> ApproxDP:
     if check_delta(delta) == 0.0:
         raise ValueError("delta must be > 0: Gaussian noise gives (eps, delta)-DP with delta > 0, got 0.0")
     return ApproxDP(epsilon, delta)
+
+
+def gdp_mu(epsilon, delta, T) -> float:
+    """mu = sqrt(T) / z: the noisy GD of ``mechanism`` is mu-GDP (module docstring, "Gaussian DP").
+
+    z = sigma / Delta_2 is the noise multiplier ``noise_scale`` uses (it depends on eps, delta
+    and T only). sigma = z Delta_2 is rounded once, so Delta_2 / sigma may exceed 1/z by an ulp:
+    rounding mu up by 8 ulps keeps it an upper bound.
+    """
+    eps, d = check_epsilon(epsilon), check_delta(delta)
+    if d == 0.0:
+        raise ValueError("delta must be > 0: Gaussian noise gives (eps, delta)-DP with delta > 0")
+    T = _steps(T)
+    return math.sqrt(T) / _noise_multiplier(eps, d, T) * (1.0 + 8.0 * 2.0**-52)
+
+
+def gdp_claim(epsilon, delta, T) -> Claims:
+    """Theorem 4's (eps, delta) claim with the exact mu-GDP of the same noise declared beside it."""
+    return Claims(claim(epsilon, delta), GaussianDP(gdp_mu(epsilon, delta, T), delta))
 
 
 def weights(dataset: UserDataset, c) -> np.ndarray:

@@ -13,6 +13,9 @@ Sources (cited at the line below):
 - [CKS20] C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential
   Privacy", NeurIPS 2020, arXiv:2004.00010v4, Prop. 12 (tighter RDP -> (eps, delta)),
   as implemented in dp_accounting's ``rdp_privacy_accountant.compute_epsilon``.
+- [DRS22] J. Dong, A. Roth, W. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 84(1),
+  2022, arXiv:1905.02383v3. Thm 2.7 (the Gaussian mechanism is Delta/sigma-GDP), Cor. 3.3
+  (composition); the claim is ``claims.GaussianDP``.
 - The l2-Laplace ("exp(-eta ||z||_2)") noise of Acharya et al. 2024 (PDP-OP); the
   sampler matches the authors' public code (NOTES.md).
 
@@ -35,7 +38,7 @@ from ._checks import (
 
 __all__ = [
     "DEFAULT_RDP_ORDERS", "laplace_scale", "laplace_mechanism", "gaussian_sigma_classical",
-    "gaussian_sigma_analytic", "gaussian_mechanism", "l2_laplace_noise",
+    "gaussian_sigma_analytic", "gaussian_mechanism", "gaussian_gdp_mu", "l2_laplace_noise",
     "l2_laplace_mechanism", "clip_interval", "clip_l2", "gaussian_rdp", "compose_rdp",
     "rdp_to_dp", "rdp_delta",
 ]
@@ -164,13 +167,30 @@ def gaussian_mechanism(value, sigma, rng, size=None) -> np.ndarray:
 
     Why this is private: with L2 sensitivity Delta, sigma from ``gaussian_sigma_classical``
     [DR14, Thm A.1] or ``gaussian_sigma_analytic`` [BW18, Thm 8] gives (eps, delta)-DP;
-    ``gaussian_rdp`` gives its Renyi curve [M17, Prop. 7 / Cor. 3].
+    ``gaussian_rdp`` gives its Renyi curve [M17, Prop. 7 / Cor. 3], and ``gaussian_gdp_mu``
+    its exact Gaussian-DP parameter mu = Delta / sigma [DRS22, Thm 2.7].
     """
     sigma = check_positive(sigma, "sigma")
     loc, shape = _value(value)
     check_noise_scale(sigma, loc, "sigma")
     rng = check_generator(rng)
     return np.asarray(rng.normal(loc, sigma, _release_shape(size, shape)))
+
+
+def gaussian_gdp_mu(sensitivity, sigma) -> float:
+    """mu = Delta_2 / sigma: ``gaussian_mechanism`` with noise sigma on a query of L2
+    sensitivity Delta_2 is mu-GDP, and no smaller mu holds [DRS22, Thm 2.7].
+
+    Derivation. Let v = f(D) - f(D'), ||v||_2 <= Delta_2. Testing N(f(D), sigma^2 I) against
+    N(f(D'), sigma^2 I) is, after subtracting f(D'), rotating v onto the first axis and dividing
+    by sigma (bijections, so the trade-off function is unchanged), testing N(0, I) against
+    N(||v||/sigma e_1, I); the other coordinates are identical N(0, 1) noise and carry no
+    information, so the trade-off function is T(N(0, 1), N(||v||/sigma, 1)) = G_{||v||/sigma}
+    (Neyman-Pearson: the optimal test thresholds x_1). G_m decreases in m, so every
+    neighbouring pair is above G_{Delta_2 / sigma}: mu = Delta_2 / sigma-GDP. A pair with
+    ||v|| = Delta_2 attains the curve, so the mu is exact.
+    """
+    return check_sensitivity(sensitivity) / check_positive(sigma, "sigma")
 
 
 # --------------------------------------------------------------------- l2-Laplace (K-norm)

@@ -121,6 +121,8 @@ EXEMPT = {
     "harness.AuditResult": "a result record returned by audit",
     "harness.Witness": "a result record inside AuditResult",
     "harness.MechanismError": "an exception class",
+    "harness.GDPAudit": "a result record inside AuditResult (the trade-off audit of a GDP claim)",
+    "harness.GDPWitness": "a result record inside GDPAudit",
     "adapter.Finding": "a result record returned by check_property",
     "adapter.StageMissing": "an exception class",
 }

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from userdp.reference._checks import check_positive, check_sensitivity
-from userdp.reference.claims import ApproxDP, PureDP
-from userdp.reference.mechanisms import gaussian_sigma_analytic
+from userdp.reference.claims import ApproxDP, Claims, GaussianDP, PureDP
+from userdp.reference.mechanisms import gaussian_gdp_mu, gaussian_sigma_analytic
 
 from . import AuditSetup, Entry, register
 
@@ -58,14 +58,16 @@ def laplace_setup(epsilon=1.0, sensitivity=1.0, scale_factor=1.0) -> AuditSetup:
 def gaussian_setup(epsilon=1.0, delta=1e-5, sensitivity=1.0) -> AuditSetup:
     """Analytic Gaussian mechanism q + N(0, sigma^2), sigma from [BW18, Thm 8].
 
-    True loss: exactly (eps, delta) on |q(D) - q(D')| = Delta [BW18, Thm 8] (tight).
+    True loss: exactly (eps, delta) on |q(D) - q(D')| = Delta [BW18, Thm 8] (tight), and
+    exactly mu = Delta / sigma-GDP (``mechanisms.gaussian_gdp_mu``, DRS22 Thm 2.7), declared beside it.
     """
     sigma = gaussian_sigma_analytic(sensitivity, epsilon, delta)
 
     def mechanism(q, rng, size):
         return q + rng.normal(0.0, sigma, size)
 
-    return AuditSetup(mechanism, [Pair(0.0, float(sensitivity), f"q = 0 vs q = {sensitivity}")], ApproxDP(epsilon, delta))
+    claim = Claims(ApproxDP(epsilon, delta), GaussianDP(gaussian_gdp_mu(sensitivity, sigma), delta))
+    return AuditSetup(mechanism, [Pair(0.0, float(sensitivity), f"q = 0 vs q = {sensitivity}")], claim)
 
 
 def bounded_sum_setup(epsilon=1.0, lower=0.0, upper=1.0, n=10) -> AuditSetup:
