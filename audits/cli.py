@@ -59,7 +59,10 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   declares Gaussian DP (claim kind "gdp", or "claims" with params {primary, gdp}), ``gdp``
   {mu, mu_lower_bound, tightness, witness {..., null_side, error_rates {fpr, fnr,
   fpr_upper, fnr_upper}, claim_mu, p_value, adjusted_p_value, candidates_tested}}. The
-  verdict is "violation" if either the eps side or the mu side finds one.
+  verdict is "violation" if either the eps side or the mu side finds one. Then ``ceiling``
+  {epsilon, mu, pair_index, method, standard_error} (null when the setup declares no noise
+  model), ``efficiency`` (eps_lb / ceiling) and ``mu_efficiency`` (mu_lb / mu ceiling), each
+  null when not computed (``audits/ceiling.py``).
 - userdp.audit-all/1: confidence (family-wise), correction ("bonferroni"),
   per_entry_confidence, entries (each as in userdp.audit/1, or {name, kind, relation,
   expected, as_expected: false, error} if it raised), summary {entries, as_expected,
@@ -83,7 +86,8 @@ from .registry import all_entries, all_reproductions, get_reproduction
 from .report import Progress, fmt, pct, table, to_json, version
 from .sampling import MechanismError
 from .targets import (CLAIM_FORMS, DEFAULT_SAMPLES, Target, UsageError, UserCodeError, check_params,  # noqa: F401
-                      external_target, mechanism_error, parse_claim, parse_params, registry_target, run_audit)
+                      external_target, mechanism_error, parse_claim, parse_params, registry_target, run_audit,
+                      run_efficiency)
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 DEFAULT_CONFIDENCE = 0.95
@@ -260,13 +264,16 @@ def cmd_audit(args) -> int:
     progress.note(f"auditing {n_pairs} pair(s), {target.samples} outputs per side, "
                   f"{pct(args.confidence)} confidence, seed {args.seed}")
     result = run_audit(target, args.confidence, args.seed, progress=progress.note)
+    if target.noise is not None:
+        progress.note(f"computing the statistical ceiling ({target.noise.family} noise)")
+    eff = run_efficiency(target, result)
     as_expected = None if target.expected is None else result.verdict == target.expected
     if args.json:
         print(to_json("userdp.audit/1", {"name": target.name, "kind": target.kind, "relation": target.relation,
                                          "params": target.params, "expected": target.expected,
-                                         "as_expected": as_expected, **result.to_dict()}))
+                                         "as_expected": as_expected, **result.to_dict(), **eff}))
     else:
-        _print_result(target, result, as_expected)
+        _print_result(target, result, as_expected, eff)
     if args.plot:
         from .plot import plot_audit
         try:
@@ -287,7 +294,7 @@ _EXPECTED_WHY = {
 }
 
 
-def _print_result(t: Target, r, as_expected) -> None:
+def _print_result(t: Target, r, as_expected, eff: dict) -> None:
     w = r.witness
     c = w.counts
     print(f"{t.name}: {r.verdict}")
@@ -304,6 +311,15 @@ def _print_result(t: Target, r, as_expected) -> None:
         g = r.gdp
         print(f"  mu lower bound   {g.mu_lower_bound:.4f} (trade-off curve) against mu = {fmt(g.mu)}; "
               f"tightness mu_lb / mu = {fmt(g.tightness, 3)}")
+    c = eff["ceiling"]
+    if c is None:
+        print("  ceiling          not computed: the setup declares no noise model (audits/ceiling.py)")
+    else:
+        print(f"  ceiling          {c['epsilon']:.4f}: the best a perfect test could reach with these samples and "
+              f"confidence ({c['method']}); efficiency eps_lb / ceiling = {fmt(eff['efficiency'], 3)}")
+        if c["mu"] is not None:
+            print(f"  mu ceiling       {c['mu']:.4f}; efficiency mu_lb / mu ceiling = {fmt(eff['mu_efficiency'], 3)}")
+    c = w.counts
     print(f"  witness          pair: {w.pair_description}")
     print(f"                   set S = {w.rejection_set.describe()}, ordering {w.ordering}")
     print(f"  counts           {c['first']} of M(first) and {c['second']} of M(second) in S, "
@@ -347,11 +363,12 @@ def _audit_entry(e, args, confidence: float) -> dict:
     try:
         t = registry_target(e, {}, args.samples)
         r = run_audit(t, confidence, args.seed)
+        eff = run_efficiency(t, r)
     except Exception as exc:  # reported in its row; the run goes on (exit 3 at the end)
         if getattr(args, "debug", False):
             traceback.print_exc()
         return {**head, "as_expected": False, "error": f"{type(exc).__name__}: {exc}"}
-    return {**head, "as_expected": r.verdict == e.expected, **r.to_dict()}
+    return {**head, "as_expected": r.verdict == e.expected, **r.to_dict(), **eff}
 
 
 def _print_all(rows, confidence, per_entry, summary) -> None:
@@ -363,14 +380,17 @@ def _print_all(rows, confidence, per_entry, summary) -> None:
             continue
         gdp = r.get("gdp")
         shown.append({**base, "claim": _claim_dict_text(r["claim"]),
-                      "samples": r["samples"], "eps_lb": r["epsilon_lower_bound"], "tightness": r["tightness"],
-                      "mu tightness": None if gdp is None else gdp["tightness"],
+                      "samples": r["samples"], "eps_lb": r["epsilon_lower_bound"],
+                      "ceiling": None if r["ceiling"] is None else r["ceiling"]["epsilon"],
+                      "tightness": r["tightness"], "efficiency": r["efficiency"],
+                      "mu tightness": None if gdp is None else gdp["tightness"], "mu efficiency": r["mu_efficiency"],
                       "verdict": r["verdict"], "ok": "yes" if r["as_expected"] else "NO"})
-    print(table(shown, ["name", "kind", "claim", "samples", "eps_lb", "tightness", "mu tightness", "verdict",
-                        "expected", "ok"],
+    three = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    print(table(shown, ["name", "kind", "claim", "samples", "eps_lb", "ceiling", "tightness", "efficiency",
+                        "mu tightness", "mu efficiency", "verdict", "expected", "ok"],
                 formats={"eps_lb": lambda v: "-" if v is None else f"{v:.4f}",
-                         "tightness": lambda v: "-" if v is None else fmt(v, 3),
-                         "mu tightness": lambda v: "-" if v is None else fmt(v, 3)}))
+                         "ceiling": lambda v: "-" if v is None else f"{v:.4f}",
+                         "tightness": three, "efficiency": three, "mu tightness": three, "mu efficiency": three}))
     print(f"\n{summary['entries']} entries: {summary['as_expected']} as expected, {summary['not_as_expected']} "
           f"not as expected, {summary['errors']} errors; {summary['elapsed_seconds']:.1f} s.")
     print(f"Confidence {pct(confidence)} is family-wise (Bonferroni over {summary['entries']} entries, each "

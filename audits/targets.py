@@ -19,13 +19,14 @@ import numpy as np
 
 from userdp.reference.claims import ApproxDP, PersonalizedDP, PureDP, RenyiDP
 
+from .ceiling import efficiency_report
 from .harness import audit
 from .registry import AuditSetup, get
 from .report import fmt
-from .sampling import AuditPair, MechanismError
+from .sampling import AuditPair, MechanismError, draw
 
 __all__ = ["UsageError", "UserCodeError", "CLAIM_FORMS", "Target", "parse_params", "parse_claim",
-           "check_params", "registry_target", "external_target", "run_audit"]
+           "check_params", "registry_target", "external_target", "run_audit", "run_efficiency"]
 
 DEFAULT_SAMPLES = 200_000       # external mechanisms and entries without their own default
 MAX_PAIRS = 100                 # the harness's default max_pairs
@@ -148,6 +149,7 @@ class Target:
     params: dict               # the parameters in force
     overrides: dict            # what --param changed
     expected: str | None       # None: external, or --param changed a default
+    noise: object = None       # the setup's ceiling.NoiseModel, if it declares one
 
 
 def registry_target(entry, raw: dict, samples: int | None = None) -> Target:
@@ -167,7 +169,7 @@ def registry_target(entry, raw: dict, samples: int | None = None) -> Target:
         raise UsageError(f"{entry.name} refused {_param_text(changed)}: {exc}") from None
     return Target(entry.name, entry.kind, entry.relation, setup.mechanism, setup.pairs, setup.claim, setup.output,
                   samples or entry.samples or DEFAULT_SAMPLES,
-                  {**entry.params, **params}, changed, None if changed else entry.expected)
+                  {**entry.params, **params}, changed, None if changed else entry.expected, setup.noise)
 
 
 def _param_text(params: dict) -> str:
@@ -184,9 +186,10 @@ def external_target(name: str, raw: dict, *, claim: str | None = None, relation:
         made = factory(**params)
     except Exception as exc:
         raise UserCodeError(f"your factory {name} raised {type(exc).__name__}: {exc}") from exc
+    noise = None
     if isinstance(made, AuditSetup):
         the_claim = made.claim if given is None else given
-        mechanism, pairs, output = made.mechanism, made.pairs, output or made.output
+        mechanism, pairs, output, noise = made.mechanism, made.pairs, output or made.output, made.noise
     elif isinstance(made, tuple) and len(made) == 2:
         if given is None:
             raise UsageError(f"{name} returned (mechanism, pairs): give the claim with --claim, "
@@ -198,7 +201,7 @@ def external_target(name: str, raw: dict, *, claim: str | None = None, relation:
         raise UsageError(f"{name}: the mechanism must be callable as mechanism(dataset, rng, size), "
                          f"got {type(mechanism).__name__}")
     return Target(name, "external", relation or "unspecified", mechanism, _external_pairs(pairs, name),
-                  the_claim, output, samples or DEFAULT_SAMPLES, params, params, None)
+                  the_claim, output, samples or DEFAULT_SAMPLES, params, params, None, noise)
 
 
 def _load_factory(target: str):
@@ -321,6 +324,24 @@ def run_audit(target: Target, confidence: float, seed: int, progress=None):
     except (ValueError, TypeError) as exc:
         if target.kind == "external":
             raise UsageError(f"the audit cannot use the setup from {target.name}: {exc}") from exc
+        raise
+
+
+def run_efficiency(target: Target, result) -> dict:
+    """``ceiling.efficiency_report`` for the target's declared noise model (nulls without one).
+    A declaration that does not fit the mechanism is the declarer's error: an external
+    target's is a UsageError (exit 2); a registry entry's is a bug in userdp (exit 3)."""
+    if target.noise is None:
+        return efficiency_report(None, target.pairs, result)
+    try:                                    # the shape of one release, for the declaration's check
+        a, _ = draw(target.mechanism, target.pairs[0], [np.random.default_rng(0)] * 2, 2)
+    except MechanismError as exc:
+        raise mechanism_error(target, exc) from exc
+    try:
+        return efficiency_report(target.noise, target.pairs, result, np.asarray(a).shape[1:])
+    except (ValueError, TypeError) as exc:
+        if target.kind == "external":
+            raise UsageError(f"the noise model declared by {target.name} does not fit: {exc}") from exc
         raise
 
 

@@ -704,3 +704,48 @@ if hasattr(Cl, "GaussianDP") and hasattr(Bd, "mu_lower_bound"):
           lambda: dict(k1=[5, 9], k2=[8, 2], n_sel=10, n_count=90, alpha=0.05, z_sel=4.0),
           k1=[[11, 2], [-1, 2], [nan, 2], ["a", "b"], None], k2=[[11, 2], [-1, 0]], n_sel=INT(1, hi=2**62), n_count=INT(1, hi=2**62),
           alpha=[0.0, 2.0, nan], z_sel=POS())
+
+# ============================================================ statistical ceiling (issue 8, part 3)
+# (guarded: the probe imports this table on checkouts that predate the ceiling)
+try:
+    from userdp.audits import ceiling as Ce
+except ImportError:
+    Ce = None
+if Ce is not None:
+    class _P:
+        def __init__(self, first, second):
+            self.first, self.second, self.description = first, second, f"{first} vs {second}"
+
+    def _ident(q):
+        return q
+
+    def _lap_noise():
+        return Ce.NoiseModel("laplace", _ident, 1.0)
+
+    def _lap_result():
+        return H.audit(_lap, (0.0, 1.0), Cl.PureDP(1.0), samples=200, seed=0, output="continuous")
+
+    entry("ceiling.NoiseModel", Ce.NoiseModel, lambda: dict(family="laplace", statistic=_ident, scale=1.0),
+          family=["gauss", None, 3, "Laplace"], statistic=[3, "f", None], scale=POS(),
+          ok={"scale": [lambda D: 1.0]})
+    entry("ceiling.NoiseModel.locate", lambda nm, dataset: nm.locate(dataset),
+          lambda: dict(nm=_lap_noise(), dataset=0.5), dataset=[nan, inf, "abc", None, [[1.0, 2.0]]],
+          alias={"dataset": ("dataset",)})
+    entry("ceiling.ceiling", Ce.ceiling,
+          lambda: dict(noise=_lap_noise(), pairs=[_P(0.0, 1.0)], samples=1000, confidence=0.95, delta=0.0,
+                       gdp=False, output_shape=None, draws=Ce.MC_DRAWS, seed=Ce.MC_SEED),
+          noise=[None, "laplace", 3], pairs=[[], None, 3, [1.0], "ab"], samples=INT(1, hi=2**62),
+          confidence=[0.0, 1.0, nan, "0.9", None, True], delta=DELTA(), gdp=[1, "yes", None],
+          output_shape=[(0,), (2, 3), "x", [2], (1.5,)], draws=INT(800, hi=10**8), seed=[-1, 1.5, None, "0", True],
+          ok={"output_shape": [(), (1,)]})
+    entry("ceiling.efficiency_report", Ce.efficiency_report,
+          lambda: dict(noise=_lap_noise(), pairs=[_P(0.0, 1.0)], result=_lap_result(), output_shape=()),
+          noise=["laplace", 3], pairs=[[], None, 3], result=[None, 3, "r"], output_shape=[(5,), "x", (2, 2)],
+          ok={"noise": [None]}, alias={"output_shape": ("output_shape", "noise")})
+    entry("ceiling.plugin_epsilon_bound", Ce.plugin_epsilon_bound,
+          lambda: dict(P=[0.5], Q=[0.2], n=100, alpha=0.05, delta=0.0),
+          P=[[1.5], [nan], None, ["a"], [0.5, 0.5]], Q=[[-0.1], [inf]], n=INT(1, hi=2**62),
+          alpha=[0.0, 1.0, nan, None, "0.1"], delta=DELTA(), alias={"P": ("P",), "Q": ("Q",)})
+    entry("ceiling.plugin_mu_bound", Ce.plugin_mu_bound, lambda: dict(P=[0.5], Q=[0.2], n=100, alpha=0.05),
+          P=[[1.5], [nan], None, ["a"], [0.5, 0.5]], Q=[[-0.1], [inf]], n=INT(1, hi=2**62),
+          alpha=[0.0, 1.0, nan, None, "0.1"], alias={"P": ("P",), "Q": ("Q",)})

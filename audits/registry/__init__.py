@@ -21,6 +21,10 @@ check EVERY claim; where it has to judge on less data, the claim's text states t
 and why. ``progress(done, total, message)``, if given, is called after each step (the CLI
 prints steps done of total, the elapsed time and an estimate of the time left to stderr).
 ``userdp reproduce NAME`` prints the result and exits 1 if a claim fails.
+
+An ``AuditSetup`` whose release is additive noise of a known family on a noise-free
+statistic declares it (``noise=NoiseModel(family, statistic, scale)``, ``audits/ceiling.py``):
+the report then gives the statistical ceiling and the audit's efficiency against it.
 """
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ import importlib
 import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
+
+from userdp.audits.ceiling import NoiseModel
 
 __all__ = ["AuditSetup", "Entry", "register", "all_entries", "get", "register_reproduction",
            "get_reproduction", "all_reproductions", "KINDS", "EXPECTED"]
@@ -43,10 +49,17 @@ class AuditSetup:
     pairs: Sequence                # candidate neighbouring pairs (NeighbourPair or 2-tuples)
     claim: Any                     # a userdp.reference.claims claim
     output: str = "continuous"     # "continuous" | "vector" | "discrete"
+    noise: NoiseModel | None = None  # the release is noise.statistic(D) + noise: gives the ceiling
 
     def __post_init__(self):
         if self.output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
+        if self.noise is not None:
+            if not isinstance(self.noise, NoiseModel):
+                raise TypeError(f"noise must be None or a userdp.audits.ceiling.NoiseModel, got {type(self.noise).__name__}")
+            if self.output == "discrete":
+                raise ValueError(f"noise: a {self.noise.family} noise model declares a continuous release, "
+                                 "but output is 'discrete' (the ceiling applies to additive continuous noise)")
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,8 @@ from userdp.reference import amin2019 as A
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import ADD_REMOVE_USER, NeighbourPair
 
+from userdp.audits.ceiling import NoiseModel
+
 from . import AuditSetup, Entry, register, register_reproduction
 from userdp.audits.plot import pyplot
 
@@ -72,7 +74,8 @@ def build_capped_sum(T: float = T_PUBLIC, epsilon: float = EPS) -> AuditSetup:
 
     def mechanism(dataset, rng, size):
         return A.mechanism(dataset, T, epsilon, rng, size=size)
-    return AuditSetup(mechanism, pairs, A.claim(epsilon), output="continuous")
+    noise = NoiseModel("laplace", lambda D: A.statistic(D, T), A.noise_scale(T, epsilon))
+    return AuditSetup(mechanism, pairs, A.claim(epsilon), output="continuous", noise=noise)
 
 
 def private_cap_realised_loss(epsilon_cap: float = EPS_CAP, epsilon_sum: float = EPS_SUM,

@@ -25,6 +25,8 @@ from userdp.reference._checks import check_positive, check_sensitivity
 from userdp.reference.claims import ApproxDP, Claims, GaussianDP, PureDP
 from userdp.reference.mechanisms import gaussian_gdp_mu, gaussian_sigma_analytic
 
+from userdp.audits.ceiling import NoiseModel
+
 from . import AuditSetup, Entry, register
 
 _HERE = __name__
@@ -37,6 +39,11 @@ class Pair:
     first: object
     second: object
     description: str
+
+
+def _identity(q):
+    """The noise-free statistic of a control whose "dataset" is the query answer itself."""
+    return q
 
 
 # --------------------------------------------------------------------------- scalars
@@ -52,7 +59,8 @@ def laplace_setup(epsilon=1.0, sensitivity=1.0, scale_factor=1.0) -> AuditSetup:
     def mechanism(q, rng, size):
         return q + rng.laplace(0.0, b, size)
 
-    return AuditSetup(mechanism, [Pair(0.0, float(sensitivity), f"q = 0 vs q = {sensitivity}")], claim)
+    return AuditSetup(mechanism, [Pair(0.0, float(sensitivity), f"q = 0 vs q = {sensitivity}")], claim,
+                      noise=NoiseModel("laplace", _identity, b))
 
 
 def gaussian_setup(epsilon=1.0, delta=1e-5, sensitivity=1.0) -> AuditSetup:
@@ -67,7 +75,8 @@ def gaussian_setup(epsilon=1.0, delta=1e-5, sensitivity=1.0) -> AuditSetup:
         return q + rng.normal(0.0, sigma, size)
 
     claim = Claims(ApproxDP(epsilon, delta), GaussianDP(gaussian_gdp_mu(sensitivity, sigma), delta))
-    return AuditSetup(mechanism, [Pair(0.0, float(sensitivity), f"q = 0 vs q = {sensitivity}")], claim)
+    return AuditSetup(mechanism, [Pair(0.0, float(sensitivity), f"q = 0 vs q = {sensitivity}")], claim,
+                      noise=NoiseModel("gaussian", _identity, sigma))
 
 
 def bounded_sum_setup(epsilon=1.0, lower=0.0, upper=1.0, n=10) -> AuditSetup:
@@ -80,13 +89,16 @@ def bounded_sum_setup(epsilon=1.0, lower=0.0, upper=1.0, n=10) -> AuditSetup:
     claim = PureDP(epsilon / 2.0) if epsilon > 0 else PureDP(epsilon)
     delta_sum = max(abs(lower), abs(upper))
 
+    def statistic(x):
+        return np.clip(np.asarray(x, float), lower, upper).sum()
+
     def mechanism(x, rng, size):
-        return np.clip(np.asarray(x, float), lower, upper).sum() + rng.laplace(0.0, delta_sum / epsilon, size)
+        return statistic(x) + rng.laplace(0.0, delta_sum / epsilon, size)
 
     base = np.full(n, 0.5 * (lower + upper))
     pairs = [Pair(base, np.append(base, upper), f"{n} records at the midpoint vs + one record at upper"),
              Pair(base, np.append(base, lower), f"{n} records at the midpoint vs + one record at lower")]
-    return AuditSetup(mechanism, pairs, claim)
+    return AuditSetup(mechanism, pairs, claim, noise=NoiseModel("laplace", statistic, delta_sum / epsilon))
 
 
 def count_error_leak_setup(epsilon=1.0, max_count=100) -> AuditSetup:
@@ -123,7 +135,8 @@ def histogram_eps_scale_setup(epsilon=0.7, bins=5) -> AuditSetup:
         return np.asarray(hist, float) + rng.laplace(0.0, epsilon, (size, bins))  # (size, bins)
 
     e0 = np.eye(bins)[0]
-    return AuditSetup(mechanism, [Pair(h, h + e0, "add a record to bin 0"), Pair(h, h - e0, "remove a record from bin 0")], claim, output="vector")
+    return AuditSetup(mechanism, [Pair(h, h + e0, "add a record to bin 0"), Pair(h, h - e0, "remove a record from bin 0")],
+                      claim, output="vector", noise=NoiseModel("laplace", _identity, epsilon))
 
 
 # --------------------------------------------------------------------------- discrete

@@ -22,6 +22,8 @@ from userdp.reference import epasto2020 as E
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import ADD_REMOVE_USER
 
+from userdp.audits.ceiling import NoiseModel
+
 from . import AuditSetup, Entry, register, register_reproduction
 from userdp.audits.plot import pyplot
 
@@ -47,7 +49,18 @@ def _setup(kind: str, B: float = 1.0, epsilon: float = 1.0, sigma: float | None 
         def mechanism(dataset, rng, size):
             return E.best_sample_limiting_mechanism(dataset, rng, size, epsilon=epsilon, B=B, sigma=sigma)
     pairs = E.RELATION.worst_case_pairs(D, 0.0, B)
-    return AuditSetup(mechanism=mechanism, pairs=pairs, claim=E.claim(epsilon), output="continuous")
+    return AuditSetup(mechanism=mechanism, pairs=pairs, claim=E.claim(epsilon), output="continuous",
+                      noise=_wa_noise(kind, B, epsilon, sigma))
+
+
+def _wa_noise(kind: str, B, epsilon, sigma) -> NoiseModel:
+    """WA_c(D) + Lap(b(D)), with c (and so b) computed from the public sizes S_l only."""
+    def weights(D):
+        if kind == "wa":
+            return E.optimal_weights(D, epsilon, B, sigma=sigma)[0]
+        return E.sample_limiting_weights(D, E.best_integer_h(D.counts, sigma, B, epsilon))
+    return NoiseModel("laplace", lambda D: E.wa_statistic(D, weights(D), B),
+                      lambda D: E.wa_noise_scale(D, weights(D), B, epsilon))
 
 
 def build_add_remove(B: float = 1.0, epsilon: float = 1.0, sigma: float | None = None) -> AuditSetup:

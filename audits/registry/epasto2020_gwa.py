@@ -22,6 +22,8 @@ import numpy as np
 from userdp.reference import epasto2020_gwa as G
 from userdp.reference.data import UserDataset
 
+from userdp.audits.ceiling import NoiseModel
+
 from . import AuditSetup, Entry, register, register_reproduction
 from userdp.audits.plot import pyplot
 
@@ -47,7 +49,12 @@ def build_gwa(B=1.0, epsilon=1.0, sigma=4.0) -> AuditSetup:
         return G.mechanism(dataset, C, B, epsilon, rng, size)
 
     return AuditSetup(mechanism=mechanism, pairs=G.worst_case_pairs(D, C, B), claim=G.claim(epsilon),
-                      output="vector")
+                      output="vector", noise=_gwa_noise(C, B, epsilon))
+
+
+def _gwa_noise(C, B, epsilon) -> NoiseModel:
+    """Algorithm 3: C y + Lap(b)^d i.i.d., b from C and the public S_l (``G.mechanism``)."""
+    return NoiseModel("laplace", lambda D: G.statistic(D, C, B), lambda D: G.noise_scale(D, C, B, epsilon))
 
 
 def build_sample_limited_ols(B=1.0, epsilon=1.0, sigma=4.0) -> AuditSetup:
@@ -58,7 +65,8 @@ def build_sample_limited_ols(B=1.0, epsilon=1.0, sigma=4.0) -> AuditSetup:
         return G.sample_limited_ols_mechanism(dataset, h, B, epsilon, rng, size, T=T)
 
     pairs = G.worst_case_pairs(D, G.sample_limited_C(D, h, T), B)
-    return AuditSetup(mechanism=mechanism, pairs=pairs, claim=G.claim(epsilon), output="vector")
+    return AuditSetup(mechanism=mechanism, pairs=pairs, claim=G.claim(epsilon), output="vector",
+                      noise=_gwa_noise(G.sample_limited_C(D, h, T), B, epsilon))
 
 
 register(Entry(name="epasto2020.gwa", kind="reference", paper=PAPER,

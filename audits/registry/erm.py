@@ -53,6 +53,8 @@ from userdp.reference import epasto2020_erm as E
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import NeighbourPair
 
+from userdp.audits.ceiling import NoiseModel
+
 from . import AuditSetup, Entry, register
 
 DEFAULT_SAMPLES = 100_000
@@ -91,7 +93,13 @@ def build_amin(epsilon=1.0, tau=2, Lambda=10.0, n_min=4) -> AuditSetup:
     def mechanism(dataset, rng, size):
         return A.mechanism(dataset, rng, size, epsilon=epsilon, tau=tau, Lambda=Lambda, n_min=n_min)
 
-    return AuditSetup(mechanism=mechanism, pairs=_amin_pairs(D, tau), claim=A.claim(epsilon), output="vector")
+    return AuditSetup(mechanism=mechanism, pairs=_amin_pairs(D, tau), claim=A.claim(epsilon), output="vector",
+                      noise=_amin_noise(epsilon, tau=tau, Lambda=Lambda, n_min=n_min))
+
+
+def _amin_noise(epsilon, **params) -> NoiseModel:
+    """theta-hat + b, density of b prop. to exp(-||b||_2 / (Delta_2 / eps)) (``A.mechanism``)."""
+    return NoiseModel("l2laplace", lambda D: A.statistic(D, **params), A.noise_scale(epsilon=epsilon, **params))
 
 
 register(Entry(name="amin2019.erm-output-perturbation", kind="reference", paper="Amin et al. 2019",
@@ -132,7 +140,8 @@ def build_amin_ridge(epsilon=1.0, tau=2, Lambda=1e4, n_min=4) -> AuditSetup:
     def mechanism(dataset, rng, size):
         return A.mechanism(dataset, rng, size, epsilon=epsilon, tau=tau, Lambda=Lambda, n_min=n_min, loss="ridge")
 
-    return AuditSetup(mechanism=mechanism, pairs=_ridge_pairs(D, tau), claim=A.claim(epsilon), output="vector")
+    return AuditSetup(mechanism=mechanism, pairs=_ridge_pairs(D, tau), claim=A.claim(epsilon), output="vector",
+                      noise=_amin_noise(epsilon, tau=tau, Lambda=Lambda, n_min=n_min, loss="ridge"))
 
 
 register(Entry(name="amin2019.erm-output-perturbation-ridge", kind="reference", paper="Amin et al. 2019",

@@ -403,3 +403,45 @@ def test_audit_all_full_registry(capsys):
     # 1 - 5e-6 per entry on seeds 0-19 (audits/cli.py docstring).
     code, out, err = run(capsys, "audit", "--all", "--confidence", "0.9999")
     assert code == 0, out + err
+
+
+# ------------------------------------------------------------------ ceiling and efficiency (issue 8 item 3)
+def test_audit_reports_ceiling_and_efficiency_text_and_json(capsys):
+    code, out, _ = run(capsys, "audit", "control.laplace", "--samples", "100000")
+    assert code == 0
+    assert "  ceiling          0.98" in out and "efficiency eps_lb / ceiling = " in out   # DESIGN §6: 0.981
+    code, out, _ = run(capsys, "audit", "control.laplace", "--samples", "100000", "--json")
+    d = strict_json(out)
+    c = d["ceiling"]
+    assert c["method"] == "closed form" and abs(c["epsilon"] - 0.981) < 6e-4 and c["mu"] is None
+    assert d["efficiency"] == d["epsilon_lower_bound"] / c["epsilon"] and d["mu_efficiency"] is None
+
+
+def test_audit_of_a_gdp_entry_reports_the_mu_ceiling(capsys):
+    code, out, _ = run(capsys, "audit", "control.gaussian", "--samples", "20000", "--json")
+    d = strict_json(out)
+    assert code == 0 and 0 < d["ceiling"]["mu"] < d["gdp"]["mu"]
+    assert d["mu_efficiency"] == d["gdp"]["mu_lower_bound"] / d["ceiling"]["mu"]
+
+
+def test_entry_without_noise_model_says_so(capsys):
+    code, out, _ = run(capsys, "audit", "control.noisy-max", "--samples", "2000")
+    assert "ceiling          not computed: the setup declares no noise model" in out
+    code, out, _ = run(capsys, "audit", "control.noisy-max", "--samples", "2000", "--json")
+    d = strict_json(out)
+    assert d["ceiling"] is None and d["efficiency"] is None and d["mu_efficiency"] is None
+
+
+def test_external_setup_with_a_mismatched_noise_model_exits_2(capsys, tmp_path, monkeypatch):
+    (tmp_path / "wrongnoise.py").write_text(
+        "import numpy as np\n"
+        "from userdp.audits.registry import AuditSetup\n"
+        "from userdp.audits.ceiling import NoiseModel\n"
+        "from userdp.reference.claims import PureDP\n"
+        "def make():\n"
+        "    mech = lambda q, rng, size: q + rng.laplace(0.0, 1.0, size)\n"
+        "    return AuditSetup(mech, [(0.0, 1.0)], PureDP(1.0),\n"
+        "                      noise=NoiseModel('laplace', lambda q: np.array([q, q]), 1.0))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = run(capsys, "audit", "wrongnoise:make", "--samples", "1000")
+    assert code == 2 and "noise" in err and "shape" in err
