@@ -48,7 +48,8 @@ JSON (``--json``): strict JSON (``allow_nan=False``), one object whose ``schema`
 top-level ``nonfinite`` map (see ``report.py``). The fields:
 
 - userdp.list/1: ``entries``: [{name, kind, paper, algorithm, relation, claim {kind,
-  params}, function, expected, params, true_epsilon, samples}].
+  params}, function, expected, params, true_epsilon, samples, noise}] (noise: the declared
+  noise family, "laplace" | "gaussian" | "l2laplace", or null: ``audits/ceiling.py``).
 - userdp.audit/1: name, kind ("reference" | "control" | "planted" | "external"), relation,
   params (the parameters used), expected (the entry's expected verdict, or null for an
   external mechanism or when ``--param`` changed a default), as_expected (bool or null),
@@ -219,17 +220,20 @@ def _claim_dict_text(c: dict) -> str:
     return c["kind"] + " " + ",".join(f"{k}={fmt(v)}" for k, v in c["params"].items())
 
 
-def _entry_dict(entry, claim) -> dict:
+def _entry_dict(entry, setup) -> dict:
+    claim = setup.claim
     return {"name": entry.name, "kind": entry.kind, "paper": entry.paper, "algorithm": entry.algorithm,
             "relation": entry.relation, "claim": {"kind": claim.kind, "params": claim.params()},
             "function": entry.function, "expected": entry.expected, "params": dict(entry.params),
-            "true_epsilon": entry.true_epsilon, "samples": entry.samples or DEFAULT_SAMPLES}
+            "true_epsilon": entry.true_epsilon, "samples": entry.samples or DEFAULT_SAMPLES,
+            "noise": None if setup.noise is None else setup.noise.family}
 
 
 def cmd_list(args) -> int:
     entries = all_entries()
-    claims = [e.setup().claim for e in entries]
-    rows = [_entry_dict(e, c) for e, c in zip(entries, claims)]
+    setups = [e.setup() for e in entries]
+    claims = [s.claim for s in setups]
+    rows = [_entry_dict(e, s) for e, s in zip(entries, setups)]
     if args.json:
         print(to_json("userdp.list/1", {"entries": rows}))
         return EXIT_OK

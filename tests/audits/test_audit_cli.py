@@ -46,6 +46,9 @@ def test_list_json_fields(capsys):
     assert lap["claim"] == {"kind": "pure", "params": {"epsilon": 1.0}}
     assert by_name["control.isvt3"]["expected"] == "violation"
     assert by_name["amin2019.capped-sum"]["samples"] == 1_000_000       # per-entry default (registry)
+    assert lap["noise"] == "laplace" and by_name["control.gaussian"]["noise"] == "gaussian"
+    assert by_name["amin2019.erm-output-perturbation"]["noise"] == "l2laplace"
+    assert by_name["control.noisy-max"]["noise"] is None
 
 
 def test_list_json_encodes_infinity_as_null_listed_in_nonfinite(capsys):
