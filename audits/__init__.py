@@ -5,8 +5,8 @@
 This package depends on numpy, scipy, statsmodels and ``userdp.reference.claims`` only.
 """
 from .harness import NO_VIOLATION, VIOLATION, AuditResult, Witness, audit
-from .rejection import Threshold, ValueSet
+from .rejection import StatisticThreshold, Threshold, ValueSet
 from .sampling import MechanismError
 
-__all__ = ["audit", "AuditResult", "Witness", "MechanismError", "Threshold", "ValueSet",
+__all__ = ["audit", "AuditResult", "Witness", "MechanismError", "Threshold", "StatisticThreshold", "ValueSet",
            "VIOLATION", "NO_VIOLATION"]

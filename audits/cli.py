@@ -56,7 +56,11 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   then the audit result: claim {kind, params}, epsilon_lower_bound, confidence, samples,
   verdict, tightness, witness {pair_description, pair_index, unit, rejection_set, ordering,
   counts {first, second, n_per_side}, claim_epsilon, p_value, adjusted_p_value,
-  candidates_tested}, termination_reason, elapsed_seconds; and, only when the claim
+  candidates_tested}, termination_reason, elapsed_seconds (rejection_set: {type:
+  "threshold", tail, t, projection?}, {type: "values", values}, or {type: "statistic",
+  statistic, formula, params, tail, t}: a learned statistic, ``audits/rejection.py``;
+  a registry entry that declares its noise family gets that family's likelihood-ratio
+  statistic); and, only when the claim
   declares Gaussian DP (claim kind "gdp", or "claims" with params {primary, gdp}), ``gdp``
   {mu, mu_lower_bound, tightness, witness {..., null_side, error_rates {fpr, fnr,
   fpr_upper, fnr_upper}, claim_mu, p_value, adjusted_p_value, candidates_tested}}. The

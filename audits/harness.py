@@ -55,7 +55,8 @@ from userdp.reference.claims import Claims, GaussianDP, PersonalizedDP
 
 from .bounds import epsilon_lower_bound, error_rate_upper_bounds, gdp_p_value, mu_lower_bound, p_value
 from .sampling import OUTPUT_KINDS, MechanismError, draw, encode, infer_kind, normalize_pairs
-from .search import best_candidates, check_gdp_output, rank_pairs
+from .rejection import check_noise_family
+from .search import best_candidates, check_gdp_output, check_noise_family_output, rank_pairs
 
 __all__ = ["audit", "AuditResult", "Witness", "GDPAudit", "GDPWitness", "MechanismError", "VIOLATION",
            "NO_VIOLATION"]
@@ -213,7 +214,7 @@ def _pair_claims(claim, pairs) -> list[tuple[float, float]]:
 def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: float = 0.95,
           seed, selection_fraction: float = 0.1, output: str | None = None,
           confirm_pairs: int = 3, sets_per_pair: int = 1, pilot_samples: int | None = None,
-          max_pairs: int = 100, progress=None) -> AuditResult:
+          max_pairs: int = 100, noise_family: str | None = None, progress=None) -> AuditResult:
     """Audit ``mechanism`` on one pair or many; see the module docstring for the method.
 
     claim: a ``userdp.reference.claims`` claim. A ``GaussianDP`` or ``Claims(primary, gdp)``
@@ -230,6 +231,10 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
         gets a pilot of ``pilot_samples`` per side (default min(samples, max(1000,
         samples // 10))) and only the best ``confirm_pairs`` are confirmed.
     sets_per_pair: candidate sets per confirmed pair tested on the counting share.
+    noise_family: None, or the family of the mechanism's additive noise ("laplace",
+        "gaussian", "l2laplace"; ``ceiling.NOISE_FAMILIES``): vector outputs then also get
+        that family's likelihood-ratio statistic (``rejection.py``). It only adds candidate
+        sets, so a wrong declaration costs power, never validity. Refused for discrete output.
     progress: optional callable receiving one-line progress messages.
     """
     t0 = time.perf_counter()
@@ -249,6 +254,9 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
         pilot_samples = _check_int(pilot_samples, "pilot_samples", 100)
     if output is not None and output not in OUTPUT_KINDS:
         raise ValueError(f"output must be one of {OUTPUT_KINDS} or None, got {output!r}")
+    check_noise_family(noise_family)
+    if output is not None:
+        check_noise_family_output(output, noise_family)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be None or a callable taking one message, got {type(progress).__name__}")
     n_sel = max(1, int(round(f * samples)))
@@ -270,7 +278,7 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
         m_guess = confirm_pairs * sets_per_pair * sides
         order = rank_pairs(mechanism, pairs, claims, pilot_root.spawn(len(pairs)), pilot_samples=n_pilot,
                            n_count=n_cnt, alpha=alpha / m_guess, output=output, progress=progress,
-                           mu=None if gdp is None else gdp.mu)
+                           mu=None if gdp is None else gdp.mu, noise_family=noise_family)
         chosen = sorted(order[:confirm_pairs])
         reason += f"; pilot ({n_pilot} per side) ranked {len(pairs)} pairs, top {confirm_pairs} confirmed"
 
@@ -283,7 +291,8 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
         a, b = draw(mechanism, pair, rngs, samples)
         kind = infer_kind(a, output)
         ea, eb, values = encode(a, b, kind)
-        cands = best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, sets_per_pair)
+        cands = best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, sets_per_pair,
+                                noise_family=noise_family)
         ca, cb = ea[n_sel:], eb[n_sel:]
         for c in cands:
             k1, k2 = _count(c, kind, ca, cb)
@@ -292,7 +301,7 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
         text = f"eps_lb {max(t[4] for t in tested if t[0] is pair):.4f}"
         if gdp is not None:
             for c in best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta,
-                                     sets_per_pair, gdp=True):
+                                     sets_per_pair, gdp=True, noise_family=noise_family):
                 k1, k2 = _count(c, kind, ca, cb)
                 lb = mu_lower_bound(k1, k2, n_cnt, alpha / m)      # mu > 0, so 0 is always a lower bound
                 tested_gdp.append((pair, c, k1, k2, max(lb, 0.0), gdp_p_value(k1, k2, n_cnt, gdp.mu), gdp.mu))

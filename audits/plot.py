@@ -12,7 +12,7 @@ import textwrap
 
 import numpy as np
 
-from .rejection import Threshold
+from .rejection import StatisticThreshold, Threshold
 from .report import fmt, pct
 from .sampling import encode
 
@@ -61,7 +61,7 @@ def plot_audit(mechanism, result, path: str, *, samples: int = 20_000, seed: int
     b = np.asarray(mechanism(w.pair.second, rngs[1], samples))
     first, second = side_labels(w.pair_description)
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
-    if isinstance(w.rejection_set, Threshold):
+    if isinstance(w.rejection_set, (Threshold, StatisticThreshold)):
         _threshold_panel(ax, a, b, w.rejection_set, first, second, samples)
     else:
         _discrete_panel(ax, a, b, w.rejection_set, first, second, samples)
@@ -71,8 +71,9 @@ def plot_audit(mechanism, result, path: str, *, samples: int = 20_000, seed: int
     plt.close(fig)
 
 
-def _threshold_panel(ax, a, b, s: Threshold, first: str, second: str, samples: int) -> None:
-    xa, xb = (a.reshape(a.shape[0], -1)[:, 0], b.reshape(b.shape[0], -1)[:, 0]) if s.projection is None \
+def _threshold_panel(ax, a, b, s, first: str, second: str, samples: int) -> None:
+    scalar = isinstance(s, Threshold) and s.projection is None
+    xa, xb = (a.reshape(a.shape[0], -1)[:, 0], b.reshape(b.shape[0], -1)[:, 0]) if scalar \
         else (s.project(a), s.project(b))
     lo, hi = np.percentile(np.r_[xa, xb], [0.5, 99.5])
     lo, hi = min(lo, s.t), max(hi, s.t)
@@ -83,8 +84,11 @@ def _threshold_panel(ax, a, b, s: Threshold, first: str, second: str, samples: i
     lo_s, hi_s = (s.t, bins[-1]) if s.tail == "upper" else (bins[0], s.t)
     ax.axvspan(lo_s, hi_s, color="red", alpha=0.12, zorder=0, label=_wrap(f"witness set S = {s.describe()}"))
     ax.axvline(s.t, color="red", lw=1)
-    what = "output" if s.projection is None else \
-        "projected output <w, x>, w = (" + ", ".join(fmt(v, 3) for v in s.projection) + ")"
+    if isinstance(s, StatisticThreshold):
+        what = f"learned statistic {s.formula()} ({s.statistic})"
+    else:
+        what = "output" if s.projection is None else \
+            "projected output <w, x>, w = (" + ", ".join(fmt(v, 3) for v in s.projection) + ")"
     ax.set_xlabel(f"{what}  (0.5%-99.5% range; tails clipped into the end bins)")
     ax.set_ylabel(f"density ({samples} fresh outputs per side)")
 

@@ -7,7 +7,20 @@ selection share only, so the counts stay independent of the choice.
 - scalar outputs: thresholds {x >= t} and {x <= t} (both tails);
 - vector outputs: a direction w learned on the selection share (Fisher's discriminant
   Sigma^{-1}(mu_1 - mu_2), the difference of means, and each coordinate axis for d <= 32),
-  then thresholds on <w, x>;
+  then thresholds on <w, x>; and thresholds on two learned non-linear statistics
+  (``StatisticThreshold``, issue 8 item 4):
+  - the likelihood-ratio statistic of a declared noise family (``noise_family``): for
+    noise with density prop. to exp(-||z|| / b) the privacy loss of x is
+    (||x - m'|| - ||x - m||) / b, m = E M(D), m' = E M(D'), so by Neyman-Pearson the sets
+    {||x - m'|| - ||x - m|| >= t} are the most powerful; the audit estimates m and m' on
+    the selection share (means for "l2laplace", coordinate medians, the Laplace MLE, for
+    "laplace" with the L1 norm). Gaussian noise needs nothing new: its loss is linear,
+    <x, m - m'> / sigma^2 + const, the difference-of-means direction above;
+  - a classifier score for undeclared noise (and as a fallback when the declaration is
+    wrong): logistic regression of "came from D" on the features (z, z^2, ||z||), z the
+    output standardised on the pooled selection share, fitted by Newton's method with a
+    small ridge. Features z^2 and ||z|| see what no projection can: a change of scale,
+    one coordinate's noise scaled, the radial profile of L2-Laplace noise;
 - discrete outputs (integer codes): the values ranked by their likelihood ratio on the
   selection share and every prefix of that ranking, i.e. single values and unions
   (the Neyman-Pearson sets, Ding et al. 2018).
@@ -16,17 +29,25 @@ Each set is scored in both orderings of the pair ("first over second": p = Pr[M(
 q = Pr[M(D') in S], and the swap) with ``bounds.projected_bound``, or, for the trade-off
 audit of a Gaussian-DP claim (``gdp=True``; scalar and vector outputs), with
 ``bounds.projected_mu_bound``.
+
+Why a learned statistic keeps the test valid: its parameters (the centres m, m', the
+classifier's weights and standardisation) are functions of the selection share alone, so
+once they are fixed {s(x) >= t} is a fixed set, exactly like a threshold on a learned
+direction, and the counting share counts it afresh. The statistics compete with the
+directions for the k sets that reach the counting share; m (the multiplicity) is unchanged.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.ndimage import uniform_filter1d
 
 from .bounds import projected_bound, projected_mu_bound
+from .ceiling import NOISE_FAMILIES
 
-__all__ = ["Threshold", "ValueSet", "Candidate", "choose_scalar", "choose_vector", "choose_discrete"]
+__all__ = ["Threshold", "StatisticThreshold", "ValueSet", "Candidate", "choose_scalar", "choose_vector",
+           "choose_discrete"]
 
 _GRID = 2048          # candidate thresholds per direction (quantiles of the pooled selection share)
 _MAX_AXES = 32        # coordinate axes tried as projections up to this dimension
@@ -63,6 +84,125 @@ class Threshold:
         if self.projection is not None:
             d["projection"] = list(self.projection)
         return d
+
+
+@dataclass(frozen=True)
+class StatisticThreshold:
+    """{x : s(x) >= t} (tail "upper") or {x : s(x) <= t} (tail "lower"), s a statistic whose
+    parameters were learned on the selection share (see ``STATISTICS``):
+
+    - "l2-distance-difference": s(x) = ||x - m2||_2 - ||x - m1||_2, params (m1, m2);
+    - "l1-distance-difference": s(x) = ||x - m2||_1 - ||x - m1||_1, params (m1, m2);
+    - "logistic-classifier": s(x) = <w, (z, z^2, ||z||_2)>, z = (x - centre) / spread,
+      params (centre, spread, w).
+    m1 estimates E M(first), m2 E M(second): s is large on the first side's outputs.
+    """
+
+    statistic: str
+    params: tuple[tuple[float, ...], ...]
+    tail: str
+    t: float
+
+    def project(self, outputs: np.ndarray) -> np.ndarray:
+        x = np.asarray(outputs, dtype=float)
+        return STATISTICS[self.statistic](x.reshape(x.shape[0], -1), *map(np.asarray, self.params))
+
+    def mask(self, x: np.ndarray) -> np.ndarray:
+        """Membership of already-computed statistics x."""
+        return x >= self.t if self.tail == "upper" else x <= self.t
+
+    def contains(self, outputs) -> np.ndarray:
+        return self.mask(self.project(outputs))
+
+    def formula(self) -> str:
+        return {"l2-distance-difference": "||x - m2||_2 - ||x - m1||_2",
+                "l1-distance-difference": "||x - m2||_1 - ||x - m1||_1",
+                "logistic-classifier": "<w, (z, z^2, ||z||)>"}[self.statistic]
+
+    def describe(self) -> str:
+        op = ">=" if self.tail == "upper" else "<="
+        return f"{{{self.formula()} {op} {self.t:.6g}}} ({self.statistic}, learned on the selection share)"
+
+    def to_dict(self) -> dict:
+        names = {"l2-distance-difference": ("m1", "m2"), "l1-distance-difference": ("m1", "m2"),
+                 "logistic-classifier": ("centre", "spread", "w")}[self.statistic]
+        return {"type": "statistic", "statistic": self.statistic, "formula": self.formula(),
+                "params": {k: list(v) for k, v in zip(names, self.params)},
+                "tail": self.tail, "t": self.t, "description": self.describe()}
+
+
+def _l2_difference(x, m1, m2):
+    return np.linalg.norm(x - m2, axis=1) - np.linalg.norm(x - m1, axis=1)
+
+
+def _l1_difference(x, m1, m2):
+    return np.abs(x - m2).sum(axis=1) - np.abs(x - m1).sum(axis=1)
+
+
+def _classifier_features(x, centre, spread):
+    z = (x - centre) / spread
+    return np.hstack([z, z * z, np.linalg.norm(z, axis=1, keepdims=True)])
+
+
+def _classifier_score(x, centre, spread, w):
+    return _classifier_features(x, centre, spread) @ w
+
+
+STATISTICS = {"l2-distance-difference": _l2_difference, "l1-distance-difference": _l1_difference,
+              "logistic-classifier": _classifier_score}
+
+# The likelihood-ratio statistic of each declared family: (statistic, centre estimator).
+# Gaussian: the loss is linear in x; the difference-of-means direction already tests it.
+_FAMILY_STATISTIC = {"l2laplace": ("l2-distance-difference", np.mean),
+                     "laplace": ("l1-distance-difference", np.median),
+                     "gaussian": None}
+
+CLASSIFIER_RIDGE = 1e-3       # L2 penalty per output (features are standardised)
+CLASSIFIER_STEPS = 25         # Newton steps at most; stops when the step is below 1e-6
+
+
+def _fit_classifier(a: np.ndarray, b: np.ndarray):
+    """(centre, spread, w): ridge logistic regression of "came from a" on the features of the
+    pooled selection outputs a (label 1) and b (label 0), by Newton's method. None when the
+    pooled outputs do not vary (no classifier can separate them)."""
+    x = np.vstack([a, b])
+    centre = x.mean(axis=0)
+    spread = x.std(axis=0)
+    if not np.all(np.isfinite(spread)) or np.any(spread <= 0):
+        return None
+    phi = _classifier_features(x, centre, spread)
+    phi = np.hstack([phi, np.ones((phi.shape[0], 1))])              # intercept (not kept: t absorbs it)
+    y = np.r_[np.ones(a.shape[0]), np.zeros(b.shape[0])]
+    lam = CLASSIFIER_RIDGE * x.shape[0]
+    penalty = np.full(phi.shape[1], lam)
+    penalty[-1] = 0.0
+    w = np.zeros(phi.shape[1])
+    for _ in range(CLASSIFIER_STEPS):
+        p = 0.5 * (1.0 + np.tanh(0.5 * (phi @ w)))                  # sigmoid, overflow-free
+        grad = phi.T @ (p - y) + penalty * w
+        hess = (phi * (p * (1 - p))[:, None]).T @ phi + np.diag(penalty)
+        step = np.linalg.solve(hess + 1e-12 * np.eye(w.size), grad)
+        w -= step
+        if not np.all(np.isfinite(w)):
+            return None
+        if np.max(np.abs(step)) < 1e-6:
+            break
+    return centre, spread, w[:-1]
+
+
+def _learned_statistics(a: np.ndarray, b: np.ndarray, noise_family: str | None) -> list[tuple[str, tuple]]:
+    """(statistic, params) pairs learned on selection outputs a (first) and b (second)."""
+    out = []
+    spec = _FAMILY_STATISTIC.get(noise_family) if noise_family is not None else None
+    if spec is not None:
+        name, centre = spec
+        m1, m2 = centre(a, axis=0), centre(b, axis=0)
+        if np.all(np.isfinite(m1)) and np.all(np.isfinite(m2)):
+            out.append((name, (tuple(map(float, m1)), tuple(map(float, m2)))))
+    fit = _fit_classifier(a, b)
+    if fit is not None:
+        out.append(("logistic-classifier", tuple(tuple(map(float, v)) for v in fit)))
+    return out
 
 
 @dataclass(frozen=True)
@@ -181,12 +321,26 @@ def _directions(a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
     return [w / np.linalg.norm(w) for w in dirs if np.all(np.isfinite(w)) and np.linalg.norm(w) > 0]
 
 
+def check_noise_family(noise_family) -> str | None:
+    """None or one of ``ceiling.NOISE_FAMILIES``."""
+    if noise_family is not None and noise_family not in NOISE_FAMILIES:
+        raise ValueError(f"noise_family must be None or one of {NOISE_FAMILIES}, got {noise_family!r}")
+    return noise_family
+
+
 def choose_vector(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delta: float,
-                  k: int = 1, *, gdp: bool = False) -> list[Candidate]:
-    """Learn directions on the selection share (a, b: (n, d)), then thresholds on each."""
+                  k: int = 1, *, gdp: bool = False, noise_family: str | None = None) -> list[Candidate]:
+    """Learn directions and statistics on the selection share (a, b: (n, d)), then thresholds
+    on each; ``noise_family`` adds that family's likelihood-ratio statistic."""
+    check_noise_family(noise_family)
     cands = []
     for w in _directions(a, b):
         cands += choose_scalar(a @ w, b @ w, n_count, alpha, delta, k, projection=tuple(map(float, w)), gdp=gdp)
+    for name, params in _learned_statistics(a, b, noise_family):
+        s = StatisticThreshold(name, params, "upper", 0.0)
+        for c in choose_scalar(s.project(a), s.project(b), n_count, alpha, delta, k, gdp=gdp):
+            t = c.rejection_set
+            cands.append(replace(c, rejection_set=replace(s, tail=t.tail, t=t.t)))
     cands.sort(key=lambda c: -c.score)
     return cands[:k]
 

@@ -15,7 +15,7 @@ import numpy as np
 from .rejection import choose_discrete, choose_scalar, choose_vector
 from .sampling import draw, encode, infer_kind
 
-__all__ = ["best_candidates", "rank_pairs", "check_gdp_output"]
+__all__ = ["best_candidates", "rank_pairs", "check_gdp_output", "check_noise_family_output"]
 
 
 def check_gdp_output(kind: str) -> None:
@@ -28,21 +28,34 @@ def check_gdp_output(kind: str) -> None:
             "(likelihood-ratio value-set) test: claim=ApproxDP(*GaussianDP(mu, delta).as_eps_delta())")
 
 
+def check_noise_family_output(kind: str, noise_family) -> None:
+    """A declared noise family shapes a statistic of continuous outputs: refuse discrete ones."""
+    if noise_family is not None and kind == "discrete":
+        raise ValueError(
+            f"noise_family={noise_family!r} declares additive continuous noise, and this mechanism's "
+            "output is discrete (the value-set test already uses the likelihood ratio of the "
+            "observed frequencies); pass noise_family=None")
+
+
 def best_candidates(a, b, kind: str, values, n_count: int, alpha: float, delta: float, k: int,
-                    *, gdp: bool = False):
+                    *, gdp: bool = False, noise_family: str | None = None):
     """The k best candidate sets on selection outputs a (first) and b (second); for the
-    trade-off audit (mu_lb) when ``gdp``."""
+    trade-off audit (mu_lb) when ``gdp``. ``noise_family`` adds that family's
+    likelihood-ratio statistic for vector outputs; for a scalar output the likelihood ratio
+    of every family is monotone in x, so the thresholds already are its sets."""
     if gdp:
         check_gdp_output(kind)
+    check_noise_family_output(kind, noise_family)
     if kind == "continuous":
         return choose_scalar(a, b, n_count, alpha, delta, k, gdp=gdp)
     if kind == "vector":
-        return choose_vector(a, b, n_count, alpha, delta, k, gdp=gdp)
+        return choose_vector(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
     return choose_discrete(a, b, values, n_count, alpha, delta, k)
 
 
 def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: int,
-               alpha: float, output: str | None, progress=None, mu: float | None = None) -> list[int]:
+               alpha: float, output: str | None, progress=None, mu: float | None = None,
+               noise_family: str | None = None) -> list[int]:
     """Indices of ``pairs`` ordered from most to least promising (by pilot score - eps, or
     with a Gaussian-DP claim ``mu``, the larger of that and trade-off score - mu)."""
     keys = []
@@ -51,11 +64,12 @@ def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: 
         a, b = draw(mechanism, pair, rngs, pilot_samples)
         kind = infer_kind(a, output)
         ea, eb, values = encode(a, b, kind)
-        best = best_candidates(ea, eb, kind, values, n_count, alpha, delta, 1)
+        best = best_candidates(ea, eb, kind, values, n_count, alpha, delta, 1, noise_family=noise_family)
         keys.append(best[0].score - eps if best else -np.inf)
         text = f"score {keys[-1] + eps:.4f}"
         if mu is not None:
-            g = best_candidates(ea, eb, kind, values, n_count, alpha, delta, 1, gdp=True)
+            g = best_candidates(ea, eb, kind, values, n_count, alpha, delta, 1, gdp=True,
+                                noise_family=noise_family)
             g_key = g[0].score - mu if g else -np.inf
             keys[-1] = max(keys[-1], g_key)
             text += f", mu score {g_key + mu:.4f}"

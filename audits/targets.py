@@ -318,7 +318,8 @@ def run_audit(target: Target, confidence: float, seed: int, progress=None):
     t = target
     try:
         return audit(t.mechanism, t.pairs, t.claim, samples=t.samples, confidence=confidence,
-                     seed=seed, output=t.output, progress=progress)
+                     seed=seed, output=t.output, progress=progress,
+                     noise_family=None if t.noise is None else t.noise.family)
     except MechanismError as exc:
         raise mechanism_error(target, exc) from exc
     except (ValueError, TypeError) as exc:

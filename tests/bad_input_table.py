@@ -640,14 +640,15 @@ entry("bounds.projected_bound", Bd.projected_bound,
 entry("harness.audit", H.audit,
       lambda: dict(mechanism=_lap, pair_or_generator=(0.0, 1.0), claim=Cl.PureDP(1.0), samples=200, seed=0,
                    confidence=0.95, selection_fraction=0.1, output=None, confirm_pairs=3, sets_per_pair=1,
-                   pilot_samples=None, max_pairs=100, progress=None),
+                   pilot_samples=None, max_pairs=100, noise_family=None, progress=None),
       mechanism=[None, 3, "lap"], pair_or_generator=[[], None, 3], claim=[None, 1.0, "pure"],
       samples=INT(100, hi=10**8), seed=[None, -1, 1.5, "0", True], confidence=[0.0, 1.0, 1.5, nan, "0.9", None],
       selection_fraction=[0.0, 0.6, nan, "0.1", None], output=["scalar", 3], confirm_pairs=INT(1, hi=10**4),
       sets_per_pair=INT(1, hi=10**4), pilot_samples=[v for v in INT(100, hi=10**8) if v is not None],
-      max_pairs=INT(1, hi=10**5),
+      max_pairs=INT(1, hi=10**5), noise_family=["cauchy", "", 3, "Laplace"],
       progress=[3, "print"],
-      alias={"pair_or_generator": ("pair",), "claim": ("claim",)}, ok={"output": ["continuous"]})
+      alias={"pair_or_generator": ("pair",), "claim": ("claim",)},
+      ok={"output": ["continuous"], "noise_family": ["laplace", "l2laplace"]})   # scalar output: a no-op
 
 # ======================================================================== properties
 entry("adapter.Adapter", Ad.Adapter, lambda: dict(name="x", statistic=lambda D: 0.0),

@@ -248,7 +248,8 @@ def verdict(model, alpha=ALPHA, m=M):
 CHECKS = {"coverage": coverage, "one-sided coverage": one_sided_coverage,
           "family-wise bound": familywise_bound, "verdict": verdict}
 # Checks of the real audit(...) below, by the names planted bugs give in caught_by.
-AUDIT_CHECKS = {"reported bound is at alpha/m", "audit: sample split", "audit: ten pairs"}
+AUDIT_CHECKS = {"reported bound is at alpha/m", "audit: sample split", "audit: ten pairs",
+                "audit: learned statistic on a null pair"}     # the last: test_learned_statistics.py
 
 
 @pytest.mark.parametrize("check", CHECKS)

@@ -23,6 +23,7 @@ so that the real ``audit`` runs with the bug.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -30,7 +31,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import ndtri
 
-from userdp.audits import bounds, harness, sampling
+from userdp.audits import bounds, harness, rejection, sampling
 
 __all__ = ["AuditorModel", "PlantedAuditorBug", "REFERENCE", "BUGS", "BY_NAME"]
 
@@ -159,6 +160,22 @@ def _no_split_patches(m: int):
     return ((harness, "draw", draw),)
 
 
+# ------------------------------------------------------ 8. learned statistic refitted on the counting share
+def _refit_patches(m: int):
+    real_count = harness._count
+
+    def count(c, kind, ca, cb):
+        """The learned statistic's parameters (centres, classifier weights) re-estimated on
+        the counting outputs before counting; its threshold t stays the selection share's."""
+        s = c.rejection_set
+        if isinstance(s, rejection.StatisticThreshold):
+            family = {"l2-distance-difference": "l2laplace", "l1-distance-difference": "laplace"}.get(s.statistic)
+            refit = dict(rejection._learned_statistics(ca, cb, family))   # BUG: fitted on the counts
+            c = dataclasses.replace(c, rejection_set=dataclasses.replace(s, params=refit[s.statistic]))
+        return real_count(c, kind, ca, cb)
+    return ((harness, "_count", count),)
+
+
 BUGS = [
     PlantedAuditorBug(
         "cp-alpha-per-side", "mis-levelled bound",
@@ -214,6 +231,16 @@ BUGS = [
         "DP-Sniper and StatDP keep the two shares separate for exactly this reason",
         ("audit: sample split",),
         patches=_no_split_patches),
+    PlantedAuditorBug(
+        "learned-statistic-refit-on-counting-share", "selection bias",
+        "the learned statistic (issue 8 item 4: centres m1, m2 or the classifier's weights) is "
+        "re-estimated on the counting outputs it is then counted on: each side's outputs lie "
+        "nearer their own fitted centre, so on a pair with no privacy loss at all the set "
+        "separates the counts and the audit reports a loss",
+        "fitting a model on all the data and evaluating it on the same data; DP-Sniper (Bichsel "
+        "et al. 2021) trains its classifier on outputs kept apart from those it counts",
+        ("audit: learned statistic on a null pair",),
+        patches=_refit_patches),
 ]
 
 BY_NAME = {b.name: b for b in BUGS}
