@@ -750,3 +750,29 @@ if Ce is not None:
     entry("ceiling.plugin_mu_bound", Ce.plugin_mu_bound, lambda: dict(P=[0.5], Q=[0.2], n=100, alpha=0.05),
           P=[[1.5], [nan], None, ["a"], [0.5, 0.5]], Q=[[-0.1], [inf]], n=INT(1, hi=2**62),
           alpha=[0.0, 1.0, nan, None, "0.1"], alias={"P": ("P",), "Q": ("Q",)})
+
+# ============================================================ white-box search (issue 8, part 5)
+try:
+    from userdp.audits import whitebox as Wb
+except ImportError:
+    Wb = None
+if Wb is not None and Ce is not None:
+    def _wb_space(**kw):
+        return Wb.Space(**{"name": "shift", "bounds": ((0.0, 1.0),), "build": lambda th: (0.0, float(th[0])), **kw})
+
+    entry("whitebox.Space", Wb.Space,
+          lambda: dict(name="shift", bounds=((0.0, 1.0),), build=lambda th: (0.0, float(th[0])), starts=((0.5,),),
+                       describe=None),
+          name=["", None, 3], bounds=[(), ((1.0, 0.0),), ((0.0, inf),), ((nan, 1.0),), "ab", ((0.0, 1.0, 2.0),)],
+          build=[None, 3, "f"], starts=[((2.0,),), ((0.5, 0.5),), ((nan,),)])
+    entry("whitebox.realised_ratio", Wb.realised_ratio,
+          lambda: dict(noise=_lap_noise(), first=0.0, second=1.0, epsilon=1.0),
+          noise=[None, "laplace", 3, Ce.NoiseModel("gaussian", _ident, 1.0)], first=[nan, "x", None],
+          second=[inf, [1.0, 2.0]], epsilon=EPS(), alias={"first": ("dataset", "statistic", "shapes"),
+                                                          "second": ("dataset", "statistic", "shapes")})
+    entry("whitebox.search", Wb.search,
+          lambda: dict(noise=_lap_noise(), spaces=[_wb_space()], epsilon=1.0, random_starts=1, seed=0, maxiter=20,
+                       progress=None),
+          noise=[None, "laplace", Ce.NoiseModel("gaussian", _ident, 1.0)], spaces=[[], None, "ab", [3]],
+          epsilon=EPS(), random_starts=INT(0, hi=10_000), seed=[-1, 1.5, None, "0", True],
+          maxiter=INT(1, hi=10**6), progress=[3, "print"])

@@ -111,7 +111,8 @@ class _MemoryCap:
             resource.setrlimit(resource.RLIMIT_AS, self.old)
         return False
 
-MODULES = ["userdp.audits.bounds", "userdp.audits.harness", "userdp.properties.adapter", "userdp.audits.ceiling"]
+MODULES = ["userdp.audits.bounds", "userdp.audits.harness", "userdp.properties.adapter", "userdp.audits.ceiling",
+           "userdp.audits.whitebox"]
 
 # Public names that are not functions of user input, with the reason.
 EXEMPT = {
@@ -126,6 +127,7 @@ EXEMPT = {
     "adapter.Finding": "a result record returned by check_property",
     "adapter.StageMissing": "an exception class",
     "ceiling.Ceiling": "a result record returned by ceiling",
+    "whitebox.WhiteboxResult": "a result record returned by whitebox.search",
     "ceiling.NOISE_FAMILIES": "a tuple of names",
 }
 
