@@ -12,11 +12,15 @@ shift). The claim eps-DP calibrates b = Delta / eps, so
 
     realised ratio = L(D, D') / eps = ||statistic(D) - statistic(D')|| / Delta
 
-is the fraction of the declared sensitivity that the pair uses. A ratio above 1 is a
+is the fraction of the declared sensitivity that the pair uses. Gaussian noise has no
+single-ratio loss (its eps depends on delta), so for it (and for any family, if given)
+the caller passes the declared ``sensitivity`` Delta and the ratio is
+||statistic(D) - statistic(D')||_2 / Delta directly (for example the per-step gradient of
+noisy gradient descent, whose Delta the noise multiplier is applied to). A ratio above 1 is a
 privacy violation found deterministically (an understated sensitivity); far below 1 on
 every pair we can find means the noise is larger than the data can need (over-noising),
 or that the search is weak. When the scales differ (b depends on private data) the loss
-is unbounded and the ratio is reported as +inf.
+is unbounded and the ratio is reported as +inf (without a given ``sensitivity``).
 
 ``search`` maximises the ratio over a ``Space``: a box of parameters theta (the differing
 unit's values within their declared bounds, and whatever the entry lets vary) and a map
@@ -24,8 +28,7 @@ theta -> (D, D'). It runs scipy's bounded optimisers (L-BFGS-B with finite diffe
 then Nelder-Mead, which does not need the gradient that capped or clipped statistics
 lack) from the space's own starting points and from ``random_starts`` uniform points,
 and keeps the best. A search is a lower bound on the worst case, never a proof that none
-is worse; the ratio of the best pair found is exact (no sampling). Gaussian noise has no
-single-ratio loss (its eps depends on delta) and is refused here.
+is worse; the ratio of the best pair found is exact (no sampling).
 """
 from __future__ import annotations
 
@@ -36,13 +39,13 @@ from typing import Any, Callable
 import numpy as np
 from scipy.optimize import minimize
 
-from userdp.reference._checks import check_epsilon, check_int
+from userdp.reference._checks import check_epsilon, check_int, check_positive
 
 from .ceiling import NoiseModel
 
 __all__ = ["Space", "WhiteboxResult", "realised_ratio", "search"]
 
-_NORMS = {"laplace": 1, "l2laplace": 2}
+_NORMS = {"laplace": 1, "l2laplace": 2, "gaussian": 2}
 
 
 @dataclass(frozen=True)
@@ -96,34 +99,42 @@ class WhiteboxResult:
                 "description": self.description, "evaluations": self.evaluations, "per_space": dict(self.per_space)}
 
 
-def _family_norm(noise) -> int:
+def _family_norm(noise, sensitivity) -> int:
     if not isinstance(noise, NoiseModel):
         raise TypeError(f"noise must be a userdp.audits.ceiling.NoiseModel, got {type(noise).__name__}")
-    if noise.family not in _NORMS:
-        raise ValueError(f"noise family {noise.family!r} has no single-ratio privacy loss (its eps depends "
-                         f"on delta); the white-box ratio is defined for {tuple(_NORMS)}")
+    if noise.family == "gaussian" and sensitivity is None:
+        raise ValueError("sensitivity must be given for gaussian noise: its privacy loss has no single ratio "
+                         "(its eps depends on delta), so the ratio is taken to the declared L2 sensitivity")
     return _NORMS[noise.family]
 
 
-def realised_ratio(noise: NoiseModel, first, second, epsilon: float) -> float:
+def realised_ratio(noise: NoiseModel, first, second, epsilon: float, sensitivity: float | None = None) -> float:
     """||statistic(first) - statistic(second)|| / (epsilon * scale): the pair's exact privacy
-    loss over the claimed epsilon (module docstring); +inf when the two scales differ."""
-    p = _family_norm(noise)
+    loss over the claimed epsilon (module docstring); +inf when the two scales differ.
+    With ``sensitivity`` (required for gaussian noise): the norm of the shift / sensitivity."""
+    p = _family_norm(noise, sensitivity)
     epsilon = check_epsilon(epsilon)
+    if sensitivity is not None:
+        sensitivity = check_positive(sensitivity, "sensitivity")
     m1, b1 = noise.locate(first)
     m2, b2 = noise.locate(second)
     if m1.shape != m2.shape:
         raise ValueError(f"noise statistic returned shapes {m1.shape} and {m2.shape} on the two datasets")
+    shift = float(np.linalg.norm(m1 - m2, ord=p))
+    if sensitivity is not None:
+        return shift / sensitivity
     if not math.isclose(b1, b2, rel_tol=1e-12):
         return math.inf
-    return float(np.linalg.norm(m1 - m2, ord=p)) / (epsilon * b1)
+    return shift / (epsilon * b1)
 
 
-def search(noise: NoiseModel, spaces, epsilon: float, *, random_starts: int = 6, seed: int = 0,
-           maxiter: int = 200, progress=None) -> WhiteboxResult:
+def search(noise: NoiseModel, spaces, epsilon: float, *, sensitivity: float | None = None,
+           random_starts: int = 6, seed: int = 0, maxiter: int = 200, progress=None) -> WhiteboxResult:
     """The pair of largest realised ratio over ``spaces`` (module docstring)."""
-    _family_norm(noise)
+    _family_norm(noise, sensitivity)
     epsilon = check_epsilon(epsilon)
+    if sensitivity is not None:
+        sensitivity = check_positive(sensitivity, "sensitivity")
     random_starts = check_int(random_starts, "random_starts", lo=0, hi=10_000)
     maxiter = check_int(maxiter, "maxiter", lo=1, hi=10**6)
     seed = check_int(seed, "seed", lo=0, hi=2**63 - 1)
@@ -143,7 +154,7 @@ def search(noise: NoiseModel, spaces, epsilon: float, *, random_starts: int = 6,
 
         def objective(theta):
             theta = np.clip(theta, lo, hi)                # the optimisers may step on the boundary
-            r = realised_ratio(noise, *space.build(theta), epsilon)
+            r = realised_ratio(noise, *space.build(theta), epsilon, sensitivity)
             evals.append(1)
             return -r if math.isfinite(r) else -1e300
 
@@ -155,7 +166,7 @@ def search(noise: NoiseModel, spaces, epsilon: float, *, random_starts: int = 6,
                 res = minimize(objective, x0, method=method, bounds=list(zip(lo, hi)),
                                options={"maxiter": maxiter})
                 theta = np.clip(res.x, lo, hi)
-                r = realised_ratio(noise, *space.build(theta), epsilon)
+                r = realised_ratio(noise, *space.build(theta), epsilon, sensitivity)
                 if r > top[0]:
                     top = (r, theta)
                 x0 = theta                                # Nelder-Mead polishes L-BFGS-B's point

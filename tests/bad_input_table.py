@@ -766,13 +766,14 @@ if Wb is not None and Ce is not None:
           name=["", None, 3], bounds=[(), ((1.0, 0.0),), ((0.0, inf),), ((nan, 1.0),), "ab", ((0.0, 1.0, 2.0),)],
           build=[None, 3, "f"], starts=[((2.0,),), ((0.5, 0.5),), ((nan,),)])
     entry("whitebox.realised_ratio", Wb.realised_ratio,
-          lambda: dict(noise=_lap_noise(), first=0.0, second=1.0, epsilon=1.0),
+          lambda: dict(noise=_lap_noise(), first=0.0, second=1.0, epsilon=1.0, sensitivity=None),
           noise=[None, "laplace", 3, Ce.NoiseModel("gaussian", _ident, 1.0)], first=[nan, "x", None],
-          second=[inf, [1.0, 2.0]], epsilon=EPS(), alias={"first": ("dataset", "statistic", "shapes"),
+          second=[inf, [1.0, 2.0]], epsilon=EPS(), sensitivity=[v for v in POS() if v is not None], alias={"first": ("dataset", "statistic", "shapes"),
                                                           "second": ("dataset", "statistic", "shapes")})
     entry("whitebox.search", Wb.search,
-          lambda: dict(noise=_lap_noise(), spaces=[_wb_space()], epsilon=1.0, random_starts=1, seed=0, maxiter=20,
-                       progress=None),
+          lambda: dict(noise=_lap_noise(), spaces=[_wb_space()], epsilon=1.0, sensitivity=None, random_starts=1,
+                       seed=0, maxiter=20, progress=None),
+          sensitivity=[v for v in POS() if v is not None],
           noise=[None, "laplace", Ce.NoiseModel("gaussian", _ident, 1.0)], spaces=[[], None, "ab", [3]],
           epsilon=EPS(), random_starts=INT(0, hi=10_000), seed=[-1, 1.5, None, "0", True],
           maxiter=INT(1, hi=10**6), progress=[3, "print"])
