@@ -163,13 +163,15 @@ CLASSIFIER_STEPS = 25         # Newton steps at most; stops when the step is bel
 
 def _fit_classifier(a: np.ndarray, b: np.ndarray):
     """(centre, spread, w): ridge logistic regression of "came from a" on the features of the
-    pooled selection outputs a (label 1) and b (label 0), by Newton's method. None when the
-    pooled outputs do not vary (no classifier can separate them)."""
+    pooled selection outputs a (label 1) and b (label 0), by Newton's method. A coordinate
+    that never varies gets spread 1 (its features are 0 and the ridge keeps its weights at
+    0); None when no coordinate varies (no classifier can separate the outputs)."""
     x = np.vstack([a, b])
     centre = x.mean(axis=0)
     spread = x.std(axis=0)
-    if not np.all(np.isfinite(spread)) or np.any(spread <= 0):
+    if not np.all(np.isfinite(spread)) or not np.any(spread > 0):
         return None
+    spread = np.where(spread > 0, spread, 1.0)
     phi = _classifier_features(x, centre, spread)
     phi = np.hstack([phi, np.ones((phi.shape[0], 1))])              # intercept (not kept: t absorbs it)
     y = np.r_[np.ones(a.shape[0]), np.zeros(b.shape[0])]

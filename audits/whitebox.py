@@ -160,6 +160,7 @@ def search(noise: NoiseModel, spaces, epsilon: float, *, sensitivity: float | No
 
         starts = [np.asarray(s, float) for s in space.starts]
         starts += [rng.uniform(lo, hi) for _ in range(random_starts)]
+        starts = starts or [(lo + hi) / 2]                # no start given: the box's centre
         top = (-math.inf, None)
         for x0 in starts:
             for method in ("L-BFGS-B", "Nelder-Mead"):

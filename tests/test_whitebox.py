@@ -40,6 +40,12 @@ def test_gaussian_noise_needs_the_declared_sensitivity():
     assert realised_ratio(nm, 0.0, 1.0, 1.0, sensitivity=10.0) == pytest.approx(0.5, rel=1e-15)   # ||(3, 4)|| / 10
 
 
+def test_search_without_starts_begins_at_the_box_centre():
+    nm = NoiseModel("laplace", lambda D: float(D), 1.0)
+    r = search(nm, Space("shift", ((0.0, 2.0),), lambda th: (0.0, float(th[0]))), 1.0, random_starts=0)
+    assert r.ratio == pytest.approx(2.0, abs=1e-9)
+
+
 def test_search_finds_the_box_corner_of_a_linear_statistic():
     # statistic(D) = <a, theta>: the worst pair is the corner theta = sign(a) * 1 vs 0 ... here
     # D = 0 vs D' = theta, ratio |<a, theta>| / 1, max sum |a| = 1.75 at the corner.

@@ -94,6 +94,17 @@ def test_classifier_refuses_constant_outputs():
     assert all(isinstance(c.rejection_set, Threshold) for c in cands)
 
 
+def test_classifier_ignores_a_constant_coordinate():
+    # Coordinate 1 never varies; coordinate 0 differs in scale (sd 1 vs 0.5), as in the test
+    # above: the fit keeps its z_0^2 weight and puts nothing on the constant coordinate.
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((20_000, 2)), rng.standard_normal((20_000, 2))
+    b[:, 0] *= 0.5
+    a[:, 1] = b[:, 1] = 3.0
+    centre, spread, w = rejection._fit_classifier(a, b)
+    assert spread[1] == 1.0 and w[1] == 0.0 and w[3] == 0.0 and w[2] > 0.5
+
+
 # ------------------------------------------------------------------ validity
 NULL_REPS = 40
 
