@@ -253,14 +253,19 @@ def jorgensen_mechanism(dataset: UserDataset, rng, size=None, *, Lambda, thresho
     d = X.shape[1]
     denom = 2.0 * math.sqrt(d) * (1.0 + math.sqrt(d) * theta_bound(lam, d))
     m = 1 if size is None else size
-    out = np.zeros((m, d))
-    for r in range(m):
-        keep = rng.random(eps.size) < p
-        k = int(keep.sum())
+    keep = rng.random((m, eps.size)) < p                          # (m, n): one Poisson sample per release
+    masks, which = np.unique(keep, axis=0, return_inverse=True)   # the same kept set: one solve
+    which = which.reshape(-1)
+    theta = np.zeros((masks.shape[0], d))
+    e = np.full(masks.shape[0], np.inf)                           # inf: no record kept, no noise
+    for u, mask in enumerate(masks):
+        k = int(mask.sum())
         if k == 0:
             continue                                              # theta = 0: reads no record
-        theta = _solve(X[keep], y[keep], np.full(k, 1.0 / k), lam)
-        e = lam * k * t / denom                                   # eta at level t on k records
-        check_noise_scale(1.0 / e, theta, "1/eta (the L2-Laplace scale)")
-        out[r] = theta + l2_laplace_noise(e, d, rng)
+        theta[u] = _solve(X[mask], y[mask], np.full(k, 1.0 / k), lam)
+        e[u] = lam * k * t / denom                                # eta at level t on k records
+        check_noise_scale(1.0 / e[u], theta[u], "1/eta (the L2-Laplace scale)")
+    # Z / eta has density prop. to exp(-eta ||z||) when Z has exp(-||z||) (change of variables)
+    out = l2_laplace_noise(1.0, d, rng, m) / e[which][:, None]
+    out += theta[which]
     return out[0] if size is None else out
