@@ -120,9 +120,20 @@ def test_logistic_ratio_bound_and_a_planted_lambda_bug():
 def test_whitebox_reproduction_quick():
     out = W.whitebox_sensitivity(quick=True)
     assert [c["holds"] for c in out["claims"]] == [True, True, True]
-    assert {r["entry"] for r in out["table"]} == set(W.ENTRIES) | {"epasto2020.weighted-erm (one GD step)"}
+    assert {r["entry"] for r in out["table"]} == set(W.ENTRIES) | {"epasto2020.weighted-erm (one GD step)"} | {
+        f"{e} (record {i})" for e in W.ACHARYA_ENTRIES for i in (0, 4, 7)}
     lg = out["logistic"]
     assert lg["best_ratio"] >= lg["registry_pairs_ratio"] and 0 <= lg["audit_eps_lb"] <= 1.0
+
+
+def test_acharya_closed_form_agrees_with_the_registry_share():
+    # the reproduction's closed form (d = 1) against realised_share of the registry's pairs
+    from userdp.audits.registry import acharya2024 as RAC
+    closed = W._acharya_closed_forms()
+    s = get("acharya2024.pdp-op").setup()
+    for p in s.pairs:
+        assert closed[f"acharya2024.pdp-op (record {p.unit})"] == pytest.approx(
+            RAC.realised_share(p.first, p, 100.0), rel=1e-12)
 
 
 def test_unknown_entry_has_no_space():

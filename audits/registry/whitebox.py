@@ -34,6 +34,11 @@ on the entry's own dataset and, where it matters, other dataset shapes:
   the sum's worst case) and labels +1 vs -1 or +1 vs +1. The ratio is to the declared
   Delta_2 = 2 L max_l sum_{i in S_l} c_i that the noise multiplier is applied to.
 
+- acharya2024.pdp-op (d = 1), -pdp-op-d2 and -nonpersonalized: per record (the audited
+  records: most stringent, middle, most lenient), record i's (x_i, y_i) and (x'_i, y'_i)
+  searched over [0, 1]^d x [-1, 1] on both sides; the ratio is to that record's own
+  Delta_i (Theorem A.4), since the claim is eps_i-DP for record i.
+
 The best pair of the logistic entry is then audited (10^6 per side unless ``quick``).
 """
 from __future__ import annotations
@@ -208,10 +213,53 @@ def weighted_erm_step(params):
     return noise, EE.sensitivity(D, c), spaces
 
 
+ACHARYA_ENTRIES = ("acharya2024.pdp-op", "acharya2024.pdp-op-d2", "acharya2024.nonpersonalized")
+
+
+def acharya_record_space(name: str, record: int):
+    """(noise model, Delta_i, [Space]) for record i of an Acharya entry: record i's (x, y)
+    on each side searched over [0, 1]^d x [-1, 1], the rest of the audit dataset fixed."""
+    from userdp.reference import acharya2024 as AC
+    from . import acharya2024 as RAC
+    entry = get(name)
+    setup, lam = entry.setup(), entry.params["Lambda"]
+    d = setup.pairs[0].first.values.shape[1]
+    D = RAC.audit_dataset(d)                     # every record at x = 0.5 (the pairs move one)
+    profile = D.epsilons if name != "acharya2024.nonpersonalized" else AC.nonpersonalized_epsilons(D)
+    delta_i = float(AC.sensitivity(D.with_fields(epsilons=profile), lam)[record])
+
+    def build(theta):
+        x1, y1, x2, y2 = theta[:d], theta[d], theta[d + 1:2 * d + 1], theta[2 * d + 1]
+        return AC.RELATION.neighbour(D, record, x1, y1), AC.RELATION.neighbour(D, record, x2, y2)
+    box = ((0.0, 1.0),) * d + ((-1.0, 1.0),)
+    space = Space(f"record {record}: (x, y) vs (x', y') in [0, 1]^{d} x [-1, 1]", box * 2, build,
+                  starts=((0.5,) * d + (-0.5,) + (0.5,) * d + (0.5,),),
+                  describe=lambda th: f"record {record}: x = {np.round(th[:d], 3).tolist()}, y = {th[d]:.3f} vs "
+                                      f"x' = {np.round(th[d + 1:2 * d + 1], 3).tolist()}, y' = {th[2 * d + 1]:.3f}")
+    return setup.noise, delta_i, [space]
+
+
 def logistic_ratio_bound(Lambda: float, R: float = 1.0) -> float:
     """sigma(R^2 / Lambda): no pair of the logistic entry moves theta-hat by more than this
     share of Delta_2 (module docstring; derived here, not from the paper)."""
     return 1.0 / (1.0 + math.exp(-R * R / Lambda))
+
+
+def _acharya_closed_forms() -> dict:
+    """d = 1, lambda = 100, the other records at x = 0.5: record i moved at x = 1 from y = -1
+    to +1 shifts theta_bar = sum w x y / (sum w x^2 + lambda) by 2 w_i / (S + lambda),
+    S = sum_{j != i} w_j / 4 + w_i, against Delta_i = 2 w_i (B + 1) / lambda, B = 1 / lambda:
+    ratio lambda / ((S + lambda)(1 + 1/lambda)). (That the corner is the worst case is what
+    the search checks.)"""
+    from . import acharya2024 as RAC
+    lam = 100.0
+    out = {}
+    for name, w in (("acharya2024.pdp-op", np.asarray(RAC.PROFILE) / sum(RAC.PROFILE)),
+                    ("acharya2024.nonpersonalized", np.full(len(RAC.PROFILE), 1 / len(RAC.PROFILE)))):
+        for i in (0, 4, 7):
+            S = (w.sum() - w[i]) / 4 + w[i]
+            out[f"{name} (record {i})"] = lam / ((S + lam) * (1 + 1 / lam))
+    return out
 
 
 def _params_text(params) -> str:
@@ -220,7 +268,8 @@ def _params_text(params) -> str:
 
 def _closed_forms(params_of) -> dict:
     ridge = params_of["amin2019.erm-output-perturbation-ridge"]
-    return {"amin2019.capped-sum": 1.0, "epasto2020.wa": 1.0, "epasto2020.sample-limiting": 1.0,
+    out = _acharya_closed_forms()
+    return out | {"amin2019.capped-sum": 1.0, "epasto2020.wa": 1.0, "epasto2020.sample-limiting": 1.0,
             "epasto2020.gwa": 1.0, "epasto2020.sample-limited-ols": 1.0,
             "amin2019.erm-output-perturbation-ridge": RE.ridge_realised_ratio(ridge["Lambda"])}
 
@@ -266,6 +315,12 @@ def whitebox_sensitivity(plot=None, quick: bool = False, progress=None) -> dict:
     res = search(noise, spaces, 1.0, sensitivity=delta2, random_starts=starts, seed=len(ENTRIES))
     rows.append({"entry": "epasto2020.weighted-erm (one GD step)", "realised_ratio": res.ratio,
                  "best_pair": res.description, "evaluations": res.evaluations})
+    for name in ACHARYA_ENTRIES:
+        for record in (0, 4, 7):                   # the audited records (registry/acharya2024.py)
+            noise, delta_i, spaces = acharya_record_space(name, record)
+            res = search(noise, spaces, 1.0, sensitivity=delta_i, random_starts=starts, seed=record)
+            rows.append({"entry": f"{name} (record {record})", "realised_ratio": res.ratio,
+                         "best_pair": res.description, "evaluations": res.evaluations})
     closed = _closed_forms(params_of)
     for r in rows:
         r["closed_form"] = closed.get(r["entry"])

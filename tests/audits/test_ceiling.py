@@ -252,7 +252,7 @@ def _low_efficiency(rows) -> dict:
 
 @pytest.mark.slow
 def test_every_reference_entry_with_a_ceiling_is_audited_at_efficiency_095(capsys):
-    # `userdp audit --all --json` (seed 0, its default samples, 99.75% per entry): a
+    # `userdp audit --all --json` (seed 0, its default samples, 99.8% per entry with 25 entries): a
     # deterministic run, so no false-failure probability; the figure the issue asks for.
     from userdp.audits import cli
     code = cli.main(["audit", "--all", "--json"])
