@@ -85,46 +85,36 @@ def _capped_sum_spaces(params):
     return spaces
 
 
-def _wa_spaces(setup, params):
-    B = params["B"]
-    D = setup.pairs[0].first
-    users = dict.fromkeys([int(D.users[np.argmax(D.counts)]), int(D.users[np.argmin(D.counts)])])
+def _replace_user_spaces(D, users, field: str, B: float, start: tuple[float, float]) -> list[Space]:
+    """For each user u: u's records' ``field`` ("values" or "labels") set from theta on both
+    sides, each in [0, B]; theta = (the s values in D, the s values in D')."""
     spaces = []
     for u in users:
         idx = D.records_of(u)
         s = idx.size
 
         def build(theta, idx=idx, s=s):
-            v1, v2 = D.values.copy(), D.values.copy()
-            v1[idx], v2[idx] = theta[:s], theta[s:]
-            return D.with_fields(values=v1), D.with_fields(values=v2)
-        spaces.append(Space(f"replace user {u}'s {s} value(s), each in [0, B]", ((0.0, B),) * (2 * s), build,
-                            starts=((0.25 * B,) * s + (0.75 * B,) * s,),
-                            describe=lambda th, u=u, s=s: f"user {u} ({s} records): values "
+            f1, f2 = getattr(D, field).copy(), getattr(D, field).copy()
+            f1[idx], f2[idx] = theta[:s], theta[s:]
+            return D.with_fields(**{field: f1}), D.with_fields(**{field: f2})
+        spaces.append(Space(f"replace user {u}'s {s} {field}, each in [0, B]", ((0.0, B),) * (2 * s), build,
+                            starts=((start[0] * B,) * s + (start[1] * B,) * s,),
+                            describe=lambda th, u=u, s=s: f"user {u} ({s} records): {field} "
                                                           f"{_compact(th[:s])} vs {_compact(th[s:])}"))
     return spaces
+
+
+def _wa_spaces(setup, params):
+    D = setup.pairs[0].first
+    users = dict.fromkeys([int(D.users[np.argmax(D.counts)]), int(D.users[np.argmin(D.counts)])])
+    return _replace_user_spaces(D, users, "values", params["B"], (0.25, 0.75))
 
 
 def _gwa_spaces(setup, params):
-    B = params["B"]
     D = RG.orthogonal_dataset()
-    sizes = D.counts
-    group1 = int(np.argmax(sizes[:len(RG.E1_SIZES)]))
-    group2 = len(RG.E1_SIZES) + int(np.argmax(sizes[len(RG.E1_SIZES):]))
-    spaces = []
-    for u in (group1, group2):
-        idx = D.records_of(u)
-        s = idx.size
-
-        def build(theta, idx=idx, s=s):
-            y1, y2 = D.labels.copy(), D.labels.copy()
-            y1[idx], y2[idx] = theta[:s], theta[s:]
-            return D.with_fields(labels=y1), D.with_fields(labels=y2)
-        spaces.append(Space(f"replace user {u}'s {s} label(s), each in [0, B]", ((0.0, B),) * (2 * s), build,
-                            starts=((0.4 * B,) * s + (0.6 * B,) * s,),
-                            describe=lambda th, u=u, s=s: f"user {u} ({s} records): labels "
-                                                          f"{_compact(th[:s])} vs {_compact(th[s:])}"))
-    return spaces
+    n1 = len(RG.E1_SIZES)
+    users = (int(np.argmax(D.counts[:n1])), n1 + int(np.argmax(D.counts[n1:])))   # heaviest of each group
+    return _replace_user_spaces(D, users, "labels", params["B"], (0.4, 0.6))
 
 
 def _ridge_spaces(params):
