@@ -102,6 +102,7 @@ __all__ = [
 
 RELATION = ADD_REMOVE_USER
 _MAX_ELEMENTS = 10**9          # noise values drawn by one call
+_CHUNK = 2**22                 # outer-product entries formed at once in ``statistic`` (32 MB)
 
 
 # ------------------------------------------------------------------------------ data
@@ -157,11 +158,14 @@ def statistic(dataset: UserDataset, w, *, m, Gamma_x, Gamma_star) -> tuple[np.nd
     w = _weights(w, t.size)
     x, y = clip_data(x, y, Gamma_x, Gamma_star)
     d = x.shape[1]
-    S = _task_matrix(t, w, m)
-    outer = (x[:, :, None] * x[:, None, :]).reshape(t.size, d * d)     # (N, d*d)
-    A = np.asarray(S @ outer).reshape(m, d, d)                          # eq. line 5
-    b = np.asarray(S @ (y[:, None] * x))                                # eq. line 6
-    return A, b
+    A = np.zeros((m, d * d))
+    chunk = max(1, _CHUNK // (d * d))                                   # records per chunk: bounded memory
+    for s in range(0, t.size, chunk):                                   # a loop over record chunks, not tasks
+        sl = slice(s, s + chunk)
+        outer = (x[sl, :, None] * x[sl, None, :]).reshape(-1, d * d)    # (chunk, d*d)
+        A += _task_matrix(t[sl], w[sl], m) @ outer                      # line 5: sum_j w_ij x x^T
+    b = np.asarray(_task_matrix(t, w, m) @ (y[:, None] * x))            # line 6: sum_j w_ij y x
+    return A.reshape(m, d, d), b
 
 
 def sensitivity(beta, Gamma_x, Gamma_star) -> tuple[float, float]:
