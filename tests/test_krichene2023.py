@@ -141,6 +141,9 @@ def test_solve_matches_regularised_normal_equations():
     # §2.1: A^dagger is the pseudo-inverse of the PSD projection: a negative eigenvalue is dropped
     M = np.diag([2.0, -1.0])[None]
     np.testing.assert_allclose(K.solve(M, np.array([[1.0, 1.0]]), 0.0), [[0.5, 0.0]], atol=1e-15)
+    # with lambda = 0.5 the projection comes first: diag(max(2, 0), max(-1, 0)) + 0.5 I = diag(2.5, 0.5),
+    # so theta = (0.4, 2.0); projecting A + lambda I instead would give diag(2.5, 0) and (0.4, 0).
+    np.testing.assert_allclose(K.solve(M, np.array([[1.0, 1.0]]), 0.5), [[0.4, 2.0]], rtol=1e-14)
 
 
 def test_gd_schedule_theorem_3_12():
