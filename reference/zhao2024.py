@@ -101,8 +101,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import (
-    check_dataset, check_delta, check_epsilon, check_finite_array, check_generator, check_noise_scale,
-    check_positive, check_size,
+    check_dataset, check_delta, check_epsilon, check_finite_array, check_generator, check_int, check_noise_scale,
+    check_nonnegative, check_positive, check_size,
 )
 from .claims import ApproxDP
 from .data import UserDataset
@@ -178,11 +178,12 @@ def choose_cap(m, R, epsilon, delta, *, d=1, tau=DEFAULT_TAU, kappa0=DEFAULT_KAP
     """
     m = _counts(m)
     R = check_positive(R, "R")
+    d, candidates = check_int(d, "d"), check_int(candidates, "candidates", lo=2, hi=10_000)
     b = budget(epsilon, delta, test_share)
     factor = _noise_factor(b["eps_release"], b["delta_release"])
     T = thresholds(m, R, tau)
     kappa0 = _kappa0(kappa0)
-    caps = np.unique(np.quantile(m, np.linspace(0.0, 1.0, int(candidates))).round())
+    caps = np.unique(np.quantile(m, np.linspace(0.0, 1.0, candidates)).round())
     best, best_cap = math.inf, float(caps[-1])
     for cap in caps:                                    # <= `candidates` O(n) passes
         a = np.minimum(m, cap)
@@ -202,16 +203,45 @@ def _kappa0(kappa0) -> float:
 
 
 # --------------------------------------------------------------------------- the estimator
+def _problem(y, w, T) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """y (n, d) finite, w (n,) >= 0 with a positive sum, T (n,) > 0."""
+    y = check_finite_array(y, "y", ndim=(2,))
+    n = y.shape[0]
+    w = check_finite_array(w, "w", ndim=(1,))
+    T = check_finite_array(T, "T", ndim=(1,))
+    if n == 0 or w.shape != (n,) or T.shape != (n,):
+        raise ValueError(f"y must hold n >= 1 rows and w, T shape (n,); got y {y.shape}, w {w.shape}, T {T.shape}")
+    if (w < 0).any() or not w.sum() > 0:
+        raise ValueError("w must be non-negative with a positive sum (weights)")
+    if (T <= 0).any():
+        i = int(np.argmax(T <= 0))
+        raise ValueError(f"T must be > 0 (a Huber threshold); T[{i}] = {T[i]!r}")
+    return y, w, T
+
+
+def _point(s, d: int) -> np.ndarray:
+    s = check_finite_array(s, "s", ndim=(0, 1)).reshape(-1)
+    if s.shape != (d,):
+        raise ValueError(f"s must be a point of R^{d} (shape ({d},)), got shape {s.shape}")
+    return s
+
+
 def huber_loss(s, y, w, T) -> float:
     """F(s) = sum_i w_i phi_i(s - y_i), eq. (2)-(3); y (n, d), s (d,)."""
-    r = np.linalg.norm(np.asarray(s, float)[None, :] - y, axis=1)
-    phi = np.where(r <= T, 0.5 * r * r, T * r - 0.5 * T * T)          # eq. (3)
+    y, w, T = _problem(y, w, T)
+    r = np.linalg.norm(_point(s, y.shape[1])[None, :] - y, axis=1)
+    return _loss(r, w, T)
+
+
+def _loss(r, w, T) -> float:
+    phi = np.where(r <= T, 0.5 * r * r, T * r - 0.5 * T * T)          # eq. (3), r_i = ||s - y_i||
     return float(np.dot(w, phi))
 
 
 def huber_gradient(s, y, w, T) -> np.ndarray:
     """grad F(s) = sum_i w_i psi_i(s - y_i), psi_i(u) = u min(1, T_i / ||u||); shape (d,)."""
-    u = np.asarray(s, float)[None, :] - y                              # (n, d)
+    y, w, T = _problem(y, w, T)
+    u = _point(s, y.shape[1])[None, :] - y                              # (n, d)
     r = np.linalg.norm(u, axis=1)
     a = w * T / np.maximum(r, T)                                       # w_i min(1, T_i/||u_i||)
     return a @ u
@@ -226,20 +256,11 @@ def solve(y, w, T, *, eta_target) -> tuple[np.ndarray, float]:
     s <- sum a_i y_i / sum a_i, a_i = w_i min(1, T_i / r_i), minimises a quadratic majoriser
     of F, so it never increases F; it is taken whenever the Newton step fails Armijo.
     """
-    y = check_finite_array(y, "y", ndim=(2,))
+    y, w, T = _problem(y, w, T)
     n, d = y.shape
-    w = check_finite_array(w, "w", ndim=(1,))
-    T = check_finite_array(T, "T", ndim=(1,))
-    if w.shape != (n,) or T.shape != (n,):
-        raise ValueError(f"w and T must have shape ({n},), got {w.shape} and {T.shape}")
-    if (w < 0).any() or not w.sum() > 0:
-        raise ValueError("w must be non-negative with a positive sum")
-    if (T <= 0).any():
-        i = int(np.argmax(T <= 0))
-        raise ValueError(f"T must be > 0 (a Huber threshold); T[{i}] = {T[i]!r}")
     eta_target = check_positive(eta_target, "eta_target")
     s = w @ y / w.sum()                                   # start at the weighted mean
-    F = huber_loss(s, y, w, T)
+    F = _loss(np.linalg.norm(s[None, :] - y, axis=1), w, T)
     for _ in range(_MAX_NEWTON):
         u = s[None, :] - y
         r = np.linalg.norm(u, axis=1)
@@ -261,14 +282,14 @@ def solve(y, w, T, *, eta_target) -> tuple[np.ndarray, float]:
             t, slope = 1.0, float(g @ step)
             for _ in range(40):                               # Armijo backtracking
                 cand = s - t * step
-                Fc = huber_loss(cand, y, w, T)
+                Fc = _loss(np.linalg.norm(cand[None, :] - y, axis=1), w, T)
                 if Fc <= F - 1e-4 * t * slope:
                     s, F, moved = cand, Fc, True
                     break
                 t *= 0.5
         if not moved:                                         # IRLS (majorise-minimise) step
             cand = a @ y / a.sum()
-            Fc = huber_loss(cand, y, w, T)
+            Fc = _loss(np.linalg.norm(cand[None, :] - y, axis=1), w, T)
             if Fc >= F and np.array_equal(cand, s):
                 break
             s, F = cand, min(F, Fc)
@@ -307,7 +328,7 @@ def proposed_sensitivity(w, T, kappa0=DEFAULT_KAPPA0) -> tuple[float, float]:
     the module docstring: the local sensitivity when a kappa0 share of the weight sits
     robustly in the quadratic region)."""
     w = check_finite_array(w, "w", ndim=(1,))
-    T = check_finite_array(T, "T", ndim=(1,))
+    _, w, T = _problem(np.zeros((w.size, 1)), w, T)
     c = float(np.max(w * T))
     if not c > 0:
         raise ValueError(f"max_i w_i T_i must be > 0, got {c!r}")
@@ -319,14 +340,17 @@ def ptr_distance(margins, w, *, B, e, kappa0=DEFAULT_KAPPA0, J) -> int:
     margin_i = T_i - ||s_hat - y_i|| >= t (item 3 of the module docstring; sensitivity 1)."""
     margins = check_finite_array(margins, "margins", ndim=(1,))
     w = check_finite_array(w, "w", ndim=(1,))
-    B, e = check_positive(B, "B"), float(e)
+    if margins.size == 0 or w.shape != margins.shape or (w < 0).any():
+        raise ValueError(f"margins and w must be non-empty of one shape, w >= 0; got {margins.shape}, {w.shape}")
+    B, e = check_positive(B, "B"), check_nonnegative(e, "e")
+    J = check_int(J, "J", lo=1)
     order = np.argsort(margins)                            # ascending
     ms = margins[order]
     suffix = np.concatenate([np.cumsum(w[order][::-1])[::-1], [0.0]])   # suffix[k] = sum w of ms[k:]
-    j = np.arange(int(J))
+    j = np.arange(J)
     K = suffix[np.searchsorted(ms, (j + 1) * B + e, side="left")]       # weight with margin >= t
     ok = K - (j + 1) * float(w.max()) > _kappa0(kappa0)
-    return int(np.argmin(ok)) if not ok.all() else int(J)   # the counted j form a prefix
+    return int(np.argmin(ok)) if not ok.all() else J   # the counted j form a prefix
 
 
 def budget(epsilon, delta, test_share=DEFAULT_TEST_SHARE) -> dict:

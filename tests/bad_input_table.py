@@ -838,3 +838,52 @@ if Ac is not None:
           lambda: dict(dataset=_Da(), rng=rng(), size=None, Lambda=1.0, threshold="max"),
           dataset=DATASET_AC(), rng=RNG(), size=SIZE(), Lambda=POS(), threshold=["median", 0.0, -1.0, nan, None],
           alias={**AC_ALIAS, "threshold": ("threshold", "t")}, ok={"size": [2], "threshold": ["mean"]})
+
+# ======================================================= Zhao et al. 2024, HLM (issue 11)
+try:
+    from userdp.reference import zhao2024 as Zh
+except ImportError:
+    Zh = None
+if Zh is not None:
+    def _Dz():
+        """Four users (2, 1, 3, 1 items), scalar items."""
+        return UserDataset(np.array([0.1, 0.3, -0.2, 0.5, 0.4, 0.45, 0.0]), np.array([0, 0, 1, 2, 2, 2, 3]))
+
+    M_BAD = [[], [0, 1], [1.5], [-1], [nan], "a", None, [[1]]]
+    Y, W4, T4 = np.array([[0.1], [0.2], [0.4]]), np.full(3, 1 / 3), np.full(3, 0.5)
+    Y_BAD = [None, "a", [[nan]], np.zeros((0, 1)), [0.1, 0.2, 0.4], np.zeros((2, 1))]
+    W_BAD = [None, "a", [nan, 0.5, 0.5], [-0.5, 1.0, 0.5], [0.0, 0.0, 0.0], [0.5, 0.5]]
+    T_BAD = [None, "a", [0.5, 0.0, 0.5], [0.5, -1.0, 0.5], [0.5, nan, 0.5], [0.5]]
+    HLM = dict(epsilon=EPS(), delta=DELTA_POS(), R=POS(), tau=POS(), kappa0=POS() + [1.0, 2.0],
+               test_share=POS() + [1.0, 1.5])
+    HLM_OK = dict(epsilon=1.0, delta=1e-5, R=1.0, tau=2.0, kappa0=0.5, test_share=0.25)
+
+    entry("zhao2024.local_averages", Zh.local_averages, lambda: dict(dataset=_Dz()), dataset=DATASET())
+    entry("zhao2024.thresholds", Zh.thresholds, lambda: dict(m=[1, 4], R=1.0, tau=2.0), m=M_BAD, R=POS(), tau=POS())
+    entry("zhao2024.weights", Zh.weights, lambda: dict(m=[1, 4], cap=2.0), m=M_BAD, cap=POS() + [0.5])
+    entry("zhao2024.choose_cap", Zh.choose_cap,
+          lambda: dict(m=[1, 4, 9], R=1.0, epsilon=1.0, delta=1e-5, d=1, tau=2.0, kappa0=0.5, test_share=0.25,
+                       candidates=8),
+          m=M_BAD, R=POS(), epsilon=EPS(), delta=DELTA_POS(), d=INT(1), tau=POS(), kappa0=HLM["kappa0"],
+          test_share=HLM["test_share"], candidates=INT(2, hi=10_000))
+    entry("zhao2024.huber_loss", Zh.huber_loss, lambda: dict(s=[0.2], y=Y, w=W4, T=T4),
+          s=[None, "a", [nan], [0.1, 0.2], [[0.1]]], y=Y_BAD, w=W_BAD, T=T_BAD)
+    entry("zhao2024.huber_gradient", Zh.huber_gradient, lambda: dict(s=[0.2], y=Y, w=W4, T=T4),
+          s=[None, "a", [inf], [0.1, 0.2]], y=Y_BAD, w=W_BAD, T=T_BAD)
+    entry("zhao2024.solve", Zh.solve, lambda: dict(y=Y, w=W4, T=T4, eta_target=1e-9),
+          y=Y_BAD, w=W_BAD, T=T_BAD, eta_target=POS())
+    entry("zhao2024.statistic", Zh.statistic, lambda: dict(dataset=_Dz(), **HLM_OK, cap=None),
+          dataset=DATASET(), cap=[v for v in POS() if v is not None] + [0.5], ok={"cap": [2.0]}, **HLM)
+    entry("zhao2024.proposed_sensitivity", Zh.proposed_sensitivity, lambda: dict(w=W4, T=T4, kappa0=0.5),
+          w=W_BAD, T=T_BAD, kappa0=HLM["kappa0"])
+    entry("zhao2024.ptr_distance", Zh.ptr_distance,
+          lambda: dict(margins=[0.3, 0.2, 0.1], w=W4, B=0.05, e=0.0, kappa0=0.5, J=10),
+          margins=[None, "a", [nan, 0.1, 0.1], [], [0.1, 0.1]], w=W_BAD[:4], B=POS(),
+          e=[-1.0, nan, inf, "a", None], kappa0=HLM["kappa0"], J=INT(1))
+    entry("zhao2024.budget", Zh.budget, lambda: dict(epsilon=1.0, delta=1e-5, test_share=0.25),
+          epsilon=EPS(), delta=DELTA_POS(), test_share=HLM["test_share"])
+    entry("zhao2024.release_plan", Zh.release_plan, lambda: dict(dataset=_Dz(), **HLM_OK, R_c=1.0, cap=None),
+          dataset=DATASET(), R_c=POS(), cap=[v for v in POS() if v is not None] + [0.5], **HLM)
+    entry("zhao2024.mechanism", Zh.mechanism, lambda: dict(dataset=_Dz(), rng=rng(), size=None, **HLM_OK, R_c=1.0, cap=None),
+          dataset=DATASET(), rng=RNG(), size=SIZE(), R_c=POS(), cap=[v for v in POS() if v is not None] + [0.5], ok={"size": [1, 3]}, **HLM)
+    entry("zhao2024.claim", Zh.claim, lambda: dict(epsilon=1.0, delta=1e-5), epsilon=EPS(), delta=DELTA_POS())
