@@ -65,10 +65,12 @@ class HLMExample:
     delta: float = 1e-5
     R: float = 1.0
     R_c: float = 1.0
+    support: float | None = None          # declared support radius (every item's norm <= it)
 
     @property
     def params(self) -> dict:
-        return {"epsilon": self.epsilon, "delta": self.delta, "R": self.R, "R_c": self.R_c}
+        p = {"epsilon": self.epsilon, "delta": self.delta, "R": self.R, "R_c": self.R_c}
+        return p if self.support is None else {**p, "support": self.support}
 
 
 def _dataset(averages, m) -> UserDataset:
@@ -92,7 +94,10 @@ def hlm_examples(draw, min_n: int = 5, max_n: int = 8, max_d: int = 2):
     for i in draw(st.lists(st.integers(0, n - 1), max_size=2, unique=True)):
         y[i] = np.array(draw(st.lists(st.floats(-100.0, 100.0), min_size=d, max_size=d))) * R
     R_c = draw(st.sampled_from([0.5, 1.0, 5.0]))
-    return HLMExample(_dataset(y[:, 0] if d == 1 else y, m), R=R, R_c=R_c)
+    # a declared support half of the time: the smallest ball holding every item, or 2x it
+    top = float(np.max(np.linalg.norm(y, axis=1)))
+    support = draw(st.sampled_from([None, max(top, 1e-3), 2 * max(top, 1e-3)]))
+    return HLMExample(_dataset(y[:, 0] if d == 1 else y, m), R=R, R_c=R_c, support=support)
 
 
 def _heavy_user_example() -> HLMExample:
@@ -178,6 +183,9 @@ def _grid(D: UserDataset, ex: HLMExample, k: int, T_k: float) -> list:
     pts += [y[j] for j in range(len(y)) if j != k]
     if d > 1:
         pts.append(centre + 10 * ex.R * np.ones(d) / math.sqrt(d))
+    if ex.support is not None:                   # stay in the declared support: project onto it
+        pts = [p * min(1.0, ex.support * (1 - 1e-12) / max(float(np.linalg.norm(p)), 1e-300)) for p in pts]
+        pts += [ex.support * e1, -ex.support * e1]
     return [p[0] if D.values.ndim == 1 else p for p in pts]
 
 
@@ -262,7 +270,8 @@ def prop_weighted_mean_when_thresholds_large(impl: Adapter, ex: HLMExample) -> N
 
 def prop_sensitivity_bound_brute_force(impl: Adapter, ex: HLMExample) -> None:
     """On a dataset with gamma >= 1, replacing any one user's items by any point of the grid
-    (far outliers, the threshold, the other users) moves Clip(mu0, R_c) by at most the
+    (far outliers, the threshold, the other users; projected onto the declared support, if
+    any, and the support's poles) moves Clip(mu0, R_c) by at most the
     declared B (module docstring of reference/zhao2024.py, items 1-3). On any dataset, by at
     most 2 R_c (the global fallback)."""
     impl.require("statistic", "sensitivity", "ptr_distance", "thresholds")

@@ -10,7 +10,9 @@ y_i is user i's local average. Relation: ``REPLACE_USER_ITEMS`` (one user's item
 m_i kept: the item counts are public in the imbalanced-user setting). Claim:
 ``ApproxDP(epsilon, delta)`` (``claim``). The items need no bounded support: the proof
 below never uses one (the Huber gradient is bounded whatever y is), which is the point of
-the method for heavy tails. ``R`` is the item scale that sets the thresholds.
+the method for heavy tails. ``R`` is the item scale that sets the thresholds. Optionally a
+declared ``support`` rho (every item in the L2 ball of radius rho around 0, so every
+local average too) tightens the sensitivity (item 1); data outside it is then refused.
 
 The estimator (poster eq. (2)-(3)): mu0 = argmin_s F(s), F(s) = sum_i w_i phi_i(s - y_i),
 
@@ -42,8 +44,10 @@ eq. (4) is calibrated; we use propose-test-release, Dwork and Lei 2009, STOC, §
 
 1. Local sensitivity of the minimiser. Let D, D' differ in user k only (y_k -> y'_k; m_k,
    w_k, T_k unchanged). Let s = mu0(D), s' = mu0(D'), G = grad F_{D'}. Then
-   G(s) = grad F_D(s) - w_k psi_k(s - y_k) + w_k psi_k(s - y'_k) = 0 + (two terms of norm
-   <= w_k T_k), so ||G(s)|| <= 2c, c = max_i w_i T_i. With u = (s' - s)/||s' - s||,
+   G(s) = grad F_D(s) + w_k (psi_k(s - y'_k) - psi_k(s - y_k)) = 0 + w_k (...), and psi_k,
+   the projection onto the ball of radius T_k, is 1-Lipschitz with norm <= T_k, so the
+   difference has norm <= min(2 T_k, ||y_k - y'_k||) <= 2 min(T_k, rho) (rho = the declared
+   support radius, infinite by default). So ||G(s)|| <= 2c, c = max_i w_i min(T_i, rho). With u = (s' - s)/||s' - s||,
    h(t) = <G(s + t u), u> is non-decreasing (F_{D'} is convex) and h(||s' - s||) = 0. For
    r > 0 let kappa_r = sum of w_i over users i != k with ||s - y_i|| <= T_i - r: on
    t in [0, r] such a user stays in its quadratic region and adds slope w_i to h; every
@@ -167,13 +171,13 @@ def _noise_factor(epsilon: float, delta: float) -> float:
 
 
 def choose_cap(m, R, epsilon, delta, *, d=1, tau=DEFAULT_TAU, kappa0=DEFAULT_KAPPA0,
-               test_share=DEFAULT_TEST_SHARE, candidates=64) -> float:
+               test_share=DEFAULT_TEST_SHARE, candidates=64, support=None) -> float:
     """The cap minimising R^2 sum_i w_i^2 / m_i + d (b noise_factor)^2 over caps at the
     quantiles of the PUBLIC counts m (derived here, not from the paper).
 
     The first term bounds the variance of the weighted mean of the local averages (items of
     variance <= R^2 per coordinate); the second is the variance of the pass-branch noise
-    with b = 2 max_i w_i T_i / kappa0 (``proposed_sensitivity``). Only public quantities
+    with b = 2 max_i w_i min(T_i, support) / kappa0 (``proposed_sensitivity``). Only public quantities
     enter, so the choice costs no privacy.
     """
     m = _counts(m)
@@ -181,7 +185,7 @@ def choose_cap(m, R, epsilon, delta, *, d=1, tau=DEFAULT_TAU, kappa0=DEFAULT_KAP
     d, candidates = check_int(d, "d"), check_int(candidates, "candidates", lo=2, hi=10_000)
     b = budget(epsilon, delta, test_share)
     factor = _noise_factor(b["eps_release"], b["delta_release"])
-    T = thresholds(m, R, tau)
+    T = np.minimum(thresholds(m, R, tau), _support(support))
     kappa0 = _kappa0(kappa0)
     caps = np.unique(np.quantile(m, np.linspace(0.0, 1.0, candidates)).round())
     best, best_cap = math.inf, float(caps[-1])
@@ -296,15 +300,27 @@ def solve(y, w, T, *, eta_target) -> tuple[np.ndarray, float]:
     return s, float(np.linalg.norm(huber_gradient(s, y, w, T)))
 
 
-def _estimate(dataset, epsilon, delta, R, tau, cap, kappa0, test_share):
+def _check_support(dataset, support) -> None:
+    if support is None:
+        return
+    rho = _support(support)
+    r = np.abs(dataset.values) if dataset.values.ndim == 1 else np.linalg.norm(dataset.values, axis=1)
+    if (r > rho).any():
+        i = int(np.argmax(r > rho))
+        raise ValueError(f"dataset: item {i} has norm {r[i]!r} > support = {rho!r} (the declared support "
+                         "the sensitivity bound assumes); pass support=None to drop the assumption")
+
+
+def _estimate(dataset, epsilon, delta, R, tau, cap, kappa0, test_share, support=None):
     """(y, w, T, cap, b, e, mu0): the stages up to the certified minimiser."""
     y, m = local_averages(dataset)
+    _check_support(dataset, support)
     R = check_positive(R, "R")
     kappa0 = _kappa0(kappa0)
-    cap = choose_cap(m, R, epsilon, delta, d=y.shape[1], tau=tau, kappa0=kappa0,
-                     test_share=test_share) if cap is None else check_positive(cap, "cap")
+    cap = choose_cap(m, R, epsilon, delta, d=y.shape[1], tau=tau, kappa0=kappa0, test_share=test_share,
+                     support=support) if cap is None else check_positive(cap, "cap")
     w, T = weights(m, cap), thresholds(m, R, tau)
-    b, _ = proposed_sensitivity(w, T, kappa0)
+    b, _ = proposed_sensitivity(w, T, kappa0, support)
     e = SOLVER_SLACK * b                                  # item 5
     target = e * kappa0 / 2.0
     mu0, eta = solve(y, w, T, eta_target=target)
@@ -315,21 +331,25 @@ def _estimate(dataset, epsilon, delta, R, tau, cap, kappa0, test_share):
 
 
 def statistic(dataset: UserDataset, *, R, epsilon, delta, tau=DEFAULT_TAU, cap=None,
-              kappa0=DEFAULT_KAPPA0, test_share=DEFAULT_TEST_SHARE) -> np.ndarray:
+              kappa0=DEFAULT_KAPPA0, test_share=DEFAULT_TEST_SHARE, support=None) -> np.ndarray:
     """mu0 of eq. (2), unclipped and noise-free: (d,) (a 1-element array for scalar items).
     ``cap=None`` uses ``choose_cap`` (which reads epsilon and delta); pass ``cap`` to fix it."""
     budget(epsilon, delta, test_share)
-    return _estimate(dataset, epsilon, delta, R, tau, cap, kappa0, test_share)[-1]
+    return _estimate(dataset, epsilon, delta, R, tau, cap, kappa0, test_share, support)[-1]
 
 
 # --------------------------------------------------------------------------- PTR
-def proposed_sensitivity(w, T, kappa0=DEFAULT_KAPPA0) -> tuple[float, float]:
-    """(b, c): c = max_i w_i T_i (one user's largest gradient), b = 2 c / kappa0 (item 2 of
-    the module docstring: the local sensitivity when a kappa0 share of the weight sits
-    robustly in the quadratic region)."""
+def _support(support) -> float:
+    return math.inf if support is None else check_positive(support, "support")
+
+
+def proposed_sensitivity(w, T, kappa0=DEFAULT_KAPPA0, support=None) -> tuple[float, float]:
+    """(b, c): c = max_i w_i min(T_i, support) (half of one user's largest change of
+    gradient, item 1), b = 2 c / kappa0 (item 2 of the module docstring: the local
+    sensitivity when a kappa0 share of the weight sits robustly in the quadratic region)."""
     w = check_finite_array(w, "w", ndim=(1,))
     _, w, T = _problem(np.zeros((w.size, 1)), w, T)
-    c = float(np.max(w * T))
+    c = float(np.max(w * np.minimum(T, _support(support))))
     if not c > 0:
         raise ValueError(f"max_i w_i T_i must be > 0, got {c!r}")
     return 2.0 * c / _kappa0(kappa0), c
@@ -376,7 +396,7 @@ class Plan:
     w: np.ndarray            # (n,) weights
     T: np.ndarray            # (n,) thresholds
     cap: float
-    b: float                 # proposed sensitivity 2c / kappa0
+    b: float                 # proposed sensitivity 2c / kappa0, c = max w_i min(T_i, support)
     B: float                 # b + 2e (solver slack)
     e: float
     gamma: int               # the PTR distance (sensitivity 1)
@@ -388,11 +408,11 @@ class Plan:
 
 
 def release_plan(dataset: UserDataset, *, epsilon, delta, R, R_c, tau=DEFAULT_TAU, cap=None,
-                 kappa0=DEFAULT_KAPPA0, test_share=DEFAULT_TEST_SHARE) -> Plan:
+                 kappa0=DEFAULT_KAPPA0, test_share=DEFAULT_TEST_SHARE, support=None) -> Plan:
     """The noise-free part of the mechanism: weights, mu0, the PTR distance, the noise scales."""
     bud = budget(epsilon, delta, test_share)
     R_c = check_positive(R_c, "R_c")
-    y, w, T, cap, b, e, mu0 = _estimate(dataset, epsilon, delta, R, tau, cap, kappa0, test_share)
+    y, w, T, cap, b, e, mu0 = _estimate(dataset, epsilon, delta, R, tau, cap, kappa0, test_share, support)
     B = b + 2.0 * e                                                    # item 5
     margins = T - np.linalg.norm(mu0[None, :] - y, axis=1)             # T_i - ||s_hat - y_i||
     L = math.log(1.0 / (2.0 * bud["delta_test"])) / bud["eps_test"]   # item 3
@@ -407,7 +427,7 @@ def release_plan(dataset: UserDataset, *, epsilon, delta, R, R_c, tau=DEFAULT_TA
 
 
 def mechanism(dataset: UserDataset, rng, size=None, *, epsilon, delta, R, R_c, tau=DEFAULT_TAU,
-              cap=None, kappa0=DEFAULT_KAPPA0, test_share=DEFAULT_TEST_SHARE) -> np.ndarray:
+              cap=None, kappa0=DEFAULT_KAPPA0, test_share=DEFAULT_TEST_SHARE, support=None) -> np.ndarray:
     """HLM, poster eq. (4): Clip(mu0, R_c) + W, with W calibrated by propose-test-release.
 
     Shape: () or (size,) for scalar items, (d,) or (size, d) otherwise. Each of the ``size``
@@ -417,7 +437,7 @@ def mechanism(dataset: UserDataset, rng, size=None, *, epsilon, delta, R, R_c, t
     rng = check_generator(rng)
     size = check_size(size)
     p = release_plan(dataset, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap,
-                     kappa0=kappa0, test_share=test_share)
+                     kappa0=kappa0, test_share=test_share, support=support)
     k = 1 if size is None else size
     Z = rng.laplace(0.0, 1.0 / p.budget["eps_test"], k)               # the test's noise
     passed = p.gamma + Z > p.threshold                                 # item 3
