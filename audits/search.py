@@ -42,12 +42,13 @@ def best_candidates(a, b, kind: str, values, n_count: int, alpha: float, delta: 
     """The k best candidate sets on selection outputs a (first) and b (second); for the
     trade-off audit (mu_lb) when ``gdp``. ``noise_family`` adds that family's
     likelihood-ratio statistic for vector outputs; for a scalar output the likelihood ratio
-    of every family is monotone in x, so the thresholds already are its sets."""
+    of every family is monotone in x, so the thresholds already are its sets, and the
+    family only replaces the selection counts by the fitted family's (``choose_scalar``)."""
     if gdp:
         check_gdp_output(kind)
     check_noise_family_output(kind, noise_family)
     if kind == "continuous":
-        return choose_scalar(a, b, n_count, alpha, delta, k, gdp=gdp)
+        return choose_scalar(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
     if kind == "vector":
         return choose_vector(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
     return choose_discrete(a, b, values, n_count, alpha, delta, k)

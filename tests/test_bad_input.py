@@ -129,6 +129,7 @@ EXEMPT = {
     "ceiling.Ceiling": "a result record returned by ceiling",
     "whitebox.WhiteboxResult": "a result record returned by whitebox.search",
     "ceiling.NOISE_FAMILIES": "a tuple of names",
+    "zhao2024.Plan": "a result record returned by zhao2024.release_plan",
 }
 
 

@@ -1,0 +1,351 @@
+"""Property suite for Zhao et al. 2024 (HLM: Huber-loss user-level mean estimation, poster).
+
+Usable against any implementation wrapped as an ``HLMAdapter`` whose stages take the
+dataset (items in ``values``, (N,) or (N, d); user i owns m_i items) and the public
+parameters as keywords (``HLMExample.params``: epsilon, delta, R, R_c):
+
+- ``weights(dataset, **p)``      -> w, (n,), in the dataset's user order (``dataset.users``);
+- ``thresholds(dataset, **p)``   -> T, (n,), the Huber thresholds T_i;
+- ``statistic(dataset, **p)``    -> mu0, (d,): the noise-free minimiser of eq. (2), unclipped;
+- ``sensitivity(dataset, **p)``  -> B: the bound on ||Clip mu0(D) - Clip mu0(D')|| the
+  pass-branch noise is calibrated to, valid on datasets with ``ptr_distance`` >= 1;
+- ``ptr_distance(dataset, **p)`` -> gamma, an int of sensitivity 1 (propose-test-release);
+- ``noise_scale(dataset, **p)``  -> dict with sigma_pass, sigma_fallback, eps_test,
+  eps_release, delta_test, delta_release and threshold (pass iff gamma + Lap(1/eps_test) > threshold);
+- ``mechanism(dataset, rng, size, **p)``.
+
+Relation: replace one user's items, m_i kept (``REPLACE_USER_ITEMS``). Every property raises
+AssertionError. Oracles, independent of ``reference/zhao2024.py``: the Huber gradient and
+loss written out below (eq. (3)), scipy's BFGS on the same loss (a second solver), the
+weighted mean (numpy), brute force over replaced users on a grid of new averages, and the
+analytic Gaussian delta of Balle and Wang 2018 (Thm 8) written with scipy.stats.norm.
+Tolerance ``REL`` = 1e-9 relative (sums of at most a few dozen doubles).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Optional
+
+import numpy as np
+from hypothesis import strategies as st
+from scipy import optimize, stats
+
+from userdp.reference import zhao2024 as Z
+from userdp.reference.data import UserDataset
+
+from .adapter import Adapter
+
+__all__ = [
+    "REL", "HLMAdapter", "HLMExample", "hlm_examples", "HARD_EXAMPLES", "REFERENCE", "huber_loss_oracle",
+    "huber_gradient_oracle", "gaussian_delta_oracle", "replaced", "prop_weights_normalised_monotone",
+    "prop_thresholds_decrease", "prop_first_order_condition", "prop_no_better_point_than_scipy",
+    "prop_weighted_mean_when_thresholds_large", "prop_sensitivity_bound_brute_force",
+    "prop_ptr_distance_sensitivity_one", "prop_noise_calibrated", "ALL_PROPERTIES",
+]
+
+REL = 1e-9
+
+
+@dataclass(frozen=True)
+class HLMAdapter(Adapter):
+    """``Adapter`` plus ``thresholds`` (T_i) and ``ptr_distance`` (gamma); a plain ``Adapter``
+    lacks them, so the properties that need them are "not applicable" to it."""
+
+    STAGES: ClassVar[tuple[str, ...]] = Adapter.STAGES + ("thresholds", "ptr_distance")
+
+    thresholds: Optional[Callable[..., Any]] = None
+    ptr_distance: Optional[Callable[..., Any]] = None
+
+
+@dataclass(frozen=True)
+class HLMExample:
+    dataset: UserDataset
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    R: float = 1.0
+    R_c: float = 1.0
+    support: float | None = None          # declared support radius (every item's norm <= it)
+
+    @property
+    def params(self) -> dict:
+        p = {"epsilon": self.epsilon, "delta": self.delta, "R": self.R, "R_c": self.R_c}
+        return p if self.support is None else {**p, "support": self.support}
+
+
+def _dataset(averages, m) -> UserDataset:
+    """User i holds m_i items, all equal to its average (the estimator sees only y_i, m_i)."""
+    averages = np.asarray(averages, float)
+    ids = np.repeat(np.arange(len(m)), m)
+    return UserDataset(averages[ids], ids)
+
+
+@st.composite
+def hlm_examples(draw, min_n: int = 5, max_n: int = 8, max_d: int = 2):
+    """n users, most within T_i / 4 of a common centre (so that PTR can pass), up to two
+    outliers anywhere in [-100, 100] R, item counts in [1, 40] (one user may hold 40: an
+    imbalanced, heavy user); R in {0.5, 1, 2}, R_c in {0.5, 1, 5}."""
+    n, d = draw(st.integers(min_n, max_n)), draw(st.integers(1, max_d))
+    R = draw(st.sampled_from([0.5, 1.0, 2.0]))
+    m = np.array(draw(st.lists(st.integers(1, 40), min_size=n, max_size=n)))
+    centre = np.array(draw(st.lists(st.floats(-1.0, 1.0), min_size=d, max_size=d))) * R
+    u = np.array(draw(st.lists(st.lists(st.floats(-1.0, 1.0), min_size=d, max_size=d), min_size=n, max_size=n)))
+    y = centre + u * (0.25 * Z.DEFAULT_TAU * R / np.sqrt(m))[:, None] / math.sqrt(d)
+    for i in draw(st.lists(st.integers(0, n - 1), max_size=2, unique=True)):
+        y[i] = np.array(draw(st.lists(st.floats(-100.0, 100.0), min_size=d, max_size=d))) * R
+    R_c = draw(st.sampled_from([0.5, 1.0, 5.0]))
+    # a declared support half of the time: the smallest ball holding every item, or 2x it
+    top = float(np.max(np.linalg.norm(y, axis=1)))
+    support = draw(st.sampled_from([None, max(top, 1e-3), 2 * max(top, 1e-3)]))
+    return HLMExample(_dataset(y[:, 0] if d == 1 else y, m), R=R, R_c=R_c, support=support)
+
+
+def _heavy_user_example() -> HLMExample:
+    """A known hard case: seven light users (m = 2, 3) clustered at 0 and one heavy user
+    (m = 40). The heavy user's threshold matters: with T_i NOT scaled by 1/sqrt(m_i), its
+    gradient is sqrt(40 / cap) times larger than the bound assumes."""
+    m = np.array([40, 2, 3, 2, 3, 2, 3, 2])
+    y = np.array([0.05, -0.1, 0.1, 0.0, 0.05, -0.05, 0.1, -0.1])
+    return HLMExample(_dataset(y, m), R=1.0, R_c=5.0)
+
+
+def _two_cluster_example() -> HLMExample:
+    """A known hard case: 3 users at +50 and 2 at -50 (R = 1, far beyond every T_i). The
+    minimiser sits at the majority; moving one of its users flips it to -50. The PTR
+    distance is 0 here (the majority holds weight 0.6 - w_max = 0.4 < kappa0 = 1/2)."""
+    return HLMExample(_dataset(np.array([50.0, 50.0, 50.0, -50.0, -50.0]), np.full(5, 4)), R=1.0, R_c=100.0)
+
+
+def _knife_edge_example() -> HLMExample:
+    """A known hard case: 40 one-item users (T = 2, w = 1/40, b = 0.2), half at -1.95 and half at
+    +1.95, so every margin is 0.05 < b. Replacing one +1.95 user by an outlier moves mu0 to
+    -0.15 and pushes all 19 others out of their quadratic region: a distance to instability
+    that ignores the minimiser's movement drops from 19 to 0 here (the correct one is 0)."""
+    return HLMExample(_dataset(np.repeat([-1.95, 1.95], 20), np.ones(40, int)), R=1.0, R_c=5.0)
+
+
+HARD_EXAMPLES = (_heavy_user_example(), _two_cluster_example(), _knife_edge_example())
+
+
+# ----------------------------------------------------------------------- oracles
+def _y(D: UserDataset) -> np.ndarray:
+    y = D.local_averages()
+    return y[:, None] if y.ndim == 1 else y
+
+
+def huber_loss_oracle(s, y, w, T) -> float:
+    """sum_i w_i phi_i(s - y_i), eq. (3) written out: r^2/2 inside T_i, T_i r - T_i^2/2 outside."""
+    total = 0.0
+    for yi, wi, Ti in zip(y, w, T):
+        r = float(np.linalg.norm(np.asarray(s, float) - yi))
+        total += wi * (0.5 * r * r if r <= Ti else Ti * r - 0.5 * Ti * Ti)
+    return total
+
+
+def huber_gradient_oracle(s, y, w, T) -> np.ndarray:
+    """sum_i w_i psi_i(s - y_i), psi_i(u) = u if ||u|| <= T_i else T_i u / ||u||."""
+    g = np.zeros(y.shape[1])
+    for yi, wi, Ti in zip(y, w, T):
+        u = np.asarray(s, float) - yi
+        r = float(np.linalg.norm(u))
+        g += wi * (u if r <= Ti else Ti * u / r)
+    return g
+
+
+def gaussian_delta_oracle(sigma: float, sensitivity: float, epsilon: float) -> float:
+    """Balle and Wang 2018, Thm 8: the exact delta of N(0, sigma^2) noise at L2 sensitivity
+    Delta: Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - eps sigma/Delta)."""
+    a, b = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
+    return float(stats.norm.cdf(a - b) - math.exp(epsilon) * stats.norm.cdf(-a - b))
+
+
+def _clip(v, R_c) -> np.ndarray:
+    v = np.asarray(v, float)
+    r = float(np.linalg.norm(v))
+    return v if r <= R_c else v * (R_c / r)
+
+
+def replaced(D: UserDataset, k: int, new_average) -> UserDataset:
+    """D with user k's items all set to ``new_average`` (m_k kept: REPLACE_USER_ITEMS)."""
+    values = np.array(D.values, float)
+    values[D.user_ids == D.users[k]] = new_average
+    return D.with_fields(values=values)
+
+
+def _grid(D: UserDataset, ex: HLMExample, k: int, T_k: float) -> list:
+    """New averages for user k: far outliers in both directions, points at and around the
+    threshold from the other users, and the other users' own averages."""
+    y = _y(D)
+    d = y.shape[1]
+    e1 = np.eye(d)[0]
+    centre = np.median(y, axis=0)
+    pts = [centre + t * e1 for t in (-1e3 * ex.R, -10 * ex.R, -T_k, -T_k / 2, T_k / 2, T_k, 10 * ex.R, 1e3 * ex.R)]
+    pts += [y[j] for j in range(len(y)) if j != k]
+    if d > 1:
+        pts.append(centre + 10 * ex.R * np.ones(d) / math.sqrt(d))
+    if ex.support is not None:                   # stay in the declared support: project onto it
+        pts = [p * min(1.0, ex.support * (1 - 1e-12) / max(float(np.linalg.norm(p)), 1e-300)) for p in pts]
+        pts += [ex.support * e1, -ex.support * e1]
+    return [p[0] if D.values.ndim == 1 else p for p in pts]
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise AssertionError(message)
+
+
+# ---------------------------------------------------------------------- properties
+def prop_weights_normalised_monotone(impl: Adapter, ex: HLMExample) -> None:
+    """w_i >= 0, sum w = 1, non-decreasing in m_i (equal for equal m_i)."""
+    impl.require("weights")
+    D = ex.dataset
+    w = np.asarray(impl.weights(D, **ex.params), float)
+    m = D.counts
+    _require(w.shape == m.shape and np.all(w >= 0), f"weights {w} must be (n,) and >= 0")
+    _require(abs(math.fsum(w) - 1.0) <= REL, f"weights sum to {math.fsum(w)!r}, not 1")
+    o = np.argsort(m, kind="stable")
+    _require(np.all(np.diff(w[o]) >= -REL * w.max()), f"weights {w} are not non-decreasing in m = {m}")
+
+
+def prop_thresholds_decrease(impl: Adapter, ex: HLMExample) -> None:
+    """T_i > 0 and non-increasing in m_i (a larger user's average is closer to the mean)."""
+    impl.require("thresholds")
+    D = ex.dataset
+    T = np.asarray(impl.thresholds(D, **ex.params), float)
+    o = np.argsort(D.counts, kind="stable")
+    _require(T.shape == D.counts.shape and np.all(T > 0), f"thresholds {T} must be (n,) and > 0")
+    _require(np.all(np.diff(T[o]) <= REL * T.max()), f"thresholds {T} increase with m = {D.counts}")
+
+
+def _c(w, T) -> float:
+    return float(np.max(w * T))
+
+
+def prop_first_order_condition(impl: Adapter, ex: HLMExample) -> None:
+    """||sum w_i psi_i(mu0 - y_i)|| <= 1e-6 max_i w_i T_i: mu0 is a stationary point of the
+    convex loss (eq. 2), hence a minimiser, to the solver's stated tolerance (the reference
+    stops at SOLVER_SLACK * c; we allow that plus rounding)."""
+    impl.require("weights", "thresholds", "statistic")
+    D = ex.dataset
+    w = np.asarray(impl.weights(D, **ex.params), float)
+    T = np.asarray(impl.thresholds(D, **ex.params), float)
+    s = np.asarray(impl.statistic(D, **ex.params), float).reshape(-1)
+    g = huber_gradient_oracle(s, _y(D), w, T)
+    tol = 1e-6 * _c(w, T) * (1 + 1e-6) + 1e-14 * float(np.max(np.abs(_y(D))))
+    _require(float(np.linalg.norm(g)) <= tol, f"||grad F(mu0)|| = {np.linalg.norm(g)!r} > {tol!r} at mu0 = {s}")
+
+
+def prop_no_better_point_than_scipy(impl: Adapter, ex: HLMExample) -> None:
+    """F(mu0) <= F(s_bfgs) + 1e-12 (1 + |F|): scipy's BFGS, started at the weighted mean,
+    finds no better point (a second, independent solver)."""
+    impl.require("weights", "thresholds", "statistic")
+    D = ex.dataset
+    w = np.asarray(impl.weights(D, **ex.params), float)
+    T = np.asarray(impl.thresholds(D, **ex.params), float)
+    y = _y(D)
+    s = np.asarray(impl.statistic(D, **ex.params), float).reshape(-1)
+    res = optimize.minimize(lambda v: huber_loss_oracle(v, y, w, T), w @ y,
+                            jac=lambda v: huber_gradient_oracle(v, y, w, T), method="BFGS",
+                            options={"gtol": 1e-12, "maxiter": 1000})
+    F, Fb = huber_loss_oracle(s, y, w, T), huber_loss_oracle(res.x, y, w, T)
+    _require(F <= Fb + 1e-12 * (1 + abs(Fb)), f"F(mu0) = {F!r} > F(bfgs) = {Fb!r} (mu0 = {s}, bfgs = {res.x})")
+
+
+def prop_weighted_mean_when_thresholds_large(impl: Adapter, ex: HLMExample) -> None:
+    """With R so large that every T_i exceeds the spread of the averages, every user is in
+    the quadratic region and mu0 = sum w_i y_i (numpy), to 1e-6 c + rounding."""
+    impl.require("weights", "thresholds", "statistic")
+    D = ex.dataset
+    y = _y(D)
+    spread = float(np.max(np.linalg.norm(y[:, None, :] - y[None, :, :], axis=2)))
+    big = {**ex.params, "R": max(ex.R, 4.0 * (spread + 1.0) * math.sqrt(float(D.counts.max())) / Z.DEFAULT_TAU)}
+    w = np.asarray(impl.weights(D, **big), float)
+    T = np.asarray(impl.thresholds(D, **big), float)
+    _require(float(T.min()) > spread, f"the example's thresholds {T} do not exceed the spread {spread}")
+    s = np.asarray(impl.statistic(D, **big), float).reshape(-1)
+    want = w @ y
+    tol = 1e-6 * _c(w, T) + 1e-12 * (1 + float(np.abs(y).max()))
+    _require(float(np.linalg.norm(s - want)) <= tol, f"mu0 = {s} != weighted mean {want} (tol {tol:.3g})")
+
+
+def prop_sensitivity_bound_brute_force(impl: Adapter, ex: HLMExample) -> None:
+    """On a dataset with gamma >= 1, replacing any one user's items by any point of the grid
+    (far outliers, the threshold, the other users; projected onto the declared support, if
+    any, and the support's poles) moves Clip(mu0, R_c) by at most the
+    declared B (module docstring of reference/zhao2024.py, items 1-3). On any dataset, by at
+    most 2 R_c (the global fallback)."""
+    impl.require("statistic", "sensitivity", "ptr_distance", "thresholds")
+    D, p = ex.dataset, ex.params
+    base = _clip(impl.statistic(D, **p), ex.R_c)
+    B = float(impl.sensitivity(D, **p))
+    safe = int(impl.ptr_distance(D, **p)) >= 1
+    T = np.asarray(impl.thresholds(D, **p), float)
+    for k in range(D.m):
+        for v in _grid(D, ex, k, float(T[k])):
+            shift = float(np.linalg.norm(_clip(impl.statistic(replaced(D, k, v), **p), ex.R_c) - base))
+            _require(shift <= 2 * ex.R_c * (1 + REL), f"user {k} -> {v}: shift {shift!r} > 2 R_c")
+            if safe:
+                _require(shift <= B * (1 + REL), f"gamma >= 1 but user {k} -> {v} moves Clip(mu0) by "
+                                                 f"{shift!r} > B = {B!r}")
+
+
+def prop_ptr_distance_sensitivity_one(impl: Adapter, ex: HLMExample) -> None:
+    """|gamma(D) - gamma(D')| <= 1 for every brute-force neighbour (the Laplace test's
+    privacy rests on it, Dwork and Lei 2009)."""
+    impl.require("ptr_distance", "thresholds")
+    D, p = ex.dataset, ex.params
+    g = int(impl.ptr_distance(D, **p))
+    T = np.asarray(impl.thresholds(D, **p), float)
+    for k in range(D.m):
+        for v in _grid(D, ex, k, float(T[k])):
+            g2 = int(impl.ptr_distance(replaced(D, k, v), **p))
+            _require(abs(g - g2) <= 1, f"gamma moves from {g} to {g2} when user {k} -> {v}")
+
+
+def prop_noise_calibrated(impl: Adapter, ex: HLMExample) -> None:
+    """The budgets compose to the claim (eps_t + eps_r <= eps, delta_t + delta_r <= delta);
+    the test fails on gamma = 0 with probability >= 1 - delta_t (exp(-eps_t L)/2 <= delta_t);
+    sigma_pass meets (eps_r, delta_r) at sensitivity min(B, 2 R_c) and sigma_fallback at
+    2 R_c, by the exact Gaussian delta (Balle-Wang Thm 8, written out here)."""
+    impl.require("noise_scale", "sensitivity")
+    D, p = ex.dataset, ex.params
+    ns = impl.noise_scale(D, **p)
+    B = float(impl.sensitivity(D, **p))
+    et, er, dt, dr = ns["eps_test"], ns["eps_release"], ns["delta_test"], ns["delta_release"]
+    _require(et + er <= ex.epsilon * (1 + REL), f"eps_test + eps_release = {et + er!r} > epsilon = {ex.epsilon!r}")
+    _require(dt + dr <= ex.delta * (1 + REL), f"delta_test + delta_release = {dt + dr!r} > delta = {ex.delta!r}")
+    _require(0.5 * math.exp(-et * ns["threshold"]) <= dt * (1 + REL),
+             f"P(pass | gamma = 0) = {0.5 * math.exp(-et * ns['threshold'])!r} > delta_test = {dt!r}")
+    for sigma, sens, what in ((ns["sigma_pass"], min(B, 2 * ex.R_c), "sigma_pass"),
+                              (ns["sigma_fallback"], 2 * ex.R_c, "sigma_fallback")):
+        got = gaussian_delta_oracle(sigma, sens, er)
+        _require(got <= dr * (1 + 1e-6), f"{what} = {sigma!r} at sensitivity {sens!r}: delta = {got!r} > {dr!r}")
+
+
+# ---------------------------------------------------------------------- the reference
+def _plan(D, **p):
+    return Z.release_plan(D, **p)
+
+
+def _ref_weights(D, **p):
+    return _plan(D, **p).w
+
+
+def _ref_thresholds(D, **p):
+    return _plan(D, **p).T
+
+
+def _ref_noise(D, **p):
+    q = _plan(D, **p)
+    return {"sigma_pass": q.sigma_pass, "sigma_fallback": q.sigma_fallback, "threshold": q.threshold, **q.budget}
+
+
+REFERENCE = HLMAdapter(
+    "zhao2024.hlm (reference)", weights=_ref_weights, statistic=lambda D, **p: _plan(D, **p).mu0,
+    sensitivity=lambda D, **p: _plan(D, **p).B, noise_scale=_ref_noise,
+    mechanism=lambda D, rng, size=None, **p: Z.mechanism(D, rng, size, **p),
+    thresholds=_ref_thresholds, ptr_distance=lambda D, **p: _plan(D, **p).gamma)
+
+ALL_PROPERTIES = (prop_weights_normalised_monotone, prop_thresholds_decrease, prop_first_order_condition,
+                  prop_no_better_point_than_scipy, prop_weighted_mean_when_thresholds_large,
+                  prop_sensitivity_bound_brute_force, prop_ptr_distance_sensitivity_one, prop_noise_calibrated)
