@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from scipy import optimize, stats
 
 from userdp.reference import zhao2024 as Z
+from userdp.reference import zhao2024_wme as Wm
 from userdp.reference.data import UserDataset
 
 from .adapter import Adapter
@@ -42,6 +43,7 @@ __all__ = [
     "prop_thresholds_decrease", "prop_first_order_condition", "prop_no_better_point_than_scipy",
     "prop_weighted_mean_when_thresholds_large", "prop_sensitivity_bound_brute_force",
     "prop_ptr_distance_sensitivity_one", "prop_noise_calibrated", "ALL_PROPERTIES",
+    "WMEExample", "wme_examples", "prop_wme_noise_calibrated", "REFERENCE_WME", "WME_PROPERTIES",
 ]
 
 REL = 1e-9
@@ -349,3 +351,66 @@ REFERENCE = HLMAdapter(
 ALL_PROPERTIES = (prop_weights_normalised_monotone, prop_thresholds_decrease, prop_first_order_condition,
                   prop_no_better_point_than_scipy, prop_weighted_mean_when_thresholds_large,
                   prop_sensitivity_bound_brute_force, prop_ptr_distance_sensitivity_one, prop_noise_calibrated)
+
+
+# ---------------------------------------------------------------------- the WME baseline
+@dataclass(frozen=True)
+class WMEExample:
+    dataset: UserDataset
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    R: float = 1.0
+
+    @property
+    def params(self) -> dict:
+        return {"epsilon": self.epsilon, "delta": self.delta, "R": self.R}
+
+
+@st.composite
+def wme_examples(draw, max_n: int = 8, max_d: int = 3):
+    """n users with averages in the support (|x| <= R, ||x|| <= R for d > 1), m_i in [1, 30]."""
+    n, d = draw(st.integers(2, max_n)), draw(st.integers(1, max_d))
+    m = np.array(draw(st.lists(st.integers(1, 30), min_size=n, max_size=n)))
+    y = np.array(draw(st.lists(st.lists(st.floats(-1.0, 1.0), min_size=d, max_size=d), min_size=n, max_size=n)))
+    y = y / np.maximum(1.0, np.linalg.norm(y, axis=1, keepdims=True) * (1 + 1e-12))   # inside the unit ball
+    eps = draw(st.sampled_from([0.5, 1.0, 3.0]))
+    return WMEExample(_dataset(y[:, 0] if d == 1 else y, m), epsilon=eps)
+
+
+def prop_wme_noise_calibrated(impl: Adapter, ex: WMEExample) -> None:
+    """WME's two stages compose to the claim: eps_1 + eps_2 <= eps and delta_1 + delta_2 <= delta
+    (basic composition, the localisation's delta included), and each stage's sigma meets its
+    (eps_k, delta_k) at its declared sensitivity, which is at least the closed forms
+    sqrt(2 d') (histogram) and min(3 tau sqrt(d'), 2R) / n (clipped mean), tau = R sqrt(2 ln(40) /
+    m_min) (Hoeffding at beta = 0.05), by the exact Gaussian delta (Balle-Wang Thm 8, written out)."""
+    impl.require("noise_scale", "sensitivity")
+    D, p = ex.dataset, ex.params
+    ns = impl.noise_scale(D, **p)
+    D1, D2 = impl.sensitivity(D, **p)
+    e1, d1, e2, d2 = ns["eps1"], ns["delta1"], ns["eps2"], ns["delta2"]
+    _require(e1 + e2 <= ex.epsilon * (1 + REL), f"eps_1 + eps_2 = {e1 + e2!r} > epsilon = {ex.epsilon!r}")
+    _require(d1 + d2 <= ex.delta * (1 + REL), f"delta_1 + delta_2 = {d1 + d2!r} > delta = {ex.delta!r} "
+                                              "(a stage's delta is not composed)")
+    d = 1 if D.values.ndim == 1 else D.values.shape[1]
+    d_pad = 1 << (d - 1).bit_length()
+    tau = ex.R * math.sqrt(2 * math.log(2 / 0.05) / float(D.counts.min()))
+    _require(D1 >= math.sqrt(2 * d_pad) * (1 - REL), f"histogram sensitivity {D1!r} < sqrt(2 d') = {math.sqrt(2 * d_pad)!r}")
+    want2 = min(3 * tau * math.sqrt(d_pad), 2 * ex.R) / D.m
+    _require(D2 >= want2 * (1 - REL), f"clipped-mean sensitivity {D2!r} < {want2!r}")
+    for sigma, sens, eps, dl, what in ((ns["sigma1"], D1, e1, d1, "sigma_1"), (ns["sigma2"], D2, e2, d2, "sigma_2")):
+        got = gaussian_delta_oracle(sigma, sens, eps)
+        _require(got <= dl * (1 + 1e-6), f"{what} = {sigma!r} at sensitivity {sens!r}: delta = {got!r} > {dl!r}")
+
+
+def _wme_noise(D, *, epsilon, delta, R):
+    e1, d1, e2, d2 = Wm.wme_budgets(epsilon, delta)
+    s1, s2 = Wm.wme_noise_scales(D, epsilon, delta, R)
+    return {"eps1": e1, "delta1": d1, "eps2": e2, "delta2": d2, "sigma1": s1, "sigma2": s2}
+
+
+REFERENCE_WME = Adapter(
+    "zhao2024_wme (reference)", noise_scale=_wme_noise,
+    sensitivity=lambda D, *, epsilon, delta, R: Wm.wme_sensitivities(D, R),
+    mechanism=lambda D, rng, size=None, *, epsilon, delta, R: Wm.wme_mechanism(D, epsilon, delta, R, rng, size))
+
+WME_PROPERTIES = (prop_wme_noise_calibrated,)

@@ -75,19 +75,22 @@ def audit_users(D: UserDataset) -> list[int]:
     return list(dict.fromkeys([int(np.argmax(m)), int(np.argmax(p.w * p.T)), int(np.argmin(m))]))
 
 
-def extreme_pairs(D: UserDataset, users) -> list[NeighbourPair]:
-    """User k's items all at -100 R vs all at +100 R (first coordinate), m_k kept."""
+def moved_pairs(D: UserDataset, users, at: float) -> list[NeighbourPair]:
+    """User k's items all at -at vs all at +at (first coordinate), m_k kept (replace-user-items)."""
+    e1 = 1.0 if D.values.ndim == 1 else np.eye(D.d)[0]
     pairs = []
     for k in users:
-        far = np.zeros(D.values.shape[1:]) if D.values.ndim > 1 else 0.0
-        lo, hi = (far - 100 * R, far + 100 * R) if D.values.ndim == 1 else \
-            (np.eye(D.d)[0] * -100 * R, np.eye(D.d)[0] * 100 * R)
         rows = D.user_ids == D.users[k]
         a, b = np.array(D.values), np.array(D.values)
-        a[rows], b[rows] = lo, hi
+        a[rows], b[rows] = -at * e1, at * e1
         pairs.append(NeighbourPair(D.with_fields(values=a), D.with_fields(values=b), REPLACE_USER_ITEMS.name,
-                                   int(D.users[k]), f"user {k} (m = {D.counts[k]}): items at -100 R vs +100 R"))
+                                   int(D.users[k]), f"user {k} (m = {D.counts[k]}): items at -{at:g} vs +{at:g}"))
     return pairs
+
+
+def extreme_pairs(D: UserDataset, users) -> list[NeighbourPair]:
+    """HLM's pairs: user k's items at -100 R vs +100 R, beyond every threshold."""
+    return moved_pairs(D, users, 100 * R)
 
 
 def realised_share(pair: NeighbourPair) -> float:
@@ -113,37 +116,21 @@ def build_hlm(d: int = 1) -> AuditSetup:
                       output="continuous" if d == 1 else "vector", noise=noise)
 
 
-register(Entry(name="zhao2024.hlm", kind="reference", paper=PAPER,
-               algorithm="HLM: weighted Huber minimiser (poster eq. 2-3), Clip + Gaussian noise calibrated "
-                         "by propose-test-release (eq. 4; calibration derived here)",
-               relation=REPLACE_USER_ITEMS.name, function="userdp.reference.zhao2024.mechanism",
-               expected="no violation found", build=build_hlm, params={"d": 1}, true_epsilon=EPSILON,
-               samples=SAMPLES))
-register(Entry(name="zhao2024.hlm-d3", kind="reference", paper=PAPER,
-               algorithm="HLM in d = 3: the vector Huber loss on ||s - y||, L2 sensitivity, Gaussian noise",
-               relation=REPLACE_USER_ITEMS.name, function="userdp.reference.zhao2024.mechanism",
-               expected="no violation found", build=build_hlm, params={"d": 3}, true_epsilon=EPSILON,
-               samples=SAMPLES))
+for _name, _d, _algorithm in (
+        ("zhao2024.hlm", 1, "HLM: weighted Huber minimiser (poster eq. 2-3), Clip + Gaussian noise calibrated "
+                            "by propose-test-release (eq. 4; calibration derived here)"),
+        ("zhao2024.hlm-d3", 3, "HLM in d = 3: the vector Huber loss on ||s - y||, L2 sensitivity, Gaussian noise")):
+    register(Entry(name=_name, kind="reference", paper=PAPER, algorithm=_algorithm,
+                   relation=REPLACE_USER_ITEMS.name, function="userdp.reference.zhao2024.mechanism",
+                   expected="no violation found", build=build_hlm, params={"d": _d}, true_epsilon=EPSILON,
+                   samples=SAMPLES))
 
 
 # --------------------------------------------------------------------------------- WME
-def pole_pairs(D: UserDataset, users) -> list[NeighbourPair]:
-    """User k's items all at -R vs all at +R (first axis), m_k kept: inside WME's support."""
-    pairs = []
-    for k in users:
-        lo, hi = (-R, R) if D.values.ndim == 1 else (-R * np.eye(D.d)[0], R * np.eye(D.d)[0])
-        rows = D.user_ids == D.users[k]
-        a, b = np.array(D.values), np.array(D.values)
-        a[rows], b[rows] = lo, hi
-        pairs.append(NeighbourPair(D.with_fields(values=a), D.with_fields(values=b), REPLACE_USER_ITEMS.name,
-                                   int(D.users[k]), f"user {k} (m = {D.counts[k]}): items at -R vs +R"))
-    return pairs
-
-
 def build_wme(d: int = 1) -> AuditSetup:
     D = audit_dataset(d)
     m = D.counts
-    pairs = pole_pairs(D, list(dict.fromkeys([int(np.argmax(m)), int(np.argmin(m))])))
+    pairs = moved_pairs(D, list(dict.fromkeys([int(np.argmax(m)), int(np.argmin(m))])), R)   # WME's support poles
 
     def mechanism(dataset, rng, size):
         return W.wme_mechanism(dataset, EPSILON, DELTA, R, rng, size)

@@ -7,13 +7,13 @@ property catches, or a mechanism with its claim and pairs for the bugs the audit
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from userdp.properties import zhao2024 as P
 from userdp.reference import neighbours as N
 from userdp.reference import zhao2024 as Z
+from userdp.reference import zhao2024_wme as Wm
+from userdp.reference.mechanisms import gaussian_sigma_analytic
 
 from . import PlantedBug
 
@@ -65,6 +65,15 @@ def _gamma_without_movement(D, **p):
     return int(np.sum(K - (j + 1) * q.w.max() > Z.DEFAULT_KAPPA0))
 
 
+def _wme_delta_not_composed(D, *, epsilon, delta, R):
+    """Bug: stage I (localisation) calibrated at the whole delta and not composed: both stages
+    at (eps_k, delta), claim (eps, delta); the mechanism is (eps, 2 delta)-DP by composition."""
+    e1, _, e2, _ = Wm.wme_budgets(epsilon, delta)
+    D1, D2 = Wm.wme_sensitivities(D, R)
+    return {"eps1": e1, "delta1": delta, "eps2": e2, "delta2": delta,
+            "sigma1": gaussian_sigma_analytic(D1, e1, delta), "sigma2": gaussian_sigma_analytic(D2, e2, delta)}
+
+
 # ----------------------------------------------------------------- caught by the audit
 def two_cluster_pair() -> N.NeighbourPair:
     """3 users at +50 and 2 at -50 (4 items each, R = 1): mu0 is near +50; moving one user of
@@ -98,6 +107,16 @@ def _clip_after_noise(D, rng, size=None, *, R=1.0, R_c=1.0):
     out = out[:, 0] if D.values.ndim == 1 else out
     return out[0] if size is None else out
 
+
+WME_BUGS = (
+    PlantedBug("wme-localisation-delta-not-composed", "accounting",
+               "WME's stage I (the private histogram) is calibrated at the whole delta and its delta left "
+               "out of the claim: (eps, 2 delta)-DP by composition, claimed (eps, delta)",
+               "issue 11 (the localisation stage treated as free of delta)",
+               ("prop_wme_noise_calibrated",),
+               P.Adapter("bug: WME localisation delta not composed", noise_scale=_wme_delta_not_composed,
+                         sensitivity=P.REFERENCE_WME.sensitivity)),
+)
 
 BUGS = (
     PlantedBug("weights-not-normalised", "wrong weights",
