@@ -12,10 +12,15 @@ Every subcommand takes ``--debug`` (show the traceback of an error).
 
 External mechanisms. ``module:callable`` names a factory called as ``callable(**params)``
 (params from ``--param``) that returns an ``AuditSetup`` or a tuple ``(mechanism, pairs)``;
-in the second case ``--claim`` is required. A pair is ``(D, D')``, ``(D, D', description)``
+in the second case ``--claim`` is required. The module is imported with the current
+directory on the import path (as ``python -m`` does), so ``mymod.py`` in it needs no
+``PYTHONPATH``. A pair is ``(D, D')``, ``(D, D', description)``
 or an object with ``.first``, ``.second`` and optionally ``.description`` and ``.unit``
-(``NeighbourPair``). Claim syntax: one of CLAIM_FORMS. ``--relation`` is a label recorded
-in the output.
+(``NeighbourPair``). Claim syntax: one of CLAIM_FORMS. ``--relation`` names one of
+``neighbours.RELATIONS`` (an unknown name is exit 2) and the pairs are checked to be
+neighbours under it (``targets.check_pairs``; a pair that is not is exit 2, named): UserDataset
+pairs always, raw sequences of numbers under the record relations; other pairs are reported
+as not checked. ``--output`` says how the outputs are tested (default: inferred): see its help.
 
 Exit status:
     0  no violation found (``--all``: every entry met its expected verdict);
@@ -87,6 +92,8 @@ import traceback
 
 from .blas import single_threaded_blas
 from .harness import VIOLATION
+from userdp.reference.neighbours import RELATIONS
+
 from .registry import all_entries, all_reproductions, get_reproduction
 from .report import Progress, fmt, pct, table, to_json, version
 from .sampling import MechanismError
@@ -156,7 +163,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _audit_parser(au: argparse.ArgumentParser) -> None:
-    au.add_argument("name", nargs="?", help="registry name (see `userdp list`) or module:callable")
+    au.add_argument("name", nargs="?", help="registry name (see `userdp list`) or module:callable (the module "
+                    "is imported with the current directory on the import path, as `python -m` does)")
     au.add_argument("--all", action="store_true",
                     help="audit every reference and control entry, Bonferroni-corrected across entries")
     au.add_argument("--samples", type=_int_at_least(MIN_SAMPLES, "outputs per side"), default=None,
@@ -178,10 +186,17 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     "(needs matplotlib; format from the suffix, e.g. .png, .pdf)")
     au.add_argument("--claim", metavar="SPEC", help="claim of an external mechanism: " + ", ".join(CLAIM_FORMS))
     au.add_argument("--relation", metavar="R",
-                    help="neighbouring relation of an external mechanism (a label for the report; "
-                    "default 'unspecified')")
+                    help="neighbouring relation of an external mechanism, one of: " + ", ".join(sorted(RELATIONS))
+                    + ". Each pair is checked to be neighbours under it (UserDataset pairs, data.EMPTY on one "
+                    "side of an add/remove pair; raw sequences of numbers under the record relations: "
+                    "add-remove-record = the multisets differ by one element, replace-record = same length, "
+                    "one position differs) and a pair that is not is refused (exit 2); other pairs are "
+                    "reported as not checked. Default 'unspecified' (nothing checked)")
     au.add_argument("--output", choices=["continuous", "vector", "discrete"],
-                    help="output kind of an external mechanism (default: inferred from its outputs)")
+                    help="output kind of an external mechanism (default: inferred: integer or bool "
+                    "outputs are discrete, floats continuous, rows of floats vector). continuous: "
+                    "threshold sets {x >= t}, {x <= t}; vector: thresholds on learned projections and "
+                    "statistics; discrete: sets of values ranked by likelihood ratio")
 
 
 def _check_plot_target(path: str) -> None:
@@ -271,6 +286,8 @@ def cmd_audit(args) -> int:
     n_pairs = len(target.pairs) if hasattr(target.pairs, "__len__") else "candidate"
     progress.note(f"auditing {n_pairs} pair(s), {target.samples} outputs per side, "
                   f"{pct(args.confidence)} confidence, seed {args.seed}")
+    if target.relation_check:
+        progress.note(target.relation_check)
     result = run_audit(target, args.confidence, args.seed, progress=progress.note)
     if target.noise is not None:
         progress.note(f"computing the statistical ceiling ({target.noise.family} noise)")

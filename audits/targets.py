@@ -13,11 +13,15 @@ import importlib
 import inspect
 import itertools
 import json
+import os
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
 from userdp.reference.claims import ApproxDP, PersonalizedDP, PureDP, RenyiDP
+from userdp.reference.data import EmptyDataset, UserDataset
+from userdp.reference.neighbours import RELATIONS
 
 from .ceiling import efficiency_report
 from .harness import audit
@@ -26,7 +30,8 @@ from .report import fmt
 from .sampling import AuditPair, MechanismError, draw
 
 __all__ = ["UsageError", "UserCodeError", "CLAIM_FORMS", "Target", "parse_params", "parse_claim",
-           "check_params", "registry_target", "external_target", "run_audit", "run_efficiency"]
+           "check_params", "registry_target", "external_target", "check_relation_name", "check_pairs", "run_audit",
+           "run_efficiency"]
 
 DEFAULT_SAMPLES = 200_000       # external mechanisms and entries without their own default
 MAX_PAIRS = 100                 # the harness's default max_pairs
@@ -150,6 +155,7 @@ class Target:
     overrides: dict            # what --param changed
     expected: str | None       # None: external, or --param changed a default
     noise: object = None       # the setup's ceiling.NoiseModel, if it declares one
+    relation_check: str | None = None   # what --relation checked of the pairs (external targets)
 
 
 def registry_target(entry, raw: dict, samples: int | None = None) -> Target:
@@ -178,8 +184,10 @@ def _param_text(params: dict) -> str:
 
 def external_target(name: str, raw: dict, *, claim: str | None = None, relation: str | None = None,
                     output: str | None = None, samples: int | None = None) -> Target:
-    """``module:callable`` called with the ``--param`` values ``raw``; ``claim`` is a --claim spec."""
+    """``module:callable`` called with the ``--param`` values ``raw``; ``claim`` is a --claim spec;
+    ``relation`` a name of ``neighbours.RELATIONS`` (or None: "unspecified"), checked on the pairs."""
     given = parse_claim(claim) if claim else None          # input checks before any user code runs
+    check_relation_name(relation)
     factory = _load_factory(name)
     params = _bind(factory, name, raw)
     try:
@@ -200,14 +208,77 @@ def external_target(name: str, raw: dict, *, claim: str | None = None, relation:
     if not callable(mechanism):
         raise UsageError(f"{name}: the mechanism must be callable as mechanism(dataset, rng, size), "
                          f"got {type(mechanism).__name__}")
-    return Target(name, "external", relation or "unspecified", mechanism, _external_pairs(pairs, name),
-                  the_claim, output, samples or DEFAULT_SAMPLES, params, params, None, noise)
+    pairs = _external_pairs(pairs, name)
+    checked = None if relation is None else check_pairs(relation, pairs)
+    return Target(name, "external", relation or "unspecified", mechanism, pairs,
+                  the_claim, output, samples or DEFAULT_SAMPLES, params, params, None, noise, checked)
+
+
+def check_relation_name(relation) -> None:
+    """``--relation``: None or a known relation; UsageError listing the known ones otherwise."""
+    if relation is not None and relation not in RELATIONS:
+        raise UsageError(f"--relation {relation!r} is not a known relation; known: {', '.join(sorted(RELATIONS))}")
+
+
+def _datasets(pair) -> bool:
+    return all(isinstance(x, (UserDataset, EmptyDataset)) for x in (pair.first, pair.second))
+
+
+def _sequence(x):
+    """A raw side as an array of numbers (a scalar is one record), or None if it is not one."""
+    try:
+        a = np.asarray(x)
+    except Exception:
+        return None
+    return np.atleast_1d(a) if a.dtype.kind in "biuf" and a.ndim <= 2 else None
+
+
+def check_pairs(relation: str, pairs: list[AuditPair]) -> str:
+    """Refuse (UsageError, naming the pair) a pair that is not a neighbour under ``relation``.
+
+    ``UserDataset`` pairs (``data.EMPTY`` on one side of an add/remove pair) are checked with
+    the relation's ``is_neighbour``; raw sequences of numbers with ``changed_positions`` under
+    the record relations (add/remove one record: the multisets differ by one element; replace
+    one record: same length, one position differs). Other pairs are not checked. Returns one
+    line saying what was checked."""
+    rel = RELATIONS[relation]
+    checked, unchecked = 0, []
+    for p in pairs:
+        if _datasets(p):
+            test = rel.changed_units
+            a, b = p.first, p.second
+            if (isinstance(a, EmptyDataset) or isinstance(b, EmptyDataset)) and not getattr(rel, "accepts_empty", False):
+                raise UsageError(f"--relation {relation}: {p.description!r} is not a pair of neighbours: an empty "
+                                 "dataset has a neighbour only under add-remove-user and add-remove-record")
+        else:
+            a, b = _sequence(p.first), _sequence(p.second)
+            test = getattr(rel, "changed_positions", None)
+            if test is None or a is None or b is None:
+                unchecked.append(p.index)
+                continue
+        try:
+            units = test(a, b)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"--relation {relation}: {p.description!r} is not a pair of neighbours: {exc}") from None
+        if len(units) != 1:
+            raise UsageError(f"--relation {relation}: {p.description!r} is not a pair of neighbours: it differs in "
+                             f"{len(units)} {getattr(rel, 'unit_kind', 'unit')}s {sorted(units)[:5]}, not one")
+        checked += 1
+    text = f"--relation {relation}: {checked} pair(s) checked to be neighbours"
+    if unchecked:
+        why = ("their sides are not UserDatasets or sequences of numbers" if hasattr(rel, "changed_positions")
+               else f"{relation} defines neighbours of UserDatasets only, and their sides are not UserDatasets")
+        text += (f"; {len(unchecked)} pair(s) NOT checked (pairs {unchecked[:5]}"
+                 f"{', ...' if len(unchecked) > 5 else ''}: {why})")
+    return text
 
 
 def _load_factory(target: str):
     mod_name, _, attr = target.partition(":")
     if not mod_name or not attr:
         raise UsageError(f"an external mechanism is module:callable, got {target!r}")
+    if os.getcwd() not in sys.path:          # as `python -m` does: a module in the current directory imports
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(mod_name)
     except ImportError as exc:

@@ -133,6 +133,15 @@ def neighbouring_pairs(draw, relation, datasets=None, lo: float = 0.0, hi: float
         y = None if D.labels is None else np.array(draw(st.lists(floats, min_size=k, max_size=k)))
         u = int(D.users.max()) + 1
         return NeighbourPair(D, rel.neighbour(D, u, new, labels=y), rel.name, u, f"add user {u}")
+    if rel.name == "add-remove-record":
+        if draw(st.booleans()):
+            i = draw(st.integers(0, D.n - 1))
+            return NeighbourPair(D, rel.neighbour(D, i), rel.name, _first_equal_record(D, i), f"remove record {i}")
+        x = np.array(draw(st.lists(floats, min_size=D.d, max_size=D.d))).reshape(D.values.shape[1:])
+        y = None if D.labels is None else draw(floats)
+        u = draw(st.sampled_from(D.users.tolist() + [int(D.users.max()) + 1]))    # an old or a new owner
+        N = rel.neighbour(D, new_value=x, new_label=y, user_id=u)
+        return NeighbourPair(D, N, rel.name, _first_equal_record(N, N.n - 1), "add a record")
     if rel.name == "replace-record":
         i = draw(st.integers(0, D.n - 1))
         x = np.array(draw(st.lists(floats, min_size=D.d, max_size=D.d))).reshape(D.values.shape[1:])
@@ -147,6 +156,14 @@ def neighbouring_pairs(draw, relation, datasets=None, lo: float = 0.0, hi: float
     if np.array_equal(new, col[D.records_of(u)]):
         new = _moved(new, lo, hi)                   # a neighbour differs: never return D itself
     return NeighbourPair(D, rel.neighbour(D, u, new), rel.name, u, f"replace user {u}'s {rel.field}")
+
+
+def _first_equal_record(D, i: int) -> int:
+    """The first j with record j == record i (value, label, owner), by a plain loop: the
+    add-remove-record unit, computed independently of ``neighbours``."""
+    rec = lambda j: (np.asarray(D.values[j]).tolist(), None if D.labels is None else D.labels[j],  # noqa: E731
+                     int(D.user_ids[j]))
+    return next(j for j in range(D.n) if rec(j) == rec(i))
 
 
 def _moved(a: np.ndarray, lo: float, hi: float) -> np.ndarray:

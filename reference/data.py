@@ -2,7 +2,9 @@
 
 A record i has a value x_i (scalar or d-vector), an optional label y_i, an owner
 user_ids[i], an optional personal privacy level epsilons[i] (Acharya et al. 2024) and
-an optional task task_ids[i] (Krichene et al. 2023: record i is the pair (task, user)).
+an optional task task_ids[i] (Krichene et al. 2023: record i is the pair (task, user)) and
+an optional partition key partition_ids[i] (the group a partition-level release, e.g. a
+PipelineDP or GROUP BY aggregation, puts the record in; ``partition(p)`` selects one).
 
 The user is the privacy unit. The per-user structure the papers use is derived once,
 vectorized (a counting pass and a radix sort; no Python loop over records):
@@ -14,6 +16,15 @@ vectorized (a counting pass and a radix sort; no Python loop over records):
 - ``local_averages()`` (1/s_l) sum_{i in S_l} x_i, (m,) or (m, d);
 - ``task_users(t)``    Omega_t, the users with a record in task t;
 - ``user_tasks(u)``    Omega^u, the tasks in which user u has a record.
+
+The empty dataset. A ``UserDataset`` holds at least one record: every paper's statistic
+(means, local averages, s_l) is undefined on none, and the per-user structure above assumes
+one. The record-level libraries, though, must be audited on "no records vs one record" (the
+PipelineDP worst case "empty partition vs one user"). That side of an add/remove pair is
+``EMPTY``, an ``EmptyDataset``: a separate, duck-typed object with n = m = 0 and empty
+fields, accepted by the add/remove relations (``neighbours.py``) and the audit's pair
+checks, and returned by ``partition(p)`` when no record has key p. Keeping it separate
+leaves every invariant of ``UserDataset`` (and of the code that relies on it) untouched.
 
 Validation happens on construction: shapes agree, values are finite, ids are
 non-negative integers, epsilons are > 0, and the dataset is not empty. A bad field
@@ -28,7 +39,7 @@ import numpy as np
 
 from ._checks import check_epsilon, check_finite_array, check_int
 
-__all__ = ["UserDataset"]
+__all__ = ["UserDataset", "EmptyDataset", "EMPTY"]
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -103,6 +114,7 @@ class UserDataset:
     labels: np.ndarray | None = None
     epsilons: np.ndarray | None = None
     task_ids: np.ndarray | None = None
+    partition_ids: np.ndarray | None = None
 
     def __post_init__(self):
         v = check_finite_array(self.values, "values", ndim=(1, 2))
@@ -123,11 +135,15 @@ class UserDataset:
             set_("epsilons", _epsilons(self.epsilons, n))
         if self.task_ids is not None:
             set_("task_ids", _ids(self.task_ids, "task_ids", n))
+        if self.partition_ids is not None:
+            set_("partition_ids", _ids(self.partition_ids, "partition_ids", n))
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_arrays(cls, values, user_ids, *, labels=None, epsilons=None, task_ids=None) -> "UserDataset":
-        return cls(values=values, user_ids=user_ids, labels=labels, epsilons=epsilons, task_ids=task_ids)
+    def from_arrays(cls, values, user_ids, *, labels=None, epsilons=None, task_ids=None,
+                    partition_ids=None) -> "UserDataset":
+        return cls(values=values, user_ids=user_ids, labels=labels, epsilons=epsilons, task_ids=task_ids,
+                   partition_ids=partition_ids)
 
     @classmethod
     def from_user_lists(cls, per_user_values, *, user_ids=None) -> "UserDataset":
@@ -284,12 +300,20 @@ class UserDataset:
             raise ValueError("idx must not repeat a record: a record belongs to the dataset once")
         pick = lambda a: None if a is None else a[idx]  # noqa: E731
         return UserDataset(self.values[idx], self.user_ids[idx], pick(self.labels),
-                           pick(self.epsilons), pick(self.task_ids))
+                           pick(self.epsilons), pick(self.task_ids), pick(self.partition_ids))
 
     def without_user(self, user_id: int) -> "UserDataset":
         """D minus every record of ``user_id`` (add/remove-user neighbour)."""
         self.position_of(user_id)
         return self.take(np.flatnonzero(self.user_ids != user_id))
+
+    def partition(self, partition_id: int) -> "UserDataset | EmptyDataset":
+        """The records whose partition key is ``partition_id``; ``EMPTY`` when there are none
+        (the partition a private partition selection must be able to drop)."""
+        if self.partition_ids is None:
+            raise ValueError("partition_ids is None: this dataset has no partition key")
+        idx = np.flatnonzero(self.partition_ids == _id_arg(partition_id, "partition_id"))
+        return self.take(idx) if idx.size else EMPTY
 
     def with_fields(self, **changes) -> "UserDataset":
         """A copy with some fields replaced (re-validated)."""
@@ -297,3 +321,44 @@ class UserDataset:
 
     def __len__(self) -> int:
         return self.n
+
+
+@dataclass(frozen=True, eq=False)
+class EmptyDataset:
+    """The dataset with no records (see the module docstring): n = m = 0, every per-record
+    field an empty array (labels, epsilons, task_ids and partition_ids None), values of shape
+    (0,) + ``value_shape``. Only the add/remove relations accept it, on one side of a pair."""
+
+    value_shape: tuple = ()
+
+    def __post_init__(self):
+        shape = self.value_shape
+        if not isinstance(shape, tuple) or len(shape) > 1 or not all(
+                isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in shape):
+            raise ValueError(f"value_shape must be () (scalar values) or (d,) with d >= 1, got {shape!r}")
+
+    labels = epsilons = task_ids = partition_ids = None
+    n = m = 0
+
+    @property
+    def values(self) -> np.ndarray:
+        return _frozen(np.zeros((0,) + self.value_shape))
+
+    @property
+    def user_ids(self) -> np.ndarray:
+        return _frozen(np.zeros(0, dtype=np.int64))
+
+    users = counts = user_ids
+
+    @property
+    def d(self) -> int:
+        return self.value_shape[0] if self.value_shape else 1
+
+    def __len__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "EMPTY" if not self.value_shape else f"EmptyDataset(value_shape={self.value_shape})"
+
+
+EMPTY = EmptyDataset()

@@ -10,6 +10,23 @@ A privacy claim means nothing without its relation. The five papers use five:
 | ``REPLACE_USER_LABELS``| replace-user-labels  | one user's labels change; features are public      | Epasto 2020 §5 ("label privacy") |
 | ``REPLACE_USER_ITEMS`` | replace-user-items   | one user's items change (the item count n_i kept)  | Zhao 2024 poster ("differ in items belonging to only one user") |
 | ``REPLACE_RECORD``     | replace-record       | record i's value and label change; claim eps_i     | Acharya 2024 Def. 2.1 |
+|                        |                      | (eps for every record under a PureDP/ApproxDP      | OpenDP ChangeOneDistance; |
+|                        |                      | claim: the libraries' "replace one record")        | diffprivlib (n public) |
+| ``ADD_REMOVE_RECORD``  | add-remove-record    | one record (all its fields) appears or vanishes;   | OpenDP SymmetricDistance; |
+|                        |                      | the records are a multiset (order does not matter) | python-dp; diffprivlib |
+
+Record-level relations know nothing of users: a record is the tuple of all its fields
+(value, label, user id, eps_i, task, partition key), and under add-remove-record the whole
+tuple appears or vanishes, while under replace-record only its value and label change (n,
+the owners, the levels and the keys stay public, as Acharya's Def. 2.1 and diffprivlib's
+"n is public" reading need). The empty dataset ``data.EMPTY`` may stand on one side of an
+add/remove pair: "no records vs one record" (add-remove-record) and "empty partition vs one
+user" (add-remove-user, the PipelineDP worst case) are neighbours.
+
+Both record relations also define neighbours of raw sequences of records, for audit pairs
+that are plain lists or arrays (``changed_positions``): add/remove one record, the
+multisets of elements (rows of a 2-D array) differ by one element; replace one record,
+the same length and exactly one position differs.
 
 Every relation can
 - ``neighbour(D, unit, ...)``: build one neighbour of D by changing ``unit`` (a user id,
@@ -24,7 +41,8 @@ Every relation can
 
 Replace-type relations keep the record layout, so for them ``changed_units`` compares
 record by record. ``unit`` in a ``NeighbourPair`` is the user id (or record index) that
-changed.
+changed; for add-remove-record, the index in the larger dataset of the first record equal to
+the one added or removed (equal records are interchangeable in a multiset).
 """
 from __future__ import annotations
 
@@ -34,13 +52,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import check_dataset, check_finite_array, check_generator, check_int, check_real
-from .data import UserDataset
+from .data import EMPTY, EmptyDataset, UserDataset
 
 __all__ = [
     "NeighbourPair", "Relation", "AddRemoveUser", "ReplaceUser", "ReplaceUserLabels",
-    "ReplaceUserItems", "ReplaceRecord", "ADD_REMOVE_USER", "REPLACE_USER",
-    "REPLACE_USER_LABELS", "REPLACE_USER_ITEMS", "REPLACE_RECORD", "RELATIONS", "get_relation",
-    "is_neighbour",
+    "ReplaceUserItems", "ReplaceRecord", "AddRemoveRecord", "ADD_REMOVE_USER", "REPLACE_USER",
+    "REPLACE_USER_LABELS", "REPLACE_USER_ITEMS", "REPLACE_RECORD", "ADD_REMOVE_RECORD", "RELATIONS",
+    "get_relation", "is_neighbour",
 ]
 
 
@@ -117,7 +135,7 @@ class _ReplaceUserField:
         if not np.array_equal(a.user_ids, b.user_ids):
             raise ValueError(f"relation {self.name} keeps the record layout; user_ids differ")
         free = (self.field, *self.also)
-        for other in ("values", "labels", "epsilons", "task_ids"):
+        for other in ("values", "labels", "epsilons", "task_ids", "partition_ids"):
             if other not in free and not _same(getattr(a, other), getattr(b, other)):
                 raise ValueError(f"relation {self.name} changes only {', '.join(free)}; {other} differ")
         diff = np.zeros(a.n, dtype=bool)
@@ -214,6 +232,7 @@ class AddRemoveUser:
 
     name = "add-remove-user"
     unit_kind = "user"
+    accepts_empty = True          # data.EMPTY may be one side of a pair
 
     def neighbour(self, D: UserDataset, user_id: int, new=None, *, labels=None) -> UserDataset:
         """Remove ``user_id`` (``new`` is None) or add it with values ``new`` (and ``labels``)."""
@@ -221,7 +240,8 @@ class AddRemoveUser:
         user_id = check_int(user_id, "user_id", lo=0, hi=np.iinfo(np.int64).max)
         if new is None:
             if D.m < 2:
-                raise ValueError("cannot remove the only user: the empty dataset is not representable")
+                raise ValueError("cannot remove the only user: a UserDataset is never empty; "
+                                 "pair D with data.EMPTY directly")
             return D.without_user(user_id)
         if user_id in set(D.users.tolist()):
             raise ValueError(f"user_id {user_id} already present; choose a new id to add a user")
@@ -239,13 +259,17 @@ class AddRemoveUser:
             extra["labels"] = np.r_[D.labels, y]
         elif labels is not None:
             raise ValueError("labels must be None: the dataset has no labels")
-        if D.epsilons is not None or D.task_ids is not None:
-            raise ValueError("adding a user to a dataset with epsilons or task_ids needs them; build it directly")
+        if D.epsilons is not None or D.task_ids is not None or D.partition_ids is not None:
+            raise ValueError("adding a user to a dataset with epsilons, task_ids or partition_ids needs them; "
+                             "build it directly")
         return D.with_fields(values=np.concatenate([D.values, new]),
                              user_ids=np.r_[D.user_ids, np.full(k, user_id)], **extra)
 
     def changed_units(self, a: UserDataset, b: UserDataset) -> set[int]:
-        check_dataset(a, "a"), check_dataset(b, "b")
+        """The users present on one side only; ``data.EMPTY`` may be either side."""
+        _dataset_or_empty(a, "a"), _dataset_or_empty(b, "b")
+        if isinstance(a, EmptyDataset) or isinstance(b, EmptyDataset):
+            return set(b.users.tolist()) | set(a.users.tolist())
         ua, ub = set(a.users.tolist()), set(b.users.tolist())
         if not (ua <= ub or ub <= ua):
             raise ValueError("add-remove-user: neither user set contains the other")
@@ -253,7 +277,8 @@ class AddRemoveUser:
         changed = set(big.users.tolist()) - set(small.users.tolist())
         kept = big.take(np.flatnonzero(~np.isin(big.user_ids, list(changed)))) if changed else big
         if kept.n != small.n or not all(_same(getattr(kept, f), getattr(small, f))
-                                        for f in ("values", "user_ids", "labels", "epsilons", "task_ids")):
+                                        for f in ("values", "user_ids", "labels", "epsilons", "task_ids",
+                                                  "partition_ids")):
             raise ValueError("add-remove-user: the shared users' records differ")
         return changed
 
@@ -338,12 +363,21 @@ class ReplaceRecord:
     def changed_units(self, a: UserDataset, b: UserDataset) -> set[int]:
         check_dataset(a, "a"), check_dataset(b, "b")
         if a.n != b.n or not (_same(a.user_ids, b.user_ids) and _same(a.epsilons, b.epsilons)
-                              and _same(a.task_ids, b.task_ids)):
-            raise ValueError("replace-record keeps n, user_ids, epsilons and task_ids")
+                              and _same(a.task_ids, b.task_ids) and _same(a.partition_ids, b.partition_ids)):
+            raise ValueError("replace-record keeps n, user_ids, epsilons, task_ids and partition_ids")
         diff = np.asarray(a.values != b.values).reshape(a.n, -1).any(axis=1)
         if a.labels is not None:
             diff |= a.labels != b.labels
         return set(np.flatnonzero(diff).tolist())
+
+    def changed_positions(self, a, b) -> set[int]:
+        """Raw sequences of records (1-D: one number per record; 2-D: one row per record):
+        the positions that differ. A neighbour has the same shape and one such position."""
+        ra, rb = _rows(a, "a"), _rows(b, "b")
+        if ra.shape != rb.shape:
+            raise ValueError(f"replace-record keeps the number and shape of records; shapes "
+                             f"{ra.shape} and {rb.shape} differ")
+        return set(np.flatnonzero((ra != rb).any(axis=1)).tolist())
 
     def enumerate(self, D: UserDataset, grid, label_grid=None):
         g = _grid(grid)
@@ -402,14 +436,196 @@ class ReplaceRecord:
         return pairs
 
 
+def _dataset_or_empty(D, name: str = "D"):
+    """A ``UserDataset`` or ``data.EMPTY`` (an ``EmptyDataset``)."""
+    return D if isinstance(D, EmptyDataset) else check_dataset(D, name)
+
+
+_RECORD_FIELDS = ("labels", "user_ids", "epsilons", "task_ids", "partition_ids")
+
+
+def _record_columns(D, other) -> list[np.ndarray]:
+    """The columns whose rows are D's records (value coordinates, then every present field);
+    ``other`` is the dataset D is compared with, whose fields an empty D takes on."""
+    if isinstance(D, EmptyDataset):
+        cols = [np.zeros(0)] * (0 if isinstance(other, EmptyDataset) else other.d)
+        return cols + [np.zeros(0) for f in _RECORD_FIELDS
+                       if not isinstance(other, EmptyDataset) and getattr(other, f) is not None]
+    values = D.values.reshape(D.n, -1)
+    return [values[:, j] for j in range(values.shape[1])] + [getattr(D, f) for f in _RECORD_FIELDS
+                                                                if getattr(D, f) is not None]
+
+
+def _rows(x, name: str) -> np.ndarray:
+    """A raw sequence of records as an (n, k) array of numbers: a 1-D array is n records of
+    one number, a 2-D array n rows. An empty sequence is n = 0."""
+    a = check_finite_array(x, name, ndim=(1, 2))
+    return a.reshape(a.shape[0], -1) if a.size else np.zeros((0, 0))
+
+
+def _one_extra(big: list[np.ndarray], small: list[np.ndarray], what: str) -> int:
+    """Index in ``big`` of the record whose removal leaves the multiset ``small``: the first
+    record equal to it. ValueError when the multisets do not differ by exactly one record."""
+    n = small[0].size if small else 0
+    if len(big) != len(small) or (big[0].size if big else 0) != n + 1:
+        raise ValueError(f"add-remove-record: {what} must differ by exactly one record")
+    ob = np.lexsort(big[::-1]) if big else np.zeros(1, dtype=np.int64)
+    os_ = np.lexsort(small[::-1]) if small and n else np.zeros(0, dtype=np.int64)
+    sb, ss = [c[ob] for c in big], [c[os_] for c in small]
+    mismatch = np.zeros(n + 1, dtype=bool)
+    mismatch[n] = True
+    for cb, cs in zip(sb, ss):
+        mismatch[:n] |= cb[:n] != cs
+    s = int(np.argmax(mismatch))            # sorted big = sorted small with one row inserted at s
+    keep = np.r_[0:s, s + 1:n + 1]
+    if not all(np.array_equal(cb[keep], cs) for cb, cs in zip(sb, ss)):
+        raise ValueError(f"add-remove-record: {what} differ in more than one record")
+    extra = ob[s]
+    equal = np.ones(n + 1, dtype=bool)
+    for c in big:
+        equal &= c == c[extra]
+    return int(np.argmax(equal))
+
+
+class AddRemoveRecord:
+    """One record appears or vanishes; the records are a multiset (OpenDP's symmetric
+    distance 1; python-dp's and diffprivlib's unbounded DP). The unit is the record's index
+    in the larger dataset (the first record equal to it). Either side may be ``data.EMPTY``."""
+
+    name = "add-remove-record"
+    unit_kind = "record"
+    accepts_empty = True
+
+    def neighbour(self, D, i=None, new_value=None, *, new_label=None, user_id=None, partition_id=None):
+        """Remove record ``i`` (``data.EMPTY`` if it was the only one), or, with ``new_value``,
+        append a record: owned by ``user_id`` (default: a new user), with ``new_label`` if D has
+        labels and ``partition_id`` if D has a partition key. Exactly one of i and new_value."""
+        _dataset_or_empty(D)
+        if (i is None) == (new_value is None):
+            raise ValueError("give exactly one of i (remove record i) and new_value (add a record)")
+        if i is not None:
+            if D.n == 0:
+                raise ValueError("i: the empty dataset has no record to remove")
+            i = check_int(i, "i (record index)", lo=0, hi=D.n - 1)
+            return D.take(np.flatnonzero(np.arange(D.n) != i)) if D.n > 1 else EMPTY
+        return self._added(D, new_value, new_label, user_id, partition_id)
+
+    def _added(self, D, new_value, new_label, user_id, partition_id) -> UserDataset:
+        x = check_finite_array(new_value, "new_value", ndim=(0, 1))
+        if D.n and x.shape != D.values.shape[1:]:
+            raise ValueError(f"new_value must have shape {D.values.shape[1:]} (one record), got {x.shape}")
+        uid = (int(D.users.max()) + 1 if D.n else 0) if user_id is None else \
+            check_int(user_id, "user_id", lo=0, hi=np.iinfo(np.int64).max)
+        fields = {"labels": (new_label, "new_label"), "partition_ids": (partition_id, "partition_id")}
+        extra = {}
+        for f, (v, arg) in fields.items():
+            has = D.n > 0 and getattr(D, f) is not None
+            if has != (v is not None) and D.n:
+                raise ValueError(f"{arg} is {'required' if has else 'not allowed'}: the dataset "
+                                 f"{'has' if has else 'has no'} {f}")
+            if v is not None:
+                v = check_real(v, arg) if f == "labels" else check_int(v, arg, lo=0, hi=np.iinfo(np.int64).max)
+                extra[f] = np.r_[getattr(D, f) if D.n else np.zeros(0), v]
+        if D.n and (D.epsilons is not None or D.task_ids is not None):
+            raise ValueError("D: adding a record to a dataset with epsilons or task_ids needs them; build it directly")
+        return UserDataset(np.concatenate([D.values, x[None]]) if D.n else x[None],
+                           np.r_[D.user_ids, uid], **extra)
+
+    def changed_units(self, a, b) -> set[int]:
+        """{index in the larger of a, b of the record added or removed}; ValueError when the
+        multisets of records do not differ by exactly one, or the fields present differ."""
+        _dataset_or_empty(a, "a"), _dataset_or_empty(b, "b")
+        big, small = (a, b) if a.n >= b.n else (b, a)
+        if small.n and any((getattr(big, f) is None) != (getattr(small, f) is None) for f in _RECORD_FIELDS):
+            raise ValueError("add-remove-record: the two datasets must have the same fields "
+                             "(labels, epsilons, task_ids, partition_ids)")
+        if small.n and big.values.shape[1:] != small.values.shape[1:]:
+            raise ValueError("add-remove-record: the values of the two datasets have different shapes")
+        return {_one_extra(_record_columns(big, small), _record_columns(small, big), "the two datasets")}
+
+    def changed_positions(self, a, b) -> set[int]:
+        """Raw sequences of records (see the module docstring): {index in the longer sequence
+        of the element added or removed}; ValueError unless the multisets differ by one."""
+        ra, rb = _rows(a, "a"), _rows(b, "b")
+        big, small = (ra, rb) if ra.shape[0] >= rb.shape[0] else (rb, ra)
+        if small.shape[0] and big.shape[1] != small.shape[1]:
+            raise ValueError(f"add-remove-record: records of {big.shape[1]} and {small.shape[1]} numbers")
+        cols = lambda r: [r[:, j] if r.shape[0] else np.zeros(0) for j in range(big.shape[1])]  # noqa: E731
+        return {_one_extra(cols(big), cols(small), "the two sequences")}
+
+    def enumerate(self, D, grid, label_grid=None):
+        """Every removal of one record, then every added record (a new user) with its value on
+        grid^d (and its label on ``label_grid``, default ``grid``, when D has labels)."""
+        g = _grid(grid)
+        _dataset_or_empty(D)
+        if label_grid is not None and D.labels is None:
+            raise ValueError("label_grid must be None: the dataset has no labels")
+        for i in range(D.n):
+            N = self.neighbour(D, i)
+            yield NeighbourPair(D, N, self.name, _first_equal(D, i), f"remove record {i}")
+        if D.n and (D.epsilons is not None or D.task_ids is not None or D.partition_ids is not None):
+            return                                  # an added record's level, task or key is not on a grid
+        ys = [None] if D.labels is None else list(g if label_grid is None else _grid(label_grid, "label_grid"))
+        for combo in itertools.product(g, repeat=D.d):
+            x = np.reshape(combo, D.values.shape[1:])
+            for y in ys:
+                N = self.neighbour(D, new_value=x, new_label=y)
+                yield NeighbourPair(D, N, self.name, _first_equal(N, N.n - 1),
+                                    f"add record {np.asarray(x).tolist()}" + ("" if y is None else f", label {y}"))
+
+    def sample(self, D, rng, lo, hi) -> NeighbourPair:
+        """Remove a uniformly chosen record or add one (a new user, value and label uniform in
+        [lo, hi]), with probability 1/2 each (always add to the empty dataset)."""
+        check_generator(rng)
+        lo, hi = _bounds(lo, hi)
+        _dataset_or_empty(D)
+        if D.n and rng.random() < 0.5:
+            i = int(rng.integers(D.n))
+            return NeighbourPair(D, self.neighbour(D, i), self.name, _first_equal(D, i), f"remove record {i}")
+        x = rng.uniform(lo, hi, size=D.values.shape[1:])
+        y = None if D.labels is None else float(rng.uniform(lo, hi))
+        key = None if D.partition_ids is None else int(rng.choice(D.partition_ids))
+        N = self.neighbour(D, new_value=x, new_label=y, partition_id=key)
+        return NeighbourPair(D, N, self.name, _first_equal(N, N.n - 1), "add a random record")
+
+    def worst_case_pairs(self, D, lo, hi) -> list[NeighbourPair]:
+        """Add a record (a new user) with every coordinate at hi, and one at lo (label at the
+        same bound); remove the record with the largest and the smallest value sum. On
+        ``data.EMPTY`` (scalar values): the empty dataset vs one record at hi, and at lo."""
+        lo, hi = _bounds(lo, hi)
+        _dataset_or_empty(D)
+        pairs = []
+        for v in (hi, lo):
+            x = np.full(D.values.shape[1:], v)
+            y = None if D.labels is None else v
+            key = None if D.partition_ids is None else int(D.partition_ids[0])
+            N = self.neighbour(D, new_value=x, new_label=y, partition_id=key)
+            pairs.append(NeighbourPair(D, N, self.name, _first_equal(N, N.n - 1), f"add a record at {v}"))
+        if D.n:
+            sums = D.values.reshape(D.n, -1).sum(axis=1)
+            for i in dict.fromkeys([int(np.argmax(sums)), int(np.argmin(sums))]):
+                pairs.append(NeighbourPair(D, self.neighbour(D, i), self.name, _first_equal(D, i),
+                                           f"remove record {i} (value {np.asarray(D.values[i]).tolist()})"))
+        return pairs
+
+
+def _first_equal(D: UserDataset, i: int) -> int:
+    """The first index of a record of D equal to record i (the add-remove-record unit)."""
+    equal = np.ones(D.n, dtype=bool)
+    for c in _record_columns(D, D):
+        equal &= c == c[i]
+    return int(np.argmax(equal))
+
+
 ADD_REMOVE_USER = AddRemoveUser()
 REPLACE_USER = ReplaceUser()
 REPLACE_USER_LABELS = ReplaceUserLabels()
 REPLACE_USER_ITEMS = ReplaceUserItems()
 REPLACE_RECORD = ReplaceRecord()
+ADD_REMOVE_RECORD = AddRemoveRecord()
 RELATIONS = {r.name: r for r in (ADD_REMOVE_USER, REPLACE_USER, REPLACE_USER_LABELS,
-                                 REPLACE_USER_ITEMS, REPLACE_RECORD)}
-Relation = AddRemoveUser | ReplaceUser | ReplaceUserLabels | ReplaceUserItems | ReplaceRecord
+                                 REPLACE_USER_ITEMS, REPLACE_RECORD, ADD_REMOVE_RECORD)}
+Relation = AddRemoveUser | ReplaceUser | ReplaceUserLabels | ReplaceUserItems | ReplaceRecord | AddRemoveRecord
 
 
 def get_relation(name: str):
@@ -421,9 +637,12 @@ def get_relation(name: str):
 
 
 def is_neighbour(relation, a: UserDataset, b: UserDataset) -> bool:
-    """True when a and b differ in exactly one unit of ``relation`` (a relation object)."""
+    """True when a and b differ in exactly one unit of ``relation`` (a relation object).
+    ``data.EMPTY`` is a neighbour only under the add/remove relations."""
     if not hasattr(relation, "changed_units"):
         raise TypeError(f"relation must be a relation object (e.g. neighbours.REPLACE_USER), got {type(relation).__name__}")
+    if (isinstance(a, EmptyDataset) or isinstance(b, EmptyDataset)) and not getattr(relation, "accepts_empty", False):
+        return False
     try:
         return len(relation.changed_units(a, b)) == 1
     except ValueError:

@@ -35,7 +35,7 @@ from userdp.reference import epasto2020_gwa as G
 from userdp.reference import erm
 from userdp.reference import mechanisms as M
 from userdp.reference import neighbours as N
-from userdp.reference.data import UserDataset
+from userdp.reference.data import EmptyDataset, UserDataset
 
 nan, inf = math.nan, math.inf
 
@@ -231,7 +231,8 @@ entry("claims.PersonalizedDP.for_record", lambda i: Cl.PersonalizedDP((1.0, 0.5)
 
 # ================================================================================== data
 entry("data.UserDataset", UserDataset,
-      lambda: dict(values=[0.5, 0.2, 0.9], user_ids=[0, 0, 1], labels=None, epsilons=None, task_ids=None),
+      lambda: dict(values=[0.5, 0.2, 0.9], user_ids=[0, 0, 1], labels=None, epsilons=None, task_ids=None,
+                   partition_ids=None),
       values=[["0.1", "0.2", "0.3"], [True, False, True], [1 + 1j, 0.2, 0.3], [nan, 0.2, 0.3], [inf, 0, 0], [],
               None, [0.5, 0.2], np.zeros((3, 0)), np.zeros((3, 1, 1)), np.array([0.5, None, 0.2], dtype=object)],
       user_ids=[[0, 0], [0, -1, 1], [0.5, 0, 1], [2**63, 0, 1], np.array([2**64 - 1, 0, 1], dtype=np.uint64),
@@ -239,7 +240,11 @@ entry("data.UserDataset", UserDataset,
       labels=[[0.1, 0.2], ["a", "b", "c"], [nan, 0.0, 0.0], [True, False, True], [1j, 0, 0]],
       epsilons=[[1.0, 0.0, 1.0], [1.0, -1.0, 1.0], [1.0, 51.0, 1.0], [nan, 1.0, 1.0], [1.0, 1.0], ["a", "b", "c"]],
       task_ids=[[0, -1, 1], [0.5, 0, 0], [0, 1], ["a", "b", "c"]],
-      ok={"labels": [[0.1, -0.2, 3.0]], "task_ids": [[0, 1, 1]], "epsilons": [[0.1, 1.0, 50.0]]})
+      partition_ids=[[0, -1, 1], [0.5, 0, 0], [0, 1], ["a", "b", "c"], [True, False, True]],
+      ok={"labels": [[0.1, -0.2, 3.0]], "task_ids": [[0, 1, 1]], "epsilons": [[0.1, 1.0, 50.0]],
+          "partition_ids": [[0, 1, 1]]})
+entry("data.EmptyDataset", EmptyDataset, lambda: dict(value_shape=()),
+      value_shape=[(0,), (2, 2), "a", None, [2], (True,), (1.5,), (-1,)], ok={"value_shape": [(3,)]})
 entry("data.UserDataset.from_arrays", UserDataset.from_arrays,
       lambda: dict(values=[0.5, 0.2], user_ids=[0, 1]),
       values=[["0.1", "0.2"], [nan, 0.2], None], user_ids=[[0], [-1, 0], ["a", "b"]],
@@ -269,6 +274,10 @@ entry("data.UserDataset.user_tasks", lambda D, user_id: D.user_tasks(user_id), l
 entry("data.UserDataset.take", lambda D, idx: D.take(idx), lambda: dict(D=_D(), idx=[0, 2]),
       idx=[[], [0, 4], [-1], [0.5], ["a"], [True, False, True, True], [[0]], None,
            [0, 0]])     # a duplicated index adds a record D does not have: not a restriction
+_DP = lambda: UserDataset([0.1, 0.2, 0.3], [0, 0, 1], partition_ids=[0, 1, 1])  # noqa: E731
+entry("data.UserDataset.partition", lambda D, partition_id: D.partition(partition_id),
+      lambda: dict(D=_DP(), partition_id=1), partition_id=[-1, 1.5, "1", None, True, 2**64], D=[_D()],
+      alias={"D": ("partition_ids",)}, ok={"partition_id": [9]})     # no record with key 9: EMPTY
 entry("data.UserDataset.without_user", lambda D, user_id: D.without_user(user_id),
       lambda: dict(D=_D(), user_id=1), user_id=[7, -1, 1.5, "1", None])
 entry("data.UserDataset.with_fields", lambda D, changes: D.with_fields(**changes),
@@ -359,6 +368,26 @@ entry("neighbours.REPLACE_RECORD.worst_case_pairs", N.REPLACE_RECORD.worst_case_
       alias={"lo": ("lo", "lo < hi"), "records": ("records",)})
 entry("neighbours.REPLACE_RECORD.changed_units", N.REPLACE_RECORD.changed_units,
       lambda: dict(a=_ED(), b=_ED()), a=DATASET(), b=DATASET())
+entry("neighbours.REPLACE_RECORD.changed_positions", N.REPLACE_RECORD.changed_positions,
+      lambda: dict(a=[0.1, 0.2], b=[0.1, 0.3]), a=ARRAY() + [[nan, 0.2], np.zeros((2, 1, 1))], b=ARRAY())
+entry("neighbours.ADD_REMOVE_RECORD.neighbour", N.ADD_REMOVE_RECORD.neighbour,
+      lambda: dict(D=_D(), i=None, new_value=0.3, new_label=None, user_id=None, partition_id=None),
+      D=DATASET(), i=[0], new_value=[nan, "a", [0.1, 0.2], None, [[0.1]]], new_label=[0.5],
+      user_id=[-1, 1.5, "1", True, 2**64], partition_id=[0], alias={"D": DS_ALIAS + ("D",)})
+entry("neighbours.ADD_REMOVE_RECORD.enumerate",
+      lambda D, grid, label_grid: list(N.ADD_REMOVE_RECORD.enumerate(D, grid, **_lg(label_grid))),
+      lambda: dict(D=_LD(), grid=[0.0, 1.0], label_grid=None), D=DATASET(), grid=BAD_GRID, label_grid=BAD_LABEL_GRID,
+      ok={"label_grid": [[0.5]]})
+entry("neighbours.ADD_REMOVE_RECORD.sample", N.ADD_REMOVE_RECORD.sample, lambda: dict(D=_D(), rng=rng(), lo=0.0, hi=1.0),
+      D=DATASET(), rng=RNG(), lo=[nan, "0", 2.0], hi=[inf, "1"], alias={"lo": ("lo", "lo < hi"), "D": DS_ALIAS + ("D",)})
+entry("neighbours.ADD_REMOVE_RECORD.worst_case_pairs", N.ADD_REMOVE_RECORD.worst_case_pairs,
+      lambda: dict(D=_LD(), lo=0.0, hi=1.0), D=DATASET(), lo=[nan, 2.0, "0"], hi=[inf, "1"],
+      alias={"lo": ("lo", "lo < hi"), "D": DS_ALIAS + ("D",)})
+entry("neighbours.ADD_REMOVE_RECORD.changed_units", N.ADD_REMOVE_RECORD.changed_units,
+      lambda: dict(a=_D(), b=_D().take([0, 1, 2])), a=DATASET() + [_LD()], b=DATASET(),
+      alias={"a": DS_ALIAS + ("a", "add-remove-record")})
+entry("neighbours.ADD_REMOVE_RECORD.changed_positions", N.ADD_REMOVE_RECORD.changed_positions,
+      lambda: dict(a=[0.1, 0.2], b=[0.2]), a=ARRAY() + [[nan, 0.2], np.zeros((2, 1, 1))], b=ARRAY())
 entry("neighbours.get_relation", N.get_relation, lambda: dict(name="replace-user"),
       name=["nope", None, 3, ["replace-user"]], alias={"name": ("relation",)})
 entry("neighbours.is_neighbour", N.is_neighbour, lambda: dict(relation=N.REPLACE_USER, a=_D(), b=_D()),

@@ -204,9 +204,9 @@ def ext_module(monkeypatch):
 
 def test_external_mechanism(capsys, ext_module):
     code, out, _ = run(capsys, "audit", "userdp_ext_fixture:factory", "--claim", "pure:epsilon=1",
-                       "--relation", "shift", "--samples", "20000", "--json", "--confidence", "0.9999")
+                       "--relation", "replace-record", "--samples", "20000", "--json", "--confidence", "0.9999")
     d = strict_json(out)
-    assert code == 0 and d["relation"] == "shift" and d["kind"] == "external" and d["expected"] is None
+    assert code == 0 and d["relation"] == "replace-record" and d["kind"] == "external" and d["expected"] is None
     code, out, _ = run(capsys, "audit", "userdp_ext_fixture:factory", "--claim", "pure:epsilon=1",
                        "--param", "shift=3", "--samples", "20000")
     assert code == 1                                       # shift 3 => eps 3, far above 1
