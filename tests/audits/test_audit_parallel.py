@@ -257,3 +257,15 @@ def test_dask_local_cluster_gives_the_same_result():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
         remote = audit(mech, pairs, PureDP(1.0), samples=12_000, seed=2, scheduler=cluster.scheduler_address)
     assert _key(remote) == _key(local)
+
+
+def test_plot_of_a_scalar_mechanism(capsys, monkeypatch, tmp_path):
+    pytest.importorskip("matplotlib", reason="the plot extra (installed by .[test])")
+    (tmp_path / "scalar_plot_mech.py").write_text(
+        "def make():\n    return (lambda D, rng: D + rng.laplace()), [(0.0, 1.0)]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    png = tmp_path / "w.png"
+    code = cli.main(["audit", "scalar_plot_mech:make", "--claim", "pure:epsilon=1", "--samples", "2000",
+                     "--plot", str(png), "--workers", "1", "--confidence", "0.9999"])
+    _, err = capsys.readouterr()
+    assert code == 0 and png.stat().st_size > 0 and "one release per call" in err   # 0 w.p. >= 1 - 1e-4
