@@ -5,6 +5,7 @@
     userdp audit NAME [--samples N] [--confidence C] [--seed S] [--param K=V ...] [--json] [--plot FILE]
     userdp audit --all [--samples N] [--confidence C] [--seed S] [--json]
     userdp audit module:callable --claim pure:epsilon=1 [--relation R] [--output KIND] [--param K=V ...]
+    userdp audit ... [--workers N | --scheduler ADDRESS]
     userdp reproduce NAME [--quick] [--json] [--plot FILE]
     userdp reproduce --list
 
@@ -22,6 +23,17 @@ neighbours under it (``targets.check_pairs``; a pair that is not is exit 2, name
 pairs always, raw sequences of numbers under the record relations; other pairs are reported
 as not checked. ``--output`` says how the outputs are tested (default: inferred): see its help.
 
+Mechanisms. Batched, ``mechanism(dataset, rng, size)`` returning ``size`` outputs, or one
+release per call, ``mechanism(dataset, rng)`` or ``mechanism(dataset)``; the signature
+tells which (``parallel.calling_convention``; an ambiguous one is refused, exit 2). A
+one-release mechanism is looped in shards of ``parallel.SHARD`` releases over ``--workers``
+processes (default: the cores available) or a Dask cluster (``--scheduler``), each shard
+on its own ``SeedSequence.spawn`` stream; the result depends only on ``--seed``. Outputs
+that change shape or type between calls are an error of the mechanism (exit 3). Before
+auditing, the mechanism is called twice with generators from one seed: if the outputs
+differ it ignores the rng, the audit is not reproducible from ``--seed``, and stderr, the
+text and the JSON (``reproducible``: false) say so; the bound stays valid.
+
 Exit status:
     0  no violation found (``--all``: every entry met its expected verdict);
     1  a violation finding (``--all``: some entry's verdict is not its expected one, i.e. a
@@ -30,9 +42,12 @@ Exit status:
     2  a usage or input error: bad option or parameter, a registry entry refusing a
        ``--param`` value, a factory or setup the audit cannot use, an unwritable ``--plot``
        path, ``--plot`` without matplotlib. All are checked before the audit runs where
-       they can be;
+       they can be; ``--workers`` below 1 or not an integer; a ``--scheduler`` not reached
+       (or without a worker) within ``parallel.SCHEDULER_TIMEOUT`` seconds;
     3  an exception: raised by YOUR factory or mechanism (the message says which, and the
        exception), or an internal error of userdp. Never 1: an exception is not a finding.
+       When the mechanism raised on some pairs only, the pairs that finished are still
+       printed (text and JSON, with ``failed_pairs`` and ``error``) and the status is 3.
 With ``--all``, an entry that raised is reported in its row and the run goes on; the exit
 status is 1 if some entry is not as expected, else 3 if some entry raised, else 0.
 
@@ -72,9 +87,15 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   verdict is "violation" if either the eps side or the mu side finds one. Then ``ceiling``
   {epsilon, mu, pair_index, method, standard_error} (null when the setup declares no noise
   model), ``efficiency`` (eps_lb / ceiling) and ``mu_efficiency`` (mu_lb / mu ceiling), each
-  null when not computed (``audits/ceiling.py``).
+  null when not computed (``audits/ceiling.py``). Then ``reproducible`` (true, false: the
+  mechanism ignores the rng, or null: not checked), ``calling`` ("batched",
+  "scalar(dataset, rng)" or "scalar(dataset)"), ``pairs``: every confirmed pair that
+  finished, [{pair_description, pair_index, epsilon_lower_bound, tightness,
+  mu_lower_bound (null without a GDP claim), witness (as above, that pair's best set)}],
+  ``failed_pairs``: [{pair_description, pair_index, stage ("pilot" | "confirm"), error}],
+  and ``error`` (null, or the message of a run that failed on some pairs: exit 3).
 - userdp.audit-all/1: confidence (family-wise), correction ("bonferroni"),
-  per_entry_confidence, entries (each as in userdp.audit/1, or {name, kind, relation,
+  per_entry_confidence, entries (each as in userdp.audit/1 without ``error``, or {name, kind, relation,
   expected, as_expected: false, error} if it raised), summary {entries, as_expected,
   not_as_expected, errors, elapsed_seconds}.
 - userdp.reproduction/1: name, quick, elapsed_seconds, table (list of rows), claims
@@ -91,7 +112,8 @@ import sys
 import traceback
 
 from .blas import single_threaded_blas
-from .harness import VIOLATION
+from .harness import VIOLATION, IncompleteAudit
+from .parallel import BATCHED, SCHEDULER_TIMEOUT, SHARD, batched, calling_convention, default_workers
 from userdp.reference.neighbours import RELATIONS
 
 from .registry import all_entries, all_reproductions, get_reproduction
@@ -197,6 +219,15 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     "outputs are discrete, floats continuous, rows of floats vector). continuous: "
                     "threshold sets {x >= t}, {x <= t}; vector: thresholds on learned projections and "
                     "statistics; discrete: sets of values ranked by likelihood ratio")
+    au.add_argument("--workers", type=_int_at_least(1, "worker processes"), default=None, metavar="N",
+                    help="processes for a mechanism called once per release, mechanism(dataset, rng) or "
+                    f"mechanism(dataset) (default: the cores available, {default_workers()} here); a batched "
+                    "mechanism(dataset, rng, size) runs vectorised in this process. The result depends only on "
+                    "--seed, never on N")
+    au.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run those shards on a Dask cluster instead (e.g. tcp://host:8786; needs pip install "
+                    f"'userdp[distributed]'); an address not reached within {SCHEDULER_TIMEOUT:g} s is an error "
+                    "(exit 2)")
 
 
 def _check_plot_target(path: str) -> None:
@@ -265,6 +296,8 @@ def cmd_list(args) -> int:
 
 
 def cmd_audit(args) -> int:
+    if args.workers is not None and args.scheduler is not None:
+        raise UsageError("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
     if args.all:
         if args.name or args.param or args.plot or args.claim or args.relation or args.output:
             raise UsageError("--all takes no NAME, --param, --plot, --claim, --relation or --output")
@@ -288,27 +321,49 @@ def cmd_audit(args) -> int:
                   f"{pct(args.confidence)} confidence, seed {args.seed}")
     if target.relation_check:
         progress.note(target.relation_check)
-    result = run_audit(target, args.confidence, args.seed, progress=progress.note)
+    progress.note(_calling_text(target, args))
+    incomplete = None
+    try:
+        result = run_audit(target, args.confidence, args.seed, progress=progress.note, workers=args.workers,
+                           scheduler=args.scheduler)
+    except IncompleteAudit as exc:             # some pairs failed: what finished is still reported (exit 3)
+        result, incomplete = exc.result, exc
     if target.noise is not None:
         progress.note(f"computing the statistical ceiling ({target.noise.family} noise)")
     eff = run_efficiency(target, result)
     as_expected = None if target.expected is None else result.verdict == target.expected
+    error = None if incomplete is None else str(mechanism_error(target, incomplete))
     if args.json:
         print(to_json("userdp.audit/1", {"name": target.name, "kind": target.kind, "relation": target.relation,
                                          "params": target.params, "expected": target.expected,
-                                         "as_expected": as_expected, **result.to_dict(), **eff}))
+                                         "as_expected": as_expected, **result.report_dict(), **eff,
+                                         "error": error}))
     else:
         _print_result(target, result, as_expected, eff)
     if args.plot:
         from .plot import plot_audit
         try:
-            plot_audit(target.mechanism, result, args.plot, seed=args.seed, name=target.name)
+            plot_audit(batched(target.mechanism), result, args.plot, seed=args.seed, name=target.name)
         except MechanismError as exc:
             raise mechanism_error(target, exc) from exc
         except OSError as exc:
             raise UsageError(f"--plot {args.plot}: {exc}") from exc
         progress.note(f"plot written to {args.plot}")
+    if incomplete is not None:
+        return _fail(args, incomplete, f"userdp: error: {error}", EXIT_ERROR)
     return EXIT_FINDING if result.verdict == VIOLATION else EXIT_OK
+
+
+def _calling_text(target: Target, args) -> str:
+    """How the mechanism will be called (a progress line)."""
+    calling = calling_convention(target.mechanism)
+    if calling == BATCHED:
+        unused = " (--workers and --scheduler are for one-release-per-call mechanisms)" \
+            if args.workers or args.scheduler else ""
+        return f"batched mechanism: one vectorised call per side in this process{unused}"
+    where = (f"the Dask scheduler at {args.scheduler}" if args.scheduler else
+             f"{args.workers or default_workers()} worker process(es)")
+    return f"mechanism called as {calling}, one release per call: shards of {SHARD} releases on {where}"
 
 
 _EXPECTED_WHY = {
@@ -322,7 +377,8 @@ _EXPECTED_WHY = {
 def _print_result(t: Target, r, as_expected, eff: dict) -> None:
     w = r.witness
     c = w.counts
-    print(f"{t.name}: {r.verdict}")
+    failed = f"; INCOMPLETE: {len(r.failed_pairs)} pair(s) failed (below)" if r.failed_pairs else ""
+    print(f"{t.name}: {r.verdict}{' on the pairs that finished' if failed else ''}{failed}")
     if t.expected is not None:
         why = _EXPECTED_WHY.get((t.kind, t.expected), t.kind)
         print(f"  expected         {t.expected} ({why}): {'as expected' if as_expected else 'NOT AS EXPECTED'}")
@@ -351,8 +407,35 @@ def _print_result(t: Target, r, as_expected, eff: dict) -> None:
           f"of {c['n_per_side']} per side; p = {w.p_value:.3g}, Holm-adjusted {w.adjusted_p_value:.3g} "
           f"over {w.candidates_tested} candidate(s)")
     print(f"  samples          {r.samples} per side; {r.termination_reason}; {r.elapsed_seconds:.2f} s")
+    print(f"  reproducible     {_REPRODUCIBLE[r.reproducible]}")
+    print(f"  pairs            {len(r.pairs)} confirmed pair(s), each with its own best set "
+          f"(every bound at the audit's confidence, jointly):")
+    print(_pairs_table(r))
+    for f in r.failed_pairs:
+        print(f"  FAILED           pair: {f.pair_description} ({f.stage}): {f.error}")
     if r.verdict != VIOLATION:
         print("  note             'no violation found' is not proof of privacy")
+
+
+_REPRODUCIBLE = {
+    True: "yes: two calls with generators from one seed gave the same outputs",
+    False: "NO: two calls with generators from one seed gave different outputs; the mechanism draws from "
+           "a generator of its own, so --seed does not reproduce this audit (the bound stays valid: the "
+           "samples are still independent)",
+    None: "not checked: the mechanism raised on the first pair's first dataset",
+}
+
+
+def _pairs_table(r) -> str:
+    rows = [{"pair": p.witness.pair_description, "eps_lb": p.epsilon_lower_bound, "tightness": p.tightness,
+             "mu_lb": p.mu_lower_bound, "in S: first": p.witness.counts["first"],
+             "second": p.witness.counts["second"], "of n": p.witness.counts["n_per_side"],
+             "set S": f"{p.witness.rejection_set.describe()}, {p.witness.ordering}"} for p in r.pairs]
+    columns = ["pair", "eps_lb", "tightness"] + (["mu_lb"] if r.gdp is not None else []) + \
+        ["in S: first", "second", "of n", "set S"]
+    return table(rows, columns, indent="    ",
+                 formats={"eps_lb": lambda v: f"{v:.4f}", "mu_lb": lambda v: f"{v:.4f}",
+                          "tightness": lambda v: fmt(v, 3)})
 
 
 def _audit_all(args) -> int:
@@ -387,13 +470,13 @@ def _audit_entry(e, args, confidence: float) -> dict:
     head = {"name": e.name, "kind": e.kind, "relation": e.relation, "expected": e.expected}
     try:
         t = registry_target(e, {}, args.samples)
-        r = run_audit(t, confidence, args.seed)
+        r = run_audit(t, confidence, args.seed, workers=args.workers, scheduler=args.scheduler)
         eff = run_efficiency(t, r)
     except Exception as exc:  # reported in its row; the run goes on (exit 3 at the end)
         if getattr(args, "debug", False):
             traceback.print_exc()
         return {**head, "as_expected": False, "error": f"{type(exc).__name__}: {exc}"}
-    return {**head, "as_expected": r.verdict == e.expected, **r.to_dict(), **eff}
+    return {**head, "as_expected": r.verdict == e.expected, **r.report_dict(), **eff}
 
 
 def _print_all(rows, confidence, per_entry, summary) -> None:

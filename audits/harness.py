@@ -39,6 +39,23 @@ counting share is seen, and the union bound and Holm's procedure hold under any 
 A discrete output is refused for a GDP claim (``search.check_gdp_output`` says which test
 applies instead).
 
+Any mechanism (``parallel.py``): batched ``mechanism(dataset, rng, size)``, or one
+release per call, ``mechanism(dataset, rng)`` or ``mechanism(dataset)``, looped for the
+caller in shards over ``workers`` processes or a Dask cluster; the result depends only on
+the seed. Before drawing, the mechanism is called twice on the first pair's first dataset
+with generators from one seed: different outputs (``AuditResult.reproducible`` False)
+mean it draws from a generator of its own, so the seed does not reproduce the audit. The
+bound stays valid: its samples are still independent.
+
+Pairs that fail. When the mechanism raises on some pairs (in the pilot or when
+confirmed) the other pairs go on. The failed pairs drop out; the m of the bound stays the
+planned one, which only makes the bound more conservative. If some pair finished, the
+audit raises ``IncompleteAudit``, a ``MechanismError`` carrying the finished pairs'
+``AuditResult`` (its ``failed_pairs`` names each failure); if none did, the first error.
+
+Per pair. ``AuditResult.pairs`` gives every confirmed pair's own best set, counts and
+eps_lb (each at the audit's level alpha/m, so each holds, and they hold jointly).
+
 "No violation found" means only that: it is never evidence of privacy.
 """
 from __future__ import annotations
@@ -54,12 +71,13 @@ from userdp.reference._checks import check_int
 from userdp.reference.claims import Claims, GaussianDP, PersonalizedDP
 
 from .bounds import epsilon_lower_bound, error_rate_upper_bounds, gdp_p_value, mu_lower_bound, p_value
+from .parallel import BATCHED, Sampler, calling_convention, check_reproducible, default_workers
 from .sampling import OUTPUT_KINDS, MechanismError, draw, encode, infer_kind, normalize_pairs
 from .rejection import check_noise_family
 from .search import best_candidates, check_gdp_output, check_noise_family_output, rank_pairs
 
 __all__ = ["audit", "AuditResult", "Witness", "GDPAudit", "GDPWitness", "MechanismError", "VIOLATION",
-           "NO_VIOLATION"]
+           "NO_VIOLATION", "PairResult", "PairFailure", "IncompleteAudit"]
 
 VIOLATION = "violation"
 NO_VIOLATION = "no violation found"
@@ -129,6 +147,35 @@ class GDPAudit:
 
 
 @dataclass(frozen=True)
+class PairResult:
+    """One confirmed pair: its best set (largest eps_lb / eps), counts and eps_lb; and its
+    mu_lb when the claim declares Gaussian DP."""
+
+    epsilon_lower_bound: float
+    tightness: float
+    witness: Witness
+    mu_lower_bound: float | None = None
+
+    def to_dict(self) -> dict:
+        return {"pair_description": self.witness.pair_description, "pair_index": self.witness.pair_index,
+                "epsilon_lower_bound": self.epsilon_lower_bound, "tightness": self.tightness,
+                "mu_lower_bound": self.mu_lower_bound, "witness": self.witness.to_dict()}
+
+
+@dataclass(frozen=True)
+class PairFailure:
+    """A pair on which the mechanism raised: no bound from it."""
+
+    pair_description: str
+    pair_index: int
+    stage: str                       # "pilot" or "confirm"
+    error: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class AuditResult:
     claim: object
     epsilon_lower_bound: float
@@ -140,6 +187,16 @@ class AuditResult:
     termination_reason: str
     elapsed_seconds: float
     gdp: GDPAudit | None = None      # present iff the claim is (or declares) GaussianDP
+    reproducible: bool | None = None  # same outputs from the same seed (None: the check call raised)
+    calling: str = BATCHED           # the mechanism's calling convention (parallel.calling_convention)
+    pairs: tuple = ()                # PairResult of every confirmed pair that finished
+    failed_pairs: tuple = ()         # PairFailure of every pair on which the mechanism raised
+
+    def report_dict(self) -> dict:
+        """``to_dict()`` (the reported bound) and the run: reproducible, calling, pairs, failed_pairs."""
+        return {**self.to_dict(), "reproducible": self.reproducible, "calling": self.calling,
+                "pairs": [p.to_dict() for p in self.pairs],
+                "failed_pairs": [f.to_dict() for f in self.failed_pairs]}
 
     def to_dict(self) -> dict:
         c = self.claim
@@ -157,6 +214,17 @@ class AuditResult:
         if self.gdp is not None:
             d["gdp"] = self.gdp.to_dict()
         return d
+
+
+class IncompleteAudit(MechanismError):
+    """The mechanism raised on some pairs; ``result`` is the audit of the pairs that finished."""
+
+    def __init__(self, result: AuditResult, first: Exception):
+        self.result = result
+        n = len(result.failed_pairs)
+        super().__init__(f"the mechanism raised on {n} pair(s), first on "
+                         f"{result.failed_pairs[0].pair_description!r}: {first}; the result covers the "
+                         f"{len(result.pairs)} pair(s) that finished")
 
 
 MAX_SAMPLES = 10**8   # outputs per side of one call (the mechanism returns them in memory)
@@ -214,9 +282,13 @@ def _pair_claims(claim, pairs) -> list[tuple[float, float]]:
 def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: float = 0.95,
           seed, selection_fraction: float = 0.1, output: str | None = None,
           confirm_pairs: int = 3, sets_per_pair: int = 1, pilot_samples: int | None = None,
-          max_pairs: int = 100, noise_family: str | None = None, progress=None) -> AuditResult:
+          max_pairs: int = 100, noise_family: str | None = None, progress=None,
+          workers: int | None = None, scheduler: str | None = None) -> AuditResult:
     """Audit ``mechanism`` on one pair or many; see the module docstring for the method.
 
+    mechanism: ``mechanism(dataset, rng, size)`` returning ``size`` outputs, or one release
+        per call, ``mechanism(dataset, rng)`` or ``mechanism(dataset)`` (``parallel.py`` has
+        the rule that tells them apart; an ambiguous signature is a TypeError).
     claim: a ``userdp.reference.claims`` claim. A ``GaussianDP`` or ``Claims(primary, gdp)``
         claim adds the trade-off-curve audit (``AuditResult.gdp``); the outputs must then be
         continuous or vector (a discrete output raises ValueError naming the test to use).
@@ -236,10 +308,16 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
         that family's likelihood-ratio statistic (``rejection.py``). It only adds candidate
         sets, so a wrong declaration costs power, never validity. Refused for discrete output.
     progress: optional callable receiving one-line progress messages.
+    workers: processes for a one-release-per-call mechanism (default: the cores available);
+        a batched one runs in this process. The result does not depend on it.
+    scheduler: the address of a Dask scheduler to run those shards on instead (needs the
+        ``distributed`` extra); ``parallel.SchedulerError`` if it cannot be reached.
+
+    Raises ``IncompleteAudit`` (with the finished pairs' result) when the mechanism raised
+    on some pairs but not all (module docstring).
     """
     t0 = time.perf_counter()
-    if not callable(mechanism):
-        raise TypeError(f"mechanism must be callable as mechanism(dataset, rng, size), got {type(mechanism).__name__}")
+    calling_convention(mechanism)                  # a mechanism that cannot be called: refuse first
     samples = _check_int(samples, "samples", 100)
     confidence = _check_open_unit(confidence, "confidence")
     f = selection_fraction
@@ -249,6 +327,9 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
         raise ValueError(f"selection_fraction must lie in (0, 0.5], got {f!r}")
     confirm_pairs = _check_int(confirm_pairs, "confirm_pairs", 1, hi=10_000)
     sets_per_pair = _check_int(sets_per_pair, "sets_per_pair", 1, hi=10_000)
+    workers = default_workers() if workers is None else _check_int(workers, "workers", 1, hi=4096)
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise TypeError(f"scheduler must be None or an address string, got {type(scheduler).__name__}")
     root = _check_seed(seed)
     if pilot_samples is not None:
         pilot_samples = _check_int(pilot_samples, "pilot_samples", 100)
@@ -270,50 +351,74 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     alpha = 1.0 - confidence
     pilot_root, confirm_root = root.spawn(2)
     confirm_seeds = confirm_root.spawn(len(pairs))
+    mech = Sampler(mechanism, workers=workers, scheduler=scheduler, progress=progress)
+    with mech:
+        mech.reproducible = check_reproducible(mech, pairs[0].first, root.spawn(1)[0])
+        if mech.reproducible is False and progress is not None:
+            progress("warning: two calls with generators from the same seed gave different outputs: the "
+                     "mechanism draws from a generator of its own, so this audit is not reproducible from "
+                     "its seed (the bound stays valid: its samples are still independent)")
+        chosen = list(range(len(pairs)))
+        failures = []                              # (pair, stage, MechanismError)
+        reason = f"sample budget spent: {samples} outputs per side"
+        if len(pairs) > confirm_pairs:
+            n_pilot = min(samples, max(1000, samples // 10)) if pilot_samples is None else pilot_samples
+            m_guess = confirm_pairs * sets_per_pair * sides
+            order, failed = rank_pairs(mech, pairs, claims, pilot_root.spawn(len(pairs)), pilot_samples=n_pilot,
+                                       n_count=n_cnt, alpha=alpha / m_guess, output=output, progress=progress,
+                                       mu=None if gdp is None else gdp.mu, noise_family=noise_family)
+            failures += [(pairs[i], "pilot", exc) for i, exc in failed]
+            chosen = sorted(order[:confirm_pairs])
+            reason += f"; pilot ({n_pilot} per side) ranked {len(pairs)} pairs, top {confirm_pairs} confirmed"
 
-    chosen = list(range(len(pairs)))
-    reason = f"sample budget spent: {samples} outputs per side"
-    if len(pairs) > confirm_pairs:
-        n_pilot = min(samples, max(1000, samples // 10)) if pilot_samples is None else pilot_samples
-        m_guess = confirm_pairs * sets_per_pair * sides
-        order = rank_pairs(mechanism, pairs, claims, pilot_root.spawn(len(pairs)), pilot_samples=n_pilot,
-                           n_count=n_cnt, alpha=alpha / m_guess, output=output, progress=progress,
-                           mu=None if gdp is None else gdp.mu, noise_family=noise_family)
-        chosen = sorted(order[:confirm_pairs])
-        reason += f"; pilot ({n_pilot} per side) ranked {len(pairs)} pairs, top {confirm_pairs} confirmed"
-
-    m = len(chosen) * sets_per_pair * sides
-    tested = []      # (pair, candidate, k1, k2, eps_lb, p-value, eps compared with)
-    tested_gdp = []  # (pair, candidate, k1, k2, mu_lb, p-value, mu compared with)
-    for j, i in enumerate(chosen):
-        pair, (eps, delta) = pairs[i], claims[i]
-        rngs = [np.random.default_rng(s) for s in confirm_seeds[i].spawn(2)]
-        a, b = draw(mechanism, pair, rngs, samples)
-        kind = infer_kind(a, output)
-        ea, eb, values = encode(a, b, kind)
-        cands = best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, sets_per_pair,
-                                noise_family=noise_family)
-        ca, cb = ea[n_sel:], eb[n_sel:]
-        for c in cands:
-            k1, k2 = _count(c, kind, ca, cb)
-            lb = epsilon_lower_bound(k1, k2, n_cnt, alpha / m, delta)
-            tested.append((pair, c, k1, k2, max(lb, 0.0), p_value(k1, k2, n_cnt, eps, delta), eps))
-        text = f"eps_lb {max(t[4] for t in tested if t[0] is pair):.4f}"
-        if gdp is not None:
-            for c in best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta,
-                                     sets_per_pair, gdp=True, noise_family=noise_family):
+        m = max(1, len(chosen)) * sets_per_pair * sides   # the planned m, kept if a confirmed pair fails
+        tested = []      # (pair, candidate, k1, k2, eps_lb, p-value, eps compared with)
+        tested_gdp = []  # (pair, candidate, k1, k2, mu_lb, p-value, mu compared with)
+        for j, i in enumerate(chosen):
+            pair, (eps, delta) = pairs[i], claims[i]
+            rngs = [np.random.default_rng(s) for s in confirm_seeds[i].spawn(2)]
+            mech.pair = pair
+            try:
+                a, b = draw(mech, pair, rngs, samples)
+            except MechanismError as exc:
+                failures.append((pair, "confirm", exc))
+                if progress is not None:
+                    progress(f"confirmed {j + 1}/{len(chosen)}: {pair.description}: FAILED: {exc}")
+                continue
+            kind = infer_kind(a, output)
+            ea, eb, values = encode(a, b, kind)
+            cands = best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, sets_per_pair,
+                                    noise_family=noise_family)
+            ca, cb = ea[n_sel:], eb[n_sel:]
+            for c in cands:
                 k1, k2 = _count(c, kind, ca, cb)
-                lb = mu_lower_bound(k1, k2, n_cnt, alpha / m)      # mu > 0, so 0 is always a lower bound
-                tested_gdp.append((pair, c, k1, k2, max(lb, 0.0), gdp_p_value(k1, k2, n_cnt, gdp.mu), gdp.mu))
-            text += f", mu_lb {max(t[4] for t in tested_gdp if t[0] is pair):.4f}"
-        if progress is not None:
-            progress(f"confirmed {j + 1}/{len(chosen)}: {pair.description}: {text}")
+                lb = epsilon_lower_bound(k1, k2, n_cnt, alpha / m, delta)
+                tested.append((pair, c, k1, k2, max(lb, 0.0), p_value(k1, k2, n_cnt, eps, delta), eps))
+            text = f"eps_lb {max(t[4] for t in tested if t[0] is pair):.4f}"
+            if gdp is not None:
+                for c in best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta,
+                                         sets_per_pair, gdp=True, noise_family=noise_family):
+                    k1, k2 = _count(c, kind, ca, cb)
+                    lb = mu_lower_bound(k1, k2, n_cnt, alpha / m)      # mu > 0, so 0 is always a lower bound
+                    tested_gdp.append((pair, c, k1, k2, max(lb, 0.0), gdp_p_value(k1, k2, n_cnt, gdp.mu), gdp.mu))
+                text += f", mu_lb {max(t[4] for t in tested_gdp if t[0] is pair):.4f}"
+            if progress is not None:
+                progress(f"confirmed {j + 1}/{len(chosen)}: {pair.description}: {text}")
+    if not tested:
+        raise failures[0][2]                        # no pair finished: the first error, as it was raised
     reject, adj = _holm([t[5] for t in tested + tested_gdp], alpha)
     result = _result(claim, tested, reject, adj[:len(tested)], m, confidence, samples, n_cnt, reason, t0)
-    if gdp is None:
-        return result
-    return replace(result, gdp=_gdp_result(tested_gdp, adj[len(tested):], m, n_cnt, alpha),
-                   elapsed_seconds=time.perf_counter() - t0)
+    result = replace(result, reproducible=mech.reproducible, calling=mech.calling,
+                     pairs=_pair_results(tested, adj[:len(tested)], tested_gdp, m, n_cnt),
+                     failed_pairs=tuple(PairFailure(p.description, p.index, stage, str(exc))
+                                        for p, stage, exc in failures))
+    if gdp is not None:
+        result = replace(result, gdp=_gdp_result(tested_gdp, adj[len(tested):], m, n_cnt, alpha),
+                         elapsed_seconds=time.perf_counter() - t0)
+    if failures:
+        first = failures[0][2]
+        raise IncompleteAudit(result, first) from (first.__cause__ or first)   # the mechanism's own exception
+    return result
 
 
 def _count(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> tuple[int, int]:
@@ -353,20 +458,44 @@ def _tightness(lb: float, eps: float) -> float:
     return math.inf if lb > 0 else 0.0
 
 
-def _result(claim, tested, reject, adj, m, confidence, samples, n_cnt, reason, t0) -> AuditResult:
-    best = max(range(len(tested)), key=lambda j: (_tightness(tested[j][4], tested[j][6]), -tested[j][5]))
-    pair, c, k1, k2, lb, p, eps = tested[best]
-    witness = Witness(
+def _best(tested, among) -> int:
+    """Index of the candidate with the largest eps_lb / eps (ties: smallest p-value)."""
+    return max(among, key=lambda j: (_tightness(tested[j][4], tested[j][6]), -tested[j][5]))
+
+
+def _witness(entry, adjusted: float, m: int, n_cnt: int) -> Witness:
+    pair, c, k1, k2, lb, p, eps = entry
+    return Witness(
         pair_description=pair.description, pair_index=pair.index, unit=pair.unit,
         rejection_set=c.rejection_set,
         ordering="first over second" if c.first_over_second else "second over first",
         counts={"first": k1 if c.first_over_second else k2,
                 "second": k2 if c.first_over_second else k1,
                 "n_per_side": n_cnt},
-        claim_epsilon=eps, p_value=p, adjusted_p_value=float(adj[best]), candidates_tested=m, pair=pair)
+        claim_epsilon=eps, p_value=p, adjusted_p_value=float(adjusted), candidates_tested=m, pair=pair)
+
+
+def _result(claim, tested, reject, adj, m, confidence, samples, n_cnt, reason, t0) -> AuditResult:
+    best = _best(tested, range(len(tested)))
+    lb, eps = tested[best][4], tested[best][6]
     verdict = VIOLATION if bool(np.any(reject)) else NO_VIOLATION
-    return AuditResult(claim, float(lb), confidence, samples, verdict, _tightness(lb, eps), witness,
-                       reason, time.perf_counter() - t0)
+    return AuditResult(claim, float(lb), confidence, samples, verdict, _tightness(lb, eps),
+                       _witness(tested[best], adj[best], m, n_cnt), reason, time.perf_counter() - t0)
+
+
+def _pair_results(tested, adj, tested_gdp, m: int, n_cnt: int) -> tuple:
+    """Each confirmed pair's best candidate, in the order the pairs were confirmed."""
+    out = []
+    distinct = []
+    for t in tested:
+        if not any(t[0] is q for q in distinct):
+            distinct.append(t[0])
+    for pair in distinct:
+        j = _best(tested, [k for k, t in enumerate(tested) if t[0] is pair])
+        mu = [t[4] for t in tested_gdp if t[0] is pair]
+        out.append(PairResult(float(tested[j][4]), _tightness(tested[j][4], tested[j][6]),
+                              _witness(tested[j], adj[j], m, n_cnt), float(max(mu)) if mu else None))
+    return tuple(out)
 
 
 def _gdp_result(tested, adj, m, n_cnt, alpha) -> GDPAudit:

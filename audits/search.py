@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .rejection import choose_discrete, choose_scalar, choose_vector
-from .sampling import draw, encode, infer_kind
+from .sampling import MechanismError, draw, encode, infer_kind
 
 __all__ = ["best_candidates", "rank_pairs", "check_gdp_output", "check_noise_family_output"]
 
@@ -56,13 +56,24 @@ def best_candidates(a, b, kind: str, values, n_count: int, alpha: float, delta: 
 
 def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: int,
                alpha: float, output: str | None, progress=None, mu: float | None = None,
-               noise_family: str | None = None) -> list[int]:
-    """Indices of ``pairs`` ordered from most to least promising (by pilot score - eps, or
-    with a Gaussian-DP claim ``mu``, the larger of that and trade-off score - mu)."""
-    keys = []
+               noise_family: str | None = None) -> tuple[list[int], list]:
+    """(order, failures): the indices of the pairs whose pilot ran, from most to least
+    promising (by pilot score - eps, or with a Gaussian-DP claim ``mu``, the larger of that
+    and trade-off score - mu), and [(index, MechanismError)] for the pairs whose mechanism
+    raised (they are left out of the order; the others go on). ``mechanism`` is a
+    ``parallel.Sampler``."""
+    keys, failures = [], []
     for i, (pair, (eps, delta), ss) in enumerate(zip(pairs, claims, seeds)):
         rngs = [np.random.default_rng(s) for s in ss.spawn(2)]
-        a, b = draw(mechanism, pair, rngs, pilot_samples)
+        mechanism.pair = pair                       # names the pair in the sampler's progress lines
+        try:
+            a, b = draw(mechanism, pair, rngs, pilot_samples)
+        except MechanismError as exc:
+            keys.append(-np.inf)
+            failures.append((i, exc))
+            if progress is not None:
+                progress(f"pilot {i + 1}/{len(pairs)}: {pair.description}: FAILED: {exc}")
+            continue
         kind = infer_kind(a, output)
         ea, eb, values = encode(a, b, kind)
         best = best_candidates(ea, eb, kind, values, n_count, alpha, delta, 1, noise_family=noise_family)
@@ -76,4 +87,5 @@ def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: 
             text += f", mu score {g_key + mu:.4f}"
         if progress is not None:
             progress(f"pilot {i + 1}/{len(pairs)}: {pair.description}: {text}")
-    return sorted(range(len(pairs)), key=lambda i: -keys[i])
+    failed = {i for i, _ in failures}
+    return sorted((i for i in range(len(pairs)) if i not in failed), key=lambda i: -keys[i]), failures

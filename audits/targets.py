@@ -24,7 +24,8 @@ from userdp.reference.data import EmptyDataset, UserDataset
 from userdp.reference.neighbours import RELATIONS
 
 from .ceiling import efficiency_report
-from .harness import audit
+from .harness import IncompleteAudit, audit
+from .parallel import DuplicateStreamsError, SchedulerError, VaryingOutputError, batched, calling_convention
 from .registry import AuditSetup, get
 from .report import fmt
 from .sampling import AuditPair, MechanismError, draw
@@ -205,9 +206,10 @@ def external_target(name: str, raw: dict, *, claim: str | None = None, relation:
         (mechanism, pairs), the_claim = made, given
     else:
         raise UsageError(f"{name} must return an AuditSetup or (mechanism, pairs), got {type(made).__name__}")
-    if not callable(mechanism):
-        raise UsageError(f"{name}: the mechanism must be callable as mechanism(dataset, rng, size), "
-                         f"got {type(mechanism).__name__}")
+    try:
+        calling_convention(mechanism)
+    except TypeError as exc:
+        raise UsageError(f"{name}: the {exc}") from None
     pairs = _external_pairs(pairs, name)
     checked = None if relation is None else check_pairs(relation, pairs)
     return Target(name, "external", relation or "unspecified", mechanism, pairs,
@@ -384,13 +386,20 @@ def _summary(x, a) -> str:
 
 
 # ------------------------------------------------------------------ running an audit
-def run_audit(target: Target, confidence: float, seed: int, progress=None):
-    """audit(); an exception is classified by its origin (see the module docstring)."""
+def run_audit(target: Target, confidence: float, seed: int, progress=None, workers: int | None = None,
+              scheduler: str | None = None):
+    """audit(); an exception is classified by its origin (see the module docstring), except
+    ``IncompleteAudit`` (some pairs finished), which the caller reports with its result; an
+    unusable --scheduler is bad input."""
     t = target
     try:
         return audit(t.mechanism, t.pairs, t.claim, samples=t.samples, confidence=confidence,
                      seed=seed, output=t.output, progress=progress,
-                     noise_family=None if t.noise is None else t.noise.family)
+                     noise_family=None if t.noise is None else t.noise.family, workers=workers, scheduler=scheduler)
+    except IncompleteAudit:
+        raise
+    except SchedulerError as exc:
+        raise UsageError(f"--scheduler: {exc}") from exc
     except MechanismError as exc:
         raise mechanism_error(target, exc) from exc
     except (ValueError, TypeError) as exc:
@@ -406,7 +415,7 @@ def run_efficiency(target: Target, result) -> dict:
     if target.noise is None:
         return efficiency_report(None, target.pairs, result)
     try:                                    # the shape of one release, for the declaration's check
-        a, _ = draw(target.mechanism, target.pairs[0], [np.random.default_rng(0)] * 2, 2)
+        a, _ = draw(batched(target.mechanism), target.pairs[0], [np.random.default_rng(0)] * 2, 2)
     except MechanismError as exc:
         raise mechanism_error(target, exc) from exc
     try:
@@ -421,6 +430,11 @@ def mechanism_error(target: Target, exc: MechanismError) -> Exception:
     cause = exc.__cause__
     what = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
     if target.kind == "external":
+        if isinstance(cause, VaryingOutputError):
+            return UserCodeError(f"your mechanism returned outputs of varying shape or type: {cause}\n  ({exc})")
+        if isinstance(cause, DuplicateStreamsError):
+            return UserCodeError(f"your mechanism's samples are not independent across worker processes: "
+                                 f"{cause}")
         return UserCodeError(f"your mechanism raised {what}\n  ({exc})")
     if target.overrides and isinstance(cause, (ValueError, TypeError)):
         return UsageError(f"{target.name} refused {_param_text(target.overrides)}: {cause}")
