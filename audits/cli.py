@@ -119,7 +119,7 @@ from userdp.reference.neighbours import RELATIONS
 from .registry import all_entries, all_reproductions, get_reproduction
 from .report import Progress, fmt, pct, table, to_json, version
 from .sampling import MechanismError
-from .targets import (CLAIM_FORMS, DEFAULT_SAMPLES, Target, UsageError, UserCodeError, check_params,  # noqa: F401
+from .targets import (CLAIM_FORMS, DEFAULT_SAMPLES, Target, UsageError, UserCodeError, call_target, check_params,  # noqa: F401
                       external_target, mechanism_error, parse_claim, parse_params, registry_target, run_audit,
                       run_efficiency)
 
@@ -219,6 +219,12 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     "outputs are discrete, floats continuous, rows of floats vector). continuous: "
                     "threshold sets {x >= t}, {x <= t}; vector: thresholds on learned projections and "
                     "statistics; discrete: sets of values ranked by likelihood ratio")
+    au.add_argument("--mechanism", metavar="MODULE:CALLABLE",
+                    help="audit a library call without writing a module: MODULE:CALLABLE is called as "
+                    "f(dataset, **KWARGS), one release per call, on each --pair, against --claim (required)")
+    au.add_argument("--kwargs", metavar="JSON", help="with --mechanism: its keyword arguments, a JSON object")
+    au.add_argument("--pair", nargs=2, action="append", default=[], metavar=("FIRST", "SECOND"),
+                    help="with --mechanism: two neighbouring datasets as JSON, e.g. '[1,1,1]' '[1,1]' (repeatable)")
     au.add_argument("--workers", type=_int_at_least(1, "worker processes"), default=None, metavar="N",
                     help="processes for a mechanism called once per release, mechanism(dataset, rng) or "
                     f"mechanism(dataset) (default: the cores available, {default_workers()} here); a batched "
@@ -299,9 +305,19 @@ def cmd_audit(args) -> int:
     if args.workers is not None and args.scheduler is not None:
         raise UsageError("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
     if args.all:
-        if args.name or args.param or args.plot or args.claim or args.relation or args.output:
-            raise UsageError("--all takes no NAME, --param, --plot, --claim, --relation or --output")
+        if args.name or args.param or args.plot or args.claim or args.relation or args.output or args.mechanism:
+            raise UsageError("--all takes no NAME, --param, --plot, --claim, --relation, --output or --mechanism")
         return _audit_all(args)
+    if (args.kwargs is not None or args.pair) and not args.mechanism:
+        raise UsageError("--kwargs and --pair go with --mechanism MODULE:CALLABLE")
+    if args.mechanism:
+        if args.name or args.param:
+            raise UsageError("--mechanism replaces NAME and --param: give one of them")
+        if args.plot:
+            _check_plot_target(args.plot)
+        target = call_target(args.mechanism, args.kwargs, args.pair, claim=args.claim, relation=args.relation,
+                             output=args.output, samples=args.samples)
+        return _audit_target(target, args)
     if not args.name:
         raise UsageError("audit needs a NAME (see `userdp list`), module:callable, or --all")
     if ":" not in args.name and (args.claim or args.relation or args.output):
@@ -315,6 +331,10 @@ def cmd_audit(args) -> int:
                                  samples=args.samples)
     else:
         target = registry_target(args.name, raw, args.samples)
+    return _audit_target(target, args)
+
+
+def _audit_target(target: Target, args) -> int:
     progress = Progress(target.name)
     n_pairs = len(target.pairs) if hasattr(target.pairs, "__len__") else "candidate"
     progress.note(f"auditing {n_pairs} pair(s), {target.samples} outputs per side, "

@@ -31,7 +31,8 @@ from .report import fmt
 from .sampling import AuditPair, MechanismError, draw
 
 __all__ = ["UsageError", "UserCodeError", "CLAIM_FORMS", "Target", "parse_params", "parse_claim",
-           "check_params", "registry_target", "external_target", "check_relation_name", "check_pairs", "run_audit",
+           "check_params", "registry_target", "external_target", "call_target", "check_relation_name", "check_pairs",
+           "run_audit",
            "run_efficiency"]
 
 DEFAULT_SAMPLES = 200_000       # external mechanisms and entries without their own default
@@ -214,6 +215,49 @@ def external_target(name: str, raw: dict, *, claim: str | None = None, relation:
     checked = None if relation is None else check_pairs(relation, pairs)
     return Target(name, "external", relation or "unspecified", mechanism, pairs,
                   the_claim, output, samples or DEFAULT_SAMPLES, params, params, None, noise, checked)
+
+
+def _json_arg(text: str, flag: str):
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{flag} must be JSON, got {text!r}: {exc}") from None
+
+
+def _tuples(v):
+    """JSON arrays as tuples: the libraries' parameters such as ``bounds=(0, 1)`` want tuples
+    (diffprivlib refuses a list), and a tuple serves wherever a sequence is read."""
+    return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
+
+
+def call_target(spec: str, kwargs: str | None, pairs: list, *, claim: str | None, relation: str | None = None,
+                output: str | None = None, samples: int | None = None) -> Target:
+    """A one-line audit of a library call: ``spec`` (module:callable) is called as
+    ``f(dataset, **kwargs)``, one release per call (``--mechanism``, ``--kwargs`` a JSON object
+    whose arrays become tuples, each ``--pair`` two JSON datasets), against the ``--claim`` spec (required). The call
+    takes no generator, so it is looped in this process or over ``--workers``, and the audit's
+    reproducibility check says whether ``--seed`` reproduces it (a library's own generator
+    does not)."""
+    if claim is None:
+        raise UsageError(f"--mechanism {spec}: give the claim with --claim, one of: {', '.join(CLAIM_FORMS)}")
+    the_claim = parse_claim(claim)                       # input checks before any user code runs
+    check_relation_name(relation)
+    kw = {} if kwargs is None else _json_arg(kwargs, "--kwargs")
+    if not isinstance(kw, dict):
+        raise UsageError(f"--kwargs must be a JSON object (keyword arguments), got {type(kw).__name__}: {kwargs!r}")
+    kw = {k: _tuples(v) for k, v in kw.items()}
+    if not pairs:
+        raise UsageError(f"--mechanism {spec}: give at least one --pair FIRST SECOND (two JSON datasets)")
+    sides = [(_json_arg(a, "--pair"), _json_arg(b, "--pair"), f"--pair {a} {b}") for a, b in pairs]
+    f = _load_factory(spec)
+
+    def mechanism(dataset):
+        return f(dataset, **kw)
+
+    the_pairs = _external_pairs(sides, spec)
+    checked = None if relation is None else check_pairs(relation, the_pairs)
+    return Target(spec, "external", relation or "unspecified", mechanism, the_pairs, the_claim, output,
+                  samples or DEFAULT_SAMPLES, kw, kw, None, None, checked)
 
 
 def check_relation_name(relation) -> None:
