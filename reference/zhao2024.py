@@ -47,8 +47,8 @@ eq. (4) is calibrated; we use propose-test-release, Dwork and Lei 2009, STOC, §
    G(s) = grad F_D(s) + w_k (psi_k(s - y'_k) - psi_k(s - y_k)) = 0 + w_k (...), and psi_k,
    the projection onto the ball of radius T_k, is 1-Lipschitz with norm <= T_k, so the
    difference has norm <= min(2 T_k, ||y_k - y'_k||) <= 2 min(T_k, rho) (rho = the declared
-   support radius, infinite by default). So ||G(s)|| <= 2c, c = max_i w_i min(T_i, rho). With u = (s' - s)/||s' - s||,
-   h(t) = <G(s + t u), u> is non-decreasing (F_{D'} is convex) and h(||s' - s||) = 0. For
+   support radius, infinite by default). So ||G(s)|| <= 2c, c = max_i w_i min(T_i, rho).
+   With u = (s' - s)/||s' - s||, h(t) = <G(s + t u), u> is non-decreasing (F_{D'} is convex) and h(||s' - s||) = 0. For
    r > 0 let kappa_r = sum of w_i over users i != k with ||s - y_i|| <= T_i - r: on
    t in [0, r] such a user stays in its quadratic region and adds slope w_i to h; every
    other user adds a non-decreasing term. So h(t) >= -2c + t kappa_r for t <= r. Hence if
@@ -67,9 +67,9 @@ eq. (4) is calibrated; we use propose-test-release, Dwork and Lei 2009, STOC, §
        D gives j counted for D': gamma(D') >= gamma(D) - 1 (trivially true if gamma(D) = 0;
        swap D and D' for the other side). The counted j form a prefix {0..gamma-1} because
        K(D, .) decreases and (j+1) w_max increases. Capping at J keeps sensitivity 1.
-   The test passes when gamma(D) - 1 + Z > L, Z ~ Laplace(1/eps_t), L = ln(1/(2 delta_t)) /
-   eps_t. It is eps_t-DP (gamma has sensitivity 1); if gamma(D) = 0 it passes with
-   probability P(Z > 1 + L) = delta_t e^{-eps_t} / 1 < delta_t.
+   The test passes when gamma(D) + Z > L, Z ~ Laplace(1/eps_t), L = ln(1/(2 delta_t)) / eps_t
+   (``mechanism``). It is eps_t-DP (gamma has sensitivity 1); if gamma(D) = 0 it passes with
+   probability P(Z > L) = exp(-eps_t L) / 2 = delta_t (``tests/test_zhao2024.py`` checks it).
 4. Release (poster eq. (4)): pass -> Clip(mu0, R_c) + N(0, sigma_p^2 I), sigma_p calibrated
    to L2 sensitivity min(B, 2 R_c) at (eps_r, delta_r) (analytic Gaussian, Balle and Wang
    2018); fail -> the GLOBAL FALLBACK Clip(mu0, R_c) + N(0, sigma_f^2 I), sigma_f calibrated
