@@ -14,17 +14,15 @@ explains (the marker keeps these out of the default run). Run with:
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
+from bench_timing import interleaved  # tests/benchmarks/ is on sys.path (pytest rootdir insertion)
 
 from userdp.reference import acharya2024 as A
 from userdp.reference.data import UserDataset
 
 pytestmark = pytest.mark.benchmark
 
-ROUNDS = 5
 MAX_RATIO = 2.0
 LAMBDA = 100.0
 
@@ -32,18 +30,6 @@ LAMBDA = 100.0
 def _dataset(n, d, rng) -> UserDataset:
     return UserDataset(rng.random((n, d)), np.arange(n), labels=rng.uniform(-1, 1, n),
                        epsilons=rng.uniform(0.01, 1.0, n))
-
-
-def _interleaved(ours, bare):
-    """min over ROUNDS of each, alternating, after one warm-up call of each."""
-    ours(), bare()
-    t_ours, t_bare = [], []
-    for _ in range(ROUNDS):
-        for f, ts in ((ours, t_ours), (bare, t_bare)):
-            t = time.perf_counter()
-            f()
-            ts.append(time.perf_counter() - t)
-    return min(t_ours), min(t_bare)
 
 
 def test_fit_and_release_vs_weighted_solve():
@@ -57,7 +43,7 @@ def test_fit_and_release_vs_weighted_solve():
         M[np.diag_indices_from(M)] += LAMBDA
         return np.linalg.solve(M, X.T @ (w * y))
 
-    ours, floor = _interleaved(lambda: A.mechanism(D, rng, Lambda=LAMBDA), bare)
+    ours, floor = interleaved(lambda: A.mechanism(D, rng, Lambda=LAMBDA), bare)
     ratio = ours / floor
     print(f"\nPDP-OP fit+release n=10^6 d=30: {ours * 1e3:.0f} ms vs weighted solve {floor * 1e3:.0f} ms: "
           f"ratio {ratio:.2f}")
@@ -76,7 +62,7 @@ def test_audit_draw_vs_l2_laplace_vectors(n, d):
         z *= (r / np.linalg.norm(z, axis=1))[:, None]                # r Z / ||Z||
         return z
 
-    ours, floor = _interleaved(lambda: A.mechanism(D, rng, N, Lambda=LAMBDA), bare)
+    ours, floor = interleaved(lambda: A.mechanism(D, rng, N, Lambda=LAMBDA), bare)
     ratio = ours / floor
     print(f"\nPDP-OP 10^6 releases n={n} d={d}: {ours * 1e3:.0f} ms vs L2-Laplace vectors {floor * 1e3:.0f} ms: "
           f"ratio {ratio:.2f}")

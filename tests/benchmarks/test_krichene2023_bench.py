@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 import pytest
+from bench_timing import interleaved  # tests/benchmarks/ is on sys.path (pytest rootdir insertion)
 
 from userdp.reference import krichene2023 as K
 from userdp.reference import krichene2023_weights as W
@@ -27,17 +28,6 @@ from userdp.reference.data import UserDataset
 pytestmark = pytest.mark.benchmark
 
 ROUNDS = 3
-
-
-def _interleaved(ours, bare, rounds=ROUNDS):
-    ours(), bare()
-    t_ours, t_bare = [], []
-    for _ in range(rounds):
-        for f, ts in ((ours, t_ours), (bare, t_bare)):
-            t = time.perf_counter()
-            f()
-            ts.append(time.perf_counter() - t)
-    return min(t_ours), min(t_bare)
 
 
 def _graph(n_records, n_users, m, d, rng):
@@ -57,8 +47,8 @@ def test_adaptive_weights_vs_unique_user_ids():
     n = np.bincount(D.task_ids, minlength=m).astype(float)  # declared public here
     ids = D.user_ids
 
-    ours, floor = _interleaved(lambda: W.adaptive_weights(D, m=m, beta=1.0, mu=0.25, n_counts=n, n_users=10**6),
-                               lambda: np.unique(ids))
+    ours, floor = interleaved(lambda: W.adaptive_weights(D, m=m, beta=1.0, mu=0.25, n_counts=n, n_users=10**6),
+                              lambda: np.unique(ids), rounds=ROUNDS)
     ratio = ours / floor
     print(f"\nadaptive weights + eq. (12), |Omega| = 10^7: {ours:.2f} s vs np.unique(user_ids) {floor:.2f} s: "
           f"ratio {ratio:.2f}")
@@ -78,7 +68,7 @@ def test_ssp_release_m_1e4_d_16():
     A_hat, b_hat = K.ssp_release(D, w, rng, **kw)
     t_release = time.perf_counter() - t
     M = A_hat + np.eye(d)
-    ours, floor = _interleaved(lambda: K.solve(A_hat, b_hat, 1.0), lambda: np.linalg.eigh(M))
+    ours, floor = interleaved(lambda: K.solve(A_hat, b_hat, 1.0), lambda: np.linalg.eigh(M), rounds=ROUNDS)
     total = t_release + ours
     print(f"\nSSP m = 10^4, d = 16, 10^5 records: one release {total * 1e3:.0f} ms = statistic {t_stat * 1e3:.0f} ms "
           f"+ noise {(t_release - t_stat) * 1e3:.0f} ms + PSD pseudo-inverse solve {ours * 1e3:.0f} ms "

@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 import pytest
+from bench_timing import interleaved  # tests/benchmarks/ is on sys.path (pytest rootdir insertion)
 
 from userdp.reference import zhao2024 as Z
 from userdp.reference.data import UserDataset
@@ -27,18 +28,6 @@ pytestmark = pytest.mark.benchmark
 
 ROUNDS = 5
 PARAMS = dict(epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0)
-
-
-def _interleaved(ours, bare):
-    """min over ROUNDS of each, alternating, after one warm-up call of each."""
-    ours(), bare()
-    t_ours, t_bare = [], []
-    for _ in range(ROUNDS):
-        for f, ts in ((ours, t_ours), (bare, t_bare)):
-            t = time.perf_counter()
-            f()
-            ts.append(time.perf_counter() - t)
-    return min(t_ours), min(t_bare)
 
 
 @pytest.mark.parametrize("items", ["uniform", "student-t 2.5"])
@@ -59,7 +48,7 @@ def test_hlm_vs_weighted_mean_of_local_averages(items):
         a = np.minimum(D.counts, cap)
         return (a / a.sum()) @ y
 
-    ours, floor = _interleaved(lambda: Z.mechanism(D, rng, **PARAMS), bare)
+    ours, floor = interleaved(lambda: Z.mechanism(D, rng, **PARAMS), bare)
     print(f"\nHLM ({items}) n = {n}, d = {d} ({ids.size} items): {ours * 1e3:.1f} ms vs weighted mean "
           f"{floor * 1e3:.1f} ms: {ours / floor:.2f}x (target <= 20x)")
     assert ours <= 20 * floor
