@@ -276,11 +276,10 @@ def solve(y, w, T, *, eta_target) -> tuple[np.ndarray, float]:
             return s, gn
         ul = u[lin] / r[lin, None]
         H = a.sum() * np.eye(d) - (ul * a[lin, None]).T @ ul
-        step = None
         try:
             step = np.linalg.solve(H, g)
-        except np.linalg.LinAlgError:
-            pass
+        except np.linalg.LinAlgError:     # singular H: every user in its linear region (H = 0 in
+            step = None                   # d = 1) or collinear ones: the IRLS step below moves instead
         moved = False
         if step is not None and np.all(np.isfinite(step)):
             t, slope = 1.0, float(g @ step)

@@ -115,6 +115,15 @@ def test_three_users_quadratic_region_closed_form():
     assert Z.statistic(_users([0, 0, 9], [1, 1, 1]), R=1.0, epsilon=1.0, delta=1e-5)[0] == pytest.approx(1.0, abs=1e-9)
 
 
+def test_singular_hessian_takes_the_irls_step():
+    # m = (1, 1, 1), T = 2, w = 1/3, averages (-50, -50, 50): at the weighted-mean start
+    # (-16.7) every user is in its linear region, so H = 0 and Newton cannot move; the IRLS
+    # step must. At the minimiser the two users at -50 are quadratic and the third pulls with
+    # T sign(s - 50) = -2: (2 (s + 50) - 2) / 3 = 0 -> s = -49.
+    assert Z.statistic(_users([-50, -50, 50], [1, 1, 1]), R=1.0, epsilon=1.0, delta=1e-5)[0] == \
+        pytest.approx(-49.0, abs=1e-9)
+
+
 def test_vector_huber_closed_form():
     # d = 2, three users with m = 1 (T = 2, w = 1/3): (0, 0), (0, 0), (30, 40) (distance 50).
     # The far user pulls with norm T = 2 along (3, 4)/5: 2/3 s + 1/3 * 2 * (-(3, 4)/5) = 0,
