@@ -103,6 +103,8 @@ def _plot(plot, xs, series, xlabel, title, logx=False):
     ax.set_yscale("log")
     if logx:
         ax.set_xscale("log")
+        ax.set_xticks(xs, [str(x) for x in xs])           # the measured sizes, not crowded minor labels
+        ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
     ax.set_xlabel(xlabel), ax.set_ylabel("mean squared error"), ax.legend(fontsize=8)
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
