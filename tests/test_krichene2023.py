@@ -178,7 +178,7 @@ def test_gd_mechanism_noise_scale():
 
 # ------------------------------------------------------------------ accounting
 def test_rdp_against_dp_accounting():
-    dp_accounting = pytest.importorskip("dp_accounting")
+    dp_accounting = pytest.importorskip("dp_accounting", reason="the independent oracle of the [test] extra")
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
     orders = list(DEFAULT_RDP_ORDERS)
     for beta, runs, k, sigma in ((0.5, 1, None, None), (0.03, 5, 3, 20.0), (2.0, 2, 1, 4.0)):
