@@ -214,11 +214,17 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     "add-remove-record = the multisets differ by one element, replace-record = same length, "
                     "one position differs) and a pair that is not is refused (exit 2); other pairs are "
                     "reported as not checked. Default 'unspecified' (nothing checked)")
-    au.add_argument("--output", choices=["continuous", "vector", "discrete"],
-                    help="output kind of an external mechanism (default: inferred: integer or bool "
-                    "outputs are discrete, floats continuous, rows of floats vector). continuous: "
-                    "threshold sets {x >= t}, {x <= t}; vector: thresholds on learned projections and "
-                    "statistics; discrete: sets of values ranked by likelihood ratio")
+    au.add_argument("--output", choices=["continuous", "vector", "discrete", "categorical"],
+                    help="how the outputs are tested (default: inferred: integer or bool outputs are "
+                    "discrete, floats continuous, rows of floats vector). continuous: threshold sets "
+                    "{x >= t}, {x <= t}; vector: thresholds on learned projections and statistics; "
+                    "discrete: sets of values ranked by likelihood ratio and, for scalar outputs (counts, "
+                    "geometric noise), thresholds too, the selection share choosing between them; "
+                    "categorical: labels whose order means nothing (argmax indices, codes): value sets "
+                    "only. A mechanism returns None for 'no release' (e.g. a partition dropped by "
+                    "private partition selection): discrete and categorical tests treat it as one more "
+                    "value, continuous ones as an event outside every threshold set, tested alone and "
+                    "with each set")
     au.add_argument("--mechanism", metavar="MODULE:CALLABLE",
                     help="audit a library call without writing a module: MODULE:CALLABLE is called as "
                     "f(dataset, **KWARGS), one release per call, on each --pair, against --claim (required)")

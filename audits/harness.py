@@ -298,7 +298,9 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
         lower bound on the true eps with this probability).
     seed: int or ``numpy.random.SeedSequence``; every stream is spawned from it.
     selection_fraction: share of each side used to choose the rejection set, in (0, 0.5].
-    output: "continuous" | "vector" | "discrete", or None to infer from dtype and shape.
+    output: "continuous" | "vector" | "discrete" | "categorical", or None to infer from dtype
+        and shape (``audits/sampling.py`` says how each is tested, and how a mechanism says
+        "no release": ``None``, or a masked array).
     confirm_pairs / pilot_samples: with more candidate pairs than ``confirm_pairs``, each
         gets a pilot of ``pilot_samples`` per side (default min(samples, max(1000,
         samples // 10))) and only the best ``confirm_pairs`` are confirmed.

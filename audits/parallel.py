@@ -56,7 +56,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
-from .sampling import mechanism_name
+from .sampling import NO_RELEASE, as_outputs, mechanism_name
 
 __all__ = ["BATCHED", "SCALAR", "SCALAR_RNG", "SHARD", "SCHEDULER_TIMEOUT", "calling_convention", "Sampler",
            "batched", "check_reproducible", "default_workers", "VaryingOutputError", "DuplicateStreamsError",
@@ -127,16 +127,44 @@ def _form(x) -> tuple:
 
 
 def _stack(outputs: list, start: int) -> np.ndarray:
-    """The releases of one shard as one array; ``start`` is the index of its first call."""
+    """The releases of one shard as one array; ``start`` is the index of its first call.
+    Calls that returned ``NO_RELEASE`` (None) make it a masked array (``sampling.as_outputs``)."""
     first = type(outputs[0])
     same_scalar = issubclass(first, (int, float, bool, np.generic)) and all(type(o) is first for o in outputs)
-    if not same_scalar:                                  # the fast path: one plain scalar type throughout
-        f0 = _form(outputs[0])
-        for i, o in enumerate(outputs):
+    if same_scalar:                                      # the fast path: one plain scalar type throughout
+        return np.asarray(outputs)
+    released = [(i, o) for i, o in enumerate(outputs) if o is not NO_RELEASE]
+    if released:
+        i0, f0 = released[0][0], _form(released[0][1])
+        for i, o in released:
             f = _form(o)
             if f != f0:
-                raise _varying(start + i, f, start, f0)
-    return np.asarray(outputs)
+                raise _varying(start + i, f, start + i0, f0)
+    return as_outputs(outputs) if len(released) < len(outputs) else np.asarray(outputs)
+
+
+def _part_form(part) -> tuple | None:
+    """(shape of one output, type) of a shard; None if it released nothing at all."""
+    if np.ma.isMaskedArray(part) and np.ma.getmaskarray(part).all():
+        return None
+    return part.shape[1:], _KINDS.get(part.dtype.kind, str(part.dtype))
+
+
+def _join(parts: list, tasks) -> np.ndarray:
+    """The shards of one side, in order, checked to share one output form; a shard with no
+    release at all takes the form of the others."""
+    forms = [(t[2], _part_form(p)) for t, p in zip(tasks, parts)]
+    formed = [(i, f) for i, f in forms if f is not None]
+    for i, f in formed[1:]:
+        if f != formed[0][1]:
+            raise _varying(i, f, formed[0][0], formed[0][1])
+    if not any(np.ma.isMaskedArray(p) for p in parts):
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+    if formed:
+        ref = next(p for p in parts if _part_form(p) is not None)
+        parts = [p if _part_form(p) is not None else
+                 np.ma.MaskedArray(np.zeros((p.shape[0],) + ref.shape[1:], ref.dtype), mask=True) for p in parts]
+    return np.ma.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
 def _varying(i: int, f: tuple, start: int, f0: tuple) -> VaryingOutputError:
@@ -217,13 +245,10 @@ class Sampler:
             parts = self._pooled(tasks)
         else:
             parts = self._local(tasks)
-        f0 = _form(parts[0][0])
-        for task, p in zip(tasks[1:], parts[1:]):
-            if _form(p[0]) != f0:
-                raise _varying(task[2], _form(p[0]), 0, f0)
+        out = _join(parts, tasks)
         if self.reproducible is False and len(parts) > 1:
             self._check_streams(parts, tasks)
-        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+        return out
 
     # -------------------------------------------------------------- where the shards run
     def _local(self, tasks) -> list:
@@ -268,9 +293,10 @@ class Sampler:
     def _check_streams(self, parts, tasks) -> None:
         seen = {}
         for j, p in enumerate(parts):
-            if not (p != p[0]).any():
+            data, mask = np.ma.filled(p, 0), np.ma.getmaskarray(p)
+            if not ((data != data[0]).any() or (mask != mask[0]).any()):
                 continue                                    # a constant shard: equal by nature, not copied
-            k = seen.setdefault(_digest(p), j)
+            k = seen.setdefault(_digest(data) + _digest(mask), j)
             if k != j:
                 raise DuplicateStreamsError(
                     f"shards {k} and {j} (calls {tasks[k][2]} and {tasks[j][2]} on) returned identical outputs: "
@@ -334,7 +360,10 @@ def check_reproducible(mechanism, dataset, seed: np.random.SeedSequence) -> bool
     outputs (True), or not (False: it draws from a generator of its own, so the audit is
     not reproducible from its seed). None if it raised (the audit reports that pair's error)."""
     try:
-        a, b = (np.asarray(mechanism(dataset, np.random.default_rng(seed), 2)) for _ in range(2))
+        a, b = (as_outputs(mechanism(dataset, np.random.default_rng(seed), 2)) for _ in range(2))
     except Exception:
         return None
+    if not np.array_equal(np.ma.getmaskarray(a), np.ma.getmaskarray(b)):
+        return False
+    a, b = np.ma.filled(a, 0), np.ma.filled(b, 0)
     return bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))

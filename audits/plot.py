@@ -14,7 +14,7 @@ import numpy as np
 
 from .rejection import StatisticThreshold, Threshold
 from .report import fmt, pct
-from .sampling import encode
+from .sampling import NO_RELEASE_LABEL, as_outputs, encode, released_floats
 
 __all__ = ["plot_audit", "pyplot", "side_labels"]
 
@@ -57,8 +57,8 @@ def plot_audit(mechanism, result, path: str, *, samples: int = 20_000, seed: int
     plt = pyplot()
     w = result.witness
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence([seed, 7]).spawn(2)]
-    a = np.asarray(mechanism(w.pair.first, rngs[0], samples))
-    b = np.asarray(mechanism(w.pair.second, rngs[1], samples))
+    a = as_outputs(mechanism(w.pair.first, rngs[0], samples))       # masked rows: no release
+    b = as_outputs(mechanism(w.pair.second, rngs[1], samples))
     first, second = side_labels(w.pair_description)
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
     if isinstance(w.rejection_set, (Threshold, StatisticThreshold)):
@@ -73,23 +73,33 @@ def plot_audit(mechanism, result, path: str, *, samples: int = 20_000, seed: int
 
 def _threshold_panel(ax, a, b, s, first: str, second: str, samples: int) -> None:
     scalar = isinstance(s, Threshold) and s.projection is None
-    xa, xb = (a.reshape(a.shape[0], -1)[:, 0], b.reshape(b.shape[0], -1)[:, 0]) if scalar \
-        else (s.project(a), s.project(b))
-    lo, hi = np.percentile(np.r_[xa, xb], [0.5, 99.5])
-    lo, hi = min(lo, s.t), max(hi, s.t)
+    xa, xb = (released_floats(a), released_floats(b)) if scalar else (s.project(a), s.project(b))
+    ra, rb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]                # released (NaN: no release)
+    both = np.r_[ra, rb] if ra.size + rb.size else np.zeros(1)
+    lo, hi = np.percentile(both, [0.5, 99.5])
+    if np.isfinite(s.t):
+        lo, hi = min(lo, s.t), max(hi, s.t)
     pad = 0.03 * (hi - lo) or 1.0                    # S stays visible when t is an end of the range
     bins = np.linspace(lo - pad, hi + pad, 80)
-    ax.hist(np.clip(xa, bins[0], bins[-1]), bins=bins, alpha=0.5, density=True, label=_wrap(f"M(D), {first}"))
-    ax.hist(np.clip(xb, bins[0], bins[-1]), bins=bins, alpha=0.5, density=True, label=_wrap(f"M(D'), {second}"))
-    lo_s, hi_s = (s.t, bins[-1]) if s.tail == "upper" else (bins[0], s.t)
+    width = bins[1] - bins[0]
+    none = ""
+    if ra.size < xa.size or rb.size < xb.size:       # heights are fractions of all outputs, so the bars
+        none = (f"; {NO_RELEASE_LABEL}: {1 - ra.size / xa.size:.3g} of M(D), "     # and "no release" add to 1
+                f"{1 - rb.size / xb.size:.3g} of M(D')")
+    for x, label in ((ra, f"M(D), {first}"), (rb, f"M(D'), {second}")):
+        ax.hist(np.clip(x, bins[0], bins[-1]), bins=bins, alpha=0.5, weights=np.full(x.size, 1 / (samples * width)),
+                label=_wrap(label))
+    t = min(max(s.t, bins[0]), bins[-1])             # an infinite t ({released}, {no release}) at the range's end
+    lo_s, hi_s = (t, bins[-1]) if s.tail == "upper" else (bins[0], t)
     ax.axvspan(lo_s, hi_s, color="red", alpha=0.12, zorder=0, label=_wrap(f"witness set S = {s.describe()}"))
-    ax.axvline(s.t, color="red", lw=1)
+    if np.isfinite(s.t):
+        ax.axvline(s.t, color="red", lw=1)
     if isinstance(s, StatisticThreshold):
         what = f"learned statistic {s.formula()} ({s.statistic})"
     else:
         what = "output" if s.projection is None else \
             "projected output <w, x>, w = (" + ", ".join(fmt(v, 3) for v in s.projection) + ")"
-    ax.set_xlabel(f"{what}  (0.5%-99.5% range; tails clipped into the end bins)")
+    ax.set_xlabel(f"{what}  (0.5%-99.5% range; tails clipped into the end bins{none})")
     ax.set_ylabel(f"density ({samples} fresh outputs per side)")
 
 
@@ -119,6 +129,8 @@ def _wrap(text: str, width: int = 40) -> str:
 
 
 def _category(v) -> str:
+    if v is None:
+        return NO_RELEASE_LABEL
     return "(" + ",".join(str(x) for x in v) + ")" if isinstance(v, tuple) else str(v)
 
 

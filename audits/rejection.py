@@ -23,7 +23,13 @@ selection share only, so the counts stay independent of the choice.
     one coordinate's noise scaled, the radial profile of L2-Laplace noise;
 - discrete outputs (integer codes): the values ranked by their likelihood ratio on the
   selection share and every prefix of that ranking, i.e. single values and unions
-  (the Neyman-Pearson sets, Ding et al. 2018).
+  (the Neyman-Pearson sets, Ding et al. 2018); and, when the values are ordered (scalar
+  numbers: counts, geometric noise), the threshold sets {x <= t} and {x >= t}
+  (``ValueThreshold``). The two families compete on the same selection-share score for the
+  k sets that reach the counting share, so m is unchanged. Thresholds matter where the
+  likelihood ratio is flat: discrete Laplace noise has ratio e^eps on every x >= 1, so the
+  noisy ranking of those values orders them at random and a prefix is an odd set such
+  as {2, 20, 5, 3, -1}, while {x >= 1} takes all of them.
 
 Each set is scored in both orderings of the pair ("first over second": p = Pr[M(D) in S],
 q = Pr[M(D') in S], and the swap) with ``bounds.projected_bound``, or, for the trade-off
@@ -48,9 +54,10 @@ from scipy.ndimage import uniform_filter1d
 
 from .bounds import projected_bound, projected_mu_bound
 from .ceiling import NOISE_FAMILIES
+from .sampling import NO_RELEASE_LABEL, released_floats, released_rows
 
-__all__ = ["Threshold", "StatisticThreshold", "ValueSet", "Candidate", "choose_scalar", "choose_vector",
-           "choose_discrete"]
+__all__ = ["Threshold", "StatisticThreshold", "ValueSet", "ValueThreshold", "Candidate", "choose_scalar",
+           "choose_vector", "choose_discrete"]
 
 _GRID = 2048          # candidate thresholds per direction (quantiles of the pooled selection share)
 _MAX_AXES = 32        # coordinate axes tried as projections up to this dimension
@@ -59,21 +66,26 @@ _MODEL_Z_SEL = 1e-6   # selection shrinkage (Wilson sds) of model-predicted coun
 
 @dataclass(frozen=True)
 class Threshold:
-    """{x : <w, x> >= t} (tail "upper") or {x : <w, x> <= t} (tail "lower"); w=None: scalar x."""
+    """{x : <w, x> >= t} (tail "upper") or {x : <w, x> <= t} (tail "lower"); w=None: scalar x.
+
+    ``missing``: the set also holds "no release" (``sampling.NO_RELEASE``; scalar outputs
+    only, where the audit codes it as NaN). Without it, "no release" is never a member."""
 
     tail: str
     t: float
     projection: tuple[float, ...] | None = None
+    missing: bool = False
 
     def project(self, outputs: np.ndarray) -> np.ndarray:
-        x = np.asarray(outputs, dtype=float)
         if self.projection is None:
-            return x.reshape(x.shape[0])
+            return released_floats(outputs)                       # NaN = no release
+        x = np.asarray(outputs, dtype=float)
         return x.reshape(x.shape[0], -1) @ np.asarray(self.projection)
 
     def mask(self, x: np.ndarray) -> np.ndarray:
-        """Membership of already-projected scalars x."""
-        return x >= self.t if self.tail == "upper" else x <= self.t
+        """Membership of already-projected scalars x (NaN: no release)."""
+        inside = x >= self.t if self.tail == "upper" else x <= self.t
+        return inside | np.isnan(x) if self.missing else inside
 
     def contains(self, outputs) -> np.ndarray:
         return self.mask(self.project(outputs))
@@ -81,12 +93,18 @@ class Threshold:
     def describe(self) -> str:
         lhs = "x" if self.projection is None else "<w, x>"
         op = ">=" if self.tail == "upper" else "<="
-        return f"{{{lhs} {op} {self.t:.6g}}}"
+        if math.isinf(self.t):                      # the ends of the families with "no release" (choose_scalar)
+            every_x = (self.t < 0) == (self.tail == "upper")
+            return {(True, False): "{released}", (True, True): "{every output}",
+                    (False, True): "{no release}", (False, False): "{}"}[every_x, self.missing]
+        return f"{{{lhs} {op} {self.t:.6g}{' or no release' if self.missing else ''}}}"
 
     def to_dict(self) -> dict:
         d = {"type": "threshold", "tail": self.tail, "t": self.t, "description": self.describe()}
         if self.projection is not None:
             d["projection"] = list(self.projection)
+        if self.missing:
+            d["no_release"] = True
         return d
 
 
@@ -213,7 +231,8 @@ def _learned_statistics(a: np.ndarray, b: np.ndarray, noise_family: str | None) 
 
 @dataclass(frozen=True)
 class ValueSet:
-    """A finite set of output values; ``codes`` index the audit's table of distinct outputs."""
+    """A finite set of output values; ``codes`` index the audit's table of distinct outputs.
+    The value ``None`` stands for "no release" (``sampling.NO_RELEASE``)."""
 
     values: tuple
     codes: tuple[int, ...] = field(repr=False, default=())
@@ -222,23 +241,49 @@ class ValueSet:
         return np.isin(codes, np.asarray(self.codes, dtype=np.int64))
 
     def contains(self, outputs) -> np.ndarray:
-        x = np.asarray(outputs)
-        if x.ndim == 1:
-            return np.isin(x, np.asarray(self.values))
-        rows = x.reshape(x.shape[0], -1)
+        rows, released = released_rows(outputs)                  # (n, k), (n,)
         out = np.zeros(rows.shape[0], dtype=bool)
         for v in self.values:
-            out |= np.all(rows == np.asarray(v), axis=1)
+            out |= ~released if v is None else released & np.all(rows == np.asarray(v), axis=1)
         return out
 
     def describe(self, limit: int = 8) -> str:
-        shown = ", ".join(map(str, self.values[:limit]))
+        shown = ", ".join(NO_RELEASE_LABEL if v is None else str(v) for v in self.values[:limit])
         more = f", ... ({len(self.values)} values)" if len(self.values) > limit else ""
         return "{" + shown + more + "}"
 
     def to_dict(self) -> dict:
-        return {"type": "values", "values": [_jsonable(v) for v in self.values],
+        return {"type": "values", "values": [NO_RELEASE_LABEL if v is None else _jsonable(v) for v in self.values],
                 "description": self.describe()}
+
+
+@dataclass(frozen=True)
+class ValueThreshold:
+    """{x >= t} (tail "upper") or {x <= t} (tail "lower") on ordered discrete outputs, with
+    "no release" as a member when ``missing``; ``values`` and ``codes`` are the members among
+    the audit's table of distinct outputs (``None`` = no release)."""
+
+    tail: str
+    t: float
+    values: tuple = field(repr=False, default=())
+    codes: tuple[int, ...] = field(repr=False, default=())
+    missing: bool = False
+
+    def mask(self, codes: np.ndarray) -> np.ndarray:
+        return np.isin(codes, np.asarray(self.codes, dtype=np.int64))
+
+    def contains(self, outputs) -> np.ndarray:
+        return Threshold(self.tail, self.t, None, self.missing).contains(outputs)
+
+    def describe(self) -> str:
+        op = ">=" if self.tail == "upper" else "<="
+        return f"{{x {op} {self.t:.6g}{' or no release' if self.missing else ''}}}"
+
+    def to_dict(self) -> dict:
+        d = {"type": "threshold", "tail": self.tail, "t": self.t, "description": self.describe()}
+        if self.missing:
+            d["no_release"] = True
+        return d
 
 
 def _jsonable(v):
@@ -322,36 +367,46 @@ def choose_scalar(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delt
     optimum of Gaussian noise at small delta lies, a handful of selection hits makes the
     empirical score a noisy curve whose argmax chases luck. The choice still reads the
     selection share only, so the test stays valid whatever the declaration; a wrong one
-    costs power. The scores reported are then the model's."""
+    costs power. The scores reported are then the model's.
+
+    "No release" (NaN here, ``sampling.NO_RELEASE`` from the mechanism) is in no threshold
+    set; when some output is "no release" each set also comes with it added ({x >= t or no
+    release}), and t = -inf, +inf give {released} and {no release} themselves. A declared
+    noise family does not describe "no release", so its counts are then not used."""
     n = a.shape[0]
-    sa, sb = np.sort(a), np.sort(b)
+    ra, rb = a[~np.isnan(a)], b[~np.isnan(b)]                       # released outputs (NaN: no release)
+    na, nb = n - ra.size, n - rb.size                                # "no release" counts
+    sa, sb = np.sort(ra), np.sort(rb)
     pooled = np.sort(np.concatenate([sa, sb]), kind="stable")     # merges two sorted runs
-    grid = pooled[_grid_ranks(pooled.size)]
-    ge_a = n - np.searchsorted(sa, grid, "left")                     # (G,) counts of a >= t
-    ge_b = n - np.searchsorted(sb, grid, "left")
-    le_a = np.searchsorted(sa, grid, "right")                        # (G,) counts of a <= t
+    grid = pooled[_grid_ranks(pooled.size)] if pooled.size else pooled
+    if na or nb:    # t = -inf / +inf: {released} and {no release} as ends of the families below
+        grid = np.concatenate([[-np.inf], grid, [np.inf]])
+    ge_a = sa.size - np.searchsorted(sa, grid, "left")               # (G,) counts of released a >= t
+    ge_b = sb.size - np.searchsorted(sb, grid, "left")
+    le_a = np.searchsorted(sa, grid, "right")                        # (G,) counts of released a <= t
     le_b = np.searchsorted(sb, grid, "right")
-    seen = np.concatenate([ge_a, ge_b, le_a, le_b]), np.concatenate([ge_b, ge_a, le_b, le_a])   # as k1, k2 below
     # a projection of i.i.d. Gaussian noise is Gaussian; of Laplace noise it is not
-    fits = noise_family is not None and (projection is None or noise_family == "gaussian")
+    fits = noise_family is not None and (projection is None or noise_family == "gaussian") and not (na or nb)
     model = _model_counts(a, b, grid, noise_family) if fits else None
-    if model is not None:
-        ge_a, ge_b, le_a, le_b = model
-    families = [("upper", True, ge_a, ge_b), ("upper", False, ge_b, ge_a),
-                ("lower", True, le_a, le_b), ("lower", False, le_b, le_a)]
-    k1 = np.concatenate([f[2] for f in families])
-    k2 = np.concatenate([f[3] for f in families])
+    counted = [(ge_a, ge_b), (le_a, le_b)] + ([(ge_a + na, ge_b + nb), (le_a + na, le_b + nb)] if na or nb else [])
+    predicted = counted if model is None else [(model[0], model[1]), (model[2], model[3])]
+    shapes = [("upper", False), ("lower", False), ("upper", True), ("lower", True)][:len(counted)]   # (tail, missing)
+    families = [(tail, fos, missing) for tail, missing in shapes for fos in (True, False)]
+    k1 = np.concatenate([x if fos else y for (x, y) in predicted for fos in (True, False)])
+    k2 = np.concatenate([y if fos else x for (x, y) in predicted for fos in (True, False)])
+    seen = (np.concatenate([x if fos else y for (x, y) in counted for fos in (True, False)]),
+            np.concatenate([y if fos else x for (x, y) in counted for fos in (True, False)]))
     # Model counts carry no selection noise: no shrinkage on the selection share (z_sel ~ 0),
     # only the counting share's own Wilson interval; empirical counts keep the default shrinkage.
     z = {"z_sel": _MODEL_Z_SEL} if model is not None else {}
     scores = (projected_mu_bound(k1, k2, n, n_count, alpha, **z) if gdp
               else projected_bound(k1, k2, n, n_count, alpha, delta, **z))
-    ranked = _smooth(scores.reshape(4, grid.size)).reshape(-1)
+    ranked = _smooth(scores.reshape(len(families), grid.size)).reshape(-1)
     out = []
     for i in _top(ranked, k):
-        tail, fos, _, _ = families[i // grid.size]
+        tail, fos, missing = families[i // grid.size]
         t = float(grid[i % grid.size])
-        out.append(Candidate(Threshold(tail, t, projection), fos, float(scores[i]),
+        out.append(Candidate(Threshold(tail, t, projection, missing), fos, float(scores[i]),
                              (int(seen[0][i]), int(seen[1][i]))))                 # the observed counts
     return out
 
@@ -393,26 +448,113 @@ def choose_vector(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delt
     return cands[:k]
 
 
+def _ordered(values: list) -> np.ndarray | None:
+    """The codes of the released values, ascending in value, when those are ordered scalars
+    (numbers); None otherwise (tuples of a vector output, or nothing released)."""
+    released = [j for j, v in enumerate(values) if v is not None]
+    if not released or not all(isinstance(values[j], (int, float, bool, np.number)) for j in released):
+        return None
+    num = np.array([float(values[j]) for j in released])
+    return np.asarray(released, dtype=np.int64)[np.argsort(num, kind="stable")]
+
+
 def choose_discrete(a: np.ndarray, b: np.ndarray, values: list, n_count: int, alpha: float,
-                    delta: float, k: int = 1) -> list[Candidate]:
-    """Prefixes of the likelihood-ratio ranking of the codes a, b (int arrays; values[c] = output)."""
+                    delta: float, k: int = 1, *, ordered: bool = True) -> list[Candidate]:
+    """The k best prefixes of the likelihood-ratio ranking of the codes a, b (int arrays;
+    values[c] = output), or, for ordered values, the k best thresholds {x <= t}, {x >= t} (t a
+    value seen on the selection share) when the thresholds win the family comparison below;
+    each set in both orderings of the pair.
+
+    The comparison is cross-fitted: a set scored on the counts that chose it looks better than
+    it is (the values whose ratio the noise inflated come first, and the best of many noisy
+    scores is biased up), and the value sets, far more numerous, gain most from that. So the
+    selection share is cut in two halves; on each, each family proposes its best set, and the
+    other half scores the two proposals (one set each: no maximum, no bias). The family with
+    the larger total over the two folds wins, and its candidates are then built on the whole
+    selection share, as before. Every step reads the selection share only.
+
+    ``ordered=False`` (output kind "categorical": labels whose order means nothing) keeps the
+    value sets alone. "No release" (the value ``None``) is one more value for the value sets;
+    each threshold also comes with it added ({x >= t or no release})."""
+    m = len(values)
+    value_sets = _discrete_families(a, b, values)
+    ordered = _ordered(values) if ordered else None
+    if ordered is None or a.shape[0] < 4:
+        return _best(value_sets, a.shape[0], n_count, alpha, delta, k)
+    count = lambda x: np.bincount(x, minlength=m)                                             # noqa: E731
+    thresholds = _threshold_families(count(a), count(b), ordered, values)
+    h = a.shape[0] // 2
+    halves = ((a[:h], b[:h]), (a[h:2 * h], b[h:2 * h]))
+    total = {"values": 0.0, "thresholds": 0.0}
+    for (pa, pb), (sa, sb) in (halves, halves[::-1]):                  # propose on one half, score on the other
+        proposals = {"values": _discrete_families(pa, pb, values),
+                     "thresholds": _threshold_families(count(pa), count(pb), ordered, values)}
+        for name, fams in proposals.items():
+            c = _best(fams, h, n_count, alpha, delta, 1)[0]
+            inside = c.rejection_set.mask
+            ka, kb = int(np.count_nonzero(inside(sa))), int(np.count_nonzero(inside(sb)))
+            k1, k2 = (ka, kb) if c.first_over_second else (kb, ka)
+            total[name] += float(projected_bound(np.array([k1]), np.array([k2]), h, n_count, alpha, delta)[0])
+    winner = thresholds if total["thresholds"] > total["values"] else value_sets
+    return _best(winner, a.shape[0], n_count, alpha, delta, k)
+
+
+def _discrete_families(a, b, values: list) -> list:
+    """(first over second, set builder from a position r, k1, k2) for the prefixes of the
+    likelihood-ratio ranking of the codes a (first) and b (second), values[c] = output."""
     m = len(values)
     ca = np.bincount(a, minlength=m).astype(float)                   # (C,)
     cb = np.bincount(b, minlength=m).astype(float)
     seen = np.flatnonzero(ca + cb > 0)
-    cands_k1, cands_k2, orders, fos_list = [], [], [], []
+    out = []
     for fos, (x, y) in ((True, (ca, cb)), (False, (cb, ca))):
         order = seen[np.argsort(-((x[seen] + 0.5) / (y[seen] + 0.5)), kind="stable")]
-        cands_k1.append(np.cumsum(x[order]))
-        cands_k2.append(np.cumsum(y[order]))
-        orders.append(order)
-        fos_list.append(fos)
-    k1, k2 = np.concatenate(cands_k1), np.concatenate(cands_k2)
-    scores = projected_bound(k1, k2, a.shape[0], n_count, alpha, delta)
+        out.append((fos, lambda r, o=order: _value_set(values, o[: r + 1]), np.cumsum(x[order]), np.cumsum(y[order])))
+    return out
+
+
+def _threshold_families(ca, cb, ordered: np.ndarray, values: list) -> list:
+    """As ``_discrete_families`` for {x <= t} and {x >= t}, t each value with a count, and,
+    when "no release" (the value None) occurs, the same sets with it added."""
+    at = np.flatnonzero((ca + cb)[ordered] > 0)
+    none = [j for j, v in enumerate(values) if v is None]
+    with_missing = (False, True) if none and ca[none[0]] + cb[none[0]] > 0 else (False,)
+    out = []
+    for missing in with_missing:
+        for fos, (x, y) in ((True, (ca, cb)), (False, (cb, ca))):
+            xo, yo = x[ordered].astype(float), y[ordered].astype(float)
+            x0, y0 = (float(x[none[0]]), float(y[none[0]])) if missing else (0.0, 0.0)
+            out.append((fos, lambda r, o=ordered, at=at, ms=missing: _value_threshold(values, "lower", o, at[r], ms),
+                        x0 + np.cumsum(xo)[at], y0 + np.cumsum(yo)[at]))                           # {x <= t}
+            out.append((fos, lambda r, o=ordered, at=at, ms=missing: _value_threshold(values, "upper", o, at[r], ms),
+                        x0 + np.cumsum(xo[::-1])[::-1][at], y0 + np.cumsum(yo[::-1])[::-1][at]))   # {x >= t}
+    return out
+
+
+def _best(families: list, n_sel: int, n_count: int, alpha: float, delta: float, k: int) -> list[Candidate]:
+    """The k best sets of ``families`` (see ``_discrete_families``) by their projected bound."""
+    k1 = np.concatenate([f[2] for f in families])
+    k2 = np.concatenate([f[3] for f in families])
+    ends = np.cumsum([f[2].size for f in families])
+    scores = projected_bound(k1, k2, n_sel, n_count, alpha, delta)
     out = []
     for i in _top(scores, k):
-        j, r = divmod(int(i), seen.size)
-        codes = orders[j][: r + 1]
-        vs = ValueSet(tuple(values[c] for c in codes), tuple(int(c) for c in codes))
-        out.append(Candidate(vs, fos_list[j], float(scores[i]), (int(k1[i]), int(k2[i]))))
+        j = int(np.searchsorted(ends, i, side="right"))
+        fos, build = families[j][:2]
+        out.append(Candidate(build(int(i) - (int(ends[j - 1]) if j else 0)), fos, float(scores[i]),
+                             (int(k1[i]), int(k2[i]))))
     return out
+
+
+def _value_set(values: list, codes: np.ndarray) -> ValueSet:
+    return ValueSet(tuple(values[c] for c in codes), tuple(int(c) for c in codes))
+
+
+def _value_threshold(values: list, tail: str, ordered: np.ndarray, p: int, missing: bool = False) -> ValueThreshold:
+    """{x <= values[ordered[p]]} ("lower") or {x >= values[ordered[p]]} ("upper"), with "no
+    release" added when ``missing``."""
+    codes = list(ordered[: p + 1] if tail == "lower" else ordered[p:])
+    if missing:
+        codes.append(values.index(None))
+    return ValueThreshold(tail, float(values[ordered[p]]), tuple(values[c] for c in codes),
+                          tuple(int(c) for c in codes), missing)

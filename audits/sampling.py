@@ -3,6 +3,27 @@
 A mechanism is any callable ``mechanism(dataset, rng, size) -> ndarray`` returning
 ``size`` independent outputs: shape (size,) for scalars, (size, k) for vectors; an
 integer or boolean dtype (or ``output="discrete"``) means discrete outputs.
+
+Output kinds (``OUTPUT_KINDS``, ``--output``):
+
+- "continuous": scalar numbers; tested with thresholds {x >= t}, {x <= t};
+- "vector": rows of numbers; thresholds on learned projections and statistics;
+- "discrete": integers or booleans (the default for those dtypes); tested with value sets
+  (the values ranked by likelihood ratio), and, for scalar outputs, whose values are
+  ordered, also with thresholds {x >= t}, {x <= t}: the selection share picks the family;
+- "categorical": discrete labels whose order means nothing (argmax indices, category
+  codes): value sets only.
+
+"No release" (``NO_RELEASE``, i.e. ``None``). A release that publishes nothing, such as a
+partition dropped by private partition selection, is an output like any other: its
+probability differs between neighbours and the audit must see it. A one-release
+mechanism returns ``None``; a batched mechanism returns a ``numpy.ma.MaskedArray`` whose
+masked rows are "no release" (or an object array holding ``None``). Discrete and
+categorical tests treat it as one more value; the continuous test codes it as NaN, outside
+every threshold set, and adds each set's union with it ({x >= t or no release}, and
+{released}, {no release} themselves). Vector outputs with "no release" are refused (audit
+one coordinate, or encode the event yourself). A NaN returned by the mechanism is still
+an error: it is never read as "no release".
 """
 from __future__ import annotations
 
@@ -10,9 +31,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MechanismError", "AuditPair", "normalize_pairs", "draw", "encode", "OUTPUT_KINDS"]
+__all__ = ["MechanismError", "AuditPair", "normalize_pairs", "draw", "encode", "OUTPUT_KINDS", "NO_RELEASE",
+           "released_floats", "released_rows"]
 
-OUTPUT_KINDS = ("continuous", "vector", "discrete")
+OUTPUT_KINDS = ("continuous", "vector", "discrete", "categorical")
+NO_RELEASE = None                 # what a one-release mechanism returns when it publishes nothing
+NO_RELEASE_LABEL = "no release"   # how reports and JSON name it
 
 
 class MechanismError(RuntimeError):
@@ -83,7 +107,8 @@ def normalize_pairs(pairs, max_pairs: int) -> list[AuditPair]:
 
 
 def draw(mechanism, pair: AuditPair, rngs, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """size outputs on each side of ``pair``; checks count, NaN and matching shapes."""
+    """size outputs on each side of ``pair``; checks count, NaN and matching shapes.
+    Outputs with "no release" come back as masked arrays (``as_outputs``)."""
     name = mechanism_name(mechanism)
     outs = []
     for side, dataset, rng in (("first", pair.first, rngs[0]), ("second", pair.second, rngs[1])):
@@ -92,24 +117,102 @@ def draw(mechanism, pair: AuditPair, rngs, size: int) -> tuple[np.ndarray, np.nd
         except Exception as exc:
             raise MechanismError(f"mechanism {name} raised {type(exc).__name__} on the {side} "
                                  f"dataset of {pair.description!r}: {exc}") from exc
-        out = np.asarray(out)
+        where = f"mechanism {name} on the {side} dataset of {pair.description!r}"
+        out = as_outputs(out, where)
         if out.ndim == 0 or out.shape[0] != size:
             raise ValueError(f"mechanism {name} returned shape {out.shape} on the {side} dataset of "
                              f"{pair.description!r}; expected {size} outputs (shape ({size},) or ({size}, k))")
         if out.dtype.kind not in "biuf":
             raise ValueError(f"mechanism {name} returned dtype {out.dtype} on {pair.description!r}; "
-                             "expected numbers")
-        if out.dtype.kind == "f" and np.isnan(out).any():
+                             "expected numbers (or None for no release)")
+        data = np.asarray(np.ma.getdata(out))
+        if data.dtype.kind == "f" and np.isnan(data[~np.ma.getmaskarray(out)]).any():
+            bad = np.isnan(data).reshape(size, -1).any(1) & ~_missing_rows(out)
             raise ValueError(f"mechanism {name} returned NaN on the {side} dataset of {pair.description!r} "
-                             f"(first at output {int(np.argmax(np.isnan(out).reshape(size, -1).any(1)))})")
+                             f"(first at output {int(np.argmax(bad))}); return None for no release")
         outs.append(out)
+    outs = _shape_unreleased(outs)
     if outs[0].shape != outs[1].shape:
         raise ValueError(f"mechanism {name} returned different shapes on the two sides of "
                          f"{pair.description!r}: {outs[0].shape} vs {outs[1].shape}")
     return outs[0], outs[1]
 
 
+def as_outputs(out, where: str = "mechanism"):
+    """A mechanism's outputs as an ndarray, or, when some are "no release", a masked array
+    whose mask is whole rows (``NO_RELEASE`` in an object array, or a ``MaskedArray``)."""
+    if isinstance(out, np.ma.MaskedArray):
+        data, mask = np.asarray(out.data), np.ma.getmaskarray(out)
+    else:
+        try:
+            arr = np.asarray(out)
+        except ValueError:                       # rows and None mixed: numpy cannot stack them
+            arr = np.empty(len(out), dtype=object)
+            arr[:] = list(out)
+        if arr.dtype != object or arr.ndim == 0:
+            return arr
+        rows = list(arr)
+        kept = [r for r in rows if r is not NO_RELEASE]
+        for r in kept:
+            if any(v is None for v in np.ravel(np.asarray(r, dtype=object))):
+                raise ValueError(f"{where}: an output is partly None; 'no release' is a whole output (None)")
+        if len(kept) == len(rows):
+            return np.asarray(rows)
+        filled = np.asarray(kept) if kept else np.zeros(0)
+        released = np.array([r is not NO_RELEASE for r in rows])
+        data = np.zeros((len(rows),) + filled.shape[1:], dtype=filled.dtype)
+        data[released] = filled
+        mask = np.broadcast_to(~released.reshape((-1,) + (1,) * (data.ndim - 1)), data.shape)
+    if data.ndim == 0:
+        raise ValueError(f"{where}: returned a 0-d masked array; expected one output per row")
+    rows_mask = mask.reshape(mask.shape[0], -1)
+    if (rows_mask.any(1) != rows_mask.all(1)).any():
+        raise ValueError(f"{where}: output {int(np.argmax(rows_mask.any(1) != rows_mask.all(1)))} is partly masked; "
+                         "'no release' masks a whole output row")
+    if not mask.any():
+        return data
+    return np.ma.MaskedArray(data, mask=np.array(mask))
+
+
+def _missing_rows(x) -> np.ndarray:
+    """(n,) True where output i is "no release"."""
+    m = np.ma.getmaskarray(x)
+    return m.reshape(m.shape[0], -1).any(1) if m.ndim else np.zeros(0, bool)
+
+
+def _shape_unreleased(outs: list) -> list:
+    """A side that released nothing at all (an empty partition, say) has no dtype or shape of
+    its own: it takes the other side's."""
+    for i in (0, 1):
+        o, other = outs[i], outs[1 - i]
+        if np.ma.isMaskedArray(o) and _missing_rows(o).all() and not (
+                np.ma.isMaskedArray(other) and _missing_rows(other).all()):
+            n = o.shape[0]
+            outs[i] = np.ma.MaskedArray(np.zeros((n,) + other.shape[1:], other.dtype), mask=True)
+    return outs
+
+
+def released_rows(outputs) -> tuple[np.ndarray, np.ndarray]:
+    """(rows (n, k) of the data, (n,) True where released) of raw outputs."""
+    x = as_outputs(outputs)
+    n = x.shape[0]
+    return np.asarray(np.ma.getdata(x)).reshape(n, -1), ~_missing_rows(x) if np.ma.isMaskedArray(x) \
+        else np.ones(n, bool)
+
+
+def released_floats(outputs) -> np.ndarray:
+    """Scalar outputs as floats (n,), NaN where "no release"."""
+    rows, released = released_rows(outputs)
+    if rows.shape[1] != 1:
+        raise ValueError(f"expected scalar outputs, got rows of {rows.shape[1]}")
+    x = rows[:, 0].astype(float)
+    x[~released] = np.nan
+    return x
+
+
 def infer_kind(out: np.ndarray, declared: str | None) -> str:
+    """The declared kind, or: integer or bool dtype -> "discrete"; rows -> "vector"; else
+    "continuous"."""
     if declared is not None:
         if declared not in OUTPUT_KINDS:
             raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {declared!r}")
@@ -122,26 +225,39 @@ def infer_kind(out: np.ndarray, declared: str | None) -> str:
 
 
 def encode(a: np.ndarray, b: np.ndarray, kind: str):
-    """Common form of both sides: floats (n,), floats (n, d), or int codes (n,) + values."""
+    """Common form of both sides: floats (n,) (NaN: no release), floats (n, d), or int codes
+    (n,) + values (``None``: no release)."""
     n = a.shape[0]
+    a, b = _shape_unreleased([a, b])
+    missing = np.ma.isMaskedArray(a) or np.ma.isMaskedArray(b)
     if kind == "continuous":
         if a.reshape(n, -1).shape[1] != 1:
             raise ValueError(f"output='continuous' needs scalar outputs, got shape {a.shape}")
+        if missing:
+            return released_floats(a), released_floats(b), None
         return a.reshape(n).astype(float, copy=False), b.reshape(n).astype(float, copy=False), None
     if kind == "vector":
+        if missing:
+            raise ValueError("vector outputs with 'no release' (None) cannot be projected: audit one coordinate "
+                             "(a continuous output), or declare output='discrete'")
         a2, b2 = a.reshape(n, -1).astype(float), b.reshape(n, -1).astype(float)
         if not (np.isfinite(a2).all() and np.isfinite(b2).all()):
             raise ValueError("vector outputs must be finite to be projected")
         return a2, b2, None
-    both = np.concatenate([a.reshape(n, -1), b.reshape(n, -1)])
+    (ra, ka), (rb, kb) = released_rows(a), released_rows(b)
+    both, kept = np.concatenate([ra, rb]), np.concatenate([ka, kb])
+    codes = np.zeros(2 * n, dtype=np.int64)
     if both.shape[1] == 1:
-        uniq, inv = np.unique(both[:, 0], return_inverse=True)
+        uniq, inv = np.unique(both[kept, 0], return_inverse=True)
         values = [v.item() for v in uniq]
     else:
-        uniq, inv = _unique_rows(both)
+        uniq, inv = _unique_rows(both[kept])
         values = [tuple(v.item() for v in row) for row in uniq]
-    inv = inv.reshape(-1).astype(np.int64)
-    return inv[:n], inv[n:], values
+    codes[kept] = inv.reshape(-1)
+    if not kept.all():
+        codes[~kept] = len(values)                # "no release": one more value, None
+        values.append(NO_RELEASE)
+    return codes[:n], codes[n:], values
 
 
 def _unique_rows(x: np.ndarray):

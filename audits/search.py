@@ -20,7 +20,7 @@ __all__ = ["best_candidates", "rank_pairs", "check_gdp_output", "check_noise_fam
 
 def check_gdp_output(kind: str) -> None:
     """The trade-off audit thresholds a scalar or a projection: refuse discrete outputs."""
-    if kind == "discrete":
+    if kind in ("discrete", "categorical"):
         raise ValueError(
             "claim: a GaussianDP claim is audited through its trade-off curve with thresholds on "
             "continuous outputs (output='continuous' or 'vector'), and this mechanism's output is "
@@ -30,7 +30,7 @@ def check_gdp_output(kind: str) -> None:
 
 def check_noise_family_output(kind: str, noise_family) -> None:
     """A declared noise family shapes a statistic of continuous outputs: refuse discrete ones."""
-    if noise_family is not None and kind == "discrete":
+    if noise_family is not None and kind in ("discrete", "categorical"):
         raise ValueError(
             f"noise_family={noise_family!r} declares additive continuous noise, and this mechanism's "
             "output is discrete (the value-set test already uses the likelihood ratio of the "
@@ -47,11 +47,14 @@ def best_candidates(a, b, kind: str, values, n_count: int, alpha: float, delta: 
     if gdp:
         check_gdp_output(kind)
     check_noise_family_output(kind, noise_family)
+    if kind == "continuous" and noise_family is not None and (np.isnan(a).any() or np.isnan(b).any()):
+        raise ValueError(f"noise_family={noise_family!r} declares a release that is always made (a value plus "
+                         "noise), and this mechanism returned 'no release' (None); pass noise_family=None")
     if kind == "continuous":
         return choose_scalar(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
     if kind == "vector":
         return choose_vector(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
-    return choose_discrete(a, b, values, n_count, alpha, delta, k)
+    return choose_discrete(a, b, values, n_count, alpha, delta, k, ordered=kind == "discrete")
 
 
 def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: int,

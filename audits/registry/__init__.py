@@ -40,7 +40,7 @@ __all__ = ["AuditSetup", "Entry", "register", "all_entries", "get", "register_re
 
 KINDS = ("reference", "control", "planted")
 EXPECTED = ("no violation found", "violation")
-OUTPUTS = ("continuous", "vector", "discrete")
+OUTPUTS = ("continuous", "vector", "discrete", "categorical")   # sampling.OUTPUT_KINDS
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class AuditSetup:
     mechanism: Callable            # (dataset, rng, size) -> ndarray
     pairs: Sequence                # candidate neighbouring pairs (NeighbourPair or 2-tuples)
     claim: Any                     # a userdp.reference.claims claim
-    output: str = "continuous"     # "continuous" | "vector" | "discrete"
+    output: str = "continuous"     # one of OUTPUTS (audits/sampling.py says what each means)
     noise: NoiseModel | None = None  # the release is noise.statistic(D) + noise: gives the ceiling
 
     def __post_init__(self):
@@ -57,9 +57,9 @@ class AuditSetup:
         if self.noise is not None:
             if not isinstance(self.noise, NoiseModel):
                 raise TypeError(f"noise must be None or a userdp.audits.ceiling.NoiseModel, got {type(self.noise).__name__}")
-            if self.output == "discrete":
+            if self.output in ("discrete", "categorical"):
                 raise ValueError(f"noise: a {self.noise.family} noise model declares a continuous release, "
-                                 "but output is 'discrete' (the ceiling applies to additive continuous noise)")
+                                 f"but output is {self.output!r} (the ceiling applies to additive continuous noise)")
 
 
 @dataclass(frozen=True)
