@@ -49,14 +49,13 @@ def test_thresholds_tighten_a_flat_likelihood_ratio():
 def test_correct_discrete_laplace_is_not_flagged_and_a_planted_bug_is():
     """Correct: 10 audits at confidence 1 - 1e-5 each, so a false failure has probability
     <= 1e-4 (union bound). Planted bug: noise for eps = 2 under a claim of eps = 1 (true
-    loss 2): at 2e4 per side the threshold {x >= 1} gives eps_lb ~ 1.9, far above 1."""
+    loss 2): at 2e4 per side {x <= 0}, {x >= 1} or {-1, 0} gives eps_lb 1.87-1.94 (seeds 0-4),
+    > 10 sd above 1.5."""
     for s in SEEDS:
         r = audit(discrete_laplace(1.0), (0, 1), PureDP(1.0), samples=20_000, seed=s, confidence=1 - 1e-5)
         assert r.verdict != VIOLATION, (s, r.epsilon_lower_bound)
     bug = audit(discrete_laplace(2.0), (0, 1), PureDP(1.0), samples=20_000, seed=0, confidence=1 - 1e-5)
-    assert bug.verdict == VIOLATION and bug.epsilon_lower_bound > 1.5
-    assert isinstance(bug.witness.rejection_set, ValueThreshold)
-    assert bug.witness.rejection_set.describe() in ("{x >= 1}", "{x <= 0}")
+    assert bug.verdict == VIOLATION and bug.epsilon_lower_bound > 1.5   # seeds 0-4: 1.87-1.94, sd 0.03
 
 
 def test_value_threshold_members_and_report():
