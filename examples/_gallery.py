@@ -1,0 +1,104 @@
+"""What the gallery modules share: the ``Entry`` record, input checks, and the fork guard
+for libraries whose secure generator keeps a buffer.
+
+An ``Entry`` names one audit target (``module:factory``), the neighbouring relation its
+pairs are checked under (``--relation``), its expected verdict, and two sample counts: the
+default test run's (sized so that the whole gallery runs in a few minutes on 2 cores) and
+the README figure's (``tests/gallery`` marks that run slow). ``why`` says why the verdict
+is expected, and for a violation why a miss is improbable at the test's sample count.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+VIOLATION, NO_VIOLATION = "violation", "no violation found"
+
+
+@dataclass(frozen=True)
+class Entry:
+    target: str          # "examples.gallery_opendp:clamp_sum_laplace"
+    library: str         # the distribution name, e.g. "opendp"
+    version: str         # the pinned version (pyproject's gallery extra)
+    mechanism: str       # what is released, in a few words
+    relation: str        # a name of userdp.reference.neighbours.RELATIONS
+    expected: str        # VIOLATION or NO_VIOLATION
+    samples: int         # outputs per side in the default test run
+    figure_samples: int  # outputs per side for the README table (the slow test)
+    why: str
+
+    def __post_init__(self):
+        if self.expected not in (VIOLATION, NO_VIOLATION):
+            raise ValueError(f"expected must be {VIOLATION!r} or {NO_VIOLATION!r}, got {self.expected!r}")
+
+    @property
+    def name(self) -> str:
+        return self.target.partition(":")[2]
+
+
+def check_epsilon(epsilon, name: str = "epsilon") -> float:
+    """A finite epsilon > 0 (a bool is refused)."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(epsilon).__name__} {epsilon!r}")
+    e = float(epsilon)
+    if not (math.isfinite(e) and e > 0):
+        raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}")
+    return e
+
+
+def check_bounds(lower, upper) -> tuple[float, float]:
+    """Finite record bounds with lower < upper."""
+    for v, name in ((lower, "lower"), (upper, "upper")):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must be a real number, got {type(v).__name__} {v!r}")
+    lo, hi = float(lower), float(upper)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"bounds must be finite with lower < upper, got lower={lower!r}, upper={upper!r}")
+    return lo, hi
+
+
+def check_records(records, lower: float, upper: float, name: str) -> list[float]:
+    """A pair's side: a 1-D sequence of numbers in [lower, upper]. The worst-case argument
+    of each pair assumes its records respect the declared bounds, so a record outside them
+    is refused (never clipped here: the library's own clipping is what is audited)."""
+    x = np.asarray(records, dtype=float)
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence of records, got shape {x.shape}")
+    bad = ~np.isfinite(x) | (x < lower) | (x > upper)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name}[{i}] = {x[i]!r} lies outside the record bounds [{lower}, {upper}]")
+    return x.tolist()
+
+
+# ------------------------------------------------------------------ fork guard
+# Google's differential-privacy C++ library (python-dp, and PipelineDP, whose noise and
+# partition selection are python-dp's) draws every random number from SecureURBG, a
+# process-wide 65536-byte buffer of OpenSSL RAND_bytes (cc/algorithms/rand.h: kBufferSize
+# = 65536; rand.cc: operator() reads 8 bytes and refreshes the buffer only when it is
+# spent). A process forked after the buffer was filled (userdp's worker pool is forked
+# after the audit's reproducibility check has drawn in the parent) inherits a copy of the
+# unread part, so two workers' first releases are IDENTICAL (measured: the first 84 of
+# python-dp's BoundedSum) before each worker's own RAND_bytes refresh makes them diverge.
+# userdp's duplicate-stream check compares whole shards, so a shared prefix passes it.
+# Independent samples are what the audit's bound needs, so each process discards the
+# inherited buffer: at least 8192 draws of 8 bytes each (every draw reads >= 8 bytes).
+SECURE_URBG_BUFFER_BYTES = 65536
+_guarded_pid = None
+
+
+def discard_inherited_pydp_buffer() -> None:
+    """Once per process: spend the python-dp generator's buffer inherited across a fork."""
+    global _guarded_pid
+    pid = os.getpid()
+    if pid == _guarded_pid:
+        return
+    from pydp.algorithms import numerical_mechanisms
+    burn = numerical_mechanisms.LaplaceMechanism(1.0, 1.0)
+    for _ in range(SECURE_URBG_BUFFER_BYTES // 8):
+        burn.add_noise(0.0)
+    _guarded_pid = pid
