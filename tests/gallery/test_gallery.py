@@ -143,7 +143,9 @@ def test_relation_caveat_is_the_same_call(relation, pair, status, verdict):
                           timeout=600)
     assert proc.returncode == status, proc.stderr
     assert proc.stdout.startswith(f"diffprivlib.tools:sum: {verdict}\n"), proc.stdout
-    assert "reproducible     NO" in proc.stdout          # diffprivlib's own generator: --seed cannot fix it
+    # Not asserted: "reproducible NO". userdp compares two calls of 2 outputs each on the first
+    # dataset, and [1, 1, 1]'s clipped output is the atom 3 with probability 1/2, so all four
+    # coincide (and "reproducible: yes" is printed) with probability 1/16.
 
 
 def test_the_gallery_pairs_are_checked_against_the_relation(capsys, monkeypatch):
@@ -181,13 +183,16 @@ def _two_forked_children(guarded: bool) -> list[list[float]]:
 
 def test_forked_pydp_workers_repeat_draws_unless_guarded():
     """python-dp's SecureURBG buffer is copied by fork: two children forked from one parent
-    make the SAME first releases (a deterministic consequence of the copy, not a chance
-    event). With the guard each child spends the inherited buffer first and draws from its
-    own RAND_bytes. The guarded outputs are python-dp's Laplace noise of scale 1 on a lattice
-    of spacing 2^-40 (measured on 2,000 outputs), so each value has probability <= 2^-41 and
-    two of the 50 x 50 cross pairs coincide with probability <= 2500 x 2^-41 < 1.2e-9."""
-    raw = _two_forked_children(guarded=False)
-    assert raw[0][:10] == raw[1][:10]
+    make the SAME first release, unless the parent's buffer had less than one release's
+    bytes left; then the parent's next draw refreshes it (a draw reads 8 bytes at a time and
+    refreshes when the buffer is spent), so of two forks in a row at least one shares its
+    first release: a deterministic consequence of the copy, not a chance event. With the
+    guard each child spends the inherited buffer first and draws from its own RAND_bytes.
+    The guarded outputs are python-dp's Laplace noise of scale 1 on a lattice of spacing
+    2^-40 (measured on 2,000 outputs), so each value has probability <= 2^-41 and two of
+    the 50 x 50 cross pairs coincide with probability <= 2500 x 2^-41 < 1.2e-9."""
+    raw = [_two_forked_children(guarded=False) for _ in range(2)]
+    assert any(first[0] == second[0] for first, second in raw), raw
     guarded = _two_forked_children(guarded=True)
     assert not set(guarded[0]) & set(guarded[1])
     assert np.isfinite(guarded).all()
