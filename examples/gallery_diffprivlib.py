@@ -63,7 +63,7 @@ from diffprivlib.mechanisms import Geometric, Laplace, LaplaceBoundedDomain
 from userdp.audits.registry import AuditSetup
 from userdp.reference.claims import PureDP
 
-from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_bounds, check_epsilon, check_records
+from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_epsilon, check_records
 
 VERSION = "0.6.6"
 MODULE = "examples.gallery_diffprivlib"

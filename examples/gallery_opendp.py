@@ -6,16 +6,18 @@ The measurement, built with the library's own combinators::
     space = vector_domain(atom_domain(T=float, nan=False)), symmetric_distance()
     meas = space >> then_clamp((lower, upper)) >> then_sum() >> then_laplace(scale)
 
-``meas(list_of_floats)`` is one release per call; OpenDP samples its noise from its own
-cryptographically secure generator (Rust, ``opendp::traits::samplers``), never from the
-audit's rng, so ``--seed`` does not reproduce these audits.
+``meas(list_of_floats)`` is one release per call; OpenDP samples its noise inside the
+Rust library from its own secure generator, never from the audit's rng (two calls with
+generators from one seed differ), so ``--seed`` does not reproduce these audits.
 
 The claim is the library's own: ``meas.map(d_in=1)``, the privacy map at symmetric
 distance 1 (one record added or removed), checked to be a ``MaxDivergence`` (pure eps-DP).
-For bounds [0, 1] and scale 1 it is 1.000000009313226, not 1: the sum's stability map adds
-a bound on floating-point rounding error (``make_sum``'s proof in the OpenDP source,
-``transformations/sum``). The relation is ``add-remove-record``: OpenDP's
-``SymmetricDistance`` counts records added or removed in a multiset.
+For bounds [0, 1] and scale 1 it is 1.000000009313226, not 1: the float sum's stability
+map adds a bound on floating-point rounding error (the Rust source
+``src/transformations/sum/float/mod.rs``, ``SumRelaxation``; Casacuberta et al. 2022,
+"Widespread underestimation of sensitivity", cited by ``make_sum``). The relation is
+``add-remove-record``: OpenDP's ``SymmetricDistance`` counts records added or removed in a
+multiset.
 
 Targets:
 
