@@ -73,7 +73,7 @@ from userdp.reference.claims import Claims, GaussianDP, PersonalizedDP
 from .bounds import epsilon_lower_bound, error_rate_upper_bounds, gdp_p_value, mu_lower_bound, p_value
 from .parallel import BATCHED, Sampler, calling_convention, check_reproducible, default_workers
 from .sampling import OUTPUT_KINDS, MechanismError, draw, encode, infer_kind, normalize_pairs
-from .rejection import check_noise_family
+from .rejection import StatisticThreshold, check_noise_family
 from .search import best_candidates, check_gdp_output, check_noise_family_output, rank_pairs
 
 __all__ = ["audit", "AuditResult", "Witness", "GDPAudit", "GDPWitness", "MechanismError", "VIOLATION",
@@ -426,7 +426,8 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
 def _count(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> tuple[int, int]:
     """(k1, k2) of candidate c on the counting share: k1 on the side S favours."""
     s = c.rejection_set
-    xa, xb = (s.project(ca), s.project(cb)) if kind == "vector" else (ca, cb)
+    projected = kind == "vector" or isinstance(s, StatisticThreshold)     # a learned statistic of a scalar too
+    xa, xb = (s.project(ca), s.project(cb)) if projected else (ca, cb)
     ka, kb = int(np.count_nonzero(s.mask(xa))), int(np.count_nonzero(s.mask(xb)))
     return (ka, kb) if c.first_over_second else (kb, ka)
 

@@ -57,7 +57,7 @@ from .ceiling import NOISE_FAMILIES
 from .sampling import NO_RELEASE_LABEL, released_floats, released_rows
 
 __all__ = ["Threshold", "StatisticThreshold", "ValueSet", "ValueThreshold", "Candidate", "choose_scalar",
-           "choose_vector", "choose_discrete"]
+           "choose_continuous", "choose_vector", "choose_discrete"]
 
 _GRID = 2048          # candidate thresholds per direction (quantiles of the pooled selection share)
 _MAX_AXES = 32        # coordinate axes tried as projections up to this dimension
@@ -409,6 +409,31 @@ def choose_scalar(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delt
         out.append(Candidate(Threshold(tail, t, projection, missing), fos, float(scores[i]),
                              (int(seen[0][i]), int(seen[1][i]))))                 # the observed counts
     return out
+
+
+def choose_continuous(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delta: float,
+                      k: int = 1, *, gdp: bool = False, noise_family: str | None = None) -> list[Candidate]:
+    """Scalar outputs: the thresholds of ``choose_scalar`` and thresholds on the logistic
+    classifier statistic s(x) = <w, (z, z^2, |z|)> fitted on the selection share.
+
+    Thresholds are the likelihood-ratio sets only when the ratio is monotone in x (a shift of
+    the location). When the neighbours change the *spread* (noise scaled by a private n, as
+    in diffprivlib's ``tools.mean`` under add/remove-record, or a clipped output whose atoms
+    move), the Neyman-Pearson sets are intervals {|x - c| <= r} or their complements, which no
+    threshold contains; the quadratic statistic's level sets are exactly those. Both compete
+    for the k sets on the selection-share score. Outputs with "no release" keep the
+    thresholds alone (their NaN has no place in the classifier's features)."""
+    cands = choose_scalar(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
+    if np.isnan(a).any() or np.isnan(b).any():
+        return cands
+    fit = _fit_classifier(a[:, None], b[:, None])
+    if fit is not None:
+        s = StatisticThreshold("logistic-classifier", tuple(tuple(map(float, v)) for v in fit), "upper", 0.0)
+        for c in choose_scalar(s.project(a), s.project(b), n_count, alpha, delta, k, gdp=gdp):
+            t = c.rejection_set
+            cands.append(replace(c, rejection_set=replace(s, tail=t.tail, t=t.t)))
+    cands.sort(key=lambda c: -c.score)
+    return cands[:k]
 
 
 def _directions(a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rejection import choose_discrete, choose_scalar, choose_vector
+from .rejection import choose_continuous, choose_discrete, choose_vector
 from .sampling import MechanismError, draw, encode, infer_kind
 
 __all__ = ["best_candidates", "rank_pairs", "check_gdp_output", "check_noise_family_output"]
@@ -51,7 +51,7 @@ def best_candidates(a, b, kind: str, values, n_count: int, alpha: float, delta: 
         raise ValueError(f"noise_family={noise_family!r} declares a release that is always made (a value plus "
                          "noise), and this mechanism returned 'no release' (None); pass noise_family=None")
     if kind == "continuous":
-        return choose_scalar(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
+        return choose_continuous(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
     if kind == "vector":
         return choose_vector(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
     return choose_discrete(a, b, values, n_count, alpha, delta, k, ordered=kind == "discrete")

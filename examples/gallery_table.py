@@ -7,7 +7,7 @@ Each entry is ``userdp audit MODULE:TARGET --relation R --samples N --confidence
 interpreter's start and the libraries' imports included). Without ``--quick`` the sample
 counts are the entries' ``figure_samples`` (the README's figures, ``tests/gallery``'s slow
 test); with it, the default test run's ``samples``. The exit status is 1 if some verdict
-is not the expected one (a known miss, ``KNOWN_MISSES``, is expected to miss).
+is not the expected one.
 """
 from __future__ import annotations
 
@@ -21,14 +21,12 @@ import time
 from pathlib import Path
 
 from . import gallery_diffprivlib, gallery_opendp, gallery_pipelinedp, gallery_pydp
-from ._gallery import NO_VIOLATION
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIDENCE = 0.9999     # a correct mechanism is flagged with probability <= 1e-4 per audit
 WORKERS = 2
 MODULES = (gallery_pipelinedp, gallery_diffprivlib, gallery_opendp, gallery_pydp)
 ENTRIES = [e for m in MODULES for e in m.ENTRIES]
-KNOWN_MISSES = {f"{m.__name__}:{k}": v for m in MODULES for k, v in getattr(m, "KNOWN_MISSES", {}).items()}
 
 
 def userdp_command() -> str:
@@ -57,11 +55,6 @@ def run(entry, samples: int, workers: int = WORKERS) -> dict:
     return {**result, "wall_seconds": wall, "exit_status": proc.returncode}
 
 
-def expected_verdict(entry) -> str:
-    """What the audit should report: the true verdict, except a known miss of the auditor."""
-    return NO_VIOLATION if entry.target in KNOWN_MISSES else entry.expected
-
-
 def _claim(c: dict) -> str:
     p = c["params"]
     if c["kind"] == "pure":
@@ -72,9 +65,7 @@ def _claim(c: dict) -> str:
 def row(entry, r: dict) -> str:
     tight = r["tightness"]
     tight = "-" if tight is None or not math.isfinite(tight) else f"{tight:.3f}"
-    verdict = r["verdict"] + ("" if r["verdict"] == expected_verdict(entry) else " (NOT AS EXPECTED)")
-    if entry.target in KNOWN_MISSES:
-        verdict += " (known miss: true loss > claim)"
+    verdict = r["verdict"] + ("" if r["verdict"] == entry.expected else " (NOT AS EXPECTED)")
     return (f"| {entry.library} | {entry.version} | {entry.mechanism} | {entry.relation} | {_claim(r['claim'])} "
             f"| {r['samples']:,} | {r['epsilon_lower_bound']:.3f} | {tight} | {verdict} | {r['wall_seconds']:.1f} s |")
 
@@ -92,7 +83,7 @@ def main(argv=None) -> int:
     print(HEADER)
     for e in ENTRIES:
         r = run(e, e.samples if args.quick else e.figure_samples, args.workers)
-        ok &= r["verdict"] == expected_verdict(e)
+        ok &= r["verdict"] == e.expected
         print(row(e, r), flush=True)
     print(f"\n{len(ENTRIES)} entries, {time.perf_counter() - t0:.0f} s in total, --workers {args.workers}, "
           f"confidence {CONFIDENCE}", file=sys.stderr)

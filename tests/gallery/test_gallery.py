@@ -49,13 +49,7 @@ SEED = 0
 
 
 def _param(e):
-    marks = []
-    if e.target in gallery_table.KNOWN_MISSES:
-        # The threshold sets userdp tests scalar outputs with all have ratio <= e^eps on this
-        # pair (examples/gallery_diffprivlib.py), so an XPASS (a flag) has probability <= 1e-4.
-        marks.append(pytest.mark.xfail(strict=True, reason="known miss of userdp's threshold sets: "
-                                       + gallery_table.KNOWN_MISSES[e.target]))
-    return pytest.param(e, id=e.target.removeprefix("examples.gallery_"), marks=marks)
+    return pytest.param(e, id=e.target.removeprefix("examples.gallery_"))
 
 
 def _audit(capsys, monkeypatch, entry, samples: int) -> tuple[int, dict]:
