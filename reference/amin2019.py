@@ -174,18 +174,21 @@ def capped_sums(dataset: UserDataset, T) -> np.ndarray:
     if bad.any():
         raise ValueError(f"T (the caps) must be 0 or lie in [{MAGNITUDE[0]:g}, {MAGNITUDE[1]:g}], "
                          f"got {float(T.flat[int(np.argmax(bad))])!r}")
-    x = np.sort(user_totals(dataset))                           # (m,), ascending
-    below = np.searchsorted(x, T, side="right")                 # |{x_l <= T}|
-    prefix = np.r_[0.0, np.cumsum(x)]                           # (m+1,)
-    return prefix[below] + T * (x.size - below)                 # sum min(x_l, T)
+    return _capped_sums(np.sort(user_totals(dataset)), T)
 
 
-def _cap_intervals(x: np.ndarray, U: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The EM's intervals of [0, U] and their utilities u = -| |{x_l > T}| - k |."""
-    inside = x[(x > 0) & (x < U)]
+def _capped_sums(xs: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """``capped_sums`` from the user totals sorted ascending, ``xs`` (m,)."""
+    below = np.searchsorted(xs, T, side="right")                # |{x_l <= T}|
+    prefix = np.r_[0.0, np.cumsum(xs)]                          # (m+1,)
+    return prefix[below] + T * (xs.size - below)                # sum min(x_l, T)
+
+
+def _cap_intervals(xs: np.ndarray, U: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The EM's intervals of [0, U] and their utilities u = -| |{x_l > T}| - k |; ``xs`` sorted ascending."""
+    inside = xs[(xs > 0) & (xs < U)]
     b = np.unique(np.r_[0.0, inside, U])                        # breakpoints, ascending
     lo, hi = b[:-1], b[1:]                                      # (J,) intervals [lo, hi]
-    xs = np.sort(x)
     above = xs.size - np.searchsorted(xs, lo, side="right")     # |{x_l > T}|, T in (lo, hi)
     return lo, hi, -np.abs(above - k).astype(float)
 
@@ -207,12 +210,17 @@ def private_cap(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng, size=Non
     e_cap = check_epsilon(epsilon_cap, "epsilon_cap")
     k = optimal_rank(check_epsilon(epsilon_sum, "epsilon_sum"))
     U, rng, n_out = check_positive(U, "U"), check_generator(rng), check_size(size)
-    lo, hi, u = _cap_intervals(user_totals(dataset), U, k)
+    T = _draw_caps(np.sort(user_totals(dataset)), e_cap, k, U, rng, 1 if n_out is None else n_out)
+    return T[0] if n_out is None else T
+
+
+def _draw_caps(xs: np.ndarray, e_cap: float, k: int, U: float, rng, n_out: int) -> np.ndarray:
+    """``private_cap``'s n_out draws of T (n_out,), from the user totals sorted ascending, ``xs``."""
+    lo, hi, u = _cap_intervals(xs, U, k)
     logw = np.log(hi - lo) + e_cap * u / 2.0                    # McSherry-Talwar: exp(eps u / 2)
     p = np.exp(logw - logw.max())
-    j = rng.choice(lo.size, size=1 if n_out is None else n_out, p=p / p.sum())
-    T = rng.uniform(lo[j], hi[j])                               # (size,)
-    return T[0] if n_out is None else T
+    j = rng.choice(lo.size, size=n_out, p=p / p.sum())
+    return rng.uniform(lo[j], hi[j])                            # (n_out,)
 
 
 def private_cap_claim(epsilon_cap, epsilon_sum) -> PureDP:
@@ -231,9 +239,11 @@ def private_cap_mechanism(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng
     private: T is eps_cap-DP (``private_cap``); for every fixed T the sum is
     eps_sum-DP (``mechanism``); adaptive basic composition gives eps_cap + eps_sum.
     """
-    e_sum = check_epsilon(epsilon_sum, "epsilon_sum")
-    T = np.atleast_1d(private_cap(dataset, epsilon_cap, e_sum, U, rng, size))  # (size,)
-    g_T = capped_sums(dataset, T)                               # §3, one g_T per draw
+    e_cap, e_sum = check_epsilon(epsilon_cap, "epsilon_cap"), check_epsilon(epsilon_sum, "epsilon_sum")
+    U, rng, n_out = check_positive(U, "U"), check_generator(rng), check_size(size)
+    xs = np.sort(user_totals(dataset))                          # (m,), ascending: once, for T and for g_T
+    T = _draw_caps(xs, e_cap, optimal_rank(e_sum), U, rng, 1 if n_out is None else n_out)  # private_cap
+    g_T = _capped_sums(xs, T)                                   # §3, one g_T per draw (capped_sums)
     noisy = rng.laplace(g_T, T / e_sum)                         # Def. 4: Lap(T / eps_sum)
     out = np.stack([T, noisy], axis=-1)                         # (size, 2)
     return out[0] if size is None else out
