@@ -185,11 +185,16 @@ def _capped_sums(xs: np.ndarray, T: np.ndarray) -> np.ndarray:
 
 
 def _cap_intervals(xs: np.ndarray, U: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The EM's intervals of [0, U] and their utilities u = -| |{x_l > T}| - k |; ``xs`` sorted ascending."""
-    inside = xs[(xs > 0) & (xs < U)]
-    b = np.unique(np.r_[0.0, inside, U])                        # breakpoints, ascending
-    lo, hi = b[:-1], b[1:]                                      # (J,) intervals [lo, hi]
-    above = xs.size - np.searchsorted(xs, lo, side="right")     # |{x_l > T}|, T in (lo, hi)
+    """The EM's intervals of [0, U] and their utilities u = -| |{x_l > T}| - k |; ``xs`` sorted ascending.
+
+    The breakpoints are 0, the distinct totals in (0, U), and U. On the interval starting at a
+    total x_(i) that is the last of its run of equal totals (sorted position i), |{x_l > T}| =
+    m - (i + 1); on the first one, starting at 0, it is m - |{x_l <= 0}|. One pass, no search.
+    """
+    i0, i1 = np.searchsorted(xs, 0.0, side="right"), np.searchsorted(xs, U, side="left")  # xs[i0:i1] in (0, U)
+    last = i0 + np.flatnonzero(np.diff(xs[i0:i1], append=np.inf))   # last position of each distinct total
+    lo, hi = np.r_[0.0, xs[last]], np.r_[xs[last], U]                 # (J,) intervals [lo, hi]
+    above = xs.size - np.r_[i0, last + 1]                            # |{x_l > T}|, T in (lo, hi)
     return lo, hi, -np.abs(above - k).astype(float)
 
 
