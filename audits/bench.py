@@ -283,7 +283,7 @@ def measure_scaling(b: Benchmark, *, quick: bool = False, sizes=None, rounds: in
             if cache is not None:
                 cache[(b.name, n)] = (t, note)
         row["seconds"].append(t)
-        if note:
+        if note and (b.scaling_note or "WRONG RESULT" in note):      # per-size figures where they explain the slope
             notes.append(f"n = {n}: {note}")
     s, last = slope(sizes, row["seconds"]), slope(sizes[1:], row["seconds"][1:])
     return {**row, "slope": s, "last_step_slope": last, "met": bool(s <= SLOPE_BOUND),
