@@ -287,7 +287,7 @@ def measure_scaling(b: Benchmark, *, quick: bool = False, sizes=None, rounds: in
             notes.append(f"n = {n}: {note}")
     s, last = slope(sizes, row["seconds"]), slope(sizes[1:], row["seconds"][1:])
     return {**row, "slope": s, "last_step_slope": last, "met": bool(s <= SLOPE_BOUND),
-            "note": "; ".join(x for x in (b.scaling_note, _slope_reading(s, last), *notes) if x)}
+            "note": "; ".join(x for x in (b.scaling_note or _slope_reading(s, last), *notes) if x)}
 
 
 def _slope_reading(s: float, last: float) -> str:
