@@ -362,7 +362,7 @@ def measure_memory(b: Benchmark, *, n: int | None = None) -> dict:
         return memory_row(b, n, pool.submit(_memory_child, b.name, n).result())
 
 
-def run(benchmarks, *, quick: bool, progress=None, memory: bool = True) -> dict:
+def run(benchmarks, *, quick: bool, progress=None, memory: bool = True, debug: bool = False) -> dict:
     """Every table for ``benchmarks``: {"rows", "scaling", "memory"}; errors go in their rows."""
     cache: dict = {}
     rows, scaling, mem = [], [], []
@@ -388,6 +388,9 @@ def run(benchmarks, *, quick: bool, progress=None, memory: bool = True) -> dict:
                 msg = (f"working memory {r['copies']:.2f} x the input ({r['input_bytes'] / 2**20:.0f} MiB)"
                        if r["status"] == "run" else f"NOT RUN: {r['note']}")
         except Exception as exc:          # reported in its row; the run goes on (exit 3 at the end)
+            if debug:
+                import traceback
+                traceback.print_exc()
             err = {"name": b.name, "work": b.work, "met": None, "status": "error",
                    "note": f"{type(exc).__name__}: {exc}"}
             {"target": rows, "scaling": scaling, "memory": mem}[what].append(err)
@@ -460,7 +463,7 @@ def command(args) -> int:
     info = machine()
     progress.note(f"{len(benches)} benchmark(s), {'quick' if args.quick else 'full'} run; "
                   f"{info['cores']} cores, load average {_load(info)}")
-    tables = run(benches, quick=args.quick, progress=progress.step)
+    tables = run(benches, quick=args.quick, progress=progress.step, debug=args.debug)
     info["load_average_after"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     total = summary(tables)
     total["elapsed_seconds"] = progress.elapsed()

@@ -192,7 +192,8 @@ def _bench_parser(bp: argparse.ArgumentParser) -> None:
     """``userdp bench``: audits/bench.py runs it (the benchmarks are in audits/bench_cases.py)."""
     bp.description = ("Time every algorithm against its simplest baseline (ratios in one run), the scaling "
                       "slopes and the peak memory; print the machine. Exit status: 0 every target met, 1 a "
-                      "target missed, 2 usage error, 3 a benchmark raised. Progress goes to stderr.")
+                      "target missed (or a wrong result), 2 usage error, 3 a benchmark raised (--debug: its "
+                      "traceback). Progress goes to stderr.")
     bp.add_argument("--quick", action="store_true", help="the short version (under 5 minutes on 2 cores)")
     bp.add_argument("--json", action="store_true", help="print JSON (schema userdp.bench/1)")
     bp.add_argument("--only", action="append", metavar="NAME", help="run only this benchmark (repeatable); "

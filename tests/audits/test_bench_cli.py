@@ -146,10 +146,13 @@ def test_a_benchmark_that_raises_is_reported_and_exits_3(capsys, only_planted):
     def boom(n):
         raise RuntimeError("planted failure")
     only_planted(planted("boom", build=boom), planted("even"))
-    code, out, _ = run(capsys, "--quick", "--json")
+    code, out, err = run(capsys, "--quick", "--json")
     rows = strict_json(out)["rows"]
     assert code == 3 and rows[0]["status"] == "error" and "planted failure" in rows[0]["note"]
     assert rows[1]["met"] is True                                          # the run went on
+    assert "Traceback" not in err
+    code, _, err = run(capsys, "--quick", "--debug")
+    assert code == 3 and "Traceback" in err and "RuntimeError: planted failure" in err
 
 
 def test_too_little_memory_marks_benchmarks_not_run_never_drops_them(capsys, monkeypatch):
