@@ -7,11 +7,12 @@ the dataset's cost, paid once; where the per-user structure must not be cached (
 of the work timed), ``Case.fresh`` builds a new dataset before each call, untimed. The
 papers' code is imported inside the builders (``audits`` imports no paper at import time).
 
-Targets: the issue-14 table, and the targets the earlier issues set (kept unchanged):
-Laplace primitive 1.5x (issue 3), per-user structure on Zipf ownership 3x (issue 2), audit of
-scalar Laplace 2x (issue 3), the one-release-per-call audit 1.3x and two workers 1.7x faster
-(issue 12), PDP-OP draws 2x (issue 9), the SSP solve 2x a batched eigh (issue 10), HLM 20x
-and the PTR step's slope < 1.3 (issue 11).
+Targets: the issue-14 table, and the targets the earlier issues set (kept unchanged): the
+Laplace primitive 1.5x and the per-user structure on Zipf ownership 3x (issue 2), the audit
+of scalar Laplace 2x (issue 3), the optimal WA weights 5x and the certified GWA instances
+(issue 4), PDP-OP fit and draws 2x (issue 9), the adaptive weights 5x and the SSP solve 2x a
+batched eigh (issue 10), HLM 20x and the PTR step's slope < 1.3 (issue 11), the
+one-release-per-call audit 1.3x and two workers 1.7x faster (issue 12).
 """
 from __future__ import annotations
 
