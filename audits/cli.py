@@ -8,6 +8,7 @@
     userdp audit ... [--workers N | --scheduler ADDRESS]
     userdp reproduce NAME [--quick] [--json] [--plot FILE]
     userdp reproduce --list
+    userdp bench [--quick] [--json] [--only NAME ...]       (audits/bench.py)
 
 Every subcommand takes ``--debug`` (show the traceback of an error).
 
@@ -38,7 +39,7 @@ Exit status:
     0  no violation found (``--all``: every entry met its expected verdict);
     1  a violation finding (``--all``: some entry's verdict is not its expected one, i.e. a
        reference mechanism or a correct control flagged, or a broken control missed);
-       ``reproduce``: a claim of the paper does not hold;
+       ``reproduce``: a claim of the paper does not hold; ``bench``: a target is missed;
     2  a usage or input error: bad option or parameter, a registry entry refusing a
        ``--param`` value, a factory or setup the audit cannot use, an unwritable ``--plot``
        path, ``--plot`` without matplotlib. All are checked before the audit runs where
@@ -100,6 +101,7 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   not_as_expected, errors, elapsed_seconds}.
 - userdp.reproduction/1: name, quick, elapsed_seconds, table (list of rows), claims
   [{statement, holds, evidence}], and what the reproduction adds (e.g. setup).
+- userdp.bench/1: quick, machine, rows, scaling, memory, summary (``audits/bench.py``).
 
 Progress lines go to stderr only; stdout carries the result.
 """
@@ -163,7 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"userdp {version()}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="on an error, print its traceback")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{list,audit,reproduce}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{list,audit,reproduce,bench}")
     ls = sub.add_parser("list", parents=[common], help="list registered mechanisms and controls")
     ls.add_argument("--json", action="store_true", help="print JSON (schema userdp.list/1)")
     _audit_parser(sub.add_parser("audit", parents=[common], help="audit a registered or external mechanism",
@@ -181,7 +183,29 @@ def _parser() -> argparse.ArgumentParser:
                     help="a smaller run (under a minute) that still checks every claim; margins stated")
     rp.add_argument("--json", action="store_true", help="print JSON (schema userdp.reproduction/1)")
     rp.add_argument("--plot", metavar="FILE", help="write the reproduction's figure (needs matplotlib)")
+    _bench_parser(sub.add_parser("bench", parents=[common], help="time every algorithm against its simplest "
+                                 "baseline; exit 1 if a target is missed"))
     return p
+
+
+def _bench_parser(bp: argparse.ArgumentParser) -> None:
+    """``userdp bench``: audits/bench.py runs it (the benchmarks are in audits/bench_cases.py)."""
+    bp.description = ("Time every algorithm against its simplest baseline (ratios in one run), the scaling "
+                      "slopes and the peak memory; print the machine. Exit status: 0 every target met, 1 a "
+                      "target missed (or a wrong result), 2 usage error, 3 a benchmark raised (--debug: its "
+                      "traceback). Progress goes to stderr.")
+    bp.add_argument("--quick", action="store_true", help="the short version (under 5 minutes on 2 cores)")
+    bp.add_argument("--json", action="store_true", help="print JSON (schema userdp.bench/1)")
+    bp.add_argument("--only", action="append", metavar="NAME", help="run only this benchmark (repeatable); "
+                    "an unknown name lists the known ones")
+    bp.add_argument("--scale", type=float, default=1.0, help=argparse.SUPPRESS)   # tests: every size times this
+
+
+def cmd_bench(args) -> int:
+    from .bench import command
+    if not 0.0 < args.scale <= 1.0:
+        raise UsageError(f"--scale must lie in (0, 1], got {args.scale!r}")
+    return command(args)
 
 
 def _audit_parser(au: argparse.ArgumentParser) -> None:
@@ -590,7 +614,7 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --version / --help -> 0, usage error -> 2
         return int(exc.code or 0)
-    commands = {"list": cmd_list, "audit": cmd_audit, "reproduce": cmd_reproduce}
+    commands = {"list": cmd_list, "audit": cmd_audit, "reproduce": cmd_reproduce, "bench": cmd_bench}
     try:
         with single_threaded_blas():                # blas.py: 10x faster on a busy machine
             return commands[args.command](args)

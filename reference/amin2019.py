@@ -174,19 +174,27 @@ def capped_sums(dataset: UserDataset, T) -> np.ndarray:
     if bad.any():
         raise ValueError(f"T (the caps) must be 0 or lie in [{MAGNITUDE[0]:g}, {MAGNITUDE[1]:g}], "
                          f"got {float(T.flat[int(np.argmax(bad))])!r}")
-    x = np.sort(user_totals(dataset))                           # (m,), ascending
-    below = np.searchsorted(x, T, side="right")                 # |{x_l <= T}|
-    prefix = np.r_[0.0, np.cumsum(x)]                           # (m+1,)
-    return prefix[below] + T * (x.size - below)                 # sum min(x_l, T)
+    return _capped_sums(np.sort(user_totals(dataset)), T)
 
 
-def _cap_intervals(x: np.ndarray, U: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The EM's intervals of [0, U] and their utilities u = -| |{x_l > T}| - k |."""
-    inside = x[(x > 0) & (x < U)]
-    b = np.unique(np.r_[0.0, inside, U])                        # breakpoints, ascending
-    lo, hi = b[:-1], b[1:]                                      # (J,) intervals [lo, hi]
-    xs = np.sort(x)
-    above = xs.size - np.searchsorted(xs, lo, side="right")     # |{x_l > T}|, T in (lo, hi)
+def _capped_sums(xs: np.ndarray, T: np.ndarray) -> np.ndarray:
+    """``capped_sums`` from the user totals sorted ascending, ``xs`` (m,)."""
+    below = np.searchsorted(xs, T, side="right")                # |{x_l <= T}|
+    prefix = np.r_[0.0, np.cumsum(xs)]                          # (m+1,)
+    return prefix[below] + T * (xs.size - below)                # sum min(x_l, T)
+
+
+def _cap_intervals(xs: np.ndarray, U: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The EM's intervals of [0, U] and their utilities u = -| |{x_l > T}| - k |; ``xs`` sorted ascending.
+
+    The breakpoints are 0, the distinct totals in (0, U), and U. On the interval starting at a
+    total x_(i) that is the last of its run of equal totals (sorted position i), |{x_l > T}| =
+    m - (i + 1); on the first one, starting at 0, it is m - |{x_l <= 0}|. One pass, no search.
+    """
+    i0, i1 = np.searchsorted(xs, 0.0, side="right"), np.searchsorted(xs, U, side="left")  # xs[i0:i1] in (0, U)
+    last = i0 + np.flatnonzero(np.diff(xs[i0:i1], append=np.inf))   # last position of each distinct total
+    lo, hi = np.r_[0.0, xs[last]], np.r_[xs[last], U]                 # (J,) intervals [lo, hi]
+    above = xs.size - np.r_[i0, last + 1]                            # |{x_l > T}|, T in (lo, hi)
     return lo, hi, -np.abs(above - k).astype(float)
 
 
@@ -207,12 +215,17 @@ def private_cap(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng, size=Non
     e_cap = check_epsilon(epsilon_cap, "epsilon_cap")
     k = optimal_rank(check_epsilon(epsilon_sum, "epsilon_sum"))
     U, rng, n_out = check_positive(U, "U"), check_generator(rng), check_size(size)
-    lo, hi, u = _cap_intervals(user_totals(dataset), U, k)
+    T = _draw_caps(np.sort(user_totals(dataset)), e_cap, k, U, rng, 1 if n_out is None else n_out)
+    return T[0] if n_out is None else T
+
+
+def _draw_caps(xs: np.ndarray, e_cap: float, k: int, U: float, rng, n_out: int) -> np.ndarray:
+    """``private_cap``'s n_out draws of T (n_out,), from the user totals sorted ascending, ``xs``."""
+    lo, hi, u = _cap_intervals(xs, U, k)
     logw = np.log(hi - lo) + e_cap * u / 2.0                    # McSherry-Talwar: exp(eps u / 2)
     p = np.exp(logw - logw.max())
-    j = rng.choice(lo.size, size=1 if n_out is None else n_out, p=p / p.sum())
-    T = rng.uniform(lo[j], hi[j])                               # (size,)
-    return T[0] if n_out is None else T
+    j = rng.choice(lo.size, size=n_out, p=p / p.sum())
+    return rng.uniform(lo[j], hi[j])                            # (n_out,)
 
 
 def private_cap_claim(epsilon_cap, epsilon_sum) -> PureDP:
@@ -231,9 +244,11 @@ def private_cap_mechanism(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng
     private: T is eps_cap-DP (``private_cap``); for every fixed T the sum is
     eps_sum-DP (``mechanism``); adaptive basic composition gives eps_cap + eps_sum.
     """
-    e_sum = check_epsilon(epsilon_sum, "epsilon_sum")
-    T = np.atleast_1d(private_cap(dataset, epsilon_cap, e_sum, U, rng, size))  # (size,)
-    g_T = capped_sums(dataset, T)                               # §3, one g_T per draw
+    e_cap, e_sum = check_epsilon(epsilon_cap, "epsilon_cap"), check_epsilon(epsilon_sum, "epsilon_sum")
+    U, rng, n_out = check_positive(U, "U"), check_generator(rng), check_size(size)
+    xs = np.sort(user_totals(dataset))                          # (m,), ascending: once, for T and for g_T
+    T = _draw_caps(xs, e_cap, optimal_rank(e_sum), U, rng, 1 if n_out is None else n_out)  # private_cap
+    g_T = _capped_sums(xs, T)                                   # §3, one g_T per draw (capped_sums)
     noisy = rng.laplace(g_T, T / e_sum)                         # Def. 4: Lap(T / eps_sum)
     out = np.stack([T, noisy], axis=-1)                         # (size, 2)
     return out[0] if size is None else out

@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 
 from userdp.audits.harness import audit
@@ -198,6 +200,17 @@ def _em_interval_probabilities(totals, U, k, eps_cap):
         out.append((lo, hi, (hi - lo) * math.exp(-eps_cap * abs(c - k) / 2)))
     z = sum(w for _, _, w in out)
     return [(lo, hi, w / z) for lo, hi, w in out]
+
+
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 7.0]) | st.floats(0.0, 8.0), min_size=1,
+                max_size=40), st.sampled_from([0.5, 2.0, 4.0, 10.0]), st.integers(1, 5))
+def test_cap_intervals_match_a_loop_over_the_breakpoints(totals, U, k):
+    # Oracle: the breakpoints {0, U} and the totals in (0, U), sorted, and |{x_l > T}| counted
+    # at each interval's midpoint by a loop (ties, zeros and totals >= U drawn on purpose).
+    pts = sorted({0.0, U} | {t for t in totals if 0 < t < U})
+    want_u = [-abs(sum(1 for t in totals if t > (lo + hi) / 2) - k) for lo, hi in zip(pts, pts[1:])]
+    lo, hi, u = A._cap_intervals(np.sort(np.asarray(totals, float)), U, k)
+    assert lo.tolist() == pts[:-1] and hi.tolist() == pts[1:] and u.tolist() == want_u
 
 
 def test_private_cap_matches_exact_exponential_mechanism_law():

@@ -5,8 +5,11 @@ Oracles: plain-Python loops over records (brute force), never the code under tes
 import numpy as np
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from userdp.properties.strategies import task_user_graphs, user_datasets
+from userdp.reference import data
 from userdp.reference.data import UserDataset
 
 
@@ -104,3 +107,32 @@ def test_from_user_lists_refuses_empty_user():
 def test_task_helpers_need_task_ids():
     with pytest.raises(ValueError, match="task_ids is None"):
         UserDataset([1.0], [0]).task_users(0)
+
+
+_BOUNDS = st.one_of(st.integers(1, 2**20), st.integers(2**45, 2**63 - 1))   # small, and near the packing limit
+
+
+@given(st.tuples(_BOUNDS, st.integers(1, 3000)).flatmap(
+    lambda bn: hnp.arrays(np.int64, bn[1], elements=st.integers(0, bn[0] - 1)).map(lambda k: (k, bn[0]))))
+def test_stable_argsort_of_packed_pairs_matches_numpy_stable_argsort(keys_bound):
+    # Oracle: numpy's own stable argsort (a merge sort). Bounds near 2^63 / 2^b (n <= 3000:
+    # b <= 12) reach both branches: packed pairs (bound * 2^b <= 2^63) and the merge-sort fallback.
+    keys, bound = keys_bound
+    assert data._stable_argsort(keys, bound).tolist() == np.argsort(keys, kind="stable").tolist()
+
+
+@pytest.mark.parametrize("bound", [2**53, 2**53 + 1, 2**54])
+def test_stable_argsort_at_the_packing_limit(bound):
+    # n = 1000 positions take b = 10 bits: keys < 2^53 pack into 63 bits, wider keys must not.
+    rng = np.random.default_rng(bound % 97)
+    keys = np.r_[bound - 1, rng.integers(0, bound, 998), bound - 1]
+    assert np.array_equal(data._stable_argsort(keys, bound), np.argsort(keys, kind="stable"))
+
+
+def test_stable_argsort_keeps_record_order_among_equal_keys_at_scale():
+    # 10^5 keys over 300 values: every key repeats ~300 times, so an unstable sort (the
+    # default quicksort, or packing without the position) would reorder equal keys.
+    keys = np.random.default_rng(5).integers(0, 300, 100_000)
+    assert np.array_equal(data._stable_argsort(keys, 300), np.argsort(keys, kind="stable"))
+    wide = keys * 2**50                                    # too wide to pack: the fallback
+    assert np.array_equal(data._stable_argsort(wide, 300 * 2**50), np.argsort(wide, kind="stable"))

@@ -161,7 +161,7 @@ def synthetic_instance(n: int, rng, alpha: float = 1.5, d: int = 10, noise: floa
     Xi = np.c_[X, np.ones(n)]
     beta = np.r_[coef, -lo]
     D = UserDataset(Xi, zipf_user_ids(n, alpha, rng), labels=y - lo)
-    resid = D.labels - Xi @ G.ols_C(Xi) @ D.labels
+    resid = D.labels - Xi @ (G.ols_C(Xi) @ D.labels)        # (n,): C y first, never the n x n hat matrix
     sigma = float(np.sqrt(resid @ resid / (n - d - 1)))
     return D, beta, float(y.max() - lo), sigma
 
