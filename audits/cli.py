@@ -89,7 +89,7 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   {epsilon, mu, pair_index, method, standard_error} (null when the setup declares no noise
   model), ``efficiency`` (eps_lb / ceiling) and ``mu_efficiency`` (mu_lb / mu ceiling), each
   null when not computed (``audits/ceiling.py``). Then ``reproducible`` (true, false: the
-  mechanism ignores the rng, or null: not checked), ``calling`` ("batched",
+  mechanism ignores the rng, or null: not determined), ``calling`` ("batched",
   "scalar(dataset, rng)" or "scalar(dataset)"), ``pairs``: every confirmed pair that
   finished, [{pair_description, pair_index, epsilon_lower_bound, tightness,
   mu_lower_bound (null without a GDP claim), witness (as above, that pair's best set)}],
@@ -115,7 +115,7 @@ import traceback
 
 from .blas import single_threaded_blas
 from .harness import VIOLATION, IncompleteAudit
-from .parallel import BATCHED, SCHEDULER_TIMEOUT, SHARD, batched, calling_convention, default_workers
+from .parallel import BATCHED, REPRO_DRAWS, SCHEDULER_TIMEOUT, SHARD, batched, calling_convention, default_workers
 from userdp.reference.neighbours import RELATIONS
 
 from .registry import all_entries, all_reproductions, get_reproduction
@@ -468,11 +468,12 @@ def _print_result(t: Target, r, as_expected, eff: dict) -> None:
 
 
 _REPRODUCIBLE = {
-    True: "yes: two calls with generators from one seed gave the same outputs",
+    True: "yes: two calls with generators from one seed gave the same varying outputs",
     False: "NO: two calls with generators from one seed gave different outputs; the mechanism draws from "
            "a generator of its own, so --seed does not reproduce this audit (the bound stays valid: the "
            "samples are still independent)",
-    None: "not checked: the mechanism raised on the first pair's first dataset",
+    None: f"not determined: on the first pair the mechanism raised, or its outputs did not vary over "
+          f"{REPRO_DRAWS} calls (equal constant outputs prove nothing)",
 }
 
 

@@ -71,8 +71,9 @@ from userdp.reference._checks import check_int
 from userdp.reference.claims import Claims, GaussianDP, PersonalizedDP
 
 from .bounds import epsilon_lower_bound, error_rate_upper_bounds, gdp_p_value, mu_lower_bound, p_value
-from .parallel import BATCHED, Sampler, calling_convention, check_reproducible, default_workers
-from .sampling import OUTPUT_KINDS, MechanismError, draw, encode, infer_kind, normalize_pairs
+from .parallel import (BATCHED, REPRO_DRAWS, Sampler, VaryingOutputError, calling_convention,
+                       check_reproducible, default_workers)
+from .sampling import OUTPUT_KINDS, MechanismError, draw, encode, infer_kind, mechanism_name, normalize_pairs
 from .rejection import StatisticThreshold, check_noise_family
 from .search import best_candidates, check_gdp_output, check_noise_family_output, rank_pairs
 
@@ -187,7 +188,7 @@ class AuditResult:
     termination_reason: str
     elapsed_seconds: float
     gdp: GDPAudit | None = None      # present iff the claim is (or declares) GaussianDP
-    reproducible: bool | None = None  # same outputs from the same seed (None: the check call raised)
+    reproducible: bool | None = None  # same outputs from the same seed (None: undetermined, parallel.check_reproducible)
     calling: str = BATCHED           # the mechanism's calling convention (parallel.calling_convention)
     pairs: tuple = ()                # PairResult of every confirmed pair that finished
     failed_pairs: tuple = ()         # PairFailure of every pair on which the mechanism raised
@@ -355,7 +356,11 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     confirm_seeds = confirm_root.spawn(len(pairs))
     mech = Sampler(mechanism, workers=workers, scheduler=scheduler, progress=progress)
     with mech:
-        mech.reproducible = check_reproducible(mech, pairs[0].first, root.spawn(1)[0])
+        try:
+            mech.reproducible = check_reproducible(mech, (pairs[0].first, pairs[0].second), root.spawn(1)[0])
+        except VaryingOutputError as exc:
+            raise MechanismError(f"mechanism {mechanism_name(mechanism)} on {pairs[0].description!r} (the "
+                                 f"reproducibility check, {REPRO_DRAWS} calls per side): {exc}") from exc
         if mech.reproducible is False and progress is not None:
             progress("warning: two calls with generators from the same seed gave different outputs: the "
                      "mechanism draws from a generator of its own, so this audit is not reproducible from "

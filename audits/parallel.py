@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import math
 import multiprocessing
 import os
 import random
@@ -58,7 +59,7 @@ import numpy as np
 
 from .sampling import NO_RELEASE, as_outputs, mechanism_name
 
-__all__ = ["BATCHED", "SCALAR", "SCALAR_RNG", "SHARD", "SCHEDULER_TIMEOUT", "calling_convention", "Sampler",
+__all__ = ["BATCHED", "SCALAR", "SCALAR_RNG", "SHARD", "REPRO_DRAWS", "SCHEDULER_TIMEOUT", "calling_convention", "Sampler",
            "batched", "check_reproducible", "default_workers", "VaryingOutputError", "DuplicateStreamsError",
            "SchedulerError"]
 
@@ -196,6 +197,29 @@ def _pooled_shard(dataset, seed, start: int, size: int) -> np.ndarray:
     return _shard(*_WORKER["call"], dataset, seed, start, size)
 
 
+PREFIX_FALSE_ALARM = 1e-12     # Pr[two independent shards share their first K outputs], all pairs together
+
+
+def _prefix_length(plain: list, shortest: int, n_shards: int) -> int | None:
+    """The K for which independent shards share their first K outputs with probability at most
+    PREFIX_FALSE_ALARM over all pairs of shards: q^K <= PREFIX_FALSE_ALARM / C(n_shards, 2),
+    q = sum_v p_v^2 the collision probability of one output, estimated on all the outputs of
+    the side (a misestimate can only refuse a good mechanism, with an error, never bias a
+    bound). None when K would exceed the shortest shard (outputs too concentrated for a
+    prefix to mean anything; whole shards are still compared)."""
+    data = np.concatenate([d.reshape(d.shape[0], -1) for d, _ in plain])
+    mask = np.concatenate([m.reshape(m.shape[0], -1)[:, :1] for _, m in plain])
+    if data.shape[1] == 1 and not mask.any():
+        _, counts = np.unique(data[:, 0], return_counts=True)
+    else:
+        _, counts = np.unique(np.column_stack([data.astype(float), mask]), axis=0, return_counts=True)
+    q = float(np.sum((counts / data.shape[0]) ** 2))
+    if q >= 1.0:
+        return None
+    K = math.ceil(math.log(PREFIX_FALSE_ALARM / max(1, n_shards * (n_shards - 1) // 2)) / math.log(q))
+    return K if K <= shortest else None
+
+
 def _digest(a: np.ndarray) -> bytes:
     return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).digest()
 
@@ -291,18 +315,29 @@ class Sampler:
         return parts
 
     def _check_streams(self, parts, tasks) -> None:
-        seen = {}
-        for j, p in enumerate(parts):
-            data, mask = np.ma.filled(p, 0), np.ma.getmaskarray(p)
-            if not ((data != data[0]).any() or (mask != mask[0]).any()):
-                continue                                    # a constant shard: equal by nature, not copied
-            k = seen.setdefault(_digest(data) + _digest(mask), j)
-            if k != j:
-                raise DuplicateStreamsError(
-                    f"shards {k} and {j} (calls {tasks[k][2]} and {tasks[j][2]} on) returned identical outputs: "
-                    "the mechanism draws from a generator of its own, and the worker processes replay copies "
-                    "of it, so the samples are not independent; create the generator inside the call (or use "
-                    "the rng it is given), or run with workers=1")
+        """Refuse shards that replay one stream: two shards with identical outputs, or with an
+        identical prefix of ``_prefix_length`` releases (a forked copy of a buffered generator
+        repeats only until its buffer is spent: Google's SecureURBG behind python-dp and
+        PipelineDP keeps 64 KiB, and two forked workers' first ~100 releases were equal)."""
+        plain = [(np.ma.filled(p, 0), np.ma.getmaskarray(p)) for p in parts]
+        K = _prefix_length(plain, min(t[3] for t in tasks), len(parts))
+        whole, prefix = {}, {}
+        for j, (data, mask) in enumerate(plain):
+            if (data != data[0]).any() or (mask != mask[0]).any():    # a constant shard: equal by nature
+                self._refuse_if_seen(whole, _digest(data) + _digest(mask), j, tasks, "identical outputs")
+            if K is not None:
+                self._refuse_if_seen(prefix, _digest(data[:K]) + _digest(mask[:K]), j, tasks,
+                                     f"the same first {K} outputs")
+
+    @staticmethod
+    def _refuse_if_seen(seen: dict, key: bytes, j: int, tasks, what: str) -> None:
+        k = seen.setdefault(key, j)
+        if k != j:
+            raise DuplicateStreamsError(
+                f"shards {k} and {j} (calls {tasks[k][2]} and {tasks[j][2]} on) returned {what}: the mechanism "
+                "draws from a generator of its own, and the worker processes replay copies of it, so the "
+                "samples are not independent; create the generator inside the call (or use the rng it is "
+                "given), or run with workers=1")
 
     def where(self, dataset) -> str:
         p = self.pair
@@ -355,15 +390,27 @@ def batched(mechanism):
     return mechanism if calling_convention(mechanism) == BATCHED else Sampler(mechanism)
 
 
-def check_reproducible(mechanism, dataset, seed: np.random.SeedSequence) -> bool | None:
-    """Two calls of the (batched) ``mechanism`` with generators from the same seed: equal
-    outputs (True), or not (False: it draws from a generator of its own, so the audit is
-    not reproducible from its seed). None if it raised (the audit reports that pair's error)."""
-    try:
-        a, b = (as_outputs(mechanism(dataset, np.random.default_rng(seed), 2)) for _ in range(2))
-    except Exception:
-        return None
-    if not np.array_equal(np.ma.getmaskarray(a), np.ma.getmaskarray(b)):
-        return False
-    a, b = np.ma.filled(a, 0), np.ma.filled(b, 0)
-    return bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+REPRO_DRAWS = 16          # outputs per call of the reproducibility check
+
+
+def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> bool | None:
+    """Two calls of the (batched) ``mechanism`` with generators from the same seed, REPRO_DRAWS
+    outputs each: different outputs (False: it draws from a generator of its own, so the
+    audit is not reproducible from its seed), or equal outputs that vary within a call (True).
+    ``datasets`` are tried in turn (the first pair's two sides) until one gives outputs that
+    vary: equal outputs that never vary (an empty partition's "no release", a clipped atom)
+    prove nothing. None if they never vary or the mechanism raised (the audit reports a
+    raising pair's error)."""
+    for dataset in datasets:
+        try:
+            a, b = (as_outputs(mechanism(dataset, np.random.default_rng(seed), REPRO_DRAWS)) for _ in range(2))
+        except VaryingOutputError:
+            raise                       # a broken mechanism, not an undetermined check: the caller reports it
+        except Exception:
+            return None
+        (da, ma), (db, mb) = ((np.ma.filled(x, 0), np.ma.getmaskarray(x)) for x in (a, b))
+        if not (np.array_equal(ma, mb) and np.array_equal(da, db, equal_nan=da.dtype.kind == "f")):
+            return False
+        if (da != da[0]).any() or (ma != ma[0]).any():
+            return True
+    return None

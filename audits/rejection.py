@@ -427,13 +427,31 @@ def choose_continuous(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, 
     if np.isnan(a).any() or np.isnan(b).any():
         return cands
     fit = _fit_classifier(a[:, None], b[:, None])
-    if fit is not None:
+    if fit is not None and not _monotone(fit, np.r_[a, b]):
         s = StatisticThreshold("logistic-classifier", tuple(tuple(map(float, v)) for v in fit), "upper", 0.0)
         for c in choose_scalar(s.project(a), s.project(b), n_count, alpha, delta, k, gdp=gdp):
             t = c.rejection_set
             cands.append(replace(c, rejection_set=replace(s, tail=t.tail, t=t.t)))
     cands.sort(key=lambda c: -c.score)
     return cands[:k]
+
+
+MONOTONE_RANGE = (0.005, 0.995)   # the quantiles of the selection outputs where _monotone looks
+
+
+def _monotone(fit, x: np.ndarray) -> bool:
+    """Whether the scalar classifier s(x) = w1 z + w2 z^2 + w3 |z| is monotone over the bulk of
+    the selection outputs x (between the MONOTONE_RANGE quantiles); then its level sets are
+    thresholds there, which ``choose_scalar`` already tries, and the statistic would add only a
+    harder-to-read witness that differs from a threshold in the outer 1% (where a quadratic
+    fitted to a location shift always turns). Its derivative w1 + 2 w2 z + w3 sign(z) is
+    linear on each side of z = 0, so its signs at the ends of the range and on both sides of
+    0 decide."""
+    centre, spread, (w1, w2, w3) = fit[0][0], fit[1][0], fit[2]
+    z = (np.quantile(x, MONOTONE_RANGE) - centre) / spread
+    ends = [w1 + 2 * w2 * z[0] - w3 * np.sign(-z[0]), w1 + 2 * w2 * z[1] + w3 * np.sign(z[1])]
+    slopes = np.array(ends + [w1 - w3, w1 + w3] if z[0] < 0 < z[1] else ends)
+    return bool((slopes >= 0).all() or (slopes <= 0).all())
 
 
 def _directions(a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
