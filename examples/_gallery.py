@@ -84,9 +84,10 @@ def check_records(records, lower: float, upper: float, name: str) -> list[float]
 # after the audit's reproducibility check has drawn in the parent) inherits a copy of the
 # unread part, so two workers' first releases are IDENTICAL (measured: the first 84 of
 # python-dp's BoundedSum) before each worker's own RAND_bytes refresh makes them diverge.
-# userdp's duplicate-stream check compares whole shards, so a shared prefix passes it.
-# Independent samples are what the audit's bound needs, so each process discards the
-# inherited buffer: at least 8192 draws of 8 bytes each (every draw reads >= 8 bytes).
+# userdp refuses such shards (two shards with the same first outputs: ``DuplicateStreamsError``,
+# tests/gallery), so an unguarded audit stops with an error. Independent samples are what
+# the audit's bound needs, so each process discards the inherited buffer: at least 8192
+# draws of 8 bytes each (every draw reads >= 8 bytes).
 SECURE_URBG_BUFFER_BYTES = 65536
 _guarded_pid = None
 

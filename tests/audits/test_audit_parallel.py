@@ -269,3 +269,60 @@ def test_plot_of_a_scalar_mechanism(capsys, monkeypatch, tmp_path):
                      "--plot", str(png), "--workers", "1", "--confidence", "0.9999"])
     _, err = capsys.readouterr()
     assert code == 0 and png.stat().st_size > 0 and "one release per call" in err   # 0 w.p. >= 1 - 1e-4
+
+
+# ------------------------------------------------------------------ copied buffers, weak checks (gallery)
+_BUFFER = []          # a generator's buffer of random values, filled once in this process
+
+
+def _buffered(D):
+    """Like Google's SecureURBG (python-dp, PipelineDP): values come from a process-wide buffer
+    filled once from the operating system; a forked worker inherits a copy of what is left,
+    then draws fresh values of its own."""
+    if not _BUFFER:
+        _BUFFER.extend(np.random.default_rng().laplace(size=2000).tolist())
+        _BUFFER.append(None)                                 # the end of the inherited buffer
+    head = _BUFFER.pop(0) if _BUFFER[0] is not None else None
+    return D + (head if head is not None else np.random.default_rng().laplace())
+
+
+def test_workers_sharing_a_copied_buffer_prefix_are_refused(monkeypatch):
+    """8 shards over 2 forked workers: the first shard each worker runs starts with the same
+    ~2000 buffered values (the reproducibility check spends 32 in the parent), so two shards
+    share a prefix though the rest of them differ. Planted bug: comparing whole shards only
+    (the check before the gallery found python-dp's buffer) lets it through."""
+    _BUFFER.clear()
+    with pytest.raises(MechanismError) as info:
+        audit(_buffered, (0.0, 1.0), PureDP(1.0), samples=40_000, seed=0, workers=2)
+    assert isinstance(info.value.__cause__, DuplicateStreamsError) and "the same first" in str(info.value)
+    _BUFFER.clear()
+    monkeypatch.setattr(parallel, "_prefix_length", lambda *a: None)           # the planted bug
+    assert audit(_buffered, (0.0, 1.0), PureDP(1.0), samples=40_000, seed=0, workers=2).samples == 40_000
+
+
+def test_prefix_length_keeps_false_refusals_below_1e_12():
+    """K = ceil(ln(1e-12 / C(n, 2)) / ln q) for collision probability q, with 8 shards (C = 28):
+    continuous outputs, q = 1/40000 (all distinct), K = ceil(31.0 / 10.6) = 3; a fair coin
+    (q = 1/2) K = ceil(44.7) = 45; a constant output has no K."""
+    rng = np.random.default_rng(0)
+    cont = [(rng.normal(size=5000), np.zeros(5000, bool)) for _ in range(8)]
+    coin = [(rng.integers(0, 2, 5000), np.zeros(5000, bool)) for _ in range(8)]
+    assert parallel._prefix_length(cont, 5000, 8) == 3
+    assert parallel._prefix_length(coin, 5000, 8) in (45, 46)      # q-hat within 1e-3 of 1/2
+    assert parallel._prefix_length([(np.ones(5000), np.zeros(5000, bool))] * 8, 5000, 8) is None
+
+
+def test_reproducibility_needs_outputs_that_vary():
+    """An empty partition that never releases (first side) says nothing about the rng; the
+    second side, drawing from its own generator, shows it is ignored. (The check before the
+    gallery read 2 outputs of the first dataset and reported such mechanisms reproducible.)"""
+    def own(D, rng):
+        return None if len(D) == 0 else len(D) + np.random.default_rng().laplace()
+    r = audit(own, ((), (7,)), PureDP(1.0), samples=2000, seed=0, workers=1)
+    assert r.reproducible is False
+
+    def silent(D, rng):
+        return None
+    assert audit(silent, ((), (7,)), PureDP(1.0), samples=2000, seed=0, workers=1).reproducible is None
+    # the first dataset alone (the old check's only one): equal constants are no evidence either way
+    assert parallel.check_reproducible(parallel.Sampler(own), ((),), np.random.SeedSequence(0)) is None

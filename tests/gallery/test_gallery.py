@@ -190,3 +190,23 @@ def test_forked_pydp_workers_repeat_draws_unless_guarded():
     guarded = _two_forked_children(guarded=True)
     assert not set(guarded[0]) & set(guarded[1])
     assert np.isfinite(guarded).all()
+
+
+def test_userdp_refuses_forked_workers_that_replay_pydp_buffer():
+    """Without the guard, userdp's own duplicate-stream check stops the audit: the
+    reproducibility check fills the buffer in the parent (32 releases), the pool forks,
+    and the first shard of each worker starts with the same copied bytes (the test above:
+    a deterministic consequence of the copy). Two shards sharing their first K = 3
+    continuous outputs are refused (``parallel._prefix_length``)."""
+    from pydp.algorithms.laplacian import BoundedSum
+
+    from userdp.audits import audit
+    from userdp.audits.parallel import DuplicateStreamsError
+    from userdp.audits.sampling import MechanismError
+    from userdp.reference.claims import PureDP
+
+    def unguarded(dataset):
+        return BoundedSum(epsilon=1.0, lower_bound=0.0, upper_bound=1.0, dtype="float").quick_result(list(dataset))
+    with pytest.raises(MechanismError) as info:
+        audit(unguarded, ([], [1.0]), PureDP(1.0), samples=20_000, seed=0, workers=2)
+    assert isinstance(info.value.__cause__, DuplicateStreamsError)
