@@ -125,8 +125,9 @@ def draw(mechanism, pair: AuditPair, rngs, size: int) -> tuple[np.ndarray, np.nd
         if out.dtype.kind not in "biuf":
             raise ValueError(f"mechanism {name} returned dtype {out.dtype} on {pair.description!r}; "
                              "expected numbers (or None for no release)")
-        data = np.asarray(np.ma.getdata(out))
-        if data.dtype.kind == "f" and np.isnan(data[~np.ma.getmaskarray(out)]).any():
+        data = np.ma.getdata(out)
+        masked = np.ma.isMaskedArray(out)
+        if data.dtype.kind == "f" and np.isnan(data[~np.ma.getmaskarray(out)] if masked else data).any():
             bad = np.isnan(data).reshape(size, -1).any(1) & ~_missing_rows(out)
             raise ValueError(f"mechanism {name} returned NaN on the {side} dataset of {pair.description!r} "
                              f"(first at output {int(np.argmax(bad))}); return None for no release")
