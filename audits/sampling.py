@@ -6,7 +6,8 @@ integer or boolean dtype (or ``output="discrete"``) means discrete outputs.
 
 Output kinds (``OUTPUT_KINDS``, ``--output``):
 
-- "continuous": scalar numbers; tested with thresholds {x >= t}, {x <= t};
+- "continuous": scalar numbers; tested with thresholds {x >= t}, {x <= t}, and thresholds
+  on a learned quadratic statistic where it is not monotone (``rejection.choose_continuous``);
 - "vector": rows of numbers; thresholds on learned projections and statistics;
 - "discrete": integers or booleans (the default for those dtypes); tested with value sets
   (the values ranked by likelihood ratio), and, for scalar outputs, whose values are
