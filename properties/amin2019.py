@@ -40,6 +40,7 @@ __all__ = [
     "capped_sum_cases", "capped_sum_neighbours", "cap_cases", "noise_cases",
     "prop_capped_per_user", "prop_sensitivity_bounds_neighbours", "prop_sensitivity_brute_force",
     "prop_noise_scale_calibrated", "prop_optimal_cap_is_kth_largest", "prop_optimal_cap_minimises_eq5",
+    "ALL_PROPERTIES", "STRATEGIES", "RELATION",
 ]
 
 REL = 1e-9  # see module docstring: >= 1000x the float rounding of these sums
@@ -201,3 +202,19 @@ def prop_optimal_cap_minimises_eq5(impl: Adapter, example) -> None:
     got = eq5_oracle(x, T, eps)
     assert got <= best + REL * max(1.0, best), (
         f"{impl.name}: eq. 5 at T={T!r} is {got!r} > min over candidates {best!r} (eps={eps!r}, totals {x})")
+
+
+# ------------------------------------------------------------------------ the suite
+# The shape every suite exposes (issue 13 item 3): the properties, the example strategy of
+# each, and the neighbouring relation the sensitivity properties use.
+ALL_PROPERTIES = (prop_capped_per_user, prop_sensitivity_bounds_neighbours, prop_sensitivity_brute_force,
+                  prop_noise_scale_calibrated, prop_optimal_cap_is_kth_largest, prop_optimal_cap_minimises_eq5)
+STRATEGIES = {
+    prop_capped_per_user: capped_sum_cases(),
+    prop_sensitivity_bounds_neighbours: capped_sum_neighbours(),
+    prop_sensitivity_brute_force: capped_sum_cases(max_users=4),       # brute force over every user removed
+    prop_noise_scale_calibrated: noise_cases(),
+    prop_optimal_cap_is_kth_largest: cap_cases(),
+    prop_optimal_cap_minimises_eq5: cap_cases(),
+}
+RELATION = ADD_REMOVE_USER      # Amin et al. §3: one user's records appear or vanish

@@ -30,6 +30,7 @@ from userdp.properties.adapter import check_property
 from userdp.reference import amin2019 as A
 from userdp.reference.claims import PureDP
 from userdp.reference.data import UserDataset
+from userdp.reference.neighbours import ADD_REMOVE_USER
 
 from planted import amin2019 as planted  # tests/ is on sys.path (pytest rootdir, no tests/__init__.py)
 
@@ -138,14 +139,25 @@ def test_bad_types_raise_type_error(call):
 
 
 # ------------------------------------------------------------------ the property suite
-PROPS = [
-    (P.prop_capped_per_user, P.capped_sum_cases()),
-    (P.prop_sensitivity_bounds_neighbours, P.capped_sum_neighbours()),
-    (P.prop_sensitivity_brute_force, P.capped_sum_cases(max_users=4)),
-    (P.prop_noise_scale_calibrated, P.noise_cases()),
-    (P.prop_optimal_cap_is_kth_largest, P.cap_cases()),
-    (P.prop_optimal_cap_minimises_eq5, P.cap_cases()),
-]
+PROPS = [(p, P.STRATEGIES[p]) for p in P.ALL_PROPERTIES]     # the suite's own strategies (one source)
+
+
+def _shape_problems(suite) -> list[str]:
+    """What keeps a suite module from the common shape (issue 13 item 3)."""
+    props = {n for n in dir(suite) if n.startswith("prop_")}
+    listed = {p.__name__ for p in getattr(suite, "ALL_PROPERTIES", ())}
+    with_strategy = {p.__name__ for p in getattr(suite, "STRATEGIES", {})}
+    return ([f"not in ALL_PROPERTIES: {sorted(props - listed)}"] if props - listed else []) + \
+        ([f"no strategy: {sorted(listed - with_strategy)}"] if listed - with_strategy else []) + \
+        ([] if hasattr(suite, "RELATION") else ["no RELATION"])
+
+
+def test_the_suite_has_the_common_shape(monkeypatch):
+    assert _shape_problems(P) == [] and len(P.ALL_PROPERTIES) == 6 and P.RELATION is ADD_REMOVE_USER
+    # planted: a property left out of the strategies, and a suite without its relation
+    monkeypatch.setattr(P, "STRATEGIES", {k: v for k, v in P.STRATEGIES.items() if k is not P.prop_capped_per_user})
+    monkeypatch.delattr(P, "RELATION")
+    assert _shape_problems(P) == ["no strategy: ['prop_capped_per_user']", "no RELATION"]
 
 
 @pytest.mark.parametrize("prop,strategy", PROPS, ids=[p.__name__ for p, _ in PROPS])
