@@ -65,7 +65,7 @@ from diffprivlib.mechanisms import Geometric, Laplace, LaplaceBoundedDomain
 from userdp.audits.registry import AuditSetup
 from userdp.reference.claims import PureDP
 
-from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_epsilon, check_records
+from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_bounds, check_epsilon, check_records
 
 VERSION = "0.6.6"
 MODULE = "examples.gallery_diffprivlib"
@@ -117,24 +117,26 @@ def _tool(func, eps: float, lo: float, hi: float):
     return mechanism
 
 
-def tools_sum_add_remove(epsilon: float = 1.0) -> AuditSetup:
+def _tool_setup(func, epsilon, pair) -> AuditSetup:
+    """``func`` (``tools.sum`` or ``tools.mean``) on bounds (0, 1) at its own epsilon, on ``pair``."""
     eps = check_epsilon(epsilon)
-    return AuditSetup(_tool(tools.sum, eps, 0.0, 1.0), _pairs([SUM_ADD_REMOVE], 0.0, 1.0), PureDP(eps))
+    return AuditSetup(_tool(func, eps, 0.0, 1.0), _pairs([pair], 0.0, 1.0), PureDP(eps))
+
+
+def tools_sum_add_remove(epsilon: float = 1.0) -> AuditSetup:
+    return _tool_setup(tools.sum, epsilon, SUM_ADD_REMOVE)
 
 
 def tools_sum_replace(epsilon: float = 1.0) -> AuditSetup:
-    eps = check_epsilon(epsilon)
-    return AuditSetup(_tool(tools.sum, eps, 0.0, 1.0), _pairs([RECORD_REPLACED], 0.0, 1.0), PureDP(eps))
+    return _tool_setup(tools.sum, epsilon, RECORD_REPLACED)
 
 
 def tools_mean_replace(epsilon: float = 0.5) -> AuditSetup:
-    eps = check_epsilon(epsilon)
-    return AuditSetup(_tool(tools.mean, eps, 0.0, 1.0), _pairs([RECORD_REPLACED], 0.0, 1.0), PureDP(eps))
+    return _tool_setup(tools.mean, epsilon, RECORD_REPLACED)
 
 
 def tools_mean_add_remove(epsilon: float = 0.5) -> AuditSetup:
-    eps = check_epsilon(epsilon)
-    return AuditSetup(_tool(tools.mean, eps, 0.0, 1.0), _pairs([MEAN_ADD_REMOVE], 0.0, 1.0), PureDP(eps))
+    return _tool_setup(tools.mean, epsilon, MEAN_ADD_REMOVE)
 
 
 # ------------------------------------------------------------------ the pair's likelihood ratio
@@ -142,7 +144,13 @@ def clipped_laplace_log_density(y, m: float, b: float, lo: float, hi: float) -> 
     """log density of clip(m + Lap(b), lo, hi) w.r.t. Lebesgue measure on (lo, hi) plus a
     unit atom at each bound: ln(e^(-(m - lo)/b) / 2) at y = lo, ln(e^(-(hi - m)/b) / 2) at
     y = hi, ln(e^(-|y - m|/b) / (2b)) inside."""
+    lo, hi = check_bounds(lo, hi)
+    b = check_epsilon(b, "b")                    # the Laplace scale: finite and > 0
+    if not lo <= m <= hi:
+        raise ValueError(f"m (the mean) must lie in [lo, hi] = [{lo}, {hi}], got {m!r}")
     y = np.asarray(y, dtype=float)
+    if not np.all((y >= lo) & (y <= hi)):
+        raise ValueError(f"y must lie in [lo, hi] = [{lo}, {hi}] (the clipped output's range)")
     inside = -np.abs(y - m) / b - np.log(2.0 * b)
     return np.where(y <= lo, -(m - lo) / b - np.log(2.0), np.where(y >= hi, -(hi - m) / b - np.log(2.0), inside))
 
@@ -150,6 +158,10 @@ def clipped_laplace_log_density(y, m: float, b: float, lo: float, hi: float) -> 
 def mean_log_likelihood_ratio(y, first, second, eps: float, lo: float = 0.0, hi: float = 1.0) -> np.ndarray:
     """g(y) = ln p_second(y) / p_first(y) for ``tools.mean`` (mean of the records, noise scale
     (hi - lo) / (n eps), clipped to [lo, hi]) on the pair (first, second)."""
+    eps = check_epsilon(eps, "eps")
+    first, second = check_records(first, lo, hi, "first"), check_records(second, lo, hi, "second")
+    if not (first and second):
+        raise ValueError("first and second must each hold at least one record (tools.mean of nothing)")
     (m1, n1), (m2, n2) = ((float(np.mean(d)), len(d)) for d in (first, second))
     b1, b2 = (hi - lo) / (n1 * eps), (hi - lo) / (n2 * eps)
     return clipped_laplace_log_density(y, m2, b2, lo, hi) - clipped_laplace_log_density(y, m1, b1, lo, hi)

@@ -44,6 +44,8 @@ dp.enable_features("contrib")     # then_laplace on floats is a "contrib" compon
 
 def measurement(lower: float, upper: float, scale: float):
     """clamp >> sum >> laplace on vectors of non-NaN floats under the symmetric distance."""
+    lower, upper = check_bounds(lower, upper)
+    scale = check_epsilon(scale, "scale")
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     return space >> dp.t.then_clamp((lower, upper)) >> dp.t.then_sum() >> dp.m.then_laplace(scale=scale)
 

@@ -84,10 +84,12 @@ def dataset(users_in_partition: int) -> UserDataset:
 
 def pairs(private_selection: bool) -> list[NeighbourPair]:
     """The worst-case pairs (module docstring). With private selection the 20-vs-19 pair
-    comes first: userdp's reproducibility check calls the mechanism twice on the first
-    pair's first dataset, and on "one user" partition 1 is dropped (None) with probability
-    1 - 1e-5, so two equal Nones would read as "reproducible" although the library ignores
-    the rng (and userdp's duplicate-stream check would stay off)."""
+    comes first: on "one user" partition 1 is dropped (None) with probability 1 - 1e-5, and
+    on the empty side always, so that pair's outputs cannot show whether the library uses
+    the audit's rng (userdp's reproducibility check would report "not determined"); the
+    20-user partition's releases vary and show that it does not."""
+    if not isinstance(private_selection, bool):
+        raise TypeError(f"private_selection must be a bool, got {type(private_selection).__name__}")
     out = []
     sizes = [USERS_FOR_SELECTION, 1] if private_selection else [1]
     for k in sizes:
@@ -105,6 +107,11 @@ def _rows(D: UserDataset) -> list[tuple]:
 
 def release(D: UserDataset, metric: str, *, epsilon: float, delta: float, public_partitions):
     """Partition PARTITION's SUM or COUNT from one PipelineDP aggregation; None if dropped."""
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {sorted(_METRICS)}, got {metric!r}")
+    epsilon = check_epsilon(epsilon)
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
     discard_inherited_pydp_buffer()
     accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=delta)
     engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())

@@ -6,7 +6,6 @@ Timing assertions here compare sleeps of 20 ms and more, whose jitter (below 1 m
 a few ms on a busy machine) is far from the margins used (a ratio of 1 against a target
 of 2, of 4 against 2).
 """
-import json
 import time
 from dataclasses import replace
 
@@ -16,6 +15,8 @@ import pytest
 from userdp.audits import bench, bench_cases, cli
 from userdp.audits.bench import Benchmark, Case
 
+from test_audit_cli import strict_json  # noqa: E402  (tests/audits is on sys.path: rootdir, no __init__)
+
 TINY = "1e-4"
 
 
@@ -23,12 +24,6 @@ def run(capsys, *argv):
     code = cli.main(["bench", *argv])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def strict_json(text: str):
-    def refuse(token):
-        raise ValueError(f"non-standard JSON token {token}")
-    return json.loads(text, parse_constant=refuse)
 
 
 def sleeper(ours_s: float, base_s: float, check=None):

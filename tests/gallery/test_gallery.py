@@ -210,3 +210,77 @@ def test_userdp_refuses_forked_workers_that_replay_pydp_buffer():
     with pytest.raises(MechanismError) as info:
         audit(unguarded, ([], [1.0]), PureDP(1.0), samples=20_000, seed=0, workers=2)
     assert isinstance(info.value.__cause__, DuplicateStreamsError)
+
+
+# ------------------------------------------------------------------ bad input to the gallery's functions
+def _factories():
+    """Every public factory of the gallery modules with an ``epsilon`` (or ``scale``) parameter."""
+    import inspect
+    out = []
+    for mod in gallery_table.MODULES:
+        for name, f in vars(mod).items():
+            if inspect.isfunction(f) and f.__module__ == mod.__name__ and not name.startswith("_"):
+                params = inspect.signature(f).parameters
+                for p in ("epsilon", "scale"):
+                    if p in params:
+                        out.append(pytest.param(f, p, id=f"{mod.__name__.rsplit('_', 1)[-1]}.{name}"))
+    return out
+
+
+@pytest.mark.parametrize("factory, param", _factories())
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), True, "1", None])
+def test_every_factory_refuses_a_bad_epsilon_naming_it(factory, param, bad):
+    from examples import gallery_opendp, gallery_pipelinedp
+    other = {gallery_pipelinedp.release: dict(D=gallery_pipelinedp.dataset(1), metric="count", delta=0.0,
+                                              public_partitions=None),
+             gallery_opendp.measurement: dict(lower=0.0, upper=1.0)}.get(factory, {})
+    with pytest.raises((ValueError, TypeError), match=param):
+        factory(**other, **{param: bad})
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: _gallery.check_bounds(1.0, 0.0), "lower < upper"),
+    (lambda: _gallery.check_bounds(0.0, float("inf")), "finite"),
+    (lambda: _gallery.check_bounds("0", 1.0), "lower"),
+    (lambda: _gallery.check_records([0.5, 2.0], 0.0, 1.0, "first"), r"first\[1\]"),
+    (lambda: _gallery.check_records([[0.5]], 0.0, 1.0, "first"), "1-D"),
+    (lambda: _gallery.check_records([float("nan")], 0.0, 1.0, "second"), "second"),
+])
+def test_gallery_input_checks_name_the_argument(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_bad_bounds_metric_and_pair_kind_are_refused():
+    from examples import gallery_opendp, gallery_pipelinedp, gallery_pydp
+    with pytest.raises(ValueError, match="lower < upper"):
+        gallery_pydp.bounded_sum(lower=2.0, upper=-1.0)
+    with pytest.raises(ValueError, match="lower < upper"):
+        gallery_opendp.clamp_sum_laplace(lower=1.0, upper=0.0)
+    with pytest.raises(ValueError, match="metric"):
+        gallery_pipelinedp.release(gallery_pipelinedp.dataset(1), "mean", epsilon=1.0, delta=0.0,
+                                   public_partitions=None)
+    with pytest.raises(ValueError, match="delta"):
+        gallery_pipelinedp.release(gallery_pipelinedp.dataset(1), "count", epsilon=1.0, delta=1.0,
+                                   public_partitions=None)
+    with pytest.raises(ValueError, match="lower < upper"):
+        gallery_opendp.measurement(1.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match="users_in_partition"):
+        gallery_pipelinedp.dataset(0)
+    with pytest.raises(TypeError, match="private_selection"):
+        gallery_pipelinedp.pairs(1)
+    from examples import gallery_diffprivlib as G
+    for kw, match in ((dict(b=0.0), "b"), (dict(m=2.0), "m"), (dict(y=[1.5]), "y"), (dict(lo=1.0, hi=0.0), "lower")):
+        args = dict(y=[0.5], m=0.5, b=1.0, lo=0.0, hi=1.0) | kw
+        with pytest.raises(ValueError, match=match):
+            G.clipped_laplace_log_density(**args)
+    for kw, match in ((dict(eps=0.0), "eps"), (dict(first=[]), "at least one"), (dict(second=[2.0]), "second")):
+        args = dict(y=[0.5], first=[0.0], second=[0.0, 1.0], eps=0.5) | kw
+        with pytest.raises(ValueError, match=match):
+            G.mean_log_likelihood_ratio(**args)
+    # the closed form at y = 1/2 on [0] vs [0, 1], eps = 1/2: ln(2 e^(eps/2)) = ln 2 + 1/4
+    assert G.mean_log_likelihood_ratio([0.5], [0.0], [0.0, 1.0], 0.5)[0] == pytest.approx(np.log(2) + 0.25)
+    with pytest.raises(ValueError, match="MaxDivergence"):
+        gallery_opendp.claim_of(type("Meas", (), {"output_measure": "ZeroConcentratedDivergence"})())
+    with pytest.raises(ValueError, match="Entry|expected"):
+        _gallery.Entry("m:f", "lib", "1", "mech", "add-remove-record", "maybe", 1, 1, "why")
