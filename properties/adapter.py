@@ -66,6 +66,12 @@ _PHASES = tuple(p for p in Phase if p.name != "explain")
 _KNOWN_STAGES: set[str] = set()
 
 
+class _NotApplicable(BaseException):
+    """Carries the property's own ``StageMissing`` out of Hypothesis at once. A
+    ``BaseException`` that is not an ``Exception`` is not a test failure to Hypothesis, so
+    it is neither shrunk nor replayed: a missing stage costs one example, not a search."""
+
+
 class StageMissing(Exception):
     """The adapter lacks a stage the property needs: the property is "not applicable"."""
 
@@ -227,6 +233,11 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
         shown.append(repr(ex))
         try:
             prop(traced, ex)
+        except StageMissing as exc:
+            if not any(e is exc for _, e in stage_log):    # the property's own require(): stop now
+                raise _NotApplicable(exc) from exc
+            raised.append(exc)                             # a stage raised it: an error, graded below
+            raise
         except Exception as exc:
             raised.append(exc)
             raise
@@ -242,6 +253,8 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
     try:
         with _without_local_constants():
             run()
+    except _NotApplicable as stop:
+        return finding(NOT_APPLICABLE, str(stop.__cause__), with_example=False)
     except _FLAKY_FAILURE as exc:
         return finding("error", f"not reproducible: the property failed on an example, then passed on "
                                 f"the same example (a non-deterministic stage?): {_describe(exc)}")
@@ -255,8 +268,6 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
         stage = next((s for s, e in stage_log if e is exc), None)
         if stage is not None:
             return finding("error", f"stage {stage} raised {_describe(exc)}")
-        if isinstance(exc, StageMissing):
-            return finding(NOT_APPLICABLE, str(exc), with_example=False)
         if isinstance(exc, AssertionError):
             return finding("invariant violation", str(exc))
         return finding("error", f"property raised {_describe(exc)}")

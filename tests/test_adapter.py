@@ -208,3 +208,29 @@ def test_examples_do_not_depend_on_the_local_modules_loaded(tmp_path):
     assert r["plain_after"] != r["plain_before"] and set(r["mined"]) & set(r["plain_after"]), \
         "control: Hypothesis did not mine the new module's constants"
     assert r["after"] == r["before"]
+
+
+def test_missing_stage_is_not_applicable_at_once(monkeypatch):
+    # Issue 13 item 3: a missing stage ends the check on the first example; no search, no
+    # shrinking. Counted by the property's own calls: 1. Planted: the old grading, where
+    # StageMissing was an ordinary failure, makes Hypothesis shrink and replay (> 1 calls).
+    import userdp.properties.adapter as adapter_module
+    calls = []
+
+    def prop_needs_statistic(impl, D):
+        calls.append(D)
+        impl.require("statistic")
+    f = check_property(prop_needs_statistic, user_datasets(), Adapter("none"), max_examples=100)
+    assert f.verdict == "not applicable" and f.counterexample is None and len(calls) == 1
+    # a stage that itself raises StageMissing is still the stage's error, not "not applicable"
+    def stage_raising(D):
+        raise adapter_module.StageMissing("inner", ("weights",))
+    g = check_property(prop_mean_within_range, user_datasets(), Adapter("s", statistic=stage_raising), max_examples=5)
+    assert g.verdict == "error" and "stage statistic raised StageMissing" in g.message
+
+    class _Planted(Exception):      # the planted bug: a missing stage is an ordinary failure
+        pass
+    monkeypatch.setattr(adapter_module, "_NotApplicable", _Planted)
+    calls.clear()
+    check_property(prop_needs_statistic, user_datasets(), Adapter("none"), max_examples=100)
+    assert len(calls) > 1
