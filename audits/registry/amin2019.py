@@ -234,3 +234,47 @@ def _plot(rows, path) -> None:
 
 
 register_reproduction("amin2019-sum", reproduce_sum)
+
+
+# ------------------------------------------------------------------ userdp validate
+def _validation_cases() -> list:
+    """Differential cases (``audits/validate.py``): the audit's dataset at T = 1, eps = 1;
+    the same at eps = 10 (noise 0.1: the mean test resolves a change of g_T by 0.005);
+    and users of several records each below T whose totals exceed it (a per-record cap
+    reads 2.0 + 1.6 = 3.6 where g_1 = 2), at T = 1 and T = 0.5."""
+    from userdp.audits.validate import Case
+    D = _default_dataset()
+    multi = UserDataset.from_user_lists([[0.5, 0.5, 0.5, 0.5], [0.4, 0.4, 0.4, 0.4], [0.2]])
+    return [Case(D, {"T": 1.0, "epsilon": 1.0}, "six users, T = 1, eps = 1"),
+            Case(D, {"T": 1.0, "epsilon": 10.0}, "six users, T = 1, eps = 10"),
+            Case(multi, {"T": 1.0, "epsilon": 10.0}, "users of 4 records below T, totals above, T = 1, eps = 10"),
+            Case(multi, {"T": 0.5, "epsilon": 4.0}, "users of 4 records below T, totals above, T = 0.5, eps = 4")]
+
+
+def _validation_designs() -> list:
+    """Audit designs: the registry's pairs (a user of total exactly T added; the heaviest
+    user removed; a user of max-count records all at 1 or all at 0 added). The all-1
+    user of 4 records is where a per-record cap (or a cap on the wrong side) shows: its
+    capped total moves by 4T, not T, so eps_lb approaches 4 eps. A noise scale T/(2 eps)
+    shows on every pair (loss 2 eps), and a cap chosen from the data (eq. 6 without the
+    private quantile) on the "add a user at T" pair, whose T moves with the data."""
+    from userdp.audits.validate import AuditDesign
+    s = build_capped_sum()
+    return [AuditDesign(s.pairs, {"T": T_PUBLIC, "epsilon": EPS}, s.claim,
+                        "T = 1, eps = 1: add a user of total T; remove the heaviest; add 4 records at 1 or at 0")]
+
+
+def _register_validation():
+    from userdp.audits.validate import Case, ValidationSpec, register_validation
+    register_validation(ValidationSpec(
+        algorithm="amin2019.capped-sum", reference=A.mechanism,
+        statistic=lambda D, *, T, epsilon: A.statistic(D, T),
+        cases=_validation_cases, designs=_validation_designs, suite="userdp.properties.amin2019",
+        stage_params={"statistic": ("T",), "sensitivity": ("T",), "noise_scale": ("T", "epsilon"),
+                      "optimal_cap": ("epsilon",)},
+        takes_dataset=("statistic", "optimal_cap"),
+        refusals=lambda: [Case(_default_dataset(), {"T": 1.0, "epsilon": 0.0}, "epsilon = 0 (Laplace scale T/0)"),
+                          Case(_default_dataset(), {"T": -1.0, "epsilon": 1.0}, "T = -1 (a negative cap)")]))
+
+
+_register_validation()
