@@ -62,6 +62,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import numbers
 import os
 import sys
 import time
@@ -76,8 +77,8 @@ from userdp.properties.adapter import Adapter, check_property
 from .harness import audit
 from .targets import UsageError, UserCodeError
 
-__all__ = ["Case", "AuditDesign", "ValidationSpec", "register_validation", "get_validation",
-           "all_validations", "load_target", "validate", "ValidationReport", "Finding",
+__all__ = ["BadValue", "BadType", "Case", "AuditDesign", "ValidationSpec", "register_validation", "get_validation",
+           "all_validations", "load_target", "validate", "format_report", "format_finding", "ValidationReport", "Finding",
            "VERDICT_ORDER", "ALPHA"]
 
 ALPHA = 1e-4
@@ -91,6 +92,28 @@ VERDICT_ORDER = ("privacy violation", "invariant violation", "deviation from ref
 NOISE_FREE_STAGES = ("weights", "statistic", "sensitivity", "noise_scale")
 
 
+class BadValue(UsageError, ValueError):
+    """A bad argument: a ValueError to Python callers, exit status 2 from the command line."""
+
+
+class BadType(UsageError, TypeError):
+    """An argument of the wrong type: a TypeError to Python callers, exit status 2 from the command line."""
+
+
+def _need(value, types, name: str, what: str):
+    if not isinstance(value, types) or (isinstance(value, bool) and types is int):    # True is not a count
+        raise BadType(f"{name} must be {what}, got {type(value).__name__} {value!r:.80}")
+    return value
+
+
+def _check_count(value, name: str, lo: int, hi: int) -> int:
+    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+        raise BadType(f"{name} must be an int, got {type(value).__name__} {value!r:.80}")
+    if not lo <= value <= hi:
+        raise BadValue(f"{name} must be an int in [{lo}, {hi}], got {value!r}")
+    return value
+
+
 # ------------------------------------------------------------------------ specs
 @dataclass(frozen=True)
 class Case:
@@ -98,6 +121,10 @@ class Case:
     dataset: Any
     params: Mapping[str, Any]
     description: str
+
+    def __post_init__(self):
+        _need(self.params, Mapping, "params", "a mapping of parameter names to values")
+        _need(self.description, str, "description", "a str")
 
 
 @dataclass(frozen=True)
@@ -108,6 +135,14 @@ class AuditDesign:
     claim: Any
     description: str
     output: str = "continuous"
+
+    def __post_init__(self):
+        _need(self.params, Mapping, "params", "a mapping of parameter names to values")
+        _need(self.description, str, "description", "a str")
+        if not hasattr(self.claim, "kind"):
+            raise BadType(f"claim must be a userdp.reference.claims claim, got {type(self.claim).__name__}")
+        if self.output not in ("continuous", "vector", "discrete", "categorical"):
+            raise BadValue(f"output must be continuous, vector, discrete or categorical, got {self.output!r}")
 
 
 @dataclass(frozen=True)
@@ -137,7 +172,17 @@ class ValidationSpec:
     flatten: Callable | None = None
     why: str = ""
 
-    def releases(self, fn, dataset, rng, size: int, params) -> np.ndarray:
+    def __post_init__(self):
+        _need(self.algorithm, str, "algorithm", "a str (a registry name)")
+        for name in ("reference", "statistic", "cases", "designs", "refusals"):
+            if not callable(getattr(self, name)):
+                raise BadType(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
+        if self.flatten is not None and not callable(self.flatten):
+            raise BadType(f"flatten must be None or callable, got {type(self.flatten).__name__}")
+        _need(self.suite, str, "suite", "a module name (str)")
+        _need(self.stage_params, Mapping, "stage_params", "a mapping stage -> parameter names")
+
+    def _releases(self, fn, dataset, rng, size: int, params) -> np.ndarray:
         out = fn(dataset, rng=rng, size=size, **params)
         return _flat(out, size, self.flatten, "mechanism")
 
@@ -146,8 +191,9 @@ _SPECS: dict[str, ValidationSpec] = {}
 
 
 def register_validation(spec: ValidationSpec) -> ValidationSpec:
+    _need(spec, ValidationSpec, "spec", "a ValidationSpec")
     if spec.algorithm in _SPECS:
-        raise ValueError(f"validation for {spec.algorithm!r} registered twice")
+        raise BadValue(f"validation for {spec.algorithm!r} registered twice")
     _SPECS[spec.algorithm] = spec
     return spec
 
@@ -159,13 +205,14 @@ def all_validations() -> dict[str, ValidationSpec]:
 
 
 def get_validation(algorithm: str) -> ValidationSpec:
+    _need(algorithm, str, "algorithm", "a str (a registry name, `userdp list`)")
     specs = all_validations()
     if algorithm not in specs:
         from . import registry
         known = {e.name for e in registry.all_entries()}
         why = ("it is registered (`userdp list`) but has no validation spec yet" if algorithm in known
                else "it is not a registered algorithm (`userdp list`)")
-        raise UsageError(f"cannot validate {algorithm!r}: {why}; algorithms that validate supports: "
+        raise BadValue(f"algorithm: cannot validate {algorithm!r}: {why}; algorithms that validate supports: "
                          f"{', '.join(specs)}")
     return specs[algorithm]
 
@@ -196,28 +243,30 @@ class Target:
 
 def load_target(text: str) -> Target:
     """``module:object`` with the current directory on the import path (as ``python -m``)."""
+    _need(text, str, "target", "a str module:object")
     mod_name, _, attr = text.partition(":")
     if not mod_name or not attr:
-        raise UsageError(f"TARGET is module:object (an Adapter or a mechanism function), got {text!r}")
+        raise BadValue(f"target is module:object (an Adapter or a mechanism function), got {text!r}")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(mod_name)
     except ImportError as exc:
-        raise UsageError(f"cannot import {mod_name!r} (from TARGET {text!r}): {exc}") from exc
+        raise BadValue(f"target {text!r}: cannot import {mod_name!r}: {exc}") from exc
     except Exception as exc:
-        raise UserCodeError(f"importing your module {mod_name!r} raised {type(exc).__name__}: {exc}") from exc
+        raise UserCodeError(f"target {text!r}: importing your module {mod_name!r} raised "
+                            f"{type(exc).__name__}: {exc}") from exc
     obj = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise UsageError(f"module {mod_name!r} has no {attr!r} (TARGET {text!r})")
+            raise BadValue(f"target {text!r}: module {mod_name!r} has no {attr!r}")
         obj = getattr(obj, part)
     if isinstance(obj, Adapter):
         return Target(text, obj, plain=False)
     if callable(obj) and not isinstance(obj, type):
         return Target(text, Adapter(text, mechanism=obj), plain=True)
-    raise UsageError(f"TARGET {text!r} is a {type(obj).__name__}; expected an Adapter "
-                     "(userdp.properties.adapter) or a mechanism function")
+    raise BadType(f"target {text!r} is a {type(obj).__name__}; expected an Adapter "
+                  "(userdp.properties.adapter) or a mechanism function")
 
 
 def _check_signature(fn, spec: ValidationSpec, case: Case, target: str) -> None:
@@ -229,7 +278,7 @@ def _check_signature(fn, spec: ValidationSpec, case: Case, target: str) -> None:
         sig.bind(case.dataset, rng=None, size=1, **case.params)
     except TypeError as exc:
         want = f"(dataset, *, rng, size, {', '.join(case.params)})"
-        raise UsageError(f"TARGET {target}: its mechanism{sig} cannot be called as mechanism{want}, the reference's "
+        raise BadValue(f"target {target}: its mechanism{sig} cannot be called as mechanism{want}, the reference's "
                          f"call shape for {spec.algorithm} (keywords {sorted(case.params)}): {exc}") from None
 
 
@@ -384,8 +433,8 @@ def _draw(spec, fn, case: Case, rng, n: int, independent: bool) -> np.ndarray:
     """n releases: one call of size n, or (a target whose releases share randomness within a
     call) n calls of size 1, so that the comparison is of the marginal law of a release."""
     if independent:
-        return spec.releases(fn, case.dataset, rng, n, case.params)
-    return np.concatenate([spec.releases(fn, case.dataset, rng, 1, case.params) for _ in range(n)])
+        return spec._releases(fn, case.dataset, rng, n, case.params)
+    return np.concatenate([spec._releases(fn, case.dataset, rng, 1, case.params) for _ in range(n)])
 
 
 def run_differential(spec, target: Target, cases, samples: int, seed: int, independent: bool = True,
@@ -397,7 +446,7 @@ def run_differential(spec, target: Target, cases, samples: int, seed: int, indep
         ss = np.random.SeedSequence([seed, 1, j]).spawn(2)
         Xt = _draw(spec, lambda *a, **k: _call(f"TARGET's mechanism on case {case.description!r}", mech, *a, **k),
                    case, np.random.default_rng(ss[0]), samples, independent)
-        Xr = spec.releases(spec.reference, case.dataset, np.random.default_rng(ss[1]), samples, case.params)
+        Xr = spec._releases(spec.reference, case.dataset, np.random.default_rng(ss[1]), samples, case.params)
         if Xt.shape[1] != Xr.shape[1]:
             raise UserCodeError(f"TARGET's mechanism returned releases of {Xt.shape[1]} values on case "
                                 f"{case.description!r}; the reference's have {Xr.shape[1]}")
@@ -509,7 +558,7 @@ def _jsonable(d: Mapping) -> dict:
 def run_independence(spec, target: Target, case: Case, seed: int) -> tuple[Finding | None, str]:
     rng = np.random.default_rng([seed, 2])
     mech = target.adapter.mechanism
-    X = np.stack([spec.releases(lambda *a, **k: _call("TARGET's mechanism", mech, *a, **k),
+    X = np.stack([spec._releases(lambda *a, **k: _call("TARGET's mechanism", mech, *a, **k),
                                 case.dataset, rng, PER_CALL, case.params) for _ in range(CALLS)])
     k = X.shape[2]
     pmin, where = 1.0, None
@@ -578,11 +627,12 @@ def validate(algorithm: str, target: str | Target, *, samples: int = DEFAULT_SAM
     """Run the four checks of the module docstring; return the report (never raises on a finding)."""
     t0 = time.perf_counter()
     spec = get_validation(algorithm)
-    for name, v, lo in (("samples", samples, 10_000), ("audit_samples", audit_samples, 1_000), ("examples", examples, 1)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise UsageError(f"--{name.replace('_', '-')} must be an int >= {lo}, got {v!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise UsageError(f"--seed must be an int >= 0, got {seed!r}")
+    _check_count(samples, "samples", 10_000, 10_000_000)
+    _check_count(audit_samples, "audit_samples", 1_000, 10_000_000)
+    _check_count(examples, "examples", 1, 100_000)
+    _check_count(seed, "seed", 0, 2**63 - 1)
+    if progress is not None and not callable(progress):
+        raise BadType(f"progress must be None or a callable taking one message, got {type(progress).__name__}")
     t = target if isinstance(target, Target) else load_target(target)
     cases = list(spec.cases())
     checks, findings = {}, []
@@ -613,25 +663,35 @@ def validate(algorithm: str, target: str | Target, *, samples: int = DEFAULT_SAM
 
 def format_report(r: ValidationReport) -> str:
     """The text report: verdict, which checks ran, each finding with its evidence (worst first)."""
+    _need(r, ValidationReport, "r", "a ValidationReport (what validate returns)")
     lines = [f"userdp validate {r.algorithm} {r.target}", f"verdict: {r.verdict.upper()}", "", "checks:"]
     lines += [f"  {k:<13} {v}" for k, v in r.checks.items()]
     bad = sorted((f for f in r.findings if f.verdict != "pass"), key=lambda f: VERDICT_ORDER.index(f.verdict))
     lines += ["", f"findings ({len(bad)}):" if bad else "findings: none"]
     for f in bad:
-        lines.append(f"  [{f.verdict}] {f.check}: {f.title}")
-        for k, v in f.evidence.items():
-            if k == "snippet":
-                lines.append("      snippet (runnable, with your adapter as `impl`):")
-                lines += [f"        {s}" for s in str(v).splitlines()]
-            elif k == "witness":
-                lines.append(f"      witness: pair {v['pair_description']!r}, set {v['rejection_set']}, "
-                             f"counts {v['counts']} ({v['ordering']})")
-            else:
-                lines.append(f"      {k}: {_fmt(v)}")
+        lines += format_finding(f)
     ok = [f for f in r.findings if f.verdict == "pass"]
     lines += ["", f"passed ({len(ok)}):"] + [f"  {f.check}: {f.title}" for f in ok]
     lines += ["", f"settings: {r.settings}; {r.elapsed_seconds:.1f} s"]
     return "\n".join(lines)
+
+
+def format_finding(f: Finding, indent: str = "  ") -> list:
+    """One finding: its verdict and title, then its evidence, one item per line."""
+    _need(f, Finding, "f", "a validate.Finding")
+    _need(indent, str, "indent", "a str")
+    lines = [f"{indent}[{f.verdict}] {f.check}: {f.title}"]
+    for k, v in f.evidence.items():
+        if k == "snippet":
+            lines.append(f"{indent}    snippet (runnable, with your adapter as `impl`):")
+            lines += [f"{indent}      {s}" for s in str(v).splitlines()]
+        elif k == "witness":
+            lines.append(f"{indent}    witness: pair {v['pair_description']!r}, set "
+                         f"{v['rejection_set'].get('description', v['rejection_set'])}, counts {v['counts']} "
+                         f"({v['ordering']})")
+        else:
+            lines.append(f"{indent}    {k}: {_fmt(v)}")
+    return lines
 
 
 def _fmt(v) -> str:

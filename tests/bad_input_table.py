@@ -1156,3 +1156,41 @@ if Wm is not None:
               {"dataset": _DS_BAD, "epsilon": EPS(), "delta": DELTA_POS(), "R": POS(), "rng": RNG(),
                  "size": SIZE(), "beta": _BETA_BAD, "split": _SPLIT_BAD}, alias=_DS, ok={"size": [1, 3]}),
     ])
+
+# ==================================================================== userdp validate (issue 13)
+from userdp.audits import validate as V  # noqa: E402
+
+_CORRECT = "corpus.amin2019:loop_exponential_difference"     # tests/ is on sys.path
+
+
+def _report():
+    return V.ValidationReport("amin2019.capped-sum", _CORRECT, {}, [], {})
+
+
+entry("validate.validate", V.validate,
+      lambda: dict(algorithm="amin2019.capped-sum", target=_CORRECT, samples=10_000, audit_samples=1_000,
+                   examples=1, seed=0, progress=None),
+      algorithm=[None, 3, "amin2019.nope", "control.laplace"], target=[None, 3, "nocolon", "no_such_module_x:f",
+                                                                     "corpus.amin2019:no_such_object",
+                                                                     "corpus.amin2019:ALGO"],
+      samples=INT(10_000, hi=10_000_000), audit_samples=INT(1_000, hi=10_000_000), examples=INT(1, hi=100_000),
+      seed=[None, -1, 1.5, "0", True], progress=[3, "print"],
+      alias={"target": ("TARGET", "module", "target")})
+entry("validate.load_target", V.load_target, lambda: dict(text=_CORRECT),
+      text=[None, 3, "nocolon", ":f", "no_such_module_x:f", "corpus.amin2019:no_such_object", "corpus.amin2019:ALGO"],
+      alias={"text": ("target", "module")})
+entry("validate.get_validation", V.get_validation, lambda: dict(algorithm="amin2019.capped-sum"),
+      algorithm=[None, 3, "amin2019.nope", "control.laplace"])
+entry("validate.Case", V.Case, lambda: dict(dataset=None, params={"T": 1.0}, description="c"),
+      params=[None, [("T", 1.0)], "T=1"], description=[None, 3])
+entry("validate.AuditDesign", V.AuditDesign,
+      lambda: dict(pairs=[], params={}, claim=Cl.PureDP(1.0), description="d", output="continuous"),
+      params=[None, [1]], claim=[None, 1.0, "pure"], description=[None, 3], output=["scalar", 3])
+entry("validate.ValidationSpec", V.ValidationSpec,
+      lambda: dict(algorithm="x", reference=_lap, statistic=_lap, cases=list, designs=list, suite="m",
+                   stage_params={}, refusals=list, flatten=None),
+      algorithm=[None, 3], reference=[None, 3], statistic=[None], cases=[None, [1]], designs=[None, ()],
+      suite=[None, 3], stage_params=[None, [1]], refusals=[None, ()], flatten=[3, "f"])
+entry("validate.format_report", V.format_report, lambda: dict(r=_report()), r=[None, 3, "report", {}])
+entry("validate.format_finding", V.format_finding,
+      lambda: dict(f=V.Finding("audit", "pass", "t", {}), indent="  "), f=[None, 3, {}], indent=[None, 3])

@@ -1,0 +1,135 @@
+"""The userdp pytest plugin (entry point ``pytest11``): ``userdp validate`` as pytest items.
+
+    pytest --pyargs userdp.properties --userdp-target ALGORITHM=module:object [--userdp-seed S]
+
+runs the checks of ``userdp validate`` (audits/validate.py) against your implementation,
+one pytest item per property of the paper's suite and one per check (stages, differential,
+independence, audit). A property whose stages the target lacks is skipped ("not
+applicable"); a finding fails its item with the evidence. ``--userdp-target`` may be given
+several times (one algorithm each). Without it the plugin adds nothing, so it never changes
+another project's test run.
+
+Hypothesis profiles are honoured: the property items run ``hypothesis.settings.default``'s
+``max_examples`` (``--hypothesis-profile NAME`` selects a profile, as in any Hypothesis
+project). The runs stay derandomized, so a finding reproduces. The statistical checks use
+``--userdp-samples`` (default: validate's) and ``--userdp-seed`` (default 0).
+
+Exit status is pytest's: a failed item (any finding) is 1, as with ``userdp validate``.
+"""
+from __future__ import annotations
+
+import pytest
+
+_KEY = "userdp_validate_state"
+CHECKS = ("stages", "differential", "independence", "audit")
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("userdp", "userdp: validate an implementation of a paper's algorithm")
+    g.addoption("--userdp-target", action="append", default=[], metavar="ALGORITHM=module:object",
+                help="validate module:object (an Adapter or a mechanism function) as ALGORITHM (repeatable)")
+    g.addoption("--userdp-samples", type=int, default=None, metavar="N",
+                help="releases per side per differential case (default: userdp validate's)")
+    g.addoption("--userdp-seed", type=int, default=0, metavar="S", help="seed of every random draw (default 0)")
+
+
+def _parse(text: str):
+    algorithm, sep, target = text.partition("=")
+    if not sep or not algorithm or ":" not in target:
+        raise pytest.UsageError(f"--userdp-target must be ALGORITHM=module:object, got {text!r}")
+    return algorithm, target
+
+
+def pytest_collection_modifyitems(session, config, items):
+    targets = config.getoption("--userdp-target")
+    if not targets:
+        return
+    from userdp.audits import validate as V
+    for text in targets:
+        algorithm, target = _parse(text)
+        try:
+            spec = V.get_validation(algorithm)
+            loaded = V.load_target(target)
+        except (V.UsageError, V.UserCodeError) as exc:
+            raise pytest.UsageError(f"--userdp-target {text}: {exc}") from None
+        run = _Run(config, spec, loaded)
+        suite = V.importlib.import_module(spec.suite)
+        for prop in suite.ALL_PROPERTIES:
+            items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{prop.__name__}", run=run, what=prop))
+        for check in CHECKS:
+            items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{check}", run=run, what=check))
+
+
+class _Run:
+    """One target's validation; the checks share its cases and its independence result."""
+
+    def __init__(self, config, spec, target):
+        from userdp.audits import validate as V
+        self.V, self.spec, self.target = V, spec, target
+        self.seed = config.getoption("--userdp-seed")
+        self.samples = config.getoption("--userdp-samples") or V.DEFAULT_SAMPLES
+        self.cases = list(spec.cases())
+        self._independent = None
+
+    def independent(self):
+        if self._independent is None:
+            f, text = self.V.run_independence(self.spec, self.target, self.cases[0], self.seed)
+            self._independent = (f, text)
+        return self._independent
+
+    def property(self, prop):
+        from hypothesis import settings
+        from userdp.properties.adapter import check_property
+        suite = self.V.importlib.import_module(self.spec.suite)
+        n = min(settings.default.max_examples, suite.MAX_EXAMPLES.get(prop, 100)
+                if hasattr(suite, "MAX_EXAMPLES") else 100)
+        f = check_property(prop, suite.STRATEGIES[prop], self.target.adapter, max_examples=max(1, n),
+                           examples=getattr(suite, "EXAMPLES", {}).get(prop, ()))
+        if f.verdict == "not applicable":
+            pytest.skip(f"not applicable: {f.message}")
+        if f.verdict != "pass":
+            pytest.fail(f"{f.verdict}: {f.message}\nminimal counterexample: {f.counterexample}", pytrace=False)
+
+    def check(self, name):
+        V, t = self.V, self.target
+        if name == "stages":
+            findings, text = V.run_stages(self.spec, t, self.cases)
+        elif t.adapter.mechanism is None:
+            pytest.skip("not applicable: the target has no mechanism stage")
+        elif name == "independence":
+            f, text = self.independent()
+            findings = [f] if f is not None else []
+        elif name == "differential":
+            f, _ = self.independent()
+            findings, text = V.run_differential(self.spec, t, self.cases, self.samples, self.seed,
+                                                f is None or f.verdict == "pass")
+            more, _ = V.run_refusals(self.spec, t, self.seed)
+            findings += more
+        else:
+            f, _ = self.independent()
+            findings, text = V.run_audits(self.spec, t, V.DEFAULT_AUDIT_SAMPLES, self.seed,
+                                          f is None or f.verdict == "pass")
+        if not findings:
+            pytest.skip(text)
+        bad = [f for f in findings if f.verdict != "pass"]
+        if bad:
+            pytest.fail("\n".join(line for f in bad for line in V.format_finding(f, indent="")), pytrace=False)
+
+
+class ValidateItem(pytest.Item):
+    def __init__(self, *, run, what, **kwargs):
+        super().__init__(**kwargs)
+        self.run, self.what = run, what
+
+    def runtest(self):
+        from userdp.audits.validate import UserCodeError
+        try:
+            if isinstance(self.what, str):
+                self.run.check(self.what)
+            else:
+                self.run.property(self.what)
+        except UserCodeError as exc:
+            pytest.fail(f"error in the target: {exc}", pytrace=False)
+
+    def reportinfo(self):
+        return self.path, None, f"userdp validate {self.name}"
