@@ -550,6 +550,14 @@ def run_refusals(spec, target: Target, seed: int) -> tuple[list, str]:
     return findings, f"; {len(refusals)} input(s) the reference refuses tried"
 
 
+def _claim_text(claim) -> str:
+    """'pure epsilon=1', 'approx epsilon=3,delta=1e-05'; a paired claim as both, joined by '; and '."""
+    if claim.kind == "claims":
+        return f"{_claim_text(claim.primary)}; and {_claim_text(claim.gdp)}"
+    params = ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in claim.params().items())
+    return f"{claim.kind} {params}"
+
+
 def _jsonable(d: Mapping) -> dict:
     return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in d.items()}
 
@@ -613,7 +621,7 @@ def run_audits(spec, target: Target, samples: int, seed: int, independent: bool,
                                 f"{d.description}: eps_lb {r.epsilon_lower_bound:.3f}"
                                 + (" exceeds the claim" if bad else " within the claim"),
                                 {"design": d.description, "epsilon_lower_bound": r.epsilon_lower_bound,
-                                 "claim": {"kind": d.claim.kind, "params": d.claim.params()},
+                                 "claim": _claim_text(d.claim),
                                  "confidence": confidence, "samples_per_side": samples, "witness": w}))
         _progress(progress, f"audit {j + 1} of {len(designs)}: {r.verdict} (eps_lb {r.epsilon_lower_bound:.3f})")
     how = "one release per call (TARGET is not independent)" if not independent else "batched"
