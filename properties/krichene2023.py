@@ -50,7 +50,7 @@ from .adapter import Adapter
 from .strategies import task_user_graphs
 
 __all__ = [
-    "REL", "STAT_LEVEL", "MultiTaskAdapter", "MTExample", "mt_examples", "one_user_everywhere_example",
+    "REL", "STAT_LEVEL", "MultiTaskAdapter", "MTExample", "mt_examples", "one_user_everywhere_example", "lone_user_small_task_example",
     "HARD_EXAMPLES", "REFERENCE", "solve_problem_10",
     "prop_budget_holds", "prop_sensitivity_every_user", "prop_declared_sensitivity_is_appendix_a1",
     "prop_public_inputs_only", "prop_noise_scales_are_the_papers", "prop_rdp_covers_the_releases",
@@ -151,7 +151,22 @@ def one_user_everywhere_example() -> MTExample:
                     skew=np.array([1.0, 10.0, 100.0]), s=5.0, count_error=np.array([-5.0, 5.0, 0.0]))
 
 
-HARD_EXAMPLES = (one_user_everywhere_example(),)
+def lone_user_small_task_example() -> MTExample:
+    """A known hard case for the budget's norm: user 0 is alone in task 0 (n_0 = 1), the three
+    others share task 1. With beta = 2 and mu = 1/2, user 0's one weight is clipped to
+    w = sqrt(beta) by eq. (12), spending sum w^2 = beta exactly; a budget read as sum w <= beta
+    (the norm confused) lets w = beta through, spending beta^2 = 4 > 2. Found when a change of
+    Hypothesis's derandomized seed stopped the random examples from reaching beta > 1 with a
+    lone user (planted bug budget-w-not-w-squared): a suite must not rely on luck for it."""
+    tasks = np.array([0, 1, 1, 1])
+    users = np.array([0, 1, 2, 3])
+    x = np.array([[1.0, 0.0], [0.5, 0.2], [0.1, -0.4], [0.3, 0.3]])
+    y = np.array([1.0, 0.3, -0.2, 0.1])
+    D = UserDataset(x, users, labels=y, task_ids=tasks)
+    return _example(D, 2, beta=2.0, mu=0.5, theta=np.zeros((2, 2)))
+
+
+HARD_EXAMPLES = (one_user_everywhere_example(), lone_user_small_task_example())
 
 
 # ----------------------------------------------------------------------- oracles
