@@ -83,10 +83,12 @@ __all__ = ["BadValue", "BadType", "Case", "AuditDesign", "ValidationSpec", "regi
 
 ALPHA = 1e-4
 ALPHA_MEAN, ALPHA_SPREAD, ALPHA_RELEASE, ALPHA_INDEPENDENCE, ALPHA_AUDIT = 3e-5, 3e-5, 1e-5, 1e-5, 2e-5
-STAGE_RTOL = 1e-9          # noise-free stages: float rounding of sums of <= 10^4 terms is < 1e-12 relative
+STAGE_RTOL = 1e-9          # noise-free stages, |target - reference| / max(1, |reference|): the rounding of
+                           # sums of <= 10^4 terms is < 1e-12 of that; the bugs differ by > 1e-3
 CALLS, PER_CALL = 40, 250  # the independence check: 10^4 releases in 40 calls
 DEFAULT_SAMPLES = 20_000   # releases per side per case (differential check)
 DEFAULT_AUDIT_SAMPLES = 100_000
+DEPENDENT_AUDIT_SAMPLES = 20_000   # a target that is not independent is audited one call per release
 DEFAULT_EXAMPLES = 50      # Hypothesis examples per property (at most the suite's own MAX_EXAMPLES)
 VERDICT_ORDER = ("privacy violation", "invariant violation", "deviation from reference", "not independent", "pass")
 NOISE_FREE_STAGES = ("weights", "statistic", "sensitivity", "noise_scale")
@@ -159,6 +161,11 @@ class ValidationSpec:
     refusals: cases the reference refuses (ValueError): a TARGET that releases on one
         is an invariant violation ("releases on an input the paper excludes").
     flatten: the releases of one call as a float array (size, k), NaN rows = no release.
+    audit_flatten: the same for the audit, where the harness takes the mechanism's raw
+        output by default (None); set it for outputs the harness cannot read (tuples).
+    stage_flatten: a ``statistic`` stage's output as the flat vector that ``flatten`` makes
+        of a release (the stages-agree test compares them); default ``np.ravel``. The
+        stage comparison with the reference flattens nested tuples of arrays itself.
     """
     algorithm: str
     reference: Callable
@@ -170,6 +177,8 @@ class ValidationSpec:
     takes_dataset: tuple = ("weights", "statistic", "sensitivity", "noise_scale")
     refusals: Callable[[], Sequence[Case]] = lambda: ()
     flatten: Callable | None = None
+    audit_flatten: Callable | None = None
+    stage_flatten: Callable | None = None
     why: str = ""
 
     def __post_init__(self):
@@ -177,8 +186,9 @@ class ValidationSpec:
         for name in ("reference", "statistic", "cases", "designs", "refusals"):
             if not callable(getattr(self, name)):
                 raise BadType(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
-        if self.flatten is not None and not callable(self.flatten):
-            raise BadType(f"flatten must be None or callable, got {type(self.flatten).__name__}")
+        for name in ("flatten", "audit_flatten", "stage_flatten"):
+            if getattr(self, name) is not None and not callable(getattr(self, name)):
+                raise BadType(f"{name} must be None or callable, got {type(getattr(self, name)).__name__}")
         _need(self.suite, str, "suite", "a module name (str)")
         _need(self.stage_params, Mapping, "stage_params", "a mapping stage -> parameter names")
 
@@ -219,7 +229,13 @@ def get_validation(algorithm: str) -> ValidationSpec:
 
 def _flat(out, size: int, flatten, where: str) -> np.ndarray:
     if flatten is not None:
-        out = flatten(out, size)
+        try:
+            out = flatten(out, size)
+        except (UsageError, UserCodeError):
+            raise
+        except Exception as exc:      # the spec's flatten could not read what the target returned
+            raise UserCodeError(f"{where} returned {type(out).__name__}, which is not a release of this "
+                                f"algorithm ({type(exc).__name__}: {exc})") from None
     if isinstance(out, np.ma.MaskedArray):
         out = np.ma.filled(out.astype(float), np.nan)
     try:
@@ -375,8 +391,9 @@ def _snippet(spec, prop, f) -> str:
 def run_stages(spec, target: Target, cases) -> tuple[list, str]:
     suite = _suite(spec)
     ref = getattr(suite, "REFERENCE", None)
-    stages = [s for s in spec.stage_params if getattr(target.adapter, s, None) is not None]
-    if not stages or ref is None:
+    stages = [s for s in spec.stage_params if getattr(target.adapter, s, None) is not None
+              and getattr(ref, s, None) is not None]
+    if not stages:
         return [], "skipped: TARGET has no noise-free stage to compare with the reference"
     findings, compared = [], 0
     for s in stages:
@@ -384,12 +401,9 @@ def run_stages(spec, target: Target, cases) -> tuple[list, str]:
         for case in cases:
             kw = {k: case.params[k] for k in spec.stage_params[s] if k in case.params}
             args = (case.dataset,) if s in spec.takes_dataset else ()
-            want = np.asarray(getattr(ref, s)(*args, **kw), dtype=float)
-            got = _call(f"TARGET's {s} stage on case {case.description!r}", getattr(target.adapter, s), *args, **kw)
-            try:
-                got = np.asarray(got, dtype=float)
-            except (TypeError, ValueError):
-                got = None
+            want = _nested_flat(getattr(ref, s)(*args, **kw))
+            got = _nested_flat(_call(f"TARGET's {s} stage on case {case.description!r}", getattr(target.adapter, s),
+                                     *args, **kw))
             compared += 1
             if got is None or got.shape != want.shape:
                 worst = (math.inf, case, want, got)
@@ -404,7 +418,19 @@ def run_stages(spec, target: Target, cases) -> tuple[list, str]:
             ev.update(reference=_short(want), target=_short(got))
         findings.append(Finding("stages", "pass" if ok else "deviation from reference",
                                 f"stage {s} {'equals' if ok else 'differs from'} the reference's", ev))
-    return findings, f"ran: stages {', '.join(stages)} compared on {len(cases)} cases (relative tolerance {STAGE_RTOL:g})"
+    return findings, f"ran: stages {', '.join(stages)} compared on {len(cases)} cases (|difference| <= {STAGE_RTOL:g} max(1, |reference|))"
+
+
+def _nested_flat(out):
+    """A stage's output as one flat float vector: an array, a number, or a (nested) tuple or list
+    of them (Krichene's (A, b)); None when it is not numeric."""
+    if isinstance(out, (tuple, list)) and any(isinstance(p, (tuple, list, np.ndarray)) for p in out):
+        parts = [_nested_flat(p) for p in out]
+        return None if any(p is None for p in parts) else np.concatenate(parts) if parts else np.zeros(0)
+    try:
+        return np.asarray(out, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return None
 
 
 def _short(a) -> str:
@@ -454,7 +480,17 @@ def run_differential(spec, target: Target, cases, samples: int, seed: int, indep
         own = None
         if own_stat is not None:
             kw = {k: case.params[k] for k in spec.stage_params["statistic"] if k in case.params}
-            own = np.asarray(_call("TARGET's statistic stage", own_stat, case.dataset, **kw), dtype=float).ravel()
+            out = _call("TARGET's statistic stage", own_stat, case.dataset, **kw)
+            if spec.stage_flatten is not None:
+                try:
+                    own = np.asarray(spec.stage_flatten(out), dtype=float).ravel()
+                except Exception as exc:
+                    raise UserCodeError(f"TARGET's statistic stage returned {type(out).__name__}, not this "
+                                        f"algorithm's statistic ({type(exc).__name__}: {exc})") from None
+            else:
+                own = _nested_flat(out)
+                if own is None:
+                    raise UserCodeError(f"TARGET's statistic stage returned {type(out).__name__}, not numbers")
         results.append((case, Xt, Xr, stat, own))
         _progress(progress, f"differential: case {j + 1} of {len(cases)} drawn")
     coords = sum(r[1].shape[1] for r in results)
@@ -594,19 +630,34 @@ def run_independence(spec, target: Target, case: Case, seed: int) -> tuple[Findi
 
 
 # ------------------------------------------------------------------------ d. audit
+def _first(out):
+    """The one release of a size-1 call, as the harness's one-release form takes it: a masked
+    row (no release) is ``None`` (``sampling.NO_RELEASE``)."""
+    if isinstance(out, np.ma.MaskedArray):
+        if np.ma.getmaskarray(out)[0].any():
+            return None
+        out = out.data
+    return np.asarray(out)[0]
+
+
 def run_audits(spec, target: Target, samples: int, seed: int, independent: bool, progress=None) -> tuple[list, str]:
     designs = list(spec.designs())
+    if not independent:         # a Python call per release: fewer, and said so in the report
+        samples = min(samples, DEPENDENT_AUDIT_SAMPLES)
     findings = []
     confidence = 1.0 - ALPHA_AUDIT / len(designs)
     mech = target.adapter.mechanism
     for j, d in enumerate(designs):
         params = dict(d.params)
+        flat = spec.audit_flatten
         if independent:
             def m(dataset, rng, size, _p=params):
-                return mech(dataset, rng=rng, size=size, **_p)
+                out = mech(dataset, rng=rng, size=size, **_p)
+                return out if flat is None else _flat(out, size, flat, "mechanism")
         else:                                   # one release per call: within-call sharing cannot matter
             def m(dataset, rng, _p=params):
-                return np.asarray(mech(dataset, rng=rng, size=1, **_p))[0]
+                out = mech(dataset, rng=rng, size=1, **_p)
+                return _first(out if flat is None else _flat(out, 1, flat, "mechanism"))
         try:
             r = audit(m, d.pairs, d.claim, samples=samples, confidence=confidence, seed=seed + j,
                       output=d.output, workers=1)
@@ -619,7 +670,8 @@ def run_audits(spec, target: Target, samples: int, seed: int, independent: bool,
         w = r.witness.to_dict()
         findings.append(Finding("audit", "privacy violation" if bad else "pass",
                                 f"{d.description}: eps_lb {r.epsilon_lower_bound:.3f}"
-                                + (" exceeds the claim" if bad else " within the claim"),
+                                + (f" exceeds the claim's {w['claim_epsilon']:g} on its witness pair" if bad
+                                   else " within the claim"),
                                 {"design": d.description, "epsilon_lower_bound": r.epsilon_lower_bound,
                                  "claim": _claim_text(d.claim),
                                  "confidence": confidence, "samples_per_side": samples, "witness": w}))
