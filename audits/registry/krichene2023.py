@@ -206,3 +206,149 @@ register(Entry(name="krichene2023.planted.counts-twice",
                algorithm="noisy task counts released twice, charged once (authors' code, NOTES.md)",
                function="userdp.reference.krichene2023_weights.private_counts", build=build_counts_twice,
                params={"k": 2, "sigma": 2.0, "delta": DELTA}, **_BUG))
+
+
+# ------------------------------------------------------------------ userdp validate
+SSP_KEYS = ("m", "n_counts", "n_users", "beta", "mu", "Gamma_x", "Gamma_star")
+
+
+def ssp_adaptive_release(dataset, rng, size=None, *, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_star):
+    """The release validated as ``krichene2023.ssp``: ``K.ssp_release`` with the §5 mu-family
+    weights from public n_counts, n_users and eq. (12) clipping at beta (beta_bar = beta),
+    computed inside from the dataset (so that an add/remove-user pair recomputes them, as the
+    paper's algorithm does). Returns (A-hat (size, m, d, d), b-hat (size, m, d))."""
+    w = W.adaptive_weights(dataset, m=m, beta=beta, mu=mu, n_counts=n_counts, n_users=n_users)
+    return K.ssp_release(dataset, w, rng, size, m=m, Gamma_x=Gamma_x, Gamma_star=Gamma_star)
+
+
+def ssp_adaptive_statistic(dataset, *, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_star):
+    """(A-bar, b-bar) under the same weights: the mean of ``ssp_adaptive_release`` (the noise,
+    Gamma_x^2 Xi_i and Gamma_x^2 Gamma_* xi_i, has mean zero), flattened like the releases."""
+    w = W.adaptive_weights(dataset, m=m, beta=beta, mu=mu, n_counts=n_counts, n_users=n_users)
+    A, b = K.statistic(dataset, w, m=m, Gamma_x=Gamma_x, Gamma_star=Gamma_star)
+    return flatten_ssp((A[None], b[None]), 1)[0]
+
+
+_TRIU: dict = {}
+
+
+def flatten_ssp(out, size: int) -> np.ndarray:
+    """(A-hat, b-hat) -> (size, m d (d + 1) / 2 + m d): the upper triangle of every A-hat_i
+    (diagonal included: the released entries, the lower triangle is a copy) then every b-hat_i.
+    k is 6 at d = 1, m = 3 and 10 at d = 2, m = 2 (the cases below keep it so). Kept lean: a
+    target whose releases share randomness is flattened once per release."""
+    try:
+        A_hat, b_hat = out
+        A_hat, b_hat = np.asarray(A_hat, dtype=float), np.asarray(b_hat, dtype=float)
+        d = A_hat.shape[-1]
+        if A_hat.ndim != 4 or A_hat.shape[0] != size or A_hat.shape[-2] != d or b_hat.shape != A_hat.shape[:-1]:
+            raise ValueError(f"shapes {A_hat.shape} and {b_hat.shape}")
+    except (TypeError, ValueError) as exc:
+        from userdp.audits.targets import UserCodeError
+        raise UserCodeError(f"the SSP release must be a pair (A-hat (size, m, d, d), b-hat (size, m, d)) with "
+                            f"size = {size}: {exc}") from None
+    if d not in _TRIU:
+        _TRIU[d] = np.triu_indices(d)
+    k, l = _TRIU[d]
+    return np.concatenate([A_hat[:, :, k, l].reshape(size, -1), b_hat.reshape(size, -1)], axis=1)
+
+
+def _bounds2_dataset() -> UserDataset:
+    """The audit graph with every bound at 2: user 0 at x = 3 (clipped to Gamma_x = 2), y = 9
+    (clipped to Gamma_x Gamma_* = 4); user 3 at x = 5, y = -7 (clipped to 2, -4)."""
+    return audit_dataset(labels=(9.0, 0.3, -0.4, -7.0), x0=3.0)
+
+
+BOUNDS2 = {"m": M, "n_counts": np.array(N_COUNTS), "n_users": N_USERS, "beta": 0.5, "mu": 0.5,
+           "Gamma_x": 2.0, "Gamma_star": 2.0}
+
+
+def _generated_graph(seed: int = 3) -> tuple[UserDataset, dict]:
+    """d = 2, m = 2: 12 users, each in task 0, task 1 or both (skewed: task 0 has most), x ~ N(0, I)
+    x 1.2 (some beyond Gamma_x = 1.5), y ~ N(0, 1) x 1.5 (some beyond 1.5); public n_counts = the
+    graph's own sizes, n_users = 12, beta = 1, mu = 1/4."""
+    g = np.random.default_rng(seed)
+    tasks, users = [], []
+    for j in range(12):
+        mine = [0, 1] if j % 4 == 0 else ([0] if j % 4 in (1, 2) else [1])
+        tasks += mine
+        users += [j] * len(mine)
+    t = np.array(tasks)
+    D = UserDataset(1.2 * g.standard_normal((t.size, 2)), np.array(users), labels=1.5 * g.standard_normal(t.size),
+                    task_ids=t)
+    return D, {"m": 2, "n_counts": np.bincount(t, minlength=2).astype(float), "n_users": 12, "beta": 1.0, "mu": 0.25,
+               "Gamma_x": 1.5, "Gamma_star": 1.0}
+
+
+def _validation_cases() -> list:
+    """Differential cases (``audits/validate.py``); 6 + 6 + 10 = 22 coordinates in all:
+
+    1. the registry's audit graph (d = 1, m = 3, Gamma_x = Gamma_* = 1, beta = mu = 1/2): user 0
+       is clipped by eq. (12) (budget 8/9 -> 1/2: its weights 0.471, 0.816 -> 0.354, 0.612, a
+       change of A-bar_0 by 0.118 at noise sd 1, z ~ 17 at 20,000 releases); user 3's label
+       y = -7 is clipped to -1 (raw: b-bar_2 moves by 0.707 x 6 = 4.2); users 1 and 2 are
+       below beta (budget 2/9: per-user normalisation would scale them by 1.5);
+    2. the same graph with every bound at 2 (``_bounds2_dataset``: Gamma_x = Gamma_* = 2, noise
+       sd 4 on A and 8 on b): the two noise scales differ, so a swap of them, or the noise of
+       Gamma_x instead of Gamma_x^2, changes each coordinate's spread by 2 x (KS ~0.3);
+    3. a generated d = 2, m = 2 graph (``_generated_graph``): the symmetric d x d noise
+       (off-diagonal entry drawn once), clipping in L2 of 2-vectors, mu = 1/4."""
+    from userdp.audits.validate import Case
+    base = {"m": M, "n_counts": np.array(N_COUNTS), "n_users": N_USERS, "beta": 0.5, "mu": 0.5,
+            "Gamma_x": 1.0, "Gamma_star": 1.0}
+    G, gp = _generated_graph()
+    return [Case(audit_dataset(), base, "audit graph, d = 1, m = 3, bounds 1, beta = mu = 1/2"),
+            Case(_bounds2_dataset(), dict(BOUNDS2), "audit graph, d = 1, m = 3, Gamma_x = Gamma_* = 2"),
+            Case(G, gp, "generated graph, d = 2, m = 2, 12 users, beta = 1, mu = 1/4")]
+
+
+def _validation_designs() -> list:
+    """One audit design: the bounds-2 graph (Gamma_x = Gamma_* = 2, beta = mu = 1/2, claim
+    ``W.claim(1/2, 1e-5)``: sqrt(2 beta) = 1-GDP, audited through its trade-off curve), removing
+    user 0 (2 tasks, x = 3 and y = 9 beyond the bounds) or user 3 (alone in task 2, x = 5,
+    y = -7). For the reference each moves (A-hat, b-hat) by exactly mu = 1 noise unit (x on
+    the axis, both clipped to their bounds, both budgets clipped to beta by eq. (12)); users
+    inside the bounds move it by ~0.03 and are left out. In noise units (sensitivity / sd of
+    each block), the bugs give:
+
+    - labels unclipped: user 0's b moves by 2 w 9 / 8 = 2.25 w per task (not w): mu =
+      sqrt(beta (1 + 2.25^2)) = 1.74; user 3's y = -7 gives 1.75 w: mu = 1.42;
+    - no eq. (12) clipping (w = omega): user 0's budget is 8/9: mu = sqrt(2 x 8/9) = 1.33
+      (user 3's 2/3: 1.15);
+    - A and b noise swapped: A moves by 4 sqrt(beta) / 8, b by 8 sqrt(beta) / 4: mu =
+      sqrt(beta (1/4 + 4)) = 1.46;
+    - noise sd Gamma_x and Gamma_x Gamma_* (not Gamma_x^2): both blocks move by 2 sqrt(beta):
+      mu = 2;
+    - per-user normalisation (every user to beta exactly) is private at mu = 1: no finding.
+    Measured mu_lb at 10^5 per side (seeds 0-2): reference-like 0.95-0.97; the bugs 1.69, 1.28,
+    1.41, 1.95 (user 0's pair)."""
+    from userdp.audits.validate import AuditDesign
+    D = _bounds2_dataset()
+    return [AuditDesign(removal_pairs(D, (0, 3)), dict(BOUNDS2), W.claim(0.5, DELTA),
+                        "bounds 2, beta = mu = 1/2: remove user 0 (2 tasks, beyond the bounds) or user 3 (alone in "
+                        "task 2, y = -7)", output="vector")]
+
+
+def _register_validation():
+    from userdp.audits.validate import Case, ValidationSpec, register_validation
+
+    def repeated_pair():
+        D = audit_dataset()
+        twice = UserDataset(np.vstack([D.values, [[0.5]]]), np.append(D.user_ids, 1),
+                            labels=np.append(D.labels, 0.5), task_ids=np.append(D.task_ids, 0))
+        return [Case(twice, {"m": M, "n_counts": np.array(N_COUNTS), "n_users": N_USERS, "beta": 0.5, "mu": 0.5,
+                             "Gamma_x": 1.0, "Gamma_star": 1.0},
+                     "user 1 with two records in task 0 (Omega is a set: one (x_ij, y_ij) per pair; a second "
+                     "record doubles its weight in the sum, which the budget sum_i w_ij^2 does not count)")]
+
+    register_validation(ValidationSpec(
+        algorithm="krichene2023.ssp", reference=ssp_adaptive_release, statistic=ssp_adaptive_statistic,
+        cases=_validation_cases, designs=_validation_designs, suite="userdp.properties.krichene2023",
+        stage_params={"weights": ("m", "n_counts", "n_users", "beta", "mu"), "statistic": SSP_KEYS,
+                      "sensitivity": ("beta", "Gamma_x", "Gamma_star"), "noise_scale": ("Gamma_x", "Gamma_star")},
+        takes_dataset=("weights", "statistic"), refusals=repeated_pair, flatten=flatten_ssp,
+        why="Algorithm 1's released (A-hat_i, b-hat_i) with the §5 weights and eq. (12); releases flattened "
+            "to the upper triangles of A-hat and b-hat"))
+
+
+_register_validation()
