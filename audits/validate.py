@@ -18,9 +18,10 @@ b. **differential**: TARGET's releases against the reference mechanism's, on the
    - the share of "no release" (NaN rows), where either side has one: a two-proportion test;
    - if TARGET has a ``statistic`` stage too: its releases' mean against its OWN statistic
      (stages that disagree, "its statistic is not what its mechanism adds noise to").
-c. **independence**: ``CALLS`` calls of ``PER_CALL`` releases each; a Kruskal-Wallis test
-   per coordinate of "the call a release came from" (releases of one call that share
-   randomness cluster by call). A dependent target is reported "not independent", and its
+c. **independence**: ``CALLS`` calls of ``PER_CALL`` releases each; Kruskal-Wallis tests
+   per coordinate of "the call a release came from", on the releases (location) and on
+   their distance to the pooled median (spread: a noise scale or a test outcome drawn once
+   per call and shared changes the spread of a call's releases, not their centre). A dependent target is reported "not independent", and its
    audit draws one release per call instead (valid for any within-call dependence).
 d. **audit**: ``harness.audit`` of TARGET's mechanism on the spec's pairs and designs, under
    the algorithm's relation and claim (the spec's docstring says which bug class each pair
@@ -179,6 +180,8 @@ class ValidationSpec:
     flatten: Callable | None = None
     audit_flatten: Callable | None = None
     stage_flatten: Callable | None = None
+    suite_properties: str = "ALL_PROPERTIES"    # the names, in the suite module, of this algorithm's
+    suite_reference: str = "REFERENCE"          # properties and reference adapter (a module may hold two)
     why: str = ""
 
     def __post_init__(self):
@@ -190,6 +193,8 @@ class ValidationSpec:
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 raise BadType(f"{name} must be None or callable, got {type(getattr(self, name)).__name__}")
         _need(self.suite, str, "suite", "a module name (str)")
+        _need(self.suite_properties, str, "suite_properties", "a name in the suite module (str)")
+        _need(self.suite_reference, str, "suite_reference", "a name in the suite module (str)")
         _need(self.stage_params, Mapping, "stage_params", "a mapping stage -> parameter names")
 
     def _releases(self, fn, dataset, rng, size: int, params) -> np.ndarray:
@@ -360,7 +365,8 @@ def run_properties(spec, target: Target, examples: int, progress=None) -> tuple[
     findings, ran = [], 0
     strategies, hard = suite.STRATEGIES, getattr(suite, "EXAMPLES", {})
     effort = getattr(suite, "MAX_EXAMPLES", {})
-    for prop in suite.ALL_PROPERTIES:
+    props = getattr(suite, spec.suite_properties)
+    for prop in props:
         n = min(examples, effort.get(prop, 100))
         f = check_property(prop, strategies[prop], target.adapter, max_examples=max(1, n),
                            examples=hard.get(prop, ()))
@@ -374,7 +380,7 @@ def run_properties(spec, target: Target, examples: int, progress=None) -> tuple[
             ev.update(grade=f.verdict, message=f.message, counterexample=f.counterexample,
                       snippet=_snippet(spec, prop, f))
         findings.append(Finding("properties", verdict, f"{prop.__name__}: {f.verdict}", ev))
-    return findings, f"ran: {ran} of {len(suite.ALL_PROPERTIES)} properties (the rest need stages TARGET lacks), " \
+    return findings, f"ran: {ran} of {len(props)} properties (the rest need stages TARGET lacks), " \
                      f"up to {examples} Hypothesis examples each"
 
 
@@ -390,7 +396,7 @@ def _snippet(spec, prop, f) -> str:
 
 def run_stages(spec, target: Target, cases) -> tuple[list, str]:
     suite = _suite(spec)
-    ref = getattr(suite, "REFERENCE", None)
+    ref = getattr(suite, spec.suite_reference, None)
     stages = [s for s in spec.stage_params if getattr(target.adapter, s, None) is not None
               and getattr(ref, s, None) is not None]
     if not stages:
@@ -422,9 +428,11 @@ def run_stages(spec, target: Target, cases) -> tuple[list, str]:
 
 
 def _nested_flat(out):
-    """A stage's output as one flat float vector: an array, a number, or a (nested) tuple or list
-    of them (Krichene's (A, b)); None when it is not numeric."""
-    if isinstance(out, (tuple, list)) and any(isinstance(p, (tuple, list, np.ndarray)) for p in out):
+    """A stage's output as one flat float vector: an array, a number, or a (nested) tuple, list or
+    dict (values in key order) of them (Krichene's (A, b)); None when it is not numeric."""
+    if isinstance(out, Mapping):                       # e.g. a noise_scale stage returning named scales
+        out = tuple(out[k] for k in sorted(out, key=str))
+    if isinstance(out, (tuple, list)) and any(isinstance(p, (tuple, list, np.ndarray, Mapping)) for p in out):
         parts = [_nested_flat(p) for p in out]
         return None if any(p is None for p in parts) else np.concatenate(parts) if parts else np.zeros(0)
     try:
@@ -512,11 +520,16 @@ def run_differential(spec, target: Target, cases, samples: int, seed: int, indep
             t, r = Yt[:, k], Yr[:, k]
             if t.size < 2 or r.size < 2:
                 continue
-            se = float(np.std(t, ddof=1)) / math.sqrt(t.size)
-            diff = float(np.mean(t)) - (stat[k] if stat.size == Xt.shape[1] and rr.all() else float(np.mean(r)))
-            z = abs(diff) / se if se > 0 else (0.0 if diff == 0 else math.inf)
+            se = float(np.std(t, ddof=1)) / math.sqrt(t.size)          # of the target's mean alone
+            one_sample = stat.size == Xt.shape[1] and rr.all()
+            if one_sample:              # against the reference's exact noise-free statistic
+                diff, se_diff = float(np.mean(t)) - stat[k], se
+            else:                       # against the reference's releases: both means vary (Welch)
+                diff = float(np.mean(t)) - float(np.mean(r))
+                se_diff = math.sqrt(se ** 2 + float(np.var(r, ddof=1)) / r.size)
+            z = abs(diff) / se_diff if se_diff > 0 else (0.0 if diff == 0 else math.inf)
             if mean_worst is None or z > mean_worst[0]:
-                mean_worst = (z, case, k, diff, se)
+                mean_worst = (z, case, k, diff, se_diff, one_sample)
             d, at = _ks_distance(t, r)
             if ks_worst is None or d > ks_worst[0]:
                 sd_t, sd_r = float(np.std(t)), float(np.std(r))
@@ -527,14 +540,15 @@ def run_differential(spec, target: Target, cases, samples: int, seed: int, indep
                 if own_worst is None or zo > own_worst[0]:
                     own_worst = (zo, case, k, dz, se)
     if mean_worst is not None:
-        z, case, k, diff, se = mean_worst
+        z, case, k, diff, se, one_sample = mean_worst
         bad = z > z_crit
         findings.append(Finding("differential", "deviation from reference" if bad else "pass",
                                 "mean release " + ("differs from" if bad else "matches") + " the reference's statistic",
                                 {"largest_z": round(z, 3), "critical_z": round(z_crit, 3), "case": case.description,
                                  "coordinate": k, "difference": diff,
                                  "confidence_interval": [diff - z_crit * se, diff + z_crit * se],
-                                 "meaning": "target mean minus the reference's noise-free statistic; the interval "
+                                 "meaning": ("target mean minus the reference's noise-free statistic" if one_sample
+                                             else "target mean minus the reference releases' mean") + "; the interval "
                                             f"holds it jointly for all {coords} coordinates with probability >= "
                                             f"1 - {ALPHA_MEAN / 2:g}"}))
     if ks_worst is not None:
@@ -611,19 +625,29 @@ def run_independence(spec, target: Target, case: Case, seed: int) -> tuple[Findi
         flat = np.concatenate(groups)
         if flat.size == 0 or np.all(flat == flat[0]):
             continue                                            # nothing varies in this coordinate
-        h, p = stats.kruskal(*[g for g in groups if g.size])
-        if p < pmin:
-            within = float(np.mean([np.var(g) for g in groups if g.size > 1]))
-            pmin, where = p, (j, float(h), within, float(np.var(flat)))
-    crit = ALPHA_INDEPENDENCE / max(1, k)
-    text = f"ran: {CALLS} calls x {PER_CALL} releases on case {case.description!r}, Kruskal-Wallis per coordinate"
+        med = float(np.median(flat))
+        # location (the releases) and spread (their distance to the pooled median: a scale or a
+        # branch drawn once per call, Brown-Forsythe's idea). Both are symmetric functions of
+        # exchangeable values under independence, so Kruskal-Wallis stays exact in law for each.
+        for what, gs in (("location", groups), ("spread", [np.abs(g - med) for g in groups])):
+            gs = [g for g in gs if g.size]
+            allv = np.concatenate(gs)
+            if np.all(allv == allv[0]):
+                continue
+            h, p = stats.kruskal(*gs)
+            if p < pmin:
+                within = float(np.mean([np.var(g) for g in groups if g.size > 1]))
+                pmin, where = p, (j, what, float(h), within, float(np.var(flat)))
+    crit = ALPHA_INDEPENDENCE / max(1, 2 * k)
+    text = (f"ran: {CALLS} calls x {PER_CALL} releases on case {case.description!r}, Kruskal-Wallis per coordinate "
+            "on location and spread")
     if where is None:
         return None, text + " (nothing varies: not determined)"
-    j, h, within, total = where
+    j, what, h, within, total = where
     bad = pmin < crit
     return Finding("independence", "not independent" if bad else "pass",
                    "releases of one call " + ("share randomness" if bad else "look independent"),
-                   {"smallest_p": pmin, "critical_p": crit, "coordinate": j, "kruskal_h": round(h, 2),
+                   {"smallest_p": pmin, "critical_p": crit, "coordinate": j, "in": what, "kruskal_h": round(h, 2),
                     "within_call_variance": within, "overall_variance": total,
                     "meaning": "releases grouped by the call that made them; a small p says they cluster by call "
                                "(randomness drawn once per call and shared)"}), text

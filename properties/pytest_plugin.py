@@ -54,7 +54,7 @@ def pytest_collection_modifyitems(session, config, items):
             raise pytest.UsageError(f"--userdp-target {text}: {exc}") from None
         run = _Run(config, spec, loaded)
         suite = V.importlib.import_module(spec.suite)
-        for prop in suite.ALL_PROPERTIES:
+        for prop in getattr(suite, spec.suite_properties):
             items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{prop.__name__}", run=run, what=prop))
         for check in CHECKS:
             items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{check}", run=run, what=check))

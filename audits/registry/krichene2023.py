@@ -347,6 +347,8 @@ def _register_validation():
         stage_params={"weights": ("m", "n_counts", "n_users", "beta", "mu"), "statistic": SSP_KEYS,
                       "sensitivity": ("beta", "Gamma_x", "Gamma_star"), "noise_scale": ("Gamma_x", "Gamma_star")},
         takes_dataset=("weights", "statistic"), refusals=repeated_pair, flatten=flatten_ssp,
+        audit_flatten=flatten_ssp,                   # the harness reads arrays, not (A-hat, b-hat) pairs
+        stage_flatten=lambda out: flatten_ssp((np.asarray(out[0])[None], np.asarray(out[1])[None]), 1)[0],
         why="Algorithm 1's released (A-hat_i, b-hat_i) with the §5 weights and eq. (12); releases flattened "
             "to the upper triangles of A-hat and b-hat"))
 
