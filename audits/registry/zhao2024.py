@@ -38,7 +38,10 @@ mu_2 / mu.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from scipy import stats
 
 from userdp.reference import zhao2024 as Z
 from userdp.reference import zhao2024_wme as W
@@ -150,3 +153,191 @@ register(Entry(name="zhao2024.wme", kind="reference", paper=PAPER,
                relation=REPLACE_USER_ITEMS.name, function="userdp.reference.zhao2024_wme.wme_mechanism",
                expected="no violation found", build=build_wme, params={"d": 1}, true_epsilon=EPSILON,
                samples=SAMPLES))
+
+
+# ------------------------------------------------------------------ userdp validate
+# HLM. The reference (``Z.mechanism``) always releases: when the PTR test fails it releases
+# Clip(mu0) + N(0, sigma_fallback^2) (the global fallback, module docstring of reference/
+# zhao2024.py, item 4), never "no release", so no row is NaN. Its release is Clip(mu0, R_c)
+# plus a scale MIXTURE of centred Gaussians (sigma_pass with probability P(pass), else
+# sigma_fallback): mean-zero noise on the noise-free point Clip(mu0, R_c). Two things follow.
+# - The statistic validate compares mean releases with is Clip(mu0, R_c) (not the unclipped
+#   mu0 of the suite's ``statistic`` stage): the exact mean of the reference's releases.
+# - The PTR decision moves the SCALE of a release, never its centre. Validate's Kruskal-
+#   Wallis test of independence (audits/validate.py, run_independence) compares locations,
+#   so a target that draws the decision once per call (all `size` releases share sigma)
+#   would look independent. ``_hlm_flatten`` therefore appends |x_k| to every coordinate x_k:
+#   a fixed function of each release, so under independence the releases stay i.i.d. and
+#   every check keeps its null law (KS: DKW holds for any law; Kruskal-Wallis: i.i.d. values
+#   are exchangeable; mean: compared with its exact expectation, ``_hlm_statistic``), while
+#   a shared sigma turns into a shift of |x| by call when the centre is near 0 (case 0).
+#   The z test on |x| (a folded Gaussian mixture, skewness <= 2 and excess kurtosis <= 12 on
+#   these cases) keeps its level within a few per cent at N = 20,000 (two-sided Edgeworth:
+#   the skewness term cancels; the next ones are O(1/N)).
+V_EPS, V_DELTA = 3.0, 1e-5
+CROSS_N = 65          # one-item users at 0: gamma = 16 just above the threshold L = 15.35 at eps = 3
+
+
+def _params_v(eps: float = V_EPS, **kw) -> dict:
+    return {"epsilon": eps, "delta": V_DELTA, "R": R, "R_c": R_C, **kw}
+
+
+def crossing_pair() -> NeighbourPair:
+    """65 one-item users at 0 (R = 1, eps = 3: T = 2, w = 1/65, B = 0.1231, gamma = 16) vs the
+    same with user 0 at +100 (mu0 = T/64, every other margin T - T/64: gamma = 15). The
+    threshold L = ln(1/(2 delta_t)) / eps_t = 15.35 lies between: the reference passes with
+    probability 0.69 on the first and 0.38 on the second (a Laplace(1/eps_t) coin on gamma)."""
+    D = UserDataset(np.zeros(CROSS_N), np.arange(CROSS_N))
+    v = np.zeros(CROSS_N)
+    v[0] = 100.0 * R
+    return NeighbourPair(D, D.with_fields(values=v), REPLACE_USER_ITEMS.name, 0,
+                         "65 one-item users at 0 vs user 0 at +100 (gamma 16 vs 15, threshold 15.35)")
+
+
+def realisation_pair(n: int = 2000, quadratic: int = 1040, seed: int = 7) -> NeighbourPair:
+    """n one-item users: ``quadratic`` of them uniform on [-R/2, R/2] (inside every threshold
+    T = 2R), the other n - quadratic far out, half at -100 R and half at +100 R, user 0 moving
+    from -100 R to +100 R. The far users' pulls cancel, so the curvature at mu0 is the cluster's
+    weight 0.52 ~ kappa0 + 20 w_max: user 0 moves mu0 by 2 w T / 0.52 = 0.96 of the calibrated
+    B = 2 c / kappa0 (the registry's pairs, in a cluster of weight ~1, use about half of it),
+    while gamma = 39 > L + 23 (the test fails with probability 1e-8). This is the pair where a
+    sensitivity bound too small by a factor shows at nearly its full size."""
+    rng = np.random.default_rng(seed)
+    far = n - quadratic
+    v = np.concatenate([[-100.0 * R], rng.uniform(-R / 2, R / 2, quadratic),
+                        np.full(far // 2, -100.0 * R), np.full(far - far // 2 - 1, 100.0 * R)])
+    D = UserDataset(v, np.arange(n))
+    w = v.copy()
+    w[0] = 100.0 * R
+    return NeighbourPair(D, D.with_fields(values=w), REPLACE_USER_ITEMS.name, 0,
+                         f"{n} one-item users, {quadratic} in a cluster, the rest at +-100 R; user 0: -100 R vs +100 R")
+
+
+def range_pair() -> NeighbourPair:
+    """Case 1's dataset ("het": items in [-0.9, 0.9], always passes) vs its lightest user's
+    (m = 3) items moved to +100 R: max |x| jumps from 0.9 to 100 on the second."""
+    D = _generated("het", 300, 50, 1)
+    k = int(np.argmin(D.counts))
+    v = np.array(D.values)
+    v[D.user_ids == D.users[k]] = 100.0 * R
+    return NeighbourPair(D, D.with_fields(values=v), REPLACE_USER_ITEMS.name, int(D.users[k]),
+                         f"case 1 vs user {k}'s {D.counts[k]} items at +100 R")
+
+
+def _generated(kind: str, n: int, top: int, seed: int) -> UserDataset:
+    """n users with m_l = ceil(top / sqrt(l)) items (imbalanced, ``top`` down to a few), seeded:
+    "het": items uniform on [-0.6, 0.6] around +0.3 for users of >= 10 items and -0.3 for the
+    others (the heavy users differ: mu0 depends on how users are weighted); "heavy": 0.3 x
+    Student t with 1.5 degrees of freedom (infinite variance; items far beyond R); "d2": the
+    "het" design in d = 2 (items in the unit disc)."""
+    rng = np.random.default_rng(seed)
+    m = np.ceil(top / np.sqrt(np.arange(1, n + 1))).astype(np.int64)
+    ids = np.repeat(np.arange(n), m)
+    big = (m >= 10)[ids]
+    if kind == "het":
+        x = np.where(big, 0.3, -0.3) + rng.uniform(-0.6, 0.6, ids.size)
+    elif kind == "heavy":
+        x = 0.3 * rng.standard_t(1.5, ids.size)
+    else:
+        x = (rng.uniform(-1, 1, (ids.size, 2)) + np.where(big, 0.2, -0.2)[:, None] * np.array([1.0, 0.5])) / np.sqrt(2)
+    return UserDataset(x * R, ids)
+
+
+def _validation_cases() -> list:
+    """Differential cases, all at eps = 3, delta = 1e-5, R = R_c = 1 (cap chosen by ``choose_cap``).
+
+    0. The crossing dataset (``crossing_pair``'s first): gamma = 16, P(pass) = 0.69, centre 0.
+       The release is a visible mixture (sigma_fallback / sigma_pass = 16): a deterministic
+       test (always pass here), a test on the wrong threshold, or a decision shared by the
+       releases of one call (case 0 is the independence case; |x| clusters by call) show.
+    1. 300 imbalanced users (50 items down to 3), heavy users centred at +0.3, light ones at
+       -0.3 ("het"): mu0 depends on the weights and thresholds; gamma = 49 (always passes),
+       sigma_pass = 0.025, so the mean test resolves a change of mu0 by ~1e-3 and the KS test
+       a change of sigma_pass by a few per cent (a sensitivity bound off by a factor).
+    2. The same counts, items 0.3 x Student t(1.5) ("heavy"): the Huber minimiser (0.018)
+       differs from the weighted mean (0.085); items up to 25 R, so an R read from the data
+       changes everything here.
+    3. "het" in d = 2, 200 users: the vector Huber loss on the L2 norm and L2 sensitivity.
+    """
+    from userdp.audits.validate import Case
+    p = _params_v()
+    return [Case(crossing_pair().first, p, "65 one-item users at 0 (PTR near its threshold: P(pass) = 0.69)"),
+            Case(_generated("het", 300, 50, 1), p, "300 imbalanced users, heavy users offset (always passes)"),
+            Case(_generated("heavy", 300, 50, 2), p, "300 imbalanced users, Student t(1.5) items (heavy tails)"),
+            Case(_generated("d2", 200, 30, 3), p, "200 imbalanced users in d = 2")]
+
+
+def _validation_designs() -> list:
+    """Audit designs (claim (3, 1e-5)-DP, replace-user-items):
+
+    - "PTR threshold": ``crossing_pair``. gamma 16 vs 15 around the threshold 15.35, with
+      sigma_fallback = 16 sigma_pass. The reference passes w.p. 0.69 vs 0.38: the test is
+      eps_t = 0.75-DP and the spread of a release reveals no more. A deterministic test
+      (gamma > L without Laplace noise) passes always on the first and never on the second:
+      N(0, 0.229^2) vs N(0.031, 3.72^2), whose tails give an unbounded loss. An R read from
+      the data (max |x| = 100 on the second) inflates every threshold and the noise with it.
+    - "sensitivity": ``realisation_pair``. The move of Clip(mu0) is 0.96 B; the reference's
+      sigma_pass = 1.86 B gives mu = 0.52 (Gaussian DP), within (2.25, 5e-6) for the release;
+      a bound B / 4 (c = max w_i T_i: one user's bounded gradient, without the factor 2 of a
+      sign flip and without 1 / kappa0) gives mu = 2.07, whose (eps, 1e-5) loss is far above 3.
+    - "item range": ``range_pair``. Both sides always pass (gamma = 49 and more); the reference
+      moves Clip(mu0) by at most B. An R read from the data (R_eff = max(R, max |x|)) is 1 on
+      the first and 100 on the second: every T_i and B grow 100-fold (B capped at 2 R_c), so
+      sigma jumps from 0.025 to 3.7: the spread alone tells the two apart (unbounded loss).
+    """
+    from userdp.audits.validate import AuditDesign
+    claim = Z.claim(V_EPS, V_DELTA)
+    return [AuditDesign([crossing_pair()], _params_v(), claim, "PTR threshold: gamma 16 vs 15 around L = 15.35"),
+            AuditDesign([realisation_pair()], _params_v(), claim,
+                        "sensitivity: a user moving Clip(mu0) by 0.96 of the calibrated B"),
+            AuditDesign([range_pair()], _params_v(), claim, "item range: a light user's items moved to +100 R")]
+
+
+def _hlm_flatten(out, size: int):
+    """(size, 2d): the release x and |x| per coordinate (see the comment above ``V_EPS``)."""
+    try:
+        a = np.asarray(out, dtype=float)
+    except (TypeError, ValueError):
+        return out                               # validate's own check names the bad output
+    if a.ndim == 0 or a.shape[0] != size:
+        return out
+    a = a.reshape(size, -1)
+    return np.hstack([a, np.abs(a)])
+
+
+def pass_probability(plan) -> float:
+    """P(gamma + Laplace(1/eps_t) > L), in closed form (the Laplace tail)."""
+    a, eps_t = plan.threshold - plan.gamma, plan.budget["eps_test"]
+    return 0.5 * math.exp(-eps_t * a) if a >= 0 else 1.0 - 0.5 * math.exp(eps_t * a)
+
+
+def _folded_mean(c: np.ndarray, sigma: float) -> np.ndarray:
+    """E|c + sigma Z|, Z ~ N(0, 1): sigma sqrt(2/pi) exp(-c^2 / (2 sigma^2)) + c (1 - 2 Phi(-c / sigma))."""
+    return sigma * math.sqrt(2 / math.pi) * np.exp(-c * c / (2 * sigma * sigma)) + c * (1 - 2 * stats.norm.cdf(-c / sigma))
+
+
+def _hlm_statistic(dataset, **params) -> np.ndarray:
+    """The exact mean of ``_hlm_flatten`` of the reference's releases: (Clip(mu0), E|x|)."""
+    p = Z.release_plan(dataset, **params)
+    c, q = p.clipped, pass_probability(p)
+    return np.concatenate([c, q * _folded_mean(c, p.sigma_pass) + (1 - q) * _folded_mean(c, p.sigma_fallback)])
+
+
+def _register_validation():
+    from userdp.audits.validate import Case, ValidationSpec, register_validation
+    D = crossing_pair().first
+    register_validation(ValidationSpec(
+        algorithm="zhao2024.hlm", reference=Z.mechanism, statistic=_hlm_statistic,
+        cases=_validation_cases, designs=_validation_designs, suite="userdp.properties.zhao2024",
+        # noise_scale returns a dict (properties/zhao2024.py), which run_stages cannot compare
+        stage_params={s: ("epsilon", "delta", "R", "R_c") for s in
+                      ("weights", "thresholds", "statistic", "sensitivity", "ptr_distance")},
+        takes_dataset=("weights", "thresholds", "statistic", "sensitivity", "ptr_distance"),
+        refusals=lambda: [Case(D, _params_v(eps=0.0), "epsilon = 0 (no budget for the test or the noise)"),
+                          Case(D, {**_params_v(), "delta": 0.0}, "delta = 0 (Gaussian noise and PTR need delta > 0)")],
+        flatten=_hlm_flatten,
+        why="release = Clip(mu0, R_c) + a scale mixture of centred Gaussians (PTR pass / fallback); "
+            "flatten appends |x| so that a PTR decision shared within a call is visible"))
+
+
+_register_validation()
