@@ -20,7 +20,6 @@ Gaussian-DP terms. A release that moves by s under noise sigma is (s / sigma)-GD
 """
 from __future__ import annotations
 
-import hashlib
 import math
 
 import numpy as np
@@ -283,18 +282,24 @@ _PLANS: dict = {}
 def hlm_decision_per_call(dataset, rng, size=None, *, epsilon, delta, R, R_c, tau=TAU, cap=None,
                           kappa0=KAPPA0, test_share=TEST_SHARE, support=None):
     """BUG (independence): one PTR coin per call, shared by all `size` releases ("test once,
-    then release"). The noise-free plan is cached by the dataset's bytes and the parameters
-    (a fit/release split; it changes no output)."""
-    key = (hashlib.sha1(np.ascontiguousarray(dataset.values).tobytes()
-                        + np.ascontiguousarray(dataset.user_ids).tobytes()).hexdigest(),
-           epsilon, delta, R, R_c, tau, cap, kappa0, test_share, support)
-    if key not in _PLANS:
-        _PLANS[key] = _plan(dataset, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap, kappa0=kappa0,
-                            test_share=test_share, support=support)
-    p = _PLANS[key]
+    then release"). The noise-free plan is cached per dataset object and parameters (a
+    fit/release split; the cache holds the object, so its id cannot be reused; it changes no
+    output, and keeps validate's one-release-per-call draws fast)."""
+    params = (epsilon, delta, R, R_c, tau, cap, kappa0, test_share, support)
+    hit = _PLANS.get(id(dataset))
+    if hit is None or hit[0] is not dataset or hit[1] != params:
+        hit = _PLANS[id(dataset)] = (dataset, params, _plan(
+            dataset, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap, kappa0=kappa0,
+            test_share=test_share, support=support))
+    p = hit[2]
     k = 1 if size is None else size
-    passed = p["gamma"] + _laplace(rng, 1 / p["eps_t"], 1)[0] > p["L"]
-    return _release(p, rng, size, np.full(k, passed))
+    u = rng.random() - 0.5                                   # the call's one Laplace(1/eps_t) draw
+    passed = p["gamma"] - math.copysign(1 / p["eps_t"], u) * math.log1p(-2 * abs(u)) > p["L"]
+    sigma = p["sigma_pass"] if passed else p["sigma_fallback"]
+    out = p["clipped"] + sigma * _normals(rng, (k, p["clipped"].size))
+    if p["scalar"]:
+        out = out[:, 0]
+    return out[0] if size is None else out
 
 
 M = "corpus.zhao2024"
