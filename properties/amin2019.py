@@ -166,7 +166,7 @@ def prop_sensitivity_brute_force(impl: Adapter, example) -> None:
 
 
 def _check_pair(impl: Adapter, D, D2, T, what: str) -> None:
-    diff = abs(float(impl.statistic(D, T=T)) - float(impl.statistic(D2, T)))
+    diff = abs(float(impl.statistic(D, T=T)) - float(impl.statistic(D2, T=T)))
     delta = float(impl.sensitivity(T=T))
     assert diff <= delta + REL * max(1.0, T * (D.m + D2.m)), (
         f"{impl.name}: |g_T(D) - g_T(D')| = {diff!r} > sensitivity(T) = {delta!r} "
