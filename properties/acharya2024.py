@@ -1,18 +1,38 @@
 """Property suite for Acharya et al. 2024 (PDP-OP, personalized-DP ridge regression).
 
-Usable against any implementation wrapped as an ``Adapter`` whose stages take the dataset
-(X = ``values`` in [0, 1]^d, y = ``labels`` in [-1, 1], the profile ``epsilons``) and the
-public parameters as keywords (``PDPExample.params``):
+Usable against any implementation wrapped as an ``Adapter``. The suite passes the dataset
+positionally and the public parameters by keyword (``PDPExample.params``), exactly as here:
 
-- ``weights(dataset, *, Lambda)``        -> w, shape (n,);
-- ``statistic(dataset, *, Lambda)``      -> theta_bar, shape (d,), noise-free;
-- ``sensitivity(dataset, *, Lambda)``    -> Delta_i, shape (n,): the per-record L2 sensitivity;
-- ``noise_scale(dataset, *, Lambda)``    -> 1 / eta (the L2-Laplace scale);
-- ``mechanism(dataset, rng, size, *, Lambda)`` -> releases theta_bar + Z.
+- ``weights(dataset, Lambda=Lambda)``        -> w, shape (n,);
+- ``statistic(dataset, Lambda=Lambda)``      -> theta_bar, shape (d,), noise-free;
+- ``sensitivity(dataset, Lambda=Lambda)``    -> Delta_i, shape (n,): the per-record L2 sensitivity;
+- ``noise_scale(dataset, Lambda=Lambda)``    -> 1 / eta (the L2-Laplace scale);
+- ``mechanism(dataset, rng=rng, size=size, Lambda=Lambda)`` -> releases theta_bar + Z, shape
+  (d,) or (size, d) (the keywords of ``reference.acharya2024.mechanism``).
 
-For the Jorgensen et al. 2015 baseline, ``weights(dataset, *, Lambda, threshold)`` returns
-the sampling probabilities p_i instead (``JORGENSEN_PROPERTIES``). Relation: replace-record;
-claim eps_i for record i. Every property raises AssertionError.
+For the Jorgensen et al. 2015 baseline (``JORGENSEN_PROPERTIES``, ``REFERENCE_JORGENSEN``),
+``weights(dataset, Lambda=Lambda, threshold=threshold)`` returns the sampling probabilities
+p_i instead. The non-personalized baseline (``NONPERSONALIZED_PROPERTIES``,
+``REFERENCE_NONPERSONALIZED``) has the stages of PDP-OP.
+
+Parameters:
+
+- ``dataset``: a ``UserDataset``, one record per unit: X = ``values`` (n, d) in [0, 1]^d,
+  y = ``labels`` (n,) in [-1, 1], and the public privacy profile ``epsilons`` (n,): eps_i > 0
+  is record i's own pure-DP level (Definition 2.2);
+- ``Lambda``: the ridge penalty lambda > 0 of eq. 2, sum_i w_i (y_i - theta.x_i)^2 + lambda
+  ||theta||^2 with sum_i w_i = 1 (no 1/n: dimensionless, not scaled by n);
+- ``threshold``: Jorgensen's t, the privacy level (an epsilon) at which the inner estimator
+  runs; records are kept with probability p_i = min(1, (e^eps_i - 1) / (e^t - 1));
+- ``rng``: a ``numpy.random.Generator``; ``size``: None (one release) or the number of releases;
+- returned ``sensitivity``: Delta_i, the L2 sensitivity of theta_bar to replacing record i
+  (unit of theta); ``noise_scale``: 1 / eta, the scale of the noise density prop. to
+  exp(-eta ||z||_2) (its radius is Gamma(d, scale 1/eta)); not a standard deviation.
+
+Relation: replace-record (``RELATION``); claim eps_i for record i. ``pdp_examples`` draws
+an i-neighbour by default; ``pdp_examples(neighbour=False)`` draws none, and the
+sampled-neighbour property then has no usable example (``check_property`` raises
+RuntimeError: a bug of the caller, never a verdict). Every property raises AssertionError.
 
 Oracles, written out here and independent of ``reference/acharya2024.py``:
 - theta_bar by least squares on the augmented system [sqrt(w) X; sqrt(lambda) I] theta ~
@@ -31,6 +51,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from hypothesis import assume
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -47,12 +68,14 @@ __all__ = [
     "prop_loss_bounded_on_sampled_neighbour", "prop_statistic_is_weighted_ridge", "prop_refuses_lambda_zero",
     "prop_refuses_out_of_domain", "prop_noise_is_gamma_radius_uniform_direction",
     "prop_nonpersonalized_is_constant_profile", "prop_jorgensen_levels_within_eps",
-    "ALL_PROPERTIES", "NONPERSONALIZED_PROPERTIES", "JORGENSEN_PROPERTIES",
+    "ALL_PROPERTIES", "STATISTICAL_PROPERTIES", "NONPERSONALIZED_PROPERTIES", "JORGENSEN_PROPERTIES",
+    "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER",
 ]
 
 REL = 1e-9
 STAT_LEVEL = 5e-5       # each of the two noise tests: together <= 1e-4 false failures per example
 NOISE_DRAWS = 20_000
+RELATION = A.RELATION   # Definition 2.1: i-neighbours differ in record i only (REPLACE_RECORD)
 
 
 @dataclass(frozen=True)
@@ -60,7 +83,7 @@ class PDPExample:
     dataset: UserDataset
     Lambda: float
     threshold: float | None = None        # Jorgensen's t (JORGENSEN_PROPERTIES only)
-    neighbour: UserDataset | None = None  # an i-neighbour (pdp_examples(neighbour=True))
+    neighbour: UserDataset | None = None  # an i-neighbour under RELATION (pdp_examples() draws one)
 
     @property
     def params(self) -> dict:
@@ -68,9 +91,10 @@ class PDPExample:
 
 
 @st.composite
-def pdp_examples(draw, max_n: int = 4, max_d: int = 2, neighbour: bool = False):
+def pdp_examples(draw, max_n: int = 4, max_d: int = 2, neighbour: bool = True):
     """n <= max_n records, d <= max_d, x in [0, 1]^d, y in [-1, 1], eps in [0.01, 2],
-    lambda in {0.01, 0.1, 1, 10, 100} or [0.01, 100]; t = max eps; optionally one neighbour."""
+    lambda in {0.01, 0.1, 1, 10, 100} or [0.01, 100]; t = max eps; and one i-neighbour under
+    the suite's ``RELATION`` (``neighbour=False``: none, for the properties that need none)."""
     n, d = draw(st.integers(1, max_n)), draw(st.integers(1, max_d))
     unit = st.floats(0.0, 1.0)
     X = np.array(draw(st.lists(st.lists(unit, min_size=d, max_size=d), min_size=n, max_size=n)))
@@ -82,7 +106,7 @@ def pdp_examples(draw, max_n: int = 4, max_d: int = 2, neighbour: bool = False):
     if neighbour:
         i = draw(st.integers(0, n - 1))
         x2 = np.array(draw(st.lists(unit, min_size=d, max_size=d)))
-        D2 = A.RELATION.neighbour(D, i, x2, draw(st.floats(-1.0, 1.0)))
+        D2 = RELATION.neighbour(D, i, x2, draw(st.floats(-1.0, 1.0)))
     return PDPExample(D, lam, float(eps.max()), D2)
 
 
@@ -211,8 +235,9 @@ def prop_loss_bounded_on_corner_neighbours(impl: Adapter, ex: PDPExample) -> Non
 def prop_loss_bounded_on_sampled_neighbour(impl: Adapter, ex: PDPExample) -> None:
     """The same bound on a Hypothesis neighbour (record i replaced anywhere in the domain)."""
     impl.require("statistic", "noise_scale")
-    if ex.neighbour is None:
-        return
+    # An example without a neighbour cannot test this bound: rejected, never a silent pass
+    # (pdp_examples(neighbour=False) alone gives no usable example: check_property raises).
+    assume(ex.neighbour is not None)
     (i,) = A.RELATION.changed_units(ex.dataset, ex.neighbour) or {0}
     _check_loss(impl, ex, ex.dataset, ex.neighbour, i, f"sampled neighbour (record {i})")
 
@@ -235,7 +260,7 @@ def prop_refuses_lambda_zero(impl: Adapter, ex: PDPExample) -> None:
     impl.require("noise_scale")
     stages = [("noise_scale", lambda: impl.noise_scale(ex.dataset, Lambda=0.0))]
     if impl.mechanism is not None:
-        stages.append(("mechanism", lambda: impl.mechanism(ex.dataset, np.random.default_rng(0), 2, Lambda=0.0)))
+        stages.append(("mechanism", lambda: impl.mechanism(ex.dataset, rng=np.random.default_rng(0), size=2, Lambda=0.0)))
     for name, call in stages:
         try:
             out = call()
@@ -267,7 +292,7 @@ def prop_noise_is_gamma_radius_uniform_direction(impl: Adapter, ex: PDPExample) 
     D = ex.dataset
     d = D.values.reshape(D.n, -1).shape[1]
     eta = eta_oracle(np.asarray(D.epsilons), d, ex.Lambda)
-    z = np.asarray(impl.mechanism(D, np.random.default_rng(2024), NOISE_DRAWS, **ex.params)).reshape(NOISE_DRAWS, d)
+    z = np.asarray(impl.mechanism(D, rng=np.random.default_rng(2024), size=NOISE_DRAWS, **ex.params)).reshape(NOISE_DRAWS, d)
     z = z - np.asarray(impl.statistic(D, **ex.params))
     r = np.linalg.norm(z, axis=1)
     p_r = stats.kstest(r, stats.gamma(d, scale=1.0 / eta).cdf).pvalue
@@ -329,10 +354,27 @@ REFERENCE_JORGENSEN = Adapter(
     "acharya2024.jorgensen (reference)",
     lambda D, *, Lambda, threshold: A.jorgensen_probabilities(D.epsilons, threshold))
 
+# ---------------------------------------------------------------------- the suite
+# ALL_PROPERTIES: every property of PDP-OP (REFERENCE), its statistical one included; the
+# baselines' own properties are in NONPERSONALIZED_PROPERTIES and JORGENSEN_PROPERTIES.
+STATISTICAL_PROPERTIES = (prop_noise_is_gamma_radius_uniform_direction,)   # run on one fixed example
 ALL_PROPERTIES = (prop_weights_sum_to_one, prop_eta_is_theorem32, prop_eta_times_sensitivity_is_eps,
                   prop_noise_scale_is_public, prop_loss_bounded_on_corner_neighbours,
                   prop_loss_bounded_on_sampled_neighbour, prop_statistic_is_weighted_ridge,
-                  prop_refuses_lambda_zero, prop_refuses_out_of_domain)
-STATISTICAL_PROPERTIES = (prop_noise_is_gamma_radius_uniform_direction,)   # run on fixed examples
+                  prop_refuses_lambda_zero, prop_refuses_out_of_domain) + STATISTICAL_PROPERTIES
 NONPERSONALIZED_PROPERTIES = (prop_nonpersonalized_is_constant_profile,)
 JORGENSEN_PROPERTIES = (prop_jorgensen_levels_within_eps,)
+
+_EVERY = ALL_PROPERTIES + NONPERSONALIZED_PROPERTIES + JORGENSEN_PROPERTIES
+# SMALL: brute force over corners (2^(d+1) per record, pairs of them), so n <= 3, d <= 2.
+_SMALL = pdp_examples(max_n=3, max_d=2, neighbour=False)
+STRATEGIES = {p: _SMALL for p in _EVERY}
+STRATEGIES[prop_loss_bounded_on_sampled_neighbour] = pdp_examples(max_n=6, max_d=3, neighbour=True)
+# The statistical property runs on ONE fixed example (20,000 draws, two tests at STAT_LEVEL):
+# a correct mechanism fails it with probability <= 2 STAT_LEVEL = 1e-4; more examples would
+# multiply that.
+STRATEGIES[prop_noise_is_gamma_radius_uniform_direction] = st.just(uneven_profile_example())
+EXAMPLES = {p: list(HARD_EXAMPLES) for p in _EVERY if p not in STATISTICAL_PROPERTIES}
+MAX_EXAMPLES = {p: 25 for p in _EVERY}
+MAX_EXAMPLES.update({p: 1 for p in STATISTICAL_PROPERTIES})
+ADAPTER = Adapter

@@ -1,12 +1,26 @@
 """Property suite for Amin et al. 2019 §3 (capped sum, optimal cap); see reference/amin2019.py.
 
 Stages an implementation may provide (any may be missing; a property that needs a
-missing stage is "not applicable", ``properties.adapter``):
+missing stage is "not applicable", ``properties.adapter``). The suite passes the dataset
+positionally and every other argument by keyword, exactly as written here:
 
-- ``statistic(dataset, T) -> float``: the noise-free capped sum g_T (§3);
-- ``sensitivity(T) -> float``: its add/remove-user sensitivity (eq. 2);
-- ``noise_scale(T, epsilon) -> float``: the Laplace scale (Def. 4);
-- ``optimal_cap(dataset, epsilon) -> float``: the non-private eq. 5 minimiser (eq. 6).
+- ``statistic(dataset, T=T) -> float``: the noise-free capped sum g_T (§3);
+- ``sensitivity(T=T) -> float``: its add/remove-user sensitivity (eq. 2);
+- ``noise_scale(T=T, epsilon=epsilon) -> float``: the Laplace scale b (Def. 4);
+- ``optimal_cap(dataset, epsilon=epsilon) -> float``: the non-private eq. 5 minimiser (eq. 6);
+- ``mechanism(dataset, T=T, epsilon=epsilon, rng=rng, size=size)``: g_T + Lap(b), shape ()
+  or (size,) (audited, not checked here; the call shape of ``reference.amin2019.mechanism``).
+
+Parameters:
+
+- ``dataset``: a ``UserDataset`` with one scalar value x_i >= 0 per record; user l's
+  contribution is its total x_l = sum_{i in S_l} x_i (in the unit of the values);
+- ``T``: the cap on each user's TOTAL x_l (not on each record), > 0, in the unit of the values;
+- ``epsilon``: the pure-DP budget of the release (dimensionless, > 0);
+- ``rng``: a ``numpy.random.Generator``; ``size``: None (one release) or the number of releases;
+- returned ``sensitivity``: the add/remove-user L1 sensitivity of g_T, in the unit of the
+  values; ``noise_scale``: the Laplace scale b (the density is exp(-|z|/b)/(2b)), not a
+  standard deviation.
 
 ``CapAdapter`` is the common ``Adapter`` with the one extra stage ``optimal_cap``.
 
@@ -29,6 +43,7 @@ from typing import Any, Callable, ClassVar, Optional
 import numpy as np
 from hypothesis import strategies as st
 
+from userdp.reference import amin2019 as A
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import ADD_REMOVE_USER
 
@@ -40,7 +55,7 @@ __all__ = [
     "capped_sum_cases", "capped_sum_neighbours", "cap_cases", "noise_cases",
     "prop_capped_per_user", "prop_sensitivity_bounds_neighbours", "prop_sensitivity_brute_force",
     "prop_noise_scale_calibrated", "prop_optimal_cap_is_kth_largest", "prop_optimal_cap_minimises_eq5",
-    "ALL_PROPERTIES", "STRATEGIES", "RELATION",
+    "ALL_PROPERTIES", "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER", "REFERENCE",
 ]
 
 REL = 1e-9  # see module docstring: >= 1000x the float rounding of these sums
@@ -124,7 +139,7 @@ def prop_capped_per_user(impl: Adapter, example) -> None:
     """g_T(D) = sum_l min(x_l, T): each user's *total* is capped once, not each record."""
     impl.require("statistic")
     D, T = example
-    got = float(impl.statistic(D, T))
+    got = float(impl.statistic(D, T=T))
     want = math.fsum(min(x, T) for x in totals_oracle(D))
     assert _close(got, want, want), (
         f"{impl.name}: g_T = {got!r} but sum_l min(x_l, T) = {want!r} (T={T!r}, user sizes "
@@ -151,8 +166,8 @@ def prop_sensitivity_brute_force(impl: Adapter, example) -> None:
 
 
 def _check_pair(impl: Adapter, D, D2, T, what: str) -> None:
-    diff = abs(float(impl.statistic(D, T)) - float(impl.statistic(D2, T)))
-    delta = float(impl.sensitivity(T))
+    diff = abs(float(impl.statistic(D, T=T)) - float(impl.statistic(D2, T=T)))
+    delta = float(impl.sensitivity(T=T))
     assert diff <= delta + REL * max(1.0, T * (D.m + D2.m)), (
         f"{impl.name}: |g_T(D) - g_T(D')| = {diff!r} > sensitivity(T) = {delta!r} "
         f"(T={T!r}; {what})")
@@ -164,10 +179,10 @@ def prop_noise_scale_calibrated(impl: Adapter, example) -> None:
     if impl.sensitivity is None and impl.noise_scale is None:
         impl.require("noise_scale")
     if impl.sensitivity is not None:
-        s = float(impl.sensitivity(T))
+        s = float(impl.sensitivity(T=T))
         assert s >= T * (1 - REL), f"{impl.name}: sensitivity({T!r}) = {s!r} < T (eq. 2 attains T)"
     if impl.noise_scale is not None:
-        b = float(impl.noise_scale(T, eps))
+        b = float(impl.noise_scale(T=T, epsilon=eps))
         assert b >= (T / eps) * (1 - REL), (
             f"{impl.name}: noise_scale(T={T!r}, eps={eps!r}) = {b!r} < T/eps = {T / eps!r} (Def. 4, eq. 2)")
 
@@ -176,7 +191,7 @@ def prop_optimal_cap_is_kth_largest(impl: Adapter, example) -> None:
     """optimal_cap(D, eps) = the ceil(1/eps)-th largest user total (sort-based oracle)."""
     impl.require("optimal_cap")
     D, eps = example
-    got, want = float(impl.optimal_cap(D, eps)), kth_largest_oracle(D, eps)
+    got, want = float(impl.optimal_cap(D, epsilon=eps)), kth_largest_oracle(D, eps)
     assert _close(got, want, want), (
         f"{impl.name}: optimal_cap = {got!r}, but the ceil(1/eps) = "
         f"{math.ceil(Fraction(1) / Fraction(eps))}-th largest of totals {sorted(totals_oracle(D), reverse=True)} "
@@ -197,7 +212,7 @@ def prop_optimal_cap_minimises_eq5(impl: Adapter, example) -> None:
     xs = sorted(set(x) | {0.0})
     cands = xs + [(a + b) / 2 for a, b in zip(xs, xs[1:])] + [xs[-1] + 1.0]
     best = min(eq5_oracle(x, t, eps) for t in cands)
-    T = float(impl.optimal_cap(D, eps))
+    T = float(impl.optimal_cap(D, epsilon=eps))
     assert T >= 0, f"{impl.name}: optimal_cap = {T!r} < 0"
     got = eq5_oracle(x, T, eps)
     assert got <= best + REL * max(1.0, best), (
@@ -206,7 +221,8 @@ def prop_optimal_cap_minimises_eq5(impl: Adapter, example) -> None:
 
 # ------------------------------------------------------------------------ the suite
 # The shape every suite exposes (issue 13 item 3): the properties, the example strategy of
-# each, and the neighbouring relation the sensitivity properties use.
+# each, known hard examples and the effort per property, the neighbouring relation, the
+# adapter type and the reference wrapped in it.
 ALL_PROPERTIES = (prop_capped_per_user, prop_sensitivity_bounds_neighbours, prop_sensitivity_brute_force,
                   prop_noise_scale_calibrated, prop_optimal_cap_is_kth_largest, prop_optimal_cap_minimises_eq5)
 STRATEGIES = {
@@ -217,4 +233,9 @@ STRATEGIES = {
     prop_optimal_cap_is_kth_largest: cap_cases(),
     prop_optimal_cap_minimises_eq5: cap_cases(),
 }
-RELATION = ADD_REMOVE_USER      # Amin et al. §3: one user's records appear or vanish
+EXAMPLES: dict = {}             # no known hard case beyond what the strategies draw
+MAX_EXAMPLES: dict = {}         # every property: check_property's default, 100
+RELATION = A.RELATION           # Amin et al. §3, Def. 1: one user's records appear or vanish (ADD_REMOVE_USER)
+ADAPTER = CapAdapter
+REFERENCE = CapAdapter("amin2019 (reference)", statistic=A.statistic, sensitivity=A.sensitivity,
+                       noise_scale=A.noise_scale, mechanism=A.mechanism, optimal_cap=A.optimal_cap_nonprivate)

@@ -1,16 +1,33 @@
 """Property suite for Epasto et al. 2020 §3 (weighted averaging, sample limiting).
 
-Usable against any implementation wrapped as an ``Adapter`` whose stages take the
-dataset and the public parameters as keywords (``WAExample.params``):
+Usable against any implementation wrapped as an ``Adapter``. The suite passes the dataset
+positionally and the public parameters by keyword (``WAExample.params``), exactly as here:
 
-- ``weights(dataset, *, B, epsilon, sigma)``     -> c, shape (n,), aligned with records;
-- ``statistic(dataset, *, B, epsilon, sigma)``   -> beta_hat (float, noise-free);
-- ``sensitivity(dataset, *, B, epsilon, sigma)`` -> the L1 sensitivity it calibrates to;
-- ``noise_scale(dataset, *, B, epsilon, sigma)`` -> the Laplace scale b it uses;
-- ``mechanism(dataset, rng, size, *, B, epsilon, sigma)`` -> releases (audited, not here).
+- ``weights(dataset, B=B, epsilon=epsilon, sigma=sigma)``     -> c, shape (n,), aligned with records;
+- ``statistic(dataset, B=B, epsilon=epsilon, sigma=sigma)``   -> beta_hat (float, noise-free);
+- ``sensitivity(dataset, B=B, epsilon=epsilon, sigma=sigma)`` -> the L1 sensitivity it calibrates to;
+- ``noise_scale(dataset, B=B, epsilon=epsilon, sigma=sigma)`` -> the Laplace scale b it uses;
+- ``mechanism(dataset, rng=rng, size=size, B=B, epsilon=epsilon, sigma=sigma)`` -> releases,
+  shape () or (size,) (audited, not here; the keywords of ``reference.epasto2020.optimal_wa_mechanism``).
+
+Parameters:
+
+- ``dataset``: a ``UserDataset``, one scalar y_i per record in ``values``; the records of
+  each user (S_l, hence every s_l) are public, the values are private;
+- ``B``: the bound on the values, y_i in [0, B] (public; the unit of y);
+- ``epsilon``: the pure-DP budget of one release (dimensionless, > 0);
+- ``sigma``: the standard deviation of the per-record noise xi_i in y_i = beta + xi_i (§3),
+  in the unit of y, >= 0; a standard deviation, not a variance. It only chooses the
+  weights (Lemma 2's variance trade-off), never the privacy;
+- ``rng``: a ``numpy.random.Generator``; ``size``: None (one release) or the number of releases;
+- returned ``sensitivity``: the L1 sensitivity of beta_hat under ``RELATION``, in the unit of y;
+  ``noise_scale``: the Laplace scale b (density exp(-|z|/b)/(2b)), not a standard deviation.
 
 Every property raises ``AssertionError`` with a message. Relation: replace-user with S_l
-public (``reference.epasto2020.RELATION``).
+public (``RELATION`` = ``reference.epasto2020.RELATION``). ``wa_examples`` draws a
+neighbour under it by default; ``wa_examples(relation=None)`` draws none, and the
+neighbour property then has no usable example (``check_property`` raises RuntimeError:
+a bug of the caller, never a verdict).
 
 Oracles (review finding 3): written out here from the paper's §3, independent of
 ``reference/epasto2020.py`` - plain loops over users (``records_of``) summed with
@@ -46,10 +63,12 @@ __all__ = [
     "prop_statistic_is_weighted_average", "prop_sensitivity_bounds_all_neighbours",
     "prop_sensitivity_bounds_sampled_neighbour", "prop_lemma3_form", "prop_minimises_variance",
     "user_weights_oracle", "lemma2_variance", "n_h_oracle", "lemma3_weights_oracle", "claim1_v",
-    "brute_force_min_v", "ALL_PROPERTIES",
+    "brute_force_min_v", "ALL_PROPERTIES", "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER",
+    "REFERENCE",
 ]
 
 REL = 1e-9
+RELATION = E.RELATION   # §2.2: replace one user's values, S_l public (REPLACE_USER)
 
 
 @dataclass(frozen=True)
@@ -58,7 +77,7 @@ class WAExample:
     B: float
     epsilon: float
     sigma: float
-    neighbour: UserDataset | None = None  # set by wa_examples(relation=...)
+    neighbour: UserDataset | None = None  # drawn by wa_examples() under RELATION, unless relation=None
 
     @property
     def params(self) -> dict:
@@ -66,9 +85,10 @@ class WAExample:
 
 
 @st.composite
-def wa_examples(draw, max_users: int = 8, max_records_per_user: int = 6, relation=None):
-    """A dataset with y in [0, B], public eps and sigma in [0, B/2]; with ``relation``, also
-    one neighbour under it (``strategies.neighbouring_pairs``, new values in [0, B])."""
+def wa_examples(draw, max_users: int = 8, max_records_per_user: int = 6, relation=RELATION):
+    """A dataset with y in [0, B], public eps and sigma in [0, B/2], and one neighbour under
+    ``relation`` (the suite's ``RELATION`` by default; ``strategies.neighbouring_pairs``, new
+    values in [0, B]). ``relation=None``: no neighbour (for the properties that need none)."""
     B = draw(st.sampled_from([1.0, 2.5]))
     datasets = user_datasets(max_users=max_users, max_records_per_user=max_records_per_user,
                              value_range=(0.0, B))
@@ -241,7 +261,7 @@ def prop_sensitivity_bounds_all_neighbours(impl: Adapter, ex: WAExample) -> None
 def prop_sensitivity_bounds_sampled_neighbour(impl: Adapter, ex: WAExample) -> None:
     """The same bound on one Hypothesis-chosen neighbour of a larger dataset."""
     impl.require("statistic", "sensitivity")
-    assume(ex.neighbour is not None)   # needs wa_examples(relation=...); else no usable example
+    assume(ex.neighbour is not None)   # wa_examples(relation=None) has none: no usable example (a caller bug)
     _check_pair(impl, ex, ex.dataset, ex.neighbour, "sampled neighbour")
 
 
@@ -299,9 +319,27 @@ def prop_minimises_variance(impl: Adapter, ex: WAExample) -> None:
         f"{got / best - 1:.3g} relative")
 
 
+# ------------------------------------------------------------------------------ the suite
 ALL_PROPERTIES = (
     prop_weights_nonnegative_sum_to_one, prop_capped_per_user, prop_noise_scale_calibrated,
     prop_noise_covers_user_weight,
     prop_statistic_is_weighted_average, prop_sensitivity_bounds_all_neighbours,
     prop_sensitivity_bounds_sampled_neighbour, prop_lemma3_form, prop_minimises_variance,
 )
+_PLAIN = wa_examples(relation=None)           # the properties that need no neighbour
+STRATEGIES = {
+    prop_weights_nonnegative_sum_to_one: _PLAIN,
+    prop_capped_per_user: _PLAIN,
+    prop_noise_scale_calibrated: _PLAIN,
+    prop_noise_covers_user_weight: _PLAIN,
+    prop_statistic_is_weighted_average: _PLAIN,
+    # brute force over every neighbour: 3^s_l per user, so tiny datasets
+    prop_sensitivity_bounds_all_neighbours: wa_examples(max_users=3, max_records_per_user=3, relation=None),
+    prop_sensitivity_bounds_sampled_neighbour: wa_examples(max_users=30, max_records_per_user=20, relation=RELATION),
+    prop_lemma3_form: _PLAIN,
+    prop_minimises_variance: _PLAIN,
+}
+EXAMPLES: dict = {}             # no known hard case beyond what the strategies draw
+MAX_EXAMPLES: dict = {}         # every property: check_property's default, 100
+ADAPTER = Adapter
+REFERENCE = REFERENCE_WA        # the main algorithm: Algorithm 1 with Lemma 3's optimal weights

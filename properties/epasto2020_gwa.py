@@ -1,16 +1,31 @@
 """Property suite for Epasto et al. 2020 §5 (GWA_C, label-private linear regression).
 
-Usable against any implementation wrapped as an ``Adapter`` whose stages take the
-dataset (X = ``values``, y = ``labels`` in [0, B]) and the public parameters as keywords
-(``GWAExample.params``):
+Usable against any implementation wrapped as an ``Adapter``. The suite passes the dataset
+positionally and the public parameters by keyword (``GWAExample.params``), exactly as here:
 
-- ``weights(dataset, *, B, epsilon, sigma)``     -> C, shape (d, n);
-- ``statistic(dataset, *, B, epsilon, sigma)``   -> beta_hat, shape (d,), noise-free;
-- ``sensitivity(dataset, *, B, epsilon, sigma)`` -> the L1 sensitivity it calibrates to;
-- ``noise_scale(dataset, *, B, epsilon, sigma)`` -> the per-coordinate Laplace scale b;
-- ``mechanism(dataset, rng, size, *, B, epsilon, sigma)`` -> releases (audited, not here).
+- ``weights(dataset, B=B, epsilon=epsilon, sigma=sigma)``     -> C, shape (d, n);
+- ``statistic(dataset, B=B, epsilon=epsilon, sigma=sigma)``   -> beta_hat, shape (d,), noise-free;
+- ``sensitivity(dataset, B=B, epsilon=epsilon, sigma=sigma)`` -> the L1 sensitivity it calibrates to;
+- ``noise_scale(dataset, B=B, epsilon=epsilon, sigma=sigma)`` -> the per-coordinate Laplace scale b;
+- ``mechanism(dataset, rng=rng, size=size, B=B, epsilon=epsilon, sigma=sigma)`` -> releases,
+  shape (d,) or (size, d) (audited, not here).
 
-Relation: replace-user-labels (X and S_l public). Every property raises AssertionError.
+Parameters:
+
+- ``dataset``: a ``UserDataset``; X = ``values`` (n, d) (features, public), y = ``labels`` (n,)
+  (private), the records of each user S_l public;
+- ``B``: the bound on the labels, y_i in [0, B] (public; the unit of y);
+- ``epsilon``: the pure-DP budget of one release (dimensionless, > 0);
+- ``sigma``: the standard deviation of the label noise in y_i = x_i . beta + xi_i (Theorem 6),
+  in the unit of y, > 0; a standard deviation, not a variance. It only chooses C;
+- ``rng``: a ``numpy.random.Generator``; ``size``: None (one release) or the number of releases;
+- returned ``sensitivity``: the L1 sensitivity of beta_hat under ``RELATION`` (unit of beta);
+  ``noise_scale``: the Laplace scale b of each coordinate, not a standard deviation.
+
+Relation: replace-user-labels (X and S_l public), ``RELATION``. ``gwa_examples`` draws a
+neighbour under it by default; ``gwa_examples(relation=None)`` draws none, and the
+neighbour properties then have no usable example (``check_property`` raises RuntimeError:
+a bug of the caller, never a verdict). Every property raises AssertionError.
 
 Oracles (review finding 3), written out here with loops over users and ``math.fsum``,
 independent of ``reference/epasto2020_gwa.py``: Algorithm 3's b (``paper_b``), Theorem 6's
@@ -52,12 +67,14 @@ __all__ = [
     "prop_sensitivity_bounds_sampled_neighbour", "prop_minimises_total_variance",
     "prop_refuses_labels_outside_range", "ALL_PROPERTIES", "sign_cancelling_example", "two_record_users_example", "HARD_EXAMPLES",
     "paper_b", "theorem6_variance", "dual_bound_oracle",
+    "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER", "REFERENCE",
 ]
 
 REL = 1e-9
 OPT_RTOL = 2e-6
 DUAL_ROUNDING = 1e-12   # fsum-exact sums of terms each correct to ~(d+2) ulps: 1e-12 is >= 1000x that
 SL_SEED = 52  # the public seed of the sample-limiting selection in the reference adapter
+RELATION = G.RELATION   # §5: replace one user's labels, X and S_l public (REPLACE_USER_LABELS)
 
 
 @dataclass(frozen=True)
@@ -66,7 +83,7 @@ class GWAExample:
     B: float
     epsilon: float
     sigma: float
-    neighbour: UserDataset | None = None  # set by gwa_examples(relation=...)
+    neighbour: UserDataset | None = None  # drawn by gwa_examples() under RELATION, unless relation=None
 
     @property
     def params(self) -> dict:
@@ -82,9 +99,10 @@ def _well_posed(D: UserDataset) -> bool:
 
 
 @st.composite
-def gwa_examples(draw, max_users: int = 6, max_records_per_user: int = 4, dim: int = 2, relation=None):
-    """X in [-1, 1]^(n x dim) of full rank, y in [0, B], eps in [0.1, 20], sigma in [0.05, B];
-    with ``relation``, also one neighbour (labels redrawn in [0, B])."""
+def gwa_examples(draw, max_users: int = 6, max_records_per_user: int = 4, dim: int = 2, relation=RELATION):
+    """X in [-1, 1]^(n x dim) of full rank, y in [0, B], eps in [0.1, 20], sigma in [0.05, B],
+    and one neighbour under ``relation`` (the suite's ``RELATION`` by default; labels redrawn
+    in [0, B]). ``relation=None``: no neighbour (for the properties that need none)."""
     B = draw(st.sampled_from([1.0, 3.0]))
     datasets = user_datasets(min_users=2, max_users=max_users, max_records_per_user=max_records_per_user,
                              dim=dim, value_range=(-1.0, 1.0), labels=True, label_range=(0.0, B))
@@ -269,7 +287,7 @@ def prop_weights_ignore_labels(impl: Adapter, ex: GWAExample) -> None:
     """C may depend on X, S_l and the public parameters only: C(D) = C(D') for a label
     neighbour D' (else the sensitivity argument of Theorem 6 does not apply)."""
     impl.require("weights")
-    assume(ex.neighbour is not None)   # needs gwa_examples(relation=...); else no usable example
+    assume(ex.neighbour is not None)   # gwa_examples(relation=None) has none: no usable example (a caller bug)
     C, C2 = _C(impl, ex.dataset, ex), _C(impl, ex.neighbour, ex)
     err = float(np.abs(C - C2).max())
     _require(err <= REL * float(np.abs(C).max()), f"C changes with the labels by {err!r}")
@@ -316,7 +334,7 @@ def prop_sensitivity_bounds_sampled_neighbour(impl: Adapter, ex: GWAExample) -> 
     """The bound on one Hypothesis neighbour of a larger dataset, and on the adversarial
     neighbours G.worst_case_pairs builds from the adapter's C (sign-aligned labels)."""
     impl.require("statistic", "sensitivity")
-    assume(ex.neighbour is not None)   # needs gwa_examples(relation=...); else no usable example
+    assume(ex.neighbour is not None)   # gwa_examples(relation=None) has none: no usable example (a caller bug)
     _check_pair(impl, ex, ex.dataset, ex.neighbour, "sampled neighbour")
     if impl.weights is not None:
         for pair in G.worst_case_pairs(ex.dataset, _C(impl, ex.dataset, ex), ex.B):
@@ -360,7 +378,22 @@ def prop_refuses_labels_outside_range(impl: Adapter, ex: GWAExample) -> None:
         _require(False, f"label {bad!r} outside [0, B = {ex.B}] was accepted")
 
 
+# ------------------------------------------------------------------------------ the suite
 ALL_PROPERTIES = (prop_CX_identity, prop_weights_ignore_labels, prop_noise_scale_matches_b,
                   prop_statistic_is_C_y, prop_sensitivity_bounds_all_neighbours,
                   prop_sensitivity_bounds_sampled_neighbour, prop_minimises_total_variance,
                   prop_refuses_labels_outside_range)
+# SAMPLED: d = 3 and a label neighbour under RELATION (unused by the properties that need
+# none); TINY: brute force over every neighbour, 2^s_l per user, so tiny datasets.
+_SAMPLED = gwa_examples(max_users=6, max_records_per_user=5, dim=3, relation=RELATION)
+_TINY = gwa_examples(max_users=3, max_records_per_user=3, relation=None)
+STRATEGIES = {p: _SAMPLED for p in ALL_PROPERTIES}
+STRATEGIES[prop_sensitivity_bounds_all_neighbours] = _TINY
+# The hard cases have no neighbour: the two neighbour properties would reject them.
+EXAMPLES = {p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES
+            if p not in (prop_weights_ignore_labels, prop_sensitivity_bounds_sampled_neighbour)}
+MAX_EXAMPLES = {p: 40 for p in ALL_PROPERTIES}
+MAX_EXAMPLES.update({prop_sensitivity_bounds_all_neighbours: 30,    # 2^s_l neighbours per user each
+                     prop_minimises_total_variance: 30})            # one certified solve per example
+ADAPTER = Adapter
+REFERENCE = REFERENCE_GWA       # the main algorithm: Algorithm 3 with Theorem 6's optimal C

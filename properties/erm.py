@@ -1,19 +1,37 @@
 """Property suite for the ERM algorithms: Amin et al. 2019 Algorithm 1 and Epasto et al. 2020
 Algorithm 2 (``reference/amin2019_erm.py``, ``reference/epasto2020_erm.py``).
 
-Adapter stage signatures (an external implementation is wrapped to these):
+Adapter stage call shapes: the suite passes the dataset positionally and every other
+argument by keyword, exactly as here. Two algorithms, two adapters:
 
-Amin (params = dict(tau, Lambda, n_min, loss, R, Y), plus epsilon for noise_scale):
-    weights(D, tau=, n_min=) -> (n,) objective weights (0 for a dropped record)
-    statistic(D, **params) -> theta-hat (d,);  sensitivity(**params) -> Delta_2
-    noise_scale(D, epsilon=, **params) -> scale of exp(-||b|| / scale)   (D passed on purpose:
-        the property checks that the scale does not depend on it)
-Epasto (params = dict(c, epsilon, delta, T, loss, R, Y, radius)):
-    statistic(D, theta, **params) -> sum_i c_i grad l(theta, X_i) (d,)
-    sensitivity(D, **params) -> Delta_2 of one step;  noise_scale(D, **params) -> sigma
+Amin Algorithm 1 (``ALL_PROPERTIES``, ``REFERENCE``; ``**params`` = dict(tau, Lambda, n_min,
+loss, R, Y), an example's third element):
+    weights(D, tau=tau, n_min=n_min) -> (n,) objective weights (0 for a dropped record)
+    statistic(D, **params) -> theta-hat (d,), noise-free
+    sensitivity(**params) -> Delta_2, the L2 sensitivity of theta-hat under add/remove-user
+    noise_scale(D, epsilon=epsilon, **params) -> scale of exp(-||b|| / scale)   (D passed on
+        purpose: the property checks that the scale does not depend on it)
+    mechanism(D, rng=rng, size=size, epsilon=epsilon, **params) -> (d,) or (size, d)
+Epasto Algorithm 2 (``EPASTO_PROPERTIES``, ``REFERENCE_EPASTO``; ``**params`` = dict(c, epsilon,
+delta, T, loss, R, Y, radius)):
+    statistic(D, theta=theta, **params) -> sum_i c_i grad l(theta, X_i) (d,)
+    sensitivity(D, **params) -> Delta_2 of one step (L2, under replace-user)
+    noise_scale(D, **params) -> sigma, the standard deviation of each step's Gaussian noise
+    mechanism(D, rng=rng, size=size, **params) -> (d,) or (size, d)
 
-Examples come from the strategies below; ``amin_reference()`` and ``epasto_reference()``
-wrap the reference. Every property raises AssertionError with the numbers that fail.
+Parameters:
+    D: a ``UserDataset`` with features ``values`` (n, d), ||x_i||_2 <= R, and ``labels`` in
+        {-1, +1} (logistic) or [-Y, Y] (ridge); the records of each user are S_l
+    tau: the public number of records kept per user (Amin §5: min(s_l, tau) are kept), an int >= 1
+    Lambda: the strong-convexity constant of the objective, sum_i w_i l + (Lambda/2) ||theta||^2 (> 0)
+    n_min: the public floor of the normaliser n' = max(n_tau, n_min) (an int >= 1)
+    loss: "logistic" or "ridge"; R: the bound on ||x_i||_2; Y: the bound on |y_i| (ridge)
+    epsilon: Amin: the pure-DP budget; Epasto: with delta, the (epsilon, delta)-DP budget of the
+        whole T-step run
+    c: Epasto's record weights (n,), c_i >= 0, sum 1; T: the number of gradient steps (an int >= 1)
+    radius: the radius of the L2 ball of parameters Algorithm 2 projects onto
+    theta: (d,), the point at which one step's gradient is taken
+    rng: a ``numpy.random.Generator``; size: None (one release) or the number of releases
 
 Oracles (review finding 3). ``prop_noise_accounts_for_steps`` checks sigma against the
 exact privacy profile of T composed Gaussian steps (``gaussian_log_delta``: Dong-Roth-Su
@@ -49,6 +67,8 @@ __all__ = [
     "prop_noise_scale_is_public", "prop_gradient_within_sensitivity",
     "prop_weights_enter_linearly", "prop_noise_accounts_for_steps", "gaussian_log_delta",
     "epasto_heavy_user_example",
+    "ALL_PROPERTIES", "EPASTO_PROPERTIES", "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION",
+    "RELATION_EPASTO", "ADAPTER", "REFERENCE", "REFERENCE_EPASTO",
 ]
 
 _finite = dict(allow_nan=False, allow_infinity=False)
@@ -322,7 +342,8 @@ def prop_gradient_within_sensitivity(impl: Adapter, example) -> None:
     """||sum_i c_i (grad l(theta, X_i) - grad l(theta, X'_i))|| <= Delta_2 on a replace-user pair."""
     impl.require("statistic", "sensitivity")
     D, D2, p, theta = example
-    gap = float(np.linalg.norm(np.asarray(impl.statistic(D, theta, **p)) - np.asarray(impl.statistic(D2, theta, **p))))
+    gap = float(np.linalg.norm(np.asarray(impl.statistic(D, theta=theta, **p)) -
+                               np.asarray(impl.statistic(D2, theta=theta, **p))))
     Delta = float(impl.sensitivity(D, **p))
     # Two sums of <= 5 x 5 terms of size <= 1: rounding < 1e-14, so 1e-12 is ample.
     if gap > Delta * (1 + 1e-12) + 1e-12:
@@ -337,8 +358,9 @@ def prop_weights_enter_linearly(impl: Adapter, example) -> None:
     c1 = p["c"]
     mix = a * c1 + (1 - a) * c2
     mix = mix / mix.sum()                      # re-normalise the rounding (|sum - 1| < 1e-15)
-    lhs = np.asarray(impl.statistic(D, theta, c=mix, **q))
-    rhs = a * np.asarray(impl.statistic(D, theta, c=c1, **q)) + (1 - a) * np.asarray(impl.statistic(D, theta, c=c2, **q))
+    lhs = np.asarray(impl.statistic(D, theta=theta, c=mix, **q))
+    rhs = (a * np.asarray(impl.statistic(D, theta=theta, c=c1, **q))
+           + (1 - a) * np.asarray(impl.statistic(D, theta=theta, c=c2, **q)))
     # Terms are <= 1 in norm and sum to <= 1: rounding < 1e-14; 1e-12 leaves a 100x margin.
     if np.linalg.norm(lhs - rhs) > 1e-12:
         raise AssertionError(f"weights do not enter linearly: {lhs} vs {rhs} (a = {a})")
@@ -395,3 +417,28 @@ def prop_noise_accounts_for_steps(impl: Adapter, example) -> None:
         raise AssertionError(f"T = {p['T']} steps with sigma = {sigma!r} and Delta_2 = {Delta!r} are "
                              f"{mu:.4g}-GDP: delta({p['epsilon']!r}) = {math.exp(log_delta):.4g} > claimed "
                              f"delta = {p['delta']}")
+
+
+# ------------------------------------------------------------------------------ the suite
+# Two algorithms: Amin Algorithm 1 is the module's main suite (ALL_PROPERTIES, REFERENCE,
+# RELATION); Epasto Algorithm 2 has its own (EPASTO_PROPERTIES, REFERENCE_EPASTO, RELATION_EPASTO).
+ALL_PROPERTIES = (prop_tau_bounds_records_per_user, prop_minimiser_within_sensitivity, prop_noise_scale_is_public)
+EPASTO_PROPERTIES = (prop_gradient_within_sensitivity, prop_weights_enter_linearly, prop_noise_accounts_for_steps)
+# One strategy per property, the best default for an external implementation; the tests run
+# the others too (ridge, the random pairs for the minimiser bound).
+STRATEGIES = {
+    prop_tau_bounds_records_per_user: amin_cases(),
+    prop_minimiser_within_sensitivity: amin_worst_pairs(),    # the family where Delta_2 is nearly attained
+    prop_noise_scale_is_public: amin_pairs(),                 # removals and additions: n_tau changes
+    prop_gradient_within_sensitivity: epasto_pairs(),
+    prop_weights_enter_linearly: epasto_linearity_cases(),
+    prop_noise_accounts_for_steps: epasto_pairs(),
+}
+EXAMPLES = {prop_gradient_within_sensitivity: [epasto_heavy_user_example()],
+            prop_noise_accounts_for_steps: [epasto_heavy_user_example()]}
+MAX_EXAMPLES: dict = {}         # every property: check_property's default, 100
+RELATION = A.RELATION           # Amin Def. 1: all records of one user appear or vanish (ADD_REMOVE_USER)
+RELATION_EPASTO = E.RELATION    # Epasto §2.2: one user's features and labels change, S_l public (REPLACE_USER)
+ADAPTER = Adapter
+REFERENCE = amin_reference()
+REFERENCE_EPASTO = epasto_reference()

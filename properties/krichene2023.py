@@ -1,22 +1,42 @@
 """Property suite for Krichene et al. 2023 (multi-task user-level DP with task weights).
 
-Usable against any implementation wrapped as a ``MultiTaskAdapter`` whose stages take the
-dataset (one record per (task i, user j) pair: ``task_ids``, ``user_ids``, features ``values``,
-labels) and the public parameters as keywords (``MTExample.params``: m, n_counts (public task
-sizes, Assumption 4.1), n_users, beta, mu, Gamma_x, Gamma_star, Lambda, Gamma, T):
+Usable against any implementation wrapped as a ``MultiTaskAdapter``. The suite passes the
+dataset positionally and every other argument by keyword, exactly as here, where ``**params``
+is ``MTExample.params`` (m, n_counts, n_users, beta, mu, Gamma_x, Gamma_star, Lambda, Gamma, T;
+a stage takes what it needs and ignores the rest):
 
 - ``weights(dataset, **params)``            -> w, (N,): one weight per record;
 - ``statistic(dataset, **params)``          -> (A (m, d, d), b (m, d)): what Algorithm 1 adds noise to;
 - ``sensitivity(**params)``                 -> (Delta_A, Delta_b) declared;
 - ``noise_scale(**params)``                 -> (sigma_A, sigma_b) of the release;
-- ``mechanism(dataset, rng, size, **params)`` -> (A-hat, b-hat) releases, leading axis ``size``;
-- ``gradient(dataset, theta, **params)``    -> (m, d): Algorithm 2's noise-free step at theta;
+- ``mechanism(dataset, rng=rng, size=size, **params)`` -> (A-hat, b-hat) releases, leading axis ``size``;
+- ``gradient(dataset, theta=theta, **params)`` -> (m, d): Algorithm 2's noise-free step at theta;
 - ``gd_noise_scale(**params)``              -> sigma of Algorithm 2's gradient noise;
-- ``rdp(orders, **params)``                 -> the RDP charged for one run (Algorithm 1 or 2);
-- ``omega(n_counts, *, n_users, beta_bar, mu)`` -> task weights (m,) (eq. (11), §5);
-- ``ratios(n_counts)``                      -> (R_0, R_1) of §4.
+- ``rdp(orders=orders, **params)``          -> the RDP charged for one run (Algorithm 1 or 2), (len(orders),);
+- ``omega(n_counts=n_counts, n_users=n_users, beta_bar=beta_bar, mu=mu)`` -> task weights (m,)
+  (eq. (11), §5);
+- ``ratios(n_counts=n_counts)``             -> (R_0, R_1) of §4.
 
-Relation: add/remove user. Every property raises AssertionError.
+Parameters:
+
+- ``dataset``: a ``UserDataset``, one record per (task i, user j) pair of Omega: ``task_ids``,
+  ``user_ids``, features x_ij in ``values`` (N, d), labels y_ij in ``labels`` (N,);
+- ``m``: the number of tasks; ``n_counts``: the public task sizes n_i, (m,), each >= 1
+  (Assumption 4.1: declared, not read from the data); ``n_users``: n, the number of users;
+- ``beta``: the per-user budget, sum_{i in Omega^j} w_ij^2 <= beta (Theorem 3.3: the run is
+  (alpha, alpha beta)-RDP); ``beta_bar``: the budget in the weights' normalisation
+  sum_i n_i omega_i^2 = n beta_bar (problem (10)); ``mu``: the exponent of the task weights
+  omega_i prop. to n_i^-mu (§5; eq. (11) is mu = 1/4 or 1/2);
+- ``Gamma_x``: the clipping norm of the features, ||x|| <= Gamma_x (line 2); ``Gamma_star``:
+  the labels are clipped to |y| <= Gamma_x Gamma_star (so Gamma_star is a ratio, not a norm);
+- ``Lambda``: the ridge penalty lambda of the loss (theta.x - y)^2 / 2 + lambda ||theta||^2 / 2;
+- ``Gamma``: the clipping norm of each record's gradient (Algorithm 2); ``T``: its number of steps;
+- ``theta``: (m, d), an iterate (one row per task) in the unit ball;
+- ``orders``: the Renyi orders alpha > 1 at which ``rdp`` reports the RDP epsilon;
+- ``rng``: a ``numpy.random.Generator``; ``size``: None (one release) or the number of releases;
+- returned ``sensitivity``: L2 (Frobenius over the stacked tasks) sensitivities under
+  add/remove-user; ``noise_scale``, ``gd_noise_scale``: standard deviations of the Gaussian
+  noise (not variances).
 
 Oracles, independent of ``reference/krichene2023*.py``:
 - the budget sum_i w_ij^2 summed here per user, against beta (Theorem 3.3);
@@ -32,6 +52,7 @@ Tolerance ``REL`` = 1e-9 relative (sums of at most a few dozen doubles).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -56,13 +77,14 @@ __all__ = [
     "prop_public_inputs_only", "prop_noise_scales_are_the_papers", "prop_rdp_covers_the_releases",
     "prop_gradient_sensitivity_every_user", "prop_closed_form_solves_problem_10", "prop_ratios_at_least_one",
     "prop_estimated_weights_underestimate", "prop_release_noise_is_symmetric_gaussian",
-    "ALL_PROPERTIES", "STATISTICAL_PROPERTIES",
+    "ALL_PROPERTIES", "STATISTICAL_PROPERTIES", "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER",
 ]
 
 REL = 1e-9
 STAT_LEVEL = 2.5e-5      # each of the 4 KS tests: together <= 1e-4 false failures per example
 NOISE_DRAWS = 20_000
 ORDERS = DEFAULT_RDP_ORDERS
+RELATION = K.RELATION   # Theorems 3.3, 3.11: one user's records (all its tasks) appear or vanish (ADD_REMOVE_USER)
 
 
 @dataclass(frozen=True)
@@ -282,7 +304,7 @@ def prop_rdp_covers_the_releases(impl: MultiTaskAdapter, ex: MTExample) -> None:
     T alpha beta Gamma^2 / (2 sigma_GD^2) for Algorithm 2, with the Appendix A sensitivities and the
     implementation's own noise scales."""
     impl.require("rdp")
-    charged = np.asarray(impl.rdp(ORDERS, **ex.params), dtype=float)
+    charged = np.asarray(impl.rdp(orders=ORDERS, **ex.params), dtype=float)
     needs = []
     if impl.noise_scale is not None:
         sA, sb = (float(v) for v in impl.noise_scale(**ex.params))
@@ -304,10 +326,10 @@ def prop_gradient_sensitivity_every_user(impl: MultiTaskAdapter, ex: MTExample) 
     """Appendix A.3, by brute force: removing any user moves Algorithm 2's stacked noise-free step
     at theta by <= sqrt(beta) Gamma."""
     impl.require("gradient")
-    g = np.asarray(impl.gradient(ex.dataset, ex.theta, **ex.params), dtype=float)
+    g = np.asarray(impl.gradient(ex.dataset, theta=ex.theta, **ex.params), dtype=float)
     lim = math.sqrt(ex.beta) * ex.Gamma
     for j, D2 in _neighbours(ex.dataset):
-        g2 = np.asarray(impl.gradient(D2, ex.theta, **ex.params), dtype=float)
+        g2 = np.asarray(impl.gradient(D2, theta=ex.theta, **ex.params), dtype=float)
         shift = float(np.linalg.norm(g - g2))
         _require(shift <= lim * (1 + REL), f"removing user {j}: gradient moves {shift!r} > sqrt(beta) Gamma = {lim!r}")
 
@@ -317,7 +339,7 @@ def prop_closed_form_solves_problem_10(impl: MultiTaskAdapter, ex: MTExample) ->
     to 1e-6 relative, on the example's skewed counts."""
     impl.require("omega")
     for gamma, mu in ((0, 0.25), (1, 0.5)):
-        got = np.asarray(impl.omega(ex.skew, n_users=1000, beta_bar=ex.beta, mu=mu), dtype=float)
+        got = np.asarray(impl.omega(n_counts=ex.skew, n_users=1000, beta_bar=ex.beta, mu=mu), dtype=float)
         want = solve_problem_10(ex.skew, 1000, ex.beta, gamma)
         err = float(np.max(np.abs(got - want) / want))
         _require(err <= 1e-6, f"gamma = {gamma}: omega = {got}, problem (10) gives {want} (rel. error {err:.2g})")
@@ -337,7 +359,7 @@ def prop_ratios_at_least_one(impl: MultiTaskAdapter, ex: MTExample) -> None:
     """§4: R_0, R_1 >= 1 (Cauchy-Schwarz), = 1 iff every n_i is equal; values match the formulas
     (relative 1e-12; integer counts <= 1000, so unequal counts give R_1 - 1 >= ~1e-8)."""
     impl.require("ratios")
-    R0, R1 = (float(v) for v in impl.ratios(ex.skew))
+    R0, R1 = (float(v) for v in impl.ratios(n_counts=ex.skew))
     R0sq, R1x = _exact_ratios(ex.skew)
     _require(abs(R1 - float(R1x)) <= 1e-12 * float(R1x), f"R_1 = {R1!r}, the formula gives {float(R1x)!r}")
     _require(abs(R0 - math.sqrt(float(R0sq))) <= 1e-12, f"R_0 = {R0!r}, the formula gives {math.sqrt(float(R0sq))!r}")
@@ -355,8 +377,8 @@ def prop_estimated_weights_underestimate(impl: MultiTaskAdapter, ex: MTExample) 
     impl.require("omega")
     n_hat = ex.skew + ex.count_error
     for mu in (0.25, 0.5):
-        exact = np.asarray(impl.omega(ex.skew, n_users=1000, beta_bar=ex.beta, mu=mu), dtype=float)
-        est = np.asarray(impl.omega(np.maximum(n_hat + ex.s, 1.0), n_users=1000, beta_bar=ex.beta, mu=mu), dtype=float)
+        exact = np.asarray(impl.omega(n_counts=ex.skew, n_users=1000, beta_bar=ex.beta, mu=mu), dtype=float)
+        est = np.asarray(impl.omega(n_counts=np.maximum(n_hat + ex.s, 1.0), n_users=1000, beta_bar=ex.beta, mu=mu), dtype=float)
         _require(bool(np.all(est <= exact * (1 + REL))), f"mu = {mu}: estimated weights {est} exceed exact {exact}")
 
 
@@ -367,7 +389,7 @@ def prop_release_noise_is_symmetric_gaussian(impl: MultiTaskAdapter, ex: MTExamp
     impl.require("statistic", "mechanism")
     D = ex.dataset
     A, b = (np.asarray(a, dtype=float) for a in impl.statistic(D, **ex.params))
-    Ah, bh = (np.asarray(a, dtype=float) for a in impl.mechanism(D, np.random.default_rng(2023), NOISE_DRAWS, **ex.params))
+    Ah, bh = (np.asarray(a, dtype=float) for a in impl.mechanism(D, rng=np.random.default_rng(2023), size=NOISE_DRAWS, **ex.params))
     ZA, Zb = Ah - A, bh - b
     _require(bool(np.allclose(ZA, np.swapaxes(ZA, -1, -2), rtol=0, atol=1e-12 * max(1.0, float(np.abs(A).max())))),
              "A-hat - A is not symmetric")
@@ -405,8 +427,21 @@ REFERENCE = MultiTaskAdapter(
     omega=lambda n_counts, *, n_users, beta_bar, mu: W.omega_mu(n_counts, n_users, beta_bar, mu),
     ratios=W.improvement_ratios)
 
+# ---------------------------------------------------------------------- the suite
+STATISTICAL_PROPERTIES = (prop_release_noise_is_symmetric_gaussian,)   # run on one fixed example
 ALL_PROPERTIES = (prop_budget_holds, prop_sensitivity_every_user, prop_declared_sensitivity_is_appendix_a1,
                   prop_public_inputs_only, prop_noise_scales_are_the_papers, prop_rdp_covers_the_releases,
                   prop_gradient_sensitivity_every_user, prop_closed_form_solves_problem_10,
-                  prop_ratios_at_least_one, prop_estimated_weights_underestimate)
-STATISTICAL_PROPERTIES = (prop_release_noise_is_symmetric_gaussian,)   # run on fixed examples
+                  prop_ratios_at_least_one, prop_estimated_weights_underestimate) + STATISTICAL_PROPERTIES
+# Small graphs: the sensitivity properties remove every user (brute force).
+_SMALL = mt_examples(max_tasks=3, max_users=4)
+STRATEGIES = {p: _SMALL for p in ALL_PROPERTIES}
+# The statistical property runs on ONE fixed example (3 KS tests at STAT_LEVEL: a correct
+# mechanism fails with probability <= 1e-4; more examples would multiply that). Gamma_* != 1
+# there, so noise on b that forgets Gamma_* shows.
+STRATEGIES[prop_release_noise_is_symmetric_gaussian] = st.just(
+    dataclasses.replace(one_user_everywhere_example(), Gamma_star=2.0))
+EXAMPLES = {p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES if p not in STATISTICAL_PROPERTIES}
+MAX_EXAMPLES = {p: 25 for p in ALL_PROPERTIES}
+MAX_EXAMPLES.update({p: 1 for p in STATISTICAL_PROPERTIES})
+ADAPTER = MultiTaskAdapter

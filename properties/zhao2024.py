@@ -1,8 +1,8 @@
 """Property suite for Zhao et al. 2024 (HLM: Huber-loss user-level mean estimation, poster).
 
-Usable against any implementation wrapped as an ``HLMAdapter`` whose stages take the
-dataset (items in ``values``, (N,) or (N, d); user i owns m_i items) and the public
-parameters as keywords (``HLMExample.params``: epsilon, delta, R, R_c):
+Usable against any implementation wrapped as an ``HLMAdapter``. The suite passes the dataset
+positionally and the public parameters by keyword, exactly as here, where ``**p`` is
+``HLMExample.params``: epsilon, delta, R, R_c, and ``support`` when the example declares one:
 
 - ``weights(dataset, **p)``      -> w, (n,), in the dataset's user order (``dataset.users``);
 - ``thresholds(dataset, **p)``   -> T, (n,), the Huber thresholds T_i;
@@ -12,7 +12,28 @@ parameters as keywords (``HLMExample.params``: epsilon, delta, R, R_c):
 - ``ptr_distance(dataset, **p)`` -> gamma, an int of sensitivity 1 (propose-test-release);
 - ``noise_scale(dataset, **p)``  -> dict with sigma_pass, sigma_fallback, eps_test,
   eps_release, delta_test, delta_release and threshold (pass iff gamma + Lap(1/eps_test) > threshold);
-- ``mechanism(dataset, rng, size, **p)``.
+- ``mechanism(dataset, rng=rng, size=size, **p)`` -> releases, shape (d,) or (size, d), () or
+  (size,) for scalar items (the keywords of ``reference.zhao2024.mechanism``).
+
+Parameters:
+
+- ``dataset``: a ``UserDataset`` of items in ``values``, (N,) or (N, d); user i owns m_i >= 1
+  items (public counts); y_i is user i's local average;
+- ``epsilon``, ``delta``: the (epsilon, delta)-DP budget of one release (user-level, eq. (1));
+- ``R``: the item scale (a length, the unit of the items) that sets the thresholds,
+  T_i = tau R / sqrt(m_i); not a bound on the items (they need no bounded support);
+- ``R_c``: the clipping radius of the release, Clip(mu0, R_c) (eq. (4)), in the unit of the items;
+- ``support`` (optional): a declared radius rho with every item in the L2 ball of radius rho
+  around 0; it tightens the sensitivity, and data outside it is refused;
+- ``rng``: a ``numpy.random.Generator``; ``size``: None (one release) or the number of releases;
+- returned ``sensitivity`` B: an L2 distance in the unit of the items; ``sigma_pass``,
+  ``sigma_fallback``: standard deviations of the Gaussian noise W (not variances).
+
+The WME baseline (``WME_PROPERTIES``, ``REFERENCE_WME``, ``RELATION_WME``; plain ``Adapter``):
+``noise_scale(dataset, epsilon=, delta=, R=)`` -> dict eps1, delta1, eps2, delta2, sigma1, sigma2;
+``sensitivity(dataset, epsilon=, delta=, R=)`` -> (Delta_1, Delta_2), L2 sensitivities of its
+two stages; ``mechanism(dataset, rng=, size=, epsilon=, delta=, R=)``. There ``R`` IS the
+support bound: |x| <= R (d = 1), ||x||_2 <= R (d > 1).
 
 Relation: replace one user's items, m_i kept (``REPLACE_USER_ITEMS``). Every property raises
 AssertionError. Oracles, independent of ``reference/zhao2024.py``: the Huber gradient and
@@ -34,6 +55,7 @@ from scipy import optimize, stats
 from userdp.reference import zhao2024 as Z
 from userdp.reference import zhao2024_wme as Wm
 from userdp.reference.data import UserDataset
+from userdp.reference.neighbours import REPLACE_USER_ITEMS
 
 from .adapter import Adapter
 
@@ -44,9 +66,13 @@ __all__ = [
     "prop_weighted_mean_when_thresholds_large", "prop_sensitivity_bound_brute_force",
     "prop_ptr_distance_sensitivity_one", "prop_noise_calibrated", "ALL_PROPERTIES",
     "WMEExample", "wme_examples", "prop_wme_noise_calibrated", "REFERENCE_WME", "WME_PROPERTIES",
+    "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "RELATION_WME", "ADAPTER",
 ]
 
 REL = 1e-9
+# Poster eq. (1): one user's items change, m_i kept. reference/zhao2024.py names the relation
+# in its docstring only (no RELATION symbol); zhao2024_wme.RELATION is the same object.
+RELATION = REPLACE_USER_ITEMS
 
 
 @dataclass(frozen=True)
@@ -414,3 +440,11 @@ REFERENCE_WME = Adapter(
     mechanism=lambda D, rng, size=None, *, epsilon, delta, R: Wm.wme_mechanism(D, epsilon, delta, R, rng, size))
 
 WME_PROPERTIES = (prop_wme_noise_calibrated,)
+RELATION_WME = Wm.RELATION      # REPLACE_USER_ITEMS, as for HLM
+
+
+# ---------------------------------------------------------------------- the suite
+ADAPTER = HLMAdapter
+STRATEGIES = {**{p: hlm_examples() for p in ALL_PROPERTIES}, **{p: wme_examples() for p in WME_PROPERTIES}}
+EXAMPLES = {p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES}      # WME: none (the hard cases are HLM's)
+MAX_EXAMPLES = {p: 25 for p in ALL_PROPERTIES + WME_PROPERTIES}

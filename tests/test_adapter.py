@@ -66,10 +66,8 @@ def test_stage_raising_key_error_is_a_finding_not_not_applicable():
     bad = _with(E.REFERENCE_WA, noise_scale=_raising(KeyError("sigma")))
     calls_noise_scale = {"prop_noise_scale_calibrated", "prop_noise_covers_user_weight",
                          "prop_sensitivity_bounds_all_neighbours", "prop_sensitivity_bounds_sampled_neighbour"}
-    strategies = {"prop_sensitivity_bounds_all_neighbours": E.wa_examples(max_users=3, max_records_per_user=3),
-                  "prop_sensitivity_bounds_sampled_neighbour": E.wa_examples(relation="replace-user")}
     for prop in E.ALL_PROPERTIES:
-        f = check_property(prop, strategies.get(prop.__name__, E.wa_examples()), bad, max_examples=10)
+        f = check_property(prop, E.STRATEGIES[prop], bad, max_examples=10)     # the suite's own strategies
         if prop.__name__ in calls_noise_scale:
             assert f.verdict == "error" and f.failed, f
             assert f.message.startswith("stage noise_scale raised KeyError"), f

@@ -30,7 +30,6 @@ from userdp.properties.adapter import check_property
 from userdp.reference import amin2019 as A
 from userdp.reference.claims import PureDP
 from userdp.reference.data import UserDataset
-from userdp.reference.neighbours import ADD_REMOVE_USER
 
 from planted import amin2019 as planted  # tests/ is on sys.path (pytest rootdir, no tests/__init__.py)
 
@@ -48,8 +47,7 @@ def D_small():
     return UserDataset.from_user_lists([[0.5, 0.7], [0.2], [3.0], [1.0, 1.0, 1.0]])
 
 
-REFERENCE = P.CapAdapter("reference", statistic=A.statistic, sensitivity=A.sensitivity,
-                         noise_scale=A.noise_scale, optimal_cap=A.optimal_cap_nonprivate)
+REFERENCE = P.REFERENCE        # the suite's own reference adapter (one source)
 
 
 # ------------------------------------------------------------------ examples
@@ -142,27 +140,22 @@ def test_bad_types_raise_type_error(call):
 PROPS = [(p, P.STRATEGIES[p]) for p in P.ALL_PROPERTIES]     # the suite's own strategies (one source)
 
 
-def _shape_problems(suite) -> list[str]:
-    """What keeps a suite module from the common shape (issue 13 item 3)."""
-    props = {n for n in dir(suite) if n.startswith("prop_")}
-    listed = {p.__name__ for p in getattr(suite, "ALL_PROPERTIES", ())}
-    with_strategy = {p.__name__ for p in getattr(suite, "STRATEGIES", {})}
-    return ([f"not in ALL_PROPERTIES: {sorted(props - listed)}"] if props - listed else []) + \
-        ([f"no strategy: {sorted(listed - with_strategy)}"] if listed - with_strategy else []) + \
-        ([] if hasattr(suite, "RELATION") else ["no RELATION"])
+def _check(prop, impl):
+    """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
+    return check_property(prop, P.STRATEGIES[prop], impl, max_examples=P.MAX_EXAMPLES.get(prop, 100),
+                          examples=P.EXAMPLES.get(prop, ()))
 
 
-def test_the_suite_has_the_common_shape(monkeypatch):
-    assert _shape_problems(P) == [] and len(P.ALL_PROPERTIES) == 6 and P.RELATION is ADD_REMOVE_USER
-    # planted: a property left out of the strategies, and a suite without its relation
-    monkeypatch.setattr(P, "STRATEGIES", {k: v for k, v in P.STRATEGIES.items() if k is not P.prop_capped_per_user})
-    monkeypatch.delattr(P, "RELATION")
-    assert _shape_problems(P) == ["no strategy: ['prop_capped_per_user']", "no RELATION"]
+def test_reference_mechanism_has_the_documented_call_shape():
+    # mechanism(dataset, T=, epsilon=, rng=, size=): keywords only, the reference's own names
+    D = D_small()
+    got = REFERENCE.mechanism(D, T=1.0, epsilon=0.5, rng=rng(3), size=4)
+    np.testing.assert_array_equal(got, A.mechanism(D, 1.0, 0.5, rng(3), size=4))
 
 
-@pytest.mark.parametrize("prop,strategy", PROPS, ids=[p.__name__ for p, _ in PROPS])
-def test_reference_passes_property(prop, strategy):
-    f = check_property(prop, strategy, REFERENCE, max_examples=100)
+@pytest.mark.parametrize("prop", P.ALL_PROPERTIES, ids=lambda p: p.__name__)
+def test_reference_passes_property(prop):
+    f = _check(prop, REFERENCE)
     assert f.verdict == "pass", f
 
 
@@ -172,13 +165,12 @@ CAUGHT_BY_PROPERTY = {
     "optimal-cap-interpolated-quantile": [P.prop_optimal_cap_is_kth_largest, P.prop_optimal_cap_minimises_eq5],
     "optimal-cap-off-by-one": [P.prop_optimal_cap_is_kth_largest],
 }
-STRATEGY = {p: s for p, s in PROPS}
 
 
 @pytest.mark.parametrize("bug,prop", [(b, p) for b, ps in CAUGHT_BY_PROPERTY.items() for p in ps],
                          ids=lambda v: getattr(v, "__name__", v))
 def test_planted_bug_caught_by_property(bug, prop):
-    f = check_property(prop, STRATEGY[prop], planted.BY_NAME[bug].adapter, max_examples=100)
+    f = _check(prop, planted.BY_NAME[bug].adapter)
     assert f.verdict == "invariant violation", f
 
 

@@ -170,7 +170,7 @@ def test_theorem3_ratio_between_1_and_4(s, pub):
 @given(st.data())
 def test_no_weights_beat_lemma3(data):
     # Lemma 3 / Claim 1: no c >= 0 with sum 1 has a smaller Lemma 2 variance than v(h*).
-    D = data.draw(P.wa_examples(max_users=6, max_records_per_user=5))
+    D = data.draw(P.wa_examples(max_users=6, max_records_per_user=5, relation=None))
     c = data.draw(weights_summing_to(1.0, D.dataset.n))
     best = float(E.v(D.dataset.counts, E.optimal_h(D.dataset.counts, D.sigma, D.B, D.epsilon),
                      D.sigma, D.B, D.epsilon))
@@ -194,29 +194,24 @@ def test_theorem2_ratio_increases_towards_three_halves():
 
 
 # --------------------------------------------------------------- the property suite
-SUITE = [
-    (P.prop_weights_nonnegative_sum_to_one, P.wa_examples()),
-    (P.prop_capped_per_user, P.wa_examples()),
-    (P.prop_noise_scale_calibrated, P.wa_examples()),
-    (P.prop_noise_covers_user_weight, P.wa_examples()),
-    (P.prop_statistic_is_weighted_average, P.wa_examples()),
-    (P.prop_sensitivity_bounds_all_neighbours, P.wa_examples(max_users=3, max_records_per_user=3)),
-    (P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(max_users=30, max_records_per_user=20,
-                                                                relation=REPLACE_USER)),
-    (P.prop_lemma3_form, P.wa_examples()),
-    (P.prop_minimises_variance, P.wa_examples()),
-]
+
+def _check(prop, impl, **kw):
+    """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
+    kw = {"max_examples": P.MAX_EXAMPLES.get(prop, 100), **kw}
+    return check_property(prop, P.STRATEGIES[prop], impl, examples=P.EXAMPLES.get(prop, ()), **kw)
+
+
 WA_ONLY = {"prop_lemma3_form", "prop_minimises_variance"}  # sample limiting is not Lemma 3's optimum
 
 
-@pytest.mark.parametrize("prop,strategy", SUITE, ids=[p.__name__ for p, _ in SUITE])
+@pytest.mark.parametrize("prop", P.ALL_PROPERTIES, ids=lambda p: p.__name__)
 @pytest.mark.parametrize("impl", [P.REFERENCE_WA, P.REFERENCE_SL], ids=["wa", "sample-limiting"])
-def test_reference_passes(prop, strategy, impl):
+def test_reference_passes(prop, impl):
     if impl is P.REFERENCE_SL and prop.__name__ in WA_ONLY:
-        finding = check_property(prop, strategy, impl, max_examples=50)
+        finding = _check(prop, impl, max_examples=50)
         assert finding.verdict == "invariant violation"  # positive control: SL is not optimal
         return
-    finding = check_property(prop, strategy, impl)
+    finding = _check(prop, impl)
     assert finding.verdict == "pass", finding
 
 
@@ -225,8 +220,7 @@ CATCHERS = [(bug, name) for bug in BUGS for name in bug.caught_by if name != "au
 
 @pytest.mark.parametrize("bug,prop_name", CATCHERS, ids=[f"{b.name}-{n}" for b, n in CATCHERS])
 def test_planted_bug_caught_by_property(bug, prop_name):
-    prop, strategy = next((p, s) for p, s in SUITE if p.__name__ == prop_name)
-    finding = check_property(prop, strategy, bug.adapter)
+    finding = _check(getattr(P, prop_name), bug.adapter)
     assert finding.verdict == "invariant violation", finding
     assert finding.counterexample
 
@@ -241,11 +235,19 @@ def test_add_remove_reading_caught_by_property():
 
 
 def test_neighbour_property_without_neighbours_is_a_suite_error():
-    # wa_examples() without relation= gives no usable example: a bug of the test, never a
+    # wa_examples(relation=None) gives no usable example: a bug of the test, never a
     # verdict against the implementation (it used to be an "invariant violation").
     with pytest.raises(RuntimeError, match="no usable example"):
-        check_property(P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(), P.REFERENCE_WA,
+        check_property(P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(relation=None), P.REFERENCE_WA,
                        max_examples=5)
+
+
+def test_wa_examples_draw_a_neighbour_under_the_suite_relation_by_default():
+    # The default of the strategy is the suite's relation (issue 13 item 3): a caller who
+    # writes wa_examples() for the neighbour property gets usable examples, not a suite error.
+    assert P.RELATION is E.RELATION is REPLACE_USER
+    assert check_property(P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(), P.REFERENCE_WA,
+                          max_examples=20).verdict == "pass"
 
 
 def test_every_bug_has_a_catcher_and_provenance():
@@ -258,7 +260,7 @@ def test_every_property_fails_on_some_planted_bug():
     # No property that cannot fail: each one is shown failing on a planted bug (review finding 3).
     caught = {name for bug in BUGS for name in bug.caught_by}
     assert {p.__name__ for p in P.ALL_PROPERTIES} <= caught, {p.__name__ for p in P.ALL_PROPERTIES} - caught
-    assert [p for p, _ in SUITE] == list(P.ALL_PROPERTIES)     # and the tests above run them all
+    assert set(P.STRATEGIES) == set(P.ALL_PROPERTIES)          # and the tests above run them all
 
 
 def test_oracles_by_hand():

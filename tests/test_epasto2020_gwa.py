@@ -228,38 +228,33 @@ def test_h_not_integer_and_bad_T_refused():
 
 # ----------------------------------------------------------------------- properties
 REFERENCES = [P.REFERENCE_GWA, P.REFERENCE_SL_OLS]
-TINY = P.gwa_examples(max_users=3, max_records_per_user=3)
-SAMPLED = P.gwa_examples(max_users=6, max_records_per_user=5, dim=3, relation=G.RELATION)
+TINY = P.gwa_examples(max_users=3, max_records_per_user=3, relation=None)    # no neighbour drawn
 TINY_PAIRS = P.gwa_examples(max_users=3, max_records_per_user=3, relation=G.RELATION)
+OPTIMALITY = P.prop_minimises_total_variance      # sample limiting is private but not optimal
 
-PLAIN = [P.prop_CX_identity, P.prop_noise_scale_matches_b, P.prop_statistic_is_C_y,
-         P.prop_refuses_labels_outside_range]
+
+def _check(prop, impl):
+    """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
+    return check_property(prop, P.STRATEGIES[prop], impl, max_examples=P.MAX_EXAMPLES.get(prop, 100),
+                          examples=P.EXAMPLES.get(prop, ()))
 
 
 @pytest.mark.parametrize("impl", REFERENCES, ids=lambda a: a.name)
-@pytest.mark.parametrize("prop", PLAIN, ids=lambda p: p.__name__)
+@pytest.mark.parametrize("prop", [p for p in P.ALL_PROPERTIES if p is not OPTIMALITY], ids=lambda p: p.__name__)
 def test_reference_passes(prop, impl):
-    assert check_property(prop, SAMPLED, impl, max_examples=40, examples=P.HARD_EXAMPLES).verdict == "pass"
-
-
-@pytest.mark.parametrize("impl", REFERENCES, ids=lambda a: a.name)
-def test_reference_passes_neighbour_properties(impl):
-    for prop in (P.prop_weights_ignore_labels, P.prop_sensitivity_bounds_sampled_neighbour):
-        f = check_property(prop, SAMPLED, impl, max_examples=40)
-        assert f.verdict == "pass", f
-    f = check_property(P.prop_sensitivity_bounds_all_neighbours, TINY, impl, max_examples=15)
+    f = _check(prop, impl)
     assert f.verdict == "pass", f
 
 
 def test_reference_gwa_is_optimal_property():
-    f = check_property(P.prop_minimises_total_variance, SAMPLED, P.REFERENCE_GWA, max_examples=25)
+    f = _check(OPTIMALITY, P.REFERENCE_GWA)
     assert f.verdict == "pass", f
 
 
 def test_sample_limiting_is_not_optimal_property_catches_it():
     # A positive control for prop_minimises_total_variance: sample limiting is private but
     # not the optimal GWA, so this property flags it ("deviation from reference" in substance).
-    f = check_property(P.prop_minimises_total_variance, SAMPLED, P.REFERENCE_SL_OLS, max_examples=25)
+    f = _check(OPTIMALITY, P.REFERENCE_SL_OLS)
     assert f.verdict == "invariant violation"
 
 
@@ -320,8 +315,7 @@ def test_planted_bug_caught_by_property(bug):
     props = [getattr(P, p) for p in bug.caught_by if p != "audit"]
     assert props, f"{bug.name} names no property"
     for prop in props:
-        strat = TINY if prop is P.prop_sensitivity_bounds_all_neighbours else SAMPLED
-        f = check_property(prop, strat, bug.adapter, max_examples=30, examples=P.HARD_EXAMPLES)
+        f = _check(prop, bug.adapter)
         assert f.verdict == "invariant violation", (bug.name, prop.__name__, f)
 
 

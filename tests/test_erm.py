@@ -189,15 +189,22 @@ def test_amin_mechanism_noise_law_and_shapes():
         A.mechanism(D, 1, 5, epsilon=1.0, **AMIN)
 
 
-def test_amin_properties_pass_on_reference():
-    ref = P.amin_reference()
-    for prop, strat in [(P.prop_tau_bounds_records_per_user, P.amin_cases()),
-                        (P.prop_minimiser_within_sensitivity, P.amin_pairs()),
-                        (P.prop_minimiser_within_sensitivity, P.amin_pairs("ridge")),
-                        (P.prop_minimiser_within_sensitivity, P.amin_worst_pairs()),
-                        (P.prop_minimiser_within_sensitivity, P.amin_worst_pairs("ridge")),
-                        (P.prop_noise_scale_is_public, P.amin_pairs())]:
-        f = check_property(prop, strat, ref, max_examples=60)
+def _check(prop, impl):
+    """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
+    return check_property(prop, P.STRATEGIES[prop], impl, max_examples=P.MAX_EXAMPLES.get(prop, 100),
+                          examples=P.EXAMPLES.get(prop, ()))
+
+
+@pytest.mark.parametrize("prop", P.ALL_PROPERTIES, ids=lambda p: p.__name__)
+def test_amin_properties_pass_on_reference(prop):
+    f = _check(prop, P.REFERENCE)
+    assert f.verdict == "pass", f
+
+
+def test_amin_properties_pass_on_reference_with_more_strategies():
+    # Strategies beyond the suite's default for the minimiser bound: random pairs, and ridge.
+    for strat in (P.amin_pairs(), P.amin_pairs("ridge"), P.amin_worst_pairs("ridge")):
+        f = check_property(P.prop_minimiser_within_sensitivity, strat, P.REFERENCE, max_examples=60)
         assert f.verdict == "pass", f
 
 
@@ -327,15 +334,16 @@ def test_epasto_mechanism_shapes_and_domain():
     assert one.shape == (2,)
 
 
-def test_epasto_properties_pass_on_reference():
-    ref = P.epasto_reference()
-    hard = [P.epasto_heavy_user_example()]
-    for prop, strat, examples in [(P.prop_gradient_within_sensitivity, P.epasto_pairs(), hard),
-                                  (P.prop_gradient_within_sensitivity, P.epasto_pairs("ridge"), ()),
-                                  (P.prop_weights_enter_linearly, P.epasto_linearity_cases(), ()),
-                                  (P.prop_noise_accounts_for_steps, P.epasto_pairs(), hard)]:
-        f = check_property(prop, strat, ref, max_examples=60, examples=examples)
-        assert f.verdict == "pass", f
+@pytest.mark.parametrize("prop", P.EPASTO_PROPERTIES, ids=lambda p: p.__name__)
+def test_epasto_properties_pass_on_reference(prop):
+    f = _check(prop, P.REFERENCE_EPASTO)
+    assert f.verdict == "pass", f
+
+
+def test_epasto_gradient_bound_passes_on_reference_with_ridge():
+    f = check_property(P.prop_gradient_within_sensitivity, P.epasto_pairs("ridge"), P.REFERENCE_EPASTO,
+                       max_examples=60)
+    assert f.verdict == "pass", f
 
 
 def test_epasto_brute_force_all_replacements_on_grid():
@@ -353,21 +361,11 @@ def test_epasto_brute_force_all_replacements_on_grid():
 # ============================================================================= planted bugs
 @pytest.mark.parametrize("bug", BUGS, ids=lambda b: b.name)
 def test_planted_bug_is_caught(bug):
-    strategies = {
-        "prop_tau_bounds_records_per_user": P.amin_cases(),
-        "prop_minimiser_within_sensitivity": P.amin_worst_pairs(),
-        "prop_noise_scale_is_public": P.amin_pairs(),
-        "prop_gradient_within_sensitivity": P.epasto_pairs(),
-        "prop_noise_accounts_for_steps": P.epasto_pairs(),
-        "prop_weights_enter_linearly": P.epasto_linearity_cases(),
-    }
-    # Known hard cases run first (check_property's ``examples``): a derandomized run's draws
-    # change with the strategy and the Hypothesis version, so a known worst case is not left to luck.
-    hard = {"prop_gradient_within_sensitivity": [P.epasto_heavy_user_example()]}
+    # The suite's strategies, effort and known hard cases (run first: a derandomized run's draws
+    # change with the strategy and the Hypothesis version, so a known worst case is not left to luck).
     assert bug.caught_by, bug.name
     for name in bug.caught_by:
-        f = check_property(getattr(P, name), strategies[name], bug.adapter, max_examples=100,
-                           examples=hard.get(name, ()))
+        f = _check(getattr(P, name), bug.adapter)
         assert f.verdict == "invariant violation", (bug.name, name, f)
         assert f.counterexample
 

@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import strategies as st
 
 from planted.krichene2023 import BUGS  # tests/ is on sys.path (rootdir conftest)
 from userdp.properties import krichene2023 as P
@@ -19,18 +18,26 @@ from userdp.reference import krichene2023_weights as W
 from userdp.reference.data import UserDataset
 from userdp.reference.mechanisms import DEFAULT_RDP_ORDERS
 
-SMALL = P.mt_examples(max_tasks=3, max_users=4)
 LARGER = P.mt_examples(max_tasks=6, max_users=8, dim=3)
-FIXED = st.just(dataclasses.replace(P.HARD_EXAMPLES[0], Gamma_star=2.0))   # Gamma_* != 1: the b-noise bug shows
 
 
-def _run(prop, impl, strategy=SMALL, n=25):
-    if prop in P.STATISTICAL_PROPERTIES:       # exactly one example: false failure <= 1e-4 (3 x STAT_LEVEL)
-        return check_property(prop, FIXED, impl, max_examples=1)
-    return check_property(prop, strategy, impl, max_examples=n, examples=P.HARD_EXAMPLES)
+def _run(prop, impl, strategy=None, n=None):
+    """One property run as a validator runs it: the suite's strategy, hard examples and effort
+    (the statistical property: exactly one fixed example, false failure <= 3 x STAT_LEVEL < 1e-4);
+    ``strategy`` and ``n`` override them for the larger-graph runs."""
+    strategy = P.STRATEGIES[prop] if strategy is None else strategy
+    return check_property(prop, strategy, impl, max_examples=n or P.MAX_EXAMPLES.get(prop, 100),
+                          examples=P.EXAMPLES.get(prop, ()))
 
 
-@pytest.mark.parametrize("prop", P.ALL_PROPERTIES + P.STATISTICAL_PROPERTIES, ids=lambda p: p.__name__)
+def test_statistical_property_runs_once_on_a_fixed_example():
+    # Its stated false-failure probability holds for ONE example only.
+    for prop in P.STATISTICAL_PROPERTIES:
+        assert P.MAX_EXAMPLES[prop] == 1 and prop not in P.EXAMPLES
+        assert repr(P.STRATEGIES[prop]).startswith("just("), P.STRATEGIES[prop]
+
+
+@pytest.mark.parametrize("prop", P.ALL_PROPERTIES, ids=lambda p: p.__name__)
 def test_reference_passes(prop):
     f = _run(prop, P.REFERENCE)
     assert f.verdict == "pass", f
@@ -63,7 +70,7 @@ def test_every_planted_bug_is_caught_by_something():
 
 def test_every_property_fails_on_some_planted_bug():
     caught = {name for bug in BUGS for name in bug.caught_by}
-    props = P.ALL_PROPERTIES + P.STATISTICAL_PROPERTIES
+    props = P.ALL_PROPERTIES
     missing = {p.__name__ for p in props} - caught
     # Four properties have no planted bug in BUGS; each is shown to fail here on a wrong stage.
     assert missing == {"prop_declared_sensitivity_is_appendix_a1", "prop_closed_form_solves_problem_10",
@@ -72,14 +79,15 @@ def test_every_property_fails_on_some_planted_bug():
                                sensitivity=lambda *, beta, Gamma_x, Gamma_star, **_: (Gamma_x**2, Gamma_x**2 * Gamma_star))
     assert _run(P.prop_declared_sensitivity_is_appendix_a1, half).verdict == "invariant violation"
     mu_third = dataclasses.replace(P.REFERENCE, name="bug: n^-1/3",     # eq. (11) with the wrong exponent
-                                   omega=lambda n, *, n_users, beta_bar, mu: W.omega_mu(n, n_users, beta_bar, mu * 4 / 3))
+                                   omega=lambda n_counts, *, n_users, beta_bar, mu: W.omega_mu(n_counts, n_users, beta_bar, mu * 4 / 3))
     assert _run(P.prop_closed_form_solves_problem_10, mu_third).verdict == "invariant violation"
     r_sq = dataclasses.replace(P.REFERENCE, name="bug: R_0 squared",
-                               ratios=lambda n: (W.improvement_ratios(n)[0] ** 2, W.improvement_ratios(n)[1]))
+                               ratios=lambda n_counts: (W.improvement_ratios(n_counts)[0] ** 2,
+                                                       W.improvement_ratios(n_counts)[1]))
     assert _run(P.prop_ratios_at_least_one, r_sq).verdict == "invariant violation"
     # the mu-family at mu = 1 in place of eq. (11): the normaliser falls as the counts grow (App. B fails)
     mu_one = dataclasses.replace(P.REFERENCE, name="bug: omega at mu = 1",
-                                 omega=lambda n, *, n_users, beta_bar, mu: W.omega_mu(n, n_users, beta_bar, 1.0))
+                                 omega=lambda n_counts, *, n_users, beta_bar, mu: W.omega_mu(n_counts, n_users, beta_bar, 1.0))
     assert _run(P.prop_estimated_weights_underestimate, mu_one).verdict == "invariant violation"
 
 

@@ -16,11 +16,10 @@ from userdp.properties.adapter import check_property
 from userdp.reference import zhao2024 as Z
 from userdp.reference.data import UserDataset
 
-STRATEGY = P.hlm_examples()
-
-
 def _run(prop, impl):
-    return check_property(prop, STRATEGY, impl, max_examples=25, examples=P.HARD_EXAMPLES)
+    """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
+    return check_property(prop, P.STRATEGIES[prop], impl, max_examples=P.MAX_EXAMPLES.get(prop, 100),
+                          examples=P.EXAMPLES.get(prop, ()))
 
 
 @pytest.mark.parametrize("prop", P.ALL_PROPERTIES, ids=lambda p: p.__name__)
@@ -80,11 +79,11 @@ def test_every_property_fails_on_some_planted_bug():
 
 def test_wme_reference_passes_and_its_planted_bug_is_caught():
     for prop in P.WME_PROPERTIES:
-        f = check_property(prop, P.wme_examples(), P.REFERENCE_WME, max_examples=25)
+        f = _run(prop, P.REFERENCE_WME)
         assert f.verdict == "pass", f
     for bug in WME_BUGS:
         for name in bug.caught_by:
-            f = check_property(getattr(P, name), P.wme_examples(), bug.adapter, max_examples=25)
+            f = _run(getattr(P, name), bug.adapter)
             assert f.verdict == "invariant violation", (bug.name, f)
 
 

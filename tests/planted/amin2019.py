@@ -51,8 +51,8 @@ def _sensitivity_half(T) -> float:
     return T / 2                                            # BUG: |min(x,T) - min(x',T)| read as T/2
 
 
-def _noise_scale_half(T, eps) -> float:
-    return T / (2 * eps)
+def _noise_scale_half(T, epsilon) -> float:
+    return T / (2 * epsilon)
 
 
 def _mechanism_half(T, eps):
@@ -68,14 +68,14 @@ def _private_cap_no_half(D, epsilon_cap, epsilon_sum, U, rng, size):
 
 
 # ----------------------------------------------- 6./7. the optimal cap's rank
-def _optimal_cap_interpolated(D, eps) -> float:
+def _optimal_cap_interpolated(D, epsilon) -> float:
     x = A.user_totals(D)
-    q = max(0.0, 1 - 1 / (x.size * eps))
+    q = max(0.0, 1 - 1 / (x.size * epsilon))
     return float(np.quantile(x, q))                         # BUG: numpy's interpolated quantile
 
 
-def _optimal_cap_off_by_one(D, eps) -> float:
-    k = A.optimal_rank(eps)
+def _optimal_cap_off_by_one(D, epsilon) -> float:
+    k = A.optimal_rank(epsilon)
     xs = np.sort(A.user_totals(D))[::-1]
     return float(xs[k]) if k < xs.size else 0.0             # BUG: 0-based x_(k+1)
 
