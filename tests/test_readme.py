@@ -22,8 +22,16 @@ def _run_block(needle: str) -> list[str]:
 
 def test_every_readme_python_block_is_run_by_a_test():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert len(blocks) == 2 and sum("def capped_sum" in b for b in blocks) == 1 \
-        and sum("allow_large_epsilon" in b for b in blocks) == 1
+    assert len(blocks) == 3 and sum("def capped_sum" in b for b in blocks) == 1 \
+        and sum("allow_large_epsilon" in b for b in blocks) == 1 and sum("check_property" in b for b in blocks) == 1
+
+
+def test_readme_suite_example_runs_and_flags_the_planted_bug():
+    lines = _run_block("check_property")
+    assert any(l.startswith("invariant violation prop_noise_covers_user_weight") for l in lines), lines
+    # the uniform weights themselves are fine: sum to 1 and non-negative
+    assert any(l.startswith("pass prop_weights_nonnegative_sum_to_one") for l in lines), lines
+    assert any(l.startswith("not applicable prop_statistic_is_weighted_average") for l in lines), lines
 
 
 def test_readme_large_epsilon_example_refuses_then_releases():
