@@ -246,8 +246,7 @@ CORPUS = [
                 "'not independent'", "planted"),
 ]
 
-# Adapter entries: activated once properties/acharya2024.py has the uniform suite shape
-# (STRATEGIES, REFERENCE); validate cannot run the suite before that.
+# Adapter entries: the property suite, the stage comparison and the stages-agree test run on them.
 STAGED_CORPUS = [
     CorpusEntry("acharya2024/staged-lstsq", ALGO, f"{M}:staged_lstsq", "none", "pass",
                 "none: every stage written from Theorem 3.2 / A.4 (Delta_i in the authors' form "
@@ -260,3 +259,4 @@ STAGED_CORPUS = [
                 "(invariant violation, deviation), and the audit's privacy violation is the overall verdict",
                 "planted", exposes="stages"),
 ]
+CORPUS += STAGED_CORPUS

@@ -226,7 +226,11 @@ staged_loop = MultiTaskAdapter(
     sensitivity=lambda *, beta, Gamma_x, Gamma_star, **_: (math.sqrt(beta) * Gamma_x ** 2,
                                                           math.sqrt(beta) * Gamma_x ** 2 * Gamma_star),
     noise_scale=lambda *, Gamma_x, Gamma_star, **_: (Gamma_x ** 2, Gamma_x ** 2 * Gamma_star),
-    mechanism=loop_box_muller)
+    # the suite calls every stage with all of MTExample.params (properties/krichene2023.py): a
+    # stage takes the keywords it needs and ignores the rest
+    mechanism=lambda dataset, rng, size=None, *, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_star, **_:
+        loop_box_muller(dataset, rng, size, m=m, n_counts=n_counts, n_users=n_users, beta=beta, mu=mu,
+                        Gamma_x=Gamma_x, Gamma_star=Gamma_star))
 
 staged_no_weight_clipping = MultiTaskAdapter(
     "corpus/krichene-staged-no-weight-clipping",
@@ -271,7 +275,7 @@ CORPUS = [
                 "absent; validate audits one release per call instead, which is the paper's release", "planted"),
 ]
 
-# Adapter entries: activated once properties/krichene2023.py has the uniform suite shape.
+# Adapter entries: the property suite, the stage comparison and the stages-agree test run on them.
 # Note (report): run_stages and the own-statistic test of validate.py call np.asarray on a
 # stage's return value; Krichene's statistic stage returns the pair (A (m, d, d), b (m, d)),
 # which needs the spec's flatten first.
@@ -285,3 +289,4 @@ STAGED_CORPUS = [
                 "8/9 > 1/2: invariant violation), and the audit's privacy violation is the overall verdict",
                 "planted", exposes="stages"),
 ]
+CORPUS += STAGED_CORPUS

@@ -377,7 +377,7 @@ staged_hlm_bisection = _stages("corpus/hlm-staged-bisection")
 staged_hlm_inverse_count_weights = _stages("corpus/hlm-staged-inverse-count-weights", weights=_inverse_count_weights)
 staged_hlm_one_user_sensitivity = _stages("corpus/hlm-staged-one-user-sensitivity", b_of=lambda c, k0: c)
 
-# Activated after the suites' uniform shape (STRATEGIES, REFERENCE) lands; not run yet.
+# Adapter entries: the property suite, the stage comparison and the stages-agree test run on them.
 STAGED_CORPUS = [
     CorpusEntry("zhao2024/hlm-staged-bisection", ALGO, f"{M}:staged_hlm_bisection", "none", "pass",
                 "none: every stage of hlm-bisection-box-muller (weights, thresholds, mu0 by bisection, B, gamma, "
@@ -395,6 +395,7 @@ STAGED_CORPUS = [
                 "as hlm-one-user-sensitivity with its stages: the brute-force sensitivity property and the "
                 "noise calibration fail too (B 4 times too small)", "planted", exposes="stages"),
 ]
+CORPUS += STAGED_CORPUS
 
 
 # ------------------------------------------------------------------ WME (d = 1)
