@@ -369,7 +369,13 @@ def _entry_dict(entry, setup) -> dict:
             "relation": entry.relation, "claim": {"kind": claim.kind, "params": claim.params()},
             "function": entry.function, "expected": entry.expected, "params": dict(entry.params),
             "true_epsilon": entry.true_epsilon, "samples": entry.samples or DEFAULT_SAMPLES,
-            "noise": None if setup.noise is None else setup.noise.family}
+            "noise": None if setup.noise is None else setup.noise.family,
+            "validate": entry.name in _validation_names()}
+
+
+def _validation_names() -> set:
+    from .validate import all_validations
+    return set(all_validations())
 
 
 def cmd_list(args) -> int:
@@ -382,9 +388,12 @@ def cmd_list(args) -> int:
         return EXIT_OK
     for r, c in zip(rows, claims):
         r["claim"] = _claim_text(c)
-    print(table(rows, ["name", "kind", "claim", "expected", "samples", "function"]))
+    for r in rows:
+        r["validate"] = "yes" if r["validate"] else "-"
+    print(table(rows, ["name", "kind", "claim", "expected", "samples", "validate", "function"]))
     print("\nkind: reference = a paper's mechanism; control = textbook mechanism with known loss; "
-          "planted = known-broken variant (not in --all). samples = default outputs per side.")
+          "planted = known-broken variant (not in --all). samples = default outputs per side. "
+          "validate: `userdp validate NAME module:object` checks your implementation of it.")
     return EXIT_OK
 
 

@@ -49,6 +49,8 @@ def test_list_json_fields(capsys):
     assert lap["noise"] == "laplace" and by_name["control.gaussian"]["noise"] == "gaussian"
     assert by_name["amin2019.erm-output-perturbation"]["noise"] == "l2laplace"
     assert by_name["control.noisy-max"]["noise"] is None
+    # which entries `userdp validate` supports (audits/validate.py specs): the papers' main ones
+    assert by_name["amin2019.capped-sum"]["validate"] is True and lap["validate"] is False
 
 
 def test_list_json_encodes_infinity_as_null_listed_in_nonfinite(capsys):
