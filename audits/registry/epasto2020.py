@@ -157,3 +157,66 @@ def reproduce_theorem2(plot=None, quick: bool = False, progress=None) -> dict:
 
 
 register_reproduction("epasto2020-theorem2", reproduce_theorem2)
+
+
+# ------------------------------------------------------------------ userdp validate
+def skewed_dataset(big: int = 20, n_big: int = 3, n_small: int = 40, seed: int = 7) -> UserDataset:
+    """3 users of 20 records and 40 of one record, values on a 1/1000 grid in [0, 1]: at eps = 4
+    and sigma = 1/2, h* = 4.615 > s_1 = 1 (Claim 1), so the heavy users get the largest total
+    weight, m max_l W_l = 3.686 times the mean user weight 1/m (computed by reference.optimal_weights
+    and checked by the suite's brute-force oracle)."""
+    sizes = np.array([big] * n_big + [1] * n_small)
+    values = np.round(np.random.default_rng(seed).uniform(0.0, 1.0, int(sizes.sum())), 3)
+    return UserDataset(values=values, user_ids=np.repeat(np.arange(sizes.size), sizes))
+
+
+def _validation_cases() -> list:
+    """Differential cases (``audits/validate.py``), sigma explicit (1/2 = B/2, the default):
+
+    1. the audit dataset at eps = 1 (h* = 1.91: nearly one vote per user);
+    2. the audit dataset at eps = 50 (h* = 43.1 against a median user size of 2): the noise
+       (scale ~2e-4) is small against what a sub-optimal h or unnormalised weights change;
+    3. the skewed dataset at eps = 4 (h* = 4.6): heavy users weighted above the others.
+    """
+    from userdp.audits.validate import Case
+    D, S = default_dataset(), skewed_dataset()
+    return [Case(D, {"B": 1.0, "epsilon": 1.0, "sigma": 0.5}, "Zipf sizes (50 users), eps = 1"),
+            Case(D, {"B": 1.0, "epsilon": 50.0, "sigma": 0.5}, "Zipf sizes (50 users), eps = 50"),
+            Case(S, {"B": 1.0, "epsilon": 4.0, "sigma": 0.5}, "3 users of 20 records, 40 of 1, eps = 4")]
+
+
+def _validation_designs() -> list:
+    """Audit designs, REPLACE_USER's worst-case pairs (the heaviest users and the lightest,
+    values all 0 vs all B):
+
+    - the registry's design (Zipf sizes, eps = 1): a noise scale or a per-record bound that
+      under-covers the heaviest user shows here (its 50 records hold weight 1.01/m);
+    - the skewed design at eps = 4: where the registry's data hides a noise scale calibrated
+      to the MEAN user weight B/m (m max W_l = 1.01 there: a loss of 1.01 eps, within any
+      audit's noise), here m max W_l = 3.686, so that bug's true loss is 3.686 x 4 = 14.7
+      against the claim of 4.
+    """
+    from userdp.audits.validate import AuditDesign
+    out = []
+    for D, eps, what in ((default_dataset(), 1.0, "Zipf sizes (50 users), eps = 1"),
+                         (skewed_dataset(), 4.0, "3 users of 20 records, 40 of 1, eps = 4")):
+        out.append(AuditDesign(E.RELATION.worst_case_pairs(D, 0.0, 1.0), {"B": 1.0, "epsilon": eps, "sigma": 0.5},
+                               E.claim(eps), f"{what}: heaviest users and the lightest, values 0 vs B"))
+    return out
+
+
+def _register_validation():
+    from userdp.audits.validate import Case, ValidationSpec, register_validation
+    register_validation(ValidationSpec(
+        algorithm="epasto2020.wa", reference=E.optimal_wa_mechanism,
+        statistic=lambda D, *, B, epsilon, sigma: E.wa_statistic(D, E.optimal_weights(D, epsilon, B, sigma=sigma)[0], B),
+        cases=_validation_cases, designs=_validation_designs, suite="userdp.properties.epasto2020",
+        stage_params={s: ("B", "epsilon", "sigma") for s in ("weights", "statistic", "sensitivity", "noise_scale")},
+        refusals=lambda: [
+            Case(default_dataset().with_fields(values=np.r_[2.0, default_dataset().values[1:]]),
+                 {"B": 1.0, "epsilon": 1.0, "sigma": 0.5}, "a value 2B outside [0, B] (the noise covers B)"),
+            Case(default_dataset(), {"B": 1.0, "epsilon": 0.0, "sigma": 0.5}, "epsilon = 0")],
+        why="Algorithm 1 with Lemma 3's weights at Claim 1's h*; release beta_hat + Lap(B max_l W_l / eps)"))
+
+
+_register_validation()
