@@ -609,7 +609,9 @@ def _claim_text(claim) -> str:
 
 
 def _jsonable(d: Mapping) -> dict:
-    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in d.items()}
+    """Parameters for the report: small arrays as lists, larger ones (GWA's C) by shape."""
+    return {k: ((v.tolist() if v.size <= 8 else f"array of shape {v.shape}") if isinstance(v, np.ndarray) else v)
+            for k, v in d.items()}
 
 
 # ------------------------------------------------------------------------ c. independence

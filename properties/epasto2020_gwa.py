@@ -22,6 +22,19 @@ Parameters:
 - returned ``sensitivity``: the L1 sensitivity of beta_hat under ``RELATION`` (unit of beta);
   ``noise_scale``: the Laplace scale b of each coordinate, not a standard deviation.
 
+GWA_C for a GIVEN C (Algorithm 3 as the paper states it: C is its input): the sub-suite
+``GWAC_PROPERTIES`` (reference ``REFERENCE_GWAC``, examples ``GWACExample`` from
+``gwac_examples``) passes C as a parameter, ``GWACExample.params`` = {C, B, epsilon}:
+
+- ``weights(dataset, C=C, B=B, epsilon=epsilon)``     -> C itself, refused unless C X = I_d;
+- ``statistic(dataset, C=C, B=B, epsilon=epsilon)``   -> C y, refused unless C X = I_d;
+- ``sensitivity(dataset, C=C, B=B, epsilon=epsilon)`` and ``noise_scale(...)`` as above;
+- ``mechanism(dataset, rng=rng, size=size, C=C, B=B, epsilon=epsilon)``.
+
+``userdp validate epasto2020.gwa`` uses this sub-suite: most code implements Algorithm 3 for
+a C it is given (OLS, or an optimum computed elsewhere); the optimality of C (Theorem 6) is
+``prop_minimises_total_variance`` of the main suite, for implementations that compute C.
+
 Relation: replace-user-labels (X and S_l public), ``RELATION``. ``gwa_examples`` draws a
 neighbour under it by default; ``gwa_examples(relation=None)`` draws none, and the
 neighbour properties then have no usable example (``check_property`` raises RuntimeError:
@@ -68,6 +81,10 @@ __all__ = [
     "prop_refuses_labels_outside_range", "ALL_PROPERTIES", "sign_cancelling_example", "two_record_users_example", "HARD_EXAMPLES",
     "paper_b", "theorem6_variance", "dual_bound_oracle",
     "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER", "REFERENCE",
+    "GWACExample", "gwac_examples", "REFERENCE_GWAC", "GWAC_PROPERTIES", "GWAC_HARD_EXAMPLES",
+    "prop_gwac_statistic_is_C_y", "prop_gwac_noise_scale_matches_b", "prop_gwac_sensitivity_bounds_all_neighbours",
+    "prop_gwac_sensitivity_bounds_sampled_neighbour", "prop_gwac_refuses_labels_outside_range",
+    "prop_gwac_refuses_C_without_identity",
 ]
 
 REL = 1e-9
@@ -378,6 +395,117 @@ def prop_refuses_labels_outside_range(impl: Adapter, ex: GWAExample) -> None:
         _require(False, f"label {bad!r} outside [0, B = {ex.B}] was accepted")
 
 
+# ------------------------------------------------------------------ GWA_C for a given C
+@dataclass(frozen=True)
+class GWACExample:
+    dataset: UserDataset
+    C: np.ndarray
+    B: float
+    epsilon: float
+    neighbour: UserDataset | None = None
+
+    @property
+    def params(self) -> dict:
+        return {"C": self.C, "B": self.B, "epsilon": self.epsilon}
+
+
+@st.composite
+def gwac_examples(draw, max_users: int = 6, max_records_per_user: int = 4, dim: int = 2, relation=RELATION):
+    """``gwa_examples``'s data and budget with a C satisfying C X = I_d: the OLS C = X^+, or
+    X^+ + Z (I - X X^+) with Z (d x n) uniform in [-1, 1] (still C X = I, since
+    (I - X X^+) X = 0; entries of both signs within a user, as sign bugs need)."""
+    ex = draw(gwa_examples(max_users, max_records_per_user, dim, relation))
+    X = G.features(ex.dataset)
+    C = np.linalg.pinv(X)
+    if draw(st.booleans()):
+        Z = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).uniform(-1.0, 1.0, C.shape)
+        C = C + Z @ (np.eye(X.shape[0]) - X @ C)
+    assume(float(np.abs(C @ X - np.eye(X.shape[1])).max()) <= G.CX_ATOL / 100)
+    return GWACExample(ex.dataset, C, ex.B, ex.epsilon, ex.neighbour)
+
+
+def _gwac(ex: GWAExample) -> GWACExample:
+    """A hard case of the main suite with the OLS C = X^+ (on both, X^+ is also Theorem 6's
+    optimum: its weights are those the examples' docstrings describe)."""
+    return GWACExample(ex.dataset, np.linalg.pinv(G.features(ex.dataset)), ex.B, ex.epsilon)
+
+
+GWAC_HARD_EXAMPLES = tuple(_gwac(e) for e in HARD_EXAMPLES)
+
+
+def _gwac_adapter() -> Adapter:
+    return Adapter("epasto2020.gwa (reference, GWA_C for a given C)",
+                   weights=lambda D, *, C, B, epsilon: G.check_C(C, D).copy(),
+                   statistic=lambda D, *, C, B, epsilon: G.statistic(D, C, B),
+                   sensitivity=lambda D, *, C, B, epsilon: G.sensitivity(D, G.check_C(C, D), B),
+                   noise_scale=lambda D, *, C, B, epsilon: G.noise_scale(D, G.check_C(C, D), B, epsilon),
+                   mechanism=lambda D, rng, size=None, *, C, B, epsilon: G.mechanism(D, C, B, epsilon, rng, size))
+
+
+REFERENCE_GWAC = _gwac_adapter()
+
+
+def prop_gwac_statistic_is_C_y(impl: Adapter, ex: GWACExample) -> None:
+    """Algorithm 3 line 1: beta_hat = C y for the given C."""
+    impl.require("statistic")
+    want = ex.C @ ex.dataset.labels
+    got = np.asarray(impl.statistic(ex.dataset, **ex.params), dtype=float)
+    _require(got.shape == want.shape, f"statistic has shape {got.shape}, expected (d,) = {want.shape}")
+    err = float(np.abs(got - want).max())
+    _require(err <= REL * ex.B * max(1.0, float(np.abs(want).max())), f"statistic {got} != C y = {want}")
+
+
+def prop_gwac_noise_scale_matches_b(impl: Adapter, ex: GWACExample) -> None:
+    """Algorithm 3 line 2 for the given C: b = B eps^-1 max_l sum_j sum_{i in S_l} |c_{j,i}|
+    (``paper_b``), and sensitivity = eps b."""
+    impl.require("noise_scale")
+    want = paper_b(ex.dataset, ex.C, ex.B, ex.epsilon)
+    b = float(impl.noise_scale(ex.dataset, **ex.params))
+    _require(abs(b - want) <= REL * want, f"Laplace scale b = {b!r}, Algorithm 3 gives {want!r}")
+    if impl.sensitivity is not None:
+        sens = float(impl.sensitivity(ex.dataset, **ex.params))
+        _require(abs(sens - ex.epsilon * want) <= REL * ex.epsilon * want, (
+            f"sensitivity {sens!r} != eps * b = {ex.epsilon * want!r}"))
+
+
+def prop_gwac_sensitivity_bounds_all_neighbours(impl: Adapter, ex: GWACExample) -> None:
+    """``prop_sensitivity_bounds_all_neighbours`` for the given C (every label neighbour on {0, B})."""
+    prop_sensitivity_bounds_all_neighbours(impl, ex)
+
+
+def prop_gwac_sensitivity_bounds_sampled_neighbour(impl: Adapter, ex: GWACExample) -> None:
+    """The bound on one Hypothesis neighbour, and on the sign-aligned neighbours
+    G.worst_case_pairs builds from the given C."""
+    impl.require("statistic", "sensitivity")
+    assume(ex.neighbour is not None)   # gwac_examples(relation=None) has none: no usable example (a caller bug)
+    _check_pair(impl, ex, ex.dataset, ex.neighbour, "sampled neighbour")
+    for pair in G.worst_case_pairs(ex.dataset, ex.C, ex.B):
+        _check_pair(impl, ex, pair.first, pair.second, pair.description)
+
+
+def prop_gwac_refuses_labels_outside_range(impl: Adapter, ex: GWACExample) -> None:
+    """``prop_refuses_labels_outside_range`` for the given C."""
+    prop_refuses_labels_outside_range(impl, ex)
+
+
+def prop_gwac_refuses_C_without_identity(impl: Adapter, ex: GWACExample) -> None:
+    """Algorithm 3's input is a C with C X = I_d: C' = 1.1 C (C' X = 1.1 I, a 10% bias) is
+    refused (ValueError) by the statistic, not used."""
+    impl.require("statistic")
+    try:
+        impl.statistic(ex.dataset, **{**ex.params, "C": 1.1 * ex.C})
+    except ValueError:
+        return
+    _require(False, "a C with C X = 1.1 I (not I) was accepted")
+
+
+GWAC_PROPERTIES = (prop_gwac_statistic_is_C_y, prop_gwac_noise_scale_matches_b,
+                   prop_gwac_sensitivity_bounds_all_neighbours, prop_gwac_sensitivity_bounds_sampled_neighbour,
+                   prop_gwac_refuses_labels_outside_range, prop_gwac_refuses_C_without_identity)
+_GWAC_SAMPLED = gwac_examples(max_users=6, max_records_per_user=5, dim=3, relation=RELATION)
+_GWAC_TINY = gwac_examples(max_users=3, max_records_per_user=3, relation=None)
+
+
 # ------------------------------------------------------------------------------ the suite
 ALL_PROPERTIES = (prop_CX_identity, prop_weights_ignore_labels, prop_noise_scale_matches_b,
                   prop_statistic_is_C_y, prop_sensitivity_bounds_all_neighbours,
@@ -395,5 +523,12 @@ EXAMPLES = {p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES
 MAX_EXAMPLES = {p: 40 for p in ALL_PROPERTIES}
 MAX_EXAMPLES.update({prop_sensitivity_bounds_all_neighbours: 30,    # 2^s_l neighbours per user each
                      prop_minimises_total_variance: 30})            # one certified solve per example
+# the GWA_C sub-suite (its properties are distinct functions, so one table holds both)
+STRATEGIES.update({p: _GWAC_SAMPLED for p in GWAC_PROPERTIES})
+STRATEGIES[prop_gwac_sensitivity_bounds_all_neighbours] = _GWAC_TINY
+EXAMPLES.update({p: list(GWAC_HARD_EXAMPLES) for p in GWAC_PROPERTIES
+                 if p is not prop_gwac_sensitivity_bounds_sampled_neighbour})
+MAX_EXAMPLES.update({p: 40 for p in GWAC_PROPERTIES})
+MAX_EXAMPLES[prop_gwac_sensitivity_bounds_all_neighbours] = 30
 ADAPTER = Adapter
 REFERENCE = REFERENCE_GWA       # the main algorithm: Algorithm 3 with Theorem 6's optimal C

@@ -16,7 +16,7 @@ from userdp.properties.adapter import check_property
 from userdp.reference import epasto2020_gwa as G
 from userdp.reference.data import UserDataset
 
-from planted.epasto2020_gwa import BUGS  # tests/ is on sys.path (rootdir conftest, no __init__.py)
+from planted.epasto2020_gwa import BUGS, GWAC_BUGS  # tests/ is on sys.path (rootdir conftest, no __init__.py)
 
 
 def orth(e1=(3, 1, 1), e2=(2, 1), label=0.5):
@@ -310,7 +310,34 @@ def test_oracles_by_hand():
     assert lb <= P.theorem6_variance(D, opt.C, 2.0, 0.5, 0.5) <= lb * (1 + 1e-6)
 
 
-@pytest.mark.parametrize("bug", BUGS, ids=lambda b: b.name)
+@pytest.mark.parametrize("prop", P.GWAC_PROPERTIES, ids=lambda p: p.__name__)
+def test_reference_gwac_passes(prop):
+    # GWA_C for a given C (the sub-suite userdp validate uses): the reference passes all of it.
+    f = _check(prop, P.REFERENCE_GWAC)
+    assert f.verdict == "pass", f
+
+
+def test_every_gwac_property_fails_on_some_planted_bug():
+    caught = {name for bug in GWAC_BUGS for name in bug.caught_by}
+    assert {p.__name__ for p in P.GWAC_PROPERTIES} <= caught, {p.__name__ for p in P.GWAC_PROPERTIES} - caught
+
+
+def test_gwac_examples_satisfy_CX_identity_and_include_signed_C():
+    # The strategy's C: C X = I always, and both kinds drawn (X^+ and X^+ + Z (I - X X^+)).
+    from hypothesis import given, settings as hsettings
+    seen = set()
+
+    @hsettings(max_examples=60, database=None, derandomize=True)
+    @given(P.gwac_examples(relation=None))
+    def run(ex):
+        X = G.features(ex.dataset)
+        assert np.abs(ex.C @ X - np.eye(X.shape[1])).max() <= G.CX_ATOL
+        seen.add(bool(np.allclose(ex.C, np.linalg.pinv(X))))
+    run()
+    assert seen == {True, False}
+
+
+@pytest.mark.parametrize("bug", BUGS + GWAC_BUGS, ids=lambda b: b.name)
 def test_planted_bug_caught_by_property(bug):
     props = [getattr(P, p) for p in bug.caught_by if p != "audit"]
     assert props, f"{bug.name} names no property"

@@ -275,3 +275,86 @@ def _plot_xy(path, x, series: dict, xlabel: str, ylabel: str, title: str, logy: 
 
 register_reproduction("epasto2020-claim3", claim3)
 register_reproduction("epasto2020-synthetic", synthetic)
+
+
+# ------------------------------------------------------------------ userdp validate
+def diagonal_dataset() -> UserDataset:
+    """A non-orthogonal design for GWA_C with C = X^+: user 0 holds four records x = (1, 1),
+    users 1-3 one (1, 0) each, users 4-6 one (0, 1) each, user 7 two (1, -1). User 0 carries
+    the largest W_0 = sum_j sum_i |c_{j,i}| = 8/11 = 0.727, half in each row of C, and labels
+    0 vs B on its records move beta_hat by exactly that in L1 (``G.worst_case_pairs``).
+    Labels on a 1/10 grid in [0, 1], not constant: C y = 1/2 (1, ...) for EVERY C with C X = I
+    when y is constant on an orthogonal design, which would hide a wrong C."""
+    X = np.array([[1.0, 1.0]] * 4 + [[1.0, 0.0]] * 3 + [[0.0, 1.0]] * 3 + [[1.0, -1.0]] * 2)
+    ids = np.array([0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 7])
+    return UserDataset(X, ids, labels=_grid_labels(ids.size))
+
+
+def _grid_labels(n: int) -> np.ndarray:
+    return ((7 * np.arange(n)) % 11) / 10.0          # 0, 0.7, 0.3, 1.0, ... in [0, 1]
+
+
+def _validation_C() -> tuple:
+    """(orthogonal data with grid labels, Theorem 6's C at DEFAULTS; diagonal data, X^+)."""
+    D = orthogonal_dataset()
+    D = D.with_fields(labels=_grid_labels(D.n))
+    Dd = diagonal_dataset()
+    return D, G.optimal_C(D, **DEFAULTS).C, Dd, G.ols_C(G.features(Dd))
+
+
+def _validation_cases() -> list:
+    """Differential cases: GWA_C with the registry's C (Theorem 6's optimum on the orthogonal
+    design, W_max = 0.316) at eps = 1 and at eps = 20 (noise scale 0.016: a wrong C, e.g. X^+
+    whose W_max is 0.526, moves the mean by more than 10 standard errors), and the diagonal
+    design with C = X^+ at eps = 1."""
+    from userdp.audits.validate import Case
+    D, C, Dd, Cd = _validation_C()
+    return [Case(D, {"C": C, "B": 1.0, "epsilon": 1.0}, "orthogonal design, Theorem 6's C (sigma = 4), eps = 1"),
+            Case(D, {"C": C, "B": 1.0, "epsilon": 20.0}, "orthogonal design, Theorem 6's C (sigma = 4), eps = 20"),
+            Case(Dd, {"C": Cd, "B": 1.0, "epsilon": 1.0}, "diagonal design (records (1,1), (1,0), (0,1), (1,-1)), "
+                                                          "C = X^+, eps = 1")]
+
+
+def _validation_designs() -> list:
+    """Audit designs, each with ``G.worst_case_pairs`` (the argmax user's labels 0 vs B, aligned
+    with the signs of its block of C):
+
+    - the registry's orthogonal design with Theorem 6's C: a per-record bound shows (user 0
+      holds 4 records: its W is 2.78 times the largest record's column sum, so that bug's true
+      loss is 2.78 eps); a single-row bound does NOT (each user's records lie in one row);
+    - the diagonal design with X^+: every record of user 0 enters BOTH rows, so b from one row
+      (or the larger row) is half of Algorithm 3's: that bug's true loss is 2 eps here, and a
+      per-record bound's 2.55 eps (computed from C in the module's test).
+    """
+    from userdp.audits.validate import AuditDesign
+    D, C, Dd, Cd = _validation_C()
+    return [AuditDesign(G.worst_case_pairs(D, C, 1.0), {"C": C, "B": 1.0, "epsilon": 1.0}, G.claim(1.0),
+                        "orthogonal design, Theorem 6's C: user 0's labels 0 vs B", output="vector"),
+            AuditDesign(G.worst_case_pairs(Dd, Cd, 1.0), {"C": Cd, "B": 1.0, "epsilon": 1.0}, G.claim(1.0),
+                        "diagonal design, C = X^+: user 0's four (1, 1) records, labels 0 vs B", output="vector")]
+
+
+def _validation_refusals() -> list:
+    from userdp.audits.validate import Case
+    D, C, _, _ = _validation_C()
+    bad_y = D.labels.copy()
+    bad_y[0] = 2.0
+    return [Case(D, {"C": 1.1 * C, "B": 1.0, "epsilon": 1.0}, "a C with C X = 1.1 I (Algorithm 3 needs C X = I)"),
+            Case(D.with_fields(labels=bad_y), {"C": C, "B": 1.0, "epsilon": 1.0}, "a label 2B outside [0, B]"),
+            Case(D, {"C": C, "B": 1.0, "epsilon": 0.0}, "epsilon = 0")]
+
+
+def _register_validation():
+    from userdp.audits.validate import ValidationSpec, register_validation
+    register_validation(ValidationSpec(
+        algorithm="epasto2020.gwa", reference=G.mechanism,
+        statistic=lambda D, *, C, B, epsilon: G.statistic(D, C, B),
+        cases=_validation_cases, designs=_validation_designs, refusals=_validation_refusals,
+        suite="userdp.properties.epasto2020_gwa", suite_properties="GWAC_PROPERTIES",
+        suite_reference="REFERENCE_GWAC",
+        stage_params={s: ("C", "B", "epsilon") for s in ("weights", "statistic", "sensitivity", "noise_scale")},
+        why="Algorithm 3 GWA_C for a given C (its input, C X = I): release C y + Lap(b)^d, "
+            "b = B max_l sum_j sum_{i in S_l} |c_ji| / eps; call shape f(dataset, rng=, size=, C=, B=, epsilon=)"))
+
+
+_register_validation()

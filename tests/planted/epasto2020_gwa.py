@@ -153,3 +153,55 @@ BUGS = (
                _make("bug: statistic with the OLS C", _gwa_weights, _sens(_gwa_weights, _paper),
                      estimator=_ols_weights)),
 )
+
+
+# ------------------------------------------------- GWA_C for a given C (the GWAC sub-suite)
+def _make_c(name, per_user=_paper, symmetric=False, check_CX=True, applied=None) -> Adapter:
+    """GWA_C stages for a given C (``P.GWAC_PROPERTIES``' call shape), one defect each:
+    ``per_user`` the user bound b is built from, ``symmetric`` labels in [-B, B],
+    ``check_CX`` False accepts any C, ``applied`` the C the statistic uses instead of C."""
+    def weights(D, *, C, B, epsilon):
+        return G.check_C(C, D) if check_CX else np.asarray(C, dtype=float)
+
+    def statistic(D, *, C, B, epsilon):
+        y = check_in_interval(D.labels, -B if symmetric else 0.0, B, "labels")
+        Cw = weights(D, C=C, B=B, epsilon=epsilon)
+        return (Cw if applied is None else applied(D)) @ y
+
+    def sensitivity(D, *, C, B, epsilon):
+        Cw = weights(D, C=C, B=B, epsilon=epsilon)
+        return B * max(float(per_user(Cw[:, D.records_of(u)])) for u in D.users)
+
+    def noise_scale(D, *, C, B, epsilon):
+        return sensitivity(D, C=C, B=B, epsilon=epsilon) / epsilon
+
+    def mechanism(D, rng, size=None, *, C, B, epsilon):
+        return laplace_mechanism(statistic(D, C=C, B=B, epsilon=epsilon), sensitivity(D, C=C, B=B, epsilon=epsilon),
+                                 epsilon, rng, size)
+
+    return Adapter(name, weights, statistic, sensitivity, noise_scale, mechanism)
+
+
+GWAC_BUGS = (
+    PlantedBug("gwac-b-single-row", "sensitivity under-estimate",
+               "b from row 1 of the given C only, not the sum over j = 1..d",
+               "issue 4 (Algorithm 3 line 2 misread as Lemma 1 per coordinate); issue 13 (release-only form)",
+               ("prop_gwac_noise_scale_matches_b", "prop_gwac_sensitivity_bounds_all_neighbours",
+                "prop_gwac_sensitivity_bounds_sampled_neighbour"),
+               _make_c("bug: GWA_C, b from a single row", per_user=_single_row)),
+    PlantedBug("gwac-labels-in-minus-B-B", "input range wider than calibrated",
+               "labels accepted in [-B, B] with b calibrated to [0, B]: true loss 2 eps",
+               "issue 4 brief ('y in [-B, B] or [0, B]'); the paper assumes y_i in [0, B]",
+               ("prop_gwac_refuses_labels_outside_range",),
+               _make_c("bug: GWA_C, labels in [-B, B]", symmetric=True)),
+    PlantedBug("gwac-no-CX-check", "parameter outside the algorithm's domain",
+               "any C accepted: a C with C X != I gives a biased beta_hat that nothing reports",
+               "issue 13 (found in an independently written GWA_C)",
+               ("prop_gwac_refuses_C_without_identity",),
+               _make_c("bug: GWA_C without the C X = I check", check_CX=False)),
+    PlantedBug("gwac-statistic-ignores-C", "parameter computed but not applied",
+               "beta_hat = X^+ y whatever C is given, while b is calibrated to C",
+               "derived here: a GWA_C that recomputes OLS inside",
+               ("prop_gwac_statistic_is_C_y",),
+               _make_c("bug: GWA_C applies X^+, not C", applied=lambda D: G.ols_C(G.features(D)))),
+)
