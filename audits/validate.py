@@ -167,6 +167,9 @@ class ValidationSpec:
     stage_flatten: a ``statistic`` stage's output as the flat vector that ``flatten`` makes
         of a release (the stages-agree test compares them); default ``np.ravel``. The
         stage comparison with the reference flattens nested tuples of arrays itself.
+    independence_case: a zero-argument builder of the case the independence check runs on;
+        None: the first differential case. Set it where that case cannot show randomness
+        shared within a call (sample limiting's cases make the choice of records irrelevant).
     """
     algorithm: str
     reference: Callable
@@ -183,19 +186,33 @@ class ValidationSpec:
     suite_properties: str = "ALL_PROPERTIES"    # the names, in the suite module, of this algorithm's
     suite_reference: str = "REFERENCE"          # properties and reference adapter (a module may hold two)
     why: str = ""
+    independence_case: Callable[[], Case] | None = None
 
     def __post_init__(self):
         _need(self.algorithm, str, "algorithm", "a str (a registry name)")
         for name in ("reference", "statistic", "cases", "designs", "refusals"):
             if not callable(getattr(self, name)):
                 raise BadType(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
-        for name in ("flatten", "audit_flatten", "stage_flatten"):
+        for name in ("flatten", "audit_flatten", "stage_flatten", "independence_case"):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 raise BadType(f"{name} must be None or callable, got {type(getattr(self, name)).__name__}")
         _need(self.suite, str, "suite", "a module name (str)")
         _need(self.suite_properties, str, "suite_properties", "a name in the suite module (str)")
         _need(self.suite_reference, str, "suite_reference", "a name in the suite module (str)")
         _need(self.stage_params, Mapping, "stage_params", "a mapping stage -> parameter names")
+
+    def independence_on(self, cases: Sequence[Case]) -> Case:
+        """The case the independence check runs on (``cases``: the spec's differential cases)."""
+        if isinstance(cases, (str, bytes)) or not isinstance(cases, Sequence) or \
+                not all(isinstance(c, Case) for c in cases):
+            raise BadType(f"cases must be a sequence of validate.Case, got {type(cases).__name__} {cases!r:.80}")
+        if not cases:
+            raise BadValue("cases must hold at least one Case (the spec's differential cases), got none")
+        if self.independence_case is None:
+            return cases[0]
+        case = self.independence_case()
+        _need(case, Case, "independence_case()", "a Case")
+        return case
 
     def _releases(self, fn, dataset, rng, size: int, params) -> np.ndarray:
         out = fn(dataset, rng=rng, size=size, **params)
@@ -731,7 +748,7 @@ def validate(algorithm: str, target: str | Target, *, samples: int = DEFAULT_SAM
         checks.update(differential=skipped, independence=skipped, audit=skipped)
     else:
         _check_signature(t.adapter.mechanism, spec, cases[0], t.name)
-        ind, checks["independence"] = run_independence(spec, t, cases[0], seed)
+        ind, checks["independence"] = run_independence(spec, t, spec.independence_on(cases), seed)
         if ind is not None:
             findings.append(ind)
         independent = ind is None or ind.verdict == "pass"

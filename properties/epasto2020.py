@@ -63,7 +63,7 @@ __all__ = [
     "prop_statistic_is_weighted_average", "prop_sensitivity_bounds_all_neighbours",
     "prop_sensitivity_bounds_sampled_neighbour", "prop_lemma3_form", "prop_minimises_variance",
     "user_weights_oracle", "lemma2_variance", "n_h_oracle", "lemma3_weights_oracle", "claim1_v",
-    "brute_force_min_v", "ALL_PROPERTIES", "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER",
+    "brute_force_min_v", "ALL_PROPERTIES", "SL_PROPERTIES", "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER",
     "REFERENCE",
 ]
 
@@ -326,6 +326,10 @@ ALL_PROPERTIES = (
     prop_statistic_is_weighted_average, prop_sensitivity_bounds_all_neighbours,
     prop_sensitivity_bounds_sampled_neighbour, prop_lemma3_form, prop_minimises_variance,
 )
+# §3.2 sample limiting (``REFERENCE_SL``) is WA_c with c_i = 1[i in T] / n_h: every property
+# but Lemma 3's form and the variance optimum holds for it (``userdp validate
+# epasto2020.sample-limiting`` runs these).
+SL_PROPERTIES = tuple(p for p in ALL_PROPERTIES if p not in (prop_lemma3_form, prop_minimises_variance))
 _PLAIN = wa_examples(relation=None)           # the properties that need no neighbour
 STRATEGIES = {
     prop_weights_nonnegative_sum_to_one: _PLAIN,

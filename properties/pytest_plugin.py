@@ -73,7 +73,7 @@ class _Run:
 
     def independent(self):
         if self._independent is None:
-            f, text = self.V.run_independence(self.spec, self.target, self.cases[0], self.seed)
+            f, text = self.V.run_independence(self.spec, self.target, self.spec.independence_on(self.cases), self.seed)
             self._independent = (f, text)
         return self._independent
 

@@ -1191,6 +1191,11 @@ entry("validate.ValidationSpec", V.ValidationSpec,
                    stage_params={}, refusals=list, flatten=None),
       algorithm=[None, 3], reference=[None, 3], statistic=[None], cases=[None, [1]], designs=[None, ()],
       suite=[None, 3], stage_params=[None, [1]], refusals=[None, ()], flatten=[3, "f"])
+entry("validate.ValidationSpec.independence_on",
+      lambda spec, cases: spec.independence_on(cases),
+      lambda: dict(spec=V.get_validation("amin2019.capped-sum"),
+                   cases=[V.Case(None, {"T": 1.0}, "c")]),
+      cases=[None, 3, "cases", [], [1], {"a": 1}])
 entry("validate.format_report", V.format_report, lambda: dict(r=_report()), r=[None, 3, "report", {}])
 entry("validate.format_finding", V.format_finding,
       lambda: dict(f=V.Finding("audit", "pass", "t", {}), indent="  "), f=[None, 3, {}], indent=[None, 3])

@@ -220,3 +220,72 @@ def _register_validation():
 
 
 _register_validation()
+
+
+# ------------------------------------------------ userdp validate: §3.2 sample limiting
+def per_user_constant(D: UserDataset) -> UserDataset:
+    """D with each user's values replaced by its first record's value, repeated."""
+    order, offsets = D.record_order
+    first = D.values[order[offsets[:-1]]]                      # (m,): each user's first record
+    return D.with_fields(values=first[D.user_index])
+
+
+def _sl_cases() -> list:
+    """Differential cases for sample limiting. §3.2 "arbitrarily selects" the min(h, s_l)
+    records T of each user: ANY value-independent rule (first h, last h, uniformly random)
+    is the paper's algorithm, and each gives a different statistic when a user's values
+    differ. So the cases hold each user's values equal (``per_user_constant``): there every
+    such T gives the same release distribution, and h, n_h and the noise still show. The
+    price: a T that reads the values (each user's h largest, say) is invisible here too. It
+    is private (a user's records move only that user's term, by at most B h / n_h) but
+    biased, and no release-level test can tell it from an admissible rule without knowing
+    the implementation's rule.
+
+    1. the Zipf data at eps = 1: h = 3 of s_m = 50 (n_h = 123);
+    2. the Zipf data at eps = 50: h = 50 = s_m (no record dropped);
+    3. the skewed data at eps = 4: h = 4 of 20 (n_h = 52).
+    """
+    from userdp.audits.validate import Case
+    D, S = per_user_constant(default_dataset()), per_user_constant(skewed_dataset())
+    return [Case(D, {"B": 1.0, "epsilon": 1.0, "sigma": 0.5}, "Zipf sizes, values equal within a user, eps = 1"),
+            Case(D, {"B": 1.0, "epsilon": 50.0, "sigma": 0.5}, "Zipf sizes, values equal within a user, eps = 50"),
+            Case(S, {"B": 1.0, "epsilon": 4.0, "sigma": 0.5},
+                 "3 users of 20 records, 40 of 1, values equal within a user, eps = 4")]
+
+
+def _sl_designs() -> list:
+    """REPLACE_USER's worst-case pairs (the heaviest users and the lightest, values 0 vs B:
+    equal within the changed user, so every T moves the release by B min(h, s_l) / n_h)
+    on the Zipf data at eps = 1 and the skewed data at eps = 4. A noise scale for one
+    record, B / (eps n_h), costs h eps: 3 at eps = 1, 16 against 4 on the skewed data."""
+    from userdp.audits.validate import AuditDesign
+    return [AuditDesign(E.RELATION.worst_case_pairs(D, 0.0, 1.0), {"B": 1.0, "epsilon": eps, "sigma": 0.5},
+                        E.claim(eps), f"{what}: heaviest users and the lightest, values 0 vs B")
+            for D, eps, what in ((default_dataset(), 1.0, "Zipf sizes, eps = 1"),
+                                 (skewed_dataset(), 4.0, "3 users of 20 records, 40 of 1, eps = 4"))]
+
+
+def _register_sl_validation():
+    from userdp.audits.validate import Case, ValidationSpec, register_validation
+    D = per_user_constant(default_dataset())
+    register_validation(ValidationSpec(
+        algorithm="epasto2020.sample-limiting", reference=E.best_sample_limiting_mechanism,
+        statistic=lambda D, *, B, epsilon, sigma: E.wa_statistic(
+            D, E.sample_limiting_weights(D, E.best_integer_h(D.counts, sigma, B, epsilon)), B),
+        cases=_sl_cases, designs=_sl_designs, suite="userdp.properties.epasto2020",
+        suite_properties="SL_PROPERTIES", suite_reference="REFERENCE_SL",
+        # not "weights": T is the implementation's choice (see _sl_cases), so c_i is too
+        # independence on values that VARY within users: a T drawn once per call and shared by
+        # its releases moves the whole call there (on the differential cases it cannot show)
+        independence_case=lambda: Case(default_dataset(), {"B": 1.0, "epsilon": 1.0, "sigma": 0.5},
+                                       "Zipf sizes, values varying within users, eps = 1"),
+        stage_params={s: ("B", "epsilon", "sigma") for s in ("statistic", "sensitivity", "noise_scale")},
+        refusals=lambda: [
+            Case(D.with_fields(values=np.r_[2.0, D.values[1:]]), {"B": 1.0, "epsilon": 1.0, "sigma": 0.5},
+                 "a value 2B outside [0, B] (the noise covers B)"),
+            Case(D, {"B": 1.0, "epsilon": 0.0, "sigma": 0.5}, "epsilon = 0")],
+        why="§3.2 at Claim 2's best integer h: the mean of min(h, s_l) value-independently chosen records "
+            "of each user + Lap(B h / (eps n_h)); the rule choosing T is the implementation's"))
+
+
+_register_sl_validation()

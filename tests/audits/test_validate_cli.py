@@ -186,3 +186,29 @@ def test_plugin_without_the_option_adds_nothing(tmp_path):
     assert r.returncode == 5 and "no tests ran" in r.stdout           # pytest's "nothing collected"
     bad = _pytest(tmp_path, "--userdp-target", "nonsense")
     assert bad.returncode == 4 and "ALGORITHM=module:object" in bad.stderr
+
+
+def test_independence_case_shows_what_the_first_case_hides():
+    # Sample limiting's differential cases hold each user's values equal, so a random T drawn
+    # once per call (corpus bug) changes nothing there; the spec's independence_case (values
+    # varying within users) shows it. Planted: the check on the first case, as before the field.
+    spec = V.get_validation("epasto2020.sample-limiting")
+    target = V.load_target("corpus.epasto2020_sl:random_T_once_per_call")
+    cases = list(spec.cases())
+    hidden, _ = V.run_independence(spec, target, cases[0], 0)
+    shown, _ = V.run_independence(spec, target, spec.independence_on(cases), 0)
+    assert hidden is None or hidden.verdict == "pass"
+    assert shown is not None and shown.verdict == "not independent"
+    good = V.load_target("corpus.epasto2020_sl:random_per_release")       # a fresh T per release
+    ok, _ = V.run_independence(spec, good, spec.independence_on(cases), 0)
+    assert ok is None or ok.verdict == "pass"
+
+
+def test_independence_case_must_build_a_case():
+    spec = V.get_validation("epasto2020.sample-limiting")
+    with pytest.raises(TypeError, match="independence_case"):
+        V.ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__}, "independence_case": 3})
+    broken = V.ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
+                                 "independence_case": lambda: "not a case"})
+    with pytest.raises(TypeError, match=r"independence_case\(\) must be a Case"):
+        broken.independence_on(list(spec.cases()))
