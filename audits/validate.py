@@ -18,11 +18,13 @@ b. **differential**: TARGET's releases against the reference mechanism's, on the
    - the share of "no release" (NaN rows), where either side has one: a two-proportion test;
    - if TARGET has a ``statistic`` stage too: its releases' mean against its OWN statistic
      (stages that disagree, "its statistic is not what its mechanism adds noise to").
-c. **independence**: ``CALLS`` calls of ``PER_CALL`` releases each; Kruskal-Wallis tests
+c. **independence**: ``CALLS`` calls of ``PER_CALL`` releases each, on the spec's
+   ``independence_case`` (default: its first differential case); Kruskal-Wallis tests
    per coordinate of "the call a release came from", on the releases (location) and on
    their distance to the pooled median (spread: a noise scale or a test outcome drawn once
-   per call and shared changes the spread of a call's releases, not their centre). A dependent target is reported "not independent", and its
-   audit draws one release per call instead (valid for any within-call dependence).
+   per call and shared changes the spread of a call's releases, not their centre). A
+   dependent target is reported "not independent", and its audit draws one release per
+   call instead (valid for any within-call dependence).
 d. **audit**: ``harness.audit`` of TARGET's mechanism on the spec's pairs and designs, under
    the algorithm's relation and claim (the spec's docstring says which bug class each pair
    exposes).
