@@ -3,7 +3,7 @@ through ``validate`` at default settings and seed 0, and print per algorithm the
 bugs caught (the expected verdict, not just any finding), the false verdicts on the correct
 alternatives, and the time of each validate run (the slowest, and the correct plain function's).
 
-    cd tests && python -m corpus.report            # about 3 minutes on 2 cores
+    cd tests && python -m corpus.report            # 94 s on 2 cores (2026-11-24)
 """
 from __future__ import annotations
 
