@@ -319,18 +319,32 @@ def check_pairs(relation: str, pairs: list[AuditPair]) -> str:
     return text
 
 
-def _load_factory(target: str):
+def import_user_module(target: str, what: str = "an external mechanism is module:callable",
+                       usage_error: type = None):
+    """(module, attribute) of ``module:attribute``, imported with the current directory on the
+    import path, as ``python -m`` does. A malformed text or a module that cannot be found is
+    ``usage_error`` (default ``UsageError``; exit 2); a module that raises on import is the
+    user's code (``UserCodeError``; exit 3)."""
+    usage_error = usage_error or UsageError
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a str module:attribute, got {type(target).__name__} {target!r:.80}")
     mod_name, _, attr = target.partition(":")
     if not mod_name or not attr:
-        raise UsageError(f"an external mechanism is module:callable, got {target!r}")
-    if os.getcwd() not in sys.path:          # as `python -m` does: a module in the current directory imports
+        raise usage_error(f"{what}, got {target!r}")
+    if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(mod_name)
     except ImportError as exc:
-        raise UsageError(f"cannot import {mod_name!r} (from {target!r}): {exc}") from exc
+        raise usage_error(f"cannot import {mod_name!r} (from {target!r}): {exc}") from exc
     except Exception as exc:
         raise UserCodeError(f"importing your module {mod_name!r} raised {type(exc).__name__}: {exc}") from exc
+    return module, attr
+
+
+def _load_factory(target: str):
+    module, attr = import_user_module(target)
+    mod_name = module.__name__
     factory = getattr(module, attr, None)
     if not callable(factory):
         raise UsageError(f"module {mod_name!r} has no callable {attr!r}")

@@ -66,8 +66,6 @@ import importlib
 import inspect
 import math
 import numbers
-import os
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -75,10 +73,10 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from userdp.properties.adapter import Adapter, check_property
+from userdp.properties.adapter import Adapter, check_suite_property
 
 from .harness import audit
-from .targets import UsageError, UserCodeError
+from .targets import UsageError, UserCodeError, import_user_module
 
 __all__ = ["BadValue", "BadType", "Case", "AuditDesign", "ValidationSpec", "register_validation", "get_validation",
            "all_validations", "load_target", "validate", "format_report", "format_finding", "ValidationReport", "Finding",
@@ -284,19 +282,9 @@ class Target:
 def load_target(text: str) -> Target:
     """``module:object`` with the current directory on the import path (as ``python -m``)."""
     _need(text, str, "target", "a str module:object")
-    mod_name, _, attr = text.partition(":")
-    if not mod_name or not attr:
-        raise BadValue(f"target is module:object (an Adapter or a mechanism function), got {text!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(mod_name)
-    except ImportError as exc:
-        raise BadValue(f"target {text!r}: cannot import {mod_name!r}: {exc}") from exc
-    except Exception as exc:
-        raise UserCodeError(f"target {text!r}: importing your module {mod_name!r} raised "
-                            f"{type(exc).__name__}: {exc}") from exc
-    obj = module
+    module, attr = import_user_module(text, "target is module:object (an Adapter or a mechanism function)",
+                                      usage_error=BadValue)
+    mod_name, obj = module.__name__, module
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise BadValue(f"target {text!r}: module {mod_name!r} has no {attr!r}")
@@ -382,13 +370,9 @@ def run_properties(spec, target: Target, examples: int, progress=None) -> tuple[
         return [], "skipped: TARGET has no noise-free stage (the suite checks weights, statistic, sensitivity, " \
                    "noise_scale and the like)"
     findings, ran = [], 0
-    strategies, hard = suite.STRATEGIES, getattr(suite, "EXAMPLES", {})
-    effort = getattr(suite, "MAX_EXAMPLES", {})
     props = getattr(suite, spec.suite_properties)
     for prop in props:
-        n = min(examples, effort.get(prop, 100))
-        f = check_property(prop, strategies[prop], target.adapter, max_examples=max(1, n),
-                           examples=hard.get(prop, ()))
+        f = check_suite_property(suite, prop, target.adapter, max_examples=examples)
         if f.verdict == "not applicable":
             continue
         ran += 1

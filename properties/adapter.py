@@ -47,7 +47,7 @@ from hypothesis import errors as hypothesis_errors
 from hypothesis.strategies import SearchStrategy
 from hypothesis.errors import HypothesisException, Unsatisfiable
 
-__all__ = ["Adapter", "Finding", "StageMissing", "check_property", "VERDICTS"]
+__all__ = ["Adapter", "Finding", "StageMissing", "check_property", "check_suite_property", "VERDICTS"]
 
 VERDICTS = ("pass", "invariant violation", "error", "deviation from reference", "privacy violation")
 NOT_APPLICABLE = "not applicable"   # not a verdict: the property did not run
@@ -272,3 +272,25 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
             return finding("invariant violation", str(exc))
         return finding("error", f"property raised {_describe(exc)}")
     return finding("pass", with_example=False)
+
+
+def check_suite_property(suite, prop: Callable[[Adapter, Any], None], impl: Adapter, *,
+                         max_examples: int | None = None) -> Finding:
+    """``check_property`` as the suite module ``suite`` says to run ``prop``: its strategy
+    ``suite.STRATEGIES[prop]``, its known hard cases ``suite.EXAMPLES``, and its effort
+    ``suite.MAX_EXAMPLES`` (100 where it names none), capped at ``max_examples`` if given.
+    This is how ``userdp validate``, its pytest plugin and the paper tests run a property."""
+    strategies = getattr(suite, "STRATEGIES", None)
+    if not isinstance(strategies, dict):
+        raise TypeError(f"suite must be a property-suite module with a STRATEGIES dict, got "
+                        f"{type(suite).__name__} {getattr(suite, '__name__', suite)!r:.80}")
+    if prop not in strategies:
+        raise ValueError(f"prop {getattr(prop, '__name__', prop)!r} has no strategy in suite "
+                         f"{getattr(suite, '__name__', suite)!r} (suite.STRATEGIES)")
+    n = getattr(suite, "MAX_EXAMPLES", {}).get(prop, 100)
+    if max_examples is not None:
+        if isinstance(max_examples, bool) or not isinstance(max_examples, numbers.Integral) or max_examples < 1:
+            raise ValueError(f"max_examples must be None or an int >= 1, got {max_examples!r}")
+        n = min(n, int(max_examples))
+    return check_property(prop, strategies[prop], impl, max_examples=n,
+                          examples=getattr(suite, "EXAMPLES", {}).get(prop, ()))

@@ -79,12 +79,9 @@ class _Run:
 
     def property(self, prop):
         from hypothesis import settings
-        from userdp.properties.adapter import check_property
+        from userdp.properties.adapter import check_suite_property
         suite = self.V.importlib.import_module(self.spec.suite)
-        n = min(settings.default.max_examples, suite.MAX_EXAMPLES.get(prop, 100)
-                if hasattr(suite, "MAX_EXAMPLES") else 100)
-        f = check_property(prop, suite.STRATEGIES[prop], self.target.adapter, max_examples=max(1, n),
-                           examples=getattr(suite, "EXAMPLES", {}).get(prop, ()))
+        f = check_suite_property(suite, prop, self.target.adapter, max_examples=settings.default.max_examples)
         if f.verdict == "not applicable":
             pytest.skip(f"not applicable: {f.message}")
         if f.verdict != "pass":

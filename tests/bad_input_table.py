@@ -703,6 +703,19 @@ entry("adapter.check_property", Ad.check_property,
       prop=[None, "prop"], strategy=[None, [1, 2], "st"], impl=[None, "x", lambda D: 0.0],
       max_examples=INT(1, hi=10**5), examples=[None, 3, "ab"])
 
+
+def _suite_module():
+    import types
+    m = types.ModuleType("planted_suite")
+    m.STRATEGIES, m.EXAMPLES, m.MAX_EXAMPLES = {_prop: _strategy()}, {}, {_prop: 2}
+    return m
+
+
+entry("adapter.check_suite_property", Ad.check_suite_property,
+      lambda: dict(suite=_suite_module(), prop=_prop, impl=Ad.Adapter("x", statistic=lambda D: 0.0), max_examples=None),
+      suite=[None, 3, "planted_suite"], prop=[None, "prop", lambda impl, ex: None],
+      impl=[None, "x", lambda D: 0.0], max_examples=[0, -1, 1.5, "2", True])
+
 # ========================================================== Gaussian DP (issue 8, parts 1-2)
 # (guarded: the probe imports this table on checkouts that predate Gaussian DP)
 if hasattr(Cl, "GaussianDP") and hasattr(Bd, "mu_lower_bound"):

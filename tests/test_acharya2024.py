@@ -10,15 +10,14 @@ import pytest
 
 from planted.acharya2024 import BUGS  # tests/ is on sys.path (rootdir conftest)
 from userdp.properties import acharya2024 as P
-from userdp.properties.adapter import check_property
+from userdp.properties.adapter import check_property, check_suite_property
 from userdp.reference import acharya2024 as A
 from userdp.reference.data import UserDataset
 
 def _run(prop, impl):
     """One property run as a validator runs it: the suite's strategy, hard examples and effort
     (the statistical property: exactly one fixed example, false failure <= 1e-4)."""
-    return check_property(prop, P.STRATEGIES[prop], impl, max_examples=P.MAX_EXAMPLES.get(prop, 100),
-                          examples=P.EXAMPLES.get(prop, ()))
+    return check_suite_property(P, prop, impl)
 
 
 def test_statistical_property_runs_once_on_a_fixed_example():

@@ -1,7 +1,7 @@
 """check_property grades a correct and a broken adapter differently and shrinks the counterexample."""
 import numpy as np
 
-from userdp.properties.adapter import Adapter, check_property
+from userdp.properties.adapter import Adapter, check_property, check_suite_property
 from userdp.properties.strategies import user_datasets
 
 
@@ -160,7 +160,7 @@ def test_stage_of_another_adapter_type_is_not_applicable():
 _MINING_SCRIPT = """
 import importlib, json, sys
 from hypothesis import HealthCheck, given, settings, strategies as st
-from userdp.properties.adapter import Adapter, check_property
+from userdp.properties.adapter import Adapter, check_property, check_suite_property
 
 def draws_of_check_property():
     seen = []
@@ -232,3 +232,29 @@ def test_missing_stage_is_not_applicable_at_once(monkeypatch):
     calls.clear()
     check_property(prop_needs_statistic, user_datasets(), Adapter("none"), max_examples=100)
     assert len(calls) > 1
+
+
+def test_check_suite_property_uses_the_suites_strategy_examples_and_effort():
+    # The helper validate, its plugin and the paper tests share: the suite's STRATEGIES,
+    # EXAMPLES (run first) and MAX_EXAMPLES, capped by max_examples.
+    import types
+    from hypothesis import strategies as st
+    seen = []
+
+    def prop_small(impl, x):
+        seen.append(x)
+        assert x < 1000, f"{x} too large"
+    suite = types.ModuleType("planted_suite")
+    suite.STRATEGIES = {prop_small: st.integers(0, 999)}
+    suite.EXAMPLES, suite.MAX_EXAMPLES = {}, {prop_small: 7}
+    impl = Adapter("x", statistic=lambda D: 0.0)
+    assert check_suite_property(suite, prop_small, impl).verdict == "pass"
+    assert 1 <= len(seen) <= 7                                   # the suite's effort
+    seen.clear()
+    assert check_suite_property(suite, prop_small, impl, max_examples=2).verdict == "pass"
+    assert 1 <= len(seen) <= 2                                   # capped
+    suite.EXAMPLES = {prop_small: [5000]}                        # a known hard case the strategy never draws
+    f = check_suite_property(suite, prop_small, impl)
+    assert f.verdict == "invariant violation" and "5000" in f.counterexample
+    # planted: the same run without the suite's EXAMPLES misses it
+    assert check_property(prop_small, suite.STRATEGIES[prop_small], impl, max_examples=7).verdict == "pass"

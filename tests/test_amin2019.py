@@ -26,7 +26,7 @@ from scipy import stats
 
 from userdp.audits.harness import audit
 from userdp.properties import amin2019 as P
-from userdp.properties.adapter import check_property
+from userdp.properties.adapter import check_suite_property
 from userdp.reference import amin2019 as A
 from userdp.reference.claims import PureDP
 from userdp.reference.data import UserDataset
@@ -142,8 +142,7 @@ PROPS = [(p, P.STRATEGIES[p]) for p in P.ALL_PROPERTIES]     # the suite's own s
 
 def _check(prop, impl):
     """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
-    return check_property(prop, P.STRATEGIES[prop], impl, max_examples=P.MAX_EXAMPLES.get(prop, 100),
-                          examples=P.EXAMPLES.get(prop, ()))
+    return check_suite_property(P, prop, impl)
 
 
 def test_reference_mechanism_has_the_documented_call_shape():

@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 
 from userdp.audits.harness import audit
 from userdp.properties import epasto2020 as P
-from userdp.properties.adapter import check_property
+from userdp.properties.adapter import check_property, check_suite_property
 from userdp.properties.strategies import user_size_profiles, weights_summing_to
 from userdp.reference import epasto2020 as E
 from userdp.reference.claims import PureDP
@@ -195,10 +195,9 @@ def test_theorem2_ratio_increases_towards_three_halves():
 
 # --------------------------------------------------------------- the property suite
 
-def _check(prop, impl, **kw):
+def _check(prop, impl, max_examples=None):
     """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
-    kw = {"max_examples": P.MAX_EXAMPLES.get(prop, 100), **kw}
-    return check_property(prop, P.STRATEGIES[prop], impl, examples=P.EXAMPLES.get(prop, ()), **kw)
+    return check_suite_property(P, prop, impl, max_examples=max_examples)
 
 
 WA_ONLY = {"prop_lemma3_form", "prop_minimises_variance"}  # sample limiting is not Lemma 3's optimum

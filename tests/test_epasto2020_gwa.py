@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from userdp.properties import epasto2020_gwa as P
-from userdp.properties.adapter import check_property
+from userdp.properties.adapter import check_property, check_suite_property
 from userdp.reference import epasto2020_gwa as G
 from userdp.reference.data import UserDataset
 
@@ -235,8 +235,7 @@ OPTIMALITY = P.prop_minimises_total_variance      # sample limiting is private b
 
 def _check(prop, impl):
     """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
-    return check_property(prop, P.STRATEGIES[prop], impl, max_examples=P.MAX_EXAMPLES.get(prop, 100),
-                          examples=P.EXAMPLES.get(prop, ()))
+    return check_suite_property(P, prop, impl)
 
 
 @pytest.mark.parametrize("impl", REFERENCES, ids=lambda a: a.name)

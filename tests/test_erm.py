@@ -12,7 +12,7 @@ import pytest
 from scipy import optimize, stats
 
 from userdp.properties import erm as P
-from userdp.properties.adapter import check_property
+from userdp.properties.adapter import check_property, check_suite_property
 from userdp.reference import amin2019_erm as A
 from userdp.reference import epasto2020_erm as E
 from userdp.reference import erm
@@ -191,8 +191,7 @@ def test_amin_mechanism_noise_law_and_shapes():
 
 def _check(prop, impl):
     """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
-    return check_property(prop, P.STRATEGIES[prop], impl, max_examples=P.MAX_EXAMPLES.get(prop, 100),
-                          examples=P.EXAMPLES.get(prop, ()))
+    return check_suite_property(P, prop, impl)
 
 
 @pytest.mark.parametrize("prop", P.ALL_PROPERTIES, ids=lambda p: p.__name__)

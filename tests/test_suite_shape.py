@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis.strategies import SearchStrategy
 
 from userdp.properties import acharya2024, amin2019, epasto2020, epasto2020_gwa, erm, krichene2023, zhao2024
-from userdp.properties.adapter import Adapter, check_property
+from userdp.properties.adapter import Adapter, check_property, check_suite_property
 from userdp.reference import neighbours
 from userdp.reference.data import UserDataset
 
@@ -196,9 +196,7 @@ EVERY = _every()
 
 
 def _run(suite, tname, prop, max_examples=QUICK):
-    return check_property(prop, suite.STRATEGIES[prop], _keyword_only(_reference_for(suite, tname)),
-                          max_examples=min(max_examples, suite.MAX_EXAMPLES.get(prop, 100)),
-                          examples=suite.EXAMPLES.get(prop, ()))
+    return check_suite_property(suite, prop, _keyword_only(_reference_for(suite, tname)), max_examples=max_examples)
 
 
 @pytest.mark.parametrize("suite,tname,prop", EVERY,

@@ -12,14 +12,13 @@ import pytest
 from planted.zhao2024 import BUGS, WME_BUGS  # tests/ is on sys.path (rootdir conftest)
 from userdp.audits import audit
 from userdp.properties import zhao2024 as P
-from userdp.properties.adapter import check_property
+from userdp.properties.adapter import check_suite_property
 from userdp.reference import zhao2024 as Z
 from userdp.reference.data import UserDataset
 
 def _run(prop, impl):
     """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
-    return check_property(prop, P.STRATEGIES[prop], impl, max_examples=P.MAX_EXAMPLES.get(prop, 100),
-                          examples=P.EXAMPLES.get(prop, ()))
+    return check_suite_property(P, prop, impl)
 
 
 @pytest.mark.parametrize("prop", P.ALL_PROPERTIES, ids=lambda p: p.__name__)
