@@ -35,7 +35,7 @@ and is a planted bug; so are a single row j and a per-record max.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse
@@ -53,7 +53,7 @@ from .neighbours import REPLACE_USER_LABELS, NeighbourPair
 __all__ = [
     "RELATION", "CX_ATOL", "MAX_CONDITION", "claim", "features", "check_labels", "check_C", "user_l1",
     "sensitivity", "noise_scale", "statistic", "mechanism", "total_variance", "ols_C",
-    "OptimalC", "dual_bound", "optimal_C", "weights", "sample_limit_selection",
+    "OptimalC", "dual_bound", "optimal_C", "optimal_C_all_records", "weights", "sample_limit_selection",
     "sample_limited_C", "best_sample_limit_h", "best_sample_limit_hs", "sample_limited_ols_mechanism",
     "worst_case_pairs",
 ]
@@ -66,6 +66,12 @@ CX_ATOL = 1e-8
 # optimal_C's continuation: kappa grows by the first factor per warm-started stage; if that
 # path ends above rtol (Newton stalls on a kink), the finer paths are tried in turn.
 CONTINUATION = (3.0, 1.5, 1.2)
+# optimal_C tries the sigma = 0 LP's C before the continuation when kappa / k0 >= LP_FIRST.
+# Below it the continuation is cheaper (on the §6 instance at n = 10^5, eps = 1, kappa / k0 =
+# 5e8 on the working set: 19 stages, 171 Newton steps, 0.25 s; the LP on the same 1320
+# records took 0.5 s and did not certify), and 1e20 (42 stages at x3) is where they cost
+# about the same. The LP certifies only when sigma^2 ||C||_F^2 <= rtol P, i.e. far out.
+LP_FIRST = 1e20
 # Stages per continuation path: kappa / k0 <= ~1e110 for inputs in the supported ranges
 # (B, sigma in [1e-50, 1e50], eps >= 1e-50), i.e. at most log(1e110)/log(1.2) ~ 1400 stages.
 _MAX_STAGES = 1500
@@ -220,9 +226,10 @@ def dual_bound(dataset: UserDataset, B, epsilon, sigma, Lambda, mu=None) -> floa
     return float(np.trace(Lambda) - np.sum(S * S) / (4 * sigma**2) - mu.sum() ** 2 / (4 * kappa))
 
 
-def _feasible(C, X) -> np.ndarray:
-    """C + (I - C X)(X^T X)^-1 X^T: the nearest (Frobenius) C' with C' X = I exactly."""
-    return C + (np.eye(X.shape[1]) - C @ X) @ np.linalg.solve(X.T @ X, X.T)
+def _feasible(C, X, pinv=None) -> np.ndarray:
+    """C + (I - C X)(X^T X)^-1 X^T: the nearest (Frobenius) C' with C' X = I exactly
+    (``pinv`` = (X^T X)^-1 X^T, if the caller has it)."""
+    return C + (np.eye(X.shape[1]) - C @ X) @ (np.linalg.solve(X.T @ X, X.T) if pinv is None else pinv)
 
 
 def _primal(dataset, C, sigma, kappa) -> float:
@@ -254,22 +261,69 @@ def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
     Solver choice. The program is convex but nonsmooth (a max of L1 norms) in d n
     variables (30,000 at n = 3000, d = 10), and scipy has no QP solver. Its dual (see
     ``dual_bound``) has only d^2 + m variables, is concave, piecewise quadratic and C^1,
-    and its gradient is the primal residual (I - C X, W_l - t). We maximise it by a
-    projected semismooth Newton method (generalised Hessian, Armijo backtracking, mu >= 0
-    by projection), with continuation in kappa (x3 per stage from where the two variance
-    terms balance, each stage warm-started; x1.5 then x1.2 if that path stalls).
-    L-BFGS-B on the same dual stalls at a 1e-3 gap when kappa / sigma^2 ~ 1e5, the regime
-    of the §6 experiment. The primal C is
-    read off the dual, made exactly feasible (``_feasible``) and certified by the
-    weak-duality gap, which the caller can recompute with ``dual_bound``.
-    For sigma = 0 (Example 1) the program is the LP min max_l W_l, solved by HiGHS
-    (``linprog``) and certified the same way with Lambda from its equality marginals.
-    When kappa >= k0 / rtol (the noise term dominates), the LP's C is tried first and kept
-    if weak duality certifies it for sigma too (``_lp_certified_for_sigma``); this is what
-    makes tiny eps fast (the continuation would need hundreds of stages). Every loop is
-    bounded (``max_iter`` Newton steps per stage, ``_MAX_STAGES`` stages per path); if none
-    reaches ``rtol``, RuntimeError.
+    and its gradient is the primal residual (I - C X, W_l - t). ``optimal_C_all_records``
+    maximises it on every record; this function solves the same program on a working set
+    of records first (see below) and certifies the result on all of them.
+
+    Working set (the fast path beside the reference; issue 14). At the optimum almost every
+    column c_i is zero: c_i = S(Lambda x_i, mu_l(i)) / (2 sigma^2) is non-zero only where
+    |Lambda x_i|_j > mu_l(i), and on the §6 instance at n = 10^4 that is 186 of 10^4
+    records (1-3 per user). The records outside a working set T contribute nothing to the
+    dual, its gradient or its Hessian wherever they are below their user's threshold, so a
+    solution of the program restricted to T (C zero outside T) is optimal for all records
+    exactly when no record outside T has ||Lambda x_i||_inf > mu_l(i) (for the LP's
+    multipliers: > its user's max over T, the sigma = 0 bound's term). T starts from the
+    OLS multipliers, grows by the violators (and the records within 10% of violating) until
+    there are none, and the restricted solve is the reference solver itself. Nothing rests
+    on the working set being right: the returned C is certified by the weak-duality gap on
+    ALL records (``dual_bound`` on ``dataset``), and if the loop has not settled within
+    ``_MAX_ROUNDS`` rounds, or the restricted problem is degenerate, the solve runs on all
+    records. A property test checks that the two agree.
     """
+    sigma, X, kappa, C0, rtol, max_iter = _checked(dataset, B, epsilon, sigma, rtol, max_iter)
+    uidx, its = dataset.user_index, 0
+    T = _initial_working_set(dataset, C0)
+    for _ in range(_MAX_ROUNDS):
+        if T.all():
+            break                                    # every record: the reference solve below
+        sub = dataset.take(np.flatnonzero(T))        # every user keeps a record (see _initial_working_set)
+        try:
+            res = _solve(sub, features(sub), B, epsilon, sigma, kappa, rtol, max_iter)
+        except (ValueError, RuntimeError, np.linalg.LinAlgError):
+            break                                    # degenerate restricted problem: solve on all records
+        its += res.iterations
+        A = np.abs(X @ res.Lambda.T).max(axis=1)     # ||Lambda x_i||_inf for every record
+        thr = res.mu if res.mu is not None else _user_max(sub.user_index, dataset.m, A[T])
+        out = A > thr[uidx]
+        if not (out & ~T).any():                     # no record outside T would enter: optimal for all
+            return _certify_full(dataset, X, res, T, sigma, kappa, B, epsilon, its, rtol)
+        T |= A > (1 - WS_MARGIN) * thr[uidx]         # the violators and the records close to violating
+    res = _solve(dataset, X, B, epsilon, sigma, kappa, rtol, max_iter, C0=C0)
+    return replace(res, iterations=res.iterations + its)
+
+
+# The working set (optimal_C). _MAX_ROUNDS: rounds of the loop before optimal_C solves on
+# every record; each round adds at least one record. WS_START: a large user's records enter T
+# when their OLS ||c_i||_inf is at least this share of the user's largest. WS_MARGIN: a round
+# adds the records within this relative margin of their threshold, not only the violators.
+# Measured on the §6 instance at n = 10^5 (m = 62), eps = 1, one run each: WS_START 0.5 gave
+# 16,013 records, one round, 1.57 s; 0.7 gave 1,320 records, one round, 0.26 s; 0.9 gave 334
+# records growing to 580 over three rounds (each re-runs the continuation), 0.36 s.
+_MAX_ROUNDS = 10
+WS_START = 0.7
+WS_MARGIN = 0.1
+
+
+def optimal_C_all_records(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
+                          max_iter: int = 500) -> OptimalC:
+    """``optimal_C`` without the working set: the dual solved on every record (the reference
+    the fast path is tested against; same checks, same certificate)."""
+    sigma, X, kappa, C0, rtol, max_iter = _checked(dataset, B, epsilon, sigma, rtol, max_iter)
+    return _solve(dataset, X, B, epsilon, sigma, kappa, rtol, max_iter, C0=C0)
+
+
+def _checked(dataset, B, epsilon, sigma, rtol, max_iter):
+    """optimal_C's arguments checked: (sigma, X, kappa, C0 = OLS, rtol, max_iter)."""
     sigma = _check_sigma(sigma)
     X = features(dataset)
     kappa = _kappa(B, epsilon, X.shape[1])
@@ -277,10 +331,65 @@ def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
     _check_conditioning(X)
     rtol = check_positive(rtol, "rtol", lo=1e-12, hi=1e-2)
     max_iter = check_int(max_iter, "max_iter", lo=1, hi=100_000)
+    return sigma, X, kappa, C0, rtol, max_iter
+
+
+def _user_max(uidx, m, a) -> np.ndarray:
+    """max_{i in S_l} a_i per user l, (m,) (0 for a user with no entry)."""
+    top = np.zeros(m)
+    np.maximum.at(top, uidx, a)
+    return top
+
+
+def _initial_working_set(dataset: UserDataset, C0) -> np.ndarray:
+    """Boolean (n,): every record of a user with at most 4 d records, and the records of larger
+    users whose OLS column has ||c0_i||_inf >= WS_START times their user's largest. Each
+    user keeps its largest, so T meets every S_l: the restricted program has the same m
+    users (and the same mu)."""
+    a = np.abs(C0).max(axis=0)
+    uidx = dataset.user_index
+    return (a >= WS_START * _user_max(uidx, dataset.m, a)[uidx]) | (dataset.counts[uidx] <= 4 * C0.shape[0])
+
+
+def _certify_full(dataset, X, res, T, sigma, kappa, B, epsilon, its, rtol) -> OptimalC:
+    """The restricted solution on all records: C zero outside T, made exactly feasible on all
+    of X, certified by the weak-duality gap on all records."""
+    C = np.zeros((X.shape[1], X.shape[0]))
+    C[:, T] = res.C
+    C = _feasible(C, X)
+    if res.mu is None:                               # the LP's multipliers: the sigma = 0 bound
+        P, D = _primal(dataset, C, sigma, kappa), dual_bound(dataset, B, epsilon, 0.0, res.Lambda)
+        gap = (P - D) / P
+        if not gap <= (1e-6 if sigma == 0 else rtol):
+            raise RuntimeError(f"optimal_C did not reach rtol = {rtol:g}: relative duality gap {gap:.3g}")
+        return OptimalC(C, P, D, gap, res.Lambda, None, its)
+    return _certify(dataset, C, sigma, kappa, B, epsilon, res.Lambda, res.mu, its, rtol)
+
+
+def _solve(dataset, X, B, epsilon, sigma, kappa, rtol, max_iter, C0=None) -> OptimalC:
+    """The reference solver on ``dataset`` (all its records): the LP for sigma = 0; else the
+    LP's C if it certifies, else the dual Newton continuation.
+
+    We maximise the dual by a projected semismooth Newton method (generalised Hessian,
+    Armijo backtracking, mu >= 0 by projection), with continuation in kappa (x3 per stage
+    from where the two variance terms balance, each stage warm-started; x1.5 then x1.2 if
+    that path stalls). L-BFGS-B on the same dual stalls at a 1e-3 gap when
+    kappa / sigma^2 ~ 1e5, the regime of the §6 experiment. The primal C is read off the
+    dual, made exactly feasible (``_feasible``) and certified by the weak-duality gap, which
+    the caller can recompute with ``dual_bound``. For sigma = 0 (Example 1) the program is
+    the LP min max_l W_l, solved by HiGHS (``linprog``) and certified the same way with
+    Lambda from its equality marginals. When kappa >= k0 LP_FIRST (the noise term dominates
+    by far), the LP's C is tried first and kept if weak duality certifies it for sigma too
+    (``_lp_certified_for_sigma``); this is what makes tiny eps fast (the continuation would
+    need hundreds of stages). Between k0 / rtol (below it the LP cannot certify) and
+    k0 LP_FIRST, the LP is the fallback if the continuation paths stall. Every loop is bounded (``max_iter`` Newton steps per stage,
+    ``_MAX_STAGES`` stages per path); if none reaches ``rtol``, RuntimeError.
+    """
     if sigma == 0:
         return _optimal_C_lp(dataset, X, B, epsilon, kappa)   # rtol: HiGHS's own tolerances
+    C0 = ols_C(X) if C0 is None else C0
     k0 = min(kappa, sigma**2 * float(np.sum(C0 * C0)) / float(user_l1(dataset, C0).max()) ** 2)
-    if kappa >= k0 / rtol:                           # the noise term dominates: try the LP's C
+    if kappa >= k0 * LP_FIRST:                       # the noise term dominates: try the LP's C first
         lp = _lp_certified_for_sigma(dataset, X, B, epsilon, sigma, kappa, rtol)
         if lp is not None:
             return lp
@@ -293,10 +402,15 @@ def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
             if k == kappa:
                 break
             k = min(factor * k, kappa)
+            Lam, mu = _rescale(X, dataset.user_index, sigma, k, Lam, mu)
         C = _feasible(_soft(X @ Lam.T, mu[dataset.user_index][:, None]).T / (2 * sigma**2), X)
         if _primal(dataset, C, sigma, kappa) - dual_bound(dataset, B, epsilon, sigma, Lam, mu) \
                 <= rtol * _primal(dataset, C, sigma, kappa):
             break
+        if k0 / rtol <= kappa < k0 * LP_FIRST:     # the LP's C may certify where the paths stall
+            lp = _lp_certified_for_sigma(dataset, X, B, epsilon, sigma, kappa, rtol)
+            if lp is not None:
+                return replace(lp, iterations=lp.iterations + its)
     return _certify(dataset, C, sigma, kappa, B, epsilon, Lam, mu, its, rtol)
 
 
@@ -309,8 +423,30 @@ def _certify(dataset, C, sigma, kappa, B, epsilon, Lam, mu, its, rtol) -> Optima
     return OptimalC(C, P, D, gap, Lam, mu, its)
 
 
+def _rescale(X, uidx, sigma, kappa, Lam, mu):
+    """(s Lambda, s mu) with the s >= 0 that maximises D on that ray at this kappa.
+
+    Soft thresholding is positively homogeneous (S(s a, s mu) = s S(a, mu)), so
+    D(s Lambda, s mu) = s tr(Lambda) - s^2 Q with Q = sum_i ||S(a_i, mu_l(i))||^2 / (4 sigma^2)
+    + (sum_l mu_l)^2 / (4 kappa), maximal at s = tr(Lambda) / (2 Q). Between continuation
+    stages this moves the warm start to the new kappa's scale (once the noise term dominates,
+    the optimum grows like kappa along a nearly fixed direction); s = 1 is on the ray, so D
+    never decreases.
+    """
+    S = _soft(X @ Lam.T, mu[uidx][:, None])
+    Q = np.sum(S * S) / (4 * sigma**2) + mu.sum() ** 2 / (4 * kappa)
+    tr = float(np.trace(Lam))
+    return (Lam, mu) if not (tr > 0 and Q > 0) else (tr / (2 * Q) * Lam, tr / (2 * Q) * mu)
+
+
+def _dual_value(X, uidx, sigma, kappa, Lam, mu) -> float:
+    """D(Lambda, mu) (``dual_bound``'s formula, without its checks: the line search's test)."""
+    S = _soft(X @ Lam.T, mu[uidx][:, None])
+    return float(np.trace(Lam) - np.sum(S * S) / (4 * sigma**2) - mu.sum() ** 2 / (4 * kappa))
+
+
 def _dual_state(X, uidx, m, sigma, kappa, Lam, mu):
-    """D(Lambda, mu), its gradient (I - C X, W - t) and the active set; C^T is (n, d)."""
+    """D(Lambda, mu), its gradient (I - C X, W - t), the active set, its signs and C^T (n, d)."""
     A = X @ Lam.T                                               # (n, d)
     th = mu[uidx][:, None]
     active = np.abs(A) > th
@@ -320,25 +456,26 @@ def _dual_state(X, uidx, m, sigma, kappa, Lam, mu):
     D = np.trace(Lam) - np.sum(S * S) / (4 * sigma**2) - M * M / (4 * kappa)
     g_lam = np.eye(Lam.shape[0]) - Ct.T @ X                     # dD/dLambda = I - C X
     g_mu = np.bincount(uidx, np.abs(Ct).sum(1), m) - M / (2 * kappa)   # dD/dmu_l = W_l - t
-    return D, np.concatenate([g_lam.ravel(), g_mu]), active, np.sign(A) * active
+    return D, np.concatenate([g_lam.ravel(), g_mu]), active, np.sign(A) * active, Ct
 
 
-def _newton_step(X, uidx, m, sigma, kappa, active, sgn, grad, free_mu, damping):
+def _newton_step(X, U, sigma, kappa, active, sgn, grad, free_mu, damping):
     """Solve H p = grad (H = -Hessian of D, generalised) by eliminating the mu block.
 
     H_LL = blockdiag_j sum_{i active in row j} x_i x_i^T / (2 sigma^2);
     H_Lmu[j, l] = -sum_{i in S_l active in row j} sgn_ji x_i / (2 sigma^2);
     H_mumu = diag(#active in S_l / (2 sigma^2)) + 11^T / (2 kappa).
+    ``U`` is the (m, n) 0/1 matrix of record ownership (row l: S_l).
     ``damping`` (relative to the Hessian's scale) is added to the diagonal (Levenberg).
     """
     n, d = X.shape
-    U = sparse.csr_matrix((np.ones(n), (uidx, np.arange(n))), shape=(m, n))[free_mu]
+    U = U[free_mu]
     H_LL = np.zeros((d * d, d * d))
-    K = np.empty((d * d, U.shape[0]))
     for j in range(d):
         Xa = X[active[:, j]]
         H_LL[j * d:(j + 1) * d, j * d:(j + 1) * d] = Xa.T @ Xa / (2 * sigma**2)
-        K[j * d:(j + 1) * d] = -(U @ (sgn[:, j][:, None] * X)).T / (2 * sigma**2)
+    # K[(j, k), l] = H_Lmu: the user sums of sgn_ji x_ik, all rows j in one sparse product
+    K = -(U @ (sgn[:, :, None] * X[:, None, :]).reshape(n, d * d)).T / (2 * sigma**2)
     delta = (U @ active.sum(1)) / (2 * sigma**2)
     reg = damping * max(float(np.trace(H_LL)) / (d * d), float(delta.max(initial=0.0)), 1.0 / kappa)
     delta = delta + reg
@@ -359,23 +496,25 @@ def _newton(dataset, X, sigma, kappa, Lam, mu, rtol, max_iter):
     """Projected semismooth Newton ascent on D with Levenberg damping; stops at relative gap
     <= rtol. A step is taken only if it passes the Armijo test; when backtracking fails,
     the damping grows (towards a projected gradient step) and the step is retried."""
-    d, m, uidx = X.shape[1], dataset.m, dataset.user_index
+    (n, d), m, uidx = X.shape, dataset.m, dataset.user_index
+    U = sparse.csr_matrix((np.ones(n), (uidx, np.arange(n))), shape=(m, n))
+    pinv = np.linalg.solve(X.T @ X, X.T)                       # for _feasible, once
     damping = 1e-12
     for it in range(1, max_iter + 1):
-        D, grad, active, sgn = _dual_state(X, uidx, m, sigma, kappa, Lam, mu)
-        C = _feasible((_soft(X @ Lam.T, mu[uidx][:, None]) / (2 * sigma**2)).T, X)
-        P = _primal(dataset, C, sigma, kappa)
+        D, grad, active, sgn, Ct = _dual_state(X, uidx, m, sigma, kappa, Lam, mu)
+        C = _feasible(Ct.T, X, pinv)
+        P = sigma**2 * float(np.sum(C * C)) + kappa * float(np.bincount(uidx, np.abs(C).sum(0), m).max()) ** 2
         if (P - D) / P <= rtol:
             return Lam, mu, it
         free_mu = ~((mu <= 0) & (grad[d * d:] < 0))             # bound active: stays at 0
-        pL, pM = _newton_step(X, uidx, m, sigma, kappa, active, sgn, grad, free_mu, damping)
+        pL, pM = _newton_step(X, U, sigma, kappa, active, sgn, grad, free_mu, damping)
         step = np.zeros(d * d + m)
         step[: d * d], step[d * d:][free_mu] = pL, pM
         z = np.concatenate([Lam.ravel(), mu])
         for k in range(30):                                    # Armijo on the projected path
             zn = z + 0.5**k * step
             zn[d * d:] = np.maximum(zn[d * d:], 0.0)
-            Dn = _dual_state(X, uidx, m, sigma, kappa, zn[: d * d].reshape(d, d), zn[d * d:])[0]
+            Dn = _dual_value(X, uidx, sigma, kappa, zn[: d * d].reshape(d, d), zn[d * d:])
             if Dn >= D + 1e-4 * grad @ (zn - z) and Dn >= D:
                 Lam, mu = zn[: d * d].reshape(d, d), zn[d * d:]
                 damping = max(damping / 10, 1e-12) if k == 0 else damping * 10 ** min(k, 4)

@@ -612,6 +612,10 @@ _OC = dict(B=1.0, epsilon=1.0, sigma=0.5)
 entry("epasto2020_gwa.optimal_C", G.optimal_C, lambda: dict(dataset=_Dg(), rtol=1e-6, max_iter=500, **_OC),
       dataset=DATASET() + [_rankdef()], B=POS(), epsilon=EPS(), sigma=NONNEG() + [None], rtol=POS() + [0.5, 1e-14],
       max_iter=INT(1, hi=10**5), ok={"sigma": [0.0]}, alias={"dataset": DS_ALIAS + ("X",)})
+entry("epasto2020_gwa.optimal_C_all_records", G.optimal_C_all_records,
+      lambda: dict(dataset=_Dg(), rtol=1e-6, max_iter=500, **_OC),
+      dataset=DATASET() + [_rankdef()], B=POS(), epsilon=EPS(), sigma=NONNEG() + [None], rtol=POS() + [0.5, 1e-14],
+      max_iter=INT(1, hi=10**5), ok={"sigma": [0.0]}, alias={"dataset": DS_ALIAS + ("X",)})
 entry("epasto2020_gwa.weights", G.weights, lambda: dict(dataset=_Dg(), **_OC), dataset=DATASET() + [_rankdef()],
       B=POS(), epsilon=EPS(), sigma=NONNEG() + [None], alias={"dataset": DS_ALIAS + ("X",)})
 H_BAD = [0, 4, 1.0, "1", None, True, 2**63]

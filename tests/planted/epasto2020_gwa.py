@@ -205,3 +205,18 @@ GWAC_BUGS = (
                ("prop_gwac_statistic_is_C_y",),
                _make_c("bug: GWA_C applies X^+, not C", applied=lambda D: G.ols_C(G.features(D)))),
 )
+
+
+def optimal_C_first_working_set_only(D, B, epsilon, sigma, rtol=1e-6) -> G.OptimalC:
+    """Planted bug in optimal_C's working set: the first working set's solution, zero outside
+    T, certified on T only (the violators outside T are never looked for). Its C is feasible
+    and its gap on T is small; on all records it is not optimal. Source: derived here (the
+    shortcut the loop in ``optimal_C`` exists to avoid). Caught by
+    ``test_planted_working_set_without_growth_is_caught``."""
+    X = G.features(D)
+    T = G._initial_working_set(D, G.ols_C(X))
+    sub = D.take(np.flatnonzero(T))
+    res = G._solve(sub, G.features(sub), B, epsilon, sigma, G._kappa(B, epsilon, X.shape[1]), rtol, 500)
+    C = np.zeros((X.shape[1], D.n))
+    C[:, T] = res.C
+    return G.OptimalC(G._feasible(C, X), res.variance, res.lower_bound, res.gap, res.Lambda, res.mu, res.iterations)
