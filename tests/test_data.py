@@ -136,3 +136,59 @@ def test_stable_argsort_keeps_record_order_among_equal_keys_at_scale():
     assert np.array_equal(data._stable_argsort(keys, 300), np.argsort(keys, kind="stable"))
     wide = keys * 2**50                                    # too wide to pack: the fallback
     assert np.array_equal(data._stable_argsort(wide, 300 * 2**50), np.argsort(wide, kind="stable"))
+
+
+# _group_order (the per-user structure's fast path) against numpy's stable argsort, the oracle.
+# The id draws: HEAVY users with many records each and LIGHT users with one to three, shuffled;
+# with heavy users holding at least half the records the radix path runs, else the fallback.
+@st.composite
+def _skewed_ids(draw):
+    heavy = draw(st.lists(st.integers(1, 400), min_size=1, max_size=300))
+    light = draw(st.lists(st.integers(1, 3), max_size=600))
+    sizes = np.array(heavy + light)
+    ids = np.repeat(np.arange(sizes.size), sizes)
+    perm = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).permutation(ids.size)
+    gaps = draw(st.integers(1, 5))                                   # users need not be 0..m-1
+    return ids[perm] * gaps
+
+
+def _group_order_of(ids):
+    users, user_index, counts = np.unique(ids, return_inverse=True, return_counts=True)
+    return data._group_order(user_index, counts), np.argsort(user_index, kind="stable")
+
+
+@given(_skewed_ids())
+def test_group_order_matches_numpy_stable_argsort(ids):
+    got, want = _group_order_of(ids)
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("m_heavy", [1, 200, 255, 256, 300])
+def test_group_order_at_the_heavy_user_limit(m_heavy):
+    # k = min(255, m) heavy users: m <= 255 is all-radix, more takes the split; 40 light users
+    # of 1-3 records interleave with them. The radix path's condition is asserted first.
+    rng = np.random.default_rng(m_heavy)
+    sizes = np.r_[rng.integers(20, 60, m_heavy), rng.integers(1, 4, 40)]
+    ids = rng.permutation(np.repeat(np.arange(sizes.size), sizes))
+    assert 2 * np.sort(sizes)[-min(255, sizes.size):].sum() >= ids.size
+    got, want = _group_order_of(ids)
+    assert np.array_equal(got, want)
+
+
+def test_group_order_planted_bugs_are_caught(monkeypatch):
+    # Two planted bugs, each must break the agreement on a skewed draw with > 256 users:
+    # 256 heavy users in a uint8 key (rank 255 collides with the light marker), and the light
+    # records left in record order (not grouped by user).
+    rng = np.random.default_rng(3)
+    sizes = np.r_[rng.integers(20, 60, 300), rng.integers(1, 4, 200)]
+    ids = rng.permutation(np.repeat(np.arange(sizes.size), sizes))
+    got, want = _group_order_of(ids)
+    assert np.array_equal(got, want)
+    with monkeypatch.context() as mp:
+        mp.setattr(data, "HEAVY_USERS", 256)
+        got, want = _group_order_of(ids)
+        assert not np.array_equal(got, want)
+    with monkeypatch.context() as mp:
+        mp.setattr(data, "_stable_argsort", lambda keys, bound: np.arange(keys.size))
+        got, want = _group_order_of(ids)
+        assert not np.array_equal(got, want)

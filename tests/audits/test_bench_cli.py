@@ -204,7 +204,7 @@ def test_resized_keeps_the_scaling_sizes_a_factor_of_10_apart():
 
 
 # ------------------------------------------------------------------ each correctness check can fail
-def _reversed_within_users(keys, bound):
+def _reversed_within_users(keys, counts):
     """Grouped by user, but each user's records in DESCENDING record order: not stable."""
     return np.lexsort((-np.arange(keys.size), keys))
 
@@ -237,7 +237,7 @@ def _originals():
 
 _ORIGINAL = _originals()
 PLANTED_WRONG = {
-    "per-user-structure": ("userdp.reference.data._stable_argsort", _reversed_within_users, 1000,
+    "per-user-structure": ("userdp.reference.data._group_order", _reversed_within_users, 1000,
                            "record_order is not the stable grouping"),
     "epasto2020.optimal-weights": ("userdp.reference.epasto2020.optimal_weights", _unnormalised_weights, 1000,
                                    "sum"),
