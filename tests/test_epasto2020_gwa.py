@@ -206,6 +206,16 @@ def test_working_set_falls_back_to_all_records(monkeypatch):
     assert first.sum() < G.features(D).shape[1]                                 # too few for C X = I
     monkeypatch.setattr(G, "_initial_working_set", lambda D_, C0: first.copy())
     _check_against_all_records(D, B, 1.0, sigma, G.optimal_C(D, B, 1.0, sigma))
+    # ... and a working-set solution that fails the certificate on all records (rounding):
+    # optimal_C must solve on all records rather than raise.
+    monkeypatch.undo()
+
+    def refuse(*args, **kw):
+        raise RuntimeError("planted: not certified on all records")
+    monkeypatch.setattr(G, "_certify_full", refuse)
+    opt = G.optimal_C(D, B, 1.0, sigma)
+    assert opt.working_set == D.n
+    _check_against_all_records(D, B, 1.0, sigma, opt)
 
 
 def test_working_set_agreement_is_a_property():
