@@ -260,7 +260,8 @@ def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
     """The C minimising Theorem 6's total variance, with relative duality gap <= ``rtol``
     (else RuntimeError). D is a difference of terms that can exceed the optimum by orders
     of magnitude, so its rounding floor is about 1e-10..1e-8 relative; the default 1e-6
-    stays clear of it, and typical runs end near 1e-11 (see the tests and benchmark).
+    stays clear of it. Newton stops at the first iterate below ``rtol``, so the gap can be
+    anywhere below it: 3.7e-13 to 6.6e-7 on the benchmark's §6 and issue-4 instances.
 
     Solver choice. The program is convex but nonsmooth (a max of L1 norms) in d n
     variables (30,000 at n = 3000, d = 10), and scipy has no QP solver. Its dual (see
