@@ -142,7 +142,6 @@ def test_optimal_C_runs_at_n3000_d10():
     assert opt.gap <= 1e-8
 
 
-
 # ------------------------------------------------- optimal_C's working set (issue 14's fast path)
 # optimal_C solves the program on a working set T of records and certifies on all of them;
 # optimal_C_all_records is the reference solve on every record. Oracles: the properties
@@ -241,6 +240,7 @@ def test_planted_working_set_without_growth_is_caught():
     assert bug.gap <= 1e-6                                                       # it claims a certificate
     with pytest.raises(AssertionError, match="not certified on all records"):
         _check_against_all_records(D, B, 1.0, sigma, bug)
+
 
 # ----------------------------------------------------------------------- sample limiting
 def test_sample_limit_selection_and_C():
