@@ -218,16 +218,14 @@ def dual_bound(dataset: UserDataset, B, epsilon, sigma, Lambda, mu=None) -> floa
         raise ValueError(f"Lambda must have shape (d, d) = ({d}, {d}), got {Lambda.shape}")
     A = X @ Lambda.T                                           # (n, d), rows a_i
     if sigma == 0:
-        top = np.zeros(dataset.m)
-        np.maximum.at(top, dataset.user_index, np.abs(A).max(axis=1))
+        top = _user_max(dataset.user_index, dataset.m, np.abs(A).max(axis=1))
         return kappa * (max(float(np.trace(Lambda)), 0.0) / float(top.sum())) ** 2
     if mu is None:
         raise TypeError(f"mu (the user multipliers, shape (m,) = ({dataset.m},)) is required when sigma > 0")
     mu = check_finite_array(mu, "mu", ndim=(1,))
     if mu.shape != (dataset.m,) or (mu < 0).any():
         raise ValueError(f"mu must have shape (m,) = ({dataset.m},) and entries >= 0")
-    S = _soft(A, mu[dataset.user_index][:, None])
-    return float(np.trace(Lambda) - np.sum(S * S) / (4 * sigma**2) - mu.sum() ** 2 / (4 * kappa))
+    return _dual_value(X, dataset.user_index, sigma, kappa, Lambda, mu)
 
 
 def _feasible(C, X, pinv=None) -> np.ndarray:
@@ -237,7 +235,9 @@ def _feasible(C, X, pinv=None) -> np.ndarray:
 
 
 def _primal(dataset, C, sigma, kappa) -> float:
-    return sigma**2 * float(np.sum(C * C)) + kappa * float(user_l1(dataset, C).max()) ** 2
+    """Theorem 6's P(C) = sigma^2 ||C||_F^2 + kappa max_l W_l^2 (C already checked: solver-internal)."""
+    W = np.bincount(dataset.user_index, np.abs(C).sum(axis=0), dataset.m)      # user_l1, unchecked
+    return sigma**2 * float(np.sum(C * C)) + kappa * float(W.max()) ** 2
 
 
 # The dual Newton solver certifies rtol = 1e-6 on every design we tried up to cond(X) ~ 2e4
@@ -365,13 +365,8 @@ def _certify_full(dataset, X, res, T, sigma, kappa, B, epsilon, its, rtol) -> Op
     C = np.zeros((X.shape[1], X.shape[0]))
     C[:, T] = res.C
     C = _feasible(C, X)
-    if res.mu is None:                               # the LP's multipliers: the sigma = 0 bound
-        P, D = _primal(dataset, C, sigma, kappa), dual_bound(dataset, B, epsilon, 0.0, res.Lambda)
-        gap = (P - D) / P
-        if not gap <= (1e-6 if sigma == 0 else rtol):
-            raise RuntimeError(f"optimal_C did not reach rtol = {rtol:g}: relative duality gap {gap:.3g}")
-        return OptimalC(C, P, D, gap, res.Lambda, None, its, int(T.sum()))
-    return replace(_certify(dataset, C, sigma, kappa, B, epsilon, res.Lambda, res.mu, its, rtol),
+    tol = 1e-6 if sigma == 0 else rtol               # sigma = 0: the LP's fixed certificate (_optimal_C_lp)
+    return replace(_certify(dataset, C, sigma, kappa, B, epsilon, res.Lambda, res.mu, its, tol),
                    working_set=int(T.sum()))
 
 
@@ -391,8 +386,9 @@ def _solve(dataset, X, B, epsilon, sigma, kappa, rtol, max_iter, C0=None) -> Opt
     by far), the LP's C is tried first and kept if weak duality certifies it for sigma too
     (``_lp_certified_for_sigma``); this is what makes tiny eps fast (the continuation would
     need hundreds of stages). Between k0 / rtol (below it the LP cannot certify) and
-    k0 LP_FIRST, the LP is the fallback if the continuation paths stall. Every loop is bounded (``max_iter`` Newton steps per stage,
-    ``_MAX_STAGES`` stages per path); if none reaches ``rtol``, RuntimeError.
+    k0 LP_FIRST, the LP is the fallback if the continuation paths stall. Every loop is
+    bounded (``max_iter`` Newton steps per stage, ``_MAX_STAGES`` stages per path); if none
+    reaches ``rtol``, RuntimeError.
     """
     if sigma == 0:
         return _optimal_C_lp(dataset, X, B, epsilon, kappa)   # rtol: HiGHS's own tolerances
@@ -424,8 +420,10 @@ def _solve(dataset, X, B, epsilon, sigma, kappa, rtol, max_iter, C0=None) -> Opt
 
 
 def _certify(dataset, C, sigma, kappa, B, epsilon, Lam, mu, its, rtol) -> OptimalC:
+    """C with its weak-duality certificate, else RuntimeError. mu None: the LP's multipliers,
+    certified by the sigma = 0 bound (valid for every sigma: P_sigma >= P_0 >= D_0)."""
     P = _primal(dataset, C, sigma, kappa)
-    D = dual_bound(dataset, B, epsilon, sigma, Lam, mu)
+    D = dual_bound(dataset, B, epsilon, sigma if mu is not None else 0.0, Lam, mu)
     gap = (P - D) / P
     if not gap <= rtol:
         raise RuntimeError(f"optimal_C did not reach rtol = {rtol:g}: relative duality gap {gap:.3g}")
@@ -512,7 +510,7 @@ def _newton(dataset, X, sigma, kappa, Lam, mu, rtol, max_iter):
     for it in range(1, max_iter + 1):
         D, grad, active, sgn, Ct = _dual_state(X, uidx, m, sigma, kappa, Lam, mu)
         C = _feasible(Ct.T, X, pinv)
-        P = sigma**2 * float(np.sum(C * C)) + kappa * float(np.bincount(uidx, np.abs(C).sum(0), m).max()) ** 2
+        P = _primal(dataset, C, sigma, kappa)
         if (P - D) / P <= rtol:
             return Lam, mu, it
         free_mu = ~((mu <= 0) & (grad[d * d:] < 0))             # bound active: stays at 0

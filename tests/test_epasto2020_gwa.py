@@ -217,6 +217,26 @@ def test_working_set_falls_back_to_all_records(monkeypatch):
     _check_against_all_records(D, B, 1.0, sigma, opt)
 
 
+def test_lp_is_the_fallback_where_the_continuation_stalls(monkeypatch):
+    # kappa / k0 = 2.2e11: below LP_FIRST, so the continuation runs first; on this instance it
+    # ends above rtol, and the sigma = 0 LP's C, certified for sigma by weak duality, is
+    # returned (measured; mu is None marks the LP's multipliers). Oracle: the properties'
+    # dual bound (mu None: the sigma = 0 bound) and Theorem 6's variance, recomputed.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (12, 2))
+    D = UserDataset(X, [0, 0, 0, 1, 1, 2, 3, 4, 5, 5, 6, 7], labels=rng.uniform(0, 1, 12))
+    B, eps, sigma = 1.0, 1e-5, 0.5
+    opt = G.optimal_C(D, B, eps, sigma)
+    assert opt.mu is None
+    V = P.theorem6_variance(D, opt.C, B, eps, sigma)
+    lb, scale = P.dual_bound_oracle(D, B, eps, sigma, opt.Lambda, None)
+    assert V - lb <= 1e-6 * V + P.DUAL_ROUNDING * scale
+    # planted: no LP fallback. The continuation alone does not certify: RuntimeError.
+    monkeypatch.setattr(G, "_lp_certified_for_sigma", lambda *a: None)
+    with pytest.raises(RuntimeError, match="relative duality gap"):
+        G.optimal_C(D, B, eps, sigma)
+
+
 def test_working_set_agreement_is_a_property():
     from hypothesis import given, settings as hsettings, strategies as st
 
