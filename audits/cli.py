@@ -9,8 +9,10 @@
     userdp reproduce NAME [--quick] [--json] [--plot FILE]
     userdp reproduce --list
     userdp bench [--quick] [--json] [--only NAME ...]       (audits/bench.py)
-    userdp validate ALGORITHM module:object [--samples N] [--audit-samples N] [--examples K]
-                    [--seed S] [--json] [--report FILE]        (audits/validate.py)
+    userdp validate ALGORITHM module:object [--inputs refuse|clip|trust] [--param-map REF=YOURS ...]
+                    [--quick] [--samples N] [--audit-samples N] [--examples K] [--seed S]
+                    [--allow-partial] [--json] [--report FILE]        (audits/validate.py)
+    userdp validate ALGORITHM --signature | --template
 
 Every subcommand takes ``--debug`` (show the traceback of an error).
 
@@ -49,6 +51,7 @@ Exit status:
        (or without a worker) within ``parallel.SCHEDULER_TIMEOUT`` seconds;
     3  an exception: raised by YOUR factory or mechanism (the message says which, and the
        exception), or an internal error of userdp. Never 1: an exception is not a finding.
+    4  ``validate`` only: a partial pass (TARGET has no release; ``--allow-partial`` makes it 0).
        When the mechanism raised on some pairs only, the pairs that finished are still
        printed (text and JSON, with ``failed_pairs`` and ``error``) and the status is 3.
 With ``--all``, an entry that raised is reported in its row and the run goes on; the exit
@@ -193,33 +196,62 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+EXIT_PARTIAL = 4     # validate: what ran passed, but the release was not tested (without --allow-partial)
+
+
 def _validate_parser(vp: argparse.ArgumentParser) -> None:
     """``userdp validate``: audits/validate.py runs it."""
     vp.description = ("Validate an implementation of a registered algorithm against the reference: the paper's "
-                      "property suite on the stages it has, its releases against the reference's (mean and "
-                      "distribution), the independence of the releases of one call, and an audit on worst-case "
-                      "pairs. Graded verdict: privacy violation, invariant violation, deviation from reference, "
-                      "not independent, or pass. False alarms on a correct implementation: at most 1e-4 per run.")
+                      "property suite on the stages it has, its releases against the reference's on fixed and "
+                      "generated cases (mean, noise scale, distribution, structure), the independence of the releases "
+                      "of one call, the inputs the reference refuses under an input policy, and audits on worst-case "
+                      "and aimed pairs. Graded verdict: privacy violation, invariant violation, deviation from "
+                      "reference, not independent, or pass. False alarms on a correct implementation: at most 1e-4 "
+                      "per run. `userdp validate ALGORITHM --signature` shows how to call yours.")
     vp.epilog = ("Exit status: 0 pass; 1 a finding (any verdict but pass); 2 usage error (unknown algorithm, TARGET "
-                 "not importable or without the reference's call shape); 3 TARGET raised or returned the wrong shape.")
-    vp.add_argument("algorithm", help="a registered algorithm with a validation spec (`userdp list`; the error "
-                    "message lists those supported)")
-    vp.add_argument("target", help="module:object, an Adapter (userdp.properties.adapter) or a mechanism function "
-                    "called as f(dataset, rng=..., size=..., **params) like the reference; the current directory "
-                    "is on the import path")
-    vp.add_argument("--samples", type=_int_at_least(10_000, "--samples"), default=None,
-                    help="releases per side per differential case (default 20000)")
+                 "not importable, with no stage, or not callable with the reference's keywords); 3 TARGET raised or "
+                 "returned the wrong shape; 4 a partial pass: TARGET has no release, so the release and its privacy "
+                 "were not tested (0 with --allow-partial).")
+    vp.add_argument("algorithm", help="a registered algorithm (`userdp list`, column validate)")
+    vp.add_argument("target", nargs="?", help="module:object: a function making one release per call, f(dataset, "
+                    "rng, **params), a batched one, f(dataset, rng, size, **params), or an Adapter "
+                    "(userdp.properties.adapter) with stages; the current directory is on the import path")
+    vp.add_argument("--signature", action="store_true", help="print the accepted call shapes, every parameter with "
+                    "its meaning and unit, and the UserDataset fields the algorithm reads; then exit")
+    vp.add_argument("--template", action="store_true", help="print a runnable skeleton module for your "
+                    "implementation; then exit")
+    vp.add_argument("--inputs", choices=("refuse", "clip", "trust"), default=None,
+                    help="what TARGET does with inputs the reference refuses: refuse them, clip (project out-of-domain "
+                         "data onto the domain: checked against the reference on the projected data, and audited), or "
+                         "trust (documented preconditions: listed, not a finding); default: inferred per case")
+    vp.add_argument("--param-map", action="append", default=[], metavar="REFERENCE=YOURS",
+                    help="your name for one of the reference's parameters, e.g. --param-map epsilon=eps (repeatable)")
+    vp.add_argument("--quick", action="store_true", help="fewer releases and examples (under 10 s for a fast target)")
+    vp.add_argument("--samples", type=_int_at_least(2_000, "--samples"), default=None,
+                    help="TARGET's releases per case (default: 100000, fewer for a slow target)")
     vp.add_argument("--audit-samples", type=_int_at_least(1_000, "--audit-samples"), default=None,
-                    help="audit outputs per side per design (default 100000)")
+                    help="audit outputs per side per pair (default 100000, fewer for a slow target)")
     vp.add_argument("--examples", type=_int_at_least(1, "--examples"), default=None,
                     help="Hypothesis examples per property (default 50, at most the suite's own)")
-    vp.add_argument("--seed", type=_int_at_least(0, "--seed"), default=0, help="the seed of every random draw")
+    vp.add_argument("--seed", type=_int_at_least(0, "--seed"), default=0,
+                    help="the seed of every random draw and of the generated cases")
+    vp.add_argument("--allow-partial", action="store_true", help="exit 0 on a pass even when the release was not "
+                    "tested (an Adapter with noise-free stages only)")
     vp.add_argument("--json", action="store_true", help="print JSON (schema userdp.validate/1)")
     vp.add_argument("--report", metavar="FILE", help="also write the JSON report to FILE")
 
 
 def cmd_validate(args) -> int:
     from . import validate as V
+    from .validation.target import signature_text, template_text
+    if args.signature or args.template:
+        if args.signature and args.template:
+            raise UsageError("--signature and --template: give one")
+        spec = V.get_validation(args.algorithm)
+        print(signature_text(spec) if args.signature else template_text(spec))
+        return EXIT_OK
+    if args.target is None:
+        raise UsageError("validate needs TARGET (module:object), or --signature / --template")
     if args.report is not None:
         _check_writable(args.report, "--report")
     kw = {k: v for k, v in (("samples", args.samples), ("audit_samples", args.audit_samples),
@@ -228,7 +260,10 @@ def cmd_validate(args) -> int:
 
     def progress(msg):
         print(f"[{time.perf_counter() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
-    report = V.validate(args.algorithm, args.target, seed=args.seed, progress=progress, **kw)
+    report = V.validate(args.algorithm, args.target, seed=args.seed, quick=args.quick, inputs=args.inputs,
+                        param_map=V.parse_param_map(args.param_map), progress=progress, **kw)
+    for note in report.notes:
+        print(f"userdp: warning: {note}", file=sys.stderr)
     data = report.to_dict()
     if args.report is not None:
         with open(args.report, "w") as fh:
@@ -237,7 +272,9 @@ def cmd_validate(args) -> int:
         print(to_json("userdp.validate/1", data))
     else:
         print(V.format_report(report))
-    return EXIT_OK if report.verdict == "pass" else EXIT_FINDING
+    if report.verdict != "pass":
+        return EXIT_FINDING
+    return EXIT_OK if report.complete or args.allow_partial else EXIT_PARTIAL
 
 
 def _bench_parser(bp: argparse.ArgumentParser) -> None:

@@ -1,112 +1,157 @@
 """``userdp validate ALGORITHM TARGET``: a graded verdict on someone else's implementation.
 
-DESIGN §5. TARGET is ``module:object``: an ``Adapter`` (``properties/adapter.py``) with any
-of the suite's stages, or a plain function with the reference mechanism's signature. The
-validator runs four checks, each skipped only when the stages it needs are absent, and
-says which ran:
+TARGET is ``module:object``: a function making one release per call, ``f(dataset, rng,
+**params)``, a batched one, ``f(dataset, rng, size, **params)``, or an ``Adapter``
+(``properties/adapter.py``) with any of the suite's stages (``audits/validation/target.py``
+reads the shape from the signature and renames parameters with ``param_map``). What validate
+knows about each algorithm is its spec (``audits/validation/``). The checks, each skipped only
+when the stages it needs are absent, and said so:
 
-a. **properties**: the paper's property suite (``properties/<paper>.py``: ``ALL_PROPERTIES``,
-   ``STRATEGIES``, ``EXAMPLES``, ``MAX_EXAMPLES``) on the stages TARGET has; and every
-   noise-free stage TARGET has compared with the suite's ``REFERENCE`` on the spec's cases,
-   to a relative tolerance ``STAGE_RTOL``.
-b. **differential**: TARGET's releases against the reference mechanism's, on the spec's
-   cases (generated and worst-case datasets):
-   - mean: each coordinate's mean release against the reference's noise-free statistic
-     (``ValidationSpec.statistic``), a z interval from the releases' own standard deviation;
-   - spread: the two-sample Kolmogorov-Smirnov distance between TARGET's and the
-     reference's releases, coordinate by coordinate, against a DKW bound (below);
-   - the share of "no release" (NaN rows), where either side has one: a two-proportion test;
-   - if TARGET has a ``statistic`` stage too: its releases' mean against its OWN statistic
-     (stages that disagree, "its statistic is not what its mechanism adds noise to").
-c. **independence**: ``CALLS`` calls of ``PER_CALL`` releases each, on the spec's
-   ``independence_case`` (default: its first differential case); Kruskal-Wallis tests
-   per coordinate of "the call a release came from", on the releases (location) and on
-   their distance to the pooled median (spread: a noise scale or a test outcome drawn once
-   per call and shared changes the spread of a call's releases, not their centre). A
-   dependent target is reported "not independent", and its audit draws one release per
-   call instead (valid for any within-call dependence).
-d. **audit**: ``harness.audit`` of TARGET's mechanism on the spec's pairs and designs, under
-   the algorithm's relation and claim (the spec's docstring says which bug class each pair
-   exposes).
+a. **properties**: the paper's property suite on the noise-free stages TARGET has, and each
+   such stage against the suite's reference on every case (relative tolerance ``STAGE_RTOL``).
+b. **independence** (batched targets): ``CALLS`` calls of ``PER_CALL`` releases; Kruskal-
+   Wallis per coordinate on "the call a release came from", on the releases and on their
+   distance to the pooled median. A dependent target is then drawn one release per call.
+c. **differential**, on the spec's fixed cases and the generated ones (over the parameter
+   range, seeded by ``seed``), the whole release (every coordinate the spec's flatten makes,
+   both triangles of a matrix):
+   - *mean*: each coordinate's mean against the reference's exact statistic (one-sample z),
+     or, for a nonlinear release without one, against the reference's releases (Welch z);
+   - *scale*: each coordinate's mean absolute deviation from the statistic (or from the
+     median of a separate reference batch), target over reference, with a confidence
+     interval on the ratio. Less spread than the reference on a case whose ``pair`` attains
+     the reference's sensitivity is a **privacy** finding, "under-noised": the noise covers
+     only a share r of a move the relation allows, so the loss on that pair is at least the
+     claim's parameter / r for noise of the reference's family (printed, with the pair,
+     which is then audited). More spread is a deviation;
+   - *distribution*: two-sample Kolmogorov-Smirnov distances on every coordinate, on the
+     norm of the standardised release and on two fixed random projections of it, each with
+     its distribution-free DKW p-value, Holm's procedure over all of them and all cases;
+   - *structure*: coordinates equal in every reference release (the two triangles of a
+     symmetric matrix) must be equal in every target release;
+   - *finite*: a release holding inf, or NaN (unless the algorithm may decline to release),
+     is an invariant violation; where it may decline, the shares of no release are compared;
+   - *stages agree*: with a ``statistic`` stage, the releases' mean against it.
+   The failing case with the fewest records is printed as a runnable snippet.
+d. **inputs**: the inputs the reference refuses (``Refusal``), under the declared input
+   policy or, when none is declared, the policy each case shows (``POLICIES``):
+   - a release at a budget the reference refuses (eps = 0, no noise) or a non-finite one is
+     always an invariant violation;
+   - "refuse": releasing on any refused input is an invariant violation;
+   - "clip": releases on out-of-domain data must be the reference's on the projected data
+     (``ValidationSpec.project``; KS and mean tests), and the spec's out-of-domain pairs are
+     audited; a mismatch is an invariant violation;
+   - "trust": out-of-domain cases are listed in a non-failing section, "inputs not
+     enforced: the caller must guarantee ...";
+   - inferred: a refusal is "refuse", a release matching the projection is "clip", any
+     other release is "trust".
+e. **audit**: ``harness.audit`` of TARGET's release on the spec's designs, on one pair aimed
+   by TARGET's behaviour (the under-noised case's pair, or else the case whose spread is
+   smallest against the reference's, among the cases with a sensitivity-attaining pair),
+   and, for a clipping target, on the spec's out-of-domain designs.
 
-False alarms (a correct target flagged), per algorithm, at most ``ALPHA`` = 1e-4 in total:
-``ALPHA_MEAN`` 3e-5 (mean tests and the stages-agree tests, Bonferroni over cases and
-coordinates), ``ALPHA_SPREAD`` 3e-5 (KS), ``ALPHA_RELEASE`` 1e-5 (no-release shares),
-``ALPHA_INDEPENDENCE`` 1e-5 (Kruskal-Wallis), ``ALPHA_AUDIT`` 2e-5 (the audits' confidence,
-split over the spec's audit designs). The property suite is derandomized (no false alarm
-from chance, except the suites' own statistical properties, whose thresholds are 1e-5 or
-less each, stated in the suite).
+False alarms. A correct target gets a finding with probability at most ``ALPHA`` = 1e-4 per
+run, split as ``ALPHAS`` (Bonferroni: valid under any dependence between the checks):
+mean 2e-5, scale 2e-5, distribution 2e-5 (each Bonferroni or Holm over every case and
+coordinate), audit 2e-5 (split evenly over the planned audits: designs, the aimed slot and
+the out-of-domain designs), independence, stages-agree, no-release shares and the clip
+comparisons 5e-6 each. The property suites are derandomized (their own statistical
+properties state thresholds of 1e-5 or less). The inferred input policy draws no finding,
+so it spends nothing.
 
 Why each test is valid:
-- KS: by the Dvoretzky-Kiefer-Wolfowitz inequality with Massart's constant,
-  P(sup |F_N - F| > a) <= 2 exp(-2 N a^2) for ANY distribution F; two empirical CDFs of
-  the same F then differ by more than 2a with probability <= 4 exp(-2 N a^2). No
-  asymptotics, no continuity needed (ties only make it conservative).
-- mean: a z test on N >= 10^4 releases. Its level rests on the central limit theorem;
-  for the noises here (Laplace, Gaussian, Gamma-radius L2 Laplace: all moments finite,
-  symmetric or nearly so) the Edgeworth correction at z = 5 and N = 10^4 changes the tail
-  probability by under 1% (excess kurtosis 3 for Laplace: (3 / 24 N)(z^4 - 6 z^2 + 3) =
-  0.006). The spread test needs no such approximation and catches the same bugs in most
-  cases; the mean test adds the report's confidence interval and power for small shifts.
-- Kruskal-Wallis: under independence the releases of all calls are exchangeable, so the
-  rank statistic's null distribution is free of the noise's; chi-square with CALLS - 1
-  degrees of freedom, accurate in the 1e-6 tail for groups of PER_CALL = 250.
+- KS: Dvoretzky-Kiefer-Wolfowitz with Massart's constant: P(sup |F_n - F| > a) <= 2 exp(-2 n a^2)
+  for ANY F, so two empirical CDFs of one law (sizes n, m) differ by more than d with
+  probability <= 4 exp(-2 d^2 n m / (sqrt n + sqrt m)^2) (the split of d that equalises the
+  two terms). No asymptotics, no continuity (ties only make it conservative); Holm's procedure
+  over these p-values holds under any dependence.
+- mean and scale: z tests on n >= ``MIN_SAMPLES`` releases, by the central limit theorem. For
+  the noises here (Laplace, Gaussian, L2-Laplace and their mixtures: all moments finite) the
+  one-term Edgeworth correction of a two-sided tail at z = 5 is of relative size
+  kappa_4 (z^3 - 3 z) / (24 n) + gamma^2 (...) / n: under 3% at n = 2000 for the mean of
+  Laplace noise (kappa_4 = 3) and under 10% for the mean absolute deviation (an exponential:
+  skewness 2, kappa_4 = 6; the skewness terms cancel in a two-sided test), so the stated
+  levels hold to within that factor.
+- Kruskal-Wallis: under independence the releases of all calls are exchangeable; chi-square
+  with CALLS - 1 degrees of freedom, accurate in the 1e-6 tail for groups of PER_CALL = 250.
 
-Verdicts (DESIGN §5, Wycheproof's grading), worst first: "privacy violation" (the audit's
-eps_lb exceeds the claim), "invariant violation" (a property fails, or stages disagree),
-"deviation from reference" (private but not the paper's algorithm), "not independent",
-"pass". ``validate`` returns every finding with its evidence; the overall verdict is the
-worst. Exit status (``cli.py``): 1 on any finding other than "pass", 0 on "pass", 2 on a
-usage error (unknown algorithm, a TARGET that cannot be imported or lacks the signature),
-3 on an error in TARGET (it raises, or returns the wrong shape).
+Sample sizes. Batched targets get ``DEFAULT_SAMPLES`` releases per case (the reference
+``REFERENCE_FACTOR`` times as many) and ``DEFAULT_AUDIT_SAMPLES`` per side per audited pair.
+A target that is slow per release (one release per call, or not independent) gets fewer, so
+that its own time stays within ``BUDGET`` seconds for the differential and the audits, but
+never fewer than ``MIN_SAMPLES`` and ``MIN_AUDIT_SAMPLES``; every critical value follows the
+sample size, and the report says what the run resolves (the smallest change of the noise
+scale it detects with probability >= 1/2). ``samples`` and ``audit_samples`` given
+explicitly are used as they are.
+
+Verdicts (Wycheproof's grading), worst first: "privacy violation", "invariant violation",
+"deviation from reference", "not independent", "pass". Without a release (an Adapter with
+noise-free stages only) the run is partial: the verdict says what was not tested
+(``ValidationReport.complete``). Exit status (``cli.py``): 0 pass; 1 any finding; 2 usage
+error (unknown algorithm, a TARGET that cannot be imported, has no stage, or does not take
+the reference's keywords); 3 TARGET raised or returned the wrong shape; 4 a partial pass
+(unless ``--allow-partial``).
 """
 from __future__ import annotations
 
 import importlib
-import inspect
 import math
 import numbers
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 from scipy import stats
 
-from userdp.properties.adapter import Adapter, check_suite_property
+from userdp.properties.adapter import check_suite_property
 
 from .harness import audit
-from .targets import UsageError, UserCodeError, import_user_module
+from .sampling import MechanismError
+from .targets import UsageError, UserCodeError
+from .validation import (AuditDesign, BadType, BadValue, Case, Refusal, ValidationSpec, add_axis, all_specs,
+                         get, register)
+from .validation.target import BATCHED, ONE, PythonTarget, check_call, load_target, parse_param_map
 
-__all__ = ["BadValue", "BadType", "Case", "AuditDesign", "ValidationSpec", "register_validation", "get_validation",
-           "all_validations", "load_target", "validate", "format_report", "format_finding", "ValidationReport", "Finding",
-           "VERDICT_ORDER", "ALPHA"]
+__all__ = ["BadValue", "BadType", "Case", "AuditDesign", "Refusal", "ValidationSpec", "register_validation",
+           "get_validation", "all_validations", "load_target", "validate", "format_report", "format_finding",
+           "ValidationReport", "Finding", "VERDICT_ORDER", "ALPHA", "ALPHAS", "POLICIES", "parse_param_map"]
 
 ALPHA = 1e-4
-ALPHA_MEAN, ALPHA_SPREAD, ALPHA_RELEASE, ALPHA_INDEPENDENCE, ALPHA_AUDIT = 3e-5, 3e-5, 1e-5, 1e-5, 2e-5
-STAGE_RTOL = 1e-9          # noise-free stages, |target - reference| / max(1, |reference|): the rounding of
-                           # sums of <= 10^4 terms is < 1e-12 of that; the bugs differ by > 1e-3
+ALPHAS = {"mean": 2e-5, "scale": 2e-5, "distribution": 2e-5, "audit": 2e-5, "independence": 5e-6,
+          "stages_agree": 5e-6, "release_share": 5e-6, "clip": 5e-6}
+STAGE_RTOL = 1e-9          # noise-free stages, |target - reference| / max(1, |reference|)
 CALLS, PER_CALL = 40, 250  # the independence check: 10^4 releases in 40 calls
-DEFAULT_SAMPLES = 20_000   # releases per side per case (differential check)
+DEFAULT_SAMPLES = 100_000  # target releases per case (a fast target)
+REFERENCE_FACTOR = 2       # reference releases per target release
+CENTRE_SAMPLES = 20_000    # the separate reference batch whose median centres a release without a statistic
 DEFAULT_AUDIT_SAMPLES = 100_000
-DEPENDENT_AUDIT_SAMPLES = 20_000   # a target that is not independent is audited one call per release
-DEFAULT_EXAMPLES = 50      # Hypothesis examples per property (at most the suite's own MAX_EXAMPLES)
+MIN_SAMPLES, MIN_AUDIT_SAMPLES = 2_000, 5_000
+BUDGET = {"differential": 3.5, "audit": 2.5}      # seconds of the target's own time, at most, by default
+QUICK = {"samples": 20_000, "audit_samples": 20_000, "examples": 10, "budget": 0.4}
+DEFAULT_EXAMPLES = 50
+SHRINK_SECONDS = 5.0       # Hypothesis's shrinking of the first failing property's counterexample, at most
+CLIP_SAMPLES = 20_000
+KS_MAX = 50_000            # rows of each side in a KS test (the first ones: the rows are i.i.d.)
 VERDICT_ORDER = ("privacy violation", "invariant violation", "deviation from reference", "not independent", "pass")
+POLICIES = ("refuse", "clip", "trust")
 NOISE_FREE_STAGES = ("weights", "statistic", "sensitivity", "noise_scale")
+PROBE = {BATCHED: 500, ONE: 200}           # releases in the first, timed batch of a case
+
+assert abs(sum(ALPHAS.values()) - ALPHA) < 1e-15
 
 
-class BadValue(UsageError, ValueError):
-    """A bad argument: a ValueError to Python callers, exit status 2 from the command line."""
+# ------------------------------------------------------------------------ compatibility names
+def register_validation(spec: ValidationSpec) -> ValidationSpec:
+    return register(spec)
 
 
-class BadType(UsageError, TypeError):
-    """An argument of the wrong type: a TypeError to Python callers, exit status 2 from the command line."""
+def all_validations() -> dict[str, ValidationSpec]:
+    return all_specs()
 
 
-def _need(value, types, name: str, what: str):
-    if not isinstance(value, types) or (isinstance(value, bool) and types is int):    # True is not a count
-        raise BadType(f"{name} must be {what}, got {type(value).__name__} {value!r:.80}")
-    return value
+def get_validation(algorithm: str) -> ValidationSpec:
+    return get(algorithm)
 
 
 def _check_count(value, name: str, lo: int, hi: int) -> int:
@@ -114,215 +159,13 @@ def _check_count(value, name: str, lo: int, hi: int) -> int:
         raise BadType(f"{name} must be an int, got {type(value).__name__} {value!r:.80}")
     if not lo <= value <= hi:
         raise BadValue(f"{name} must be an int in [{lo}, {hi}], got {value!r}")
-    return value
+    return int(value)
 
 
-# ------------------------------------------------------------------------ specs
-@dataclass(frozen=True)
-class Case:
-    """One dataset and the public parameters the mechanism is called with."""
-    dataset: Any
-    params: Mapping[str, Any]
-    description: str
-
-    def __post_init__(self):
-        _need(self.params, Mapping, "params", "a mapping of parameter names to values")
-        _need(self.description, str, "description", "a str")
-
-
-@dataclass(frozen=True)
-class AuditDesign:
-    """Pairs audited together under one set of public parameters."""
-    pairs: Sequence
-    params: Mapping[str, Any]
-    claim: Any
-    description: str
-    output: str = "continuous"
-
-    def __post_init__(self):
-        _need(self.params, Mapping, "params", "a mapping of parameter names to values")
-        _need(self.description, str, "description", "a str")
-        if not hasattr(self.claim, "kind"):
-            raise BadType(f"claim must be a userdp.reference.claims claim, got {type(self.claim).__name__}")
-        if self.output not in ("continuous", "vector", "discrete", "categorical"):
-            raise BadValue(f"output must be continuous, vector, discrete or categorical, got {self.output!r}")
-
-
-@dataclass(frozen=True)
-class ValidationSpec:
-    """How ``validate`` checks one registered algorithm.
-
-    reference: the reference mechanism, called as ``reference(dataset, rng=, size=, **params)``;
-        TARGET's mechanism is called the same way (its signature must accept it).
-    statistic: ``statistic(dataset, **params)``: the mean of the reference's releases
-        (its noise-free statistic), flattened like the releases.
-    cases / designs: zero-argument builders of the differential cases and the audit designs.
-    suite: the property-suite module name. stage_params: stage -> the parameter names it
-        takes by keyword (the dataset is positional for the stages in ``takes_dataset``).
-    refusals: cases the reference refuses (ValueError): a TARGET that releases on one
-        is an invariant violation ("releases on an input the paper excludes").
-    flatten: the releases of one call as a float array (size, k), NaN rows = no release.
-    audit_flatten: the same for the audit, where the harness takes the mechanism's raw
-        output by default (None); set it for outputs the harness cannot read (tuples).
-    stage_flatten: a ``statistic`` stage's output as the flat vector that ``flatten`` makes
-        of a release (the stages-agree test compares them); default ``np.ravel``. The
-        stage comparison with the reference flattens nested tuples of arrays itself.
-    independence_case: a zero-argument builder of the case the independence check runs on;
-        None: the first differential case. Set it where that case cannot show randomness
-        shared within a call (sample limiting's cases make the choice of records irrelevant).
-    """
-    algorithm: str
-    reference: Callable
-    statistic: Callable
-    cases: Callable[[], Sequence[Case]]
-    designs: Callable[[], Sequence[AuditDesign]]
-    suite: str
-    stage_params: Mapping[str, tuple] = field(default_factory=dict)
-    takes_dataset: tuple = ("weights", "statistic", "sensitivity", "noise_scale")
-    refusals: Callable[[], Sequence[Case]] = lambda: ()
-    flatten: Callable | None = None
-    audit_flatten: Callable | None = None
-    stage_flatten: Callable | None = None
-    suite_properties: str = "ALL_PROPERTIES"    # the names, in the suite module, of this algorithm's
-    suite_reference: str = "REFERENCE"          # properties and reference adapter (a module may hold two)
-    why: str = ""
-    independence_case: Callable[[], Case] | None = None
-
-    def __post_init__(self):
-        _need(self.algorithm, str, "algorithm", "a str (a registry name)")
-        for name in ("reference", "statistic", "cases", "designs", "refusals"):
-            if not callable(getattr(self, name)):
-                raise BadType(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
-        for name in ("flatten", "audit_flatten", "stage_flatten", "independence_case"):
-            if getattr(self, name) is not None and not callable(getattr(self, name)):
-                raise BadType(f"{name} must be None or callable, got {type(getattr(self, name)).__name__}")
-        _need(self.suite, str, "suite", "a module name (str)")
-        _need(self.suite_properties, str, "suite_properties", "a name in the suite module (str)")
-        _need(self.suite_reference, str, "suite_reference", "a name in the suite module (str)")
-        _need(self.stage_params, Mapping, "stage_params", "a mapping stage -> parameter names")
-
-    def independence_on(self, cases: Sequence[Case]) -> Case:
-        """The case the independence check runs on (``cases``: the spec's differential cases)."""
-        if isinstance(cases, (str, bytes)) or not isinstance(cases, Sequence) or \
-                not all(isinstance(c, Case) for c in cases):
-            raise BadType(f"cases must be a sequence of validate.Case, got {type(cases).__name__} {cases!r:.80}")
-        if not cases:
-            raise BadValue("cases must hold at least one Case (the spec's differential cases), got none")
-        if self.independence_case is None:
-            return cases[0]
-        case = self.independence_case()
-        _need(case, Case, "independence_case()", "a Case")
-        return case
-
-    def _releases(self, fn, dataset, rng, size: int, params) -> np.ndarray:
-        out = fn(dataset, rng=rng, size=size, **params)
-        return _flat(out, size, self.flatten, "mechanism")
-
-
-_SPECS: dict[str, ValidationSpec] = {}
-
-
-def register_validation(spec: ValidationSpec) -> ValidationSpec:
-    _need(spec, ValidationSpec, "spec", "a ValidationSpec")
-    if spec.algorithm in _SPECS:
-        raise BadValue(f"validation for {spec.algorithm!r} registered twice")
-    _SPECS[spec.algorithm] = spec
-    return spec
-
-
-def all_validations() -> dict[str, ValidationSpec]:
-    from . import registry
-    registry.all_entries()              # imports every registry module; they register their specs
-    return dict(sorted(_SPECS.items()))
-
-
-def get_validation(algorithm: str) -> ValidationSpec:
-    _need(algorithm, str, "algorithm", "a str (a registry name, `userdp list`)")
-    specs = all_validations()
-    if algorithm not in specs:
-        from . import registry
-        known = {e.name for e in registry.all_entries()}
-        why = ("it is registered (`userdp list`) but has no validation spec yet" if algorithm in known
-               else "it is not a registered algorithm (`userdp list`)")
-        raise BadValue(f"algorithm: cannot validate {algorithm!r}: {why}; algorithms that validate supports: "
-                         f"{', '.join(specs)}")
-    return specs[algorithm]
-
-
-def _flat(out, size: int, flatten, where: str) -> np.ndarray:
-    if flatten is not None:
-        try:
-            out = flatten(out, size)
-        except (UsageError, UserCodeError):
-            raise
-        except Exception as exc:      # the spec's flatten could not read what the target returned
-            raise UserCodeError(f"{where} returned {type(out).__name__}, which is not a release of this "
-                                f"algorithm ({type(exc).__name__}: {exc})") from None
-    if isinstance(out, np.ma.MaskedArray):
-        out = np.ma.filled(out.astype(float), np.nan)
-    try:
-        a = np.asarray(out, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise UserCodeError(f"{where} returned {type(out).__name__}, expected {size} numeric releases "
-                            f"(an array of shape ({size},) or ({size}, k)): {exc}") from None
-    if a.ndim == 0 or a.shape[0] != size:
-        raise UserCodeError(f"{where} returned shape {a.shape} for size={size}; expected ({size},) or ({size}, k): "
-                            "`size` independent releases, one per row")
-    return a.reshape(size, -1)
-
-
-# ------------------------------------------------------------------------ the target
-@dataclass(frozen=True)
-class Target:
-    name: str
-    adapter: Adapter              # its stages (a plain function: mechanism only)
-    plain: bool
-
-
-def load_target(text: str) -> Target:
-    """``module:object`` with the current directory on the import path (as ``python -m``)."""
-    _need(text, str, "target", "a str module:object")
-    module, attr = import_user_module(text, "target is module:object (an Adapter or a mechanism function)",
-                                      usage_error=BadValue)
-    mod_name, obj = module.__name__, module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise BadValue(f"target {text!r}: module {mod_name!r} has no {attr!r}")
-        obj = getattr(obj, part)
-    if isinstance(obj, Adapter):
-        return Target(text, obj, plain=False)
-    if callable(obj) and not isinstance(obj, type):
-        return Target(text, Adapter(text, mechanism=obj), plain=True)
-    raise BadType(f"target {text!r} is a {type(obj).__name__}; expected an Adapter "
-                  "(userdp.properties.adapter) or a mechanism function")
-
-
-def _check_signature(fn, spec: ValidationSpec, case: Case, target: str) -> None:
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return                                           # a builtin: the call itself will tell
-    try:
-        sig.bind(case.dataset, rng=None, size=1, **case.params)
-    except TypeError as exc:
-        want = f"(dataset, *, rng, size, {', '.join(case.params)})"
-        raise BadValue(f"target {target}: its mechanism{sig} cannot be called as mechanism{want}, the reference's "
-                         f"call shape for {spec.algorithm} (keywords {sorted(case.params)}): {exc}") from None
-
-
-def _call(what: str, f, *args, **kwargs):
-    try:
-        return f(*args, **kwargs)
-    except (UsageError, UserCodeError):
-        raise
-    except Exception as exc:
-        raise UserCodeError(f"{what} raised {type(exc).__name__}: {exc}") from exc
-
-
-# ------------------------------------------------------------------------ findings
+# ------------------------------------------------------------------------ findings and the report
 @dataclass
 class Finding:
-    check: str                    # properties | stages | differential | independence | audit
+    check: str                    # properties | stages | differential | independence | inputs | audit
     verdict: str                  # one of VERDICT_ORDER
     title: str
     evidence: dict
@@ -339,15 +182,30 @@ class ValidationReport:
     findings: list
     settings: dict
     elapsed_seconds: float = 0.0
+    call_shape: str | None = None
+    untested: list = field(default_factory=list)     # what a partial run did not test
+    inputs: list = field(default_factory=list)       # [{case, kind, behaviour, requires}]
+    notes: list = field(default_factory=list)
+    reproducible: bool | None = None
 
     @property
     def verdict(self) -> str:
         bad = [f.verdict for f in self.findings if f.verdict != "pass"]
         return min(bad, key=VERDICT_ORDER.index) if bad else "pass"
 
+    @property
+    def complete(self) -> bool:
+        return not self.untested
+
+    def verdict_line(self) -> str:
+        v = self.verdict.upper()
+        return v if self.complete else f"{v} ({'; '.join(self.untested)})"
+
     def to_dict(self) -> dict:
-        return {"algorithm": self.algorithm, "target": self.target,
-                "verdict": self.verdict, "checks": self.checks, "settings": self.settings,
+        return {"algorithm": self.algorithm, "target": self.target, "verdict": self.verdict,
+                "complete": self.complete, "untested": list(self.untested), "call_shape": self.call_shape,
+                "checks": self.checks, "settings": self.settings, "inputs": self.inputs, "notes": self.notes,
+                "reproducible": self.reproducible,
                 "findings": [f.to_dict() for f in self.findings if f.verdict != "pass"],
                 "passed": [f.to_dict() for f in self.findings if f.verdict == "pass"],
                 "elapsed_seconds": round(self.elapsed_seconds, 2)}
@@ -358,82 +216,73 @@ def _progress(progress, msg):
         progress(msg)
 
 
-# ------------------------------------------------------------------------ a. properties and stages
-def _suite(spec: ValidationSpec):
-    return importlib.import_module(spec.suite)
+# ------------------------------------------------------------------------ releases as rows
+def _flat(out, size: int, flatten, where: str) -> np.ndarray:
+    """The ``size`` releases of one batched call as a float array (size, k); NaN rows = no release."""
+    if flatten is not None:
+        try:
+            out = flatten(out, size)
+        except (UsageError, UserCodeError):
+            raise
+        except Exception as exc:
+            raise UserCodeError(f"{where} returned {type(out).__name__}, which is not a release of this "
+                                f"algorithm ({type(exc).__name__}: {exc})") from None
+    if isinstance(out, np.ma.MaskedArray):
+        out = np.ma.filled(out.astype(float), np.nan)
+    try:
+        a = np.asarray(out, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise UserCodeError(f"{where} returned {type(out).__name__}, expected {size} numeric releases "
+                            f"(an array of shape ({size},) or ({size}, k)): {exc}") from None
+    if a.ndim == 0 or a.shape[0] != size:
+        raise UserCodeError(f"{where} returned shape {a.shape} for size={size}; expected ({size},) or ({size}, k): "
+                            "`size` independent releases, one per row")
+    return a.reshape(size, -1)
 
 
-def run_properties(spec, target: Target, examples: int, progress=None) -> tuple[list, str]:
-    suite = _suite(spec)
-    present = set(target.adapter.stages()) - {"mechanism"}
-    if not present:
-        return [], "skipped: TARGET has no noise-free stage (the suite checks weights, statistic, sensitivity, " \
-                   "noise_scale and the like)"
-    findings, ran = [], 0
-    props = getattr(suite, spec.suite_properties)
-    for prop in props:
-        f = check_suite_property(suite, prop, target.adapter, max_examples=examples)
-        if f.verdict == "not applicable":
+def _rows_one(outs: list, flatten, where: str) -> np.ndarray:
+    """The outputs of ``len(outs)`` one-release calls as rows; ``None`` (no release) is a NaN row."""
+    n = len(outs)
+    if n and flatten is None and all(type(o) in (float, int, np.float64, np.float32) for o in outs):
+        return np.asarray(outs, dtype=float).reshape(n, 1)            # the common fast path: scalars
+    rows, k, missing = [], None, []
+    for i, o in enumerate(outs):
+        if o is None:
+            missing.append(i)
+            rows.append(None)
             continue
-        ran += 1
-        _progress(progress, f"property {prop.__name__}: {f.verdict}")
-        verdict = "pass" if f.verdict == "pass" else "invariant violation"
-        ev = {"property": f.property, "paper_invariant": (prop.__doc__ or "").strip().split("\n")[0]}
-        if f.verdict != "pass":
-            ev.update(grade=f.verdict, message=f.message, counterexample=f.counterexample,
-                      snippet=_snippet(spec, prop, f))
-        findings.append(Finding("properties", verdict, f"{prop.__name__}: {f.verdict}", ev))
-    return findings, f"ran: {ran} of {len(props)} properties (the rest need stages TARGET lacks), " \
-                     f"up to {examples} Hypothesis examples each"
+        r = _flat(add_axis(o), 1, flatten, f"{where} (call {i + 1})")[0]
+        if k is None:
+            k = r.size
+        elif r.size != k:
+            raise UserCodeError(f"{where} returned a release of {r.size} values on call {i + 1} and of {k} on an "
+                                "earlier call: every release must have the same shape")
+        rows.append(r)
+    if k is None:
+        return np.full((n, 1), np.nan)
+    return np.stack([np.full(k, np.nan) if r is None else r for r in rows])
 
 
-def _snippet(spec, prop, f) -> str:
-    """The minimal counterexample as a runnable snippet (the TARGET's adapter is named 'impl')."""
-    return ("import numpy as np\n"
-            "from numpy import array, float64, int64\n"
-            "from userdp.reference.data import UserDataset\n"
-            f"from {spec.suite} import *\n"
-            f"example = {f.counterexample}\n"
-            f"{prop.__name__}(impl, example)   # impl: your Adapter; raises AssertionError")
+def _release_rows(spec: ValidationSpec, target: PythonTarget, dataset, rng, n: int, params, where: str,
+                  one_per_call: bool = False) -> np.ndarray:
+    """n releases of TARGET as rows (n, k): one batched call, or n one-release calls (a target
+    made one release per call, or one whose batched releases are not independent)."""
+    if target.shape == BATCHED and not one_per_call:
+        return _flat(target.release(dataset, rng, n, params, where), n, spec.flatten, f"TARGET {target.who}")
+    if target.shape == BATCHED:
+        return np.concatenate([_flat(target.release(dataset, rng, 1, params, where), 1, spec.flatten,
+                                     f"TARGET {target.who}") for _ in range(n)])
+    return _rows_one(target.release(dataset, rng, n, params, where), spec.flatten, f"TARGET {target.who}")
 
 
-def run_stages(spec, target: Target, cases) -> tuple[list, str]:
-    suite = _suite(spec)
-    ref = getattr(suite, spec.suite_reference, None)
-    stages = [s for s in spec.stage_params if getattr(target.adapter, s, None) is not None
-              and getattr(ref, s, None) is not None]
-    if not stages:
-        return [], "skipped: TARGET has no noise-free stage to compare with the reference"
-    findings, compared = [], 0
-    for s in stages:
-        worst = None
-        for case in cases:
-            kw = {k: case.params[k] for k in spec.stage_params[s] if k in case.params}
-            args = (case.dataset,) if s in spec.takes_dataset else ()
-            want = _nested_flat(getattr(ref, s)(*args, **kw))
-            got = _nested_flat(_call(f"TARGET's {s} stage on case {case.description!r}", getattr(target.adapter, s),
-                                     *args, **kw))
-            compared += 1
-            if got is None or got.shape != want.shape:
-                worst = (math.inf, case, want, got)
-                break
-            err = float(np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want)))) if want.size else 0.0
-            if worst is None or err > worst[0]:
-                worst = (err, case, want, got)
-        err, case, want, got = worst
-        ok = err <= STAGE_RTOL
-        ev = {"stage": s, "largest_relative_difference": err, "tolerance": STAGE_RTOL, "case": case.description}
-        if not ok:
-            ev.update(reference=_short(want), target=_short(got))
-        findings.append(Finding("stages", "pass" if ok else "deviation from reference",
-                                f"stage {s} {'equals' if ok else 'differs from'} the reference's", ev))
-    return findings, f"ran: stages {', '.join(stages)} compared on {len(cases)} cases (|difference| <= {STAGE_RTOL:g} max(1, |reference|))"
+def _reference_rows(spec: ValidationSpec, dataset, rng, n: int, params) -> np.ndarray:
+    return _flat(spec.reference(dataset, rng=rng, size=n, **params), n, spec.flatten, "the reference")
 
 
 def _nested_flat(out):
     """A stage's output as one flat float vector: an array, a number, or a (nested) tuple, list or
     dict (values in key order) of them (Krichene's (A, b)); None when it is not numeric."""
-    if isinstance(out, Mapping):                       # e.g. a noise_scale stage returning named scales
+    if isinstance(out, Mapping):
         out = tuple(out[k] for k in sorted(out, key=str))
     if isinstance(out, (tuple, list)) and any(isinstance(p, (tuple, list, np.ndarray, Mapping)) for p in out):
         parts = [_nested_flat(p) for p in out]
@@ -445,162 +294,23 @@ def _nested_flat(out):
 
 
 def _short(a) -> str:
-    if a is None:
-        return "not numeric"
-    a = np.asarray(a)
-    return np.array2string(a.ravel()[:6], precision=6) + (f" ... ({a.size} values)" if a.size > 6 else "")
+    """Any output, briefly, for the report; never raises (a finding is never lost to its formatting)."""
+    try:
+        if a is None:
+            return "None"
+        flat = _nested_flat(a)
+        if flat is None:
+            return f"{type(a).__name__} (not numeric): {repr(a)[:80]}"
+        text = np.array2string(flat[:6], precision=6)
+        return text + (f" ... ({flat.size} values)" if flat.size > 6 else "")
+    except Exception:                                   # noqa: BLE001 - a repr must not end the run
+        return f"{type(a).__name__} (unprintable)"
 
 
-# ------------------------------------------------------------------------ b. differential
-def _ks_threshold(n: int, alpha: float) -> float:
-    """sup |F_target - F_ref| above this is a deviation: 4 exp(-2 n a^2) = alpha, threshold 2a."""
-    return 2.0 * math.sqrt(math.log(4.0 / alpha) / (2.0 * n))
-
-
-def _ks_distance(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """The two-sample KS distance sup_t |F_x(t) - F_y(t)| and where it is attained."""
-    xs, ys = np.sort(x), np.sort(y)
-    grid = np.concatenate([xs, ys])
-    d = np.abs(np.searchsorted(xs, grid, side="right") / xs.size - np.searchsorted(ys, grid, side="right") / ys.size)
-    i = int(np.argmax(d))
-    return float(d[i]), float(grid[i])
-
-
-def _draw(spec, fn, case: Case, rng, n: int, independent: bool) -> np.ndarray:
-    """n releases: one call of size n, or (a target whose releases share randomness within a
-    call) n calls of size 1, so that the comparison is of the marginal law of a release."""
-    if independent:
-        return spec._releases(fn, case.dataset, rng, n, case.params)
-    return np.concatenate([spec._releases(fn, case.dataset, rng, 1, case.params) for _ in range(n)])
-
-
-def run_differential(spec, target: Target, cases, samples: int, seed: int, independent: bool = True,
-                     progress=None) -> tuple[list, str]:
-    mech = target.adapter.mechanism
-    own_stat = target.adapter.statistic if "statistic" in spec.stage_params else None
-    results = []                                   # per case: (case, X_t, X_r, stat, own)
-    for j, case in enumerate(cases):
-        ss = np.random.SeedSequence([seed, 1, j]).spawn(2)
-        Xt = _draw(spec, lambda *a, **k: _call(f"TARGET's mechanism on case {case.description!r}", mech, *a, **k),
-                   case, np.random.default_rng(ss[0]), samples, independent)
-        Xr = spec._releases(spec.reference, case.dataset, np.random.default_rng(ss[1]), samples, case.params)
-        if Xt.shape[1] != Xr.shape[1]:
-            raise UserCodeError(f"TARGET's mechanism returned releases of {Xt.shape[1]} values on case "
-                                f"{case.description!r}; the reference's have {Xr.shape[1]}")
-        stat = np.asarray(spec.statistic(case.dataset, **case.params), dtype=float).ravel()
-        own = None
-        if own_stat is not None:
-            kw = {k: case.params[k] for k in spec.stage_params["statistic"] if k in case.params}
-            out = _call("TARGET's statistic stage", own_stat, case.dataset, **kw)
-            if spec.stage_flatten is not None:
-                try:
-                    own = np.asarray(spec.stage_flatten(out), dtype=float).ravel()
-                except Exception as exc:
-                    raise UserCodeError(f"TARGET's statistic stage returned {type(out).__name__}, not this "
-                                        f"algorithm's statistic ({type(exc).__name__}: {exc})") from None
-            else:
-                own = _nested_flat(out)
-                if own is None:
-                    raise UserCodeError(f"TARGET's statistic stage returned {type(out).__name__}, not numbers")
-        results.append((case, Xt, Xr, stat, own))
-        _progress(progress, f"differential: case {j + 1} of {len(cases)} drawn")
-    coords = sum(r[1].shape[1] for r in results)
-    z_crit = float(stats.norm.isf(ALPHA_MEAN / (2 * 2 * coords)))       # two-sided; half for the own-statistic test
-    ks_crit = _ks_threshold(samples, ALPHA_SPREAD / coords)
-    findings = []
-    mean_worst = ks_worst = rel_worst = own_worst = None
-    for case, Xt, Xr, stat, own in results:
-        rt, rr = ~np.isnan(Xt).any(axis=1), ~np.isnan(Xr).any(axis=1)
-        if (~rt).any() or (~rr).any():                 # no-release shares: pooled two-proportion z test
-            pt, pr = rt.mean(), rr.mean()
-            p = (rt.sum() + rr.sum()) / (2 * samples)
-            se = math.sqrt(max(p * (1 - p), 1e-300) * 2 / samples)
-            z = abs(pt - pr) / se
-            if rel_worst is None or z > rel_worst[0]:
-                rel_worst = (z, case, pt, pr)
-        Yt, Yr = Xt[rt], Xr[rr]
-        for k in range(Xt.shape[1]):
-            t, r = Yt[:, k], Yr[:, k]
-            if t.size < 2 or r.size < 2:
-                continue
-            se = float(np.std(t, ddof=1)) / math.sqrt(t.size)          # of the target's mean alone
-            one_sample = stat.size == Xt.shape[1] and rr.all()
-            if one_sample:              # against the reference's exact noise-free statistic
-                diff, se_diff = float(np.mean(t)) - stat[k], se
-            else:                       # against the reference's releases: both means vary (Welch)
-                diff = float(np.mean(t)) - float(np.mean(r))
-                se_diff = math.sqrt(se ** 2 + float(np.var(r, ddof=1)) / r.size)
-            z = abs(diff) / se_diff if se_diff > 0 else (0.0 if diff == 0 else math.inf)
-            if mean_worst is None or z > mean_worst[0]:
-                mean_worst = (z, case, k, diff, se_diff, one_sample)
-            d, at = _ks_distance(t, r)
-            if ks_worst is None or d > ks_worst[0]:
-                sd_t, sd_r = float(np.std(t)), float(np.std(r))
-                ks_worst = (d, case, k, at, sd_t, sd_r)
-            if own is not None and own.size == Xt.shape[1]:
-                dz = float(np.mean(t)) - own[k]
-                zo = abs(dz) / se if se > 0 else (0.0 if dz == 0 else math.inf)
-                if own_worst is None or zo > own_worst[0]:
-                    own_worst = (zo, case, k, dz, se)
-    if mean_worst is not None:
-        z, case, k, diff, se, one_sample = mean_worst
-        bad = z > z_crit
-        findings.append(Finding("differential", "deviation from reference" if bad else "pass",
-                                "mean release " + ("differs from" if bad else "matches") + " the reference's statistic",
-                                {"largest_z": round(z, 3), "critical_z": round(z_crit, 3), "case": case.description,
-                                 "coordinate": k, "difference": diff,
-                                 "confidence_interval": [diff - z_crit * se, diff + z_crit * se],
-                                 "meaning": ("target mean minus the reference's noise-free statistic" if one_sample
-                                             else "target mean minus the reference releases' mean") + "; the interval "
-                                            f"holds it jointly for all {coords} coordinates with probability >= "
-                                            f"1 - {ALPHA_MEAN / 2:g}"}))
-    if ks_worst is not None:
-        d, case, k, at, sd_t, sd_r = ks_worst
-        bad = d > ks_crit
-        findings.append(Finding("differential", "deviation from reference" if bad else "pass",
-                                "release distribution " + ("differs from" if bad else "matches") + " the reference's",
-                                {"largest_ks_distance": round(d, 5), "critical": round(ks_crit, 5), "at": at,
-                                 "case": case.description, "coordinate": k, "sd_target": sd_t, "sd_reference": sd_r,
-                                 "sd_ratio": (sd_t / sd_r) if sd_r > 0 else None,
-                                 "meaning": "sup |F_target - F_reference| of one coordinate; above the critical "
-                                            f"value with probability <= {ALPHA_SPREAD:g} for a correct target (DKW)"}))
-    if rel_worst is not None:
-        z, case, pt, pr = rel_worst
-        zc = float(stats.norm.isf(ALPHA_RELEASE / (2 * len(cases))))
-        bad = z > zc
-        findings.append(Finding("differential", "deviation from reference" if bad else "pass",
-                                "share of releases " + ("differs from" if bad else "matches") + " the reference's",
-                                {"z": round(z, 3), "critical_z": round(zc, 3), "case": case.description,
-                                 "released_target": pt, "released_reference": pr}))
-    if own_worst is not None:
-        z, case, k, dz, se = own_worst
-        bad = z > z_crit
-        findings.append(Finding("stages", "invariant violation" if bad else "pass",
-                                "TARGET's stages " + ("disagree: its mechanism does not add noise to its statistic"
-                                                      if bad else "agree (mechanism centred on statistic)"),
-                                {"largest_z": round(z, 3), "critical_z": round(z_crit, 3), "case": case.description,
-                                 "coordinate": k, "mean_release_minus_own_statistic": dz,
-                                 "confidence_interval": [dz - z_crit * se, dz + z_crit * se]}))
-    how = "" if independent else " (one release per call: TARGET is not independent)"
-    return findings, (f"ran: {len(cases)} cases x {samples} releases per side{how}; mean z test (critical {z_crit:.2f}), "
-                      f"KS distance (critical {ks_crit:.4f}) over {coords} coordinates")
-
-
-def run_refusals(spec, target: Target, seed: int) -> tuple[list, str]:
-    refusals = list(spec.refusals())
-    if not refusals:
-        return [], ""
-    findings = []
-    for j, case in enumerate(refusals):
-        try:
-            out = target.adapter.mechanism(case.dataset, rng=np.random.default_rng([seed, 3, j]), size=4, **case.params)
-        except Exception as exc:
-            findings.append(Finding("differential", "pass", f"refuses {case.description}",
-                                    {"raised": f"{type(exc).__name__}: {exc}"[:300]}))
-            continue
-        findings.append(Finding("differential", "invariant violation", f"releases on an input the paper excludes: "
-                                f"{case.description}", {"params": _jsonable(case.params), "output": _short(out)}))
-    return findings, f"; {len(refusals)} input(s) the reference refuses tried"
+def _jsonable(d: Mapping) -> dict:
+    """Parameters for the report: small arrays as lists, larger ones by shape."""
+    return {k: ((v.tolist() if v.size <= 8 else f"array of shape {v.shape}") if isinstance(v, np.ndarray) else v)
+            for k, v in d.items()}
 
 
 def _claim_text(claim) -> str:
@@ -611,154 +321,1002 @@ def _claim_text(claim) -> str:
     return f"{claim.kind} {params}"
 
 
-def _jsonable(d: Mapping) -> dict:
-    """Parameters for the report: small arrays as lists, larger ones (GWA's C) by shape."""
-    return {k: ((v.tolist() if v.size <= 8 else f"array of shape {v.shape}") if isinstance(v, np.ndarray) else v)
-            for k, v in d.items()}
+def _scale_parameter(claim, unit) -> tuple[str, float] | None:
+    """The claim's parameter that scales as 1 / (noise scale) for noise of a fixed family:
+    mu for Gaussian DP, eps for pure, personalized (the pair's record) and approximate DP."""
+    kind = claim.kind
+    if kind == "claims":
+        return "mu", float(claim.gdp.mu)
+    if kind == "gdp":
+        return "mu", float(claim.mu)
+    if kind == "personalized":
+        eps = claim.params()["epsilons"]
+        i = 0 if unit is None or not 0 <= int(unit) < len(eps) else int(unit)
+        return f"eps_{i}", float(eps[i])
+    if kind in ("pure", "approx"):
+        return "eps", float(claim.params()["epsilon"])
+    return None
 
 
-# ------------------------------------------------------------------------ c. independence
-def run_independence(spec, target: Target, case: Case, seed: int) -> tuple[Finding | None, str]:
-    rng = np.random.default_rng([seed, 2])
-    mech = target.adapter.mechanism
-    X = np.stack([spec._releases(lambda *a, **k: _call("TARGET's mechanism", mech, *a, **k),
-                                case.dataset, rng, PER_CALL, case.params) for _ in range(CALLS)])
-    k = X.shape[2]
-    pmin, where = 1.0, None
-    for j in range(k):
-        groups = [g[~np.isnan(g)] for g in X[:, :, j]]
-        flat = np.concatenate(groups)
-        if flat.size == 0 or np.all(flat == flat[0]):
-            continue                                            # nothing varies in this coordinate
-        med = float(np.median(flat))
-        # location (the releases) and spread (their distance to the pooled median: a scale or a
-        # branch drawn once per call, Brown-Forsythe's idea). Both are symmetric functions of
-        # exchangeable values under independence, so Kruskal-Wallis stays exact in law for each.
-        for what, gs in (("location", groups), ("spread", [np.abs(g - med) for g in groups])):
-            gs = [g for g in gs if g.size]
-            allv = np.concatenate(gs)
-            if np.all(allv == allv[0]):
+# ------------------------------------------------------------------------ statistics
+def _ks_distance(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """The two-sample KS distance sup_t |F_x(t) - F_y(t)| and where it is attained."""
+    xs, ys = np.sort(x), np.sort(y)
+    grid = np.concatenate([xs, ys])
+    d = np.abs(np.searchsorted(xs, grid, side="right") / xs.size - np.searchsorted(ys, grid, side="right") / ys.size)
+    i = int(np.argmax(d))
+    return float(d[i]), float(grid[i])
+
+
+def _ks_pvalue(d: float, n: int, m: int) -> float:
+    """P(KS distance >= d) for two samples of one law, sizes n and m: the DKW bound (module docstring)."""
+    return min(1.0, 4.0 * math.exp(-2.0 * d * d * n * m / (math.sqrt(n) + math.sqrt(m)) ** 2))
+
+
+def _ks_threshold(n: int, alpha: float, m: int | None = None) -> float:
+    """The distance whose DKW p-value is alpha (equal sizes by default)."""
+    m = n if m is None else m
+    return math.sqrt(math.log(4.0 / alpha) * (math.sqrt(n) + math.sqrt(m)) ** 2 / (2.0 * n * m))
+
+
+def _holm(pvals: list[float], alpha: float) -> list[bool]:
+    order = sorted(range(len(pvals)), key=pvals.__getitem__)
+    reject = [False] * len(pvals)
+    for rank, i in enumerate(order):
+        if pvals[i] > alpha / (len(pvals) - rank):
+            break
+        reject[i] = True
+    return reject
+
+
+def _z(alpha: float, tests: int) -> float:
+    """Two-sided Bonferroni critical value for ``tests`` tests at family level alpha."""
+    return float(stats.norm.isf(alpha / (2 * max(1, tests))))
+
+
+_PROJECTIONS = {}
+
+
+def _projections(k: int) -> np.ndarray:
+    """Two fixed random unit directions in R^k (seeded by k): a joint difference shows in them."""
+    if k not in _PROJECTIONS:
+        g = np.random.default_rng([1729, k]).standard_normal((k, 2))
+        _PROJECTIONS[k] = g / np.linalg.norm(g, axis=0)
+    return _PROJECTIONS[k]
+
+
+@dataclass
+class _CaseDraw:
+    case: Case
+    Xt: np.ndarray                # target rows (finite and released only)
+    Xr: np.ndarray                # reference rows
+    centre: np.ndarray            # (k,) the statistic, or the median of a separate reference batch
+    exact: bool                   # centre is the exact statistic
+    bad_rows: int                 # target rows holding inf or (not declining) NaN
+    released: tuple               # (share released by target, by reference) where the spec declines
+    own: np.ndarray | None        # TARGET's own statistic stage, flattened
+    n: int = 0                    # target releases drawn (finite or not)
+    scale: list = field(default_factory=list)     # per coordinate (ratio, log_se, s_t, s_r)
+
+
+# ------------------------------------------------------------------------ the run
+class Validation:
+    """One validation: the spec, the target, the settings, and the checks as methods (``validate``
+    runs them in order; the pytest plugin runs them one item each)."""
+
+    def __init__(self, spec: ValidationSpec, target: PythonTarget, *, samples=None, audit_samples=None,
+                 examples=None, seed: int = 0, quick: bool = False, inputs: str | None = None, progress=None):
+        self.spec, self.t, self.seed, self.quick = spec, target, seed, quick
+        self.progress = progress
+        self.policy = inputs
+        self.examples = examples if examples is not None else (QUICK["examples"] if quick else DEFAULT_EXAMPLES)
+        self.samples_given, self.audit_samples_given = samples, audit_samples
+        self.budget = {k: v * (QUICK["budget"] if quick else 1.0) for k, v in BUDGET.items()}
+        self.cases = spec.all_cases(seed)
+        self.findings: list[Finding] = []
+        self.checks: dict[str, str] = {}
+        self.notes: list[str] = []
+        self.inputs: list[dict] = []
+        self.independent = True
+        self.cost = None                 # seconds per target release, measured
+        self.samples = self.audit_samples = None
+        self.draws: list[_CaseDraw] = []
+        self.clips = False               # some out-of-domain case released on the projected law
+        self.reproducible = None
+        self.aim = None                  # (case, reason) for the aimed audit
+
+    # -------------------------------------------------------------- shapes and settings
+    def check_target(self) -> None:
+        """Refuse (exit 2) a target with no stage, and one that cannot be called as validate will."""
+        t, spec = self.t, self.spec
+        if t.mechanism is None and not t.stage_names():
+            raise BadValue(f"target {t.name}: an Adapter with no stage, so there is nothing to validate; validate "
+                           f"needs a mechanism (the release: `userdp validate {spec.algorithm} --signature` shows "
+                           f"its call shapes) or at least one noise-free stage ({', '.join(spec.stage_params) or 'none for this algorithm'})")
+        case = self.cases[0]
+        if t.mechanism is not None:
+            check_call(t.mechanism, spec, case.params, t.param_map, t.who)
+        if self.policy is not None and self.policy not in POLICIES:
+            raise BadValue(f"inputs must be one of {POLICIES} or None (inferred per case), got {self.policy!r}")
+        if self.policy == "clip" and spec.project is None:
+            raise BadValue(f"--inputs clip: {spec.algorithm} has no projection onto its domain (its inputs are "
+                           "refused on parameters only); use refuse or trust")
+
+    def _audit_samples_for(self, d: AuditDesign, share: float) -> int:
+        """Outputs per side for design ``d``: given, or as many as ``share`` seconds of TARGET's time
+        allow (one release per call: timed on the design's first dataset), within
+        [MIN_AUDIT_SAMPLES, the default]."""
+        if self.audit_samples_given is not None:
+            return self.audit_samples_given
+        default = QUICK["audit_samples"] if self.quick else DEFAULT_AUDIT_SAMPLES
+        sides = 2 * min(3, len(d.pairs)) + (0.2 * len(d.pairs) if len(d.pairs) > 3 else 0)
+        if self.t.shape == BATCHED and self.independent:
+            cost = self.cost or 0.0
+        else:
+            case = Case(d.pairs[0].first, d.params, "timing")
+            p = PROBE[ONE]
+            t0 = time.perf_counter()
+            self._rows(case, np.random.default_rng([self.seed, 8]), p, f"audit {d.description!r}")
+            cost = (time.perf_counter() - t0) / p
+            self.cost = max(self.cost or 0.0, cost)
+        n = int(share / (cost * sides)) if cost > 0 else default
+        return max(MIN_AUDIT_SAMPLES, min(default, n // 1000 * 1000))
+
+    # -------------------------------------------------------------- a. properties and stages
+    def run_properties(self) -> None:
+        spec, t = self.spec, self.t
+        suite = importlib.import_module(spec.suite)
+        present = set(t.stage_names())
+        if not spec.suite_properties:
+            self.checks["properties"] = f"skipped: {spec.suite} has no property suite for {spec.algorithm}"
+            return
+        if not present:
+            self.checks["properties"] = ("skipped: TARGET has no noise-free stage (the suite checks "
+                                         f"{', '.join(spec.stage_params) or 'stages this algorithm does not have'})")
+            return
+        ran, failed = 0, 0
+        props = getattr(suite, spec.suite_properties)
+        for prop in props:
+            # the first failing property's counterexample is shrunk (for at most SHRINK_SECONDS); the
+            # later ones are reported as found: the grades are the same, the run stays short
+            f = check_suite_property(suite, prop, t.adapter, max_examples=self.examples, shrink=failed == 0,
+                                     shrink_seconds=SHRINK_SECONDS)
+            failed += f.verdict not in ("pass", "not applicable")
+            if f.verdict == "not applicable":
                 continue
-            h, p = stats.kruskal(*gs)
-            if p < pmin:
-                within = float(np.mean([np.var(g) for g in groups if g.size > 1]))
-                pmin, where = p, (j, what, float(h), within, float(np.var(flat)))
-    crit = ALPHA_INDEPENDENCE / max(1, 2 * k)
-    text = (f"ran: {CALLS} calls x {PER_CALL} releases on case {case.description!r}, Kruskal-Wallis per coordinate "
-            "on location and spread")
-    if where is None:
-        return None, text + " (nothing varies: not determined)"
-    j, what, h, within, total = where
-    bad = pmin < crit
-    return Finding("independence", "not independent" if bad else "pass",
-                   "releases of one call " + ("share randomness" if bad else "look independent"),
-                   {"smallest_p": pmin, "critical_p": crit, "coordinate": j, "in": what, "kruskal_h": round(h, 2),
-                    "within_call_variance": within, "overall_variance": total,
-                    "meaning": "releases grouped by the call that made them; a small p says they cluster by call "
-                               "(randomness drawn once per call and shared)"}), text
+            ran += 1
+            _progress(self.progress, f"property {prop.__name__}: {f.verdict}")
+            verdict = "pass" if f.verdict == "pass" else "invariant violation"
+            ev = {"property": f.property, "paper_invariant": (prop.__doc__ or "").strip().split("\n")[0]}
+            if f.verdict != "pass":
+                ev.update(grade=f.verdict, message=f.message, counterexample=f.counterexample,
+                          snippet=_property_snippet(spec, prop, f))
+            self.findings.append(Finding("properties", verdict, f"{prop.__name__}: {f.verdict}", ev))
+        self.checks["properties"] = (f"ran: {ran} of {len(props)} properties (the rest need stages TARGET lacks), "
+                                     f"up to {self.examples} Hypothesis examples each")
+
+    def run_stages(self) -> None:
+        spec, t = self.spec, self.t
+        ref = getattr(importlib.import_module(spec.suite), spec.suite_reference, None) if spec.suite_reference else None
+        stages = [s for s in spec.stage_params if getattr(t.adapter, s, None) is not None
+                  and getattr(ref, s, None) is not None]
+        if not stages:
+            self.checks["stages"] = "skipped: TARGET has no noise-free stage to compare with the reference"
+            return
+        cases = self.cases if spec.stage_cases == "all" else [c for c in self.cases if c.origin == "fixed"]
+        for s in stages:
+            worst = None
+            for case in cases:
+                kw = {k: case.params[k] for k in spec.stage_params[s] if k in case.params}
+                args = (case.dataset,) if s in spec.takes_dataset else ()
+                want = _nested_flat(getattr(ref, s)(*args, **kw))
+                got = _nested_flat(_call(f"TARGET {t.name}'s {s} stage on case {case.description!r}",
+                                         getattr(t.adapter, s), *args, **kw))
+                if got is None or want is None or got.shape != want.shape:
+                    worst = (math.inf, case, want, got)
+                    break
+                err = float(np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want)))) if want.size else 0.0
+                if not np.isfinite(err):
+                    err = math.inf
+                if worst is None or err > worst[0]:
+                    worst = (err, case, want, got)
+            err, case, want, got = worst
+            ok = err <= STAGE_RTOL
+            ev = {"stage": s, "largest_relative_difference": err, "tolerance": STAGE_RTOL, "case": case.description}
+            if not ok:
+                ev.update(reference=_short(want), target=_short(got), params=_jsonable(case.params))
+            self.findings.append(Finding("stages", "pass" if ok else "deviation from reference",
+                                         f"stage {s} {'equals' if ok else 'differs from'} the reference's", ev))
+        self.checks["stages"] = (f"ran: stages {', '.join(stages)} compared on {len(cases)} cases "
+                                 f"(|difference| <= {STAGE_RTOL:g} max(1, |reference|))")
+
+    # -------------------------------------------------------------- b. independence
+    def run_independence(self, case: Case | None = None) -> Finding | None:
+        spec, t = self.spec, self.t
+        if t.shape != BATCHED:
+            self.checks["independence"] = "skipped: one release per call (no releases share a call)"
+            return None
+        case = case or spec.independence_on(self.cases)
+        rng = np.random.default_rng([self.seed, 2])
+        t0 = time.perf_counter()
+        X = np.stack([_release_rows(spec, t, case.dataset, rng, PER_CALL, case.params, f"case {case.description!r}")
+                      for _ in range(CALLS)])
+        self.cost = (time.perf_counter() - t0) / (CALLS * PER_CALL)
+        k = X.shape[2]
+        pmin, where = 1.0, None
+        for j in range(k):
+            groups = [g[np.isfinite(g)] for g in X[:, :, j]]
+            flat = np.concatenate(groups)
+            if flat.size == 0 or np.all(flat == flat[0]):
+                continue
+            med = float(np.median(flat))
+            for what, gs in (("location", groups), ("spread", [np.abs(g - med) for g in groups])):
+                gs = [g for g in gs if g.size]
+                allv = np.concatenate(gs)
+                if len(gs) < 2 or np.all(allv == allv[0]):
+                    continue
+                h, p = stats.kruskal(*gs)
+                if p < pmin:
+                    within = float(np.mean([np.var(g) for g in groups if g.size > 1]))
+                    pmin, where = p, (j, what, float(h), within, float(np.var(flat)))
+        crit = ALPHAS["independence"] / max(1, 2 * k)
+        text = (f"ran: {CALLS} calls x {PER_CALL} releases on case {case.description!r}, Kruskal-Wallis per "
+                "coordinate on location and spread")
+        if where is None:
+            self.checks["independence"] = text + " (nothing varies: not determined)"
+            return None
+        j, what, h, within, total = where
+        bad = pmin < crit
+        f = Finding("independence", "not independent" if bad else "pass",
+                    "releases of one call " + ("share randomness" if bad else "look independent"),
+                    {"smallest_p": pmin, "critical_p": crit, "coordinate": j, "in": what, "kruskal_h": round(h, 2),
+                     "within_call_variance": within, "overall_variance": total,
+                     "meaning": "releases grouped by the call that made them; a small p says they cluster by call "
+                                "(randomness drawn once per call and shared)"})
+        self.checks["independence"] = text
+        self.findings.append(f)
+        self.independent = not bad
+        return f
+
+    # -------------------------------------------------------------- c. differential
+    def _rows(self, case: Case, rng, n: int, where: str) -> np.ndarray:
+        return _release_rows(self.spec, self.t, case.dataset, rng, n, case.params, where,
+                             one_per_call=not self.independent)
+
+    def _adaptive_rows(self, case: Case, rng, budget: float, default: int, where: str) -> np.ndarray:
+        """TARGET's releases on ``case``: ``samples`` if given, else as many as ``budget`` seconds of
+        its time allow on this case (timed on a first batch; between MIN_SAMPLES and ``default``).
+        The count depends on timings only, never on the releases, so every test keeps its level."""
+        if self.samples_given is not None:
+            return self._rows(case, rng, self.samples_given, where)
+        one = self.t.shape == ONE or not self.independent
+        p = PROBE[ONE] if one else PROBE[BATCHED]
+        t0 = time.perf_counter()
+        parts = [self._rows(case, rng, p, where)]
+        t1 = time.perf_counter() - t0
+        if one:
+            cost, overhead = t1 / p, 0.0
+        else:                                          # two sizes: per-call overhead and per-release cost
+            t0 = time.perf_counter()
+            parts.append(self._rows(case, rng, 4 * p, where))
+            t2 = time.perf_counter() - t0
+            cost = max((t2 - t1) / (3 * p), 1e-9)
+            overhead = max(t1 - cost * p, 0.0)
+        self.cost = max(self.cost or 0.0, cost)
+        drawn = sum(x.shape[0] for x in parts)
+        n = int((budget - overhead) / cost) if budget > overhead else 0
+        n = max(MIN_SAMPLES, min(default, self.spec.max_samples, n))
+        if n > drawn:
+            parts.append(self._rows(case, rng, n - drawn, where))
+        return np.concatenate(parts)
+
+    def draw_cases(self) -> None:
+        spec, t = self.spec, self.t
+        default = QUICK["samples"] if self.quick else DEFAULT_SAMPLES
+        budget = self.budget["differential"] / max(1, len(self.cases))
+        own_stage = t.adapter.statistic if "statistic" in spec.stage_params else None
+        for j, case in enumerate(self.cases):
+            ss = np.random.SeedSequence([self.seed, 1, j]).spawn(3)
+            where = f"case {case.description!r}"
+            Xt = self._adaptive_rows(case, np.random.default_rng(ss[0]), budget, default, where)
+            n = Xt.shape[0]
+            nr = REFERENCE_FACTOR * n if self.samples_given is not None else min(spec.max_samples,
+                                                                                  REFERENCE_FACTOR * n)
+            Xr = _reference_rows(spec, case.dataset, np.random.default_rng(ss[1]), nr, case.params)
+            if Xt.shape[1] != Xr.shape[1]:
+                raise UserCodeError(f"TARGET {t.who} returned releases of {Xt.shape[1]} values on {where}; the "
+                                    f"reference's have {Xr.shape[1]} ({spec.release}; `userdp validate "
+                                    f"{spec.algorithm} --signature`)")
+            if spec.statistic is not None:
+                centre, exact = np.asarray(spec.statistic(case.dataset, **case.params), dtype=float).ravel(), True
+            else:
+                C = _reference_rows(spec, case.dataset, np.random.default_rng(ss[2]), min(CENTRE_SAMPLES, nr),
+                                    case.params)
+                centre, exact = np.nanmedian(C, axis=0), False
+            empty = np.all(np.isnan(Xt), axis=1)
+            finite = np.all(np.isfinite(Xt), axis=1)
+            bad_rows = int(np.sum(~finite & ~(empty if spec.declines else False)))
+            released = (float(np.mean(~empty)), float(np.mean(~np.all(np.isnan(Xr), axis=1))))
+            own = None
+            if own_stage is not None:
+                kw = {k: case.params[k] for k in spec.stage_params["statistic"] if k in case.params}
+                out = _call(f"TARGET {t.name}'s statistic stage", own_stage, case.dataset, **kw)
+                own = _stage_vector(spec, out)
+            self.draws.append(_CaseDraw(case, Xt[finite], Xr[np.all(np.isfinite(Xr), axis=1)], centre, exact,
+                                        bad_rows, released, own, n))
+            _progress(self.progress, f"differential: case {j + 1} of {len(self.cases)} drawn ({n} releases)")
+        ns = [d.n for d in self.draws]
+        self.samples = ns[0] if min(ns) == max(ns) else f"{min(ns)}-{max(ns)}"
+
+    def run_differential(self) -> None:
+        if not self.draws:
+            self.draw_cases()
+        spec = self.spec
+        coords = sum(d.Xr.shape[1] for d in self.draws)
+        z_mean = _z(ALPHAS["mean"], coords)
+        z_scale = _z(ALPHAS["scale"], coords)
+        fails = {"mean": [], "scale": [], "dist": [], "structure": [], "finite": [], "own": [], "share": []}
+        mean_worst = scale_worst = own_worst = None
+        ks_tests = []                                 # (p, case index, what, distance, at)
+        for ci, d in enumerate(self.draws):
+            if d.bad_rows:
+                fails["finite"].append(ci)
+            if spec.declines and (d.released[0] < 1 or d.released[1] < 1):
+                fails["share"].append(ci)
+            if d.Xt.shape[0] < 2 or d.Xr.shape[0] < 2:
+                continue
+            nt, nr = d.Xt.shape[0], d.Xr.shape[0]
+            for k in range(d.Xr.shape[1]):
+                t, r = d.Xt[:, k], d.Xr[:, k]
+                # mean
+                se_t = float(np.std(t, ddof=1)) / math.sqrt(nt)
+                if d.exact and d.centre.size == d.Xr.shape[1]:
+                    diff, se = float(np.mean(t)) - float(d.centre[k]), se_t
+                else:
+                    diff = float(np.mean(t)) - float(np.mean(r))
+                    se = math.sqrt(se_t ** 2 + float(np.var(r, ddof=1)) / nr)
+                z = abs(diff) / se if se > 0 else (0.0 if diff == 0 else math.inf)
+                if mean_worst is None or z > mean_worst[0]:
+                    mean_worst = (z, ci, k, diff, se)
+                if z > z_mean:
+                    fails["mean"].append((ci, k))
+                # scale
+                c = float(d.centre[k]) if d.centre.size == d.Xr.shape[1] else float(np.median(r))
+                at, ar = np.abs(t - c), np.abs(r - c)
+                st, sr = float(np.mean(at)), float(np.mean(ar))
+                if sr > 0:
+                    if st > 0:
+                        lse = math.sqrt(float(np.var(at)) / (nt * st * st) + float(np.var(ar)) / (nr * sr * sr))
+                        ratio = st / sr
+                    else:
+                        lse, ratio = 0.0, 0.0
+                    d.scale.append((k, ratio, lse))
+                    zs = abs(math.log(ratio)) / lse if ratio > 0 and lse > 0 else (math.inf if ratio != 1 else 0.0)
+                    if scale_worst is None or zs > scale_worst[0]:
+                        scale_worst = (zs, ci, k, ratio, lse)
+                    if zs > z_scale:
+                        fails["scale"].append((ci, k, ratio, lse))
+                # stages agree
+                if d.own is not None and d.own.size == d.Xr.shape[1]:
+                    dz = float(np.mean(t)) - float(d.own[k])
+                    zo = abs(dz) / se_t if se_t > 0 else (0.0 if dz == 0 else math.inf)
+                    if own_worst is None or zo > own_worst[0]:
+                        own_worst = (zo, ci, k, dz, se_t)
+            # structure: coordinates equal in every reference release
+            same = _equal_pairs(d.Xr)
+            dup = set()
+            for i, j in same:
+                differ = int(np.sum(~_close(d.Xt[:, i], d.Xt[:, j])))
+                if differ:
+                    fails["structure"].append((ci, i, j, differ))
+                else:
+                    dup.add(j)                      # a mirror of coordinate i in both: tested once
+            # distribution: coordinates, the standardised norm, two projections (KS_MAX rows of each)
+            Xt, Xr = d.Xt[:KS_MAX], d.Xr[:KS_MAX]
+            sd = np.std(Xr, axis=0)
+            sd = np.where(sd > 0, sd, 1.0)
+            Zt, Zr = (Xt - d.centre) / sd, (Xr - d.centre) / sd
+            series = [(f"coordinate {k}", Xt[:, k], Xr[:, k]) for k in range(Xr.shape[1]) if k not in dup]
+            if Xr.shape[1] > 1:
+                P = _projections(Xr.shape[1])
+                series.append(("norm of the standardised release", np.linalg.norm(Zt, axis=1),
+                               np.linalg.norm(Zr, axis=1)))
+                series += [(f"random projection {i}", Zt @ P[:, i], Zr @ P[:, i]) for i in range(2)]
+            for what, a, b in series:
+                dist, at = _ks_distance(a, b)
+                ks_tests.append((_ks_pvalue(dist, a.size, b.size), ci, what, dist, at))
+        ks_reject = _holm([p for p, *_ in ks_tests], ALPHAS["distribution"]) if ks_tests else []
+        fails["dist"] = [t for t, bad in zip(ks_tests, ks_reject) if bad]
+        self._report_differential(fails, mean_worst, scale_worst, own_worst, ks_tests, coords, z_mean, z_scale)
+
+    def _report_differential(self, fails, mean_worst, scale_worst, own_worst, ks_tests, coords, z_mean, z_scale):
+        spec, D = self.spec, self.draws
+        F = self.findings.append
+
+        def smallest(cis):               # the failing case with the fewest records
+            return min(dict.fromkeys(cis), key=lambda ci: (D[ci].case.dataset.n, ci))
+
+        for ci in fails["finite"][:1]:
+            d = D[ci]
+            F(Finding("differential", "invariant violation", "releases non-finite values (inf or NaN)",
+                      {"case": d.case.description, "bad_releases": d.bad_rows, "of": d.n,
+                       "meaning": "a release must be a finite number in every coordinate"
+                                  + ("" if spec.declines else "; this algorithm always releases"),
+                       **self._snippet(d.case)}))
+        if fails["share"]:
+            ci = fails["share"][0]
+            pt, pr = D[ci].released
+            zc = _z(ALPHAS["release_share"], len(D))
+            n = D[ci].n
+            p = (pt + pr) / 2
+            z = abs(pt - pr) / math.sqrt(max(p * (1 - p), 1e-300) * 2 / n)
+            F(Finding("differential", "deviation from reference" if z > zc else "pass",
+                      "share of releases " + ("differs from" if z > zc else "matches") + " the reference's",
+                      {"z": round(z, 3), "critical_z": round(zc, 3), "case": D[ci].case.description,
+                       "released_target": pt, "released_reference": pr}))
+        # mean
+        if mean_worst is not None:
+            z, ci, k, diff, se = mean_worst
+            bad = bool(fails["mean"])
+            if bad:
+                ci = smallest([c for c, _ in fails["mean"]])
+                k = next(kk for c, kk in fails["mean"] if c == ci)
+                d = D[ci]
+                t = d.Xt[:, k]
+                diff = float(np.mean(t)) - (float(d.centre[k]) if d.exact else float(np.mean(d.Xr[:, k])))
+                se = float(np.std(t, ddof=1)) / math.sqrt(t.size)
+                z = abs(diff) / se if se > 0 else math.inf
+            F(Finding("differential", "deviation from reference" if bad else "pass",
+                      "mean release " + ("differs from" if bad else "matches") + " the reference's statistic",
+                      {"largest_z" if not bad else "z": round(z, 3), "critical_z": round(z_mean, 3),
+                       "case": D[ci].case.description, "coordinate": k, "difference": diff,
+                       "confidence_interval": [diff - z_mean * se, diff + z_mean * se],
+                       "meaning": ("target mean minus the reference's noise-free statistic" if D[ci].exact else
+                                   "target mean minus the reference releases' mean") +
+                                  f"; the interval holds jointly for all {coords} coordinates with probability "
+                                  f">= 1 - {ALPHAS['mean']:g}",
+                       **(self._snippet(D[ci].case) if bad else {})}))
+        # scale
+        if scale_worst is not None:
+            self._report_scale(fails["scale"], scale_worst, z_scale, smallest)
+        # distribution
+        if ks_tests:
+            if fails["dist"]:
+                p, ci, what, dist, at = min(fails["dist"], key=lambda t: (D[t[1]].case.dataset.n, t[0]))
+            else:
+                p, ci, what, dist, at = min(ks_tests, key=lambda t: t[0])
+            bad = bool(fails["dist"])
+            F(Finding("differential", "deviation from reference" if bad else "pass",
+                      "release distribution " + ("differs from" if bad else "matches") + " the reference's",
+                      {"case": D[ci].case.description, "in": what, "ks_distance": round(dist, 5), "at": at,
+                       "p_value": p, "tests": len(ks_tests),
+                       "meaning": "two-sample Kolmogorov-Smirnov distance; distribution-free p-value (DKW); "
+                                  f"Holm's procedure over all {len(ks_tests)} tests at {ALPHAS['distribution']:g}",
+                       **(self._snippet(D[ci].case) if bad else {})}))
+        if fails["structure"]:
+            ci, i, j, differ = fails["structure"][0]
+            F(Finding("differential", "deviation from reference", "release structure differs from the reference's",
+                      {"case": D[ci].case.description, "coordinates": [i, j], "differing_releases": differ,
+                       "meaning": f"coordinates {i} and {j} are equal in every reference release (e.g. the two "
+                                  "triangles of a symmetric matrix) but not in TARGET's: the whole release is "
+                                  "compared, not one triangle"}))
+        if own_worst is not None:
+            z, ci, k, dz, se = own_worst
+            zc = _z(ALPHAS["stages_agree"], coords)
+            bad = z > zc
+            F(Finding("stages", "invariant violation" if bad else "pass",
+                      "TARGET's stages " + ("disagree: its mechanism does not add noise to its statistic"
+                                            if bad else "agree (mechanism centred on statistic)"),
+                      {"largest_z": round(z, 3), "critical_z": round(zc, 3), "case": D[ci].case.description,
+                       "coordinate": k, "mean_release_minus_own_statistic": dz,
+                       "confidence_interval": [dz - zc * se, dz + zc * se]}))
+        how = "" if self.independent else " (one release per call: TARGET is not independent)"
+        fixed = sum(d.case.origin == "fixed" for d in D)
+        res = self._resolution(z_scale)
+        self.checks["differential"] = (
+            f"ran: {len(D)} cases ({fixed} fixed, {len(D) - fixed} generated for seed {self.seed}) x {self.samples} "
+            f"releases (reference: {D[0].Xr.shape[0] if D else 0}){how}; mean z (critical {z_mean:.2f}), scale "
+            f"(critical {z_scale:.2f}), KS over {len(ks_tests)} series (Holm) on {coords} coordinates"
+            + (f"; resolves a change of the noise scale by {res:.1%}" if res else ""))
+
+    def _report_scale(self, fails, worst, z_scale, smallest):
+        spec, D = self.spec, self.draws
+        bad = bool(fails)
+        if not bad:
+            zs, ci, k, ratio, lse = worst
+            self.findings.append(Finding("differential", "pass", "noise scale matches the reference's",
+                                         {"largest_z": round(zs, 3), "critical_z": round(z_scale, 3),
+                                          "case": D[ci].case.description, "coordinate": k,
+                                          "spread_ratio": ratio, "confidence_interval": _ci(ratio, lse, z_scale)}))
+            return
+        # under-noised: on a case with a pair whose spread is significantly below the reference's, the
+        # target's own move on the pair, in its own noise units, against the reference's (``_pair_cover``)
+        cand = list(dict.fromkeys(ci for ci, k, r, l in fails if r < 1 and spec.noise is not None
+                                  and spec.statistic is not None and D[ci].case.pair is not None))
+        privacy, covers = [], {}
+        for ci in cand:
+            covers[ci] = self._pair_cover(D[ci], z_scale)
+            if covers[ci]["rho_lower"] * D[ci].case.pair_share > 1.0:
+                privacy += [f for f in fails if f[0] == ci]
+        if privacy:
+            ci = max({f[0] for f in privacy}, key=lambda c: covers[c]["rho_lower"] * D[c].case.pair_share)
+            k, r, l = next((f[1], f[2], f[3]) for f in privacy if f[0] == ci)
+            lo, hi = _ci(r, l, z_scale)
+            case, cov = D[ci].case, covers[ci]
+            share = case.pair_share
+            factor = cov["rho_lower"] * share
+            claim = self._claim(case)
+            par = _scale_parameter(claim, getattr(case.pair, "unit", None)) if claim is not None else None
+            ev = {"case": case.description, "coordinate": k, "spread_ratio": r, "confidence_interval": [lo, hi],
+                  "critical_z": round(z_scale, 3),
+                  "pair": getattr(case.pair, "description", "the case's sensitivity pair"), "pair_share": share,
+                  "move_in_noise_units_vs_reference": cov["rho"], "lower_bound": cov["rho_lower"],
+                  "meaning": f"TARGET's noise is {r:.4g} x the reference's (at most {hi:.4g} with confidence 1 - "
+                             f"{ALPHAS['scale']:g}); on the pair, which moves the reference by {share:.4g} of its "
+                             f"calibrated sensitivity, TARGET moves {cov['rho']:.4g} x as many of its own noise units "
+                             f"as the reference (at least {cov['rho_lower']:.4g}): its noise covers less than the "
+                             "relation allows"}
+            if cov["scale_varies"]:
+                ev["meaning"] = (f"TARGET's noise is {r:.4g} x the reference's (at most {hi:.4g}) on this case, and "
+                                 "its spread differs between the two sides of the pair (mean absolute deviation "
+                                 f"{cov['spread_on_the_pair'][0]:.4g} vs {cov['spread_on_the_pair'][1]:.4g}) where the "
+                                 "reference's is the same: a noise scale read from the data; two scales of one noise "
+                                 "family have an unbounded likelihood ratio in the tails")
+                ev["implied"] = "unbounded privacy loss on the pair (a data-dependent noise scale); audited below ('aimed')"
+            elif par is not None:
+                name, val = par
+                ev["implied_loss_lower_bound"] = val * factor
+                ev["implied"] = (f"{name} >= {name}_claimed x share x (TARGET's move / TARGET's noise) / (the "
+                                 f"reference's) >= {val:g} x {share:.4g} x {cov['rho_lower']:.4g} = {val * factor:.4g} "
+                                 f"on the pair, for noise of the reference's family ({spec.noise}); audited below "
+                                 "('aimed')")
+            ev.update(self._snippet(case))
+            self.findings.append(Finding("differential", "privacy violation",
+                                         "under-noised: less noise than the reference where its sensitivity is attained",
+                                         ev))
+            self.aim = (case, "the under-noised case's sensitivity pair")
+        rest = [f for f in fails if f not in privacy and not (privacy and f[2] < 1)]
+        if rest:
+            ci = smallest([f[0] for f in rest])
+            ci, k, r, l = next(f for f in rest if f[0] == ci)
+            lo, hi = _ci(r, l, z_scale)
+            less = r < 1
+            why = ("less spread than the reference" + ("" if spec.noise is None else
+                                                        " (on no case where a pair's move would then exceed what "
+                                                        "the noise covers: graded a deviation)")
+                   if less else "more noise than the reference")
+            self.findings.append(Finding("differential", "deviation from reference",
+                                         f"noise scale differs from the reference's: {why}",
+                                         {"case": D[ci].case.description, "coordinate": k, "spread_ratio": r,
+                                          "confidence_interval": [lo, hi], "critical_z": round(z_scale, 3),
+                                          "meaning": "mean absolute deviation from the statistic, TARGET over the "
+                                                     "reference; the interval holds jointly for every case and "
+                                                     f"coordinate with probability >= 1 - {ALPHAS['scale']:g}",
+                                          **self._snippet(D[ci].case)}))
+
+    def _pair_cover(self, d: _CaseDraw, z: float) -> dict:
+        """rho = ||TARGET's move on the case's pair in its own noise units|| / ||the reference's||, with a
+        lower bound: each coordinate's move |mean(D') - mean(D)| less z standard errors, over the larger
+        of TARGET's two spreads (upper bounds), against the reference's exact move over its spread (lower
+        bound): conservative at every step. Noise units: the mean absolute deviation from the centre.
+        For noise of one family (the spec's), the loss of a pair is its move in noise units (L1 for
+        Laplace, L2 otherwise; with two scales, at least the move over the larger: ``_report_scale``),
+        so TARGET's loss on the pair is at least rho x the reference's, which is pair_share x the claim."""
+        spec, case = self.spec, d.case
+        w = d.Xr.shape[1] if spec.noise_width is None else spec.noise_width(d.Xr.shape[1])
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 6, self.cases.index(case)]))
+        Y = self._rows(case.with_dataset(case.pair.second), rng, d.Xt.shape[0], f"the pair of case {case.description!r}")
+        Y = Y[np.all(np.isfinite(Y), axis=1)][:, :w]
+        X, R = d.Xt[:, :w], d.Xr[:, :w]
+        p = 1 if spec.noise == "laplace" else 2
+        s2 = np.asarray(spec.statistic(case.pair.second, **case.params), dtype=float).ravel()[:w]
+        c1, c2 = d.centre[:w], s2
+
+        def spread(A, c):                      # mean |A - c| per coordinate, with a z upper bound
+            a = np.abs(A - c)
+            m = a.mean(axis=0)
+            return m, m + z * a.std(axis=0) / math.sqrt(max(1, A.shape[0]))
+        s_t = np.maximum(spread(X, c1)[1], spread(Y, c2)[1])
+        sr = np.abs(R - c1)
+        s_r_lo = np.maximum(sr.mean(axis=0) - z * sr.std(axis=0) / math.sqrt(R.shape[0]), 1e-300)
+        move = Y.mean(axis=0) - X.mean(axis=0)
+        se = np.sqrt(Y.var(axis=0) / max(1, Y.shape[0]) + X.var(axis=0) / max(1, X.shape[0]))
+        # the target's own spread on the two sides: the reference's is public (the same on both); two
+        # different scales of one family make the likelihood ratio unbounded in the tails
+        a1, a2 = np.abs(X - c1), np.abs(Y - c2)
+        m1, m2 = a1.mean(axis=0), a2.mean(axis=0)
+        lse = np.sqrt(a1.var(axis=0) / (X.shape[0] * np.maximum(m1, 1e-300) ** 2) +
+                      a2.var(axis=0) / (Y.shape[0] * np.maximum(m2, 1e-300) ** 2))
+        varies = bool(np.any(np.abs(np.log(np.maximum(m2, 1e-300) / np.maximum(m1, 1e-300))) > z * lse))
+        ref = np.linalg.norm((s2 - c1) / s_r_lo, ord=p)
+        if ref <= 0:
+            return {"rho": 0.0, "rho_lower": math.inf if varies else 0.0, "scale_varies": varies}
+        rho = float(np.linalg.norm(move / np.maximum(spread(X, c1)[0], 1e-300), ord=p) /
+                    np.linalg.norm((s2 - c1) / np.maximum(sr.mean(axis=0), 1e-300), ord=p))
+        lower = float(np.linalg.norm(np.maximum(np.abs(move) - z * se, 0.0) / np.maximum(s_t, 1e-300), ord=p) / ref)
+        return {"rho": rho, "rho_lower": math.inf if varies else lower, "scale_varies": varies,
+                "spread_on_the_pair": [float(np.max(m1)), float(np.max(m2))]}
+
+    def _resolution(self, z_scale) -> float | None:
+        """The smallest relative change of the noise scale detected with probability >= 1/2: z_crit x the
+        largest standard error of the log spread ratio over the cases."""
+        lses = [l for d in self.draws for _, r, l in d.scale if l > 0]
+        return math.expm1(z_scale * max(lses)) if lses else None
+
+    def _claim(self, case: Case):
+        if self.spec.claim is not None:
+            return self.spec.claim(case.dataset, case.params)
+        designs = list(self.spec.designs())
+        return designs[0].claim if designs else None
+
+    def _snippet(self, case: Case) -> dict:
+        """A runnable snippet that reproduces the comparison on ``case`` (``evidence['snippet']``)."""
+        i = next((j for j, c in enumerate(self.cases) if c is case), None)
+        if i is None:
+            return {}
+        call = ("np.array([impl(case.dataset, rng, **case.params) for _ in range(n)])" if self.t.shape == ONE else
+                "impl(case.dataset, rng=rng, size=n, **case.params)")
+        return {"snippet": (
+            "import numpy as np\n"
+            "from userdp.audits.validation import get\n"
+            f"spec = get({self.spec.algorithm!r})\n"
+            f"case = spec.all_cases(seed={self.seed})[{i}]   # {case.description}\n"
+            "print(case.dataset, case.params)\n"
+            "rng, n = np.random.default_rng(0), 20_000\n"
+            f"mine = {call}   # impl: your function (rename parameters as with --param-map)\n"
+            "ours = spec.reference(case.dataset, rng=rng, size=n, **case.params)\n"
+            "print('yours: mean', np.mean(mine, axis=0), 'sd', np.std(mine, axis=0))\n"
+            "print('ours:  mean', np.mean(ours, axis=0), 'sd', np.std(ours, axis=0))")}
+
+    # -------------------------------------------------------------- d. inputs
+    def run_inputs(self) -> None:
+        spec, t = self.spec, self.t
+        refusals = list(spec.refusals())
+        if not refusals:
+            self.checks["inputs"] = "skipped: the reference refuses no input this spec tries"
+            return
+        data = [r for r in refusals if r.kind == "data"]
+        zc = _z(ALPHAS["clip"], max(1, len(data)) * 4)
+        for j, r in enumerate(refusals):
+            case = r.case
+            rng = np.random.default_rng([self.seed, 3, j])
+            try:
+                out = t.release(case.dataset, rng, 4, case.params, f"case {case.description!r}")
+            except UserCodeError as exc:
+                self.inputs.append({"case": case.description, "kind": r.kind, "behaviour": "refuses",
+                                    "raised": str(exc.__cause__ or exc)[:200]})
+                continue
+            rows = None
+            try:
+                rows = (_flat(out, 4, spec.flatten, "TARGET") if t.shape == BATCHED
+                        else _rows_one(out, spec.flatten, "TARGET"))
+            except UserCodeError:
+                pass
+            finite = rows is not None and bool(np.all(np.isfinite(rows)))
+            entry = {"case": case.description, "kind": r.kind, "requires": r.requires, "output": _short(out)}
+            if rows is not None and not finite:
+                self.findings.append(Finding("inputs", "invariant violation",
+                                             f"releases non-finite values on an input the paper excludes: "
+                                             f"{case.description}", {"params": _jsonable(case.params), **entry}))
+                entry["behaviour"] = "releases non-finite values"
+            elif r.kind == "budget":
+                self.findings.append(Finding("inputs", "invariant violation",
+                                             f"releases on an input the paper excludes: {case.description}",
+                                             {"params": _jsonable(case.params), **entry,
+                                              "meaning": "a release at this budget is never private, whatever the "
+                                                         "input policy"}))
+                entry["behaviour"] = "releases"
+            elif self.policy == "refuse":
+                self.findings.append(Finding("inputs", "invariant violation",
+                                             f"releases on an input the paper excludes: {case.description}",
+                                             {"params": _jsonable(case.params), **entry,
+                                              "meaning": "--inputs refuse: every input the reference refuses must "
+                                                         "be refused"}))
+                entry["behaviour"] = "releases"
+            elif r.kind == "data" and spec.project is not None and self.policy in (None, "clip"):
+                ok, ev = self._clips(case, j, zc)
+                entry.update(ev)
+                if ok:
+                    entry["behaviour"] = "clips"
+                    self.clips = True
+                elif self.policy == "clip":
+                    self.findings.append(Finding("inputs", "invariant violation",
+                                                 f"--inputs clip, but the release on {case.description} is not the "
+                                                 "reference's on the projected data", {**entry}))
+                    entry["behaviour"] = "releases, not clipped"
+                else:
+                    entry["behaviour"] = "not enforced"
+            else:
+                entry["behaviour"] = "not enforced"
+            self.inputs.append(entry)
+        declared = f"declared --inputs {self.policy}" if self.policy else "inferred per case"
+        self.checks["inputs"] = (f"ran: {len(refusals)} input(s) the reference refuses ({declared}): "
+                                 + ", ".join(f"{e['behaviour']}" for e in self.inputs))
+
+    def _clips(self, case: Case, j: int, zc: float) -> tuple[bool, dict]:
+        """Does TARGET release on ``case`` what the reference releases on the projected data?"""
+        spec, t = self.spec, self.t
+        n = min([CLIP_SAMPLES] + [d.n for d in self.draws])
+        projected = spec.project(case.dataset, case.params)
+        ss = np.random.SeedSequence([self.seed, 4, j]).spawn(2)
+        Xt = _release_rows(spec, t, case.dataset, np.random.default_rng(ss[0]), n, case.params,
+                           f"case {case.description!r}", one_per_call=not self.independent)
+        Xr = _reference_rows(spec, projected, np.random.default_rng(ss[1]), n, case.params)
+        if Xt.shape[1] != Xr.shape[1] or not np.all(np.isfinite(Xt)):
+            return False, {"clip_test": "release shape or values unlike the reference's"}
+        worst = 0.0
+        crit = _ks_threshold(n, ALPHAS["clip"] / (2 * max(1, Xt.shape[1]) * max(1, len(list(spec.refusals())))))
+        for k in range(Xt.shape[1]):
+            dist, _ = _ks_distance(Xt[:, k], Xr[:, k])
+            worst = max(worst, dist)
+            diff = float(np.mean(Xt[:, k]) - np.mean(Xr[:, k]))
+            se = math.sqrt(float(np.var(Xt[:, k])) / n + float(np.var(Xr[:, k])) / n)
+            if dist > crit or (se > 0 and abs(diff) / se > zc) or (se == 0 and diff != 0):
+                return False, {"clip_test": f"differs from the reference on the projected data (coordinate {k}: "
+                                            f"KS {dist:.4f}, critical {crit:.4f})"}
+        return True, {"clip_test": f"matches the reference on the projected data (largest KS {worst:.4f}, "
+                                   f"critical {crit:.4f})"}
+
+    # -------------------------------------------------------------- e. audits
+    def _aimed_design(self) -> AuditDesign | None:
+        if self.aim is None:
+            best = None
+            for d in self.draws:
+                if d.case.pair is None or not d.scale:
+                    continue
+                r = min(r for _, r, _ in d.scale)
+                if best is None or r < best[0]:
+                    best = (r, d.case)
+            if best is None:
+                return None
+            self.aim = (best[1], f"the case whose spread is smallest against the reference's (ratio {best[0]:.4g})")
+        case, why = self.aim
+        claim = self._claim(case)
+        if claim is None:
+            return None
+        d = next((d for d in self.draws if d.case is case), None)
+        out = "continuous" if d is not None and d.Xr.shape[1] == 1 and self.spec.audit_flatten is None else "vector"
+        return AuditDesign([case.pair], case.params, claim, f"aimed: {why}: {case.pair.description}", output=out)
+
+    def run_audits(self) -> None:
+        spec, t = self.spec, self.t
+        designs = [("design", d) for d in spec.designs()]
+        clip = list(spec.clip_designs())
+        slots = len(designs) + 1 + len(clip)
+        aimed = self._aimed_design()
+        if aimed is not None:
+            designs.append(("aimed", aimed))
+        if self.clips or self.policy == "clip":
+            designs += [("out of domain", d) for d in clip]
+        confidence = 1.0 - ALPHAS["audit"] / slots
+        used = []
+        for j, (kind, d) in enumerate(designs):
+            n = self._audit_samples_for(d, self.budget["audit"] / len(designs))
+            used.append(n)
+            r = self._audit_one(d, n, confidence, j)
+            bad = r.verdict == "violation"
+            w = r.witness.to_dict()
+            if r.reproducible is False:
+                self.reproducible = False
+            elif r.reproducible is True and self.reproducible is None:
+                self.reproducible = True
+            ev = {"design": d.description, "epsilon_lower_bound": r.epsilon_lower_bound, "claim": _claim_text(d.claim),
+                  "confidence": confidence, "samples_per_side": n, "witness": w}
+            if r.gdp is not None:
+                ev["mu_lower_bound"] = r.gdp.mu_lower_bound
+            self.findings.append(Finding("audit", "privacy violation" if bad else "pass",
+                                         f"{d.description}: eps_lb {r.epsilon_lower_bound:.3f}"
+                                         + (f" exceeds the claim's {w['claim_epsilon']:g} on its witness pair" if bad
+                                            else " within the claim"), ev))
+            _progress(self.progress, f"audit {j + 1} of {len(designs)}: {r.verdict} (eps_lb {r.epsilon_lower_bound:.3f})")
+        how = "one release per call" if (t.shape == ONE or not self.independent) else "batched"
+        kinds = ", ".join(f"{sum(k == x for k, _ in designs)} {x}" for x in ("design", "aimed", "out of domain")
+                          if any(k == x for k, _ in designs))
+        self.audit_samples = used[0] if min(used) == max(used) else f"{min(used)}-{max(used)}"
+        self.checks["audit"] = (f"ran: {len(designs)} audit(s) ({kinds}), {self.audit_samples} samples per side, "
+                                f"confidence "
+                                f"{confidence:.7f} each ({slots} planned), {how}")
+        if self.reproducible is False:
+            self.notes.append("TARGET ignores the rng: two calls with generators from one seed gave different "
+                              "releases, so it draws from a generator of its own and --seed does not reproduce this "
+                              "run (the checks stay valid: its releases are still independent draws)")
+
+    def _audit_one(self, d: AuditDesign, n: int, confidence: float, j: int):
+        spec, t = self.spec, self.t
+        params = dict(d.params)
+        flat = spec.audit_flatten
+        one = t.shape == ONE or not self.independent
+
+        def m(dataset, rng, size):
+            if not one:
+                out = t.release(dataset, rng, size, params, f"audit {d.description!r}")
+                return out if flat is None else _flat(out, size, flat, f"TARGET {t.who}")
+            if t.shape == BATCHED:
+                outs = [_first(t.release(dataset, rng, 1, params, f"audit {d.description!r}")) for _ in range(size)]
+            else:
+                outs = t.release(dataset, rng, size, params, f"audit {d.description!r}")
+            if flat is not None:
+                return _rows_one(outs, flat, f"TARGET {t.who}")
+            return _stack(outs, f"TARGET {t.who}")
+        try:
+            return audit(m, d.pairs, d.claim, samples=n, confidence=confidence, seed=np.random.SeedSequence([self.seed, 5, j]),
+                         output=d.output, workers=1)
+        except MechanismError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, (UserCodeError, UsageError)):
+                raise cause from None
+            raise UserCodeError(f"TARGET {t.who} failed in the audit of {d.description!r}: "
+                                f"{type(cause).__name__ if cause else 'error'}: {cause or exc}") from exc
+
+    # -------------------------------------------------------------- all of it
+    def run(self) -> None:
+        self.check_target()
+        self.run_properties()
+        self.run_stages()
+        if self.t.mechanism is None:
+            for c in ("independence", "differential", "inputs", "audit"):
+                self.checks[c] = "skipped: TARGET has no mechanism stage (the release)"
+            return
+        self.run_independence()
+        self.draw_cases()
+        self.run_differential()
+        self.run_inputs()
+        self.run_audits()
+
+    def report(self, elapsed: float) -> ValidationReport:
+        untested = [] if self.t.mechanism is not None else [
+            "stages only: the release was not tested; privacy not checked"]
+        settings = {"samples": self.samples, "audit_samples": self.audit_samples, "examples": self.examples,
+                    "seed": self.seed, "quick": self.quick, "inputs": self.policy or "inferred",
+                    "param_map": dict(self.t.param_map), "alpha": ALPHA,
+                    "seconds_per_release": None if self.cost is None else float(f"{self.cost:.3g}")}
+        return ValidationReport(self.spec.algorithm, self.t.name, self.checks, self.findings, settings, elapsed,
+                                self.t.shape, untested, self.inputs, self.notes, self.reproducible)
 
 
-# ------------------------------------------------------------------------ d. audit
+def _ci(ratio: float, lse: float, z: float) -> list:
+    if ratio <= 0:
+        return [0.0, 0.0]
+    return [ratio * math.exp(-z * lse), ratio * math.exp(z * lse)]
+
+
+STRUCTURE_RTOL = 1e-9     # "equal" coordinates: |x_i - x_j| <= 1e-9 max(1, |x_i|) (rounding of a sum in
+                          # another order is ~1e-15 relative; a coordinate with its own noise differs by O(1))
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.abs(a - b) <= STRUCTURE_RTOL * np.maximum(1.0, np.abs(a))
+
+
+def _equal_pairs(X: np.ndarray) -> list[tuple[int, int]]:
+    """Pairs (i, j), i < j, of non-constant coordinates equal (to ``STRUCTURE_RTOL``) in every row of X."""
+    k = X.shape[1]
+    if k < 2 or X.shape[0] < 2:
+        return []
+    head = X[: min(1000, X.shape[0])]
+    varies = np.ptp(X, axis=0) > 0
+    out = []
+    for i in range(k - 1):
+        if not varies[i]:
+            continue
+        same = np.all(_close(head[:, i:i + 1], head[:, i + 1:]), axis=0)
+        for j in np.flatnonzero(same) + i + 1:
+            if varies[j] and bool(np.all(_close(X[:, i], X[:, j]))):
+                out.append((i, int(j)))
+    return out
+
+
+def _stage_vector(spec: ValidationSpec, out) -> np.ndarray:
+    if spec.stage_flatten is not None:
+        try:
+            return np.asarray(spec.stage_flatten(out), dtype=float).ravel()
+        except Exception as exc:
+            raise UserCodeError(f"TARGET's statistic stage returned {type(out).__name__}, not this algorithm's "
+                                f"statistic ({type(exc).__name__}: {exc})") from None
+    own = _nested_flat(out)
+    if own is None:
+        raise UserCodeError(f"TARGET's statistic stage returned {type(out).__name__}, not numbers")
+    return own
+
+
 def _first(out):
-    """The one release of a size-1 call, as the harness's one-release form takes it: a masked
-    row (no release) is ``None`` (``sampling.NO_RELEASE``)."""
+    """The one release of a size-1 batched call (a masked row: no release, ``None``)."""
     if isinstance(out, np.ma.MaskedArray):
         if np.ma.getmaskarray(out)[0].any():
             return None
         out = out.data
+    if isinstance(out, tuple):
+        return tuple(np.asarray(p)[0] for p in out)
     return np.asarray(out)[0]
 
 
-def run_audits(spec, target: Target, samples: int, seed: int, independent: bool, progress=None) -> tuple[list, str]:
-    designs = list(spec.designs())
-    if not independent:         # a Python call per release: fewer, and said so in the report
-        samples = min(samples, DEPENDENT_AUDIT_SAMPLES)
-    findings = []
-    confidence = 1.0 - ALPHA_AUDIT / len(designs)
-    mech = target.adapter.mechanism
-    for j, d in enumerate(designs):
-        params = dict(d.params)
-        flat = spec.audit_flatten
-        if independent:
-            def m(dataset, rng, size, _p=params):
-                out = mech(dataset, rng=rng, size=size, **_p)
-                return out if flat is None else _flat(out, size, flat, "mechanism")
-        else:                                   # one release per call: within-call sharing cannot matter
-            def m(dataset, rng, _p=params):
-                out = mech(dataset, rng=rng, size=1, **_p)
-                return _first(out if flat is None else _flat(out, 1, flat, "mechanism"))
-        try:
-            r = audit(m, d.pairs, d.claim, samples=samples, confidence=confidence, seed=seed + j,
-                      output=d.output, workers=1)
-        except (UsageError, UserCodeError):
-            raise
-        except Exception as exc:
-            raise UserCodeError(f"auditing TARGET's mechanism on design {d.description!r} failed: "
-                                f"{type(exc).__name__}: {exc}") from exc
-        bad = r.verdict == "violation"
-        w = r.witness.to_dict()
-        findings.append(Finding("audit", "privacy violation" if bad else "pass",
-                                f"{d.description}: eps_lb {r.epsilon_lower_bound:.3f}"
-                                + (f" exceeds the claim's {w['claim_epsilon']:g} on its witness pair" if bad
-                                   else " within the claim"),
-                                {"design": d.description, "epsilon_lower_bound": r.epsilon_lower_bound,
-                                 "claim": _claim_text(d.claim),
-                                 "confidence": confidence, "samples_per_side": samples, "witness": w}))
-        _progress(progress, f"audit {j + 1} of {len(designs)}: {r.verdict} (eps_lb {r.epsilon_lower_bound:.3f})")
-    how = "one release per call (TARGET is not independent)" if not independent else "batched"
-    return findings, f"ran: {len(designs)} design(s), {samples} samples per side, confidence {confidence:.7f}, {how}"
+def _stack(outs: list, where: str):
+    """One-release outputs as the harness's batched form: an array, or a masked one with a
+    masked row where a call made no release (``None``)."""
+    if all(type(o) in (float, int, np.float64) for o in outs):
+        return np.asarray(outs, dtype=float)
+    if any(o is None for o in outs):
+        rows = _rows_one(outs, None, where)
+        return np.ma.masked_invalid(rows if rows.shape[1] > 1 else rows[:, 0])
+    try:
+        return np.asarray([np.asarray(o, dtype=float) for o in outs])
+    except (TypeError, ValueError) as exc:
+        raise UserCodeError(f"{where} returned releases that are not numbers of one shape: {exc}") from None
 
 
-# ------------------------------------------------------------------------ all of it
-def validate(algorithm: str, target: str | Target, *, samples: int = DEFAULT_SAMPLES,
-             audit_samples: int = DEFAULT_AUDIT_SAMPLES, examples: int = DEFAULT_EXAMPLES, seed: int = 0,
-             progress=None) -> ValidationReport:
-    """Run the four checks of the module docstring; return the report (never raises on a finding)."""
+def _call(what: str, f, *args, **kwargs):
+    try:
+        return f(*args, **kwargs)
+    except (UsageError, UserCodeError):
+        raise
+    except (Exception, SystemExit) as exc:
+        raise UserCodeError(f"{what} raised {type(exc).__name__}: {exc}") from exc
+
+
+def _property_snippet(spec, prop, f) -> str:
+    """The minimal counterexample as a runnable snippet (the TARGET's adapter is named 'impl')."""
+    return ("import numpy as np\n"
+            "from numpy import array, float64, int64\n"
+            "from userdp.reference.data import UserDataset\n"
+            f"from {spec.suite} import *\n"
+            f"example = {f.counterexample}\n"
+            f"{prop.__name__}(impl, example)   # impl: your Adapter; raises AssertionError")
+
+
+# ------------------------------------------------------------------------ the entry point
+def validate(algorithm: str, target, *, samples: int | None = None, audit_samples: int | None = None,
+             examples: int | None = None, seed: int = 0, quick: bool = False, inputs: str | None = None,
+             param_map: Mapping[str, str] | None = None, progress=None) -> ValidationReport:
+    """Run the checks of the module docstring; return the report (never raises on a finding).
+
+    target: ``module:object`` or a ``PythonTarget`` (``audits/validation/target.py``).
+    samples / audit_samples: releases per side per case / per audited pair; None: chosen by
+        the target's speed (module docstring). inputs: "refuse", "clip", "trust" or None
+        (inferred per case). param_map: {reference name: yours}."""
     t0 = time.perf_counter()
-    spec = get_validation(algorithm)
-    _check_count(samples, "samples", 10_000, 10_000_000)
-    _check_count(audit_samples, "audit_samples", 1_000, 10_000_000)
-    _check_count(examples, "examples", 1, 100_000)
+    spec = get(algorithm)
+    if samples is not None:
+        _check_count(samples, "samples", MIN_SAMPLES, 10_000_000)
+    if audit_samples is not None:
+        _check_count(audit_samples, "audit_samples", 1_000, 10_000_000)
+    if examples is not None:
+        _check_count(examples, "examples", 1, 100_000)
     _check_count(seed, "seed", 0, 2**63 - 1)
+    if not isinstance(quick, bool):
+        raise BadType(f"quick must be a bool, got {type(quick).__name__}")
+    if inputs is not None and inputs not in POLICIES:
+        raise BadValue(f"inputs must be one of {POLICIES} or None (inferred per case), got {inputs!r}")
     if progress is not None and not callable(progress):
         raise BadType(f"progress must be None or a callable taking one message, got {type(progress).__name__}")
-    t = target if isinstance(target, Target) else load_target(target)
-    cases = list(spec.cases())
-    checks, findings = {}, []
-    f, checks["properties"] = run_properties(spec, t, examples, progress)
-    findings += f
-    f, checks["stages"] = run_stages(spec, t, cases)
-    findings += f
-    if t.adapter.mechanism is None:
-        skipped = "skipped: TARGET has no mechanism stage"
-        checks.update(differential=skipped, independence=skipped, audit=skipped)
-    else:
-        _check_signature(t.adapter.mechanism, spec, cases[0], t.name)
-        ind, checks["independence"] = run_independence(spec, t, spec.independence_on(cases), seed)
-        if ind is not None:
-            findings.append(ind)
-        independent = ind is None or ind.verdict == "pass"
-        f, checks["differential"] = run_differential(spec, t, cases, samples, seed, independent, progress)
-        findings += f
-        f, more = run_refusals(spec, t, seed)
-        findings += f
-        checks["differential"] += more
-        f, checks["audit"] = run_audits(spec, t, audit_samples, seed, independent, progress)
-        findings += f
-    settings = {"samples": samples, "audit_samples": audit_samples, "examples": examples, "seed": seed,
-                "alpha": ALPHA}
-    return ValidationReport(algorithm, t.name, checks, findings, settings, time.perf_counter() - t0)
+    t = target if isinstance(target, PythonTarget) else load_target(target, param_map)
+    run = Validation(spec, t, samples=samples, audit_samples=audit_samples, examples=examples, seed=seed,
+                     quick=quick, inputs=inputs, progress=progress)
+    run.run()
+    return run.report(time.perf_counter() - t0)
 
 
 def format_report(r: ValidationReport) -> str:
     """The text report: verdict, which checks ran, each finding with its evidence (worst first)."""
-    _need(r, ValidationReport, "r", "a ValidationReport (what validate returns)")
-    lines = [f"userdp validate {r.algorithm} {r.target}", f"verdict: {r.verdict.upper()}", "", "checks:"]
-    lines += [f"  {k:<13} {v}" for k, v in r.checks.items()]
+    if not isinstance(r, ValidationReport):
+        raise BadType(f"r must be a ValidationReport (what validate returns), got {type(r).__name__}")
+    lines = [f"userdp validate {r.algorithm} {r.target}", f"verdict: {r.verdict_line()}"]
+    if r.call_shape:
+        lines.append(f"call shape: {r.call_shape}" + (f"; parameters renamed {r.settings.get('param_map')}"
+                                                       if r.settings.get("param_map") else ""))
+    lines += ["", "checks:"] + [f"  {k:<13} {v}" for k, v in r.checks.items()]
+    for n in r.notes:
+        lines.append(f"note: {n}")
     bad = sorted((f for f in r.findings if f.verdict != "pass"), key=lambda f: VERDICT_ORDER.index(f.verdict))
     lines += ["", f"findings ({len(bad)}):" if bad else "findings: none"]
     for f in bad:
         lines += format_finding(f)
+    loose = [e for e in r.inputs if e["behaviour"] == "not enforced"]
+    if r.inputs:
+        lines += ["", "inputs the reference refuses:"]
+        lines += [f"  {e['behaviour']:<26} {e['case']}" for e in r.inputs if e["behaviour"] != "not enforced"]
+    if loose:
+        lines += ["", "inputs not enforced (not a finding; the caller must guarantee them):"]
+        lines += [f"  {e['requires']}  ({e['case']}: TARGET released)" for e in loose]
     ok = [f for f in r.findings if f.verdict == "pass"]
     lines += ["", f"passed ({len(ok)}):"] + [f"  {f.check}: {f.title}" for f in ok]
     lines += ["", f"settings: {r.settings}; {r.elapsed_seconds:.1f} s"]
@@ -767,12 +1325,14 @@ def format_report(r: ValidationReport) -> str:
 
 def format_finding(f: Finding, indent: str = "  ") -> list:
     """One finding: its verdict and title, then its evidence, one item per line."""
-    _need(f, Finding, "f", "a validate.Finding")
-    _need(indent, str, "indent", "a str")
+    if not isinstance(f, Finding):
+        raise BadType(f"f must be a validate.Finding, got {type(f).__name__}")
+    if not isinstance(indent, str):
+        raise BadType(f"indent must be a str, got {type(indent).__name__}")
     lines = [f"{indent}[{f.verdict}] {f.check}: {f.title}"]
     for k, v in f.evidence.items():
         if k == "snippet":
-            lines.append(f"{indent}    snippet (runnable, with your adapter as `impl`):")
+            lines.append(f"{indent}    snippet (runnable):")
             lines += [f"{indent}      {s}" for s in str(v).splitlines()]
         elif k == "witness":
             lines.append(f"{indent}    witness: pair {v['pair_description']!r}, set "

@@ -39,8 +39,9 @@ import contextlib
 import copy
 import functools
 import numbers
-from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Optional
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, ClassVar, Mapping, Optional
 
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import errors as hypothesis_errors
@@ -82,7 +83,14 @@ class StageMissing(Exception):
 
 @dataclass(frozen=True)
 class Adapter:
-    """Stages of one implementation; any stage may be missing (``None``)."""
+    """Stages of one implementation; any stage may be missing (``None``).
+
+    ``mechanism`` is the randomized release, in either call shape: one release per call,
+    ``mechanism(dataset, rng, **params)``, or batched, ``mechanism(dataset, rng, size, **params)``
+    returning ``size`` independent releases (a parameter named ``size`` says which).
+    ``param_map`` (keyword only) renames parameters: {the reference's name: yours}, e.g.
+    ``{"epsilon": "eps"}``; every stage is then called with your names (``renamed``).
+    """
 
     STAGES: ClassVar[tuple[str, ...]] = ("weights", "statistic", "sensitivity", "noise_scale", "mechanism")
 
@@ -92,6 +100,7 @@ class Adapter:
     sensitivity: Optional[Callable[..., Any]] = None
     noise_scale: Optional[Callable[..., Any]] = None
     mechanism: Optional[Callable[..., Any]] = None
+    param_map: Mapping[str, str] = field(default_factory=dict, kw_only=True, hash=False)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -104,6 +113,30 @@ class Adapter:
             stage = getattr(self, s)
             if stage is not None and not callable(stage):
                 raise TypeError(f"{s} must be a callable stage or None, got {type(stage).__name__} {stage!r}")
+        pm = self.param_map
+        if not isinstance(pm, Mapping) or not all(isinstance(k, str) and isinstance(v, str) and k and v
+                                                  for k, v in pm.items()):
+            raise TypeError(f"param_map must be a mapping of str to str (the reference's name: yours), got "
+                            f"{type(pm).__name__} {pm!r:.80}")
+        if len(set(pm.values())) != len(pm):
+            raise ValueError(f"param_map must not map two names to one, got {dict(pm)!r}")
+        object.__setattr__(self, "param_map", MappingProxyType(dict(pm)))
+
+    def renamed(self, extra: Mapping[str, str] | None = None) -> "Adapter":
+        """A copy whose stages take the REFERENCE's parameter names and call yours: keywords
+        renamed by ``param_map`` updated with ``extra`` (both {reference name: yours}). The copy's
+        own ``param_map`` is empty. Without any renaming, ``self``."""
+        if extra is not None and not (isinstance(extra, Mapping) and
+                                      all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items())):
+            raise TypeError(f"extra must be None or a mapping of str to str, got {type(extra).__name__} {extra!r:.80}")
+        pm = {**self.param_map, **(extra or {})}
+        if not pm:
+            return self
+        copy_ = copy.copy(self)
+        for s in self.stages():
+            object.__setattr__(copy_, s, _renaming(getattr(self, s), pm))
+        object.__setattr__(copy_, "param_map", MappingProxyType({}))
+        return copy_
 
     def stages(self) -> tuple[str, ...]:
         return tuple(s for s in self.STAGES if getattr(self, s) is not None)
@@ -122,6 +155,14 @@ class Adapter:
 
 
 _KNOWN_STAGES.update(Adapter.STAGES)
+
+
+def _renaming(f: Callable, pm: Mapping[str, str]) -> Callable:
+    @functools.wraps(f)
+    def call(*args, **kwargs):
+        return f(*args, **{pm.get(k, k): v for k, v in kwargs.items()})
+    call.__wrapped_stage__ = f
+    return call
 
 
 @dataclass(frozen=True)
@@ -190,8 +231,30 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+@contextlib.contextmanager
+def _shrink_budget(seconds: float | None):
+    """Hypothesis's shrinker stops after ``seconds`` of shrinking (its own limit is 300 s). A
+    failure is found and graded the same either way; only how far its counterexample is
+    minimised depends on the time. Uses a Hypothesis internal; without it, nothing is pinned."""
+    if seconds is None:
+        yield
+        return
+    try:
+        from hypothesis.internal.conjecture import engine
+        original = engine.MAX_SHRINKING_SECONDS
+    except (ImportError, AttributeError):
+        yield
+        return
+    engine.MAX_SHRINKING_SECONDS = seconds
+    try:
+        yield
+    finally:
+        engine.MAX_SHRINKING_SECONDS = original
+
+
 def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter, *,
-                   max_examples: int = 100, examples=()) -> Finding:
+                   max_examples: int = 100, examples=(), shrink: bool = True,
+                   shrink_seconds: float | None = None) -> Finding:
     """Run ``prop(impl, example)`` on Hypothesis examples; return the graded finding.
 
     Derandomized, without an example database and without constants mined from local
@@ -199,6 +262,10 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
     ``examples`` are known hard cases run first on every call (Hypothesis ``@example``):
     the examples drawn still change with the strategy and the Hypothesis version, so a
     suite must not rely on luck to reach a worst case it knows.
+
+    ``shrink=False`` reports the first failing example as found (no shrinking);
+    ``shrink_seconds`` caps the time spent shrinking (the grade never depends on it, only how
+    small the reported counterexample is).
 
     Grading: module docstring. An exception raised while drawing an example (a broken
     strategy) or by Hypothesis itself is a bug of the suite, not a finding: it propagates
@@ -215,6 +282,12 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
         raise ValueError(f"max_examples must be an int in [1, 100000], got {max_examples!r}")
     if isinstance(examples, (str, bytes, set, frozenset, dict)) or not hasattr(examples, "__iter__"):
         raise TypeError(f"examples must be a list of examples, got {type(examples).__name__}")
+    if not isinstance(shrink, bool):
+        raise TypeError(f"shrink must be a bool, got {type(shrink).__name__}")
+    if shrink_seconds is not None and (isinstance(shrink_seconds, bool) or not isinstance(shrink_seconds, numbers.Real)
+                                       or not 0 < shrink_seconds <= 3600):
+        raise ValueError(f"shrink_seconds must be None or a number of seconds in (0, 3600], got {shrink_seconds!r}")
+    phases = _PHASES if shrink else tuple(p for p in _PHASES if p.name != "shrink")
     shown: list[str] = []          # repr of the example being run (the minimal one, last)
     stage_log: list = []           # (stage, exception) raised by a stage during that example
     raised: list = []              # the exception that left the property during that example
@@ -223,7 +296,7 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
     # report_multiple_bugs=False: a property failing at two places gives one finding (the
     # first), not an ExceptionGroup that would escape the handlers below. Hypothesis replays
     # the minimal failing example last and re-raises that run's exception object.
-    @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None, phases=_PHASES,
+    @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None, phases=phases,
               suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False)
     @given(strategy)
     def run(ex):
@@ -251,7 +324,7 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
         return Finding(verdict, name, impl.name, shown[-1] if shown and with_example else None, message)
 
     try:
-        with _without_local_constants():
+        with _without_local_constants(), _shrink_budget(shrink_seconds):
             run()
     except _NotApplicable as stop:
         return finding(NOT_APPLICABLE, str(stop.__cause__), with_example=False)
@@ -275,7 +348,8 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
 
 
 def check_suite_property(suite, prop: Callable[[Adapter, Any], None], impl: Adapter, *,
-                         max_examples: int | None = None) -> Finding:
+                         max_examples: int | None = None, shrink: bool = True,
+                         shrink_seconds: float | None = None) -> Finding:
     """``check_property`` as the suite module ``suite`` says to run ``prop``: its strategy
     ``suite.STRATEGIES[prop]``, its known hard cases ``suite.EXAMPLES``, and its effort
     ``suite.MAX_EXAMPLES`` (100 where it names none), capped at ``max_examples`` if given.
@@ -293,4 +367,5 @@ def check_suite_property(suite, prop: Callable[[Adapter, Any], None], impl: Adap
             raise ValueError(f"max_examples must be None or an int >= 1, got {max_examples!r}")
         n = min(n, int(max_examples))
     return check_property(prop, strategies[prop], impl, max_examples=n,
-                          examples=getattr(suite, "EXAMPLES", {}).get(prop, ()))
+                          examples=getattr(suite, "EXAMPLES", {}).get(prop, ()), shrink=shrink,
+                          shrink_seconds=shrink_seconds)

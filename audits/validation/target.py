@@ -1,0 +1,296 @@
+"""The implementation under validation: a ``Target`` with stages and a release.
+
+``validate`` reads a target through three things only: ``name``, ``adapter`` (its noise-free
+stages, taking the REFERENCE's parameter names, for the property suite and the stage
+comparison) and ``release(dataset, rng, size, params)`` (``size`` releases as one batch). A
+process-backed target (a program that is not Python) can implement the same three; this
+module builds the Python one, ``PythonTarget``, from ``module:object``:
+
+- a plain function, in either call shape, read from its signature (``call_shape``):
+  **batched** if it has a parameter named ``size`` (called as ``f(dataset, rng=, size=,
+  **params)``: ``size`` independent releases), else **one release per call** (called as
+  ``f(dataset, rng, **params)``, once per release). ``rng`` is passed by keyword when the
+  function has a parameter of that name, else as the second positional argument;
+- an ``Adapter`` (``userdp.properties.adapter``) with any of the stages; its ``mechanism``
+  stage takes either shape.
+
+Parameter names: the target is called with the reference's keywords renamed by the
+adapter's ``param_map`` and ``--param-map`` (``{reference name: yours}``). ``check_call``
+binds them against the signature before anything runs, and a mismatch is a usage error
+naming what did not bind and which renaming would fix it.
+
+Errors: whatever the target raises (``SystemExit`` included) is a ``UserCodeError`` naming
+the function, the call and what it raised (exit status 3).
+"""
+from __future__ import annotations
+
+import difflib
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from userdp.properties.adapter import Adapter
+
+from userdp.audits.targets import UserCodeError, import_user_module
+
+from . import BadType, BadValue, ValidationSpec
+
+__all__ = ["BATCHED", "ONE", "PythonTarget", "load_target", "call_shape", "parse_param_map", "check_call",
+           "signature_text", "template_text"]
+
+BATCHED, ONE = "batched", "one release per call"
+
+
+def call_shape(fn) -> str:
+    """BATCHED if ``fn`` has a parameter named ``size``, else ONE (any function can be called once
+    per release; one that cannot be read is called that way too)."""
+    try:
+        return BATCHED if "size" in inspect.signature(fn).parameters else ONE
+    except (TypeError, ValueError):
+        return ONE
+
+
+def _rng_by_keyword(fn) -> bool:
+    try:
+        ps = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "rng" in ps or any(p.kind == p.VAR_KEYWORD for p in ps.values())
+
+
+def _who(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _user_error(who: str, exc: BaseException, where: str) -> UserCodeError:
+    if isinstance(exc, SystemExit):
+        what = f"called sys.exit({exc.code!r})"
+    else:
+        what = f"raised {type(exc).__name__}: {exc}"
+    return UserCodeError(f"{who} {what} ({where})")
+
+
+@dataclass
+class PythonTarget:
+    """A Python implementation: its stages (``adapter``, reference names) and its release."""
+    name: str                      # as given: module:object
+    adapter: Adapter               # stages renamed to the reference's keywords; mechanism kept raw below
+    mechanism: Callable | None     # the raw release function (the target's own names)
+    param_map: Mapping[str, str] = field(default_factory=dict)
+    plain: bool = False            # a plain function (no Adapter)
+
+    def __post_init__(self):
+        self.shape = None if self.mechanism is None else call_shape(self.mechanism)
+        self._rng_kw = self.mechanism is not None and _rng_by_keyword(self.mechanism)
+        self.who = self.name if self.mechanism is None else f"{self.name} ({_who(self.mechanism)})"
+
+    def stage_names(self) -> tuple[str, ...]:
+        return tuple(s for s in self.adapter.stages() if s != "mechanism")
+
+    def mapped(self, params: Mapping) -> dict:
+        return {self.param_map.get(k, k): v for k, v in params.items()}
+
+    def release(self, dataset, rng, size: int, params: Mapping, where: str = "") -> Any:
+        """``size`` releases: the batched function's own output, or (one release per call) the
+        list of ``size`` outputs."""
+        kw = self.mapped(params)
+        f = self.mechanism
+        if self.shape == BATCHED:
+            try:
+                return f(dataset, rng=rng, size=size, **kw)
+            except (Exception, SystemExit) as exc:
+                raise _user_error(f"TARGET {self.who}", exc, f"size={size}" + (f", {where}" if where else "")) \
+                    from exc
+        out, i = [], 0
+        try:
+            if self._rng_kw:
+                for i in range(size):
+                    out.append(f(dataset, rng=rng, **kw))
+            else:
+                for i in range(size):
+                    out.append(f(dataset, rng, **kw))
+        except (Exception, SystemExit) as exc:
+            raise _user_error(f"TARGET {self.who}", exc, f"call {i + 1}" + (f", {where}" if where else "")) from exc
+        return out
+
+
+def parse_param_map(items) -> dict:
+    """``["epsilon=eps", "T=cap"]`` -> {"epsilon": "eps", "T": "cap"} (reference name = yours)."""
+    out = {}
+    for item in items or ():
+        if not isinstance(item, str):
+            raise BadType(f"--param-map items must be str REFERENCE=YOURS, got {type(item).__name__}")
+        ref, sep, yours = item.partition("=")
+        ref, yours = ref.strip(), yours.strip()
+        if not sep or not ref.isidentifier() or not yours.isidentifier():
+            raise BadValue(f"--param-map must look like REFERENCE=YOURS (two parameter names), got {item!r}")
+        if ref in out:
+            raise BadValue(f"--param-map names {ref!r} twice")
+        out[ref] = yours
+    if len(set(out.values())) != len(out):
+        raise BadValue(f"--param-map maps two reference names to one of yours: {out}")
+    return out
+
+
+def load_target(text: str, param_map: Mapping[str, str] | None = None) -> PythonTarget:
+    """``module:object`` (an Adapter or a function) with the current directory on the import path."""
+    if not isinstance(text, str):
+        raise BadType(f"target must be a str module:object, got {type(text).__name__} {text!r:.80}")
+    if param_map is not None and not isinstance(param_map, Mapping):
+        raise BadType(f"param_map must be None or a mapping {{reference name: yours}}, got {type(param_map).__name__}")
+    module, attr = import_user_module(text, "target is module:object (an Adapter or a mechanism function)",
+                                      usage_error=BadValue)
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise BadValue(f"target {text!r}: module {module.__name__!r} has no {attr!r}")
+        obj = getattr(obj, part)
+    pm = dict(param_map or {})
+    if isinstance(obj, Adapter):
+        pm = {**obj.param_map, **pm}
+        return PythonTarget(text, obj.renamed(pm), obj.mechanism, pm)
+    if callable(obj) and not isinstance(obj, type):
+        return PythonTarget(text, Adapter(text, mechanism=obj), obj, pm, plain=True)
+    raise BadType(f"target {text!r} is a {type(obj).__name__}; expected an Adapter "
+                  "(userdp.properties.adapter) or a mechanism function")
+
+
+# ------------------------------------------------------------------ checking the call shape
+def _suggest(missing: list[str], theirs: list[str]) -> list[str]:
+    """--param-map suggestions: each reference name not accepted, matched to a close name of theirs."""
+    out, free = [], [t for t in theirs]
+    for ref in missing:
+        close = difflib.get_close_matches(ref.lower(), [t.lower() for t in free], n=1, cutoff=0.5)
+        hit = next((t for t in free if close and t.lower() == close[0]), None)
+        if hit is None:
+            hit = next((t for t in free if t.lower().startswith(ref.lower()[:3]) or ref.lower().startswith(t.lower())),
+                       None)
+        if hit is not None:
+            out.append(f"{ref}={hit}")
+            free.remove(hit)
+    rest = [r for r in missing if not any(o.startswith(r + "=") for o in out)]
+    if rest and len(rest) == len(free):                  # the same number left over: pair them in order
+        out += [f"{r}={t}" for r, t in zip(rest, free)]
+    return out
+
+
+def check_call(fn, spec: ValidationSpec, params: Mapping, param_map: Mapping, who: str, stage: str = "mechanism",
+               takes_dataset: bool = True) -> None:
+    """Bind ``fn`` to the call ``validate`` will make; BadValue (exit 2) saying what does not fit."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return                                           # a builtin: the call itself will tell
+    kw = {param_map.get(k, k): v for k, v in params.items()}
+    args = ("dataset",) if takes_dataset else ()
+    try:
+        if stage == "mechanism":
+            if call_shape(fn) == BATCHED:
+                sig.bind(None, rng=None, size=1, **kw)
+            elif _rng_by_keyword(fn):
+                sig.bind(None, rng=None, **kw)
+            else:
+                sig.bind(None, None, **kw)
+        else:
+            sig.bind(*args, **kw)
+    except TypeError as exc:
+        theirs = [p.name for p in sig.parameters.values()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in ("dataset", "rng", "size")
+                  and p.name not in kw]
+        var_kw = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
+        missing = [r for r in params if not var_kw and param_map.get(r, r) not in sig.parameters]
+        hint = _suggest(missing, theirs)
+        fix = (f"; if yours are named differently, rename them: --param-map {' --param-map '.join(hint)}"
+               if hint else "")
+        want = ", ".join(params)
+        shapes = (f"{stage}(dataset, rng, *, {want}) (one release per call) or {stage}(dataset, rng, size, *, "
+                  f"{want}) (batched)" if stage == "mechanism" else
+                  f"{stage}({'dataset, ' if takes_dataset else ''}*, {want})")
+        raise BadValue(f"target {who}: its {stage}{sig} cannot be called as {shapes} for {spec.algorithm}: "
+                       f"{exc}{fix}. `userdp validate {spec.algorithm} --signature` lists the call shapes and "
+                       "every parameter") from None
+
+
+# ------------------------------------------------------------------ --signature and --template
+def signature_text(spec: ValidationSpec) -> str:
+    """What ``userdp validate ALGORITHM --signature`` prints."""
+    names = ", ".join(spec.param_names)
+    lines = [f"userdp validate {spec.algorithm}: how to call your implementation", ""]
+    if spec.why:
+        lines += [f"  {spec.why}", ""]
+    lines += ["accepted call shapes (TARGET is module:object):",
+              f"  1. one release per call:  f(dataset, rng, *, {names})",
+              f"       returns one release: {spec.release}",
+              f"  2. batched:               f(dataset, rng, size, *, {names})",
+              "       returns `size` independent releases, stacked on a first axis of length size",
+              "       (a parameter named `size` is how validate tells the two apart)",
+              f"  3. an Adapter (userdp.properties.adapter, or the suite's ADAPTER in {spec.suite}) with any of "
+              "the stages:"]
+    for stage, ps in spec.stage_params.items():
+        args = ("dataset, " if stage in spec.takes_dataset else "") + "*, " + ", ".join(ps)
+        lines.append(f"       {stage}({args})")
+    lines += ["       mechanism: shape 1 or 2 above", "",
+              "parameters (passed by keyword; if yours have other names: --param-map REFERENCE=YOURS, or "
+              "Adapter(..., param_map={...})):"]
+    width = max([len(p.name) for p in spec.parameters] + [4])
+    lines += [f"  {p.name:<{width}}  {p.meaning}" for p in spec.parameters]
+    lines += ["", "dataset: a userdp.reference.data.UserDataset (immutable; build one with "
+              "UserDataset(values, user_ids, labels=..., epsilons=..., task_ids=...)); this algorithm reads:"]
+    w2 = max([len(k) for k in spec.reads] + [4])
+    lines += [f"  {k:<{w2}}  {v}" for k, v in spec.reads.items()]
+    if spec.relation:
+        lines += ["", f"neighbouring relation and claim: {spec.relation}"]
+    refusals = list(spec.refusals())
+    if refusals:
+        lines += ["", "inputs the reference refuses (--inputs refuse | clip | trust says what yours does; default: "
+                  "inferred per case):"]
+        lines += [f"  [{r.kind}] {r.case.description}: requires {r.requires}" for r in refusals]
+        if spec.project is not None:
+            lines.append(f"  --inputs clip: out-of-domain records are projected onto the domain "
+                         f"({(spec.project.__doc__ or '').strip().splitlines()[0] if spec.project.__doc__ else ''})")
+    return "\n".join(lines)
+
+
+def template_text(spec: ValidationSpec) -> str:
+    """A runnable module skeleton (``--template``): one release per call, calling the reference
+    until you replace its body."""
+    names = ", ".join(spec.param_names)
+    doc = "\n".join(f"        {p.name}: {p.meaning}" for p in spec.parameters)
+    reads = ", ".join(f"dataset.{k}" for k in spec.reads)
+    case = spec.cases()[0]
+    args = ", ".join(f"{k}={_literal(v)}" for k, v in case.params.items())
+    return f'''"""My implementation of {spec.algorithm}, checked with
+
+    userdp validate {spec.algorithm} my_module:release
+
+(skeleton from `userdp validate {spec.algorithm} --template`; rename the file and the function as you like)."""
+import numpy as np
+
+from userdp.reference.data import UserDataset
+
+
+def release(dataset: UserDataset, rng: np.random.Generator, *, {names}):
+    """One release per call; draw every random number from `rng`.
+
+    Reads {reads}. Parameters:
+{doc}
+    Returns {spec.release}.
+    """
+    # Replace this body with your implementation. As generated it returns the reference's
+    # release, so that `userdp validate` passes on the skeleton as it stands.
+    from userdp.audits.validation import get
+    return get({spec.algorithm!r}).reference_one(dataset, rng, dict({", ".join(f"{p}={p}" for p in spec.param_names)}))
+
+
+if __name__ == "__main__":
+    from userdp.audits.validation import get
+    dataset = get({spec.algorithm!r}).cases()[0].dataset     # {case.description}
+    print(release(dataset, np.random.default_rng(0), {args}))
+'''
+
+
+def _literal(v) -> str:
+    import numpy as np
+    if isinstance(v, np.ndarray):
+        return f"np.array({v.tolist()!r})"
+    return repr(v)
