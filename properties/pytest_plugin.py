@@ -3,8 +3,8 @@
     pytest --pyargs userdp.properties --userdp-target ALGORITHM=module:object [--userdp-seed S]
 
 runs the checks of ``userdp validate`` (audits/validate.py) against your implementation,
-one pytest item per property of the paper's suite and one per check (stages, differential,
-independence, audit). A property whose stages the target lacks is skipped ("not
+one pytest item per property of the paper's suite and one per check (stages, independence,
+differential, inputs, audit). A property whose stages the target lacks is skipped ("not
 applicable"); a finding fails its item with the evidence. ``--userdp-target`` may be given
 several times (one algorithm each). Without it the plugin adds nothing, so it never changes
 another project's test run.
@@ -12,7 +12,8 @@ another project's test run.
 Hypothesis profiles are honoured: the property items run ``hypothesis.settings.default``'s
 ``max_examples`` (``--hypothesis-profile NAME`` selects a profile, as in any Hypothesis
 project). The runs stay derandomized, so a finding reproduces. The statistical checks use
-``--userdp-samples`` (default: validate's) and ``--userdp-seed`` (default 0).
+``--userdp-samples`` (default: validate's), ``--userdp-seed`` (default 0) and ``--userdp-inputs``
+(default: inferred per case).
 
 Exit status is pytest's: a failed item (any finding) is 1, as with ``userdp validate``.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 import pytest
 
 _KEY = "userdp_validate_state"
-CHECKS = ("stages", "differential", "independence", "audit")
+CHECKS = ("stages", "independence", "differential", "inputs", "audit")
 
 
 def pytest_addoption(parser):
@@ -29,8 +30,10 @@ def pytest_addoption(parser):
     g.addoption("--userdp-target", action="append", default=[], metavar="ALGORITHM=module:object",
                 help="validate module:object (an Adapter or a mechanism function) as ALGORITHM (repeatable)")
     g.addoption("--userdp-samples", type=int, default=None, metavar="N",
-                help="releases per side per differential case (default: userdp validate's)")
+                help="releases per case (default: userdp validate's, chosen by the target's speed)")
     g.addoption("--userdp-seed", type=int, default=0, metavar="S", help="seed of every random draw (default 0)")
+    g.addoption("--userdp-inputs", choices=("refuse", "clip", "trust"), default=None,
+                help="the target's input policy (default: inferred per case, as userdp validate)")
 
 
 def _parse(text: str):
@@ -50,32 +53,28 @@ def pytest_collection_modifyitems(session, config, items):
         try:
             spec = V.get_validation(algorithm)
             loaded = V.load_target(target)
+            run = _Run(config, spec, loaded)
         except (V.UsageError, V.UserCodeError) as exc:
             raise pytest.UsageError(f"--userdp-target {text}: {exc}") from None
-        run = _Run(config, spec, loaded)
-        suite = V.importlib.import_module(spec.suite)
-        for prop in getattr(suite, spec.suite_properties):
-            items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{prop.__name__}", run=run, what=prop))
+        if spec.suite_properties:
+            suite = V.importlib.import_module(spec.suite)
+            for prop in getattr(suite, spec.suite_properties):
+                items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{prop.__name__}", run=run,
+                                                      what=prop))
         for check in CHECKS:
             items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{check}", run=run, what=check))
 
 
 class _Run:
-    """One target's validation; the checks share its cases and its independence result."""
+    """One target's validation (``validate.Validation``): the checks share its draws, so each runs once."""
 
     def __init__(self, config, spec, target):
         from userdp.audits import validate as V
         self.V, self.spec, self.target = V, spec, target
-        self.seed = config.getoption("--userdp-seed")
-        self.samples = config.getoption("--userdp-samples") or V.DEFAULT_SAMPLES
-        self.cases = list(spec.cases())
-        self._independent = None
-
-    def independent(self):
-        if self._independent is None:
-            f, text = self.V.run_independence(self.spec, self.target, self.spec.independence_on(self.cases), self.seed)
-            self._independent = (f, text)
-        return self._independent
+        self.v = V.Validation(spec, target, samples=config.getoption("--userdp-samples"),
+                              seed=config.getoption("--userdp-seed"), inputs=config.getoption("--userdp-inputs"))
+        self.v.check_target()
+        self.done: dict = {}
 
     def property(self, prop):
         from hypothesis import settings
@@ -87,30 +86,30 @@ class _Run:
         if f.verdict != "pass":
             pytest.fail(f"{f.verdict}: {f.message}\nminimal counterexample: {f.counterexample}", pytrace=False)
 
+    def _run(self, name):
+        """Run check ``name`` (and what it needs first) once; its findings."""
+        if name in self.done:
+            return self.done[name]
+        v = self.v
+        needs = {"differential": ("independence",), "inputs": ("differential",), "audit": ("differential", "inputs")}
+        for first in needs.get(name, ()):
+            self._run(first)
+        before = len(v.findings)
+        with self.V.single_threaded_blas():
+            {"stages": v.run_stages, "independence": v.run_independence, "differential": v.run_differential,
+             "inputs": v.run_inputs, "audit": v.run_audits}[name]()
+        self.done[name] = v.findings[before:]
+        return self.done[name]
+
     def check(self, name):
-        V, t = self.V, self.target
-        if name == "stages":
-            findings, text = V.run_stages(self.spec, t, self.cases)
-        elif t.adapter.mechanism is None:
-            pytest.skip("not applicable: the target has no mechanism stage")
-        elif name == "independence":
-            f, text = self.independent()
-            findings = [f] if f is not None else []
-        elif name == "differential":
-            f, _ = self.independent()
-            findings, text = V.run_differential(self.spec, t, self.cases, self.samples, self.seed,
-                                                f is None or f.verdict == "pass")
-            more, _ = V.run_refusals(self.spec, t, self.seed)
-            findings += more
-        else:
-            f, _ = self.independent()
-            findings, text = V.run_audits(self.spec, t, V.DEFAULT_AUDIT_SAMPLES, self.seed,
-                                          f is None or f.verdict == "pass")
+        if name != "stages" and self.target.mechanism is None:
+            pytest.skip("not applicable: the target has no mechanism stage (the release)")
+        findings = self._run(name)
         if not findings:
-            pytest.skip(text)
+            pytest.skip(self.v.checks.get(name, "nothing to check"))
         bad = [f for f in findings if f.verdict != "pass"]
         if bad:
-            pytest.fail("\n".join(line for f in bad for line in V.format_finding(f, indent="")), pytrace=False)
+            pytest.fail("\n".join(line for f in bad for line in self.V.format_finding(f, indent="")), pytrace=False)
 
 
 class ValidateItem(pytest.Item):

@@ -687,6 +687,9 @@ entry("harness.audit", H.audit,
 entry("adapter.Adapter", Ad.Adapter, lambda: dict(name="x", statistic=lambda D: 0.0),
       name=[None, 3, ""], statistic=[3, "f"], weights=["w"], sensitivity=[1.0], noise_scale=[0.5], mechanism=["lap"],
       ok={"sensitivity": [None, lambda: 1.0]})
+entry("adapter.Adapter.renamed", lambda impl, extra: impl.renamed(extra),
+      lambda: dict(impl=Ad.Adapter("x", statistic=lambda D, T: T), extra={"T": "cap"}),
+      extra=[3, "T=cap", {"T": 1}, {1: "a"}], ok={"extra": [None, {}]})
 entry("adapter.Adapter.require", lambda impl, stages: impl.require(*stages),
       lambda: dict(impl=Ad.Adapter("x", statistic=lambda D: 0.0), stages=["statistic"]),
       stages=[["nope"], [3]])
@@ -705,7 +708,8 @@ entry("adapter.check_property", Ad.check_property,
       lambda: dict(prop=_prop, strategy=_strategy(), impl=Ad.Adapter("x", statistic=lambda D: 0.0),
                    max_examples=2, examples=()),
       prop=[None, "prop"], strategy=[None, [1, 2], "st"], impl=[None, "x", lambda D: 0.0],
-      max_examples=INT(1, hi=10**5), examples=[None, 3, "ab"])
+      max_examples=INT(1, hi=10**5), examples=[None, 3, "ab"], shrink=[None, 1, "yes"],
+      shrink_seconds=[0, -1.0, "1", True, 1e9, nan])
 
 
 def _suite_module():
@@ -1180,34 +1184,77 @@ from userdp.audits import validate as V  # noqa: E402
 _CORRECT = "corpus.amin2019:loop_exponential_difference"     # tests/ is on sys.path
 
 
+def _NOT_NONE(values):
+    """``values`` without None (the parameters where None means "chosen by the target's speed")."""
+    return [v for v in values if v is not None]
+
+
 def _report():
     return V.ValidationReport("amin2019.capped-sum", _CORRECT, {}, [], {})
 
 
 entry("validate.validate", V.validate,
-      lambda: dict(algorithm="amin2019.capped-sum", target=_CORRECT, samples=10_000, audit_samples=1_000,
-                   examples=1, seed=0, progress=None),
+      lambda: dict(algorithm="amin2019.capped-sum", target=_CORRECT, samples=2_000, audit_samples=1_000,
+                   examples=1, seed=0, quick=True, inputs=None, param_map=None, progress=None),
       algorithm=[None, 3, "amin2019.nope", "control.laplace"], target=[None, 3, "nocolon", "no_such_module_x:f",
                                                                      "corpus.amin2019:no_such_object",
                                                                      "corpus.amin2019:ALGO"],
-      samples=INT(10_000, hi=10_000_000), audit_samples=INT(1_000, hi=10_000_000), examples=INT(1, hi=100_000),
-      seed=[None, -1, 1.5, "0", True], progress=[3, "print"],
+      samples=_NOT_NONE(INT(2_000, hi=10_000_000)), audit_samples=_NOT_NONE(INT(1_000, hi=10_000_000)),
+      examples=_NOT_NONE(INT(1, hi=100_000)), seed=[None, -1, 1.5, "0", True], progress=[3, "print"],
+      quick=[None, 1, "yes"],
+      inputs=["ignore", 3, "Clip"], param_map=[3, "T=cap"],
+      ok={"samples": [None], "audit_samples": [None], "examples": [None]},
       alias={"target": ("TARGET", "module", "target")})
+entry("validate.parse_param_map", V.parse_param_map, lambda: dict(param_map=["T=cap"]),
+      param_map=[3, "T=cap", [3], ["T"], ["=cap"], ["T=1x"], ["T=a", "T=b"], ["T=a", "epsilon=a"]],
+      ok={"param_map": [None, []]})
+entry("validate.Refusal", V.Refusal,
+      lambda: dict(case=V.Case(None, {"T": 1.0}, "c"), kind="data", requires="every value >= 0"),
+      case=[None, 3, "c"], kind=[None, "refuse", 3], requires=[None, 3])
+
+
+def _validation():
+    return V.Validation(V.get_validation("amin2019.capped-sum"), V.load_target(_CORRECT), quick=True)
+
+
+entry("validate.Validation", V.Validation,
+      lambda: dict(spec=V.get_validation("amin2019.capped-sum"), target=V.load_target(_CORRECT), samples=None,
+                   audit_samples=None, examples=None, seed=0, quick=False, inputs=None, progress=None),
+      spec=[None, "amin2019.capped-sum", 3], target=[None, _CORRECT, 3], samples=_NOT_NONE(INT(2_000, hi=10_000_000)),
+      audit_samples=_NOT_NONE(INT(1_000, hi=10_000_000)), examples=_NOT_NONE(INT(1, hi=100_000)),
+      seed=[None, -1, 1.5, "0", True], quick=[None, 1], inputs=["ignore", 3], progress=[3, "print"],
+      ok={"samples": [None]})
+entry("validate.Validation.report", lambda v, elapsed: v.report(elapsed), lambda: dict(v=_validation(), elapsed=1.0),
+      elapsed=[None, "1", -1.0, nan, True])
+entry("validate.Validation.run_independence", lambda v, case: v.run_independence(case),
+      lambda: dict(v=_validation(), case=None), case=[3, "case", {"T": 1.0}])
+entry("validate.ValidationSpec.all_cases", lambda spec, seed: spec.all_cases(seed),
+      lambda: dict(spec=V.get_validation("amin2019.capped-sum"), seed=0), seed=[None, -1, 1.5, "0", True])
+entry("validate.ValidationSpec.reference_one", lambda spec, dataset, rng, params: spec.reference_one(dataset, rng, params),
+      lambda: dict(spec=V.get_validation("amin2019.capped-sum"), dataset=scalar_ds(), rng=rng(),
+                   params={"T": 1.0, "epsilon": 1.0}),
+      dataset=[None, "data"], rng=RNG(), params=[None, 3, [("T", 1.0)], {"T": -1.0, "epsilon": 1.0}],
+      alias={"dataset": DS_ALIAS, "params": ("params", "T")})
 entry("validate.load_target", V.load_target, lambda: dict(text=_CORRECT),
       text=[None, 3, "nocolon", ":f", "no_such_module_x:f", "corpus.amin2019:no_such_object", "corpus.amin2019:ALGO"],
       alias={"text": ("target", "module")})
 entry("validate.get_validation", V.get_validation, lambda: dict(algorithm="amin2019.capped-sum"),
       algorithm=[None, 3, "amin2019.nope", "control.laplace"])
-entry("validate.Case", V.Case, lambda: dict(dataset=None, params={"T": 1.0}, description="c"),
-      params=[None, [("T", 1.0)], "T=1"], description=[None, 3])
+entry("validate.Case", V.Case, lambda: dict(dataset=None, params={"T": 1.0}, description="c", pair=None,
+                                          origin="fixed", pair_share=1.0),
+      params=[None, [("T", 1.0)], "T=1"], description=[None, 3], pair=[3, "pair", (1, 2)],
+      origin=["random", None, 3], pair_share=[0.0, -1.0, 1.5, nan, "1", True])
 entry("validate.AuditDesign", V.AuditDesign,
       lambda: dict(pairs=[], params={}, claim=Cl.PureDP(1.0), description="d", output="continuous"),
       params=[None, [1]], claim=[None, 1.0, "pure"], description=[None, 3], output=["scalar", 3])
 entry("validate.ValidationSpec", V.ValidationSpec,
       lambda: dict(algorithm="x", reference=_lap, statistic=_lap, cases=list, designs=list, suite="m",
                    stage_params={}, refusals=list, flatten=None),
-      algorithm=[None, 3], reference=[None, 3], statistic=[None], cases=[None, [1]], designs=[None, ()],
-      suite=[None, 3], stage_params=[None, [1]], refusals=[None, ()], flatten=[3, "f"])
+      algorithm=[None, 3], reference=[None, 3], statistic=[3, "stat"], cases=[None, [1]], designs=[None, ()],
+      suite=[None, 3], stage_params=[None, [1]], refusals=[None, ()], flatten=[3, "f"],
+      noise=["cauchy", 3], parameters=[["T"], "T"], reads=[None, ["values"]], max_samples=[10, 1.5e6, True],
+      generate=[3, "g"], project=[3], claim=["pure"], stage_cases=["some"], noise_width=[3],
+      ok={"statistic": [None]})
 entry("validate.ValidationSpec.independence_on",
       lambda spec, cases: spec.independence_on(cases),
       lambda: dict(spec=V.get_validation("amin2019.capped-sum"),

@@ -140,6 +140,8 @@ EXEMPT = {
     "validate.VERDICT_ORDER": "a tuple of names",
     "validate.ALPHA": "a constant (the false-alarm budget)",
     "validate.all_validations": "takes no input",
+    "validate.POLICIES": "a tuple of names",
+    "validate.ALPHAS": "a constant (the split of the false-alarm budget)",
     "validate.register_validation": "registry plumbing (registry modules call it at import; a second spec for "
                                     "one algorithm must not be left registered by a table call); its refusals "
                                     "are tested in tests/audits/test_validate_cli.py",

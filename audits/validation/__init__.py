@@ -93,10 +93,6 @@ class Case:
         if self.origin not in ("fixed", "generated"):
             raise BadValue(f"origin must be 'fixed' or 'generated', got {self.origin!r}")
 
-    def with_dataset(self, dataset) -> "Case":
-        """This case's parameters on another dataset (a pair's second side)."""
-        return Case(dataset, self.params, f"{self.description} (the pair's second dataset)", origin=self.origin)
-
 
 @dataclass(frozen=True)
 class Refusal:
@@ -165,8 +161,8 @@ class ValidationSpec:
         ``pair`` is graded "privacy violation" (under-noised); without, a deviation.
     claim: ``claim(dataset, params)``: the privacy claim at a case (the under-noised bound and
         the aimed audit use it); None: the first design's.
-    cases / generate / designs / refusals: zero-argument builders (``generate`` takes the
-        validate seed: ``generate(seed) -> [Case]``, each with ``origin="generated"``).
+    cases / generate / designs / refusals: zero-argument builders (``generate``, or None, takes
+        the validate seed: ``generate(seed) -> [Case]``, each with ``origin="generated"``).
     project: None, or ``project(dataset, params) -> dataset``: out-of-domain records moved onto
         the domain (what ``--inputs clip`` means for this algorithm); clip_designs: audit
         designs whose pairs hold out-of-domain records (audited when the target clips).
@@ -198,7 +194,7 @@ class ValidationSpec:
     relation: str = ""
     noise: str | None = None
     claim: Callable | None = None
-    generate: Callable[[int], Sequence[Case]] = lambda seed: ()
+    generate: Callable[[int], Sequence[Case]] | None = None
     refusals: Callable[[], Sequence[Refusal]] = lambda: ()
     project: Callable | None = None
     clip_designs: Callable[[], Sequence[AuditDesign]] = lambda: ()
@@ -218,10 +214,10 @@ class ValidationSpec:
 
     def __post_init__(self):
         _need(self.algorithm, str, "algorithm", "a str (a registry name)")
-        for name in ("reference", "cases", "designs", "refusals", "generate", "clip_designs"):
+        for name in ("reference", "cases", "designs", "refusals", "clip_designs"):
             if not callable(getattr(self, name)):
                 raise BadType(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
-        for name in ("statistic", "claim", "project", "noise_width", "flatten", "audit_flatten", "stage_flatten", "independence_case"):
+        for name in ("statistic", "claim", "generate", "project", "noise_width", "flatten", "audit_flatten", "stage_flatten", "independence_case"):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 raise BadType(f"{name} must be None or callable, got {type(getattr(self, name)).__name__}")
         _need(self.suite, str, "suite", "a module name (str)")
@@ -245,7 +241,9 @@ class ValidationSpec:
 
     def all_cases(self, seed: int) -> list[Case]:
         """The fixed cases, then the generated ones for ``seed``."""
-        out = list(self.cases()) + list(self.generate(seed))
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise BadValue(f"seed must be an int >= 0 (the validate seed), got {seed!r}")
+        out = list(self.cases()) + (list(self.generate(int(seed))) if self.generate is not None else [])
         for c in out:
             _need(c, Case, "a spec's case", "a validation Case")
         return out
@@ -266,6 +264,7 @@ class ValidationSpec:
     def reference_one(self, dataset, rng, params: Mapping) -> Any:
         """One release of the reference, without the leading axis (what a one-release-per-call
         implementation returns): the template's body calls it."""
+        _need(params, Mapping, "params", "a mapping of parameter names to values")
         out = self.reference(dataset, rng=rng, size=1, **params)
         if isinstance(out, tuple):
             return tuple(np.asarray(p)[0] for p in out)

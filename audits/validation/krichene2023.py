@@ -107,13 +107,13 @@ def _with_user(D: UserDataset, tasks, x, y) -> UserDataset:
 
 
 def _ssp_case(D, p, what, pair=None, origin="fixed") -> Case:
-    if pair is None:
+    if pair is None:                # along the diagonal, so that every entry of A-hat moves (both triangles)
         d = D.values.shape[1]
-        x = np.zeros(d)
-        x[0] = 3.0 * p["Gamma_x"]
+        x = np.full(d, 3.0 * p["Gamma_x"] / np.sqrt(d))
         D2 = _with_user(D, list(range(min(2, p["m"]))), x, 3.0 * p["Gamma_x"] * p["Gamma_star"])
         pair = NeighbourPair(D, D2, K.RELATION.name, int(D2.users.max()),
-                             "add a user in tasks 0 and 1, x = 3 Gamma_x e1, y = 3 Gamma_x Gamma_* (beyond the bounds)")
+                             "add a user in tasks 0 and 1, x = 3 Gamma_x (1, ..., 1) / sqrt(d), y = 3 Gamma_x Gamma_* "
+                             "(beyond the bounds)")
     return Case(pair.first, p, what, pair=pair, pair_share=_noise_units(pair.first, pair.second, p), origin=origin)
 
 

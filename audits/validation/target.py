@@ -114,21 +114,26 @@ class PythonTarget:
         return out
 
 
-def parse_param_map(items) -> dict:
-    """``["epsilon=eps", "T=cap"]`` -> {"epsilon": "eps", "T": "cap"} (reference name = yours)."""
+def parse_param_map(param_map) -> dict:
+    """``["epsilon=eps", "T=cap"]`` (``--param-map``) -> {"epsilon": "eps", "T": "cap"} (reference name: yours)."""
+    if param_map is None:
+        return {}
+    if isinstance(param_map, (str, bytes)) or not hasattr(param_map, "__iter__"):
+        raise BadType(f"param_map (--param-map) must be a list of REFERENCE=YOURS, got {type(param_map).__name__}")
     out = {}
-    for item in items or ():
+    for item in param_map:
         if not isinstance(item, str):
-            raise BadType(f"--param-map items must be str REFERENCE=YOURS, got {type(item).__name__}")
+            raise BadType(f"param_map (--param-map) items must be str REFERENCE=YOURS, got {type(item).__name__}")
         ref, sep, yours = item.partition("=")
         ref, yours = ref.strip(), yours.strip()
         if not sep or not ref.isidentifier() or not yours.isidentifier():
-            raise BadValue(f"--param-map must look like REFERENCE=YOURS (two parameter names), got {item!r}")
+            raise BadValue(f"param_map (--param-map) must look like REFERENCE=YOURS (two parameter names), "
+                           f"got {item!r}")
         if ref in out:
-            raise BadValue(f"--param-map names {ref!r} twice")
+            raise BadValue(f"param_map (--param-map) names {ref!r} twice")
         out[ref] = yours
     if len(set(out.values())) != len(out):
-        raise BadValue(f"--param-map maps two reference names to one of yours: {out}")
+        raise BadValue(f"param_map (--param-map) maps two reference names to one of yours: {out}")
     return out
 
 

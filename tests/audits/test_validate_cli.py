@@ -1,8 +1,10 @@
-"""``userdp validate`` from the command line and the pytest plugin: exit status, report, JSON, bad input.
+"""``userdp validate`` from the command line and the pytest plugin: exit status, report, JSON, bad input,
+call shapes, input policies, the checks added for code as it is written at work.
 
 The verdicts themselves are tested entry by entry on the corpus (tests/corpus/test_corpus.py);
-here: what a user sees. Every statistical run below is at validate's own settings (false
-alarm <= 1e-4 per run, audits/validate.py) with a fixed seed.
+here: what a user sees, and each new check against a planted miss. Every statistical run is at
+validate's own settings (false alarm <= 1e-4 per run, audits/validate.py) with a fixed seed;
+most use --quick or small explicit sample counts to stay fast.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 import types
 
 import numpy as np
@@ -18,38 +21,13 @@ import pytest
 
 from test_audit_cli import run, strict_json          # tests/audits is on sys.path (rootdir conftest)
 from userdp.audits import validate as V
+from userdp.audits.validation import Case, ValidationSpec, get
+from userdp.audits.validation.target import load_target, signature_text, template_text
 
 GOOD = "corpus.amin2019:loop_exponential_difference"
 BAD = "corpus.amin2019:half_scale"
 FAST = ("--samples", "10000", "--audit-samples", "20000")
-
-
-def test_correct_target_exits_0_with_the_checks_named(capsys):
-    code, out, err = run(capsys, "validate", "amin2019.capped-sum", GOOD, *FAST)
-    assert code == 0, out + err
-    assert "verdict: PASS" in out and "findings: none" in out
-    for check in ("properties", "stages", "differential", "independence", "audit"):
-        assert f"\n  {check} " in out
-    assert "skipped: TARGET has no noise-free stage" in out          # a plain function: mechanism only
-    assert "differential: case 1 of 4 drawn" in err and "s]" in err   # progress on stderr, with elapsed time
-
-
-def test_bug_exits_1_with_witness_and_json_and_report(capsys, tmp_path):
-    report = tmp_path / "r.json"
-    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", BAD, *FAST, "--json", "--report", str(report))
-    assert code == 1
-    doc = strict_json(out)
-    assert doc["schema"] == "userdp.validate/1" and doc["verdict"] == "privacy violation"
-    assert strict_json(report.read_text()) == doc
-    audit = next(f for f in doc["findings"] if f["check"] == "audit")
-    # the scale T/(2 eps) doubles the loss: eps_lb well above the claim of 1 (true loss 2)
-    assert 1.5 < audit["evidence"]["epsilon_lower_bound"] <= 2.0
-    assert audit["evidence"]["witness"]["rejection_set"]["description"].startswith("{x ")
-    spread = next(f for f in doc["findings"] if f["title"].startswith("release distribution"))
-    assert spread["verdict"] == "deviation from reference"
-    assert spread["evidence"]["sd_ratio"] == pytest.approx(0.5, abs=0.05)      # half the reference's scale
-    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", BAD, *FAST)   # the text report
-    assert code == 1 and "verdict: PRIVACY VIOLATION" in out and "witness: pair 'add user" in out
+QUICK = ("--quick",)
 
 
 def _module(monkeypatch, **objects):
@@ -60,6 +38,282 @@ def _module(monkeypatch, **objects):
     return mod.__name__
 
 
+def _totals(dataset):
+    out: dict = {}
+    for u, x in zip(dataset.user_ids.tolist(), dataset.values.tolist()):
+        out[u] = out.get(u, 0.0) + x
+    return out
+
+
+# ------------------------------------------------------------------ the basics
+def test_correct_target_exits_0_with_the_checks_named(capsys):
+    code, out, err = run(capsys, "validate", "amin2019.capped-sum", GOOD, *FAST)
+    assert code == 0, out + err
+    assert "verdict: PASS\n" in out and "findings: none" in out and "call shape: batched" in out
+    for check in ("properties", "stages", "independence", "differential", "inputs", "audit"):
+        assert f"\n  {check} " in out
+    assert "skipped: TARGET has no noise-free stage" in out          # a plain function: mechanism only
+    assert "generated for seed 0" in out and "resolves a change of the noise scale by" in out
+    assert "differential: case 1 of 8 drawn" in err and "s]" in err   # progress on stderr, with elapsed time
+
+
+def test_bug_exits_1_with_witness_and_json_and_report(capsys, tmp_path):
+    report = tmp_path / "r.json"
+    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", BAD, *FAST, "--json", "--report", str(report))
+    assert code == 1
+    doc = strict_json(out)
+    assert doc["schema"] == "userdp.validate/1" and doc["verdict"] == "privacy violation" and doc["complete"]
+    assert strict_json(report.read_text()) == doc
+    audit = next(f for f in doc["findings"] if f["check"] == "audit" and "design" in f["evidence"])
+    assert 1.5 < audit["evidence"]["epsilon_lower_bound"] <= 2.0          # T/(2 eps): true loss 2
+    under = next(f for f in doc["findings"] if f["title"].startswith("under-noised"))
+    assert under["evidence"]["spread_ratio"] == pytest.approx(0.5, abs=0.02)
+    assert 1.8 < under["evidence"]["lower_bound"] <= 2.0      # the move in noise units: 2 x the reference's
+    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", BAD, *FAST)   # the text report
+    assert code == 1 and "verdict: PRIVACY VIOLATION" in out and "witness: pair" in out
+
+
+# ------------------------------------------------------------------ call shapes, names, --signature, --template
+def test_one_release_per_call_with_renamed_parameters_passes(capsys):
+    code, out, err = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:one_release_clipping",
+                         "--param-map", "T=cap", "--param-map", "epsilon=eps", *QUICK)
+    assert code == 0, out + err
+    assert "call shape: one release per call; parameters renamed {'T': 'cap', 'epsilon': 'eps'}" in out
+    assert "independence  skipped: one release per call" in out
+
+
+def test_unbound_names_exit_2_with_the_param_map_that_fixes_them(capsys):
+    code, out, err = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:one_release_clipping", *QUICK)
+    assert code == 2 and out == ""
+    assert "--param-map T=cap --param-map epsilon=eps" in err and "--signature" in err
+
+
+def test_signature_lists_shapes_parameters_units_and_fields(capsys):
+    code, out, _ = run(capsys, "validate", "krichene2023.ssp", "--signature")
+    assert code == 0
+    for words in ("one release per call:  f(dataset, rng, *, m, n_counts", "batched:               f(dataset, rng, "
+                  "size, *", "an Adapter", "statistic(dataset, *, m, n_counts", "n_counts    (m,) the PUBLIC task sizes",
+                  "a standard deviation, not a variance", "task_ids  (N,)", "add/remove user"):
+        assert words in out, words
+    assert signature_text(get("amin2019.capped-sum")).count("SCALE T / epsilon") == 1
+    for name, spec in V.all_validations().items():          # every spec documents every parameter it takes
+        text = signature_text(spec)
+        assert spec.parameters and spec.reads, name
+        for p in spec.cases()[0].params:
+            assert f"\n  {p} " in text, (name, p)
+
+
+def test_template_is_a_runnable_module_that_passes(capsys, tmp_path, monkeypatch):
+    code, out, _ = run(capsys, "validate", "epasto2020.wa", "--template")
+    assert code == 0
+    (tmp_path / "my_wa.py").write_text(out)
+    r = subprocess.run([sys.executable, "my_wa.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and math.isfinite(float(r.stdout.strip())), r.stderr
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "validate", "epasto2020.wa", "my_wa:release", *QUICK)
+    assert code == 0, out + err
+    assert "def release(dataset: UserDataset, rng: np.random.Generator, *, B, epsilon, sigma):" in \
+        template_text(get("epasto2020.wa"))
+
+
+def test_signature_without_target_and_target_missing(capsys):
+    code, _, err = run(capsys, "validate", "amin2019.capped-sum")
+    assert code == 2 and "needs TARGET" in err
+    code, _, err = run(capsys, "validate", "amin2019.capped-sum", "--signature", "--template")
+    assert code == 2 and "give one" in err
+
+
+# ------------------------------------------------------------------ input policies
+def test_clipping_target_is_inferred_clip_and_its_out_of_domain_pair_audited(capsys):
+    code, out, err = run(capsys, "validate", "epasto2020.wa", "corpus.epasto2020:clips_values", *QUICK)
+    assert code == 0, out + err
+    assert "clips" in out and "1 out of domain" in out
+
+
+def test_declared_refuse_makes_a_release_on_refused_input_a_finding(capsys):
+    code, out, _ = run(capsys, "validate", "epasto2020.wa", "corpus.epasto2020:clips_values", *QUICK,
+                       "--inputs", "refuse")
+    assert code == 1 and "verdict: INVARIANT VIOLATION" in out and "--inputs refuse" in out
+
+
+def test_trust_lists_unenforced_inputs_without_failing(capsys):
+    code, out, err = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:one_release_trusting", *QUICK,
+                         "--inputs", "trust")
+    assert code == 0, out + err
+    assert "inputs not enforced (not a finding; the caller must guarantee them):\n  every value >= 0" in out
+
+
+def test_declared_clip_that_clips_wrong_is_a_finding(capsys):
+    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:clips_to_absolute_value",
+                       *QUICK, "--inputs", "clip")
+    assert code == 1 and "--inputs clip, but the release on" in out
+    code, _, err = run(capsys, "validate", "krichene2023.ssp", "corpus.krichene2023:loop_box_muller", "--inputs", "clip")
+    assert code == 2 and "no projection onto its domain" in err
+
+
+def test_a_release_at_eps_zero_is_a_finding_under_every_policy(capsys):
+    for policy in ("trust", "clip"):
+        code, out, _ = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:no_noise_at_eps_zero", *QUICK,
+                           "--inputs", policy)
+        assert code == 1 and "releases on an input the paper excludes: epsilon = 0" in out, policy
+
+
+def test_a_non_finite_release_is_always_a_finding(monkeypatch, capsys):
+    def inf_above_cap(dataset, rng, size=None, *, T, epsilon):
+        g = sum(min(t, T) for t in _totals(dataset).values())
+        out = g + rng.laplace(0.0, T / epsilon, size)
+        return np.where(out > 4.5, np.inf, out)          # inf in the upper tail only
+    name = _module(monkeypatch, f=inf_above_cap)
+    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", f"{name}:f", *QUICK)
+    assert code == 1 and "releases non-finite values (inf or NaN)" in out
+
+
+def test_krichene_release_on_a_refused_input_is_reported_not_an_internal_error(capsys):
+    # issue's crash: a pair (A-hat, b-hat) released on an input the reference refuses could not be
+    # formatted (exit 3, "internal error"); now it is a finding (declared refuse) with the output shown
+    code, out, err = run(capsys, "validate", "krichene2023.ssp", "corpus.krichene2023:loop_box_muller", *QUICK,
+                         "--inputs", "refuse")
+    assert code == 1, out + err
+    assert "internal error" not in err and "releases on an input the paper excludes" in out
+    assert "output: [" in out                          # the (A-hat, b-hat) pair, flattened for the report
+
+
+def test_short_never_raises():
+    class Hostile:
+        def __repr__(self):
+            raise RuntimeError("no repr")
+    for obj in (None, (np.ones((2, 1, 1, 1)), np.ones((2, 1, 1))), "text", {"a": np.ones(3)}, Hostile(), [1, [2, 3]]):
+        assert isinstance(V._short(obj), str)
+
+
+# ------------------------------------------------------------------ under-noised, generated cases, aiming
+def test_noise_read_from_the_largest_record_is_under_noised_on_a_generated_case():
+    # the issue's example: every fixed case holds a record at T, so only the generated cases (users
+    # all below the cap) show it; planted miss: the same target against the spec without them passes
+    r = V.validate("amin2019.capped-sum", "corpus.amin2019:noise_from_largest_record", quick=True)
+    under = next(f for f in r.findings if f.title.startswith("under-noised"))
+    assert r.verdict == "privacy violation" and "unbounded" in under.evidence["implied"]
+    assert any(f.check == "audit" and f.title.startswith("aimed") for f in r.findings)
+    spec = get("amin2019.capped-sum")
+    fixed_only = ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
+                                   "generate": None})
+    v = V.Validation(fixed_only, load_target("corpus.amin2019:noise_from_largest_record"), quick=True)
+    v.run()
+    assert not any(f.verdict == "privacy violation" and f.check == "differential" for f in v.findings)
+
+
+def test_five_percent_less_noise_is_a_privacy_finding_with_its_implied_bound():
+    r = V.validate("amin2019.capped-sum", "corpus.amin2019:five_percent_less_noise")
+    under = next(f for f in r.findings if f.title.startswith("under-noised"))
+    assert under.evidence["confidence_interval"][1] < 1                   # significantly less noise
+    assert 1 < under.evidence["lower_bound"] * under.evidence["pair_share"] <= 1 / 0.95   # at most the truth
+    # planted miss: 4% MORE noise (private) is a deviation, never a privacy finding
+    r = V.validate("amin2019.capped-sum", "corpus.amin2019:variance_eight_percent_high")
+    assert r.verdict == "deviation from reference"
+    assert any(f.title.startswith("noise scale differs") and "more noise" in f.title for f in r.findings)
+
+
+def test_parameter_regime_bug_seen_only_on_generated_cases():
+    # noise calibrated as if B = 1: every fixed case has B = 1; a generated case has B = 3
+    r = V.validate("epasto2020.wa", "corpus.epasto2020:noise_for_B_one", quick=True)
+    assert r.verdict == "privacy violation"
+    spec = get("epasto2020.wa")
+    fixed_only = ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
+                                   "generate": None})
+    v = V.Validation(fixed_only, load_target("corpus.epasto2020:noise_for_B_one"), quick=True)
+    v.run()
+    assert not any(f.verdict == "privacy violation" for f in v.findings if f.check == "differential")
+
+
+def test_generated_cases_depend_on_the_seed_and_cover_the_range():
+    spec = get("acharya2024.pdp-op")
+    a, b = spec.generate(0), spec.generate(1)
+    assert [c.description for c in a] == [c.description for c in b]
+    assert not np.array_equal(a[0].dataset.values, b[0].dataset.values)
+    lams = {c.params["Lambda"] for c in a}
+    assert min(lams) < 1 < max(lams) and {c.dataset.values.shape[1] for c in a} >= {1, 2, 3}
+    g = get("krichene2023.ssp").generate(0)
+    assert any(not np.array_equal(c.params["n_counts"], np.bincount(c.dataset.task_ids, minlength=c.params["m"]))
+               for c in g), "declared public counts that differ from the data's"
+
+
+# ------------------------------------------------------------------ the whole release
+def test_both_triangles_are_compared():
+    # noise on the upper triangle of A-hat only: a reading of one triangle passes it (planted miss:
+    # the old flatten, upper triangle + b), the whole release does not
+    r = V.validate("krichene2023.ssp", "corpus.krichene2023:upper_triangle_noise_only", quick=True)
+    assert r.verdict == "privacy violation"
+    r = V.validate("krichene2023.ssp", "corpus.krichene2023:independent_triangles", quick=True)
+    assert any(f.title == "release structure differs from the reference's" for f in r.findings)
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    X[:, 2] = X[:, 0]
+    assert V._equal_pairs(X) == [(0, 2)]
+
+
+def test_ks_p_value_is_the_dkw_bound_and_holm_matches_statsmodels():
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+    n, m, d = 20_000, 40_000, 0.02
+    a = d * (math.sqrt(n) * math.sqrt(m)) / (math.sqrt(n) + math.sqrt(m)) / math.sqrt(n * m)
+    # DKW per side at the split that equalises the two terms: 2 exp(-2 n a_n^2) + 2 exp(-2 m a_m^2)
+    a_n, a_m = d * math.sqrt(m) / (math.sqrt(n) + math.sqrt(m)), d * math.sqrt(n) / (math.sqrt(n) + math.sqrt(m))
+    assert V._ks_pvalue(d, n, m) == pytest.approx(2 * math.exp(-2 * n * a_n ** 2) + 2 * math.exp(-2 * m * a_m ** 2))
+    assert a > 0 and V._ks_pvalue(V._ks_threshold(n, 3e-5), n, n) == pytest.approx(3e-5)
+    rng = np.random.default_rng(5)
+    x, y = rng.normal(size=500), rng.normal(0.3, size=700)
+    assert V._ks_distance(x, y)[0] == pytest.approx(stats.ks_2samp(x, y).statistic, abs=1e-12)
+    p = list(rng.uniform(0, 1e-4, 30)) + [0.5, 1e-9]
+    assert V._holm(p, 1e-3) == list(multipletests(p, alpha=1e-3, method="holm")[0])
+
+
+def test_alpha_budget_adds_up_and_quantised_sample_counts():
+    assert sum(V.ALPHAS.values()) == pytest.approx(V.ALPHA)
+    assert [V._quantised(n, 2000, 100_000) for n in (0, 1999, 2000, 3999, 4000, 70_000, 10**6)] == \
+        [2000, 2000, 2000, 2000, 4000, 64_000, 100_000]
+
+
+# ------------------------------------------------------------------ partial coverage, rng, speed
+def test_no_stage_exits_2_and_stages_only_is_a_partial_pass(monkeypatch, capsys):
+    from userdp.properties.adapter import Adapter
+    from userdp.properties.amin2019 import CapAdapter
+    import corpus.amin2019 as C
+    stages = CapAdapter("stages", statistic=C._stat_bincount, sensitivity=lambda T: T,
+                        noise_scale=lambda T, epsilon: T / epsilon)
+    name = _module(monkeypatch, empty=Adapter("nothing"), stages=stages)
+    code, _, err = run(capsys, "validate", "amin2019.capped-sum", f"{name}:empty")
+    assert code == 2 and "no stage, so there is nothing to validate" in err
+    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", f"{name}:stages", "--examples", "5")
+    assert code == 4 and "verdict: PASS (stages only: the release was not tested; privacy not checked)" in out
+    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", f"{name}:stages", "--examples", "5",
+                       "--allow-partial", "--json")
+    assert code == 0 and strict_json(out)["complete"] is False
+
+
+def test_a_target_that_ignores_the_rng_is_warned_about(monkeypatch, capsys):
+    own = np.random.default_rng(123)
+
+    def f(dataset, rng, *, T, epsilon):
+        return sum(min(t, T) for t in _totals(dataset).values()) + own.laplace(0.0, T / epsilon)
+    name = _module(monkeypatch, f=f)
+    code, out, err = run(capsys, "validate", "amin2019.capped-sum", f"{name}:f", *QUICK, "--json")
+    assert code == 0
+    assert strict_json(out)["reproducible"] is False and "ignores the rng" in err
+
+
+def test_quick_run_of_a_fast_target_takes_seconds():
+    c0 = time.process_time()
+    r = V.validate("epasto2020.wa", "corpus.epasto2020:loop_brent_inverse_cdf", quick=True)
+    assert r.verdict == "pass" and time.process_time() - c0 < 10
+
+
+def test_list_marks_every_reference_entry_validatable(capsys):
+    code, out, _ = run(capsys, "list", "--json")
+    rows = strict_json(out)["entries"]
+    assert code == 0 and all(r["validate"] for r in rows if r["kind"] == "reference")
+    assert sum(r["kind"] == "reference" for r in rows) == 19
+
+
+# ------------------------------------------------------------------ errors
 def _raises(dataset, rng, size=None, *, T, epsilon):
     raise KeyError("totals")
 
@@ -72,20 +326,26 @@ def _positional(dataset, T, eps, rng, size):     # eps, not epsilon: the referen
     return np.zeros(size)
 
 
-def _nan(dataset, rng, size=None, *, T, epsilon):
+def _text(dataset, rng, size=None, *, T, epsilon):
     return np.full((size, 2), "x")
 
 
+def _exits(dataset, rng, *, T, epsilon):
+    sys.exit(0)
+
+
 @pytest.mark.parametrize("obj,code,words", [
-    ("raises", 3, ["TARGET's mechanism", "raised KeyError", "totals"]),
+    ("raises", 3, ["TARGET", "(_raises)", "raised KeyError", "totals"]),
     ("scalar", 3, ["returned shape ()", "size=", "expected"]),
-    ("positional", 2, ["cannot be called as mechanism(dataset, *, rng, size, T, epsilon)", "eps"]),
+    ("positional", 2, ["cannot be called as mechanism(dataset, rng, *, T, epsilon)", "--param-map epsilon=eps"]),
     ("text", 3, ["returned ndarray", "numeric releases"]),
+    ("exits", 3, ["called sys.exit(0)", "call 1"]),
     ("number", 2, ["target", "is a int", "expected an Adapter"]),
     ("missing", 2, ["has no 'missing'"]),
 ])
 def test_target_errors_exit_2_or_3_with_a_message_never_a_traceback(capsys, monkeypatch, obj, code, words):
-    name = _module(monkeypatch, raises=_raises, scalar=_scalar, positional=_positional, text=_nan, number=3)
+    name = _module(monkeypatch, raises=_raises, scalar=_scalar, positional=_positional, text=_text, exits=_exits,
+                   number=3)
     got, out, err = run(capsys, "validate", "amin2019.capped-sum", f"{name}:{obj}", *FAST)
     assert got == code, err
     assert "Traceback" not in err and out == ""
@@ -95,12 +355,14 @@ def test_target_errors_exit_2_or_3_with_a_message_never_a_traceback(capsys, monk
 
 @pytest.mark.parametrize("argv,words", [
     (["amin2019.nope", GOOD], ["not a registered algorithm", "amin2019.capped-sum"]),
-    (["control.laplace", GOOD], ["no validation spec yet"]),
+    (["control.laplace", GOOD], ["not a paper's algorithm"]),
     (["amin2019.capped-sum", "no_such_module_zz:f"], ["cannot import 'no_such_module_zz'"]),
     (["amin2019.capped-sum", "nocolon"], ["module:object"]),
     (["amin2019.capped-sum", GOOD, "--samples", "10"], ["--samples"]),
     (["amin2019.capped-sum", GOOD, "--report", "/no/such/dir/r.json"], ["--report", "does not exist"]),
     (["amin2019.capped-sum", GOOD, "--seed", "-1"], ["seed"]),
+    (["amin2019.capped-sum", GOOD, "--param-map", "T"], ["REFERENCE=YOURS"]),
+    (["amin2019.capped-sum", GOOD, "--inputs", "ignore"], ["--inputs"]),
 ])
 def test_usage_errors_exit_2_naming_the_culprit(capsys, argv, words):
     code, out, err = run(capsys, "validate", *argv)
@@ -121,19 +383,8 @@ def test_register_validation_refuses_bad_specs():
         V.register_validation("amin2019.capped-sum")
     spec = V.get_validation("amin2019.capped-sum")
     with pytest.raises(ValueError, match="registered twice"):
-        V.register_validation(spec)
-
-
-def test_ks_threshold_is_the_dkw_bound():
-    # 4 exp(-2 n a^2) = alpha at a = threshold / 2: the closed form, checked at one point
-    n, alpha = 20_000, 3e-5
-    a = V._ks_threshold(n, alpha) / 2
-    assert 4 * math.exp(-2 * n * a * a) == pytest.approx(alpha, rel=1e-12)
-    # and the distance itself against scipy's two-sample KS statistic
-    from scipy import stats
-    rng = np.random.default_rng(5)
-    x, y = rng.normal(size=500), rng.normal(0.3, size=700)
-    assert V._ks_distance(x, y)[0] == pytest.approx(stats.ks_2samp(x, y).statistic, abs=1e-12)
+        V.register_validation(ValidationSpec(**{f: getattr(spec, f) for f in spec.__dataclass_fields__}))
+    assert V.register_validation(spec) is spec        # the same spec again: a no-op
 
 
 # ------------------------------------------------------------------ the pytest plugin
@@ -153,15 +404,15 @@ def test_plugin_fails_on_a_corpus_bug_and_passes_on_a_correct_implementation(tmp
     assert "SKIPPED" in bad.stdout and "not applicable" in bad.stdout          # properties: no stages
     good = _pytest(tmp_path, "--userdp-target", f"amin2019.capped-sum={GOOD}", "--userdp-samples", "10000")
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "3 passed" in good.stdout          # differential, independence, audit (stages: none to compare)
+    assert "4 passed" in good.stdout          # independence, differential, inputs, audit (stages: none to compare)
 
 
 def test_plugin_honours_the_hypothesis_profile(tmp_path):
     # A staged target counts its statistic calls in a file; a profile of 3 examples must make far
-    # fewer calls than the default. (A plugin that ignored the profile would count the same twice and fail the assertion.)
+    # fewer calls than the default.
     (tmp_path / "counting_target.py").write_text(textwrap.dedent("""
         import os
-        from corpus.amin2019 import staged_inverse_cdf, _stat_bincount
+        from corpus.amin2019 import _stat_bincount
         from userdp.properties.amin2019 import CapAdapter
         def stat(dataset, T):
             with open(os.environ["COUNT_FILE"], "a") as fh:
@@ -190,25 +441,28 @@ def test_plugin_without_the_option_adds_nothing(tmp_path):
 
 def test_independence_case_shows_what_the_first_case_hides():
     # Sample limiting's differential cases hold each user's values equal, so a random T drawn
-    # once per call (corpus bug) changes nothing there; the spec's independence_case (values
-    # varying within users) shows it. Planted: the check on the first case, as before the field.
+    # once per call changes nothing there; the spec's independence_case (values varying within
+    # users) shows it. Planted: the check on the first case.
     spec = V.get_validation("epasto2020.sample-limiting")
-    target = V.load_target("corpus.epasto2020_sl:random_T_once_per_call")
     cases = list(spec.cases())
-    hidden, _ = V.run_independence(spec, target, cases[0], 0)
-    shown, _ = V.run_independence(spec, target, spec.independence_on(cases), 0)
+
+    def independence(target, case):
+        v = V.Validation(spec, V.load_target(target))
+        return v.run_independence(case)
+    hidden = independence("corpus.epasto2020_sl:random_T_once_per_call", cases[0])
+    shown = independence("corpus.epasto2020_sl:random_T_once_per_call", spec.independence_on(cases))
     assert hidden is None or hidden.verdict == "pass"
     assert shown is not None and shown.verdict == "not independent"
-    good = V.load_target("corpus.epasto2020_sl:random_per_release")       # a fresh T per release
-    ok, _ = V.run_independence(spec, good, spec.independence_on(cases), 0)
+    ok = independence("corpus.epasto2020_sl:random_per_release", spec.independence_on(cases))
     assert ok is None or ok.verdict == "pass"
 
 
 def test_independence_case_must_build_a_case():
     spec = V.get_validation("epasto2020.sample-limiting")
     with pytest.raises(TypeError, match="independence_case"):
-        V.ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__}, "independence_case": 3})
-    broken = V.ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
-                                 "independence_case": lambda: "not a case"})
+        ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__}, "independence_case": 3})
+    broken = ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
+                               "independence_case": lambda: "not a case"})
     with pytest.raises(TypeError, match=r"independence_case\(\) must be a Case"):
         broken.independence_on(list(spec.cases()))
+    assert isinstance(spec.independence_on([Case(None, {}, "c")]), Case)

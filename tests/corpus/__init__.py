@@ -1,19 +1,25 @@
-"""The known-bug corpus of ``userdp validate`` (issue 13 item 5), like Wycheproof's vectors.
+"""The known-bug corpus of ``userdp validate``, like Wycheproof's vectors.
 
-One module per paper. Each holds small implementations written as an outside engineer
-would write them, each with one named bug (or none: the correct alternatives, which must
-pass), and a list ``CORPUS`` of ``CorpusEntry`` records saying what each is, what it
-gets wrong, what verdict ``userdp validate`` must give, and where the bug comes from.
-tests/corpus/test_corpus.py runs every entry through ``validate`` at default settings.
+One module per paper. Each holds small implementations written as an outside engineer would
+write them, each with one named bug (or none: the correct alternatives, which must pass), and a
+list ``CORPUS`` of ``CorpusEntry`` records saying what each is, what it gets wrong, what verdict
+``userdp validate`` must give (with the input policy and parameter renaming the entry declares),
+and where the bug comes from. The implementations use all three call shapes (one release per
+call, batched, an Adapter with stages) and all input policies (refuse, clip, trust).
+
+tests/corpus/test_corpus.py runs a representative slice in the default suite and every entry
+over seeds 0-4 under ``-m slow``; ``python -m corpus.report`` prints the README's table.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 BUG_TYPES = ("sensitivity", "noise scale", "budget", "accounting", "sampling", "domain",
-             "non-private data-dependent choice", "normalisation", "optimality", "independence", "none")
+             "non-private data-dependent choice", "normalisation", "optimality", "independence",
+             "parameter regime", "structure", "public inputs", "bias", "variance", "none")
 VERDICTS = ("privacy violation", "invariant violation", "deviation from reference", "not independent", "pass")
 PROVENANCE = ("found in the authors' public code", "planted", "correct alternative")
+POLICIES = (None, "refuse", "clip", "trust")
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,10 @@ class CorpusEntry:
     expected: str            # the overall verdict validate must give (one of VERDICTS)
     effect: str              # what the bug does; claimed vs true privacy loss where known
     provenance: str          # one of PROVENANCE; "found in ..." names NOTES.md's defect
-    exposes: str = "release" # "release": a plain mechanism function; "stages": an Adapter
+    exposes: str = "release" # "release": a plain function; "stages": an Adapter
+    inputs: str | None = None        # the declared input policy (--inputs); None: inferred
+    param_map: tuple = ()            # ((reference name, yours), ...) (--param-map)
+    small: bool = False              # a small-effect bug (a few per cent of the noise or less)
 
     def __post_init__(self):
         if self.bug_type not in BUG_TYPES:
@@ -40,3 +49,14 @@ class CorpusEntry:
                              "provenance 'correct alternative', and only it")
         if self.exposes not in ("release", "stages"):
             raise ValueError(f"{self.id}: exposes must be 'release' or 'stages'")
+        if self.inputs not in POLICIES:
+            raise ValueError(f"{self.id}: inputs must be one of {POLICIES}")
+
+    def kwargs(self) -> dict:
+        """The keyword arguments of ``validate`` this entry declares."""
+        out = {}
+        if self.inputs is not None:
+            out["inputs"] = self.inputs
+        if self.param_map:
+            out["param_map"] = dict(self.param_map)
+        return out

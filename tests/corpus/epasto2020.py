@@ -175,12 +175,53 @@ def noise_once_per_call(dataset, rng, size=None, *, B, epsilon, sigma):
 
 
 def clips_values(dataset, rng, size=None, *, B, epsilon, sigma):
-    """BUG (domain): values outside [0, B] silently clipped into it, where the paper assumes
-    y_i in [0, B]: the release then answers a question about other data (nothing says so)."""
-    if not epsilon > 0:
-        raise ValueError("epsilon must be > 0")
+    """Correct (input policy clip): values outside [0, B] clipped into it, as diffprivlib's bounded
+    tools do: the paper's algorithm on the projected data (private: every user still moves the
+    release by at most B W_q)."""
+    if not epsilon > 0 or not B > 0:
+        raise ValueError("epsilon and B must be > 0")
     D = dataset.with_fields(values=np.clip(dataset.values, 0.0, B))
     return _release(D, rng, size, _weights(D, B, epsilon, sigma), B, epsilon)
+
+
+def one_release_eps(dataset, rng, B, eps, sigma):
+    """Correct: one release per call, the parameter named eps, Laplace as a difference of exponentials."""
+    _check(dataset, B, eps, sigma)
+    c = _weights(dataset, B, eps, sigma)
+    beta = math.fsum((c * dataset.values).tolist())
+    b = B * _maxW(dataset, c) / eps
+    return beta + rng.exponential(b) - rng.exponential(b)
+
+
+def clips_to_two_B(dataset, rng, size=None, *, B, epsilon, sigma):
+    """BUG (domain; declared --inputs clip): clips values to [0, 2B] ("some headroom") while the noise
+    covers B: a user moving from 0 to 2B moves the release by twice what the noise covers."""
+    if not epsilon > 0 or not B > 0:
+        raise ValueError("epsilon and B must be > 0")
+    D = dataset.with_fields(values=np.clip(dataset.values, 0.0, 2 * B))
+    return _release(D, rng, size, _weights(D, B, epsilon, sigma), B, epsilon)
+
+
+def five_percent_less_noise(dataset, rng, size=None, *, B, epsilon, sigma):
+    """BUG (noise scale, small): Laplace scale 0.95 B max W_q / eps."""
+    _check(dataset, B, epsilon, sigma)
+    c = _weights(dataset, B, epsilon, sigma)
+    return _release(dataset, rng, size, c, B, epsilon, user_weight=lambda W, c: 0.95 * max(W.values()))
+
+
+def noise_for_B_one(dataset, rng, size=None, *, B, epsilon, sigma):
+    """BUG (parameter regime): the noise is calibrated as if B = 1 (max W_q / eps): right at B = 1, the
+    value of every fixed case, too small for B > 1."""
+    _check(dataset, B, epsilon, sigma)
+    c = _weights(dataset, B, epsilon, sigma)
+    return _release(dataset, rng, size, c, B, epsilon, user_weight=lambda W, c: max(W.values()) / B)
+
+
+def sigma_ignored(dataset, rng, size=None, *, B, epsilon, sigma):
+    """BUG (parameter regime): h* computed at the default sigma = B / 2 whatever sigma is given: right
+    where sigma = B/2 (every fixed case), private but not Claim 1's weights elsewhere."""
+    _check(dataset, B, epsilon, sigma)
+    return _release(dataset, rng, size, _weights(dataset, B, epsilon, B / 2), B, epsilon)
 
 
 M = "corpus.epasto2020"
@@ -204,7 +245,23 @@ CORPUS = [
                 "the release by up to s_q times that: true loss up to 20 x eps on the skewed design", "planted"),
     CorpusEntry("epasto2020/wa-noise-once-per-call", ALGO, f"{M}:noise_once_per_call", "independence",
                 "not independent", "one noise draw repeated for the `size` releases of a call", "planted"),
-    CorpusEntry("epasto2020/wa-clips-values", ALGO, f"{M}:clips_values", "domain", "invariant violation",
-                "a value 2B is clipped to B instead of refused: the release silently answers for other data",
+    CorpusEntry("epasto2020/wa-clips-values", ALGO, f"{M}:clips_values", "none", "pass",
+                "none: values outside [0, B] clipped into it (policy clip, inferred), as diffprivlib does",
+                "correct alternative"),
+    CorpusEntry("epasto2020/wa-one-release-eps", ALGO, f"{M}:one_release_eps", "none", "pass",
+                "none: one release per call, parameter eps (--param-map epsilon=eps)", "correct alternative",
+                param_map=(("epsilon", "eps"),)),
+    CorpusEntry("epasto2020/wa-clips-refuse-declared", ALGO, f"{M}:clips_values", "domain", "invariant violation",
+                "declared --inputs refuse, but a value 2B is clipped and released", "planted", inputs="refuse"),
+    CorpusEntry("epasto2020/wa-clips-to-two-B", ALGO, f"{M}:clips_to_two_B", "domain", "privacy violation",
+                "declared --inputs clip, clips to [0, 2B] with noise for B: a user at 2B moves the release twice "
+                "what the noise covers (loss 2 eps)", "planted", inputs="clip"),
+    CorpusEntry("epasto2020/wa-five-percent-less-noise", ALGO, f"{M}:five_percent_less_noise", "noise scale",
+                "privacy violation", "Laplace scale 0.95 B max W_q / eps: true loss 1.053 eps", "planted", small=True),
+    CorpusEntry("epasto2020/wa-noise-for-B-one", ALGO, f"{M}:noise_for_B_one", "parameter regime",
+                "privacy violation", "noise for B = 1 whatever B: at B = 3 (a generated case) the loss is 3 eps",
                 "planted"),
+    CorpusEntry("epasto2020/wa-sigma-ignored", ALGO, f"{M}:sigma_ignored", "parameter regime",
+                "deviation from reference", "h* at sigma = B/2 whatever sigma: private, other weights where sigma "
+                "differs (a generated case: sigma = 0.4, B = 3)", "planted"),
 ]

@@ -140,6 +140,25 @@ def random_T_once_per_call(dataset, rng, size=None, *, B, epsilon, sigma):
     return beta + rng.laplace(0.0, B * h / (epsilon * nh), size)
 
 
+def one_release_first_h(dataset, rng, *, B, epsilon, sigma):
+    """Correct: one release per call, the first h records of each user, values clipped into [0, B]
+    (input policy clip)."""
+    D = dataset.with_fields(values=np.clip(dataset.values, 0.0, B))
+    return float(_first_h(D, rng, None, B, epsilon, sigma))
+
+
+def h_plus_one(dataset, rng, size=None, *, B, epsilon, sigma):
+    """BUG (optimality, small): h = Claim 2's h + 1 (an off-by-one in the integer search): private,
+    a slightly larger variance and another statistic."""
+    g, h, nh = _plan(dataset, B, epsilon, sigma)
+    return _first_h(dataset, rng, size, B, epsilon, sigma, h=min(h + 1, max(len(r) for r in g.values())))
+
+
+def noise_ninety_six_percent(dataset, rng, size=None, *, B, epsilon, sigma):
+    """BUG (noise scale, small): Lap(0.96 B h / (eps n_h))."""
+    return _first_h(dataset, rng, size, B, epsilon, sigma, scale=lambda h, nh: 0.96 * B * h / (epsilon * nh))
+
+
 M = "corpus.epasto2020_sl"
 CORPUS = [
     CorpusEntry("epasto2020/sl-random-per-release", ALGO, f"{M}:random_per_release", "none", "pass",
@@ -154,4 +173,12 @@ CORPUS = [
                 "h = s_m = 50 instead of Claim 2's h = 3 at eps = 1: private, a larger variance", "planted"),
     CorpusEntry("epasto2020/sl-random-T-once-per-call", ALGO, f"{M}:random_T_once_per_call", "independence",
                 "not independent", "the random T is shared by the releases of one call", "planted"),
+    CorpusEntry("epasto2020/sl-one-release-first-h", ALGO, f"{M}:one_release_first_h", "none", "pass",
+                "none: one release per call, the first h records, values clipped into [0, B] (policy clip, "
+                "inferred)", "correct alternative"),
+    CorpusEntry("epasto2020/sl-h-plus-one", ALGO, f"{M}:h_plus_one", "optimality", "deviation from reference",
+                "h one above Claim 2's: private, not the minimum-variance h", "planted", small=True),
+    CorpusEntry("epasto2020/sl-noise-ninety-six-percent", ALGO, f"{M}:noise_ninety_six_percent", "noise scale",
+                "privacy violation", "Laplace scale 0.96 B h / (eps n_h): true loss eps / 0.96 = 1.042 eps",
+                "planted", small=True),
 ]

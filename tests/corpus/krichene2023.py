@@ -125,9 +125,14 @@ def _budget_weights(t, u, omega, beta):
 
 
 def _release(dataset, rng, size, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_star, *,
-             weights=_budget_weights, clip_labels=True, sigmas=None):
+             weights=_budget_weights, clip_labels=True, sigmas=None, noise=None, counts_from_data=False):
     """The vectorised pipeline the bugs below change one piece of."""
+    if not (beta > 0 and Gamma_x > 0 and Gamma_star > 0):
+        raise ValueError("beta, Gamma_x and Gamma_star must be > 0")
     t, u, x, y = _records(dataset)
+    if counts_from_data:            # BUG below: the graph's own task sizes and users, not the declared ones
+        n_counts = np.maximum(np.bincount(t, minlength=m), 1)
+        n_users = len(set(u.tolist()))
     w = weights(t, u, _omega(n_counts, n_users, beta, mu), beta)
     if clip_labels:
         x, y = _clip(x, y, Gamma_x, Gamma_star)
@@ -139,7 +144,10 @@ def _release(dataset, rng, size, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_
     b = np.zeros((m, d))
     np.add.at(b, t, (w * y)[:, None] * x)
     sA, sb = sigmas if sigmas is not None else (Gamma_x ** 2, Gamma_x ** 2 * Gamma_star)
-    NA, Nb = _noise(rng, size, m, d, sA, sb, normal=lambda g, shape: g.normal(0.0, 1.0, shape))
+    NA, Nb = (noise or _noise)(rng, 1 if size is None else size, m, d, sA, sb,
+                               normal=lambda g, shape: g.normal(0.0, 1.0, shape))
+    if size is None:
+        return A + NA[0], b + Nb[0]
     return A + NA, b + Nb
 
 
@@ -182,6 +190,55 @@ def per_user_normalised(dataset, rng, size=None, **p):
         _, pos = np.unique(u, return_inverse=True)
         return om * np.sqrt(beta / np.bincount(pos, weights=om * om))[pos]
     return _release(dataset, rng, size, **p, weights=w)
+
+
+def one_release_items(dataset, rng, *, m, n_items, n_users, beta, mu, Gamma_x, Gamma_star):
+    """Correct: one release per call; the declared task sizes named n_items (--param-map n_counts=n_items)."""
+    return _release(dataset, rng, None, m, n_items, n_users, beta, mu, Gamma_x, Gamma_star)
+
+
+def counts_from_data(dataset, rng, size=None, **p):
+    """BUG (public inputs; the issue's DPAM port): the weights read the graph's OWN task sizes and user
+    count, not the declared public ones: exact counts used as if they were free. Identical where the
+    declared counts are the graph's (every fixed case); different elsewhere."""
+    return _release(dataset, rng, size, **p, counts_from_data=True)
+
+
+def _independent_triangles(rng, size, m, d, sA, sb, normal):
+    """BUG below: every entry of A's noise drawn on its own (no mirror): an asymmetric release."""
+    return sA * normal(rng, (size, m, d, d)), sb * normal(rng, (size, m, d))
+
+
+def independent_triangles(dataset, rng, size=None, **p):
+    """BUG (structure): the lower triangle gets its own noise instead of the upper's mirror: A-hat is not
+    symmetric, and the off-diagonal statistic is released twice with independent noise (its loss
+    sqrt(2) x in d >= 2). d = 1 designs cannot show it."""
+    return _release(dataset, rng, size, **p, noise=_independent_triangles)
+
+
+def _upper_only(rng, size, m, d, sA, sb, normal):
+    XA = np.zeros((size, m, d, d))
+    for k in range(d):
+        for l in range(k, d):
+            XA[:, :, k, l] = sA * normal(rng, (size, m))     # BUG: the lower triangle keeps no noise
+    return XA, sb * normal(rng, (size, m, d))
+
+
+def upper_triangle_noise_only(dataset, rng, size=None, **p):
+    """BUG (structure): noise on the upper triangle only; the lower triangle is released exact."""
+    return _release(dataset, rng, size, **p, noise=_upper_only)
+
+
+def sigma_ninety_five_percent(dataset, rng, size=None, *, Gamma_x, Gamma_star, **p):
+    """BUG (noise scale, small): both noise sds at 0.95 x."""
+    return _release(dataset, rng, size, Gamma_x=Gamma_x, Gamma_star=Gamma_star, **p,
+                    sigmas=(0.95 * Gamma_x ** 2, 0.95 * Gamma_x ** 2 * Gamma_star))
+
+
+def variance_eight_percent_high(dataset, rng, size=None, *, Gamma_x, Gamma_star, **p):
+    """BUG (variance, small): both noise sds at 1.04 x (8% more variance): private."""
+    return _release(dataset, rng, size, Gamma_x=Gamma_x, Gamma_star=Gamma_star, **p,
+                    sigmas=(1.04 * Gamma_x ** 2, 1.04 * Gamma_x ** 2 * Gamma_star))
 
 
 _FITTED: dict = {}
@@ -275,10 +332,28 @@ CORPUS = [
                 "absent; validate audits one release per call instead, which is the paper's release", "planted"),
 ]
 
+CORPUS += [
+    CorpusEntry("krichene2023/one-release-items", ALGO, f"{M}:one_release_items", "none", "pass",
+                "none: one release per call, the declared sizes named n_items", "correct alternative",
+                param_map=(("n_counts", "n_items"),)),
+    CorpusEntry("krichene2023/counts-from-data", ALGO, f"{M}:counts_from_data", "public inputs",
+                "deviation from reference", "the weights from the graph's own counts, not the declared ones: the "
+                "same where they agree (every fixed case), other weights where they do not (the generated cases); "
+                "private counts used for free (a privacy defect the release-level tests see as a deviation)",
+                "found in the authors' public code"),
+    CorpusEntry("krichene2023/independent-triangles", ALGO, f"{M}:independent_triangles", "structure",
+                "deviation from reference", "A-hat's lower triangle has its own noise: not symmetric; the "
+                "off-diagonal entries are released twice (loss sqrt(2) x on them, d >= 2)", "planted"),
+    CorpusEntry("krichene2023/upper-triangle-noise-only", ALGO, f"{M}:upper_triangle_noise_only", "structure",
+                "privacy violation", "the lower triangle of A-hat is released without noise: unbounded loss in "
+                "d >= 2, invisible to a reading of one triangle", "planted"),
+    CorpusEntry("krichene2023/sigma-ninety-five-percent", ALGO, f"{M}:sigma_ninety_five_percent", "noise scale",
+                "privacy violation", "0.95 x both noise sds: mu = 1.053 x the claim's", "planted", small=True),
+    CorpusEntry("krichene2023/variance-eight-percent-high", ALGO, f"{M}:variance_eight_percent_high", "variance",
+                "deviation from reference", "1.04 x both noise sds: private, 8% more variance", "planted", small=True),
+]
+
 # Adapter entries: the property suite, the stage comparison and the stages-agree test run on them.
-# Note (report): run_stages and the own-statistic test of validate.py call np.asarray on a
-# stage's return value; Krichene's statistic stage returns the pair (A (m, d, d), b (m, d)),
-# which needs the spec's flatten first.
 STAGED_CORPUS = [
     CorpusEntry("krichene2023/staged-loop", ALGO, f"{M}:staged_loop", "none", "pass",
                 "none: loop-box-muller with its weights, statistic, sensitivity (Appendix A.1) and noise-scale "
@@ -290,3 +365,89 @@ STAGED_CORPUS = [
                 "planted", exposes="stages"),
 ]
 CORPUS += STAGED_CORPUS
+
+
+# ------------------------------------------------------------ Algorithm 2, noisy GD (krichene2023.noisy-gd)
+GD_ALGO = "krichene2023.noisy-gd"
+
+
+def _gd(dataset, rng, size, *, m, n_counts, n_users, beta, mu, Gamma, Lambda, eta, T, radius,
+        sigma_factor=None, clip=True, counts_from_data=False):
+    if not (beta > 0 and Gamma > 0 and eta > 0 and T >= 1 and radius > 0 and Lambda >= 0):
+        raise ValueError("need beta, Gamma, eta, radius > 0, T >= 1, Lambda >= 0")
+    t, u, x, y = _records(dataset)
+    if counts_from_data:
+        n_counts = np.maximum(np.bincount(t, minlength=m), 1)
+        n_users = len(set(u.tolist()))
+    w = _budget_weights(t, u, _omega(n_counts, n_users, beta, mu), beta)
+    k, d = (1 if size is None else size), x.shape[1]
+    sigma = Gamma * math.sqrt(T / 2.0) if sigma_factor is None else sigma_factor * Gamma
+    theta = np.zeros((k, m, d))
+    for _ in range(T):
+        at = theta[:, t, :]                                            # (k, N, d)
+        g = (np.einsum("knd,nd->kn", at, x) - y)[:, :, None] * x[None] + Lambda * at
+        if clip:
+            norms = np.linalg.norm(g, axis=2, keepdims=True)
+            g = g * np.minimum(1.0, Gamma / np.maximum(norms, 1e-300))
+        G = np.zeros((k, m, d))
+        for r in range(t.size):                                        # sum_j w_ij g_ij, task by task
+            G[:, t[r], :] += w[r] * g[:, r, :]
+        theta = theta - eta * (G + sigma * rng.standard_normal((k, m, d)))
+        theta *= np.minimum(1.0, radius / np.maximum(np.linalg.norm(theta, axis=2, keepdims=True), 1e-300))
+    return theta[0] if size is None else theta
+
+
+def gd_loop(dataset, rng, size=None, **p):
+    """Correct (batched): the gradient sums task by task in a loop over records."""
+    return _gd(dataset, rng, size, **p)
+
+
+def gd_one(dataset, rng, **p):
+    """Correct (one release per call)."""
+    return _gd(dataset, rng, None, **p)
+
+
+gd_adapter = MultiTaskAdapter("corpus/krichene-gd-adapter", mechanism=gd_loop)
+
+
+def gd_sigma_gamma(dataset, rng, size=None, **p):
+    """BUG (accounting): per-step noise sd Gamma instead of Gamma sqrt(T/2): the T steps compose to
+    sqrt(T/2) x the claimed mu (1.41 at T = 4)."""
+    return _gd(dataset, rng, size, **p, sigma_factor=1.0)
+
+
+def gd_no_gradient_clipping(dataset, rng, size=None, **p):
+    """BUG (sensitivity): the record gradients are not clipped to Gamma (the noise still is for Gamma):
+    on the registry's graph (y = 10) a record's gradient is ~10 Gamma: loss ~10 x."""
+    return _gd(dataset, rng, size, **p, clip=False)
+
+
+def gd_counts_from_data(dataset, rng, size=None, **p):
+    """BUG (public inputs): the weights from the graph's own counts, not the declared ones."""
+    return _gd(dataset, rng, size, **p, counts_from_data=True)
+
+
+def gd_once_per_call(dataset, rng, size=None, **p):
+    """BUG (independence): one run per call, repeated."""
+    one = _gd(dataset, rng, None, **p)
+    return np.repeat(one[None], 1 if size is None else size, axis=0)
+
+
+CORPUS += [
+    CorpusEntry("krichene2023/gd-loop", GD_ALGO, f"{M}:gd_loop", "none", "pass",
+                "none: the gradient sums task by task in a loop", "correct alternative"),
+    CorpusEntry("krichene2023/gd-one", GD_ALGO, f"{M}:gd_one", "none", "pass", "none: one release per call",
+                "correct alternative"),
+    CorpusEntry("krichene2023/gd-adapter", GD_ALGO, f"{M}:gd_adapter", "none", "pass",
+                "none: an Adapter holding the mechanism", "correct alternative", exposes="stages"),
+    CorpusEntry("krichene2023/gd-sigma-gamma", GD_ALGO, f"{M}:gd_sigma_gamma", "accounting", "privacy violation",
+                "noise sd Gamma per step instead of Gamma sqrt(T/2): mu = sqrt(2) x the claim at T = 4", "planted"),
+    CorpusEntry("krichene2023/gd-no-gradient-clipping", GD_ALGO, f"{M}:gd_no_gradient_clipping", "sensitivity",
+                "privacy violation", "unclipped gradients, the noise for Gamma: ~10 x the move on the registry's "
+                "graph", "planted"),
+    CorpusEntry("krichene2023/gd-counts-from-data", GD_ALGO, f"{M}:gd_counts_from_data", "public inputs",
+                "deviation from reference", "the weights from the graph's own counts: other weights on the "
+                "generated cases, whose declared counts differ", "found in the authors' public code"),
+    CorpusEntry("krichene2023/gd-once-per-call", GD_ALGO, f"{M}:gd_once_per_call", "independence",
+                "not independent", "one run per call", "planted"),
+]

@@ -1,41 +1,91 @@
-"""The corpus table of the README ("Validate your implementation"): run every corpus entry
-through ``validate`` at default settings and seed 0, and print per algorithm the entries, the
-bugs caught (the expected verdict, not just any finding), the false verdicts on the correct
-alternatives, and the time of each validate run (the slowest, and the correct plain function's).
+"""The corpus table of the README ("Validate your implementation"): every corpus entry through
+``validate`` at default settings for each seed, and per algorithm the bugs caught with their
+expected verdict (at every seed), the correct alternatives passed (at every seed), and the time of
+a validate run (median and slowest over the entries and seeds: wall clock and the process's CPU).
 
-    cd tests && python -m corpus.report            # 94 s on 2 cores (2026-11-24)
+    cd tests && python -m corpus.report [--seeds 0,1,2,3,4] [--only ALGORITHM] [--log FILE]
+
+Each run is printed as it ends (and appended to ``--log``), then the table in Markdown.
 """
 from __future__ import annotations
 
+import argparse
 import collections
 import importlib
+import json
 import pkgutil
+import statistics
 import time
 
 import corpus
 from userdp.audits.validate import validate
 
+from .test_corpus import shape_of
+
+
+def entries(only=None):
+    for m in sorted(m.name for m in pkgutil.iter_modules(corpus.__path__)
+                    if not m.name.startswith(("_", "test", "report"))):
+        for e in importlib.import_module(f"corpus.{m}").CORPUS:
+            if only is None or e.algorithm in only:
+                yield e
+
+
+def run(seeds, only=None, log=None) -> dict:
+    rows = collections.defaultdict(list)               # algorithm -> [(entry, seed, verdict, wall, cpu)]
+    for e in entries(only):
+        for seed in seeds:
+            t0, c0 = time.perf_counter(), time.process_time()
+            try:
+                verdict = validate(e.algorithm, e.target, seed=seed, **e.kwargs()).verdict
+            except Exception as exc:                     # an error is a failed row, named
+                verdict = f"error: {type(exc).__name__}: {exc}"[:120]
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            rows[e.algorithm].append((e, seed, verdict, wall, cpu))
+            line = {"id": e.id, "seed": seed, "expected": e.expected, "verdict": verdict,
+                    "wall": round(wall, 2), "cpu": round(cpu, 2)}
+            print(f"{'ok' if verdict == e.expected else 'XX'} {e.id:52s} {seed} {e.expected:26s} {verdict:26s} "
+                  f"{wall:6.1f} s ({cpu:5.1f} s CPU)", flush=True)
+            if log:
+                with open(log, "a") as fh:
+                    fh.write(json.dumps(line) + "\n")
+    return rows
+
+
+def table(rows, seeds) -> str:
+    out = ["| algorithm | bugs caught with the expected verdict | correct alternatives passed | call shapes | "
+           "validate time: median / slowest (CPU) |", "|---|---|---|---|---|"]
+    tot = collections.Counter()
+    cpus = []
+    for algo, rs in rows.items():
+        by_entry = collections.defaultdict(list)
+        for e, seed, v, wall, cpu in rs:
+            by_entry[e.id].append((e, v))
+        bugs = [vs for vs in by_entry.values() if vs[0][0].expected != "pass"]
+        good = [vs for vs in by_entry.values() if vs[0][0].expected == "pass"]
+        caught = sum(all(v == e.expected for e, v in vs) for vs in bugs)
+        passed = sum(all(v == "pass" for _, v in vs) for vs in good)
+        shapes = sorted({shape_of(vs[0][0]) for vs in by_entry.values()})
+        c = [cpu for *_, cpu in rs]
+        cpus += c
+        out.append(f"| {algo} | {caught} of {len(bugs)} | {passed} of {len(good)} | {', '.join(shapes)} | "
+                   f"{statistics.median(c):.1f} s / {max(c):.1f} s |")
+        tot.update(caught=caught, bugs=len(bugs), passed=passed, good=len(good))
+    out.append(f"| all ({len(seeds)} seeds) | {tot['caught']} of {tot['bugs']} | {tot['passed']} of {tot['good']} | | "
+               f"{statistics.median(cpus):.1f} s / {max(cpus):.1f} s |")
+    return "\n".join(out)
+
 
 def main() -> None:
-    rows = collections.defaultdict(list)
-    for m in sorted(m.name for m in pkgutil.iter_modules(corpus.__path__) if not m.name.startswith(("_", "test", "report"))):
-        for e in importlib.import_module(f"corpus.{m}").CORPUS:
-            t0 = time.perf_counter()
-            verdict = validate(e.algorithm, e.target, seed=0).verdict
-            rows[e.algorithm].append((e, verdict, time.perf_counter() - t0))
-            print(f"{e.id:52s} {e.expected:26s} {verdict:26s} {rows[e.algorithm][-1][2]:6.1f} s", flush=True)
-    print("\n| algorithm | bugs caught (expected verdict) | correct alternatives passed | validate time, correct release-only / slowest entry |")
-    print("|---|---|---|---|")
-    tot = collections.Counter()
-    for algo, rs in rows.items():
-        bugs = [r for r in rs if r[0].expected != "pass"]
-        good = [r for r in rs if r[0].expected == "pass"]
-        caught = sum(v == e.expected for e, v, _ in bugs)
-        passed = sum(v == "pass" for _, v, _ in good)
-        plain = min((s for e, _, s in good if e.exposes == "release"), default=float("nan"))
-        print(f"| {algo} | {caught} of {len(bugs)} | {passed} of {len(good)} | {plain:.1f} s / {max(s for *_, s in rs):.1f} s |")
-        tot.update(caught=caught, bugs=len(bugs), passed=passed, good=len(good))
-    print(f"| all | {tot['caught']} of {tot['bugs']} | {tot['passed']} of {tot['good']} | |")
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--seeds", default="0,1,2,3,4")
+    p.add_argument("--only", action="append", help="an algorithm (repeatable)")
+    p.add_argument("--log", help="append one JSON line per run to this file")
+    a = p.parse_args()
+    seeds = [int(s) for s in a.seeds.split(",")]
+    rows = run(seeds, a.only, a.log)
+    print()
+    print(table(rows, seeds))
 
 
 if __name__ == "__main__":

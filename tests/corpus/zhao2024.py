@@ -1,4 +1,5 @@
-"""Corpus for Zhao et al. 2024: HLM (``zhao2024.hlm``) and its baseline WME (``zhao2024.wme``).
+"""Corpus for Zhao et al. 2024: HLM (``zhao2024.hlm`` in d = 1, ``zhao2024.hlm-d3`` in d = 3) and its
+baseline WME (``zhao2024.wme``).
 
 The poster (NOTES.md: no full text, no code) gives eq. (2)-(3) (the weighted Huber
 minimiser) and eq. (4) (Clip(mu0, R_c) + W); everything else the mechanism needs (w_i, T_i,
@@ -105,7 +106,7 @@ def _minimise(y, w, T):
     """argmin of eq. (2). d = 1: bisection on the first-order condition over [min y, max y]
     (the gradient is <= 0 at min y and >= 0 at max y), to the last float. d > 1: the
     majorise-minimise (Weiszfeld-type) iteration s <- sum a_i y_i / sum a_i,
-    a_i = w_i min(1, T_i / ||s - y_i||), until the gradient is below 1e-14 of max w_i T_i."""
+    a_i = w_i min(1, T_i / ||s - y_i||), until the gradient is below 1e-11 of max w_i T_i."""
     if y.shape[1] == 1:
         v = y[:, 0]
         lo, hi = float(v.min()), float(v.max())
@@ -119,7 +120,7 @@ def _minimise(y, w, T):
                 hi = mid
         return np.array([lo if abs(_psi_sum(lo, v, w, T)) <= abs(_psi_sum(hi, v, w, T)) else hi])
     s = w @ y / w.sum()
-    tol = 1e-14 * float(np.max(w * T))
+    tol = 1e-11 * float(np.max(w * T))
     for _ in range(100_000):
         u = s - y
         r = np.sqrt((u * u).sum(axis=1))
@@ -156,7 +157,7 @@ def _normals(rng, shape):
 
 
 def _plan(dataset, *, epsilon, delta, R, R_c, tau=TAU, cap=None, kappa0=KAPPA0, test_share=TEST_SHARE,
-          support=None, weights=None, R_of=None, b_of=None):
+          support=None, weights=None, R_of=None, b_of=None, split_delta=True):
     """Everything before the noise. ``weights``, ``R_of`` and ``b_of`` are where the bugs
     below differ: weights(a) from a_i = min(m_i, cap); R_of(R, dataset) the item scale of
     T_i; b_of(c, kappa0) the proposed sensitivity."""
@@ -167,7 +168,7 @@ def _plan(dataset, *, epsilon, delta, R, R_c, tau=TAU, cap=None, kappa0=KAPPA0, 
                                                      axis=1)) > rho:
         raise ValueError("an item lies outside the declared support")
     eps_t, delta_t = test_share * epsilon, delta / 2
-    eps_r, delta_r = epsilon - eps_t, delta / 2
+    eps_r, delta_r = epsilon - eps_t, (delta / 2 if split_delta else delta)
     R_T = R if R_of is None else R_of(R, dataset)
     T = tau * R_T / np.sqrt(m)                                        # T_i = tau R / sqrt(m_i)
     T_eff = np.minimum(T, rho)
@@ -302,6 +303,17 @@ def hlm_decision_per_call(dataset, rng, size=None, *, epsilon, delta, R, R_c, ta
     return out[0] if size is None else out
 
 
+def hlm_one_release(dataset, rng, *, epsilon, delta, R, R_c):
+    """Correct: one release per call."""
+    return _hlm(dataset, rng, None, epsilon=epsilon, delta=delta, R=R, R_c=R_c)
+
+
+def hlm_delta_not_split(dataset, rng, size=None, *, epsilon, delta, R, R_c):
+    """BUG (budget, small): the release noise calibrated at the whole delta, not delta / 2 (the test
+    spends the other half): sigma_pass 2.8% too small at delta = 1e-5."""
+    return _hlm(dataset, rng, size, epsilon=epsilon, delta=delta, R=R, R_c=R_c, split_delta=False)
+
+
 M = "corpus.zhao2024"
 CORPUS = [
     CorpusEntry("zhao2024/hlm-bisection-box-muller", ALGO, f"{M}:hlm_bisection_box_muller", "none", "pass",
@@ -409,7 +421,7 @@ CORPUS += STAGED_CORPUS
 BETA = 0.05
 
 
-def _wme(dataset, rng, size, epsilon, delta, R, *, noisy_argmax=True, widen=1.0, width_of=None):
+def _wme(dataset, rng, size, epsilon, delta, R, *, noisy_argmax=True, widen=1.0, width_of=None, delta_stage=None):
     """``noisy_argmax``: stage I's Gaussian noise; ``widen``: the interval is the bin +- widen
     tau; ``width_of(tau, R)``: the width stage II's noise is scaled to (default min(3 tau, 2R))."""
     if not epsilon > 0 or not 0 < delta < 1 or not R > 0:
@@ -426,7 +438,7 @@ def _wme(dataset, rng, size, epsilon, delta, R, *, noisy_argmax=True, widen=1.0,
     counts = [0] * K
     for v in y:
         counts[min(K - 1, max(0, int(math.floor((v + R) / tau))))] += 1
-    s = _gauss_sigma(1.0, epsilon / 2, delta / 2) * (1 + 2**-50)
+    s = _gauss_sigma(1.0, epsilon / 2, delta / 2 if delta_stage is None else delta_stage) * (1 + 2**-50)
     sigma1 = math.sqrt(2) * s
     width = min(3 * tau, 2 * R) if width_of is None else width_of(tau, R)
     sigma2 = width / n * s
@@ -487,4 +499,54 @@ CORPUS += [
                 "clips to the chosen bin (width tau) with noise for width tau: consistent, so private (stage II "
                 "at most mu_2-GDP), but typical users near the bin's edges are clipped: the mean is biased",
                 "planted"),
+]
+
+
+# ------------------------------------------------------------------ more HLM and WME entries
+def wme_one_release(dataset, rng, *, epsilon, delta, R):
+    """Correct: one release per call."""
+    return _wme(dataset, rng, None, epsilon, delta, R)
+
+
+def wme_clipping(dataset, rng, size=None, *, epsilon, delta, R):
+    """Correct (input policy clip): items clipped into [-R, R] first."""
+    return _wme(dataset.with_fields(values=np.clip(dataset.values, -R, R)), rng, size, epsilon, delta, R)
+
+
+def wme_delta_not_split(dataset, rng, size=None, *, epsilon, delta, R):
+    """BUG (budget, small): both stages calibrated at the whole delta instead of delta / 2 each (the
+    issue's "delta not split between two stages"): sigma_1 and sigma_2 2.7% too small."""
+    return _wme(dataset, rng, size, epsilon, delta, R, delta_stage=delta)
+
+
+H3 = "zhao2024.hlm-d3"
+CORPUS += [
+    CorpusEntry("zhao2024/hlm-one-release", ALGO, f"{M}:hlm_one_release", "none", "pass",
+                "none: one release per call", "correct alternative"),
+    CorpusEntry("zhao2024/hlm-delta-not-split", ALGO, f"{M}:hlm_delta_not_split", "budget",
+                "deviation from reference", "the release noise at the whole delta: sigma_pass 2.8% too small; "
+                "the realisation pair moves Clip(mu0) by 0.96 of B, which that noise still covers (a privacy "
+                "defect of 1-2% in mu that no pair here realises): graded a deviation", "planted", small=True),
+    CorpusEntry("zhao2024/hlm-d3-bisection", H3, f"{M}:hlm_bisection_box_muller", "none", "pass",
+                "none: majorise-minimise in d = 3, Box-Muller normals", "correct alternative"),
+    CorpusEntry("zhao2024/hlm-d3-one-release", H3, f"{M}:hlm_one_release", "none", "pass",
+                "none: one release per call", "correct alternative"),
+    CorpusEntry("zhao2024/hlm-d3-uncapped-loop", H3, f"{M}:hlm_uncapped_loop_exponentials", "none", "pass",
+                "none: the PTR step as a loop per release", "correct alternative"),
+    CorpusEntry("zhao2024/hlm-d3-one-user-sensitivity", H3, f"{M}:hlm_one_user_sensitivity", "sensitivity",
+                "privacy violation", "B 4 times too small (as in d = 1)", "planted"),
+    CorpusEntry("zhao2024/hlm-d3-deterministic-test", H3, f"{M}:hlm_deterministic_test",
+                "non-private data-dependent choice", "privacy violation", "the PTR test without noise", "planted"),
+    CorpusEntry("zhao2024/hlm-d3-unnormalised-weights", H3, f"{M}:hlm_unnormalised_weights", "normalisation",
+                "deviation from reference", "weights not normalised: private, sigma_pass at its cap", "planted"),
+    CorpusEntry("zhao2024/hlm-d3-decision-per-call", H3, f"{M}:hlm_decision_per_call", "independence",
+                "not independent", "one PTR coin per call", "planted"),
+    CorpusEntry("zhao2024/wme-one-release", ALGO_WME, f"{M}:wme_one_release", "none", "pass",
+                "none: one release per call", "correct alternative"),
+    CorpusEntry("zhao2024/wme-clipping", ALGO_WME, f"{M}:wme_clipping", "none", "pass",
+                "none: items clipped into [-R, R] (declared --inputs clip)", "correct alternative", inputs="clip"),
+    CorpusEntry("zhao2024/wme-delta-not-split", ALGO_WME, f"{M}:wme_delta_not_split", "budget",
+                "privacy violation", "both stages at the whole delta: sigma_2 2.7% too small; on the width pair "
+                "(a move of exactly Delta_2 with the bin fixed) the release's mu is 1.03 x the claim's",
+                "planted", small=True),
 ]
