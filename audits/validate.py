@@ -18,8 +18,8 @@ c. **differential**, on the spec's fixed cases and the generated ones (over the 
    both triangles of a matrix):
    - *mean*: each coordinate's mean against the reference's exact statistic (one-sample z),
      or, for a nonlinear release without one, against the reference's releases (Welch z);
-   - *scale*: each coordinate's mean absolute deviation from the statistic (or from the
-     median of a separate reference batch), target over reference, with a confidence
+   - *scale*: each coordinate's mean absolute deviation about its own median (each side's,
+     so that a bias is not read as noise), target over reference, with a confidence
      interval on the ratio. Less spread than the reference on a case whose ``pair`` attains
      the reference's sensitivity is a **privacy** finding, "under-noised": the noise covers
      only a share r of a move the relation allows, so the loss on that pair is at least the
@@ -136,7 +136,7 @@ CENTRE_SAMPLES = 20_000    # the separate reference batch whose median centres a
 DEFAULT_AUDIT_SAMPLES = 100_000
 MIN_SAMPLES, MIN_AUDIT_SAMPLES = 2_000, 2_000
 FLOOR_SAMPLES = 250        # the least a very slow target gets, per case and per audited pair
-MAX_SECONDS = 40.0         # the target's own CPU time above which the floors above give way (to FLOOR_SAMPLES)
+MAX_SECONDS = 30.0         # the target's own CPU time above which the floors above give way (to FLOOR_SAMPLES)
 BUDGET = {"differential": 3.5, "audit": 2.5}      # seconds of the target's own time, at most, by default
 QUICK = {"samples": 20_000, "audit_samples": 20_000, "examples": 10, "budget": 0.4}
 DEFAULT_EXAMPLES = 50
@@ -736,9 +736,10 @@ class Validation:
                     mean_worst = (z, ci, k, diff, se)
                 if z > z_mean:
                     fails["mean"].append((ci, k))
-                # scale
-                c = float(d.centre[k]) if d.centre.size == d.Xr.shape[1] else float(np.median(r))
-                at, ar = np.abs(t - c), np.abs(r - c)
+                # scale: each side's mean absolute deviation about its own median, so that a shifted
+                # centre (the mean test's business) is not read as more noise. d/dm E|X - m| = 2 F(m) - 1
+                # vanishes at the median, so estimating m changes the estimator's variance by o(1/n)
+                at, ar = np.abs(t - np.median(t)), np.abs(r - np.median(r))
                 st, sr = float(np.mean(at)), float(np.mean(ar))
                 if sr > 0:
                     if st > 0:
@@ -945,7 +946,7 @@ class Validation:
                                          f"noise scale differs from the reference's: {why}",
                                          {"case": D[ci].case.description, "coordinate": k, "spread_ratio": r,
                                           "confidence_interval": [lo, hi], "critical_z": round(z_scale, 3),
-                                          "meaning": "mean absolute deviation from the statistic, TARGET over the "
+                                          "meaning": "mean absolute deviation about the median, TARGET over the "
                                                      "reference; the interval holds jointly for every case and "
                                                      f"coordinate with probability >= 1 - {ALPHAS['scale']:g}",
                                           **self._snippet(D[ci].case)}))
@@ -969,6 +970,8 @@ class Validation:
         Y = self._rows(second, rng, d.Xt.shape[0], f"the pair of case {case.description!r}")
         Y = Y[np.all(np.isfinite(Y), axis=1)][:, :w]
         X, R = d.Xt[:, :w], d.Xr[:, :w]
+        if min(X.shape[0], Y.shape[0], R.shape[0]) < 2:        # no finite releases to compare (already a finding)
+            return {"rho": 0.0, "rho_lower": 0.0, "scale_varies": False}
         p = 1 if spec.noise == "laplace" else 2
         s2 = np.asarray(spec.statistic(case.pair.second, **case.params), dtype=float).ravel()[:w]
         c1, c2 = d.centre[:w], s2
@@ -979,7 +982,7 @@ class Validation:
             return m, m + z * a.std(axis=0) / math.sqrt(max(1, A.shape[0]))
         (m1, hi1), (m2, hi2) = spread(X), spread(Y)
         s_t = np.maximum(hi1, hi2)
-        sr = np.abs(R - c1)
+        sr = np.abs(R - np.median(R, axis=0))
         s_r_lo = np.maximum(sr.mean(axis=0) - z * sr.std(axis=0) / math.sqrt(R.shape[0]), 1e-300)
         move = Y.mean(axis=0) - X.mean(axis=0)
         se = np.sqrt(Y.var(axis=0) / max(1, Y.shape[0]) + X.var(axis=0) / max(1, X.shape[0]))
@@ -1057,6 +1060,8 @@ class Validation:
             except UserCodeError as exc:
                 self.inputs.append({"case": case.description, "kind": r.kind, "behaviour": "refuses",
                                     "raised": str(exc.__cause__ or exc)[:200]})
+                self.findings.append(Finding("inputs", "pass", f"refuses {case.description}",
+                                             {"raised": str(exc.__cause__ or exc)[:200]}))
                 continue
             rows = None
             try:
@@ -1091,6 +1096,8 @@ class Validation:
                 if ok:
                     entry["behaviour"] = "clips"
                     self.clips = True
+                    self.findings.append(Finding("inputs", "pass", f"clips {case.description}",
+                                                 {"clip_test": ev.get("clip_test")}))
                 elif self.policy == "clip":
                     self.findings.append(Finding("inputs", "invariant violation",
                                                  f"--inputs clip, but the release on {case.description} is not the "
@@ -1150,14 +1157,55 @@ class Validation:
         out = "continuous" if d is not None and d.Xr.shape[1] == 1 and self.spec.audit_flatten is None else "vector"
         return AuditDesign([case.pair], case.params, claim, f"aimed: {why}: {case.pair.description}", output=out)
 
+    def _whitebox_design(self) -> AuditDesign | None:
+        """A pair aimed by the white-box search (``audits/whitebox.py``) of TARGET's OWN ``statistic`` and
+        ``noise_scale`` stages over the spec's spaces: the pair where TARGET's stages say its statistic
+        moves most in units of its own noise. Its realised ratio (above 1: TARGET's own stages admit a
+        loss above the claim) is in the title; the pair is audited on TARGET's releases either way."""
+        spec, t = self.spec, self.t
+        if spec.spaces is None or spec.noise is None or t.adapter.statistic is None or t.adapter.noise_scale is None:
+            return None
+        from .ceiling import NoiseModel
+        from .whitebox import search
+        p = dict(spec.whitebox_params or next(iter(spec.designs())).params)
+
+        def stage(name):
+            kw = {k: p[k] for k in spec.stage_params.get(name, ()) if k in p}
+            f = getattr(t.adapter, name)
+            if name in spec.takes_dataset:
+                return lambda D: _call(f"TARGET {t.name}'s {name} stage (white-box search)", f, D, **kw)
+            return lambda D: _call(f"TARGET {t.name}'s {name} stage (white-box search)", f, **kw)
+        stat, scale = stage("statistic"), stage("noise_scale")
+
+        def flat_stat(D):
+            return _stage_vector(spec, stat(D))
+        claim = self._claim(Case(next(iter(spec.designs())).pairs[0].first, p, "white-box"))
+        par = _scale_parameter(claim, None)
+        try:
+            res = search(NoiseModel(spec.noise, flat_stat, lambda D: float(_nested_flat(scale(D)).max())),
+                         spec.spaces(p), par[1] if par else 1.0, random_starts=2, seed=self.seed % 2**32,
+                         maxiter=100)
+        except (ValueError, TypeError) as exc:           # TARGET's stages return what the search cannot read
+            self.notes.append(f"white-box search of TARGET's stages skipped: {exc}")
+            return None
+        from userdp.reference.neighbours import NeighbourPair
+        first, second = res.pair
+        pair = NeighbourPair(first, second, spec.relation.split(" ")[0], 0, f"white-box: {res.description}")
+        return AuditDesign([pair], p, claim, f"white-box aimed (TARGET's stages put this pair at {res.ratio:.4g} "
+                           "of its claim)", output="continuous" if np.ndim(flat_stat(first)) == 0 or
+                           np.size(flat_stat(first)) == 1 else "vector")
+
     def run_audits(self) -> None:
         spec, t = self.spec, self.t
         designs = [("design", d) for d in spec.designs()]
         clip = list(spec.clip_designs())
-        slots = len(designs) + 1 + len(clip)
+        slots = len(designs) + 1 + len(clip) + (spec.spaces is not None)
         aimed = self._aimed_design()
         if aimed is not None:
             designs.append(("aimed", aimed))
+        wb = self._whitebox_design()
+        if wb is not None:
+            designs.append(("white-box", wb))
         if self.clips or self.policy == "clip":
             designs += [("out of domain", d) for d in clip]
         confidence = 1.0 - ALPHAS["audit"] / slots
@@ -1182,7 +1230,8 @@ class Validation:
                                             else " within the claim"), ev))
             _progress(self.progress, f"audit {j + 1} of {len(designs)}: {r.verdict} (eps_lb {r.epsilon_lower_bound:.3f})")
         how = "one release per call" if (t.shape == ONE or not self.independent) else "batched"
-        kinds = ", ".join(f"{sum(k == x for k, _ in designs)} {x}" for x in ("design", "aimed", "out of domain")
+        kinds = ", ".join(f"{sum(k == x for k, _ in designs)} {x}" for x in ("design", "aimed", "white-box",
+                                                                              "out of domain")
                           if any(k == x for k, _ in designs))
         self.audit_samples = used[0] if min(used) == max(used) else f"{min(used)}-{max(used)}"
         self.checks["audit"] = (f"ran: {len(designs)} audit(s) ({kinds}), {self.audit_samples} samples per side, "
@@ -1207,14 +1256,14 @@ class Validation:
         def m(dataset, rng, size):
             if not one:
                 out = t.release(dataset, rng, size, params, f"audit {d.description!r}")
-                return out if flat is None else _flat(out, size, flat, f"TARGET {t.who}")
+                return _finite(out if flat is None else _flat(out, size, flat, f"TARGET {t.who}"))
             if t.shape == BATCHED:
                 outs = [_first(t.release(dataset, rng, 1, params, f"audit {d.description!r}")) for _ in range(size)]
             else:
                 outs = t.release(dataset, rng, size, params, f"audit {d.description!r}")
             if flat is not None:
-                return _rows_one(outs, flat, f"TARGET {t.who}")
-            return _stack(outs, f"TARGET {t.who}")
+                return _finite(_rows_one(outs, flat, f"TARGET {t.who}"))
+            return _finite(_stack(outs, f"TARGET {t.who}"))
         try:
             return audit(m, d.pairs, d.claim, samples=n, confidence=confidence, seed=np.random.SeedSequence([self.seed, 5, j]),
                          output=d.output, workers=1)
@@ -1310,6 +1359,20 @@ def _stage_vector(spec: ValidationSpec, out) -> np.ndarray:
     return own
 
 
+NONFINITE = 1e9     # +inf, -inf and NaN in a release are audited as +-1e9 and 1.5e9
+
+
+def _finite(out):
+    """A release with inf or NaN (already an invariant violation in the differential) as the auditor can
+    read it: +inf -> 1e9, -inf -> -1e9, NaN -> 1.5e9. A fixed map of the output is post-processing, so
+    a loss the audit finds on the mapped releases is a loss of the releases themselves."""
+    if isinstance(out, np.ma.MaskedArray) or not isinstance(out, np.ndarray) or out.dtype.kind != "f":
+        return out
+    if np.all(np.isfinite(out)):
+        return out
+    return np.nan_to_num(out, nan=1.5 * NONFINITE, posinf=NONFINITE, neginf=-NONFINITE)
+
+
 def _first(out):
     """The one release of a size-1 batched call (a masked row: no release, ``None``)."""
     if isinstance(out, np.ma.MaskedArray):
@@ -1392,7 +1455,14 @@ def format_report(r: ValidationReport) -> str:
         lines.append(f"note: {n}")
     bad = sorted((f for f in r.findings if f.verdict != "pass"), key=lambda f: VERDICT_ORDER.index(f.verdict))
     lines += ["", f"findings ({len(bad)}):" if bad else "findings: none"]
+    shown = set()
     for f in bad:
+        snip = f.evidence.get("snippet")
+        if snip is not None and snip in shown:            # the same case's snippet: printed once
+            f = Finding(f.check, f.verdict, f.title, {**{k: v for k, v in f.evidence.items() if k != "snippet"},
+                                                      "snippet": "(as above)"})
+        elif snip is not None:
+            shown.add(snip)
         lines += format_finding(f)
     loose = [e for e in r.inputs if e["behaviour"] == "not enforced"]
     if r.inputs:
@@ -1415,7 +1485,9 @@ def format_finding(f: Finding, indent: str = "  ") -> list:
         raise BadType(f"indent must be a str, got {type(indent).__name__}")
     lines = [f"{indent}[{f.verdict}] {f.check}: {f.title}"]
     for k, v in f.evidence.items():
-        if k == "snippet":
+        if k == "snippet" and v == "(as above)":
+            lines.append(f"{indent}    snippet: as above (the same case)")
+        elif k == "snippet":
             lines.append(f"{indent}    snippet (runnable):")
             lines += [f"{indent}      {s}" for s in str(v).splitlines()]
         elif k == "witness":

@@ -175,7 +175,9 @@ class ValidationSpec:
     audit_flatten / stage_flatten: the same for the audit (None: the raw output) and for a
         ``statistic`` stage's output (None: nested arrays flattened in order).
     independence_case: None (the first case) or a builder of the case the independence check
-        runs on. stage_cases: "all", or "fixed" where a stage's value is only defined up to a
+        runs on. spaces / whitebox_params: where the white-box search of a target's own
+        ``statistic`` and ``noise_scale`` stages looks for its worst pair (``audits/whitebox.py``;
+        the spaces of ``registry/whitebox.py``), and at which parameters. stage_cases: "all", or "fixed" where a stage's value is only defined up to a
         solver's tolerance (HLM's PTR distance is an integer count that a certified but different
         minimiser may change on a generated case). noise_width: None (every coordinate is a noisy release coordinate) or k -> how
         many leading coordinates of a flattened release are (HLM appends |x|). declines: the reference may make no release (a NaN row); else any NaN or inf
@@ -211,13 +213,15 @@ class ValidationSpec:
     max_samples: int = 10_000_000
     noise_width: Callable[[int], int] | None = None
     stage_cases: str = "all"                    # "fixed": compare stages on the fixed cases only
+    spaces: Callable | None = None              # params -> [whitebox.Space]: the white-box aimed pair's search
+    whitebox_params: Mapping | None = None      # the parameters that search (and its audit) runs at
 
     def __post_init__(self):
         _need(self.algorithm, str, "algorithm", "a str (a registry name)")
         for name in ("reference", "cases", "designs", "refusals", "clip_designs"):
             if not callable(getattr(self, name)):
                 raise BadType(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
-        for name in ("statistic", "claim", "generate", "project", "noise_width", "flatten", "audit_flatten", "stage_flatten", "independence_case"):
+        for name in ("statistic", "claim", "generate", "project", "noise_width", "spaces", "flatten", "audit_flatten", "stage_flatten", "independence_case"):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 raise BadType(f"{name} must be None or callable, got {type(getattr(self, name)).__name__}")
         _need(self.suite, str, "suite", "a module name (str)")

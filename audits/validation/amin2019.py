@@ -18,6 +18,7 @@ from userdp.reference.claims import PureDP
 from userdp.reference.data import UserDataset
 
 from userdp.audits.registry import amin2019 as RA
+from userdp.audits.registry import whitebox as RW
 
 from . import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from ._data import add_user, seeded, sizes, user_ids
@@ -128,6 +129,7 @@ register(ValidationSpec(
     stage_params={"statistic": ("T",), "sensitivity": ("T",), "noise_scale": ("T", "epsilon"),
                   "optimal_cap": ("epsilon",)},
     takes_dataset=("statistic", "optimal_cap"),
+    spaces=lambda p: RW._capped_sum_spaces(p), whitebox_params={"T": RA.T_PUBLIC, "epsilon": RA.EPS},
     why="Amin et al. 2019 §3: the capped sum g_T + Lap(T / eps) with a public cap T"))
 
 

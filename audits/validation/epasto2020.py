@@ -22,6 +22,7 @@ from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import NeighbourPair
 
 from userdp.audits.registry import epasto2020 as RE
+from userdp.audits.registry import whitebox as RW
 
 from . import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from ._data import seeded, sizes, user_ids
@@ -171,6 +172,7 @@ register(ValidationSpec(
     algorithm="epasto2020.wa", reference=E.optimal_wa_mechanism, statistic=_statistic("wa"),
     cases=lambda: _cases("wa"), generate=_generate("wa", "epasto2020.wa"), designs=_designs("wa"),
     refusals=_refusals("wa"), clip_designs=_clip_designs("wa"),
+    spaces=lambda p: RW._wa_spaces(RE._setup("wa", p["B"], p["epsilon"], p["sigma"]), p), whitebox_params=_p(1.0),
     stage_params={s: ("B", "epsilon", "sigma") for s in ("weights", "statistic", "sensitivity", "noise_scale")},
     why="Algorithm 1 with Lemma 3's weights at Claim 1's h*; release beta_hat + Lap(B max_l W_l / eps)", **_COMMON))
 

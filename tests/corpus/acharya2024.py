@@ -369,6 +369,17 @@ def jorgensen_mean_at_max(dataset, rng, size=None, *, Lambda):
     return _jorgensen(dataset, rng, size, Lambda, "mean", level=float(np.min(dataset.epsilons)))
 
 
+def jorgensen_mean_keep_all(dataset, rng, size=None, *, Lambda):
+    """BUG (sampling): no sampling, level t = mean eps for every record."""
+    return _jorgensen(dataset, rng, size, Lambda, "mean", prob=lambda e, t: np.ones_like(e))
+
+
+def jorgensen_mean_once_per_call(dataset, rng, size=None, *, Lambda):
+    """BUG (independence): one Poisson sample per call (t = mean eps)."""
+    one = _jorgensen(dataset, rng, None, Lambda, "mean")
+    return np.tile(one, (1 if size is None else size, 1))
+
+
 def jorgensen_max_once_per_call(dataset, rng, size=None, *, Lambda):
     """BUG (independence): one Poisson sample per call, shared by its releases (noise per release)."""
     X, y, eps = _data(dataset)
@@ -521,6 +532,14 @@ CORPUS += [
     CorpusEntry("acharya2024/jorgensen-mean-min-level", "acharya2024.jorgensen-mean", f"{M}:jorgensen_mean_at_max",
                 "optimality", "deviation from reference", "the estimator's noise at the minimum eps instead of t: "
                 "private, needlessly noisy", "planted"),
+    CorpusEntry("acharya2024/jorgensen-mean-keep-all", "acharya2024.jorgensen-mean", f"{M}:jorgensen_mean_keep_all",
+                "sampling", "privacy violation", "no sampling, level t = mean eps (0.97 on the audit profile) for "
+                "every record: record 0's loss is 0.97 against its claim 0.25", "planted"),
+    CorpusEntry("acharya2024/jorgensen-mean-once-per-call", "acharya2024.jorgensen-mean",
+                f"{M}:jorgensen_mean_once_per_call", "independence", "not independent",
+                "one release per call, repeated", "planted"),
+    CorpusEntry("acharya2024/d2-noise-once-per-call", D2, f"{M}:noise_once_per_call", "independence",
+                "not independent", "as for pdp-op", "planted"),
     CorpusEntry("acharya2024/jorgensen-max-once-per-call", "acharya2024.jorgensen-max",
                 f"{M}:jorgensen_max_once_per_call", "independence", "not independent",
                 "one Poisson sample per call, shared by its releases", "planted"),

@@ -163,6 +163,13 @@ def first_column_only_noise(dataset, rng, size=None, *, C, B, epsilon):
     return out
 
 
+def noise_once_per_call(dataset, rng, size=None, *, C, B, epsilon):
+    """BUG (independence): one noise vector per call, repeated."""
+    C, y = _check(dataset, C, B, epsilon)
+    one = _release(_beta(C, y), _b(dataset, C, B, epsilon), rng, None)
+    return np.tile(one, (1 if size is None else size, 1))
+
+
 # ------------------------------------------------------------ sample-limited OLS
 SL_ALGO = "epasto2020.sample-limited-ols"
 
@@ -268,6 +275,8 @@ CORPUS = [
     CorpusEntry("epasto2020/gwa-first-coordinate-noise", ALGO, f"{M}:first_column_only_noise", "structure",
                 "privacy violation", "noise on coordinate 0 only, C y exact on the others: unbounded loss in d >= 2",
                 "planted"),
+    CorpusEntry("epasto2020/gwa-noise-once-per-call", ALGO, f"{M}:noise_once_per_call", "independence",
+                "not independent", "one noise vector per call", "planted"),
     CorpusEntry("epasto2020/sl-ols-first-h", SL_ALGO, f"{M}:sl_first_h", "none", "pass",
                 "none: the first min(h, s_l) records of each user", "correct alternative"),
     CorpusEntry("epasto2020/sl-ols-random-one", SL_ALGO, f"{M}:sl_random_one", "none", "pass",

@@ -180,6 +180,12 @@ def ridge_all_records(dataset, rng, size=None, *, epsilon, tau, Lambda, n_min):
                  noise=_delta(tau, Lambda, n_min, "ridge") / _delta(10**9, Lambda, n_min, "ridge"))
 
 
+def ridge_noise_once_per_call(dataset, rng, size=None, *, epsilon, tau, Lambda, n_min):
+    """BUG (independence): one noise vector per call."""
+    one = _amin(dataset, rng, None, "ridge", epsilon=epsilon, tau=tau, Lambda=Lambda, n_min=n_min)
+    return np.tile(one, (1 if size is None else size, 1))
+
+
 # ------------------------------------------------------------ Epasto weighted ERM (noisy GD)
 def _lemma3(dataset, epsilon, B=1.0, sigma=0.5):
     """Lemma 3's weights at Claim 1's h* (for B = 1, sigma = 1/2), h* by a fine grid then golden search."""
@@ -322,6 +328,8 @@ CORPUS = [
     CorpusEntry("erm/ridge-all-records", RIDGE, f"{M}:ridge_all_records", "sensitivity", "privacy violation",
                 "tau ignored, the noise for tau: adding a user of tau + 2 records moves theta-hat by ~2 x Delta_2 "
                 "on the registry's pair", "planted"),
+    CorpusEntry("erm/ridge-noise-once-per-call", RIDGE, f"{M}:ridge_noise_once_per_call", "independence",
+                "not independent", "one noise vector per call", "planted"),
     CorpusEntry("erm/gd-loop", EPASTO, f"{M}:gd_loop", "none", "pass",
                 "none: a plain loop, its own RDP bisection and h* search", "correct alternative"),
     CorpusEntry("erm/gd-one-clipping", EPASTO, f"{M}:gd_one_clipping", "none", "pass",
