@@ -48,14 +48,16 @@ d. **inputs**: the inputs the reference refuses (``Refusal``), under the declare
      other release is "trust".
 e. **audit**: ``harness.audit`` of TARGET's release on the spec's designs, on one pair aimed
    by TARGET's behaviour (the under-noised case's pair, or else the case whose spread is
-   smallest against the reference's, among the cases with a sensitivity-attaining pair),
+   smallest against the reference's, among the cases with a sensitivity-attaining pair), on
+   the pair a white-box search of TARGET's OWN ``statistic`` and ``noise_scale`` stages finds
+   worst (where the spec has search spaces and TARGET those stages: ``_whitebox_design``),
    and, for a clipping target, on the spec's out-of-domain designs.
 
 False alarms. A correct target gets a finding with probability at most ``ALPHA`` = 1e-4 per
 run, split as ``ALPHAS`` (Bonferroni: valid under any dependence between the checks):
 mean 2e-5, scale 2e-5, distribution 2e-5 (each Bonferroni or Holm over every case and
-coordinate), audit 2e-5 (split evenly over the planned audits: designs, the aimed slot and
-the out-of-domain designs), independence, stages-agree, no-release shares and the clip
+coordinate), audit 2e-5 (split evenly over the planned audits: designs, the aimed slot, the
+white-box slot where the spec has one, and the out-of-domain designs), independence, stages-agree, no-release shares and the clip
 comparisons 5e-6 each. The property suites are derandomized (their own statistical
 properties state thresholds of 1e-5 or less). The inferred input policy draws no finding,
 so it spends nothing.
@@ -1227,7 +1229,7 @@ class Validation:
             self.findings.append(Finding("audit", "privacy violation" if bad else "pass",
                                          f"{d.description}: eps_lb {r.epsilon_lower_bound:.3f}"
                                          + (f" exceeds the claim's {w['claim_epsilon']:g} on its witness pair" if bad
-                                            else " within the claim"), ev))
+                                            else f" within the claim's {w['claim_epsilon']:g}"), ev))
             _progress(self.progress, f"audit {j + 1} of {len(designs)}: {r.verdict} (eps_lb {r.epsilon_lower_bound:.3f})")
         how = "one release per call" if (t.shape == ONE or not self.independent) else "batched"
         kinds = ", ".join(f"{sum(k == x for k, _ in designs)} {x}" for x in ("design", "aimed", "white-box",

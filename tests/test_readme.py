@@ -50,12 +50,27 @@ def test_readme_validate_example_gives_the_report_shown(tmp_path, monkeypatch, c
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(sys.modules, "my_capped_sum", raising=False)
     from userdp.audits import cli
-    code = cli.main(["validate", "amin2019.capped-sum", "my_capped_sum:capped_sum"])
+    text = README.read_text()
+    shown = text[text.index("$ userdp validate amin2019.capped-sum my_capped_sum:capped_sum"):]
+    shown = shown[:shown.index("```")]
+    argv = shown.splitlines()[0].split()[2:]                 # the README's own command line
+    assert argv[:3] == ["validate", "amin2019.capped-sum", "my_capped_sum:capped_sum"], argv
+    code = cli.main(argv)
     out = capsys.readouterr().out
     assert code == 1
+    for line in shown.splitlines()[1:]:
+        if line.strip() and line.strip() != "...":
+            assert line in out.splitlines(), f"README line not in the output: {line!r}"
+
+
+def test_readme_signature_block_is_what_the_command_prints(capsys):
+    from userdp.audits import cli
     text = README.read_text()
-    shown = text[text.index("$ userdp validate amin2019.capped-sum"):]
+    shown = text[text.index("$ userdp validate amin2019.capped-sum --signature"):]
     shown = shown[:shown.index("```")]
+    code = cli.main(["validate", "amin2019.capped-sum", "--signature"])
+    out = capsys.readouterr().out
+    assert code == 0
     for line in shown.splitlines()[1:]:
         if line.strip() and line.strip() != "...":
             assert line in out.splitlines(), f"README line not in the output: {line!r}"

@@ -68,7 +68,8 @@ def pair_share(pair: NeighbourPair, Lambda: float, flat: bool = False) -> float:
 
 
 def _three_groups(g, n: int) -> np.ndarray:
-    """The paper's profile (NOTES: 34% in U(0.01, 0.2), 43% in U(0.2, 1), the rest at 1), scaled up x 2."""
+    """The three groups of the authors' experiments (34% of the records in U(0.01, 0.2), 43% in U(0.2, 1),
+    the rest at 1), scaled up x 2."""
     a, b = int(0.34 * n), int(0.43 * n)
     return 2 * np.r_[g.uniform(0.01, 0.2, a), g.uniform(0.2, 1.0, b), np.ones(n - a - b)]
 

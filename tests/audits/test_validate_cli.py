@@ -170,8 +170,8 @@ def test_a_non_finite_release_is_always_a_finding(monkeypatch, capsys):
 
 
 def test_krichene_release_on_a_refused_input_is_reported_not_an_internal_error(capsys):
-    # issue's crash: a pair (A-hat, b-hat) released on an input the reference refuses could not be
-    # formatted (exit 3, "internal error"); now it is a finding (declared refuse) with the output shown
+    # a pair (A-hat, b-hat) released on an input the reference refuses once could not be formatted
+    # (exit 3, "internal error"); it is a finding (declared refuse) with the output shown
     code, out, err = run(capsys, "validate", "krichene2023.ssp", "corpus.krichene2023:loop_box_muller", *QUICK,
                          "--inputs", "refuse")
     assert code == 1, out + err
@@ -189,7 +189,7 @@ def test_short_never_raises():
 
 # ------------------------------------------------------------------ under-noised, generated cases, aiming
 def test_noise_read_from_the_largest_record_is_under_noised_on_a_generated_case():
-    # the example: where every case holds a record at T (the first two fixed cases), the noise
+    # where every case holds a record at T (the first two fixed cases), the noise
     # is right and nothing shows (planted miss); generated cases with every user below the cap show it
     r = V.validate("amin2019.capped-sum", "corpus.amin2019:noise_from_largest_record", quick=True)
     under = next(f for f in r.findings if f.title.startswith("under-noised"))

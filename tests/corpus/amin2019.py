@@ -156,7 +156,7 @@ def one_release_trusting(dataset, rng, *, T, epsilon):
 
 # ------------------------------------------------------------ more bugs
 def noise_from_largest_record(dataset, rng, *, T, epsilon):
-    """BUG (noise scale; the issue's example): the Laplace scale is min(T, the largest record) / eps, read
+    """BUG (noise scale): the Laplace scale is min(T, the largest record) / eps, read
     from the data: on data whose records are all below T the noise is too small (and data-dependent)."""
     if not epsilon > 0 or not T > 0:
         raise ValueError("T and epsilon must be > 0")

@@ -16,11 +16,12 @@ Relation: add/remove user; claim: (alpha, alpha beta)-RDP = sqrt(2 beta)-GDP (Th
 The accounting defects NOTES.md lists for the authors' pipeline (noisy counts computed twice
 and charged once; the centring step charged with wrong multipliers) belong to other releases
 (the private counts of Appendix B, the authors' rating centring), not to this one, which takes
-the counts as public (Assumption 4.1): they are not in this corpus (the registry plants the
-first as ``krichene2023.planted.counts-twice``).
+the counts as public (Assumption 4.1): the first is planted in the registry as
+``krichene2023.planted.counts-twice``; ``counts_from_data`` below is their release-level cousin
+(exact counts used as if declared).
 
-Claimed vs true mu below is for the audit's design (audits/registry/krichene2023.py:
-``_validation_designs``: Gamma_x = Gamma_* = 2, beta = mu = 1/2, remove user 0 or 3).
+Claimed vs true mu below is for the audit's design (audits/validation/krichene2023.py:
+``_ssp_designs``: Gamma_x = Gamma_* = 2, beta = mu = 1/2, remove user 0 or 3).
 """
 from __future__ import annotations
 
@@ -198,7 +199,7 @@ def one_release_items(dataset, rng, *, m, n_items, n_users, beta, mu, Gamma_x, G
 
 
 def counts_from_data(dataset, rng, size=None, **p):
-    """BUG (public inputs; the issue's DPAM port): the weights read the graph's OWN task sizes and user
+    """BUG (public inputs; as in a port of the authors' code): the weights read the graph's OWN task sizes and user
     count, not the declared public ones: exact counts used as if they were free. Identical where the
     declared counts are the graph's (every fixed case); different elsewhere."""
     return _release(dataset, rng, size, **p, counts_from_data=True)

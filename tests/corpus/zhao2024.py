@@ -518,7 +518,7 @@ def wme_clipping(dataset, rng, size=None, *, epsilon, delta, R):
 
 def wme_delta_not_split(dataset, rng, size=None, *, epsilon, delta, R):
     """BUG (budget, small): both stages calibrated at the whole delta instead of delta / 2 each (the
-    issue's "delta not split between two stages"): sigma_1 and sigma_2 2.7% too small."""
+    "delta not split between the two stages"): sigma_1 and sigma_2 2.7% too small."""
     return _wme(dataset, rng, size, epsilon, delta, R, delta_stage=delta)
 
 
