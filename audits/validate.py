@@ -84,7 +84,8 @@ Sample sizes. Batched targets get ``DEFAULT_SAMPLES`` releases per case (the ref
 A target that is slow per release (one release per call, or not independent) gets fewer, so
 that its own time stays within ``BUDGET`` seconds for the differential and the audits, but
 never fewer than ``MIN_SAMPLES`` and ``MIN_AUDIT_SAMPLES`` unless that would take the run past
-``MAX_SECONDS`` of the target's CPU time (then down to ``FLOOR_SAMPLES``, and the report says so).
+``MAX_SECONDS`` of the target's CPU time (then down to ``FLOOR_SAMPLES``, and the report says so;
+``--quick`` scales the budgets and ``MAX_SECONDS`` by ``QUICK["budget"]``).
 Counts are rounded down to a power of 2 times the floor (timings vary with the machine's load;
 the report gives the counts, and ``samples`` and ``audit_samples`` given explicitly are used as
 they are, which reproduces a run exactly). Every critical value follows the sample size, and
@@ -447,6 +448,7 @@ class Validation:
         self.examples = examples if examples is not None else (QUICK["examples"] if quick else DEFAULT_EXAMPLES)
         self.samples_given, self.audit_samples_given = samples, audit_samples
         self.budget = {k: v * (QUICK["budget"] if quick else 1.0) for k, v in BUDGET.items()}
+        self.max_seconds = MAX_SECONDS * (QUICK["budget"] if quick else 1.0)
         self.cases = spec.all_cases(seed)
         self.findings: list[Finding] = []
         self.checks: dict[str, str] = {}
@@ -497,8 +499,9 @@ class Validation:
             self.cost = max(self.cost or 0.0, cost)
         n = int(share / (cost * sides)) if cost > 0 else default
         floor = MIN_AUDIT_SAMPLES
-        if cost * MIN_AUDIT_SAMPLES * sides * n_designs > 0.35 * MAX_SECONDS:
-            floor = _quantised(int(0.35 * MAX_SECONDS / (cost * sides * n_designs)), FLOOR_SAMPLES, MIN_AUDIT_SAMPLES)
+        if cost * MIN_AUDIT_SAMPLES * sides * n_designs > 0.35 * self.max_seconds:
+            floor = _quantised(int(0.35 * self.max_seconds / (cost * sides * n_designs)), FLOOR_SAMPLES,
+                               MIN_AUDIT_SAMPLES)
             self.slow = True
         return _quantised(n, floor, default)
 
@@ -649,8 +652,8 @@ class Validation:
         self.cost = max(self.cost or 0.0, cost)
         drawn = sum(x.shape[0] for x in parts)
         floor = MIN_SAMPLES
-        if cost * MIN_SAMPLES * len(self.cases) > 0.5 * MAX_SECONDS:      # a very slow target
-            floor = _quantised(int(0.5 * MAX_SECONDS / (cost * len(self.cases))), FLOOR_SAMPLES, MIN_SAMPLES)
+        if cost * MIN_SAMPLES * len(self.cases) > 0.5 * self.max_seconds:      # a very slow target
+            floor = _quantised(int(0.5 * self.max_seconds / (cost * len(self.cases))), FLOOR_SAMPLES, MIN_SAMPLES)
             self.slow = True
         n = _quantised(int((budget - overhead) / cost) if budget > overhead else 0, floor,
                        min(default, self.spec.max_samples))
@@ -678,9 +681,12 @@ class Validation:
                 raise UserCodeError(f"TARGET {t.who} returned releases of {Xt.shape[1]} values on {where}; the "
                                     f"reference's have {Xr.shape[1]} ({spec.release}; `userdp validate "
                                     f"{spec.algorithm} --signature`)")
+            centre = None
             if spec.statistic is not None:
                 centre, exact = np.asarray(spec.statistic(case.dataset, **case.params), dtype=float).ravel(), True
-            else:
+                if centre.size != Xr.shape[1]:         # a statistic not flattened like the releases: unused
+                    centre = None
+            if centre is None:
                 C = _reference_rows(spec, case.dataset, np.random.default_rng(ss[2]), min(CENTRE_SAMPLES, nr),
                                     case.params)
                 centre, exact = np.nanmedian(C, axis=0), False
@@ -976,7 +982,9 @@ class Validation:
             return {"rho": 0.0, "rho_lower": 0.0, "scale_varies": False}
         p = 1 if spec.noise == "laplace" else 2
         s2 = np.asarray(spec.statistic(case.pair.second, **case.params), dtype=float).ravel()[:w]
-        c1, c2 = d.centre[:w], s2
+        c1 = d.centre[:w]
+        if s2.shape != c1.shape or not d.exact:                 # no exact statistic to measure the move with
+            return {"rho": 0.0, "rho_lower": 0.0, "scale_varies": False}
 
         def spread(A):                          # mean |A - median(A)| per coordinate, with a z upper bound
             a = np.abs(A - np.median(A, axis=0))
@@ -1241,7 +1249,7 @@ class Validation:
                                 f"{confidence:.7f} each ({slots} planned), {how}")
         if self.slow:
             self.notes.append(f"TARGET is slow ({1e3 * self.cost:.3g} ms of CPU per release): to stay near "
-                              f"{MAX_SECONDS:g} s this run drew as few as {FLOOR_SAMPLES}-{MIN_SAMPLES} releases per "
+                              f"{self.max_seconds:g} s this run drew as few as {FLOOR_SAMPLES}-{MIN_SAMPLES} releases per "
                               "case or pair, so it resolves only large effects (see 'resolves' above); "
                               "--samples and --audit-samples make it longer and stronger")
         if self.reproducible is False:

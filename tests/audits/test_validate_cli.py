@@ -263,6 +263,23 @@ def test_both_triangles_are_compared():
     X = np.random.default_rng(0).normal(size=(50, 3))
     X[:, 2] = X[:, 0]
     assert V._equal_pairs(X) == [(0, 2)]
+    # planted miss: the flatten of one triangle (A-hat's upper triangle and diagonal, then b-hat) hides it
+    from userdp.audits.validation import krichene2023 as VK
+
+    def upper_only(out, size):
+        A, b = (np.asarray(x, dtype=float) for x in out)
+        k, l = np.triu_indices(A.shape[-1])
+        return np.concatenate([A[:, :, k, l].reshape(size, -1), b.reshape(size, -1)], axis=1)
+    spec = get("krichene2023.ssp")
+    one_triangle = ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
+                                     "flatten": upper_only, "audit_flatten": upper_only,
+                                     "stage_flatten": lambda out: upper_only((np.asarray(out[0])[None],
+                                                                              np.asarray(out[1])[None]), 1)[0]})
+    assert VK.flatten_ssp is spec.flatten
+    v = V.Validation(one_triangle, load_target("corpus.krichene2023:upper_triangle_noise_only"), quick=True)
+    v.run_independence()
+    v.run_differential()
+    assert all(f.verdict == "pass" for f in v.findings), [f.title for f in v.findings if f.verdict != "pass"]
 
 
 def test_ks_p_value_is_the_dkw_bound_and_holm_matches_statsmodels():

@@ -3,7 +3,7 @@
 expected verdict (at every seed), the correct alternatives passed (at every seed), and the time of
 a validate run (median and slowest over the entries and seeds: wall clock and the process's CPU).
 
-    cd tests && python -m corpus.report [--seeds 0,1,2,3,4] [--only ALGORITHM] [--log FILE]
+    cd tests && python -m corpus.report [--seeds 0,1,2,3,4] [--only ALGORITHM] [--log FILE [--resume] [--reverse]]
 
 Each run is printed as it ends (and appended to ``--log``), then the table in Markdown.
 """
@@ -31,28 +31,46 @@ def entries(only=None):
                 yield e
 
 
-def run(seeds, only=None, log=None) -> dict:
+def _logged(log) -> dict:
+    """(id, seed) -> the logged run, from ``log`` (JSON lines), if it exists."""
+    out = {}
+    try:
+        with open(log) as fh:
+            for line in fh:
+                r = json.loads(line)
+                out[(r["id"], r["seed"])] = r
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def run(seeds, only=None, log=None, resume=False, reverse=False) -> dict:
     rows = collections.defaultdict(list)               # algorithm -> [(entry, seed, verdict, wall, cpu)]
-    for e in entries(only):
-        for seed in seeds:
-            t0, c0 = time.perf_counter(), time.process_time()
-            try:
-                verdict = validate(e.algorithm, e.target, seed=seed, **e.kwargs()).verdict
-            except Exception as exc:                     # an error is a failed row, named
-                verdict = f"error: {type(exc).__name__}: {exc}"[:120]
-            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-            rows[e.algorithm].append((e, seed, verdict, wall, cpu))
-            line = {"id": e.id, "seed": seed, "expected": e.expected, "verdict": verdict,
-                    "wall": round(wall, 2), "cpu": round(cpu, 2)}
-            print(f"{'ok' if verdict == e.expected else 'XX'} {e.id:52s} {seed} {e.expected:26s} {verdict:26s} "
-                  f"{wall:6.1f} s ({cpu:5.1f} s CPU)", flush=True)
-            if log:
-                with open(log, "a") as fh:
-                    fh.write(json.dumps(line) + "\n")
+    todo = [(e, seed) for e in entries(only) for seed in seeds]
+    for e, seed in (reversed(todo) if reverse else todo):
+        done = _logged(log).get((e.id, seed)) if (resume and log) else None
+        if done is not None:                         # run by another process sharing the log: reuse it
+            rows[e.algorithm].append((e, seed, done["verdict"], done["wall"], done["cpu"]))
+            continue
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            verdict = validate(e.algorithm, e.target, seed=seed, **e.kwargs()).verdict
+        except Exception as exc:                     # an error is a failed row, named
+            verdict = f"error: {type(exc).__name__}: {exc}"[:120]
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        rows[e.algorithm].append((e, seed, verdict, wall, cpu))
+        line = {"id": e.id, "seed": seed, "expected": e.expected, "verdict": verdict,
+                "wall": round(wall, 2), "cpu": round(cpu, 2)}
+        print(f"{'ok' if verdict == e.expected else 'XX'} {e.id:52s} {seed} {e.expected:26s} {verdict:26s} "
+              f"{wall:6.1f} s ({cpu:5.1f} s CPU)", flush=True)
+        if log:
+            with open(log, "a") as fh:
+                fh.write(json.dumps(line) + "\n")
     return rows
 
 
 def table(rows, seeds) -> str:
+    rows = {a: sorted(rs, key=lambda r: (r[0].id, r[1])) for a, rs in sorted(rows.items())}
     out = ["| algorithm | bugs caught with the expected verdict | correct alternatives passed | call shapes | "
            "validate time: median / slowest (CPU) |", "|---|---|---|---|---|"]
     tot = collections.Counter()
@@ -81,9 +99,12 @@ def main() -> None:
     p.add_argument("--seeds", default="0,1,2,3,4")
     p.add_argument("--only", action="append", help="an algorithm (repeatable)")
     p.add_argument("--log", help="append one JSON line per run to this file")
+    p.add_argument("--resume", action="store_true", help="reuse the runs already in --log (several processes "
+                   "may share one log: each skips what the others have done)")
+    p.add_argument("--reverse", action="store_true", help="run the entries in reverse order (a second process)")
     a = p.parse_args()
     seeds = [int(s) for s in a.seeds.split(",")]
-    rows = run(seeds, a.only, a.log)
+    rows = run(seeds, a.only, a.log, a.resume, a.reverse)
     print()
     print(table(rows, seeds))
 
