@@ -300,7 +300,7 @@ def zhao_ptr(n: int) -> Case:
     from userdp.reference import zhao2024 as Z
     rng = np.random.default_rng(1)
     margins, w = rng.uniform(0, 1, n), np.full(n, 1.0 / n)
-    return Case(ours=lambda: Z.ptr_distance(margins, w, B=1e-3, e=0.0, kappa0=0.5, J=154), input_bytes=16 * n)
+    return Case(ours=lambda: Z.ptr_distance(margins, w, B=1e-3, shift=0.0, kappa0=0.5, J=154), input_bytes=16 * n)
 
 
 # ------------------------------------------------------------------ the auditor

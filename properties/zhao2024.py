@@ -35,6 +35,10 @@ The WME baseline (``WME_PROPERTIES``, ``REFERENCE_WME``, ``RELATION_WME``; plain
 two stages; ``mechanism(dataset, rng=, size=, epsilon=, delta=, R=)``. There ``R`` IS the
 support bound: |x| <= R (d = 1), ||x||_2 <= R (d > 1).
 
+``prop_refusal_reads_only_public_inputs`` runs on neighbouring PAIRS (``HLMPair``, strategy
+``hlm_pairs``): near-balanced clusters, items at large magnitudes (up to 1e300), many users,
+d = 1 and d = 3; its hard examples are pairs on which a capped solver raised on one side only.
+
 Relation: replace one user's items, m_i kept (``REPLACE_USER_ITEMS``). Every property raises
 AssertionError. Oracles, independent of ``reference/zhao2024.py``: the Huber gradient and
 loss written out below (eq. (3)), scipy's BFGS on the same loss (a second solver), the
@@ -67,6 +71,7 @@ __all__ = [
     "prop_ptr_distance_sensitivity_one", "prop_noise_calibrated", "ALL_PROPERTIES",
     "WMEExample", "wme_examples", "prop_wme_noise_calibrated", "REFERENCE_WME", "WME_PROPERTIES",
     "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "RELATION_WME", "ADAPTER",
+    "HLMPair", "hlm_pairs", "HARD_PAIRS", "prop_refusal_reads_only_public_inputs",
 ]
 
 REL = 1e-9
@@ -153,6 +158,100 @@ def _knife_edge_example() -> HLMExample:
 
 
 HARD_EXAMPLES = (_heavy_user_example(), _two_cluster_example(), _knife_edge_example())
+
+
+@dataclass(frozen=True)
+class HLMPair:
+    """A neighbouring pair under REPLACE_USER_ITEMS (one user's items replaced, m_i kept) and
+    the public parameters; ``dataset`` is the first side (what a report shows)."""
+
+    first: UserDataset
+    second: UserDataset
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    R: float = 1.0
+    R_c: float = 1.0
+    note: str = ""
+
+    @property
+    def dataset(self) -> UserDataset:
+        return self.first
+
+    @property
+    def params(self) -> dict:
+        return {"epsilon": self.epsilon, "delta": self.delta, "R": self.R, "R_c": self.R_c}
+
+
+def _one_item_users(v) -> UserDataset:
+    v = np.asarray(v, float)
+    return UserDataset(v, np.arange(v.shape[0]))
+
+
+def _pair(v, k: int, new, note: str) -> HLMPair:
+    """One-item users with values v; user k's item replaced by ``new``."""
+    v = np.asarray(v, float)
+    w = v.copy()
+    w[k] = new
+    return HLMPair(_one_item_users(v), _one_item_users(w), note=note)
+
+
+@st.composite
+def hlm_pairs(draw):
+    """Neighbouring pairs where a solver's success is fragile, one-item users (R = R_c = 1):
+
+    - "clusters": two clusters far beyond every threshold with near-balanced sizes (n up to
+      400), the replaced user moving between them (the weighted mean lands where every user
+      is linear, and the gradient is flat there);
+    - "magnitude": n up to 2000 users uniform within 1 of a centre up to 1e300 in size (the
+      float spacing near the items exceeds any absolute tolerance), one user moved;
+    - "many": n up to 5000 uniform users with one moved to an outlier up to 1e308;
+    d = 1 or 3 (vector items, the same geometry on the diagonal plus noise)."""
+    d = draw(st.sampled_from([1, 3]))
+    family = draw(st.sampled_from(["clusters", "magnitude", "many"]))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    if family == "clusters":
+        half = draw(st.integers(2, 200))
+        a, b = half + draw(st.integers(-2, 2)), half
+        gap = draw(st.sampled_from([10.0, 100.0, 1e4]))
+        v = np.r_[np.zeros(a), np.full(b, gap)]
+        k = draw(st.integers(0, a + b - 1))
+        new = gap - v[k]                                      # to the other cluster
+    elif family == "magnitude":
+        n = draw(st.integers(3, 2000))
+        c = draw(st.sampled_from([1e5, 2e5, 1e8, 1e15, 1e300, -1e300]))
+        v = c + rng.uniform(-1.0, 1.0, n)
+        k = 0
+        new = c + draw(st.floats(-3.0, 3.0))
+    else:
+        n = draw(st.integers(3, 5000))
+        v = rng.uniform(-1.0, 1.0, n)
+        k = 0
+        new = draw(st.sampled_from([10.0, -1e8, 1e308, -1e308]))
+    if d == 3:
+        noise = rng.uniform(-0.1, 0.1, (v.size, 3))
+        v = v[:, None] * np.ones(3) / math.sqrt(3) + noise
+        new = np.full(3, new / math.sqrt(3)) + noise[k]
+    return _pair(v, k, new, f"{family}, d = {d}, n = {v.shape[0]}, seed {seed}")
+
+
+def _hard_pairs() -> tuple:
+    """Pairs on which a capped Newton solver raised on one side and released on the other:
+    50 users at 0 and 49 at +100 vs one user moved to 0 (every user linear at the weighted-mean
+    start); 1000 users within 1 of 1e8, one at 1e8 - 0.267 vs - 0.189 (float spacing); the
+    same near 2e5 with 10^5 users; the first geometry in d = 3."""
+    v = np.r_[np.zeros(50), np.full(49, 100.0)]
+    out = [_pair(v, 50, 0.0, "50 at 0, 49 at +100 vs 51 / 48")]
+    for n, c, seed in ((1000, 1e8, 0), (100_000, 2e5, 2)):
+        u = c + np.random.default_rng(seed).uniform(-1.0, 1.0, n)
+        u[0] = c - 0.267
+        out.append(_pair(u, 0, c - 0.189, f"{n} users within 1 of {c:g}, one at c - 0.267 vs c - 0.189"))
+    v3 = np.r_[np.zeros(50), np.full(49, 100.0)][:, None] * np.ones(3)
+    out.append(_pair(v3, 50, np.zeros(3), "d = 3: 50 at 0, 49 at +100 (1, 1, 1) vs 51 / 48"))
+    return tuple(out)
+
+
+HARD_PAIRS = _hard_pairs()
 
 
 # ----------------------------------------------------------------------- oracles
@@ -350,6 +449,36 @@ def prop_noise_calibrated(impl: Adapter, ex: HLMExample) -> None:
         _require(got <= dr * (1 + 1e-6), f"{what} = {sigma!r} at sensitivity {sens!r}: delta = {got!r} > {dr!r}")
 
 
+def _outcome(call, D) -> str | None:
+    """None when ``call(D)`` returns, else the exception's type and message."""
+    try:
+        call(D)
+    except Exception as exc:                        # any refusal is an output: compared below
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def prop_refusal_reads_only_public_inputs(impl: Adapter, ex: HLMPair) -> None:
+    """On a neighbouring pair, the release and every noise-free stage either return on both
+    sides or refuse on both with the same message: an exception is an output, so one that
+    occurs on D and not on D' (probability 1 against 0) breaks (eps, delta)-DP for every
+    delta < 1. A mechanism may refuse only for a reason read from public inputs, which the
+    two sides share. Also |gamma(D) - gamma(D')| <= 1 on these pairs."""
+    impl.require("mechanism")
+    p = ex.params
+    calls = [("mechanism", lambda D: impl.mechanism(D, rng=np.random.default_rng(0), size=2, **p))]
+    calls += [(name, lambda D, f=getattr(impl, name): f(D, **p))
+              for name in ("statistic", "sensitivity", "noise_scale", "ptr_distance") if getattr(impl, name) is not None]
+    for name, call in calls:
+        a, b = _outcome(call, ex.first), _outcome(call, ex.second)
+        _require(a == b, f"{name} on a neighbouring pair ({ex.note}): first side "
+                         f"{'raised ' + a if a else 'returned'}, second side {'raised ' + b if b else 'returned'}: "
+                         "a refusal that depends on the private data is an output")
+    if impl.ptr_distance is not None and _outcome(lambda D: impl.ptr_distance(D, **p), ex.first) is None:
+        g1, g2 = int(impl.ptr_distance(ex.first, **p)), int(impl.ptr_distance(ex.second, **p))
+        _require(abs(g1 - g2) <= 1, f"gamma moves from {g1} to {g2} on a neighbouring pair ({ex.note})")
+
+
 # ---------------------------------------------------------------------- the reference
 def _plan(D, **p):
     return Z.release_plan(D, **p)
@@ -376,7 +505,8 @@ REFERENCE = HLMAdapter(
 
 ALL_PROPERTIES = (prop_weights_normalised_monotone, prop_thresholds_decrease, prop_first_order_condition,
                   prop_no_better_point_than_scipy, prop_weighted_mean_when_thresholds_large,
-                  prop_sensitivity_bound_brute_force, prop_ptr_distance_sensitivity_one, prop_noise_calibrated)
+                  prop_sensitivity_bound_brute_force, prop_ptr_distance_sensitivity_one, prop_noise_calibrated,
+                  prop_refusal_reads_only_public_inputs)
 
 
 # ---------------------------------------------------------------------- the WME baseline
@@ -445,6 +575,8 @@ RELATION_WME = Wm.RELATION      # REPLACE_USER_ITEMS, as for HLM
 
 # ---------------------------------------------------------------------- the suite
 ADAPTER = HLMAdapter
-STRATEGIES = {**{p: hlm_examples() for p in ALL_PROPERTIES}, **{p: wme_examples() for p in WME_PROPERTIES}}
-EXAMPLES = {p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES}      # WME: none (the hard cases are HLM's)
+STRATEGIES = {**{p: hlm_examples() for p in ALL_PROPERTIES}, **{p: wme_examples() for p in WME_PROPERTIES},
+              prop_refusal_reads_only_public_inputs: hlm_pairs()}
+EXAMPLES = {**{p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES},  # WME: none (the hard cases are HLM's)
+            prop_refusal_reads_only_public_inputs: list(HARD_PAIRS)}
 MAX_EXAMPLES = {p: 25 for p in ALL_PROPERTIES + WME_PROPERTIES}

@@ -1085,16 +1085,18 @@ if Zh is not None:
           s=[None, "a", [nan], [0.1, 0.2], [[0.1]]], y=Y_BAD, w=W_BAD, T=T_BAD)
     entry("zhao2024.huber_gradient", Zh.huber_gradient, lambda: dict(s=[0.2], y=Y, w=W4, T=T4),
           s=[None, "a", [inf], [0.1, 0.2]], y=Y_BAD, w=W_BAD, T=T_BAD)
-    entry("zhao2024.solve", Zh.solve, lambda: dict(y=Y, w=W4, T=T4, eta_target=1e-9),
-          y=Y_BAD, w=W_BAD, T=T_BAD, eta_target=POS())
+    entry("zhao2024.solve", Zh.solve, lambda: dict(y=Y, w=W4, T=T4, e=1e-9, kappa0=0.5, rho=1e-3),
+          y=Y_BAD, w=W_BAD, T=T_BAD, e=POS(), kappa0=HLM["kappa0"], rho=POS())
+    entry("zhao2024.clip", Zh.clip, lambda: dict(v=[3.0, 4.0], R_c=1.0),
+          v=[None, "a", [nan], [inf, 0.0], [[1.0]]], R_c=POS())
     entry("zhao2024.statistic", Zh.statistic, lambda: dict(dataset=_Dz(), **HLM_OK, cap=None),
           dataset=DATASET(), cap=[v for v in POS() if v is not None] + [0.5], ok={"cap": [2.0]}, **HLM)
     entry("zhao2024.proposed_sensitivity", Zh.proposed_sensitivity, lambda: dict(w=W4, T=T4, kappa0=0.5, support=None),
           w=W_BAD, T=T_BAD, kappa0=HLM["kappa0"], support=HLM["support"][:-1], ok={"support": [0.2]})
     entry("zhao2024.ptr_distance", Zh.ptr_distance,
-          lambda: dict(margins=[0.3, 0.2, 0.1], w=W4, B=0.05, e=0.0, kappa0=0.5, J=10),
-          margins=[None, "a", [nan, 0.1, 0.1], [], [0.1, 0.1]], w=W_BAD[:4], B=POS(),
-          e=[-1.0, nan, inf, "a", None], kappa0=HLM["kappa0"], J=INT(1))
+          lambda: dict(margins=[0.3, 0.2, -inf], w=W4, B=0.05, shift=0.0, kappa0=0.5, J=10),
+          margins=[None, "a", [nan, 0.1, 0.1], [inf, 0.1, 0.1], [], [0.1, 0.1]], w=W_BAD[:4], B=POS(),
+          shift=[-1.0, nan, inf, "a", None], kappa0=HLM["kappa0"], J=INT(1))
     entry("zhao2024.budget", Zh.budget, lambda: dict(epsilon=1.0, delta=1e-5, test_share=0.25),
           epsilon=EPS(), delta=DELTA_POS(), test_share=HLM["test_share"])
     entry("zhao2024.release_plan", Zh.release_plan, lambda: dict(dataset=_Dz(), **HLM_OK, R_c=1.0, cap=None),
@@ -1102,6 +1104,16 @@ if Zh is not None:
     entry("zhao2024.mechanism", Zh.mechanism, lambda: dict(dataset=_Dz(), rng=rng(), size=None, **HLM_OK, R_c=1.0, cap=None),
           dataset=DATASET(), rng=RNG(), size=SIZE(), R_c=POS(), cap=[v for v in POS() if v is not None] + [0.5], ok={"size": [1, 3]}, **HLM)
     entry("zhao2024.claim", Zh.claim, lambda: dict(epsilon=1.0, delta=1e-5), epsilon=EPS(), delta=DELTA_POS())
+
+    from userdp.reference import zhao2024_solver as Zs
+    WT_BAD = dict(w=W_BAD, T=T_BAD)
+    entry("zhao2024_solver.rounding_bound", Zs.rounding_bound, lambda: dict(w=W4, T=T4, d=1), d=INT(1), **WT_BAD)
+    entry("zhao2024_solver.margin_gap", Zs.margin_gap, lambda: dict(T=T4, d=1), T=T_BAD[:-1] + [[]], d=INT(1))
+    entry("zhao2024_solver.feasible", Zs.feasible, lambda: dict(w=W4, T=T4, d=1, e=1e-6, kappa0=0.5),
+          d=INT(1), e=POS(), kappa0=POS(), **WT_BAD)
+    entry("zhao2024_solver.guarantee_steps", Zs.guarantee_steps,
+          lambda: dict(w=W4, T=T4, d=2, e=1e-6, kappa0=0.5, rho=1e-3), d=INT(1), e=POS(), kappa0=POS(), rho=POS(),
+          **WT_BAD)
 
 
 # =================================================== Zhao et al. 2024, WME baseline (issue 11)

@@ -133,6 +133,7 @@ EXEMPT = {
     "whitebox.WhiteboxResult": "a result record returned by whitebox.search",
     "ceiling.NOISE_FAMILIES": "a tuple of names",
     "zhao2024.Plan": "a result record returned by zhao2024.release_plan",
+    "zhao2024_solver.Solution": "a result record returned by zhao2024.solve",
     "validate.ValidationReport": "a result record returned by validate",
     "validate.Finding": "a result record inside ValidationReport",
     "validate.BadValue": "an exception class",

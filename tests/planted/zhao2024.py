@@ -25,12 +25,13 @@ def _plan(D, **p):
 
 
 def _adapter(name, *, weights=None, thresholds=None, statistic=None, sensitivity=None, noise_scale=None,
-             ptr_distance=None) -> P.HLMAdapter:
+             ptr_distance=None, mechanism=None) -> P.HLMAdapter:
     """The reference's stages, with the given ones replaced."""
     ref = P.REFERENCE
     return P.HLMAdapter(name, weights=weights or ref.weights, statistic=statistic or ref.statistic,
                         sensitivity=sensitivity or ref.sensitivity, noise_scale=noise_scale or ref.noise_scale,
-                        thresholds=thresholds or ref.thresholds, ptr_distance=ptr_distance or ref.ptr_distance)
+                        thresholds=thresholds or ref.thresholds, ptr_distance=ptr_distance or ref.ptr_distance,
+                        mechanism=mechanism or ref.mechanism)
 
 
 # ----------------------------------------------------------------- caught by properties
@@ -47,7 +48,62 @@ def _flat_T_statistic(D, **p):
     q = _plan(D, **p)
     y = P._y(D)
     T = _flat_T(D, **p)
-    return Z.solve(y, q.w, T, eta_target=q.e * Z.DEFAULT_KAPPA0 / 2)[0]
+    return Z.solve(y, q.w, T, e=q.e, rho=q.B).z
+
+
+def _capped_newton(y, w, T, eta_target, steps=100):
+    """The solver HLM shipped before its release was made total: damped Newton from the weighted
+    mean with majorise-minimise fallback steps, at most 100 steps, an ABSOLUTE gradient target.
+    Returns (s, ||grad F(s)||)."""
+    s = w @ y / w.sum()
+    F = lambda v: float(w @ np.where(np.linalg.norm(v - y, axis=1) <= T, 0.5 * np.linalg.norm(v - y, axis=1) ** 2,  # noqa: E731
+                                     T * np.linalg.norm(v - y, axis=1) - 0.5 * T * T))
+    Fs = F(s)
+    for _ in range(steps):
+        u = s[None, :] - y
+        r = np.linalg.norm(u, axis=1)
+        a = w * T / np.maximum(r, T)
+        g = a @ u
+        if float(np.linalg.norm(g)) <= eta_target:
+            return s, float(np.linalg.norm(g))
+        lin = r > T
+        ul = u[lin] / r[lin, None]
+        H = a.sum() * np.eye(y.shape[1]) - (ul * a[lin, None]).T @ ul
+        moved = False
+        try:
+            step = np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:
+            step = None
+        if step is not None and np.all(np.isfinite(step)):
+            t = 1.0
+            for _ in range(40):
+                if F(s - t * step) <= Fs - 1e-4 * t * float(g @ step):
+                    s, Fs, moved = s - t * step, F(s - t * step), True
+                    break
+                t *= 0.5
+        if not moved:
+            cand = a @ y / a.sum()
+            if F(cand) >= Fs and np.array_equal(cand, s):
+                break
+            s, Fs = cand, min(Fs, F(cand))
+    u = s[None, :] - y
+    r = np.linalg.norm(u, axis=1)
+    return s, float(np.linalg.norm((w * T / np.maximum(r, T)) @ u))
+
+
+def _capped_check(D, **p):
+    """Bug: refuse (RuntimeError) when the capped solver stops above its certificate e kappa0 / 2."""
+    q = _plan(D, **p)
+    target = q.e * Z.DEFAULT_KAPPA0 / 2
+    _, eta = _capped_newton(P._y(D), q.w, q.T, target)
+    if not eta <= target:
+        raise RuntimeError(f"solve stopped at gradient norm {eta:.3g} > {target:.3g}; refusing to release")
+    return q
+
+
+def _capped_mechanism(D, rng, size=None, **p):
+    _capped_check(D, **p)
+    return Z.mechanism(D, rng, size, **p)
 
 
 def _delta_not_composed(D, **p):
@@ -119,6 +175,15 @@ WME_BUGS = (
 )
 
 BUGS = (
+    PlantedBug("capped-solver-refuses", "data-dependent refusal",
+               "the release raises RuntimeError when a Newton solver capped at 100 steps, with an absolute "
+               "gradient target, stops above its certificate; whether it does depends on the data, so one "
+               "dataset raises where its neighbour releases (probability 1 against 0)",
+               "userdp's own HLM before its release was made total (an expert review found 41 raising "
+               "datasets in 32,749 small ones)",
+               ("prop_refusal_reads_only_public_inputs",),
+               _adapter("bug: capped solver refuses", statistic=lambda D, **p: _capped_check(D, **p).mu0,
+                        mechanism=_capped_mechanism)),
     PlantedBug("weights-not-normalised", "wrong weights",
                "w_i = min(m_i, cap) without dividing by the sum: the minimiser is unchanged but "
                "c = max w_i T_i, hence B, and the PTR weights no longer mean shares of the total",
