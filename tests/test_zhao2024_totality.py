@@ -139,7 +139,7 @@ def test_scan_catches_a_data_dependent_refusal(monkeypatch):
 
 @pytest.mark.slow
 def test_scan_full():
-    counts = {"small": 3000, "clusters": 400, "magnitude": 200, "extreme": 1000}
+    counts = {"small": 320, "clusters": 400, "magnitude": 200, "extreme": 1000}
     t = scan(counts, seed=1)
     print(dict(t))
     assert sum(v for k, v in t.items() if k.endswith("pairs")) > 30_000
