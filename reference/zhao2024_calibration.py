@@ -85,7 +85,8 @@ G4. A solver with a public iteration count. Phi(x) = P_s(x - grad F(x)) (P_s: pr
     (psi_i(x - y_i) - psi_i(z - y_i))] + (1 - sum_i w_i)(x - z); a user of G contributes 0
     (psi_i is the identity there), any other at most w_i ||x - z|| (I - psi_i is the
     complement of a projection onto a convex set: 1-Lipschitz). So Phi contracts by
-    q = 1 - kappa_G + |1 - sum_i w_i| on that ball (P_s is 1-Lipschitz). Its fixed point is
+    |1 - W| + W - kappa_G <= q = 1 - kappa_G + 2 |1 - W| on that ball (W = sum_i w_i, 1 up to
+    rounding; P_s is 1-Lipschitz). Its fixed point is
     s* (the minimiser of F over B_s, which by G2 is the global one: grad F(s*) = 0, P_s s* = s*).
     The code starts at x_0 = P_s(weighted mean) and applies K computed steps; each computed
     step differs from Phi at the computed point by at most delta_f = 4 sqrt(d) (n + 2d + 20) u
@@ -113,14 +114,17 @@ that grow like sqrt(m_i) for the heavy users; "ptr" needs no support and wins wh
 have so few items (balanced users, or m_min >= 2).
 
 Smooth sensitivity (Nissim, Raskhodnikova, Smith 2007) in place of propose-test-release does
-not help here (derived here). Its Gaussian release f(D) + S(D) Z / alpha needs noise that is
-(alpha, beta)-admissible: (eps/2, delta/2)-indistinguishable under a shift by alpha AND under
-a dilation by e^beta. The shift half alone forces sigma >= S(D) s(eps/2, delta/2), with
-s(eps, delta) = ``gaussian_sigma_analytic(1, eps, delta)``, and S(D) >= LS(D) >= 2c (1 - o(1))
-on typical data (one user moving between the support's poles while all users stay in their
-quadratic regions; G3's tight case). At eps = 1, delta = 1e-5: s(1/2, 5e-6) = 7.35, against
-5.06 / kappa0 for "ptr" (s(3/4, 5e-6) / kappa0: 5.62 at kappa0 = 0.9) and 3.73 for
-"global" (s(1, 1e-5), with Delta = 2c / kappa_G). So it is dominated for kappa0 >= 0.69.
+not help here (derived here, for their framework with Gaussian noise). The release f(D) +
+S(D) Z / alpha needs noise that stays (eps/2, delta/2)-indistinguishable under a shift by
+alpha, and again under a dilation by e^beta: half of the budget each. The shift half alone
+forces sigma >= S(D) s(eps/2, delta/2), with s(eps, delta) = ``gaussian_sigma_analytic(1, eps,
+delta)``, and S(D) >= LS(D) >= 2c (1 - o(1)) on typical data (one user moving between the
+support's poles while all users stay in their quadratic regions; G3's tight case). At eps = 1,
+delta = 1e-5: s(1/2, 5e-6) = 7.35, against s(3/4, 5e-6) / kappa0 = 5.06 / kappa0 for "ptr"
+(5.62 at kappa0 = 0.9) and s(1, 1e-5) = 3.73 for "global" (at Delta = 2c / kappa_G). So it
+is dominated by "ptr" for kappa0 >= 0.69 (``tests/test_zhao2024_calibration.py`` checks the
+three constants). Analyses of smooth sensitivity that do not halve the budget exist, with
+other noise laws; they are not compared here.
 """
 from __future__ import annotations
 
@@ -131,7 +135,7 @@ import numpy as np
 from scipy import special
 
 from ._checks import (
-    check_dataset, check_delta, check_epsilon, check_generator, check_int,
+    check_dataset, check_delta, check_epsilon, check_generator, check_int, check_noise_scale,
     check_positive, check_size,
 )
 from .claims import ApproxDP
@@ -236,7 +240,7 @@ def global_constants(m, R, theta, *, d=1, tau=Z.DEFAULT_TAU, support) -> GlobalC
                          "curvature here; use calibration 'ptr' (zhao2024.mechanism)")
     c = float(np.max(w * np.minimum(T, rho_G))) * (1.0 + 2 * _U)
     Delta = 2.0 * c / kappa_G * (1.0 + 2 * _U)
-    q = min(1.0, (1.0 - kappa_G) + abs(1.0 - math.fsum(w)) + 4 * _U)
+    q = min(1.0, (1.0 - kappa_G) + 2.0 * (abs(1.0 - math.fsum(w)) + 2 * _U) + 4 * _U)   # G4, W = sum w rounded
     if not q < 1.0:
         raise ValueError(f"kappa_G = {kappa_G!r} is too small for the solver's contraction (q = 1); "
                          "use calibration 'ptr'")
@@ -297,8 +301,10 @@ def _global_public(m, d, *, epsilon, delta, R, R_c, support, tau, theta):
         theta = choose_theta(m, R, eps, dl, d=d, tau=tau, support=rho, R_c=R_c)
     k = global_constants(m, R, theta, d=d, tau=tau, support=rho)
     e_clip = (d + 8) * _U * R_c if R_c < k.rho_G else 0.0
-    S = min(k.Delta + 2.0 * k.e + 2.0 * e_clip, 2.0 * R_c * (1.0 + (d + 8) * _U))
-    return k, R_c, S, gaussian_sigma_analytic(S, eps, dl), eps, dl
+    S = min((k.Delta + 2.0 * k.e + 2.0 * e_clip) * (1.0 + 4 * _U), 2.0 * R_c * (1.0 + (d + 8) * _U))
+    sigma = gaussian_sigma_analytic(S, eps, dl)
+    check_noise_scale(sigma, min(R_c, k.rho_G), "sigma")     # public: the release's norm is <= min(R_c, rho_G)
+    return k, R_c, S, sigma, eps, dl
 
 
 def global_plan(dataset: UserDataset, *, epsilon, delta, R, R_c, support, tau=Z.DEFAULT_TAU, theta=None) -> GlobalPlan:
