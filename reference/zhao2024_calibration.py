@@ -95,8 +95,9 @@ G4. A solver with a public iteration count. Phi(x) = P_s(x - grad F(x)) (P_s: pr
     the subtraction and the projection add O(d u rho_G); the factor 2 covers second-order
     terms). So e_k = ||x_k - s*|| obeys e_{k+1} <= q e_k + delta_f and
         ||x_K - s*|| <= e = q^K 2 rho_G + delta_f / (1 - q),
-    with K = the smallest count making q^K 2 rho_G <= max(GLOBAL_SLACK Delta, 2 delta_f / (1 - q))
-    - delta_f / (1 - q): a public number, so the running time reads no record either.
+    with K a count making q^K 2 rho_G <= max(GLOBAL_SLACK Delta, 2 delta_f / (1 - q)) - delta_f /
+    (1 - q) (the smallest such count plus one, for the logarithms' rounding): a public number,
+    so the running time reads no record either.
     Refused (ValueError, public inputs) when K > MAX_GLOBAL_STEPS.
 G5. Release: Clip(x_K, R_c) + N(0, sigma^2 I_d), sigma = ``gaussian_sigma_analytic`` at the L2
     sensitivity S = min(Delta + 2e + 2 e_clip, 2 R_c (1 + (d + 8) u)) and the WHOLE (epsilon,
