@@ -41,7 +41,8 @@ Exit status:
     0  no violation found (``--all``: every entry met its expected verdict);
     1  a violation finding (``--all``: some entry's verdict is not its expected one, i.e. a
        reference mechanism or a correct control flagged, or a broken control missed);
-       ``reproduce``: a claim of the paper does not hold; ``bench``: a target is missed;
+       ``reproduce``: a claim of the paper fails (``holds`` false; ``holds`` None is undecided
+       and exits 0); ``bench``: a target is missed;
     2  a usage or input error: bad option or parameter, a registry entry refusing a
        ``--param`` value, a factory or setup the audit cannot use, an unwritable ``--plot``
        path, ``--plot`` without matplotlib. All are checked before the audit runs where
@@ -648,7 +649,7 @@ def cmd_reproduce(args) -> int:
         _print_reproduction(args, out, claims, progress.elapsed())
     if args.plot:
         progress.note(f"plot written to {args.plot}")
-    return EXIT_OK if all(c["holds"] for c in claims) else EXIT_FINDING
+    return EXIT_FINDING if any(c["holds"] is False for c in claims) else EXIT_OK   # None: undecided
 
 
 def _first_line(func) -> str:
@@ -667,11 +668,12 @@ def _print_reproduction(args, out, claims, elapsed) -> None:
         print(table(tab, indent="  "))
     print()
     for c in claims:
-        print(f"[{'holds' if c['holds'] else 'FAILS'}] {c['statement']}")
+        print(f"[{'undecided' if c['holds'] is None else 'holds' if c['holds'] else 'FAILS'}] {c['statement']}")
         if c.get("evidence"):
             print(f"        {c['evidence']}")
     held = sum(bool(c["holds"]) for c in claims)
-    print(f"\n{held} of {len(claims)} claims hold; {elapsed:.1f} s.")
+    undecided = sum(c["holds"] is None for c in claims)
+    print(f"\n{held} of {len(claims)} claims hold{f', {undecided} undecided' if undecided else ''}; {elapsed:.1f} s.")
 
 
 # ------------------------------------------------------------------ entry point

@@ -3,7 +3,9 @@ Mean Estimation under User-Level Differential Privacy", NeurIPS 2024, arXiv:2405
 We have ONLY THE POSTER (NOTES.md): eq. (1) (user-level (eps, delta)-DP, "differ in items
 belonging to only one user"), eq. (2)-(3) (the weighted Huber estimator) and eq. (4) (the
 release). Everything the poster leaves open is derived below and labelled "derived here,
-not from the paper". The baseline WME is in ``zhao2024_wme``.
+not from the paper". The baseline WME is in ``zhao2024_wme``. Other calibrations of W, chosen
+from public inputs (this propose-test-release with a tuned reserve and test, and a global-
+curvature calibration without a test), are proved in ``zhao2024_calibration``.
 
 Data: ``dataset.values`` holds the items, (N,) or (N, d); user i owns m_i >= 1 of them;
 y_i is user i's local average. Relation: ``REPLACE_USER_ITEMS`` (one user's items change,

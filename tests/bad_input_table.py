@@ -1115,6 +1115,54 @@ if Zh is not None:
           lambda: dict(w=W4, T=T4, d=2, e=1e-6, kappa0=0.5, rho=1e-3), d=INT(1), e=POS(), kappa0=POS(), rho=POS(),
           **WT_BAD)
 
+# ======================================================= Zhao et al. 2024, HLM calibrations
+try:
+    from userdp.reference import zhao2024_calibration as Zc
+except ImportError:
+    Zc = None
+if Zc is not None and Zh is not None:
+    def _Dzo():
+        """_Dz with an item at 2: outside the support 1 (refused by the domain check)."""
+        return UserDataset(np.array([0.1, 0.3, -0.2, 0.5, 0.4, 0.45, 2.0]), np.array([0, 0, 1, 2, 2, 2, 3]))
+
+    _SUP = [v for v in POS() if v is not None]
+    _GP = dict(epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0, support=1.0, tau=2.0)
+    _GPB = dict(epsilon=EPS(), delta=DELTA_POS(), R=POS(), R_c=POS(), support=POS(), tau=POS())
+    _THETA = [v for v in POS() if v is not None]
+    entry("zhao2024_calibration.equalised_weights", Zc.equalised_weights,
+          lambda: dict(m=[1, 4, 16], R=1.0, theta=2.0, tau=2.0, support=1.0),
+          m=M_BAD, R=POS(), theta=POS(), tau=POS(), support=POS())
+    entry("zhao2024_calibration.global_constants", Zc.global_constants,
+          lambda: dict(m=[1, 4, 16], R=1.0, theta=2.0, d=1, tau=2.0, support=1.0),
+          m=M_BAD + [[2, 3]], R=POS(), theta=POS(), d=INT(1, hi=2**20), tau=POS(), support=POS(),
+          alias={"m": ("m", "T_i", "threshold"), "R": ("R", "threshold", "T_i"), "tau": ("tau", "threshold", "T_i")},
+          ok={"support": [0.5]})
+    entry("zhao2024_calibration.global_plan", Zc.global_plan, lambda: dict(dataset=_Dz(), **_GP, theta=None),
+          dataset=DATASET() + [_Dzo()], theta=_THETA, ok={"theta": [2.0]}, **_GPB)
+    entry("zhao2024_calibration.global_mechanism", Zc.global_mechanism,
+          lambda: dict(dataset=_Dz(), rng=rng(), size=None, **_GP, theta=None),
+          dataset=DATASET() + [_Dzo()], rng=RNG(), size=SIZE(), theta=_THETA, ok={"size": [1, 3]}, **_GPB)
+    entry("zhao2024_calibration.choose_theta", Zc.choose_theta,
+          lambda: dict(m=[1, 4, 16], R=1.0, epsilon=1.0, delta=1e-5, d=1, tau=2.0, support=1.0, R_c=1.0,
+                       candidates=8),
+          m=M_BAD + [[2, 3]], d=INT(1, hi=2**20), candidates=INT(2, hi=10_000),
+          alias={"m": ("m", "theta"), "R": ("R", "theta"), "tau": ("tau", "theta")}, **_GPB)
+    entry("zhao2024_calibration.tune_ptr", Zc.tune_ptr,
+          lambda: dict(m=[1, 4, 16], R=1.0, epsilon=1.0, delta=1e-5, d=1, tau=2.0, support=None, R_c=1.0,
+                       candidates=4),
+          m=M_BAD, d=INT(1, hi=2**20), candidates=INT(2, hi=10_000),
+          **{**_GPB, "support": _SUP}, ok={"support": [1.0]})
+    entry("zhao2024_calibration.calibrate", Zc.calibrate,
+          lambda: dict(m=[1, 4, 16], R=1.0, epsilon=1.0, delta=1e-5, R_c=1.0, d=1, tau=2.0, support=None),
+          m=M_BAD, d=INT(1, hi=2**20), **{**_GPB, "support": _SUP}, ok={"support": [1.0]})
+    entry("zhao2024_calibration.calibrated_mechanism", Zc.calibrated_mechanism,
+          lambda: dict(dataset=_Dz(), rng=rng(), size=None, epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0, tau=2.0,
+                       support=None, calibration=None),
+          dataset=DATASET(), rng=RNG(), size=SIZE(), calibration=["ptr", 3, Zc.Calibration("nope")],
+          ok={"size": [1, 3], "support": [1.0]}, **{**_GPB, "support": _SUP})
+    entry("zhao2024_calibration.claim", Zc.claim, lambda: dict(epsilon=1.0, delta=1e-5), epsilon=EPS(),
+          delta=DELTA_POS())
+
 
 # =================================================== Zhao et al. 2024, WME baseline (issue 11)
 try:

@@ -359,6 +359,21 @@ def test_reproduce(capsys, monkeypatch):
     assert code == 1 and "FAILS" in out
 
 
+def test_reproduce_undecided_exits_0(capsys, monkeypatch):
+    # holds None: the data cannot decide (an interval straddles the claim's boundary): printed
+    # as undecided, never FAILS, and the run exits 0; a decided failure next to it still exits 1.
+    from userdp.audits import registry
+    und = {"statement": "a tie", "holds": None, "evidence": "interval [-1, 1]"}
+    monkeypatch.setitem(registry._REPRODUCTIONS, "demo.undecided", lambda plot=None, quick=False, progress=None: {
+        "table": "t", "claims": [und, {"statement": "1 < 2", "holds": True}]})
+    monkeypatch.setitem(registry._REPRODUCTIONS, "demo.mixed", lambda plot=None, quick=False, progress=None: {
+        "table": "t", "claims": [und, {"statement": "2 < 1", "holds": False}]})
+    code, out, _ = run(capsys, "reproduce", "demo.undecided")
+    assert code == 0 and "[undecided] a tie" in out and "FAILS" not in out and "1 of 2 claims hold, 1 undecided" in out
+    code, out, _ = run(capsys, "reproduce", "demo.mixed")
+    assert code == 1 and "[undecided] a tie" in out and "[FAILS] 2 < 1" in out
+
+
 def test_reproduce_list(capsys):
     code, out, _ = run(capsys, "reproduce", "--list")
     names = {l.split()[0] for l in out.splitlines()[1:]}
