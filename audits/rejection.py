@@ -311,8 +311,8 @@ class ValueSet:
         return "{" + shown + more + "}"
 
     def to_dict(self) -> dict:
-        return {"type": "values", **capped_values([NO_RELEASE_LABEL if v is None else _jsonable(v) for v in self.values]),
-                "description": self.describe()}
+        values = [NO_RELEASE_LABEL if v is None else _jsonable(v) for v in self.values]
+        return {"type": "values", **capped_values(values), "description": self.describe()}
 
 
 @dataclass(frozen=True)
