@@ -58,7 +58,8 @@ from .ceiling import NOISE_FAMILIES
 from .report import capped_values
 from .sampling import NO_RELEASE_LABEL, released_cells, released_floats, released_rows
 
-__all__ = ["Threshold", "StatisticThreshold", "ValueSet", "ValueThreshold", "Candidate", "choose_scalar",
+__all__ = ["Threshold", "StatisticThreshold", "ValueSet", "ValueThreshold", "AtomSet", "ReleasePatternSet",
+           "Candidate", "choose_scalar",
            "choose_continuous", "choose_vector", "choose_discrete"]
 
 _GRID = 2048          # candidate thresholds per direction (quantiles of the pooled selection share)
@@ -344,6 +345,63 @@ class ValueThreshold:
         return d
 
 
+@dataclass(frozen=True)
+class ReleasePatternSet:
+    """{x : the set of x's released cells is one of ``patterns``}, for a multi-partition release
+    (``sampling.py``): each pattern lists the cells (partitions) released, e.g. ((0, 1),) is
+    "released in both partitions 0 and 1, and no other". Chosen among the patterns' unions
+    by their likelihood ratio on the selection share (``choose_vector``)."""
+
+    patterns: tuple[tuple[int, ...], ...]
+
+    @property
+    def values(self) -> tuple:
+        return self.patterns
+
+    def project(self, outputs) -> np.ndarray:
+        """Each output's pattern as an integer code: bit j set when cell j is released."""
+        return _pattern_codes(~np.isnan(released_cells(outputs)))
+
+    def mask(self, codes: np.ndarray) -> np.ndarray:
+        return np.isin(codes, np.asarray([sum(1 << j for j in p) for p in self.patterns], dtype=np.int64))
+
+    def contains(self, outputs) -> np.ndarray:
+        return self.mask(self.project(outputs))
+
+    def describe(self, limit: int = 8) -> str:
+        shown = " or ".join("{" + ", ".join(map(str, p)) + "}" for p in self.patterns[:limit])
+        more = f" or ... ({len(self.patterns)} patterns)" if len(self.patterns) > limit else ""
+        return f"{{released cells are {shown}{more}}}"
+
+    def to_dict(self) -> dict:
+        return {"type": "release-pattern", **capped_values([list(p) for p in self.patterns]),
+                "description": self.describe()}
+
+
+PATTERN_MAX_CELLS = 62     # release patterns are int64 bit masks
+
+
+def _pattern_codes(released: np.ndarray) -> np.ndarray:
+    """(n,) int64 bit masks of the released cells of (n, d) booleans, d <= PATTERN_MAX_CELLS."""
+    return released.astype(np.int64) @ (np.int64(1) << np.arange(released.shape[1], dtype=np.int64))
+
+
+def _pattern_candidates(a, b, n_count: int, alpha: float, delta: float, k: int) -> list:
+    """The k best unions of release patterns (``ReleasePatternSet``): the value-set test of
+    ``choose_discrete`` on each output's pattern of released cells."""
+    codes_a, codes_b = _pattern_codes(~np.isnan(a)), _pattern_codes(~np.isnan(b))
+    seen, inv = np.unique(np.r_[codes_a, codes_b], return_inverse=True)
+    if seen.size < 2:
+        return []
+    d = a.shape[1]
+    values = [tuple(j for j in range(d) if int(c) >> j & 1) for c in seen]
+    n = codes_a.size
+    out = []
+    for c in choose_discrete(inv[:n], inv[n:], values, n_count, alpha, delta, k, ordered=False):
+        out.append(replace(c, rejection_set=ReleasePatternSet(c.rejection_set.values)))
+    return out
+
+
 def _jsonable(v):
     if isinstance(v, tuple):
         return [_jsonable(u) for u in v]
@@ -587,24 +645,30 @@ def _atoms_win(a, b, atoms, n_count: int, alpha: float, delta: float, noise_fami
     best set, and the other half scores both proposals with plain plug-in counts (no
     shrinkage: the proposals are fixed before that half is read, so there is no winner's
     curse to correct, and a zero count on the other side, which the Wilson shrinkage would
-    inflate to ~2/n, is the whole signal of an atom). Reads the selection share only."""
+    inflate to ~2/n, is the whole signal of an atom). Each family proposes its best set in
+    each ordering of the pair (the atoms of the two sides are two sets, and a half may hold
+    one side's atoms only) and counts the larger held-out score, floored at 0 as the audit
+    floors eps_lb. Reads the selection share only."""
     h = a.shape[0] // 2
     if h < 2:
         return False, -np.inf
     halves = ((a[:h], b[:h]), (a[h:2 * h], b[h:2 * h]))
     total = {"atoms": 0.0, "thresholds": 0.0}
     for (pa, pb), (sa, sb) in (halves, halves[::-1]):                  # propose on one half, score on the other
-        proposals = {"atoms": _best(_atom_families(pa, pb, atoms), h, n_count, alpha, delta, 1),
-                     "thresholds": choose_scalar(pa, pb, n_count, alpha, delta, 1, noise_family=noise_family)}
+        proposals = {"atoms": [c for fam in _atom_families(pa, pb, atoms)
+                               for c in _best([fam], h, n_count, alpha, delta, 1)],
+                     "thresholds": choose_scalar(pa, pb, n_count, alpha, delta, 8, noise_family=noise_family)}
         for name, found in proposals.items():
-            if not found:
-                total[name] = -np.inf
-                continue
-            c = found[0]
-            ka, kb = int(np.count_nonzero(c.rejection_set.mask(sa))), int(np.count_nonzero(c.rejection_set.mask(sb)))
-            k1, k2 = (ka, kb) if c.first_over_second else (kb, ka)
-            total[name] += float(projected_bound(np.array([k1]), np.array([k2]), h, n_count, alpha, delta,
-                                                 z_sel=_MODEL_Z_SEL)[0])
+            best = 0.0                            # as the audit reports max(eps_lb, 0): no evidence scores 0
+            for fos in (True, False):             # each family's best set in each ordering of the pair
+                c = next((c for c in found if c.first_over_second == fos), None)
+                if c is None:
+                    continue
+                ka, kb = (int(np.count_nonzero(c.rejection_set.mask(x))) for x in (sa, sb))
+                k1, k2 = (ka, kb) if fos else (kb, ka)
+                best = max(best, float(projected_bound(np.array([k1]), np.array([k2]), h, n_count, alpha, delta,
+                                                       z_sel=_MODEL_Z_SEL)[0]))
+            total[name] += best
     return bool(total["atoms"] > total["thresholds"]), total["atoms"] / 2
 
 
@@ -708,22 +772,48 @@ def check_noise_family(noise_family) -> str | None:
 def choose_vector(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delta: float,
                   k: int = 1, *, gdp: bool = False, noise_family: str | None = None) -> list[Candidate]:
     """Learn directions and statistics on the selection share (a, b: (n, d)), then thresholds
-    on each; ``noise_family`` adds that family's likelihood-ratio statistic."""
+    on each (``_vector_families``); ``noise_family`` adds that family's likelihood-ratio
+    statistic. A multi-partition release (NaN: a cell not released) also gets the unions of
+    release patterns (``ReleasePatternSet``: "released in both partitions", ...). Every
+    family competes for the k sets on its selection-share score."""
     check_noise_family(noise_family)
-    d = a.shape[1]
-    full_a, full_b = a[~np.isnan(a).any(axis=1)], b[~np.isnan(b).any(axis=1)]   # every cell released
-    cands = []
-    for w in _directions(full_a, full_b) + list(np.eye(d)[_axes(a, b)]):
-        cands += choose_scalar(project_cells(a, w), project_cells(b, w), n_count, alpha, delta, k,
-                               projection=tuple(map(float, w)), gdp=gdp, noise_family=noise_family)
-    learned = _learned_statistics(full_a, full_b, noise_family) if min(full_a.shape[0], full_b.shape[0]) >= 2 else []
-    for name, params in learned + _orthant_statistics(a, b):
-        s = StatisticThreshold(name, params, "upper", 0.0)
-        for c in choose_scalar(s.project(a), s.project(b), n_count, alpha, delta, k, gdp=gdp):
-            t = c.rejection_set
-            cands.append(replace(c, rejection_set=replace(s, tail=t.tail, t=t.t, missing=t.missing)))
+    cands = [c for _, tmpl in _vector_families(a, b, noise_family)
+             for c in _family_candidates(tmpl, a, b, n_count, alpha, delta, k, gdp, noise_family)]
+    if not gdp and a.shape[1] <= PATTERN_MAX_CELLS and (np.isnan(a).any() or np.isnan(b).any()):
+        cands += _pattern_candidates(a, b, n_count, alpha, delta, k)       # which partitions were released
     cands.sort(key=lambda c: -c.score)
     return cands[:k]
+
+
+def _vector_families(a: np.ndarray, b: np.ndarray, noise_family: str | None) -> list[tuple[tuple, object]]:
+    """(key, set template) of every family learned on a, b: the directions (on the rows with
+    every cell released), the axes, the learned statistics and the corner sets; a template
+    is a Threshold (a projection) or a StatisticThreshold with t = 0, its threshold to be
+    chosen. The key names the family."""
+    d = a.shape[1]
+    full_a, full_b = a[~np.isnan(a).any(axis=1)], b[~np.isnan(b).any(axis=1)]   # every cell released
+    out = [(("direction", i), Threshold("upper", 0.0, tuple(map(float, w))))
+           for i, w in enumerate(_directions(full_a, full_b))]
+    out += [(("axis", int(j)), Threshold("upper", 0.0, tuple(map(float, np.eye(d)[j])))) for j in _axes(a, b)]
+    learned = _learned_statistics(full_a, full_b, noise_family) if min(full_a.shape[0], full_b.shape[0]) >= 2 else []
+    out += [(("statistic", name), StatisticThreshold(name, params, "upper", 0.0)) for name, params in learned]
+    out += [(("orthant", len(params[0])), StatisticThreshold(name, params, "upper", 0.0))
+            for name, params in _orthant_statistics(a, b)]
+    return out
+
+
+def _family_candidates(tmpl, a, b, n_count: int, alpha: float, delta: float, k: int, gdp: bool,
+                       noise_family: str | None) -> list[Candidate]:
+    """The k best thresholds of one family on a, b, as candidates of its set type."""
+    if isinstance(tmpl, Threshold):
+        w = np.asarray(tmpl.projection)
+        return choose_scalar(project_cells(a, w), project_cells(b, w), n_count, alpha, delta, k,
+                             projection=tmpl.projection, gdp=gdp, noise_family=noise_family)
+    out = []
+    for c in choose_scalar(tmpl.project(a), tmpl.project(b), n_count, alpha, delta, k, gdp=gdp):
+        t = c.rejection_set
+        out.append(replace(c, rejection_set=replace(tmpl, tail=t.tail, t=t.t, missing=t.missing)))
+    return out
 
 
 def _ordered(values: list) -> np.ndarray | None:

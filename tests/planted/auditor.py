@@ -272,7 +272,8 @@ def _no_joint_sets(m: int):
 def _per_partition_only(m: int):
     return ((rejection, "_orthant_statistics", lambda a, b: []),              # BUG: each coordinate alone
             (rejection, "_directions", lambda a, b: []),
-            (rejection, "_learned_statistics", lambda a, b, f: []))
+            (rejection, "_learned_statistics", lambda a, b, f: []),
+            (rejection, "_pattern_candidates", lambda *args: []))
 
 
 def _rounding_unnamed(m: int):
