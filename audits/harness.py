@@ -24,6 +24,19 @@ probability <= alpha, and it flags exactly when some eps_lb_j > the claimed eps.
 Choosing the best threshold among thousands on the selection share costs nothing,
 because only the chosen set is tested on fresh data.
 
+The families of sets (``rejection.py``) compete INSIDE that count: thresholds on the output
+or on learned projections and statistics (the classifier, a declared family's likelihood
+ratio, the corner sets of vector outputs), value sets of discrete outputs, atom sets of
+continuous ones (values that repeat on the selection share), release patterns of
+multi-partition outputs. Every family proposes sets on the selection share; the
+``sets_per_pair`` best of all of them, by a score read from the selection share only (for
+atoms against thresholds, and value sets against thresholds, a cross-fit between the
+selection share's two halves), are the only sets counted. However many families and sets
+were looked at, m stays pairs x sets_per_pair (x 2 with a GDP claim), and each counted set
+is a fixed event given the selection share: the argument above holds unchanged. A set
+whose description uses a learned parameter (a centre, a scale, an atom's value, a
+pattern) is fixed in the same way: the parameter is a function of the selection share.
+
 Gaussian DP (a ``GaussianDP`` claim, or ``Claims(primary, GaussianDP)``). Each confirmed
 pair also gets ``sets_per_pair`` sets chosen for the trade-off audit (``projected_mu_bound``:
 sets in the middle of the distributions), counted on the same counting share, bounded by
@@ -55,6 +68,22 @@ audit raises ``IncompleteAudit``, a ``MechanismError`` carrying the finished pai
 
 Per pair. ``AuditResult.pairs`` gives every confirmed pair's own best set, counts and
 eps_lb (each at the audit's level alpha/m, so each holds, and they hold jointly).
+
+Floating-point leaks. Floating-point noise is not the real-number mechanism its proof is
+about: x + noise in floating point reaches different sets of numbers for different x, and
+a set that sorts outputs by their last bits can show a loss above the claim (Mironov 2012,
+"On significance of the least significant bits for differential privacy", CCS). Such a
+bound is valid (its counts are fresh), but the cause is not the noise scale, so it is named.
+A violation's witness set is "decided by rounding" (``rounding_decided``) when it is an
+atom set of a continuous output, or a threshold with at least ROUNDING_SHARE of its hits on
+the side it favours within ROUNDING_BAND (relative) of t: a plateau of the statistic whose
+values differ in their last bits, as at the attained extreme of a Laplace statistic. Then
+the audit is run again, same seed, on the outputs rounded to ROUND_DIGITS significant
+digits (``round_outputs``): if that finds no violation, the finding class is "floating-point
+leak" (``AuditResult.finding``, ``FloatingPointFinding`` with both bounds and the
+explanation), else "privacy loss". The re-audit changes nothing above: eps_lb, the witness,
+the verdict and its Holm accounting are the first audit's; the re-audit's result only names
+the finding, and is itself a valid audit of round(M), a post-processing of M.
 
 "No violation found" means only that: it is never evidence of privacy.
 """

@@ -157,6 +157,9 @@ def release_partitions(D: UserDataset, *, epsilon: float, max_partitions_contrib
     """[SUM of each partition in ``partitions``] from one PipelineDP aggregation over public
     ``partitions`` (a partition missing from the result would be None, "no release")."""
     epsilon = check_epsilon(epsilon)
+    if isinstance(max_partitions_contributed, bool) or not isinstance(max_partitions_contributed, int) \
+            or max_partitions_contributed < 1:
+        raise ValueError(f"max_partitions_contributed must be an integer >= 1, got {max_partitions_contributed!r}")
     discard_inherited_pydp_buffer()
     accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=0.0)
     engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
