@@ -7,9 +7,9 @@ alpha allows (``audits/harness.py``: each audit flags a correct mechanism with p
     python3 -m pytest tests/audits/test_audit_false_alarms.py -m slow -s
 
 prints the count per mechanism (measured 2026-11-25: 1 of 1000, the snapped Laplace's, in
-33 s). The check: the count is at most 76, since for 1000
-independent audits each flagging with probability <= 0.05, Pr[count > 76] <= 1e-4
-(binomial tail, asserted below): a false failure has probability <= 1e-4.
+33 s). The check: the count is at most 77, since for 1000
+independent audits each flagging with probability <= 0.05, Pr[count > 77] <= 1e-4
+(binomial tail: 9.7e-5, asserted below): a false failure has probability <= 1e-4.
 
 Each mechanism draws its noise in float64 and its true loss is stated for the ideal
 (real-number) mechanism; none of them has a set on which rounding decides membership with
@@ -28,7 +28,7 @@ from userdp.reference.claims import PureDP
 
 AUDITS = 1000
 ALPHA = 0.05
-MAX_FLAGGED = 76
+MAX_FLAGGED = 77
 
 
 def clipped_laplace(D, rng, size):
