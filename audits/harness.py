@@ -223,8 +223,8 @@ class FloatingPointFinding:
         lb = f"eps_lb = {self.rounded_epsilon_lower_bound:.4f}"
         if not self.leak:
             return (f"the witness set's boundary is decided by rounding ({self.cause}), but the re-audit on outputs "
-                    f"rounded to {self.digits} significant digits still finds a violation ({lb}, set "
-                    f"{self.rounded_witness}): the loss does not live in the outputs' low-order bits")
+                    f"rounded to {self.digits} significant digits still finds a violation ({lb}): the loss does "
+                    "not live in the outputs' low-order bits")
         return (f"the witness set's boundary is decided by rounding ({self.cause}). The loss "
                 "it shows lives in the low-order bits of the outputs, whose pattern differs between the two "
                 "datasets (Mironov 2012, 'On significance of the least significant bits for differential "
@@ -324,10 +324,14 @@ def round_outputs(x):
     x = np.asarray(x)
     if x.dtype.kind != "f":
         return x
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         e = np.floor(np.log10(np.abs(x)))
-    q = np.where(np.isfinite(e), 10.0 ** np.where(np.isfinite(e), e - ROUND_DIGITS + 1, 0.0), 1.0)
-    return np.where(np.isfinite(e), np.round(x / q) * q, x)
+        decimals = np.where(np.isfinite(e), ROUND_DIGITS - 1 - e, 0.0)    # digits kept after the point
+        up = 10.0 ** np.abs(decimals)                                     # exact powers of ten up to 1e22
+        # x * 10^d rounded, then divided by 10^d (d >= 0), or x / 10^-d rounded, times 10^-d:
+        # the nearest float to the decimal, as np.round(x, d) gives (1.0 stays 1.0)
+        out = np.where(decimals >= 0, np.rint(x * up) / up, np.rint(x / up) * up)
+    return np.where(np.isfinite(e) & np.isfinite(out), out, x)
 
 
 def rounding_decided(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> str | None:
