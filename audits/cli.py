@@ -319,7 +319,8 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     "only. A mechanism returns None for 'no release' (e.g. a partition dropped by "
                     "private partition selection): discrete and categorical tests treat it as one more "
                     "value, continuous ones as an event outside every threshold set, tested alone and "
-                    "with each set")
+                    "with each set; a vector row may hold None cells (partitions not released: a "
+                    "multi-partition release), tested per partition and jointly")
     au.add_argument("--noise-family", choices=NOISE_FAMILIES + ("none",), metavar="FAMILY",
                     help="the family of the mechanism's additive noise, one of " + ", ".join(NOISE_FAMILIES)
                     + ", or none (default: the entry's or setup's declared family, else none). Vector outputs "

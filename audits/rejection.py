@@ -316,7 +316,7 @@ class ValueSet:
         return np.isin(codes, np.asarray(self.codes, dtype=np.int64))
 
     def contains(self, outputs) -> np.ndarray:
-        if any(isinstance(v, tuple) and None in v for v in self.values):   # rows with cells not released
+        if any(isinstance(v, tuple) for v in self.values):    # rows: compared cell by cell, NaN = not released
             x = released_cells(outputs)
             gaps = np.isnan(x)
             out = np.zeros(x.shape[0], dtype=bool)
@@ -593,7 +593,13 @@ def choose_continuous(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, 
     for the k sets on the selection-share score (the statistic is fitted on the first
     SCALAR_FIT_MAX selection outputs of each side, its thresholds chosen on all of them).
     Outputs with "no release" keep the thresholds alone (their NaN has no place in the
-    classifier's features)."""
+    classifier's features).
+
+    Atoms: when some released value repeats on the selection share (``_atoms``), the atom
+    sets (prefixes of the atoms' likelihood-ratio ranking, ``AtomSet``) are built too, and a
+    cross-fit (``_atoms_win``) decides whether they or the sets above go forward (the atom
+    sets first, then the others, up to k); the atom candidates' score is then the
+    cross-fit's held-out score. Not for the trade-off audit (``gdp``)."""
     cands = _continuous_sets(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
     atoms = None if gdp else _atoms(a, b)
     if atoms is None or not ATOMS_ON:

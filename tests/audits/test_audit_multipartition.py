@@ -61,6 +61,7 @@ def test_cells_are_encoded_as_nan_and_tuples_with_none():
     assert [values[c] for c in ca] == [(3, None), (4, 5), None]
     vs = ValueSet(((3, None), None))                                # contains() agrees with the codes
     assert vs.contains(ints).tolist() == [True, False, True]
+    assert ValueSet(((3, 0),)).contains(ints).tolist() == [False, False, False]   # a masked cell is no 0
 
 
 def _audit(mechanism, bug=None, samples=20_000, seed=0, claim=1.0):

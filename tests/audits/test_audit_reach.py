@@ -239,3 +239,19 @@ def test_rounding_check_can_be_switched_off():
     r = audit(numpy_laplace_2d, ((0.0, 0.0), (1.0, 0.0)), PureDP(1.0), samples=100_000, seed=0,
               noise_family="laplace", rounding_check=False)
     assert r.verdict == VIOLATION and r.floating_point is None
+
+
+# ------------------------------------------------------------------ single coordinates in high dimension
+def test_high_dimension_axes_are_the_moved_and_rescaled_coordinates():
+    # d = 100 > 32: the axes tried are the 16 coordinates whose median moved most and the 16
+    # whose spread changed most. Coordinate 37 moves by 3 (in Laplace(1) units: its median
+    # difference is 3, the others' ~N(0, 0.03) at 5,000 per side) and coordinate 81's noise is
+    # 5x smaller on one side (|ln 5| = 1.6 against ~0.03): both are found with > 40 sd to spare.
+    from userdp.audits import rejection
+    rng = np.random.default_rng(0)
+    a, b = rng.laplace(size=(5000, 100)), rng.laplace(size=(5000, 100))
+    a[:, 37] += 3.0
+    b[:, 81] *= 0.2
+    axes = rejection._axes(a, b)
+    assert 37 in axes and 81 in axes and axes.size <= 32
+    assert rejection._axes(a[:, :32], b[:, :32]).tolist() == list(range(32))     # d <= 32: every axis
