@@ -78,9 +78,15 @@ def per_user_structure(n: int) -> Case:
 
 
 def per_user_structure_zipf(n: int) -> Case:
+    from userdp.reference import data
     rng = np.random.default_rng(20261122)
     ids = (rng.zipf(1.3, size=n) - 1) % max(n // 10, 1)     # Zipf-like ownership: imbalanced users (issue 2)
-    return _structure_case(ids, rng.uniform(size=n))
+    case = _structure_case(ids, rng.uniform(size=n))
+    if n >= data.SORT_CALIBRATION_N:                         # the grouping depends on the machine's np.sort
+        case.note += ("; grouping: one np.sort of packed keys (np.sort beats a radix pass here)"
+                      if data._sort_beats_radix() else
+                      "; grouping: a radix pass for the heaviest users (np.sort is slower than a radix pass here)")
+    return case
 
 
 # ------------------------------------------------------------------ Epasto et al. 2020

@@ -5,7 +5,7 @@
     userdp audit NAME [--samples N] [--confidence C] [--seed S] [--param K=V ...] [--json] [--plot FILE]
     userdp audit --all [--samples N] [--confidence C] [--seed S] [--json]
     userdp audit module:callable --claim pure:epsilon=1 [--relation R] [--output KIND] [--param K=V ...]
-    userdp audit ... [--workers N | --scheduler ADDRESS]
+    userdp audit ... [--workers N | --scheduler ADDRESS] [--noise-family F] [--selection-fraction F]
     userdp reproduce NAME [--quick] [--json] [--plot FILE]
     userdp reproduce --list
     userdp bench [--quick] [--json] [--only NAME ...]       (audits/bench.py)
@@ -78,17 +78,24 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   params (the parameters used), expected (the entry's expected verdict, or null for an
   external mechanism or when ``--param`` changed a default), as_expected (bool or null),
   then the audit result: claim {kind, params}, epsilon_lower_bound, confidence, samples,
-  verdict, tightness, witness {pair_description, pair_index, unit, rejection_set, ordering,
+  verdict, finding ("privacy loss", "floating-point leak" or null when no violation),
+  tightness, witness {pair_description, pair_index, unit, rejection_set, ordering,
   counts {first, second, n_per_side}, claim_epsilon, p_value, adjusted_p_value,
   candidates_tested}, termination_reason, elapsed_seconds (rejection_set: {type:
-  "threshold", tail, t, projection?}, {type: "values", values}, or {type: "statistic",
-  statistic, formula, params, tail, t}: a learned statistic, ``audits/rejection.py``;
+  "threshold", tail, t, projection?}, {type: "values", values}, {type: "atoms", values}:
+  values that repeat in a continuous output, or {type: "statistic", statistic, formula,
+  params, tail, t}: a learned statistic, ``audits/rejection.py``; a list of more than
+  ``report.WITNESS_VALUES_MAX`` values is cut there, with values_count, values_sha256 and
+  values_truncated;
   a registry entry that declares its noise family gets that family's likelihood-ratio
   statistic); and, only when the claim
   declares Gaussian DP (claim kind "gdp", or "claims" with params {primary, gdp}), ``gdp``
   {mu, mu_lower_bound, tightness, witness {..., null_side, error_rates {fpr, fnr,
   fpr_upper, fnr_upper}, claim_mu, p_value, adjusted_p_value, candidates_tested}}. The
-  verdict is "violation" if either the eps side or the mu side finds one. Then ``ceiling``
+  verdict is "violation" if either the eps side or the mu side finds one. ``floating_point``
+  (null, or {cause, digits, rounded_epsilon_lower_bound, rounded_verdict, rounded_witness,
+  leak, explanation}: a violation whose witness set rounding decides, re-audited on rounded
+  outputs, ``harness.py``). Then ``ceiling``
   {epsilon, mu, pair_index, method, standard_error} (null when the setup declares no noise
   model), ``efficiency`` (eps_lb / ceiling) and ``mu_efficiency`` (mu_lb / mu ceiling), each
   null when not computed (``audits/ceiling.py``). Then ``reproducible`` (true, false: the
@@ -114,10 +121,12 @@ import argparse
 import inspect
 import os
 import sys
+import textwrap
 import time
 import traceback
 
 from .blas import single_threaded_blas
+from .ceiling import NOISE_FAMILIES
 from .harness import VIOLATION, IncompleteAudit
 from .parallel import BATCHED, REPRO_DRAWS, SCHEDULER_TIMEOUT, SHARD, batched, calling_convention, default_workers
 from userdp.reference.neighbours import RELATIONS
@@ -158,6 +167,16 @@ def _confidence(text: str) -> float:
     if not 0.0 < c < 1.0:
         raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1, got {text!r}")
     return c
+
+
+def _selection_fraction(text: str) -> float:
+    try:
+        f = float(text)
+    except ValueError:
+        f = float("nan")
+    if not 0.0 < f <= 0.5:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 0.5], got {text!r}")
+    return f
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -301,7 +320,18 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     "only. A mechanism returns None for 'no release' (e.g. a partition dropped by "
                     "private partition selection): discrete and categorical tests treat it as one more "
                     "value, continuous ones as an event outside every threshold set, tested alone and "
-                    "with each set")
+                    "with each set; a vector row may hold None cells (partitions not released: a "
+                    "multi-partition release), tested per partition and jointly")
+    au.add_argument("--noise-family", choices=NOISE_FAMILIES + ("none",), metavar="FAMILY",
+                    help="the family of the mechanism's additive noise, one of " + ", ".join(NOISE_FAMILIES)
+                    + ", or none (default: the entry's or setup's declared family, else none). Vector outputs "
+                    "then also get that family's likelihood-ratio statistic (laplace: a per-coordinate scaled L1 "
+                    "distance), and thresholds are scored with the fitted family; it only adds candidate sets, "
+                    "so a wrong family costs power, never validity. Refused for discrete outputs")
+    au.add_argument("--selection-fraction", type=_selection_fraction, default=None, metavar="F",
+                    help="share of each side's outputs that chooses the rejection set, in (0, 0.5] (default "
+                    "0.1); the rest counts. More selection helps when many candidate sets compete (high "
+                    "dimension, atoms), and costs counting samples")
     au.add_argument("--mechanism", metavar="MODULE:CALLABLE",
                     help="audit a library call without writing a module: MODULE:CALLABLE is called as "
                     "f(dataset, **KWARGS), one release per call, on each --pair, against --claim (required)")
@@ -402,8 +432,10 @@ def cmd_audit(args) -> int:
     if args.workers is not None and args.scheduler is not None:
         raise UsageError("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
     if args.all:
-        if args.name or args.param or args.plot or args.claim or args.relation or args.output or args.mechanism:
-            raise UsageError("--all takes no NAME, --param, --plot, --claim, --relation, --output or --mechanism")
+        if args.name or args.param or args.plot or args.claim or args.relation or args.output or args.mechanism \
+                or args.noise_family or args.selection_fraction:
+            raise UsageError("--all takes no NAME, --param, --plot, --claim, --relation, --output, --mechanism, "
+                             "--noise-family or --selection-fraction (each entry has its own)")
         return _audit_all(args)
     if (args.kwargs is not None or args.pair) and not args.mechanism:
         raise UsageError("--kwargs and --pair go with --mechanism MODULE:CALLABLE")
@@ -442,7 +474,7 @@ def _audit_target(target: Target, args) -> int:
     incomplete = None
     try:
         result = run_audit(target, args.confidence, args.seed, progress=progress.note, workers=args.workers,
-                           scheduler=args.scheduler)
+                           scheduler=args.scheduler, **_audit_options(args))
     except IncompleteAudit as exc:             # some pairs failed: what finished is still reported (exit 3)
         result, incomplete = exc.result, exc
     if target.noise is not None:
@@ -469,6 +501,16 @@ def _audit_target(target: Target, args) -> int:
     if incomplete is not None:
         return _fail(args, incomplete, f"userdp: error: {error}", EXIT_ERROR)
     return EXIT_FINDING if result.verdict == VIOLATION else EXIT_OK
+
+
+def _audit_options(args) -> dict:
+    """--noise-family and --selection-fraction, when given, as ``harness.audit`` keywords."""
+    out = {}
+    if getattr(args, "noise_family", None) is not None:
+        out["noise_family"] = None if args.noise_family == "none" else args.noise_family
+    if getattr(args, "selection_fraction", None) is not None:
+        out["selection_fraction"] = args.selection_fraction
+    return out
 
 
 def _calling_text(target: Target, args) -> str:
@@ -523,6 +565,9 @@ def _print_result(t: Target, r, as_expected, eff: dict) -> None:
     print(f"  counts           {c['first']} of M(first) and {c['second']} of M(second) in S, "
           f"of {c['n_per_side']} per side; p = {w.p_value:.3g}, Holm-adjusted {w.adjusted_p_value:.3g} "
           f"over {w.candidates_tested} candidate(s)")
+    if r.floating_point is not None:
+        print(textwrap.fill(f"{r.finding}: {r.floating_point.explanation}", 110, initial_indent="  finding          ",
+                            subsequent_indent=" " * 19))
     print(f"  samples          {r.samples} per side; {r.termination_reason}; {r.elapsed_seconds:.2f} s")
     print(f"  reproducible     {_REPRODUCIBLE[r.reproducible]}")
     print(f"  pairs            {len(r.pairs)} confirmed pair(s), each with its own best set "

@@ -124,6 +124,9 @@ def calling_convention(mechanism) -> str:
 # ------------------------------------------------------------------ one shard
 def _form(x) -> tuple:
     a = np.asarray(x)
+    if a.dtype == object and a.ndim == 1 and any(v is None for v in a):     # a multi-partition release:
+        cells = [v for v in a if v is not None]                           # None in cells not released
+        return a.shape, _KINDS.get(np.asarray(cells).dtype.kind, "object") if cells else None
     return a.shape, _KINDS.get(a.dtype.kind, str(a.dtype))
 
 
@@ -135,13 +138,19 @@ def _stack(outputs: list, start: int) -> np.ndarray:
     if same_scalar:                                      # the fast path: one plain scalar type throughout
         return np.asarray(outputs)
     released = [(i, o) for i, o in enumerate(outputs) if o is not NO_RELEASE]
+    gaps = False                                         # some output has a cell not released
     if released:
         i0, f0 = released[0][0], _form(released[0][1])
         for i, o in released:
             f = _form(o)
+            gaps = gaps or np.asarray(o).dtype == object
+            if f[1] is None and f[0] == f0[0]:           # no cell released: fits any type
+                continue
+            if f0[1] is None and f[0] == f0[0]:
+                i0, f0 = i, f
             if f != f0:
                 raise _varying(start + i, f, start + i0, f0)
-    return as_outputs(outputs) if len(released) < len(outputs) else np.asarray(outputs)
+    return as_outputs(outputs) if len(released) < len(outputs) or gaps else np.asarray(outputs)
 
 
 def _part_form(part) -> tuple | None:

@@ -22,9 +22,20 @@ mechanism returns ``None``; a batched mechanism returns a ``numpy.ma.MaskedArray
 masked rows are "no release" (or an object array holding ``None``). Discrete and
 categorical tests treat it as one more value; the continuous test codes it as NaN, outside
 every threshold set, and adds each set's union with it ({x >= t or no release}, and
-{released}, {no release} themselves). Vector outputs with "no release" are refused (audit
-one coordinate, or encode the event yourself). A NaN returned by the mechanism is still
-an error: it is never read as "no release".
+{released}, {no release} themselves). A NaN returned by the mechanism is still an error:
+it is never read as "no release".
+
+Multi-partition releases (vector outputs with "no release" CELLS). A release of k
+partitions, each of which may be dropped (private partition selection), is a row of k
+cells, each a number or "no release": a one-release mechanism returns a list or tuple
+such as ``[3.2, None]``, a batched one a ``MaskedArray`` of shape (size, k) whose masked
+cells are the partitions not released (a whole masked row, or ``None`` for the whole
+release, is "nothing released"). The vector test codes each unreleased cell as NaN:
+each partition is audited alone (its axis, with "no release" as in the scalar test), and
+jointly, by projections and statistics of the rows (``rejection.choose_vector``): a set
+on them also comes with "some cell it reads not released" added, and {every cell it reads
+released} and its complement are sets too. The discrete tests read a row as a tuple with
+``None`` in its unreleased cells.
 """
 from __future__ import annotations
 
@@ -33,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["MechanismError", "AuditPair", "normalize_pairs", "draw", "encode", "OUTPUT_KINDS", "NO_RELEASE",
-           "released_floats", "released_rows"]
+           "released_cells", "released_floats", "released_rows"]
 
 OUTPUT_KINDS = ("continuous", "vector", "discrete", "categorical")
 NO_RELEASE = None                 # what a one-release mechanism returns when it publishes nothing
@@ -65,8 +76,12 @@ def _short(x, limit: int = 60) -> str:
 
 
 def _is_pair(obj) -> bool:
+    """One pair: an object with .first/.second, a 2-tuple of non-pairs (D, D'), or a 3-tuple
+    (D, D', description) whose description is a str (the forms the CLI's factories accept)."""
     if hasattr(obj, "first") and hasattr(obj, "second"):
         return True
+    if isinstance(obj, tuple) and len(obj) == 3 and isinstance(obj[2], str):
+        return not any(hasattr(x, "first") and hasattr(x, "second") for x in obj[:2])
     return isinstance(obj, tuple) and len(obj) == 2 and not any(
         hasattr(x, "first") and hasattr(x, "second") for x in obj)
 
@@ -78,18 +93,22 @@ def _one(obj, index: int) -> AuditPair:
         unit = getattr(obj, "unit", None)
     elif isinstance(obj, tuple) and len(obj) == 2:
         (first, second), desc, unit = obj, None, None
+    elif isinstance(obj, tuple) and len(obj) == 3 and isinstance(obj[2], str):
+        first, second, desc, unit = obj[0], obj[1], obj[2], None
     else:
-        raise TypeError(f"pair {index} must be a 2-tuple (D, D') or have .first/.second, "
-                        f"got {type(obj).__name__}")
+        raise TypeError(f"pair {index} must be a 2-tuple (D, D'), a 3-tuple (D, D', description) or have "
+                        f".first/.second, got {type(obj).__name__}")
     desc = desc or f"pair {index}: {_short(first)} vs {_short(second)}"
     return AuditPair(first, second, str(desc), None if unit is None else int(unit), index)
 
 
 def normalize_pairs(pairs, max_pairs: int) -> list[AuditPair]:
-    """One pair (a 2-tuple or an object with .first/.second) or an iterable of them.
+    """One pair (a 2-tuple, a 3-tuple (D, D', description) or an object with .first/.second)
+    or an iterable of them.
 
-    A *tuple* of length 2 whose items are not pairs is one pair (D, D'); lists,
-    generators and other iterables are several pairs. At most ``max_pairs`` are taken.
+    A *tuple* of length 2 whose items are not pairs is one pair (D, D'), and so is a tuple
+    (D, D', "description"); lists, generators and other iterables are several pairs. At
+    most ``max_pairs`` are taken.
     """
     if _is_pair(pairs):
         return [_one(pairs, 0)]
@@ -129,7 +148,7 @@ def draw(mechanism, pair: AuditPair, rngs, size: int) -> tuple[np.ndarray, np.nd
         data = np.ma.getdata(out)
         masked = np.ma.isMaskedArray(out)
         if data.dtype.kind == "f" and np.isnan(data[~np.ma.getmaskarray(out)] if masked else data).any():
-            bad = np.isnan(data).reshape(size, -1).any(1) & ~_missing_rows(out)
+            bad = (np.isnan(data) & ~np.ma.getmaskarray(out)).reshape(size, -1).any(1)
             raise ValueError(f"mechanism {name} returned NaN on the {side} dataset of {pair.description!r} "
                              f"(first at output {int(np.argmax(bad))}); return None for no release")
         outs.append(out)
@@ -155,9 +174,8 @@ def as_outputs(out, where: str = "mechanism"):
             return arr
         rows = list(arr)
         kept = [r for r in rows if r is not NO_RELEASE]
-        for r in kept:
-            if any(v is None for v in np.ravel(np.asarray(r, dtype=object))):
-                raise ValueError(f"{where}: an output is partly None; 'no release' is a whole output (None)")
+        if any(any(v is None for v in np.ravel(np.asarray(r, dtype=object))) for r in kept):
+            return _cell_masked(rows, where)
         if len(kept) == len(rows):
             return np.asarray(rows)
         filled = np.asarray(kept) if kept else np.zeros(0)
@@ -168,18 +186,47 @@ def as_outputs(out, where: str = "mechanism"):
     if data.ndim == 0:
         raise ValueError(f"{where}: returned a 0-d masked array; expected one output per row")
     rows_mask = mask.reshape(mask.shape[0], -1)
-    if (rows_mask.any(1) != rows_mask.all(1)).any():
-        raise ValueError(f"{where}: output {int(np.argmax(rows_mask.any(1) != rows_mask.all(1)))} is partly masked; "
-                         "'no release' masks a whole output row")
+    partial = rows_mask.any(1) != rows_mask.all(1)
+    if partial.any() and data.ndim != 2:
+        raise ValueError(f"{where}: output {int(np.argmax(partial))} is partly masked; 'no release' masks a whole "
+                         "output, or the cells of a row (a multi-partition release, shape (size, k))")
     if not mask.any():
         return data
     return np.ma.MaskedArray(data, mask=np.array(mask))
 
 
+def _cell_masked(rows: list, where: str) -> np.ma.MaskedArray:
+    """Rows of a multi-partition release, each None (nothing released) or a sequence of k
+    numbers and Nones (cells not released), as a (n, k) masked array."""
+    k = None
+    for r in rows:
+        if r is not NO_RELEASE:
+            cells = np.ravel(np.asarray(r, dtype=object))
+            if k is not None and cells.size != k:
+                raise ValueError(f"{where}: multi-partition outputs of {k} and {cells.size} cells; every "
+                                 "output must have the same number of cells")
+            k = cells.size
+    cells = [np.ravel(np.asarray(r, dtype=object)) if r is not NO_RELEASE else None for r in rows]
+    given = [None if c is None else np.array([v is not None for v in c]) for c in cells]
+    values = [c[g] for c, g in zip(cells, given) if c is not None]
+    try:
+        kind = np.asarray(np.concatenate(values).tolist() if values else []).dtype
+        if kind.kind not in "biuf":
+            raise TypeError
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: a multi-partition output has a cell that is neither a number nor None") from None
+    data, mask = np.zeros((len(rows), k), dtype=kind), np.ones((len(rows), k), dtype=bool)
+    for i, (c, g) in enumerate(zip(cells, given)):
+        if c is not None:
+            data[i, g] = c[g].tolist()
+            mask[i] = ~g
+    return np.ma.MaskedArray(data, mask=mask)
+
+
 def _missing_rows(x) -> np.ndarray:
-    """(n,) True where output i is "no release"."""
+    """(n,) True where output i is "no release" (every cell of it masked)."""
     m = np.ma.getmaskarray(x)
-    return m.reshape(m.shape[0], -1).any(1) if m.ndim else np.zeros(0, bool)
+    return m.reshape(m.shape[0], -1).all(1) if m.ndim else np.zeros(0, bool)
 
 
 def _shape_unreleased(outs: list) -> list:
@@ -200,6 +247,15 @@ def released_rows(outputs) -> tuple[np.ndarray, np.ndarray]:
     n = x.shape[0]
     return np.asarray(np.ma.getdata(x)).reshape(n, -1), ~_missing_rows(x) if np.ma.isMaskedArray(x) \
         else np.ones(n, bool)
+
+
+def released_cells(outputs) -> np.ndarray:
+    """Outputs as floats (n, k), NaN in every cell not released (a whole row for "no release")."""
+    x = as_outputs(outputs)
+    n = x.shape[0]
+    if np.ma.isMaskedArray(x):
+        return np.ma.filled(x.astype(float), np.nan).reshape(n, -1)
+    return np.asarray(x, dtype=float).reshape(n, -1)
 
 
 def released_floats(outputs) -> np.ndarray:
@@ -239,13 +295,12 @@ def encode(a: np.ndarray, b: np.ndarray, kind: str):
             return released_floats(a), released_floats(b), None
         return a.reshape(n).astype(float, copy=False), b.reshape(n).astype(float, copy=False), None
     if kind == "vector":
-        if missing:
-            raise ValueError("vector outputs with 'no release' (None) cannot be projected: audit one coordinate "
-                             "(a continuous output), or declare output='discrete'")
-        a2, b2 = a.reshape(n, -1).astype(float), b.reshape(n, -1).astype(float)
-        if not (np.isfinite(a2).all() and np.isfinite(b2).all()):
+        a2, b2 = released_cells(a), released_cells(b)                 # NaN: a cell not released
+        if np.isinf(a2).any() or np.isinf(b2).any():
             raise ValueError("vector outputs must be finite to be projected")
         return a2, b2, None
+    if missing and (_partial_rows(a) or _partial_rows(b)):
+        return _encode_cells(a, b)
     (ra, ka), (rb, kb) = released_rows(a), released_rows(b)
     both, kept = np.concatenate([ra, rb]), np.concatenate([ka, kb])
     codes = np.zeros(2 * n, dtype=np.int64)
@@ -260,6 +315,31 @@ def encode(a: np.ndarray, b: np.ndarray, kind: str):
         codes[~kept] = len(values)                # "no release": one more value, None
         values.append(NO_RELEASE)
     return codes[:n], codes[n:], values
+
+
+def _partial_rows(x) -> bool:
+    """Whether some output of x has released and unreleased cells (a multi-partition release)."""
+    m = np.ma.getmaskarray(x)
+    m = m.reshape(m.shape[0], -1)
+    return bool((m.any(1) != m.all(1)).any())
+
+
+def _encode_cells(a, b):
+    """Discrete codes of multi-partition rows: each distinct row, with None in its unreleased
+    cells, is one value; a row with no cell released is "no release"."""
+    n = a.shape[0]
+    both = np.concatenate([released_cells(a), released_cells(b)])     # (2n, k), NaN: not released
+    gaps = np.isnan(both)
+    key = np.hstack([np.where(gaps, 0.0, both), gaps.astype(float)])    # the gaps are part of the value
+    uniq, inv = _unique_rows(key)
+    k = both.shape[1]
+    values = [None if row[k:].all() else tuple(None if g else _number(v) for v, g in zip(row[:k], row[k:]))
+              for row in uniq]
+    return inv[:n].reshape(-1), inv[n:].reshape(-1), values
+
+
+def _number(v: float):
+    return int(v) if float(v).is_integer() else float(v)
 
 
 def _unique_rows(x: np.ndarray):

@@ -445,15 +445,17 @@ def _summary(x, a) -> str:
 
 # ------------------------------------------------------------------ running an audit
 def run_audit(target: Target, confidence: float, seed: int, progress=None, workers: int | None = None,
-              scheduler: str | None = None):
+              scheduler: str | None = None, **options):
     """audit(); an exception is classified by its origin (see the module docstring), except
     ``IncompleteAudit`` (some pairs finished), which the caller reports with its result; an
-    unusable --scheduler is bad input."""
+    unusable --scheduler is bad input. ``options``: ``noise_family`` (replaces the setup's
+    declared family) and ``selection_fraction`` (``--noise-family``, ``--selection-fraction``);
+    an audit that cannot use them is bad input."""
     t = target
     try:
         return audit(t.mechanism, t.pairs, t.claim, samples=t.samples, confidence=confidence,
-                     seed=seed, output=t.output, progress=progress,
-                     noise_family=None if t.noise is None else t.noise.family, workers=workers, scheduler=scheduler)
+                     seed=seed, output=t.output, progress=progress, workers=workers, scheduler=scheduler,
+                     **{"noise_family": None if t.noise is None else t.noise.family, **options})
     except IncompleteAudit:
         raise
     except SchedulerError as exc:
@@ -463,7 +465,13 @@ def run_audit(target: Target, confidence: float, seed: int, progress=None, worke
     except (ValueError, TypeError) as exc:
         if target.kind == "external":
             raise UsageError(f"the audit cannot use the setup from {target.name}: {exc}") from exc
+        if options:
+            raise UsageError(f"the audit of {target.name} cannot use {_option_text(options)}: {exc}") from exc
         raise
+
+
+def _option_text(options: dict) -> str:
+    return " ".join(f"--{k.replace('_', '-')} {'none' if v is None else v}" for k, v in options.items())
 
 
 def run_efficiency(target: Target, result) -> dict:

@@ -233,6 +233,8 @@ def test_every_factory_refuses_a_bad_epsilon_naming_it(factory, param, bad):
     from examples import gallery_opendp, gallery_pipelinedp
     other = {gallery_pipelinedp.release: dict(D=gallery_pipelinedp.dataset(1), metric="count", delta=0.0,
                                               public_partitions=None),
+             gallery_pipelinedp.release_partitions: dict(D=gallery_pipelinedp.two_partition_dataset(),
+                                                         max_partitions_contributed=2),
              gallery_opendp.measurement: dict(lower=0.0, upper=1.0)}.get(factory, {})
     with pytest.raises((ValueError, TypeError), match=param):
         factory(**other, **{param: bad})
