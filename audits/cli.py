@@ -41,8 +41,8 @@ Exit status:
     0  no violation found (``--all``: every entry met its expected verdict);
     1  a violation finding (``--all``: some entry's verdict is not its expected one, i.e. a
        reference mechanism or a correct control flagged, or a broken control missed);
-       ``reproduce``: a claim of the paper fails (``holds`` false; ``holds`` None is undecided
-       and exits 0); ``bench``: a target is missed;
+       ``reproduce``: a claim of the paper fails (decided: its interval lies outside the
+       claim; an undecided claim exits 0, ``verdicts.py``); ``bench``: a target is missed;
     2  a usage or input error: bad option or parameter, a registry entry refusing a
        ``--param`` value, a factory or setup the audit cannot use, an unwritable ``--plot``
        path, ``--plot`` without matplotlib. All are checked before the audit runs where
@@ -67,7 +67,7 @@ broken control is still flagged at 99.75% (m = 20, C = 0.95) and at 1 - 5e-6 (C 
 the smallest margin being control.isvt3 (eps_lb >= 1.43 against its claim 1.0).
 
 JSON (``--json``): strict JSON (``allow_nan=False``), one object whose ``schema`` is
-"userdp.list/1", "userdp.audit/1", "userdp.audit-all/1" or "userdp.reproduction/1", with
+"userdp.list/1", "userdp.audit/1", "userdp.audit-all/1" or "userdp.reproduction/2", with
 ``userdp_version``; a non-finite number is ``null`` and its JSON Pointer is listed in the
 top-level ``nonfinite`` map (see ``report.py``). The fields:
 
@@ -109,8 +109,11 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   per_entry_confidence, entries (each as in userdp.audit/1 without ``error``, or {name, kind, relation,
   expected, as_expected: false, error} if it raised), summary {entries, as_expected,
   not_as_expected, errors, elapsed_seconds}.
-- userdp.reproduction/1: name, quick, elapsed_seconds, table (list of rows), claims
-  [{statement, holds, evidence}], and what the reproduction adds (e.g. setup).
+- userdp.reproduction/2: name, quick, elapsed_seconds, table (list of rows), claims
+  [{statement, verdict ("holds" | "fails" | "undecided"), holds (true | false | null when
+  undecided), evidence, combine, alpha, error, interval_ends, intervals [{what, estimate, low,
+  high, region {above, below, closed}, method, level, n, verdict, text}]}] (``verdicts.py``),
+  summary {holds, fails, undecided}, and what the reproduction adds (e.g. setup).
 - userdp.bench/1: quick, machine, rows, scaling, memory, summary (``audits/bench.py``).
 
 Progress lines go to stderr only; stdout carries the result.
@@ -134,6 +137,7 @@ from userdp.reference.neighbours import RELATIONS
 from .registry import all_entries, all_reproductions, get_reproduction
 from .report import Progress, fmt, pct, table, to_json, version
 from .sampling import MechanismError
+from .verdicts import FAILS, HOLDS, UNDECIDED, VERDICTS, Interval, check_claims
 from .targets import (CLAIM_FORMS, DEFAULT_SAMPLES, Target, UsageError, UserCodeError, call_target, check_params,  # noqa: F401
                       external_target, mechanism_error, parse_claim, parse_params, registry_target, run_audit,
                       run_efficiency)
@@ -203,8 +207,9 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("name", nargs="?", help="reproduction name (see `userdp reproduce --list`)")
     rp.add_argument("--list", action="store_true", help="list the reproductions and exit")
     rp.add_argument("--quick", action="store_true",
-                    help="a smaller run (under a minute) that still checks every claim; margins stated")
-    rp.add_argument("--json", action="store_true", help="print JSON (schema userdp.reproduction/1)")
+                    help="a smaller run (under a minute) that still checks every claim, on fewer "
+                         "replications: more claims may be undecided")
+    rp.add_argument("--json", action="store_true", help="print JSON (schema userdp.reproduction/2)")
     rp.add_argument("--plot", metavar="FILE", help="write the reproduction's figure (needs matplotlib)")
     _bench_parser(sub.add_parser("bench", parents=[common], help="time every algorithm against its simplest "
                                  "baseline; exit 1 if a target is missed"))
@@ -687,21 +692,26 @@ def cmd_reproduce(args) -> int:
     progress = Progress(args.name)
     out = func(plot=args.plot, quick=args.quick, progress=progress.step)
     claims = out.get("claims", [])
+    check_claims(claims, args.name)                 # a verdict and intervals per claim (verdicts.py)
+    summary = {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
     if args.json:
-        print(to_json("userdp.reproduction/1", {"name": args.name, "quick": args.quick,
-                                                "elapsed_seconds": progress.elapsed(), **out}))
+        print(to_json("userdp.reproduction/2", {"name": args.name, "quick": args.quick,
+                                                "elapsed_seconds": progress.elapsed(), **out, "summary": summary}))
     else:
-        _print_reproduction(args, out, claims, progress.elapsed())
+        _print_reproduction(args, out, claims, summary, progress.elapsed())
     if args.plot:
         progress.note(f"plot written to {args.plot}")
-    return EXIT_FINDING if any(c["holds"] is False for c in claims) else EXIT_OK   # None: undecided
+    return EXIT_FINDING if summary[FAILS] else EXIT_OK
 
 
 def _first_line(func) -> str:
     return (inspect.getdoc(func) or "").split("\n\n")[0].replace("\n", " ")
 
 
-def _print_reproduction(args, out, claims, elapsed) -> None:
+SHOWN_INTERVALS = 4     # per claim in the text; the JSON has all of them
+
+
+def _print_reproduction(args, out, claims, summary, elapsed) -> None:
     print(f"{args.name}{' (quick)' if args.quick else ''}: {_first_line(get_reproduction(args.name))}")
     if out.get("setup"):
         print(f"setup: {out['setup']}")
@@ -713,12 +723,36 @@ def _print_reproduction(args, out, claims, elapsed) -> None:
         print(table(tab, indent="  "))
     print()
     for c in claims:
-        print(f"[{'undecided' if c['holds'] is None else 'holds' if c['holds'] else 'FAILS'}] {c['statement']}")
+        print(f"[{c['verdict'] if c['verdict'] != FAILS else 'FAILS'}] {c['statement']}")
         if c.get("evidence"):
             print(f"        {c['evidence']}")
-    held = sum(bool(c["holds"]) for c in claims)
-    undecided = sum(c["holds"] is None for c in claims)
-    print(f"\n{held} of {len(claims)} claims hold{f', {undecided} undecided' if undecided else ''}; {elapsed:.1f} s.")
+        for line in _deciding_intervals(c):
+            print(f"        - {line}")
+    k = max((c.get("interval_ends", 0) for c in claims), default=0)
+    error = next((c["error"] for c in claims if c.get("error") is not None), None)
+    alpha = next((c["alpha"] for c in claims if c.get("alpha") is not None), None)
+    print(f"\n{summary[HOLDS]} of {len(claims)} claims hold, {summary[UNDECIDED]} undecided, {summary[FAILS]} "
+          f"fail{'s' if summary[FAILS] == 1 else ''}; {elapsed:.1f} s.")
+    if alpha is not None:
+        print(f"Error {error:g} shared by {k} interval ends, each at one-sided level {alpha:.2g} (Bonferroni): no "
+              f"decided verdict is wrong with probability >= 1 - {error:g}. Undecided: the interval straddles the "
+              f"claim's boundary.")
+
+
+def _deciding_intervals(c) -> list[str]:
+    """The claim's intervals, at most SHOWN_INTERVALS: the failing, then the undecided, then
+    the holding ones closest to their boundary (the ones that decide the verdict)."""
+    rank = {FAILS: 0, UNDECIDED: 1, HOLDS: 2}
+    ivs = sorted(c["intervals"], key=lambda i: (rank[i["verdict"]], _margin(i)))
+    lines = [i["text"] for i in ivs[:SHOWN_INTERVALS]]
+    if len(ivs) > SHOWN_INTERVALS:
+        lines.append(f"... {len(ivs) - SHOWN_INTERVALS} more ({sum(i['verdict'] == HOLDS for i in ivs)} of "
+                     f"{len(ivs)} hold; --json has all)")
+    return lines
+
+
+def _margin(i) -> float:
+    return Interval.from_dict(i).margin()
 
 
 # ------------------------------------------------------------------ entry point

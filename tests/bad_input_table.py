@@ -1276,3 +1276,66 @@ entry("validate.ValidationSpec.independence_on",
 entry("validate.format_report", V.format_report, lambda: dict(r=_report()), r=[None, 3, "report", {}])
 entry("validate.format_finding", V.format_finding,
       lambda: dict(f=V.Finding("audit", "pass", "t", {}), indent="  "), f=[None, 3, {}], indent=[None, 3])
+
+
+# ============================================================ reproduced claims' verdicts
+from userdp.audits import verdicts as Vd  # noqa: E402
+
+_TEXT = [None, 3, "", "  "]
+_REAL = [nan, inf, "1", None, True, [1.0]]
+_ABOVE = [nan, inf, "0", True]
+_BELOW = [nan, -inf, "1", True]
+_ALPHA = [0.0, 0.5, 1.0, -0.1, nan, "0.1", None, True]
+_NREP = [0, -1, 2.5, True, "3", 10**8]
+_SAMPLES = [[], [nan, 1.0], "abc", None, [[1.0, 2.0]], [True, 1.0]]
+
+
+def _cmp():
+    return Vd.exact("v", 1.0, above=0.0)
+
+
+entry("verdicts.exact", Vd.exact, lambda: dict(what="v", value=1.0, above=0.0, below=None, strict=False),
+      what=_TEXT, value=[nan, "1", None, True, [1.0]], above=_ABOVE, below=_BELOW + [-1.0], strict=["yes", 1, None],
+      alias={"above": ("above", "below"), "below": ("above", "below")})
+entry("verdicts.mean", Vd.mean, lambda: dict(what="m", samples=[1.0, 2.0, 3.0], above=0.0, below=None),
+      what=_TEXT, samples=_SAMPLES, above=_ABOVE, below=_BELOW + [-1.0], alias={"below": ("above", "below")})
+entry("verdicts.normal", Vd.normal, lambda: dict(what="n", estimate=1.0, se=0.1, above=0.0, below=None, n=None),
+      what=_TEXT, estimate=_REAL, se=[-1.0, nan, inf, "x", None], above=_ABOVE, below=_BELOW, n=_NREP)
+entry("verdicts.ratio", Vd.ratio,
+      lambda: dict(what="r", num=2.0, num_se=0.1, den=1.0, den_se=0.1, above=1.0, below=None, n=None),
+      what=_TEXT, num=[0.0, -1.0] + _REAL, num_se=[-1.0, nan, inf, "x"], den=[0.0, -1.0] + _REAL,
+      den_se=[-1.0, nan, inf, None], above=_ABOVE, below=_BELOW, n=_NREP)
+entry("verdicts.max_normal", Vd.max_normal,
+      lambda: dict(what="x", estimates=[1.0, 2.0], ses=[0.1, 0.1], above=0.0, below=None),
+      what=_TEXT, estimates=[[], [nan, 1.0], "x", None, [[1.0, 2.0]]],
+      ses=[[-1.0, 0.1], [0.1], [nan, 0.1], "x", None], above=_ABOVE, below=_BELOW)
+entry("verdicts.median", Vd.median, lambda: dict(what="m", samples=[1.0, 2.0, 3.0], above=0.0, below=None),
+      what=_TEXT, samples=_SAMPLES, above=_ABOVE, below=_BELOW)
+entry("verdicts.refutable", Vd.refutable, lambda: dict(what="eps", lower_bound=lambda a: 0.5, below=1.0),
+      what=_TEXT, lower_bound=[None, 3, "f"], below=[None, nan, -inf, "1", True])
+entry("verdicts.all_of", lambda parts: Vd.all_of(parts), lambda: dict(parts=[_cmp()]),
+      parts=[None, 3, [], [1, 2], "ab"])
+entry("verdicts.any_of", lambda parts: Vd.any_of(parts), lambda: dict(parts=[_cmp()]),
+      parts=[None, 3, [], [1, 2], "ab"])
+entry("verdicts.claim", Vd.claim, lambda: dict(statement="s", comparisons=[_cmp()], combine="all", evidence=""),
+      statement=_TEXT, comparisons=[None, [], [1], "x", 3], combine=["both", None, 1], evidence=[None, 3])
+entry("verdicts.decide", Vd.decide, lambda: dict(claims=[Vd.claim("s", _cmp())], error=1e-4),
+      claims=[None, 3, "x", [1], [{"statement": "s"}]], error=[0.0, 1.0, -0.1, nan, "0.1", None, True])
+entry("verdicts.check_claims", Vd.check_claims,
+      lambda: dict(claims=Vd.decide([Vd.claim("s", _cmp())]), name="demo"),
+      claims=[None, {}, [{}], [{"verdict": "maybe", "intervals": []}], [{"statement": "s", "holds": True}]],
+      name=_TEXT)
+entry("verdicts.t_power", Vd.t_power, lambda: dict(effect_over_sd=1.0, n=10, alpha=0.01),
+      effect_over_sd=[nan, inf, "1", None, True], n=[1, 0, 2.5, True, "3", 10**8], alpha=_ALPHA)
+entry("verdicts.replications_for_power", Vd.replications_for_power,
+      lambda: dict(effect_over_sd=1.0, alpha=0.01, power=0.9, n_max=100_000),
+      effect_over_sd=[0.0, -1.0, nan, inf, "1", None], alpha=_ALPHA, power=[0.0, 1.0, nan, "x", None],
+      n_max=[1, 0, 2.5, True, 10**8])
+entry("verdicts.median_bounds_index", Vd.median_bounds_index, lambda: dict(n=20, alpha=0.025),
+      n=_NREP, alpha=_ALPHA)
+entry("verdicts.median_power", Vd.median_power, lambda: dict(p_below=0.3, n=101, alpha=0.01),
+      p_below=[-0.1, 1.1, nan, "x", None], n=_NREP, alpha=_ALPHA)
+entry("verdicts.median_replications", Vd.median_replications,
+      lambda: dict(p_below=0.3, alpha=0.01, power=0.9, n_max=200_000),
+      p_below=[0.5, 0.7, -0.1, nan, "x", None], alpha=_ALPHA, power=[0.0, 1.0, nan, None],
+      n_max=[0, 2.5, True, 10**8])

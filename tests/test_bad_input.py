@@ -112,7 +112,7 @@ class _MemoryCap:
         return False
 
 MODULES = ["userdp.audits.bounds", "userdp.audits.harness", "userdp.properties.adapter", "userdp.audits.ceiling",
-           "userdp.audits.whitebox", "userdp.audits.validate"]
+           "userdp.audits.whitebox", "userdp.audits.validate", "userdp.audits.verdicts"]
 
 # Public names that are not functions of user input, with the reason.
 EXEMPT = {
@@ -143,6 +143,7 @@ EXEMPT = {
     "validate.BadType": "an exception class",
     "validate.VERDICT_ORDER": "a tuple of names",
     "validate.ALPHA": "a constant (the false-alarm budget)",
+    "verdicts.Interval": "a result record built by the comparisons inside decide, never from user input",
     "validate.all_validations": "takes no input",
     "validate.register_validation": "registry plumbing (registry modules call it at import; a second spec for "
                                     "one algorithm must not be left registered by a table call); its refusals "

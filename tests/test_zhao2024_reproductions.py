@@ -73,7 +73,9 @@ def test_heavy_tail_quick_findings():
 
 def test_convergence_quick_findings():
     out = R.reproduce_convergence(quick=True)
-    assert [c["holds"] for c in out["claims"]] == [True, True, True], out["claims"]
+    # 40 trials: the slope is decided (holds); the factor-2 and ratio claims are undecided at
+    # this size (ratio intervals ~x/3.8 wide), never "fails"
+    assert [c["verdict"] for c in out["claims"]] == ["undecided", "holds", "undecided"], out["claims"]
     # the slope is measured over n = 500..4000 (quick): -1.77 at this seed; its sampling sd
     # (from 40-trial MSEs, ~20% each) is ~0.1, so <= -1 holds by > 7 sd.
     assert out["setup"]["slope"] < -1.3
