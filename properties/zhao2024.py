@@ -206,9 +206,9 @@ def hlm_pairs(draw):
     - "clusters": two clusters far beyond every threshold with near-balanced sizes (n up to
       400), the replaced user moving between them (the weighted mean lands where every user
       is linear, and the gradient is flat there);
-    - "magnitude": n up to 2000 users uniform within 1 of a centre up to 1e300 in size (the
+    - "magnitude": n up to 500 users uniform within 1 of a centre up to 1e300 in size (the
       float spacing near the items exceeds any absolute tolerance), one user moved;
-    - "many": n up to 5000 uniform users with one moved to an outlier up to 1e308;
+    - "many": n up to 1000 uniform users with one moved to an outlier up to 1e308;
     d = 1 or 3 (vector items, the same geometry on the diagonal plus noise)."""
     d = draw(st.sampled_from([1, 3]))
     family = draw(st.sampled_from(["clusters", "magnitude", "many"]))
@@ -222,13 +222,13 @@ def hlm_pairs(draw):
         k = draw(st.integers(0, a + b - 1))
         new = gap - v[k]                                      # to the other cluster
     elif family == "magnitude":
-        n = draw(st.integers(3, 2000))
+        n = draw(st.integers(3, 500))
         c = draw(st.sampled_from([1e5, 2e5, 1e8, 1e15, 1e300, -1e300]))
         v = c + rng.uniform(-1.0, 1.0, n)
         k = 0
         new = c + draw(st.floats(-3.0, 3.0))
     else:
-        n = draw(st.integers(3, 5000))
+        n = draw(st.integers(3, 1000))
         v = rng.uniform(-1.0, 1.0, n)
         k = 0
         new = draw(st.sampled_from([10.0, -1e8, 1e308, -1e308]))
@@ -243,10 +243,11 @@ def _hard_pairs() -> tuple:
     """Pairs on which a capped Newton solver raised on one side and released on the other:
     50 users at 0 and 49 at +100 vs one user moved to 0 (every user linear at the weighted-mean
     start); 1000 users within 1 of 1e8, one at 1e8 - 0.267 vs - 0.189 (float spacing); the
-    same near 2e5 with 10^5 users; the first geometry in d = 3."""
+    first geometry in d = 3. (The same near 2e5 with 10^5 users is in tests/test_zhao2024.py
+    and the slow scan: too large for a property every validate run repeats.)"""
     v = np.r_[np.zeros(50), np.full(49, 100.0)]
     out = [_pair(v, 50, 0.0, "50 at 0, 49 at +100 vs 51 / 48")]
-    for n, c, seed in ((1000, 1e8, 0), (100_000, 2e5, 2)):
+    for n, c, seed in ((1000, 1e8, 0),):
         u = c + np.random.default_rng(seed).uniform(-1.0, 1.0, n)
         u[0] = c - 0.267
         out.append(_pair(u, 0, c - 0.189, f"{n} users within 1 of {c:g}, one at c - 0.267 vs c - 0.189"))

@@ -129,7 +129,10 @@ def test_the_issue_pairs_release_on_both_sides():
     # capped-solver-refuses) and released on the other. Now both sides release, certified, and
     # the closed form holds: 51 users at 0 (quadratic: T = 2) and 48 at +100 each adding
     # clip(s - 100, -2, 2) = -2 to the gradient: 51 s - 96 = 0, s = 96 / 51 = 1.882 < T.
-    for pair in P.HARD_PAIRS:
+    u = 2e5 + np.random.default_rng(2).uniform(-1.0, 1.0, 100_000)       # float spacing at 10^5 users
+    u[0] = 2e5 - 0.267
+    big = P._pair(u, 0, 2e5 - 0.189, "10^5 users within 1 of 2e5")
+    for pair in P.HARD_PAIRS + (big,):
         for D in (pair.first, pair.second):
             p = Z.release_plan(D, **pair.params)
             assert p.certified and np.all(np.isfinite(p.clipped))
