@@ -356,6 +356,7 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     confirm_seeds = confirm_root.spawn(len(pairs))
     mech = Sampler(mechanism, workers=workers, scheduler=scheduler, progress=progress)
     with mech:
+        mech.pair = pairs[0]                       # names the pair in the sampler's messages
         try:
             mech.reproducible = check_reproducible(mech, (pairs[0].first, pairs[0].second), root.spawn(1)[0])
         except VaryingOutputError as exc:
