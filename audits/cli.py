@@ -510,8 +510,7 @@ def _calling_text(target: Target, args) -> str:
     if args.scheduler:
         where = f"the Dask scheduler at {args.scheduler}"
     else:
-        n, capped = worker_cap(args.workers or default_workers())
-        where = f"{n} worker process(es)" + (f" ({capped})" if capped else "")
+        where = f"{worker_cap(args.workers or default_workers())[0]} worker process(es)"
     return f"mechanism called as {calling}, one release per call: shards of {SHARD} releases on {where}"
 
 
@@ -719,7 +718,10 @@ def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
         if argv[:1] and argv[0] in USER_COMMANDS and supervise.available():
-            return supervise.run(list(argv), _main)
+            code = supervise.run(list(argv), _main)
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            os._exit(code)            # at once: the run is over, and this process ran none of its code
     return _main(argv)
 
 

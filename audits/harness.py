@@ -354,7 +354,7 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     alpha = 1.0 - confidence
     pilot_root, confirm_root = root.spawn(2)
     confirm_seeds = confirm_root.spawn(len(pairs))
-    mech = Sampler(mechanism, workers=workers, scheduler=scheduler, progress=progress)
+    mech = Sampler(mechanism, workers=workers, scheduler=scheduler, progress=progress, planned=samples)
     with mech:
         mech.pair = pairs[0]                       # names the pair in the sampler's messages
         try:

@@ -32,8 +32,9 @@ started by a fork server (``multiprocessing``'s "forkserver": a fresh interprete
 once, that forks each worker; "spawn" where there is none), never by a bare fork of this
 process: a threaded runtime loaded here (polars' thread pool behind OpenDP's front end)
 would be copied with its locks held, and a worker could hang for ever. The fork server
-is started single-threaded (OPENBLAS_NUM_THREADS=1 unless set) and preloads userdp, so a
-worker costs a fork and an unpickling. The mechanism travels pickled: by reference for a
+is started single-threaded (OPENBLAS_NUM_THREADS=1 unless set), preloads userdp (so a
+worker costs a fork and an unpickling) and dies with the process that started it
+(``_forkserver_preload``). The mechanism travels pickled: by reference for a
 module-level function, or, for the command line's targets, as the recipe that rebuilds it
 (``targets.UserMechanism``: the worker imports the module and calls the factory once).
 A mechanism that cannot be pickled (a closure or a lambda given to ``audit()`` from
@@ -164,8 +165,8 @@ def worker_cap(workers: int) -> tuple[int, str | None]:
     cap = WORKERS_PER_CORE * default_workers()
     if workers <= cap:
         return workers, None
-    return cap, (f"{workers} workers capped at {cap} ({WORKERS_PER_CORE} per core on {default_workers()} "
-                 f"core(s)), and at most one per shard of {SHARD} releases")
+    return cap, (f"{workers} workers capped at {cap}: {WORKERS_PER_CORE} per core on {default_workers()} "
+                 f"core(s), and one only for a shard of {SHARD} releases that waits")
 
 
 def calling_convention(mechanism) -> str:
@@ -326,10 +327,11 @@ def _varying(i: int, f: tuple, start: int, f0: tuple) -> VaryingOutputError:
 
 
 def _shard(mechanism, calling: str, dataset, seed, start: int, size: int, where: str = "the dataset",
-           side_size: int = 0) -> np.ndarray:
+           side_size: int = 0, planned: int = 0) -> np.ndarray:
     """``size`` releases, calls ``start`` to ``start + size - 1`` of the side (``side_size``
-    calls in all). Each call is recorded in this process's watch slot; what the user's code
-    does wrong is a ``UserCallError`` naming the call (module docstring)."""
+    calls in all; the memory check is for ``planned`` releases per side, when larger). Each
+    call is recorded in this process's watch slot; what the user's code does wrong is a
+    ``UserCallError`` naming the call (module docstring)."""
     name = mechanism_name(mechanism)
     fp = fingerprint(dataset)
     s = watch.slot()
@@ -342,7 +344,7 @@ def _shard(mechanism, calling: str, dataset, seed, start: int, size: int, where:
     try:
         ints[_INDEX], floats[_CALL_T] = start, mono()
         append(mechanism(*args))
-        _check_memory(name, _release_bytes(outputs[0]), side_size or size, outputs[0])
+        _check_memory(name, _release_bytes(outputs[0]), max(side_size, size, planned), outputs[0])
         if fp is not None and fingerprint(dataset) != fp:
             raise _mutated(name, where, f"call {start}")
         for i in range(start + 1, start + size):
@@ -407,8 +409,8 @@ def _worker_mechanism():
     return w["mechanism"]
 
 
-def _pooled_shard(dataset, seed, start: int, size: int, where: str, side_size: int) -> np.ndarray:
-    return _shard(_worker_mechanism(), _WORKER["calling"], dataset, seed, start, size, where, side_size)
+def _pooled_shard(dataset, seed, start: int, size: int, where: str, side_size: int, planned: int) -> np.ndarray:
+    return _shard(_worker_mechanism(), _WORKER["calling"], dataset, seed, start, size, where, side_size, planned)
 
 
 def _die_with_parent() -> None:
@@ -477,13 +479,15 @@ def _prepare_forkserver() -> None:
     from multiprocessing import forkserver
     names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
     chosen = any(os.environ.get(k) for k in names)
+    os.environ["USERDP_FORKSERVER_PARENT"] = str(os.getpid())      # _forkserver_preload: die with this process
     try:
         if not chosen:
             for k in names:
                 os.environ[k] = "1"
-        multiprocessing.get_context("forkserver").set_forkserver_preload(["userdp.audits.parallel"])
+        multiprocessing.get_context("forkserver").set_forkserver_preload(["userdp.audits._forkserver_preload"])
         forkserver.ensure_running()
     finally:
+        os.environ.pop("USERDP_FORKSERVER_PARENT", None)
         if not chosen:
             for k in names:
                 os.environ.pop(k, None)
@@ -530,9 +534,11 @@ class Sampler:
     duplicate-stream check.
     """
 
-    def __init__(self, mechanism, *, workers: int = 1, scheduler: str | None = None, progress=None):
+    def __init__(self, mechanism, *, workers: int = 1, scheduler: str | None = None, progress=None,
+                 planned: int = 0):
         self.mechanism, self.calling = mechanism, calling_convention(mechanism)
         self.workers, self.scheduler, self.progress = workers, scheduler, progress
+        self.planned = planned               # releases per side the caller will ask for (the memory check)
         self.pair = self.reproducible = None
         self.__qualname__ = getattr(mechanism, "__qualname__", None)   # how draw() names it in its messages
         self.__module__ = getattr(mechanism, "__module__", None)
@@ -568,7 +574,8 @@ class Sampler:
         n = -(-size // SHARD)
         seeds = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist()).spawn(n)
         where = self.describe(dataset)
-        tasks = [(dataset, seeds[j], j * SHARD, min(SHARD, size - j * SHARD), where, size) for j in range(n)]
+        tasks = [(dataset, seeds[j], j * SHARD, min(SHARD, size - j * SHARD), where, size, self.planned)
+                 for j in range(n)]
         if self._client is not None:
             parts = self._dask(tasks)
         elif self.workers > 1 and n > 1:
@@ -600,7 +607,7 @@ class Sampler:
     def _batched(self, dataset, rng, size: int):
         name, where = mechanism_name(self.mechanism), self.describe(dataset)
         if self._per_release:
-            _check_memory(name, self._per_release, size)
+            _check_memory(name, self._per_release, max(size, self.planned))
         fp = fingerprint(dataset)
         s = watch.slot()
         s.enter(f"mechanism {name} on {where}, one batched call of {size} releases")
@@ -623,6 +630,7 @@ class Sampler:
             raise _mutated(name, where, f"its batched call of {size} releases")
         if size > 0:
             self._per_release = max(self._per_release, _release_bytes(out) // size)
+            _check_memory(name, self._per_release, max(size, self.planned))
         return out
 
     # -------------------------------------------------------------- where the shards run
@@ -721,8 +729,8 @@ class Sampler:
         views = [v for v in (watch.read_slot(d, pid) for pid in ended) if v is not None] if d else []
         busy = [v for v in views if v.busy] or views
         pid = busy[0].pid if busy else (ended[0] if ended else None)
-        what = f"while running {busy[0].where()}" if busy else f"while running mechanism {mechanism_name(self.mechanism)}"
-        return WorkerDiedError(f"worker process {pid} ended {what}: {watch.exit_text(codes.get(pid))}")
+        what = busy[0].where() if busy else f"mechanism {mechanism_name(self.mechanism)}"
+        return WorkerDiedError(f"{what} ended its worker process {pid}: {watch.exit_text(codes.get(pid))}")
 
     def _check_streams(self, parts, tasks) -> None:
         """Refuse shards that replay one stream: two shards with identical outputs, or with an

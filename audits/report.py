@@ -226,14 +226,18 @@ def command_output(isolate: bool):
         fd = saved.fileno()
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         fd = None
-    if isolate and fd == 1:
-        saved.flush()
-        fd_saved = os.dup(1)
-        result = io.TextIOWrapper(io.FileIO(os.dup(fd_saved), "w"), encoding=getattr(saved, "encoding", None),
-                                  errors=getattr(saved, "errors", None), line_buffering=saved.line_buffering)
-        os.dup2(2, 1)
-    else:
-        result = saved
+    result = saved
+    if isolate:
+        try:
+            saved.flush()
+            fd_saved = os.dup(1)
+            os.dup2(2, 1)                                # native code and subprocesses: stderr
+        except (OSError, ValueError):
+            fd_saved = None
+        if fd_saved is not None and fd == 1:             # the real stdout: write the result to its saved copy
+            result = io.TextIOWrapper(io.FileIO(os.dup(fd_saved), "w"), encoding=getattr(saved, "encoding", None),
+                                      errors=getattr(saved, "errors", None),
+                                      line_buffering=getattr(saved, "line_buffering", False))
     _RESULTS = SafeStream(result)
     sys.stdout = sys.stderr if isolate else _RESULTS
     try:
@@ -241,11 +245,12 @@ def command_output(isolate: bool):
     finally:
         _RESULTS.flush()
         sys.stdout, _RESULTS = saved, saved_results
-        if fd_saved is not None:
+        if result is not saved:
             try:
                 result.close()
             except OSError:
                 pass
+        if fd_saved is not None:
             os.dup2(fd_saved, 1)
             os.close(fd_saved)
 

@@ -12,8 +12,9 @@ runs in a child process and this process, which runs no user code, watches it:
   a crash, a kill) is an error of the code it was running: exit 3, with a message naming
   the call it was in (its ``watch`` slot) and how it ended;
 - **every line of stderr passes through here**, so progress is reported by time: after
-  ``QUIET`` seconds without a line, a line says what each process is doing (the function,
-  the call, the seconds per call);
+  ``QUIET`` seconds without a line (the environment variable USERDP_PROGRESS_EVERY changes
+  it), a line says what each process is doing (the function, the call, the seconds per
+  call), or that the command is still working;
 - **a call slower than --deadline** (``watch.DEFAULT_DEADLINE``) is reported as slow, naming
   it; **a call that outlives --timeout** (``watch.DEFAULT_TIMEOUT``) is taken to hang: every
   process is ended and the command exits 3 naming the call;
@@ -51,7 +52,7 @@ from .parallel import prctl
 __all__ = ["run", "available", "QUIET", "EXIT_ERROR"]
 
 EXIT_ERROR = 3
-QUIET = 5.0                     # seconds without a line on stderr before a progress line
+QUIET = 5.0                     # seconds without a line on stderr before a progress line (USERDP_PROGRESS_EVERY)
 TICK = 0.25                     # seconds between looks at the child and the slots
 KILL_WAIT = 2.0                 # seconds to wait for killed processes to disappear
 _SUBREAPER, _PDEATHSIG = 36, 1  # prctl options (linux/prctl.h)
@@ -139,7 +140,10 @@ class _Supervisor:
         self.report = b""
         self.status = None                              # the child's wait status, once it ended
         self.slow = set()
-        self.last_child_slot = None
+        try:
+            self.quiet = float(os.environ.get("USERDP_PROGRESS_EVERY", QUIET))
+        except ValueError:
+            self.quiet = QUIET
 
     # -------------------------------------------------------------- the loop
     def wait(self) -> int:
@@ -150,9 +154,9 @@ class _Supervisor:
             except _Stop as stop:
                 for s in _SIGNALS:
                     signal.signal(s, signal.SIG_IGN)     # a second Ctrl-C: already stopping
-                self._say(f"userdp: {_SIGNALS[stop.signum]}: stopping every process of this run")
                 self._kill_all()
-                self._drain(0.5)
+                self._drain(0.1)
+                self._say(f"userdp: {_SIGNALS[stop.signum]}: every process of this run was stopped")
                 return 128 + stop.signum
             for s in _SIGNALS:
                 signal.signal(s, signal.SIG_IGN)
@@ -223,8 +227,6 @@ class _Supervisor:
         deadline, timeout = watch.settings(self.dir)
         busy = [v for v in watch.read_all(self.dir) if v.busy and _alive(v.pid)]
         for v in busy:
-            if v.pid == self.pid:
-                self.last_child_slot = v
             ran = now - v.call_t
             if ran > timeout:
                 return v
@@ -233,7 +235,7 @@ class _Supervisor:
                 self.slow.add(key)
                 self._say(f"userdp [{self._elapsed(now)}] slow: {self._slot_text(v)} has run for {ran:.1f} s "
                           f"(--deadline {deadline:g} s); it is ended as hung at --timeout {timeout:g} s")
-        if now - self.last_line >= QUIET:
+        if now - self.last_line >= self.quiet:
             if busy:
                 for v in busy:
                     self._say(f"userdp [{self._elapsed(now)}] working: {self._slot_text(v)}"
