@@ -51,8 +51,20 @@ Exit status:
        exception), or an internal error of userdp. Never 1: an exception is not a finding.
        When the mechanism raised on some pairs only, the pairs that finished are still
        printed (text and JSON, with ``failed_pairs`` and ``error``) and the status is 3.
+       Also 3, naming the function and the call: ``sys.exit`` or any other BaseException
+       in your code, ``os._exit`` or a crash (in this process or a worker), a changed
+       input, an output that is not one (NaN, complex, bytes, an object, a wrong count),
+       releases too large for the memory, a call that outlives ``--timeout``;
+    129, 130, 143  SIGHUP, SIGINT (Ctrl-C) or SIGTERM: every process of the run was ended.
 With ``--all``, an entry that raised is reported in its row and the run goes on; the exit
 status is 1 if some entry is not as expected, else 3 if some entry raised, else 0.
+
+Your code cannot decide the exit status (``supervise.py``): ``audit`` and ``validate`` run
+in a child of a supervisor that runs none of it, reports progress by time, names a call
+slower than ``--deadline`` and ends one that outlives ``--timeout``, and on a signal ends
+every process of the run. stdout carries the result only: while your code runs, file
+descriptor 1 and ``sys.stdout`` point at stderr (``report.command_output``), and a reader
+that leaves early (``| head``) changes nothing in the exit status.
 
 ``--all`` and multiplicity. ``--confidence`` is FAMILY-WISE for ``--all``: each of the m
 entries is audited at confidence 1 - (1 - C)/m (Bonferroni), so that the probability that
@@ -337,7 +349,8 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     help="with --mechanism: two neighbouring datasets as JSON, e.g. '[1,1,1]' '[1,1]' (repeatable)")
     au.add_argument("--workers", type=_int_at_least(1, "worker processes"), default=None, metavar="N",
                     help="processes for a mechanism called once per release, mechanism(dataset, rng) or "
-                    f"mechanism(dataset) (default: the cores available, {default_workers()} here); a batched "
+                    f"mechanism(dataset) (default: the cores available, {default_workers()} here; capped at "
+                    f"{worker_cap(10**9)[0]} here, 4 per core, and one only for a waiting shard); a batched "
                     "mechanism(dataset, rng, size) runs vectorised in this process. The result depends only on "
                     "--seed, never on N")
     au.add_argument("--scheduler", metavar="ADDRESS",

@@ -327,7 +327,8 @@ class _Supervisor:
 def _pace(v, now: float) -> str:
     """"; 1.02 s a call; this call 0.4 s so far" (the mean over the region's finished calls)."""
     per = v.seconds_per_call()
-    this = f"this call {now - v.call_t:.1f} s so far" if v.index >= 0 else f"{now - v.region_t:.1f} s so far"
+    this = f"this call {max(0.0, now - v.call_t):.1f} s so far" if v.index >= 0 else \
+        f"{max(0.0, now - v.region_t):.1f} s so far"
     return f"; {per:.3g} s a call; {this}" if per is not None else f"; {this}"
 
 

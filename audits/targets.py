@@ -2,9 +2,12 @@
 
 Each is turned into a ``Target`` (mechanism, pairs, claim, parameters, expected verdict),
 and every failure is classified by its ORIGIN, because the exit status depends on it
-(``cli.py``): bad input -> ``UsageError`` (exit 2); the user's own factory, pairs or
-mechanism raised -> ``UserCodeError`` (exit 3); anything else that escapes is an internal
-error of userdp (exit 3). A registry entry's mechanism is ours: when it refuses a value
+(``cli.py``): bad input -> ``UsageError`` (exit 2); the user's own module, factory, pairs or
+mechanism raised (any ``BaseException``, ``SystemExit`` included: ``user_code``) ->
+``UserCodeError`` (exit 3); anything else that escapes is an internal error of userdp
+(exit 3). A pair whose sides are of two kinds, or identical, is bad input (``_check_sides``).
+The mechanism is wrapped in ``UserMechanism``: it keeps the user's function's name for the
+messages and pickles as the recipe that rebuilds it in a worker process. A registry entry's mechanism is ours: when it refuses a value
 the user gave with ``--param``, that is bad input (2); when it fails on its defaults, a bug (3).
 """
 from __future__ import annotations
