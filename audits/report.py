@@ -23,6 +23,7 @@ returned all the same (``SafeStream``), so ``set -o pipefail`` sees a violation.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
 import math
@@ -171,7 +172,7 @@ class SafeStream(io.TextIOBase):
             except (BrokenPipeError, ValueError):
                 self._leave()
             except OSError as exc:
-                if exc.errno != 32:                          # EPIPE
+                if exc.errno != errno.EPIPE:
                     raise
                 self._leave()
         return len(text)
@@ -183,7 +184,7 @@ class SafeStream(io.TextIOBase):
             except (BrokenPipeError, ValueError):
                 self._leave()
             except OSError as exc:
-                if exc.errno != 32:
+                if exc.errno != errno.EPIPE:
                     raise
                 self._leave()
 
