@@ -402,13 +402,13 @@ def _worker_mechanism():
     """The mechanism, unpickled at the first shard (so that a failure is the shard's error)."""
     w = _WORKER
     if w["mechanism"] is None:
-        with watch.region(f"rebuilding mechanism {w['name']} in a worker process"):
+        with watch.region(f"loading mechanism {w['name']}"):
             try:
                 w["mechanism"] = pickle.loads(w["payload"])
             except BaseException as exc:
                 if is_interrupt(exc):
                     raise
-                raise UserCallError(f"rebuilding mechanism {w['name']} in a worker process {raised_text(exc)}") \
+                raise UserCallError(f"loading mechanism {w['name']} in a worker process {raised_text(exc)}") \
                     from None
     return w["mechanism"]
 
