@@ -252,7 +252,7 @@ def _watch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=_seconds, default=watch.DEFAULT_TIMEOUT, metavar="SECONDS",
                    help="a call of your code running longer is taken to hang: every process is ended and the "
                    f"command exits 3, naming the call (default {watch.DEFAULT_TIMEOUT:g}; a batched call counts "
-                   "as one call)")
+                   "as one call; validate records only the calls of its audits)")
 
 
 def cmd_validate(args) -> int:
