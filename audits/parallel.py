@@ -96,7 +96,6 @@ import random
 import shutil
 import signal
 import sys
-import tempfile
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -699,7 +698,7 @@ class Sampler:
             _prepare_forkserver()
         watch_dir = watch.directory()
         if watch_dir is None:                       # audit() from Python: a private record of the workers
-            watch_dir = self._own_watch = tempfile.mkdtemp(prefix="userdp-workers-")
+            watch_dir = self._own_watch = watch.make_directory("workers")
         initargs = (payload, self.mechanism if method == "fork" else None, self.calling, name, watch_dir,
                     method == "fork")
         self.start_method = method

@@ -42,7 +42,6 @@ import select
 import shutil
 import signal
 import sys
-import tempfile
 import time
 import traceback
 
@@ -55,6 +54,7 @@ EXIT_ERROR = 3
 QUIET = 5.0                     # seconds without a line on stderr before a progress line (USERDP_PROGRESS_EVERY)
 TICK = 0.25                     # seconds between looks at the child and the slots
 KILL_WAIT = 2.0                 # seconds to wait for killed processes to disappear
+TRACKER_WAIT = 0.5              # seconds the resource tracker may take to clean up and exit
 _SUBREAPER, _PDEATHSIG = 36, 1  # prctl options (linux/prctl.h)
 _SIGNALS = {signal.SIGINT: "interrupted (Ctrl-C)", signal.SIGTERM: "terminated (SIGTERM)",
             signal.SIGHUP: "hung up (SIGHUP)"}
@@ -73,7 +73,7 @@ def available() -> bool:
 
 def run(argv: list[str], command) -> int:
     """``command(argv)`` in a supervised child process; returns the exit status to use."""
-    watch_dir = tempfile.mkdtemp(prefix="userdp-watch-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    watch_dir = watch.make_directory("watch")
     os.environ[watch.ENV] = watch_dir
     res_r, res_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -128,7 +128,21 @@ def _child(argv, command, parent: int, res, err) -> None:
             os.write(res[1], b"%d\n" % int(code))
         except BaseException:
             pass
+        _close_multiprocessing()
         os._exit(int(code) if isinstance(code, int) and 0 <= code < 256 else EXIT_ERROR)
+
+
+def _close_multiprocessing() -> None:
+    """What ``multiprocessing`` does at a normal exit (its finalizers: the named semaphores of
+    a fork server's pool are unlinked), which ``os._exit`` would skip. The report is sent
+    already: nothing here can change the exit status."""
+    if "multiprocessing" not in sys.modules:
+        return
+    try:
+        from multiprocessing import util
+        util._exit_function()
+    except BaseException:
+        pass
 
 
 class _Supervisor:
@@ -285,13 +299,18 @@ class _Supervisor:
 
     # -------------------------------------------------------------- the end
     def _kill_all(self) -> None:
-        """SIGKILL every descendant of this process, until none is left (or KILL_WAIT passed)."""
-        end = time.monotonic() + KILL_WAIT
+        """SIGKILL every descendant of this process, until none is left (or KILL_WAIT passed).
+        ``multiprocessing``'s resource tracker is spared for up to TRACKER_WAIT seconds: once
+        the others are gone it unlinks the semaphores they left and exits by itself."""
+        start = time.monotonic()
+        end = start + KILL_WAIT
         while True:
             pids = _descendants(os.getpid())
             if not pids:
                 break
-            for pid in pids:
+            spare = time.monotonic() - start < TRACKER_WAIT
+            targets = [p for p in pids if not (spare and _is_tracker(p))]
+            for pid in targets:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
@@ -343,6 +362,14 @@ def _write_all(fd: int, data: bytes) -> None:
                 return
             raise
         data = data[n:]
+
+
+def _is_tracker(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"multiprocessing.resource_tracker" in f.read()
+    except OSError:
+        return False
 
 
 def _alive(pid: int) -> bool:

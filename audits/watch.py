@@ -28,11 +28,14 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import shutil
 import signal
+import tempfile
 import time
 
 __all__ = ["ENV", "SLOT_BYTES", "Slot", "SlotView", "slot", "use", "directory", "region", "read_all",
-           "read_slot", "configure", "settings", "exit_text", "DEFAULT_DEADLINE", "DEFAULT_TIMEOUT"]
+           "read_slot", "configure", "settings", "exit_text", "make_directory", "DEFAULT_DEADLINE",
+           "DEFAULT_TIMEOUT"]
 
 ENV = "USERDP_WATCH"
 SLOT_BYTES = 1024
@@ -99,6 +102,38 @@ class Slot:
 
 _DIR = None                  # the watch directory this process writes into (None: private slot)
 _SLOT: tuple | None = None   # (pid, Slot): a forked child makes its own
+
+
+def make_directory(kind: str) -> str:
+    """A new watch directory ``userdp-<kind>-<pid>-XXXX`` (in /dev/shm where there is one),
+    after removing those whose owner process is gone (a supervisor killed with SIGKILL
+    cannot remove its own)."""
+    root = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    prefix = f"userdp-{kind}-"
+    try:
+        names = os.listdir(root)
+    except OSError:
+        names = []
+    for name in names:
+        owner = name[len(prefix):].split("-")[0] if name.startswith(prefix) else ""
+        if owner.isdigit() and not _pid_alive(int(owner)):
+            path = os.path.join(root, name)
+            try:
+                if os.stat(path).st_uid == os.getuid():
+                    shutil.rmtree(path, ignore_errors=True)
+            except OSError:
+                pass
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=root)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def use(path: str | None) -> None:
