@@ -5,12 +5,12 @@
     userdp audit NAME [--samples N] [--confidence C] [--seed S] [--param K=V ...] [--json] [--plot FILE]
     userdp audit --all [--samples N] [--confidence C] [--seed S] [--json]
     userdp audit module:callable --claim pure:epsilon=1 [--relation R] [--output KIND] [--param K=V ...]
-    userdp audit ... [--workers N | --scheduler ADDRESS]
+    userdp audit ... [--workers N | --scheduler ADDRESS] [--deadline SECONDS] [--timeout SECONDS]
     userdp reproduce NAME [--quick] [--json] [--plot FILE]
     userdp reproduce --list
     userdp bench [--quick] [--json] [--only NAME ...]       (audits/bench.py)
     userdp validate ALGORITHM module:object [--samples N] [--audit-samples N] [--examples K]
-                    [--seed S] [--json] [--report FILE]        (audits/validate.py)
+                    [--seed S] [--json] [--report FILE] [--deadline S] [--timeout S]   (audits/validate.py)
 
 Every subcommand takes ``--debug`` (show the traceback of an error).
 
