@@ -6,11 +6,12 @@
     userdp audit --all [--samples N] [--confidence C] [--seed S] [--json]
     userdp audit module:callable --claim pure:epsilon=1 [--relation R] [--output KIND] [--param K=V ...]
     userdp audit ... [--workers N | --scheduler ADDRESS] [--noise-family F] [--selection-fraction F]
+    userdp audit ... [--deadline SECONDS] [--timeout SECONDS]
     userdp reproduce NAME [--quick] [--json] [--plot FILE]
     userdp reproduce --list
     userdp bench [--quick] [--json] [--only NAME ...]       (audits/bench.py)
     userdp validate ALGORITHM module:object [--samples N] [--audit-samples N] [--examples K]
-                    [--seed S] [--json] [--report FILE]        (audits/validate.py)
+                    [--seed S] [--json] [--report FILE] [--deadline S] [--timeout S]   (audits/validate.py)
 
 Every subcommand takes ``--debug`` (show the traceback of an error).
 
@@ -52,8 +53,20 @@ Exit status:
        exception), or an internal error of userdp. Never 1: an exception is not a finding.
        When the mechanism raised on some pairs only, the pairs that finished are still
        printed (text and JSON, with ``failed_pairs`` and ``error``) and the status is 3.
+       Also 3, naming the function and the call: ``sys.exit`` or any other BaseException
+       in your code, ``os._exit`` or a crash (in this process or a worker), a changed
+       input, an output that is not one (NaN, complex, bytes, an object, a wrong count),
+       releases too large for the memory, a call that outlives ``--timeout``;
+    129, 130, 143  SIGHUP, SIGINT (Ctrl-C) or SIGTERM: every process of the run was ended.
 With ``--all``, an entry that raised is reported in its row and the run goes on; the exit
 status is 1 if some entry is not as expected, else 3 if some entry raised, else 0.
+
+Your code cannot decide the exit status (``supervise.py``): ``audit`` and ``validate`` run
+in a child of a supervisor that runs none of it, reports progress by time, names a call
+slower than ``--deadline`` and ends one that outlives ``--timeout``, and on a signal ends
+every process of the run. stdout carries the result only: while your code runs, file
+descriptor 1 and ``sys.stdout`` point at stderr (``report.command_output``), and a reader
+that leaves early (``| head``) changes nothing in the exit status.
 
 ``--all`` and multiplicity. ``--confidence`` is FAMILY-WISE for ``--all``: each of the m
 entries is audited at confidence 1 - (1 - C)/m (Bonferroni), so that the probability that
@@ -123,20 +136,23 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import signal
 import sys
 import textwrap
 import time
 import traceback
 
+from . import supervise, watch
 from .blas import single_threaded_blas
 from .ceiling import NOISE_FAMILIES
 from .harness import VIOLATION, IncompleteAudit
-from .parallel import BATCHED, REPRO_DRAWS, SCHEDULER_TIMEOUT, SHARD, batched, calling_convention, default_workers
+from .parallel import (BATCHED, REPRO_DRAWS, SCHEDULER_TIMEOUT, SHARD, batched, calling_convention, default_workers,
+                       worker_cap)
 from userdp.reference.neighbours import RELATIONS
 
 from .registry import all_entries, all_reproductions, get_reproduction
-from .report import Progress, fmt, pct, table, to_json, version
-from .sampling import MechanismError
+from .report import Progress, command_output, fmt, pct, results, table, to_json, version
+from .sampling import MechanismError, raised_text
 from .verdicts import FAILS, HOLDS, UNDECIDED, VERDICTS, Interval, check_claims
 from .targets import (CLAIM_FORMS, DEFAULT_SAMPLES, Target, UsageError, UserCodeError, call_target, check_params,  # noqa: F401
                       external_target, mechanism_error, parse_claim, parse_params, registry_target, run_audit,
@@ -241,6 +257,28 @@ def _validate_parser(vp: argparse.ArgumentParser) -> None:
     vp.add_argument("--seed", type=_int_at_least(0, "--seed"), default=0, help="the seed of every random draw")
     vp.add_argument("--json", action="store_true", help="print JSON (schema userdp.validate/1)")
     vp.add_argument("--report", metavar="FILE", help="also write the JSON report to FILE")
+    _watch_options(vp)
+
+
+def _seconds(text: str) -> float:
+    try:
+        s = float(text)
+    except ValueError:
+        s = float("nan")
+    if not 0.0 < s < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return s
+
+
+def _watch_options(p: argparse.ArgumentParser) -> None:
+    """--deadline and --timeout: what the supervisor does with a slow call (audits/supervise.py)."""
+    p.add_argument("--deadline", type=_seconds, default=watch.DEFAULT_DEADLINE, metavar="SECONDS",
+                   help="a call of your code running longer is reported as slow on stderr, naming it "
+                   f"(default {watch.DEFAULT_DEADLINE:g})")
+    p.add_argument("--timeout", type=_seconds, default=watch.DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help="a call of your code running longer is taken to hang: every process is ended and the "
+                   f"command exits 3, naming the call (default {watch.DEFAULT_TIMEOUT:g}; a batched call counts "
+                   "as one call; validate records only the calls of its audits)")
 
 
 def cmd_validate(args) -> int:
@@ -256,12 +294,15 @@ def cmd_validate(args) -> int:
     report = V.validate(args.algorithm, args.target, seed=args.seed, progress=progress, **kw)
     data = report.to_dict()
     if args.report is not None:
-        with open(args.report, "w") as fh:
+        tmp = f"{args.report}.{os.getpid()}.tmp"         # written whole or not at all
+        with open(tmp, "w") as fh:
             fh.write(to_json("userdp.validate/1", data) + "\n")
-    if args.json:
-        print(to_json("userdp.validate/1", data))
-    else:
-        print(V.format_report(report))
+        os.replace(tmp, args.report)
+    with results():
+        if args.json:
+            print(to_json("userdp.validate/1", data))
+        else:
+            print(V.format_report(report))
     return EXIT_OK if report.verdict == "pass" else EXIT_FINDING
 
 
@@ -345,13 +386,15 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     help="with --mechanism: two neighbouring datasets as JSON, e.g. '[1,1,1]' '[1,1]' (repeatable)")
     au.add_argument("--workers", type=_int_at_least(1, "worker processes"), default=None, metavar="N",
                     help="processes for a mechanism called once per release, mechanism(dataset, rng) or "
-                    f"mechanism(dataset) (default: the cores available, {default_workers()} here); a batched "
+                    f"mechanism(dataset) (default: the cores available, {default_workers()} here; capped at "
+                    f"{worker_cap(10**9)[0]} here, 4 per core, and one only for a waiting shard); a batched "
                     "mechanism(dataset, rng, size) runs vectorised in this process. The result depends only on "
                     "--seed, never on N")
     au.add_argument("--scheduler", metavar="ADDRESS",
                     help="run those shards on a Dask cluster instead (e.g. tcp://host:8786; needs pip install "
                     f"'userdp[distributed]'); an address not reached within {SCHEDULER_TIMEOUT:g} s is an error "
                     "(exit 2)")
+    _watch_options(au)
 
 
 def _check_plot_target(path: str) -> None:
@@ -487,13 +530,14 @@ def _audit_target(target: Target, args) -> int:
     eff = run_efficiency(target, result)
     as_expected = None if target.expected is None else result.verdict == target.expected
     error = None if incomplete is None else str(mechanism_error(target, incomplete))
-    if args.json:
-        print(to_json("userdp.audit/1", {"name": target.name, "kind": target.kind, "relation": target.relation,
-                                         "params": target.params, "expected": target.expected,
-                                         "as_expected": as_expected, **result.report_dict(), **eff,
-                                         "error": error}))
-    else:
-        _print_result(target, result, as_expected, eff)
+    with results():
+        if args.json:
+            print(to_json("userdp.audit/1", {"name": target.name, "kind": target.kind, "relation": target.relation,
+                                             "params": target.params, "expected": target.expected,
+                                             "as_expected": as_expected, **result.report_dict(), **eff,
+                                             "error": error}))
+        else:
+            _print_result(target, result, as_expected, eff)
     if args.plot:
         from .plot import plot_audit
         try:
@@ -525,8 +569,10 @@ def _calling_text(target: Target, args) -> str:
         unused = " (--workers and --scheduler are for one-release-per-call mechanisms)" \
             if args.workers or args.scheduler else ""
         return f"batched mechanism: one vectorised call per side in this process{unused}"
-    where = (f"the Dask scheduler at {args.scheduler}" if args.scheduler else
-             f"{args.workers or default_workers()} worker process(es)")
+    if args.scheduler:
+        where = f"the Dask scheduler at {args.scheduler}"
+    else:
+        where = f"{worker_cap(args.workers or default_workers())[0]} worker process(es)"
     return f"mechanism called as {calling}, one release per call: shards of {SHARD} releases on {where}"
 
 
@@ -625,12 +671,13 @@ def _audit_all(args) -> int:
     errors = sum("error" in r for r in rows)
     summary = {"entries": m, "as_expected": m - failed - errors, "not_as_expected": failed,
                "errors": errors, "elapsed_seconds": progress.elapsed()}
-    if args.json:
-        print(to_json("userdp.audit-all/1", {"confidence": args.confidence, "correction": "bonferroni",
-                                             "per_entry_confidence": per_entry, "entries": rows,
-                                             "summary": summary}))
-    else:
-        _print_all(rows, args.confidence, per_entry, summary)
+    with results():
+        if args.json:
+            print(to_json("userdp.audit-all/1", {"confidence": args.confidence, "correction": "bonferroni",
+                                                 "per_entry_confidence": per_entry, "entries": rows,
+                                                 "summary": summary}))
+        else:
+            _print_all(rows, args.confidence, per_entry, summary)
     return EXIT_FINDING if failed else (EXIT_ERROR if errors else EXIT_OK)
 
 
@@ -756,7 +803,24 @@ def _margin(i) -> float:
 
 
 # ------------------------------------------------------------------ entry point
+USER_COMMANDS = ("audit", "validate")        # the commands that run the user's code: supervised
+
+
 def main(argv=None) -> int:
+    """The ``userdp`` command. Run as a program (``argv`` None), ``audit`` and ``validate`` run
+    under the supervisor (``supervise.py``: user code cannot decide the exit status, hang the
+    command, or leave a process behind); called with ``argv`` from Python, in this process."""
+    if argv is None:
+        argv = sys.argv[1:]
+        if argv[:1] and argv[0] in USER_COMMANDS and supervise.available():
+            code = supervise.run(list(argv), _main)
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            os._exit(code)            # at once: the run is over, and this process ran none of its code
+    return _main(argv)
+
+
+def _main(argv) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -764,23 +828,33 @@ def main(argv=None) -> int:
         return int(exc.code or 0)
     commands = {"list": cmd_list, "audit": cmd_audit, "reproduce": cmd_reproduce, "bench": cmd_bench,
                 "validate": cmd_validate}
+    isolate = args.command in USER_COMMANDS
+    if isolate:
+        watch.configure(args.deadline, args.timeout)
     try:
-        with single_threaded_blas():                # blas.py: 10x faster on a busy machine
+        with command_output(isolate), single_threaded_blas():   # blas.py: 10x faster on a busy machine
             return commands[args.command](args)
-    except BrokenPipeError:  # e.g. `userdp list | head`: the reader left; not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
     except UsageError as exc:
         return _fail(args, exc, f"userdp: error: {exc}", EXIT_USAGE)
     except UserCodeError as exc:
         return _fail(args, exc, f"userdp: error: {exc}", EXIT_ERROR)
-    except KeyboardInterrupt:
-        print("userdp: interrupted", file=sys.stderr)
-        return 130
+    except MemoryError as exc:
+        return _fail(args, exc, f"userdp: error: out of memory ({raised_text(exc)}): the releases or the data "
+                     "did not fit; audit a smaller release (one coordinate, or a summary) or fewer --samples",
+                     EXIT_ERROR)
     except Exception as exc:
         return _fail(args, exc, f"userdp: internal error: {type(exc).__name__}: {exc}\n"
                      "This is a bug in userdp, not a finding about your mechanism; please report it "
                      "with the --debug output.", EXIT_ERROR)
+    except KeyboardInterrupt as exc:
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:    # supervised: no Ctrl-C reaches here
+            return _fail(args, exc, f"userdp: error: code outside userdp (your module, factory or mechanism) "
+                         f"{raised_text(exc)}; it is an error of that code, not an interrupt", EXIT_ERROR)
+        print("userdp: interrupted", file=sys.stderr)
+        return 130
+    except BaseException as exc:              # SystemExit and others: userdp never raises them here
+        return _fail(args, exc, f"userdp: error: code outside userdp (your module, factory or mechanism) "
+                     f"{raised_text(exc)}; an exit status is never the audited code's to set", EXIT_ERROR)
 
 
 def _fail(args, exc: BaseException, message: str, code: int) -> int:

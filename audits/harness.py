@@ -518,8 +518,9 @@ def _run(mechanism, pairs, claim, samples, confidence, root, f, output, confirm_
     alpha = 1.0 - confidence
     pilot_root, confirm_root = root.spawn(2)
     confirm_seeds = confirm_root.spawn(len(pairs))
-    mech = Sampler(mechanism, workers=workers, scheduler=scheduler, progress=progress)
+    mech = Sampler(mechanism, workers=workers, scheduler=scheduler, progress=progress, planned=samples)
     with mech:
+        mech.pair = pairs[0]                       # names the pair in the sampler's messages
         try:
             mech.reproducible = check_reproducible(mech, (pairs[0].first, pairs[0].second), root.spawn(1)[0])
         except VaryingOutputError as exc:

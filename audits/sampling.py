@@ -13,7 +13,12 @@ Output kinds (``OUTPUT_KINDS``, ``--output``):
   (the values ranked by likelihood ratio), and, for scalar outputs, whose values are
   ordered, also with thresholds {x >= t}, {x <= t}: the selection share picks the family;
 - "categorical": discrete labels whose order means nothing (argmax indices, category
-  codes): value sets only.
+  codes): value sets only. str outputs ("yes" / "no", category names) are labels: they
+  are categorical whatever their length, and no other kind may be declared for them.
+
+An output that is not one of these (NaN, a complex number, bytes, a Python object, a
+batched call returning the wrong number of outputs) is a ``BadOutputError`` naming its
+kind and where it came from: an error of the mechanism, not of the command line.
 
 "No release" (``NO_RELEASE``, i.e. ``None``). A release that publishes nothing, such as a
 partition dropped by private partition selection, is an output like any other: its
@@ -39,12 +44,14 @@ released} and its complement are sets too. The discrete tests read a row as a tu
 """
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MechanismError", "AuditPair", "normalize_pairs", "draw", "encode", "OUTPUT_KINDS", "NO_RELEASE",
-           "released_cells", "released_floats", "released_rows"]
+__all__ = ["MechanismError", "UserCallError", "BadOutputError", "AuditPair", "normalize_pairs", "draw", "encode",
+           "OUTPUT_KINDS", "NO_RELEASE", "released_cells", "released_floats", "released_rows", "is_interrupt",
+           "raised_text", "output_kind_text"]
 
 OUTPUT_KINDS = ("continuous", "vector", "discrete", "categorical")
 NO_RELEASE = None                 # what a one-release mechanism returns when it publishes nothing
@@ -53,6 +60,41 @@ NO_RELEASE_LABEL = "no release"   # how reports and JSON name it
 
 class MechanismError(RuntimeError):
     """The audited mechanism raised; the message names the mechanism and the pair."""
+
+
+class UserCallError(MechanismError):
+    """The user's code failed at a known place: the message is complete (the function, the
+    call and the dataset). Plain text only, so that it crosses process boundaries."""
+
+    def __reduce__(self):
+        return type(self), self.args
+
+
+class BadOutputError(UserCallError, ValueError):
+    """The mechanism returned something that is not an output: NaN, a complex number, a
+    Python object, bytes, a wrong number of outputs, a partly "no release" output."""
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """A real Ctrl-C: a KeyboardInterrupt in a process that handles SIGINT. Where SIGINT is
+    ignored (the command line's processes: its supervisor handles Ctrl-C, ``supervise.py``)
+    a KeyboardInterrupt can only have been raised by the user's code."""
+    if not isinstance(exc, KeyboardInterrupt):
+        return False
+    try:
+        return signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    except (ValueError, OSError):
+        return True
+
+
+def raised_text(exc: BaseException) -> str:
+    """What user code did, for a message: "called sys.exit(0) (SystemExit)", "raised ValueError: ..."."""
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({exc.code!r}) (SystemExit)"
+    if isinstance(exc, MemoryError):
+        return f"ran out of memory (MemoryError{': ' + str(exc) if str(exc) else ''})"
+    kind = "" if isinstance(exc, Exception) else " (a BaseException: an exit status is never the mechanism's to set)"
+    return f"raised {type(exc).__name__}{kind}: {exc}" if str(exc) else f"raised {type(exc).__name__}{kind}"
 
 
 @dataclass(frozen=True)
@@ -127,36 +169,58 @@ def normalize_pairs(pairs, max_pairs: int) -> list[AuditPair]:
 
 
 def draw(mechanism, pair: AuditPair, rngs, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """size outputs on each side of ``pair``; checks count, NaN and matching shapes.
-    Outputs with "no release" come back as masked arrays (``as_outputs``)."""
+    """size outputs on each side of ``pair``; checks count, kind, NaN and matching shapes.
+    Outputs with "no release" come back as masked arrays (``as_outputs``). An output that is
+    not one (NaN, complex, an object, bytes, a wrong count) is a ``BadOutputError`` naming
+    its kind; str outputs are labels, tested as categories."""
     name = mechanism_name(mechanism)
+    if hasattr(mechanism, "pair"):
+        mechanism.pair = pair                     # a parallel.Sampler names the pair in its messages
     outs = []
     for side, dataset, rng in (("first", pair.first, rngs[0]), ("second", pair.second, rngs[1])):
+        where = f"on the {side} dataset of {pair.description!r}"
         try:
             out = mechanism(dataset, rng, size)
+        except UserCallError:
+            raise                                 # complete already: the call, the dataset
         except Exception as exc:
-            raise MechanismError(f"mechanism {name} raised {type(exc).__name__} on the {side} "
-                                 f"dataset of {pair.description!r}: {exc}") from exc
-        where = f"mechanism {name} on the {side} dataset of {pair.description!r}"
-        out = as_outputs(out, where)
+            raise MechanismError(f"mechanism {name} raised {type(exc).__name__} {where}: {exc}") from exc
+        out = as_outputs(out, f"mechanism {name} {where}")
         if out.ndim == 0 or out.shape[0] != size:
-            raise ValueError(f"mechanism {name} returned shape {out.shape} on the {side} dataset of "
-                             f"{pair.description!r}; expected {size} outputs (shape ({size},) or ({size}, k))")
-        if out.dtype.kind not in "biuf":
-            raise ValueError(f"mechanism {name} returned dtype {out.dtype} on {pair.description!r}; "
-                             "expected numbers (or None for no release)")
+            got = "a single value (shape ())" if out.ndim == 0 else f"{out.shape[0]} outputs (shape {out.shape})"
+            raise BadOutputError(f"mechanism {name} returned {got} {where}; expected {size} outputs "
+                                 f"(shape ({size},) or ({size}, k)), one per row")
+        if out.dtype.kind not in "biufU":
+            raise BadOutputError(f"mechanism {name} returned {output_kind_text(out)} {where}; expected numbers, "
+                                 "str labels, or None for no release")
         data = np.ma.getdata(out)
         masked = np.ma.isMaskedArray(out)
         if data.dtype.kind == "f" and np.isnan(data[~np.ma.getmaskarray(out)] if masked else data).any():
             bad = (np.isnan(data) & ~np.ma.getmaskarray(out)).reshape(size, -1).any(1)
-            raise ValueError(f"mechanism {name} returned NaN on the {side} dataset of {pair.description!r} "
-                             f"(first at output {int(np.argmax(bad))}); return None for no release")
+            raise BadOutputError(f"mechanism {name} returned NaN {where} (first at output {int(np.argmax(bad))}, "
+                                 "the call of that number for a one-release mechanism); return None for no release")
         outs.append(out)
     outs = _shape_unreleased(outs)
     if outs[0].shape != outs[1].shape:
-        raise ValueError(f"mechanism {name} returned different shapes on the two sides of "
-                         f"{pair.description!r}: {outs[0].shape} vs {outs[1].shape}")
+        raise BadOutputError(f"mechanism {name} returned different shapes on the two sides of "
+                             f"{pair.description!r}: {outs[0].shape} vs {outs[1].shape}")
     return outs[0], outs[1]
+
+
+def output_kind_text(out) -> str:
+    """What a mechanism returned, by kind, for a message: "complex numbers (complex128)", ..."""
+    a = np.ma.getdata(out) if np.ma.isMaskedArray(out) else np.asarray(out)
+    k = a.dtype.kind
+    if k == "c":
+        return f"complex numbers ({a.dtype})"
+    if k == "S":
+        return f"bytes ({a.dtype}; return str labels instead)"
+    if k == "O":
+        types = sorted({type(v).__name__ for v in a.ravel()[:1000] if v is not None})
+        return f"Python objects of type {', '.join(types) or 'None'}"
+    if k in "mM":
+        return f"dates or times ({a.dtype})"
+    return f"values of dtype {a.dtype}"
 
 
 def as_outputs(out, where: str = "mechanism"):
@@ -184,11 +248,11 @@ def as_outputs(out, where: str = "mechanism"):
         data[released] = filled
         mask = np.broadcast_to(~released.reshape((-1,) + (1,) * (data.ndim - 1)), data.shape)
     if data.ndim == 0:
-        raise ValueError(f"{where}: returned a 0-d masked array; expected one output per row")
+        raise BadOutputError(f"{where}: returned a 0-d masked array; expected one output per row")
     rows_mask = mask.reshape(mask.shape[0], -1)
     partial = rows_mask.any(1) != rows_mask.all(1)
     if partial.any() and data.ndim != 2:
-        raise ValueError(f"{where}: output {int(np.argmax(partial))} is partly masked; 'no release' masks a whole "
+        raise BadOutputError(f"{where}: output {int(np.argmax(partial))} is partly masked; 'no release' masks a whole "
                          "output, or the cells of a row (a multi-partition release, shape (size, k))")
     if not mask.any():
         return data
@@ -269,8 +333,13 @@ def released_floats(outputs) -> np.ndarray:
 
 
 def infer_kind(out: np.ndarray, declared: str | None) -> str:
-    """The declared kind, or: integer or bool dtype -> "discrete"; rows -> "vector"; else
-    "continuous"."""
+    """The declared kind, or: str labels -> "categorical" (the only kind for them); integer or
+    bool dtype -> "discrete"; rows -> "vector"; else "continuous"."""
+    if out.dtype.kind == "U":                 # str outputs: labels, whose order means nothing
+        if declared not in (None, "categorical"):
+            raise ValueError(f"output={declared!r} cannot test str outputs: labels are tested as categories "
+                             "(output='categorical', the default for str outputs)")
+        return "categorical"
     if declared is not None:
         if declared not in OUTPUT_KINDS:
             raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {declared!r}")

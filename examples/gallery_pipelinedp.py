@@ -12,7 +12,7 @@ found on it is one of the whole release. Noise and partition selection come from
 (``pipeline_dp/dp_computations.py`` imports ``pydp.algorithms.numerical_mechanisms``;
 ``partition_selection.py`` wraps ``pydp.algorithms.partition_selection``), i.e. from
 Google's C++ ``SecureURBG``, never from the audit's rng: ``--seed`` does not reproduce these
-audits, and ``_gallery.discard_inherited_pydp_buffer`` keeps forked workers independent.
+audits; userdp keeps its worker processes' streams independent (``gallery_pydp``).
 
 The claim is the accountant's total: ``NaiveBudgetAccountant(total_epsilon=1,
 total_delta=0)`` for public partitions, pure 1-DP; ``(1, 1e-5)`` with private partition
@@ -71,7 +71,7 @@ from userdp.reference.claims import ApproxDP, PureDP
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import NeighbourPair
 
-from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_epsilon, discard_inherited_pydp_buffer
+from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_epsilon
 
 VERSION = "0.3.1"
 MODULE = "examples.gallery_pipelinedp"
@@ -127,7 +127,6 @@ def release(D: UserDataset, metric: str, *, epsilon: float, delta: float, public
     epsilon = check_epsilon(epsilon)
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 <= delta < 1.0:
         raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
-    discard_inherited_pydp_buffer()
     accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=delta)
     engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
     params = pipeline_dp.AggregateParams(
@@ -160,7 +159,6 @@ def release_partitions(D: UserDataset, *, epsilon: float, max_partitions_contrib
     if isinstance(max_partitions_contributed, bool) or not isinstance(max_partitions_contributed, int) \
             or max_partitions_contributed < 1:
         raise ValueError(f"max_partitions_contributed must be an integer >= 1, got {max_partitions_contributed!r}")
-    discard_inherited_pydp_buffer()
     accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=0.0)
     engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
     params = pipeline_dp.AggregateParams(
