@@ -11,6 +11,10 @@
     userdp bench [--quick] [--json] [--only NAME ...]       (audits/bench.py)
     userdp validate ALGORITHM module:object [--samples N] [--audit-samples N] [--examples K]
                     [--seed S] [--json] [--report FILE]        (audits/validate.py)
+    userdp validate ALGORITHM --command "CMD ..." ...          (a program in any language: audits/protocol.py)
+    userdp audit --command "CMD ..." --claim ... --pair FIRST SECOND ...
+    userdp vectors export [ALGORITHM ...] --out DIR [--index FILE]  (audits/vectors.py)
+    userdp vectors check ALGORITHM --command "CMD ..." [--file FILE] [--json]
 
 Every subcommand takes ``--debug`` (show the traceback of an error).
 
@@ -117,6 +121,7 @@ import sys
 import time
 import traceback
 
+from . import protocol_cli
 from .blas import single_threaded_blas
 from .harness import VIOLATION, IncompleteAudit
 from .parallel import BATCHED, REPRO_DRAWS, SCHEDULER_TIMEOUT, SHARD, batched, calling_convention, default_workers
@@ -169,7 +174,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"userdp {version()}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="on an error, print its traceback")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{list,audit,reproduce,bench,validate}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{list,audit,reproduce,bench,validate,vectors}")
     ls = sub.add_parser("list", parents=[common], help="list registered mechanisms and controls")
     ls.add_argument("--json", action="store_true", help="print JSON (schema userdp.list/1)")
     _audit_parser(sub.add_parser("audit", parents=[common], help="audit a registered or external mechanism",
@@ -191,6 +196,7 @@ def _parser() -> argparse.ArgumentParser:
                                  "baseline; exit 1 if a target is missed"))
     _validate_parser(sub.add_parser("validate", parents=[common], help="validate your implementation of a "
                                     "paper's algorithm: properties, differential test, independence, audit"))
+    protocol_cli.add_vectors_parser(sub, common)
     return p
 
 
@@ -205,9 +211,10 @@ def _validate_parser(vp: argparse.ArgumentParser) -> None:
                  "not importable or without the reference's call shape); 3 TARGET raised or returned the wrong shape.")
     vp.add_argument("algorithm", help="a registered algorithm with a validation spec (`userdp list`; the error "
                     "message lists those supported)")
-    vp.add_argument("target", help="module:object, an Adapter (userdp.properties.adapter) or a mechanism function "
-                    "called as f(dataset, rng=..., size=..., **params) like the reference; the current directory "
-                    "is on the import path")
+    vp.add_argument("target", nargs="?", help="module:object, an Adapter (userdp.properties.adapter) or a mechanism "
+                    "function called as f(dataset, rng=..., size=..., **params) like the reference; the current "
+                    "directory is on the import path. Or --command instead")
+    protocol_cli.add_program_arguments(vp)
     vp.add_argument("--samples", type=_int_at_least(10_000, "--samples"), default=None,
                     help="releases per side per differential case (default 20000)")
     vp.add_argument("--audit-samples", type=_int_at_least(1_000, "--audit-samples"), default=None,
@@ -229,7 +236,8 @@ def cmd_validate(args) -> int:
 
     def progress(msg):
         print(f"[{time.perf_counter() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
-    report = V.validate(args.algorithm, args.target, seed=args.seed, progress=progress, **kw)
+    with protocol_cli.validate_target(args) as target:      # module:object, or the program of --command
+        report = V.validate(args.algorithm, target, seed=args.seed, progress=progress, **kw)
     data = report.to_dict()
     if args.report is not None:
         with open(args.report, "w") as fh:
@@ -307,7 +315,10 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     "f(dataset, **KWARGS), one release per call, on each --pair, against --claim (required)")
     au.add_argument("--kwargs", metavar="JSON", help="with --mechanism: its keyword arguments, a JSON object")
     au.add_argument("--pair", nargs=2, action="append", default=[], metavar=("FIRST", "SECOND"),
-                    help="with --mechanism: two neighbouring datasets as JSON, e.g. '[1,1,1]' '[1,1]' (repeatable)")
+                    help="with --mechanism or --command: two neighbouring datasets as JSON, e.g. '[1,1,1]' '[1,1]' "
+                    "(repeatable); with --command a side may also be a dataset object {\"values\": [...], "
+                    "\"user_ids\": [...]}")
+    protocol_cli.add_program_arguments(au)
     au.add_argument("--workers", type=_int_at_least(1, "worker processes"), default=None, metavar="N",
                     help="processes for a mechanism called once per release, mechanism(dataset, rng) or "
                     f"mechanism(dataset) (default: the cores available, {default_workers()} here); a batched "
@@ -401,12 +412,14 @@ def cmd_list(args) -> int:
 def cmd_audit(args) -> int:
     if args.workers is not None and args.scheduler is not None:
         raise UsageError("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
+    if protocol_cli.uses_program(args):                     # a program over the protocol (audits/protocol_cli.py)
+        return protocol_cli.run_audit(args, _audit_target)
     if args.all:
         if args.name or args.param or args.plot or args.claim or args.relation or args.output or args.mechanism:
             raise UsageError("--all takes no NAME, --param, --plot, --claim, --relation, --output or --mechanism")
         return _audit_all(args)
     if (args.kwargs is not None or args.pair) and not args.mechanism:
-        raise UsageError("--kwargs and --pair go with --mechanism MODULE:CALLABLE")
+        raise UsageError("--kwargs and --pair go with --mechanism MODULE:CALLABLE or --command CMD")
     if args.mechanism:
         if args.name or args.param:
             raise UsageError("--mechanism replaces NAME and --param: give one of them")
@@ -684,7 +697,7 @@ def main(argv=None) -> int:
     except SystemExit as exc:  # argparse: --version / --help -> 0, usage error -> 2
         return int(exc.code or 0)
     commands = {"list": cmd_list, "audit": cmd_audit, "reproduce": cmd_reproduce, "bench": cmd_bench,
-                "validate": cmd_validate}
+                "validate": cmd_validate, "vectors": protocol_cli.run_vectors}
     try:
         with single_threaded_blas():                # blas.py: 10x faster on a busy machine
             return commands[args.command](args)
