@@ -247,7 +247,10 @@ def decode_dataset(obj) -> Any:
     check_message(obj, "dataset")
     if len(obj["values"]) == 0 and len(obj["user_ids"]) == 0 and len(obj) == 2:
         return EMPTY
-    return UserDataset(**{k: np.asarray(v) for k, v in obj.items()})
+    try:
+        return UserDataset(**{k: np.asarray(v) for k, v in obj.items()})
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"obj is not a dataset: {exc}") from None
 
 
 def encode_params(params: Mapping) -> dict:
@@ -358,6 +361,10 @@ class ProcessTarget:
             raise ValueError(f"batch must be an int in [1, {MAX_SIZE}] (releases per request), got {batch!r}")
         if env is not None and not isinstance(env, Mapping):
             raise TypeError(f"env must be None or a mapping, got {type(env).__name__}")
+        if cwd is not None and (not isinstance(cwd, (str, os.PathLike)) or not os.path.isdir(cwd)):
+            raise ValueError(f"cwd must be None or an existing directory, got {cwd!r:.80}")
+        if transcript is not None and not isinstance(transcript, (str, os.PathLike)):
+            raise TypeError(f"transcript must be None or a file path, got {type(transcript).__name__}")
         self.argv = argv
         self.command = command if isinstance(command, str) else shlex.join(argv)
         self.algorithm = algorithm
@@ -697,10 +704,12 @@ class ProcessTarget:
 
     def stage_values(self, dataset, params: Mapping, stages: Sequence[str]) -> dict:
         """One stages request: {stage: decoded value} for the named ``stages`` (``decode_value``)."""
-        if isinstance(stages, str) or not all(isinstance(s, str) and s for s in stages) or not stages:
+        if isinstance(stages, (str, bytes)) or not isinstance(stages, Sequence) or not stages \
+                or not all(isinstance(s, str) and s for s in stages):
             raise TypeError(f"stages must be a non-empty list of stage names, got {stages!r:.80}")
         names = list(dict.fromkeys(stages))
         data = None if dataset is None else encode_dataset(dataset)
+        encoded = encode_params(params)
         with self._lock:
             self._ensure()
             missing = [s for s in names if s not in self._hello["stages"]]
@@ -708,7 +717,7 @@ class ProcessTarget:
                 raise TypeError(f"{self.name} declares no stage {', '.join(missing)} (its stages: "
                                 f"{', '.join(self._hello['stages']) or 'none'})")
             rid = self._request_id()
-            req = {"protocol": PROTOCOL, "id": rid, "dataset": data, "params": encode_params(params), "stages": names}
+            req = {"protocol": PROTOCOL, "id": rid, "dataset": data, "params": encoded, "stages": names}
             summary = f"stages id {rid}: {', '.join(names)}, {_describe(dataset, params)}"
             resp = self._exchange([(rid, _dumps(req), summary, "stages_response")])[0]
             if "error" in resp:
@@ -741,6 +750,8 @@ class ProcessTarget:
         adapter_type = Adapter if adapter_type is None else adapter_type
         if not (isinstance(adapter_type, type) and issubclass(adapter_type, Adapter)):
             raise TypeError(f"adapter_type must be an Adapter class, got {adapter_type!r:.80}")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise TypeError(f"name must be None or a non-empty str, got {name!r:.80}")
         hello = self.hello
         slots = [s for s in adapter_type.STAGES if s != "mechanism"]
         unknown = [s for s in hello["stages"] if s not in slots]

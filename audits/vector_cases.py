@@ -152,6 +152,13 @@ class VectorCase:
     result: str = "valid"         # "valid" | "invalid"
 
     def __post_init__(self):
+        if not isinstance(self.params, Mapping):
+            raise TypeError(f"params must be a mapping of parameter names to values, got {type(self.params).__name__}")
+        if isinstance(self.flags, (str, bytes)) or not isinstance(self.flags, (tuple, list)) or \
+                not all(isinstance(f, str) for f in self.flags):
+            raise TypeError(f"flags must be a tuple of bug-class names, got {self.flags!r:.80}")
+        if not isinstance(self.comment, str) or not self.comment:
+            raise TypeError(f"comment must be a non-empty str (how the vector exposes its flags), got {self.comment!r:.80}")
         if self.result not in ("valid", "invalid"):
             raise ValueError(f"result must be 'valid' or 'invalid', got {self.result!r}")
         unknown = [f for f in self.flags if f not in BUG_CLASSES]
@@ -279,8 +286,9 @@ def _wa_cases() -> list:
         V(spread, {"B": 1.0, "epsilon": 2.0, "sigma": 0.05}, ("data-dependent-choice",),
           "sigma = 0.05 given while the values' standard deviation is about 0.29: h* computed from an estimated "
           "sigma differs"),
-        V(spread, {"B": 2.0, "epsilon": 0.5, "sigma": None}, ("noise-formula",),
-          "sigma not given (null: its default B/2), B = 2, eps = 0.5"),
+        V(spread.with_fields(values=2 * spread.values), {"B": 2.0, "epsilon": 0.5, "sigma": 1.0}, ("noise-formula",),
+          "values doubled into [0, 2], B = 2, sigma = 1, eps = 0.5: a scale read as a rate (Delta eps) is "
+          "eps^2 = 1/4 of Delta / eps"),
         V(_users([0.5, 0.5], [0.25, 0.75]), {"B": 1.0, "epsilon": 1.0, "sigma": 0.5}, (),
           "two users of two records: all sizes equal, so h* = s and every weight is 1/n"),
         V(zipf.with_fields(values=np.where(np.arange(zipf.n) == 3, 2.0, zipf.values)), base, ("input-not-refused",),
