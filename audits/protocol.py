@@ -48,10 +48,12 @@ interpreter) ends it: stdin is closed, then the process group is killed after ``
 from __future__ import annotations
 
 import atexit
+import binascii
 import json
 import math
 import numbers
 import os
+import re
 import selectors
 import shlex
 import signal
@@ -81,7 +83,8 @@ DEFAULT_START_TIMEOUT = 30.0  # seconds from the start to the hello response (a 
 GRACE = 2.0                   # seconds a program has to exit after its stdin closes, before the kill
 MAX_LINE = 1 << 28            # bytes: a longer response line is an error (a program that never ends a line)
 STDERR_TAIL = 1500            # bytes of the program's stderr quoted in an error
-_READ = 1 << 20
+_READ = 1 << 20               # bytes per read, into a buffer allocated once per process
+_PIPE_SIZE = 1 << 20          # the pipes' capacity where Linux lets us set it (F_SETPIPE_SZ)
 
 
 # ------------------------------------------------------------------ errors
@@ -386,7 +389,7 @@ class ProcessTarget:
     # ------------------------------------------------------------- life cycle
     def __getstate__(self):
         state = self.__dict__.copy()
-        state.update(_lock=None, _proc=None, _owner=None, _hello=None, _stderr=None, _buf=bytearray())
+        state.update(_lock=None, _proc=None, _owner=None, _hello=None, _stderr=None, _buf=bytearray(), _chunk=None)
         return state
 
     def __setstate__(self, state):
@@ -497,9 +500,15 @@ class ProcessTarget:
             raise CommandError(self.command, f"could not be started: {exc}") from None
         self._owner = os.getpid()
         self._buf = bytearray()
+        self._chunk = bytearray(_READ)
         self._next = 0
-        os.set_blocking(self._proc.stdin.fileno(), False)
-        os.set_blocking(self._proc.stdout.fileno(), False)
+        for f in (self._proc.stdin, self._proc.stdout):
+            os.set_blocking(f.fileno(), False)
+            try:           # room for several responses in flight: the program computes while we decode
+                import fcntl
+                fcntl.fcntl(f.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
+            except (ImportError, OSError):
+                pass       # not Linux, or above /proc/sys/fs/pipe-max-size: the default capacity works too
         hello = {"protocol": PROTOCOL, "id": 0, "hello": {"algorithm": self.algorithm, "client": _client()}}
         self._next = 1
         line = _dumps(hello)
@@ -581,25 +590,26 @@ class ProcessTarget:
                             sel.unregister(stdin)
                         continue
                     try:
-                        chunk = os.read(stdout, _READ)
+                        k = os.readv(stdout, [self._chunk])
                     except BlockingIOError:
                         continue
-                    if not chunk:
+                    if not k:
                         self._fail(f"{self._exited()} before answering", requests[len(got)][2])
-                    self._buf += chunk
+                    self._buf += memoryview(self._chunk)[:k]
+                    head = 0                      # the start of the unread line in the buffer
                     while len(got) < len(requests):
-                        i = self._buf.find(b"\n", start)
+                        i = self._buf.find(b"\n", max(start, head))
                         if i < 0:
-                            start = len(self._buf)
-                            if start > MAX_LINE:
+                            if len(self._buf) - head > MAX_LINE:
                                 self._fail(f"wrote a line longer than {MAX_LINE} bytes", requests[len(got)][2])
                             break
-                        line = bytes(self._buf[:i])
-                        del self._buf[:i + 1]
-                        start = 0
+                        line = bytes(self._buf[head:i])
+                        head = i + 1
                         self._log("<", line)
                         got.append(self._parse(line, requests[len(got)]))
                         deadline = time.monotonic() + timeout
+                    del self._buf[:head]          # once per read, not once per line
+                    start = len(self._buf)
         finally:
             sel.close()
         if writing:                               # answered everything before reading it all: a breach
@@ -608,6 +618,10 @@ class ProcessTarget:
 
     def _parse(self, line: bytes, request) -> dict:
         rid, _, summary, expected = request
+        if expected == "release_response":
+            fast = _fast_packed(line)
+            if fast is not None and fast[0] == rid:
+                return {"id": rid, "releases_hex": {"shape": fast[1], "raw": fast[2]}}
         try:
             msg = _loads(line)
         except (ValueError, UnicodeDecodeError):
@@ -618,11 +632,9 @@ class ProcessTarget:
             self._fail(f"answered id {_show(msg.get('id'))} where the response to request {rid} was due", summary)
         kind = "error_response" if "error" in msg else expected
         try:
-            if kind == "release_response":             # the releases are checked by _releases (fast path)
-                check_message({**msg, "releases": []}, kind)
-                if not isinstance(msg["releases"], list):
-                    raise SchemaViolation("breaks the protocol schema (release_response): /releases: expected array")
-            else:
+            if kind == "release_response" and isinstance(msg.get("releases"), list):
+                check_message({**msg, "releases": []}, kind)      # the releases: _releases (fast path)
+            elif not (kind == "release_response" and _plain_packed(msg)):
                 check_message(msg, kind)
         except SchemaViolation as exc:
             self._fail(f"wrote a response that {exc}", summary)
@@ -659,17 +671,16 @@ class ProcessTarget:
                 raise TypeError(f"{self.name} declares no releases (its hello says \"releases\": false)")
             sizes = [self.batch] * (n // self.batch) + ([n % self.batch] if n % self.batch else [])
             seeds = rng.integers(0, SEED_LIMIT, size=len(sizes))
-            requests = []
+            requests, about = [], _describe(dataset, params)
             for k, m in zip(seeds.tolist(), sizes):
                 rid = self._request_id()
                 requests.append((rid, f'{{"protocol":{PROTOCOL},"id":{rid},"seed":{k},"size":{m}{tail}',
-                                 f"release id {rid}, size {m}, seed {k}, {_describe(dataset, params)}",
-                                 "release_response"))
+                                 f"release id {rid}, size {m}, seed {k}, {about}", "release_response"))
             responses = self._exchange(requests)
             for resp, req in zip(responses, requests):
                 if "error" in resp:
                     self._raise_error(resp, req[2])
-            parts = [self._releases(resp["releases"], m, req) for resp, m, req in zip(responses, sizes, requests)]
+            parts = [self._releases(resp, m, req) for resp, m, req in zip(responses, sizes, requests)]
             try:
                 out = _concat(parts) if len(parts) > 1 else parts[0]
             except ValueError as exc:
@@ -678,8 +689,11 @@ class ProcessTarget:
             return tuple(p[0] for p in out) if isinstance(out, tuple) else out[0]
         return out
 
-    def _releases(self, items: list, size: int, request):
+    def _releases(self, resp: dict, size: int, request):
         summary = request[2]
+        if "releases_hex" in resp:
+            return self._packed(resp["releases_hex"], size, summary)
+        items = resp["releases"]
         if len(items) != size:
             self._fail(f"answered {len(items)} release(s) for size {size}", summary)
         try:
@@ -687,6 +701,8 @@ class ProcessTarget:
         except (ValueError, TypeError):
             a = None
         if a is not None and a.dtype.kind in "iuf" and a.ndim >= 1:
+            if a.dtype.kind == "f" and not np.isfinite(a).all():     # 1e400 is JSON, and overflows a double
+                self._fail(f"wrote a release that is not finite ({float(a[~np.isfinite(a)].flat[0])!r})", summary)
             return a
         for j, r in enumerate(items):              # the slow path: say what is wrong, or decode the unusual
             try:
@@ -701,6 +717,24 @@ class ProcessTarget:
             return np.array(items, dtype=float)
         except ValueError as exc:
             self._fail(f"wrote releases that do not share one shape: {exc}", summary)
+
+    def _packed(self, packed: dict, size: int, summary: str) -> np.ndarray:
+        shape = tuple(int(k) for k in packed["shape"])
+        if shape[0] != size:
+            self._fail(f"answered {shape[0]} release(s) for size {size} (releases_hex shape {list(shape)})", summary)
+        try:
+            raw = packed["raw"] if "raw" in packed else binascii.unhexlify(packed["data"])
+        except (binascii.Error, ValueError) as exc:
+            self._fail(f"wrote releases_hex data that is not hexadecimal: {exc}", summary)
+        count = math.prod(shape)
+        if len(raw) != 8 * count:
+            self._fail(f"wrote releases_hex of {len(raw)} bytes for shape {list(shape)} ({8 * count} bytes of "
+                       "binary64)", summary)
+        a = np.frombuffer(raw, dtype="<f8").reshape(shape).astype(float)
+        if not np.isfinite(a).all():
+            self._fail(f"wrote a release that is not finite ({float(a[~np.isfinite(a)].flat[0])!r}) in releases_hex",
+                       summary)
+        return a
 
     def stage_values(self, dataset, params: Mapping, stages: Sequence[str]) -> dict:
         """One stages request: {stage: decoded value} for the named ``stages`` (``decode_value``)."""
@@ -762,6 +796,36 @@ class ProcessTarget:
         if hello["releases"]:
             kw["mechanism"] = self.mechanism
         return adapter_type(name or self.name, **kw)
+
+
+_PACKED_HEAD = re.compile(rb'\{"id":(0|[1-9][0-9]{0,17}),"releases_hex":\{"shape":\[([1-9][0-9]{0,9}(?:,[1-9][0-9]{0,9})*)'
+                          rb'\],"data":"')
+
+
+def _fast_packed(line: bytes):
+    """(id, shape, bytes) of a packed release response written exactly as the schema's keys in
+    order and without spaces (what JSON.stringify, json.dumps(separators=(",", ":")) and the like
+    write), else None. Equivalent to parsing it: the head and tail are matched literally and
+    ``unhexlify`` accepts hexadecimal digits only. Anything else takes the general path."""
+    head = _PACKED_HEAD.match(line)
+    if head is None or not line.endswith(b'"}}'):
+        return None
+    try:
+        raw = binascii.unhexlify(memoryview(line)[head.end():-3])
+    except (binascii.Error, ValueError):
+        return None
+    return int(head.group(1)), [int(k) for k in head.group(2).split(b",")], raw
+
+
+def _plain_packed(msg: dict) -> bool:
+    """True for a release response in the packed form whose envelope is certainly valid (the hot
+    path of a large batch); False sends it through ``check_message``, which names what is wrong."""
+    p = msg.get("releases_hex")
+    if len(msg) != 2 or type(msg.get("id")) is not int or msg["id"] < 0 or type(p) is not dict or len(p) != 2:
+        return False
+    shape, data = p.get("shape"), p.get("data")
+    return type(data) is str and type(shape) is list and len(shape) >= 1 and \
+        all(type(k) is int and k >= 1 for k in shape)
 
 
 def _client() -> str:

@@ -6,7 +6,9 @@ MODE "good": a capped sum (Amin et al. 2019 §3) with stages statistic, sensitiv
 noise_scale, releases from the request's seed, refusals of kind "refused" for epsilon <= 0 or
 T <= 0, and "failed" for a request whose params hold "fail": true; params "nulls": true make
 every second release null ("no release"), "pairs": true make each release a pair of
-differently shaped parts. Every other MODE answers the hello correctly, then misbehaves on the
+differently shaped parts, "pack" the packed form (releases_hex): "compact" (no spaces, as
+JSON.stringify writes it), "spaced" (json.dumps's default spaces), or broken: "short" (one value
+missing), "nonhex", "inf" (a value that is not finite). Every other MODE answers the hello correctly, then misbehaves on the
 first request after it (release or stages): "crash" (exits with status 3 after a message on
 stderr), "hang" (sleeps), "garbage" (prints a line that is not JSON), "exit-early" (exits 0),
 "wrong-size" (one release too few), "wrong-id", "schema" (a release that is a string),
@@ -18,11 +20,13 @@ import json
 import math
 import os
 import random
+import struct
 import subprocess
 import sys
 import time
 
 MODE = sys.argv[1]
+SPACED = False          # set per request: the "spaced" packed form is written with json.dumps's spaces
 
 
 def statistic(dataset, T):
@@ -57,6 +61,8 @@ def answer(req):
                 out = [None if k % 2 else x for k, x in enumerate(out)]
             if p.get("pairs"):
                 out = [[[x, x], [[x]]] for x in out]
+            if p.get("pack"):
+                return {"id": rid, "releases_hex": packed(out, p["pack"])}
             return {"id": rid, "releases": out}
         values = {"statistic": lambda: statistic(req["dataset"], p["T"]), "sensitivity": lambda: p["T"],
                   "noise_scale": lambda: p["T"] / p["epsilon"]}
@@ -67,8 +73,19 @@ def answer(req):
         return {"id": rid, "error": {"kind": "failed", "message": f"{type(exc).__name__}: {exc}"}}
 
 
+def packed(out, how):
+    if how == "inf":
+        out[-1] = math.inf
+    data = struct.pack(f"<{len(out)}d", *out).hex()
+    if how == "short":
+        data = data[:-16]
+    if how == "nonhex":
+        data = data[:-1] + "g"
+    return {"shape": [len(out)], "data": data}
+
+
 def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.write(json.dumps(obj, separators=None if SPACED else (",", ":")) + "\n")
     sys.stdout.flush()
 
 
@@ -79,6 +96,7 @@ for line in sys.stdin:
                                  "stages": ["statistic", "sensitivity", "noise_scale"], "releases": True}})
         continue
     if MODE == "good":
+        SPACED = req.get("params", {}).get("pack") == "spaced"
         send(answer(req))
     elif MODE == "crash":
         print("Traceback (most recent call last):\nZeroDivisionError: the program's own bug", file=sys.stderr)

@@ -14,6 +14,7 @@ import json
 import os
 import pathlib
 import pickle
+import re
 import sys
 import time
 
@@ -87,6 +88,33 @@ def test_null_releases_are_masked_rows_and_tuples_stack_by_part():
         assert a.shape == (5, 2) and b.shape == (5, 1, 1) and np.array_equal(a[:, 0], b[:, 0, 0])
 
 
+@pytest.mark.parametrize("form", ["compact", "spaced"])
+def test_packed_releases_are_the_same_numbers_as_the_json_array(form):
+    """releases_hex: the same binary64 values; the compact form takes the fast path, the spaced
+    one the general parser, and both give what the JSON array gives."""
+    with Pr.ProcessTarget(command("good"), batch=40) as t:
+        plain = t.mechanism(D, np.random.default_rng(3), 100, **P)
+        packed = t.mechanism(D, np.random.default_rng(3), 100, pack=form, **P)
+    assert packed.dtype == float and np.array_equal(plain, packed)
+    line = b'{"id":7,"releases_hex":{"shape":[2],"data":"' + np.array([1.5, -2.0], "<f8").tobytes().hex().encode() + b'"}}'
+    ident, shape, raw = Pr._fast_packed(line)
+    assert (ident, shape) == (7, [2]) and np.frombuffer(raw, "<f8").tolist() == [1.5, -2.0]
+    for other in (line.replace(b'"id":7', b'"id": 7'), line.replace(b'"}}', b'"} }'), line.replace(b'f', b'x'),
+                  line.replace(b'"shape":[2]', b'"shape":[02]')):
+        assert Pr._fast_packed(other) is None                          # the general path decides these
+
+
+@pytest.mark.parametrize("pack,reason", [("short", "releases_hex of 72 bytes for shape [10] (80 bytes of binary64)"),
+                                         ("nonhex", "data that is not hexadecimal"),
+                                         ("inf", "a release that is not finite (inf)")])
+def test_broken_packed_releases_are_target_errors(pack, reason):
+    t = Pr.ProcessTarget(command("good"), timeout=5)
+    with pytest.raises(Pr.TargetError, match=re.escape(reason)):
+        t.mechanism(D, np.random.default_rng(0), 10, pack=pack, **P)
+    assert t.pid is None
+    t.close()
+
+
 def test_the_adapter_has_the_declared_stages_in_the_papers_adapter_type():
     from userdp.properties.adapter import Adapter
     from userdp.properties.amin2019 import CapAdapter
@@ -145,6 +173,10 @@ MESSAGES = [
     ({"id": 0, "hello": {"protocol": 1, "stages": [], "releases": 1}}, "hello_response", False),
     ({"id": 0, "hello": {"protocol": 1, "stages": [], "releases": True, "extra": 1}}, "hello_response", False),
     ({"id": 3, "releases": [1, 2.5, None, [1, [2]]]}, "release_response", True),
+    ({"id": 3, "releases_hex": {"shape": [2, 1], "data": "00"}}, "release_response", True),
+    ({"id": 3, "releases_hex": {"shape": [0], "data": ""}}, "release_response", False),
+    ({"id": 3, "releases_hex": {"shape": [1], "data": "00", "dtype": "<f8"}}, "release_response", False),
+    ({"id": 3, "releases": [], "releases_hex": {"shape": [1], "data": ""}}, "release_response", False),
     ({"id": 3, "releases": [True]}, "release_response", False),
     ({"id": 3, "releases": ["1"]}, "release_response", False),
     ({"id": -1, "releases": []}, "release_response", False),
