@@ -838,7 +838,8 @@ def _client() -> str:
 
 def _describe(dataset, params) -> str:
     n = getattr(dataset, "n", None) if dataset is not None else None
-    data = "no dataset" if dataset is None else f"{n} records" if n is not None else type(dataset).__name__
+    data = "no dataset" if dataset is None else f"{n} record{'' if n == 1 else 's'}" if n is not None \
+        else type(dataset).__name__
     text = ", ".join(f"{k}={_show(_param(v, k)) if not isinstance(v, np.ndarray) else f'array{v.shape}'}"
                      for k, v in params.items())
     return f"{data}; {text or 'no params'}"

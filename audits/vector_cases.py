@@ -612,7 +612,10 @@ _register(Design(
     "userdp.reference.zhao2024 (derived there: the poster gives no w_i, T_i or calibration): weights, "
     "thresholds, statistic (the Huber minimiser mu0), sensitivity (B), ptr_distance (gamma), noise_scale "
     "(sigma_pass, sigma_fallback, the threshold and the budget split)",
-    notes="noise_scale is an object of named values; it is compared key by key."))
+    notes="noise_scale is an object of named values; it is compared key by key. ptr_distance (gamma) counts "
+          "the users whose margin at the solver's certified point reaches each threshold t_j = (j + 1) B + shift; "
+          "in d >= 2 the shift includes rho0 = B (reference/zhao2024.py, items 3 and 5), so an implementation "
+          "without it counts about one more there."))
 
 
 def _wme_users(values, m: int = 50) -> Any:

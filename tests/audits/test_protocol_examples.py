@@ -88,3 +88,17 @@ def test_a_buggy_example_names_a_corpus_bug_of_its_class(program):
                                             for e in importlib.import_module(f"corpus.{m}").CORPUS]
     assert corpus_id in ids
     assert corpus_id in BUG_CLASSES[flag].corpus
+
+
+def test_the_worked_exchange_in_the_docs_is_what_the_program_answers():
+    """docs/protocol.md's exchange: its request lines sent to the program as they are, its
+    response lines compared with the program's, byte for byte (the releases are a function of
+    the seed)."""
+    import subprocess
+    doc = (JS.parents[1] / "docs" / "protocol.md").read_text()
+    block = doc.split("<!-- exchange: node examples/js/capped_sum.js -->")[1].split("```")[1]
+    lines = [ln for ln in block.strip().splitlines()]
+    sent = "".join(ln[2:] + "\n" for ln in lines if ln.startswith("> "))
+    want = [ln[2:] for ln in lines if ln.startswith("< ")]
+    got = subprocess.run([NODE, str(JS / "capped_sum.js")], input=sent, capture_output=True, text=True, timeout=30)
+    assert got.returncode == 0 and got.stdout.splitlines() == want, got.stderr
