@@ -790,8 +790,10 @@ class ProcessTarget:
         slots = [s for s in adapter_type.STAGES if s != "mechanism"]
         unknown = [s for s in hello["stages"] if s not in slots]
         if unknown:
+            hint = (" (a program that draws releases says \"releases\": true in its hello instead)"
+                    if "mechanism" in unknown else "")
             raise ValueError(f"the program {self.command!r} declares stage(s) {', '.join(unknown)}, which "
-                             f"{adapter_type.__name__} does not have; its stages: {', '.join(slots)}")
+                             f"{adapter_type.__name__} does not have; its stages: {', '.join(slots)}{hint}")
         kw = {s: self.stage(s) for s in hello["stages"]}
         if hello["releases"]:
             kw["mechanism"] = self.mechanism

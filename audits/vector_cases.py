@@ -192,7 +192,7 @@ def _spec_reference(algorithm: str) -> Callable[[], Callable]:
     return get
 
 
-def _users(*per_user, labels=None) -> Any:
+def _users(*per_user) -> Any:
     from userdp.reference.data import UserDataset
     return UserDataset.from_user_lists([list(u) for u in per_user])
 
