@@ -219,7 +219,8 @@ def add_vectors_parser(sub, common) -> None:
                         "against them", description="Test vectors (audits/vectors.py, docs/vectors.md): one JSON "
                         "file per algorithm with the reference's noise-free stages and the inputs that must be "
                         "refused, each vector flagged with the bug classes it exposes.")
-    vs = vp.add_subparsers(dest="vectors_command", required=True, metavar="{export,check}")
+    vs = vp.add_subparsers(dest="vectors_command", required=True, metavar="{export,check}",
+                           help="export: write the vector files; check: run them against a program")
     ex = vs.add_parser("export", parents=[common], help="write one JSON file per algorithm",
                        epilog="Exit status: 0 written; 2 usage error.")
     ex.add_argument("algorithms", nargs="*", metavar="ALGORITHM",

@@ -202,24 +202,25 @@ def _amin_cases() -> list:
     from userdp.reference.data import UserDataset
     six = UserDataset.from_user_lists([[0.9, 0.8, 0.5, 0.4], [0.7, 0.6], [0.3], [0.2, 0.6, 0.1], [1.0], [0.5]])
     multi = UserDataset.from_user_lists([[0.5, 0.5, 0.5, 0.5], [0.4, 0.4, 0.4, 0.4], [0.2]])
-    ten = UserDataset.from_user_lists([[0.1 * (k + 1)] * (1 + k % 3) for k in range(10)])   # totals 0.1 .. 3.0
+    ten = UserDataset.from_user_lists([[0.1 * (k + 1), 0.03 * k] for k in range(10)])   # totals 0.1, 0.23, .., 1.27
     V = VectorCase
     return [
         V(six, {"T": 1.0, "epsilon": 1.0}, ("understated-sensitivity", "sub-optimal-parameter", "data-dependent-choice",
                                             "parameter-not-applied"),
-          "six users of 1-4 records, totals 0.3 to 2.6, T = 1, eps = 1: g_T = 4.3 caps two users; the sensitivity "
-          "is T (not T/2); eq. 6's cap at eps = 1 is the largest total 2.6 (not the second, 2.5); a T read from "
-          "the data instead of the given one, or a statistic at another cap, changes g_T"),
+          "six users of 1-4 records, totals 0.3 to 2.6, T = 1, eps = 1: g_T = 4.7 caps two users; the sensitivity "
+          "is T (not T/2); eq. 6's cap at eps = 1 is the largest total 2.6 (not the second largest, 1.3, nor an "
+          "interpolated quantile); a T read from the data instead of the given one, or a statistic at another cap, "
+          "changes g_T"),
         V(multi, {"T": 1.0, "epsilon": 0.5}, ("per-record-bound", "noise-formula"),
           "users of 4 records each below T whose totals (2.0, 1.6) exceed it, T = 1, eps = 0.5: g_T = 2.2, "
           "where capping each record gives 3.8; the noise scale is T/eps = 2 (not T eps = 0.5)"),
         V(multi, {"T": 0.3, "epsilon": 4.0}, ("per-record-bound", "noise-formula"),
-          "the same users at T = 0.3, eps = 4: every total is capped (g_T = 0.8) but records of 0.2 are not, "
-          "and the noise scale is 0.075"),
-        V(ten, {"T": 2.0, "epsilon": 0.3}, ("sub-optimal-parameter",),
-          "ten users with totals 0.1 to 3.0, eps = 0.3: 1/eps is not an integer, so eq. 6's cap (the "
-          "ceil(1/eps) = 4-th largest total) differs from an interpolated quantile 1 - 1/(m eps) and from the "
-          "5-th largest"),
+          "the same users at T = 0.3, eps = 4: the two heavy users' totals are capped, g_T = 0.3 + 0.3 + 0.2 = 0.8, "
+          "where capping each record gives 8 x 0.3 + 0.2 = 2.6; the noise scale is 0.075"),
+        V(ten, {"T": 2.0, "epsilon": 0.35}, ("sub-optimal-parameter",),
+          "ten users of two records, distinct totals 0.1 to 1.27, eps = 0.35: 1/eps is not an integer, so eq. 6's "
+          "cap (the ceil(1/eps) = 3rd largest total, 1.01) differs from the interpolated 1 - 1/(m eps) quantile "
+          "(0.94) and from the 4th largest (0.88)"),
         V(_users([0.25]), {"T": 1.0, "epsilon": 2.0}, (),
           "one user of one record, below T: g_T is the record itself (eq. 6's cap at k = 1 > m - 1)"),
         V(six, {"T": 1.0, "epsilon": 0.0}, ("input-not-refused",), "epsilon = 0: Laplace scale T / 0", "invalid"),
@@ -509,10 +510,11 @@ def _ssp_cases() -> list:
     V = VectorCase
     return [
         V(_ssp_graph(), base, ("missing-clipping", "weight-formula", "data-dependent-choice"),
-          "d = 1, m = 3, beta = mu = 1/2, public counts n = (4, 2, 1) (the graph's own are (3, 1, 1)): user 0's "
-          "budget sum_i omega_i^2 exceeds beta, so eq. (12) scales its weights by sqrt(beta / budget) (a budget on "
-          "sum omega, or no clipping, differs); user 3's label -7 and feature 5 are clipped to Gamma_x Gamma_* = 1 "
-          "and Gamma_x = 1; the weights read the public n_i, not the data's counts"),
+          "d = 1, m = 3, beta = mu = 1/2, public counts n = (4, 2, 1) (the graph's own are (3, 1, 1)): user 3, "
+          "alone in task 2, has budget omega_2^2 = 2/3 > beta, so eq. (12) scales its weight by sqrt(beta / budget) "
+          "(no clipping differs); user 0's sum omega^2 = 1/2 needs none, where a budget on sum omega (0.99) would "
+          "clip it; user 3's label -7 and feature 5 are clipped to Gamma_x Gamma_* = 1 and Gamma_x = 1; the "
+          "weights read the public n_i, not the data's counts"),
         V(_ssp_graph(), {**base, "Gamma_x": 2.0, "Gamma_star": 2.0}, ("noise-formula", "missing-clipping"),
           "the same graph with Gamma_x = Gamma_* = 2: the two noise scales (Gamma_x^2 on A, Gamma_x^2 Gamma_* on "
           "b) differ"),
