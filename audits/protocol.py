@@ -597,14 +597,18 @@ class ProcessTarget:
                         self._fail(f"{self._exited()} before answering", requests[len(got)][2])
                     self._buf += memoryview(self._chunk)[:k]
                     head = 0                      # the start of the unread line in the buffer
-                    while len(got) < len(requests):
-                        i = self._buf.find(b"\n", max(start, head))
-                        if i < 0:
-                            if len(self._buf) - head > MAX_LINE:
-                                self._fail(f"wrote a line longer than {MAX_LINE} bytes", requests[len(got)][2])
-                            break
-                        line = bytes(self._buf[head:i])
-                        head = i + 1
+                    lines = []
+                    with memoryview(self._buf) as view:      # one copy per line (released before the del)
+                        while len(got) + len(lines) < len(requests):
+                            i = self._buf.find(b"\n", max(start, head))
+                            if i < 0:
+                                break
+                            lines.append(bytes(view[head:i]))
+                            head = i + 1
+                    if len(self._buf) - head > MAX_LINE:
+                        due = min(len(got) + len(lines), len(requests) - 1)
+                        self._fail(f"wrote a line longer than {MAX_LINE} bytes", requests[due][2])
+                    for line in lines:
                         self._log("<", line)
                         got.append(self._parse(line, requests[len(got)]))
                         deadline = time.monotonic() + timeout
