@@ -12,6 +12,10 @@
     userdp bench [--quick] [--json] [--only NAME ...]       (audits/bench.py)
     userdp validate ALGORITHM module:object [--samples N] [--audit-samples N] [--examples K]
                     [--seed S] [--json] [--report FILE] [--deadline S] [--timeout S]   (audits/validate.py)
+    userdp validate ALGORITHM --command "CMD ..." ...          (a program in any language: audits/protocol.py)
+    userdp audit --command "CMD ..." --claim ... --pair FIRST SECOND ...
+    userdp vectors export [ALGORITHM ...] --out DIR [--index FILE]  (audits/vectors.py)
+    userdp vectors check ALGORITHM --command "CMD ..." [--file FILE] [--json]
 
 Every subcommand takes ``--debug`` (show the traceback of an error).
 
@@ -142,7 +146,7 @@ import textwrap
 import time
 import traceback
 
-from . import supervise, watch
+from . import protocol_cli, supervise, watch
 from .blas import single_threaded_blas
 from .ceiling import NOISE_FAMILIES
 from .harness import VIOLATION, IncompleteAudit
@@ -208,7 +212,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"userdp {version()}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="on an error, print its traceback")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{list,audit,reproduce,bench,validate}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{list,audit,reproduce,bench,validate,vectors}")
     ls = sub.add_parser("list", parents=[common], help="list registered mechanisms and controls")
     ls.add_argument("--json", action="store_true", help="print JSON (schema userdp.list/1)")
     _audit_parser(sub.add_parser("audit", parents=[common], help="audit a registered or external mechanism",
@@ -231,6 +235,7 @@ def _parser() -> argparse.ArgumentParser:
                                  "baseline; exit 1 if a target is missed"))
     _validate_parser(sub.add_parser("validate", parents=[common], help="validate your implementation of a "
                                     "paper's algorithm: properties, differential test, independence, audit"))
+    protocol_cli.add_vectors_parser(sub, common)
     return p
 
 
@@ -245,9 +250,10 @@ def _validate_parser(vp: argparse.ArgumentParser) -> None:
                  "not importable or without the reference's call shape); 3 TARGET raised or returned the wrong shape.")
     vp.add_argument("algorithm", help="a registered algorithm with a validation spec (`userdp list`; the error "
                     "message lists those supported)")
-    vp.add_argument("target", help="module:object, an Adapter (userdp.properties.adapter) or a mechanism function "
-                    "called as f(dataset, rng=..., size=..., **params) like the reference; the current directory "
-                    "is on the import path")
+    vp.add_argument("target", nargs="?", help="module:object, an Adapter (userdp.properties.adapter) or a mechanism "
+                    "function called as f(dataset, rng=..., size=..., **params) like the reference; the current "
+                    "directory is on the import path. Or --command instead")
+    protocol_cli.add_program_arguments(vp)
     vp.add_argument("--samples", type=_int_at_least(10_000, "--samples"), default=None,
                     help="releases per side per differential case (default 20000)")
     vp.add_argument("--audit-samples", type=_int_at_least(1_000, "--audit-samples"), default=None,
@@ -275,10 +281,11 @@ def _watch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deadline", type=_seconds, default=watch.DEFAULT_DEADLINE, metavar="SECONDS",
                    help="a call of your code running longer is reported as slow on stderr, naming it "
                    f"(default {watch.DEFAULT_DEADLINE:g})")
-    p.add_argument("--timeout", type=_seconds, default=watch.DEFAULT_TIMEOUT, metavar="SECONDS",
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
                    help="a call of your code running longer is taken to hang: every process is ended and the "
                    f"command exits 3, naming the call (default {watch.DEFAULT_TIMEOUT:g}; a batched call counts "
-                   "as one call; validate records only the calls of its audits)")
+                   "as one call; validate records only the calls of its audits); with --command, also the "
+                   f"program's time per response (default there {protocol_cli.DEFAULT_TIMEOUT:g})")
 
 
 def cmd_validate(args) -> int:
@@ -291,7 +298,8 @@ def cmd_validate(args) -> int:
 
     def progress(msg):
         print(f"[{time.perf_counter() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
-    report = V.validate(args.algorithm, args.target, seed=args.seed, progress=progress, **kw)
+    with protocol_cli.validate_target(args) as target:      # module:object, or the program of --command
+        report = V.validate(args.algorithm, target, seed=args.seed, progress=progress, **kw)
     data = report.to_dict()
     if args.report is not None:
         tmp = f"{args.report}.{os.getpid()}.tmp"         # written whole or not at all
@@ -383,7 +391,10 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     "f(dataset, **KWARGS), one release per call, on each --pair, against --claim (required)")
     au.add_argument("--kwargs", metavar="JSON", help="with --mechanism: its keyword arguments, a JSON object")
     au.add_argument("--pair", nargs=2, action="append", default=[], metavar=("FIRST", "SECOND"),
-                    help="with --mechanism: two neighbouring datasets as JSON, e.g. '[1,1,1]' '[1,1]' (repeatable)")
+                    help="with --mechanism or --command: two neighbouring datasets as JSON, e.g. '[1,1,1]' '[1,1]' "
+                    "(repeatable); with --command a side may also be a dataset object {\"values\": [...], "
+                    "\"user_ids\": [...]}")
+    protocol_cli.add_program_arguments(au)
     au.add_argument("--workers", type=_int_at_least(1, "worker processes"), default=None, metavar="N",
                     help="processes for a mechanism called once per release, mechanism(dataset, rng) or "
                     f"mechanism(dataset) (default: the cores available, {default_workers()} here; capped at "
@@ -479,6 +490,8 @@ def cmd_list(args) -> int:
 def cmd_audit(args) -> int:
     if args.workers is not None and args.scheduler is not None:
         raise UsageError("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
+    if protocol_cli.uses_program(args):                     # a program over the protocol (audits/protocol_cli.py)
+        return protocol_cli.run_audit(args, _audit_target)
     if args.all:
         if args.name or args.param or args.plot or args.claim or args.relation or args.output or args.mechanism \
                 or args.noise_family or args.selection_fraction:
@@ -486,7 +499,7 @@ def cmd_audit(args) -> int:
                              "--noise-family or --selection-fraction (each entry has its own)")
         return _audit_all(args)
     if (args.kwargs is not None or args.pair) and not args.mechanism:
-        raise UsageError("--kwargs and --pair go with --mechanism MODULE:CALLABLE")
+        raise UsageError("--kwargs and --pair go with --mechanism MODULE:CALLABLE or --command CMD")
     if args.mechanism:
         if args.name or args.param:
             raise UsageError("--mechanism replaces NAME and --param: give one of them")
@@ -827,10 +840,10 @@ def _main(argv) -> int:
     except SystemExit as exc:  # argparse: --version / --help -> 0, usage error -> 2
         return int(exc.code or 0)
     commands = {"list": cmd_list, "audit": cmd_audit, "reproduce": cmd_reproduce, "bench": cmd_bench,
-                "validate": cmd_validate}
+                "validate": cmd_validate, "vectors": protocol_cli.run_vectors}
     isolate = args.command in USER_COMMANDS
     if isolate:
-        watch.configure(args.deadline, args.timeout)
+        watch.configure(args.deadline, watch.DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
     try:
         with command_output(isolate), single_threaded_blas():   # blas.py: 10x faster on a busy machine
             return commands[args.command](args)

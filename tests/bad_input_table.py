@@ -1339,3 +1339,93 @@ entry("verdicts.median_replications", Vd.median_replications,
       lambda: dict(p_below=0.3, alpha=0.01, power=0.9, n_max=200_000),
       p_below=[0.5, 0.7, -0.1, nan, "x", None], alpha=_ALPHA, power=[0.0, 1.0, nan, None],
       n_max=[0, 2.5, True, 10**8])
+
+
+# ==================================================================== the process protocol and test vectors
+import os as _os  # noqa: E402
+import pathlib as _pathlib  # noqa: E402
+import sys as _sys  # noqa: E402
+import tempfile as _tempfile  # noqa: E402
+
+from userdp.audits import protocol as Pr  # noqa: E402
+from userdp.audits import vector_cases as VC  # noqa: E402
+from userdp.audits import vectors as Vec  # noqa: E402
+
+_PROGRAM = [_sys.executable, "-S", str(_pathlib.Path(__file__).parent / "audits" / "protocol_program.py"), "good"]
+_VEC_DIR = _pathlib.Path(_tempfile.gettempdir()) / "userdp-bad-input-vectors"
+_DS_OPTIONAL = [np.array([0.5]), [0.5], "data", {"values": [0.5]}]       # a dataset or None
+
+
+def _program():
+    return Pr.ProcessTarget(_PROGRAM)
+
+
+def _vec_dir() -> str:
+    _VEC_DIR.mkdir(exist_ok=True)
+    return str(_VEC_DIR)
+
+
+def _vec_file() -> str:
+    return Vec.export(["amin2019.capped-sum"], _vec_dir())[0]
+
+
+def _bad_vec_file() -> str:
+    p = _pathlib.Path(_vec_dir()) / "not-vectors.json"
+    p.write_text('{"schema": "userdp.audit/1"}')
+    return str(p)
+
+
+entry("protocol.ProcessTarget", Pr.ProcessTarget,
+      lambda: dict(command=_PROGRAM, algorithm=None, timeout=5.0, start_timeout=5.0, batch=100, cwd=None, env=None,
+                   transcript=None),
+      command=[None, "", "   ", [], [1, 2], 3], algorithm=[3, ["a"]], timeout=[0, -1.0, math.nan, math.inf, "5", True],
+      start_timeout=[0, -1.0, math.nan, 1e9], batch=INT(1, hi=Pr.MAX_SIZE), cwd=[3, "/no/such/dir/userdp"],
+      env=[3, "PATH=/bin"], transcript=[3, ["log"]])
+entry("protocol.ProcessTarget.mechanism",
+      lambda target, dataset, rng, size, T, epsilon: target.mechanism(dataset, rng, size, T=T, epsilon=epsilon),
+      lambda: dict(target=_program(), dataset=scalar_ds(), rng=rng(), size=3, T=1.0, epsilon=1.0),
+      dataset=DATASET(), rng=RNG(), size=SIZE(), ok={"size": [None, 1]})
+entry("protocol.ProcessTarget.stage_values", lambda target, dataset, params, stages: target.stage_values(
+      dataset, params, stages),
+      lambda: dict(target=_program(), dataset=scalar_ds(), params={"T": 1.0}, stages=["sensitivity"]),
+      dataset=_DS_OPTIONAL, params=[None, [1], "T=1", {"T": len}], stages=[None, "statistic", [], [3], [""], ["nope"]],
+      ok={"dataset": [None]}, alias={"stages": ("stage",)})
+entry("protocol.ProcessTarget.stage", lambda target, name: target.stage(name),
+      lambda: dict(target=_program(), name="statistic"), name=[None, 3, ""])
+entry("protocol.ProcessTarget.adapter", lambda target, adapter_type, name: target.adapter(adapter_type, name),
+      lambda: dict(target=_program(), adapter_type=None, name=None),
+      adapter_type=[3, int, "Adapter"], name=[3, ""], ok={"name": ["mine"]})
+entry("protocol.check_message", Pr.check_message, lambda: dict(message={"values": [0.5], "user_ids": [0]},
+                                                                definition="dataset"),
+      message=[None, {"values": [0.5]}, {"values": [0.5], "user_ids": ["a"]}, {"values": [True], "user_ids": [0]}],
+      definition=[None, 3, "nope"], alias={"message": ("schema",)})
+entry("protocol.encode_dataset", Pr.encode_dataset, lambda: dict(dataset=scalar_ds()), dataset=DATASET(),
+      ok={"dataset": [EmptyDataset()]})
+entry("protocol.decode_dataset", Pr.decode_dataset, lambda: dict(obj={"values": [0.5, 1.0], "user_ids": [0, 1]}),
+      obj=[None, [0.5], {"values": [0.5]}, {"values": [0.5], "user_ids": [-1]},
+           {"values": [[0.5], [1.0, 2.0]], "user_ids": [0, 1]}],
+      alias={"obj": ("schema", "values", "user_ids")})
+entry("protocol.encode_params", Pr.encode_params, lambda: dict(params={"T": 1.0, "C": np.eye(2)}),
+      params=[None, [("T", 1.0)], {"f": len}, {3: 1.0}, {"a": np.array(["x"])}])
+entry("protocol.decode_value", Pr.decode_value, lambda: dict(value=[[1.0, 2.0], [3.0]]),
+      value=[None, "x", True, {"a": "x"}, [1, "x"]])
+entry("vectors.build", Vec.build, lambda: dict(algorithm="amin2019.capped-sum"),
+      algorithm=[None, 3, "amin2019.nope", "control.laplace"])
+entry("vectors.export", Vec.export, lambda: dict(algorithms=["amin2019.capped-sum"], out_dir=_vec_dir()),
+      algorithms=[3, "amin2019.capped-sum", ["nope"], [3]], out_dir=[None, 3, "/no/such/dir/userdp"],
+      ok={"algorithms": [None, []]}, alias={"algorithms": ("algorithm",)})
+entry("vectors.load", Vec.load, lambda: dict(path=_vec_file()),
+      path=[None, 3, "/no/such/file.json", _os.devnull], alias={"path": ("path",)})
+entry("vectors.check", Vec.check,
+      lambda: dict(document=Vec.build("amin2019.capped-sum"), impl=VC.DESIGNS["amin2019.capped-sum"].reference(),
+                   name=None),
+      document=[None, {}, {"schema": "userdp.audit/1"}, "vectors"], impl=[None, 3, "adapter"], name=[3, ["x"]])
+entry("vectors.index_markdown", Vec.index_markdown, lambda: dict(documents=[Vec.build("epasto2020.wa")]),
+      documents=[None, 3, "doc", [{}], {"schema": Vec.SCHEMA}])
+entry("vectors.format_check", Vec.format_check,
+      lambda: dict(r=Vec.check(Vec.build("zhao2024.wme"), VC.DESIGNS["zhao2024.wme"].reference())),
+      r=[None, 3, {}])
+entry("vector_cases.VectorCase", VC.VectorCase,
+      lambda: dict(dataset=scalar_ds(), params={"T": 1.0}, flags=("per-record-bound",), comment="c", result="valid"),
+      params=[None, [1]], flags=["per-record-bound", [3], ("off-by-two",)], comment=[None, ""],
+      result=["acceptable", None])
