@@ -96,6 +96,7 @@ class Benchmark:
     cores: int = 1
     min_size: int = 100            # the smallest size a test run (hidden --scale) may shrink it to
     memory_size: int | None = None  # the size of the memory row (default: ``size``)
+    requires: Callable[[], str | None] | None = None   # why it cannot run on this machine (a missing tool), or None
 
     def target_size(self, quick: bool) -> int:
         return self.quick_size if quick and self.quick_size is not None else self.size
@@ -212,6 +213,9 @@ def _not_run(b: Benchmark, n: int) -> str | None:
     cores = os.cpu_count() or 1
     if b.cores > cores:
         return f"needs {b.cores} cores, this machine has {cores}"
+    missing = b.requires() if b.requires is not None else None
+    if missing:
+        return missing
     need, avail = b.need(n), available_memory()
     if need > MEMORY_HEADROOM * avail:
         return (f"needs about {need / 2**30:.1f} GiB of memory at this size, {avail / 2**30:.1f} GiB available "

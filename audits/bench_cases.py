@@ -78,9 +78,15 @@ def per_user_structure(n: int) -> Case:
 
 
 def per_user_structure_zipf(n: int) -> Case:
+    from userdp.reference import data
     rng = np.random.default_rng(20261122)
     ids = (rng.zipf(1.3, size=n) - 1) % max(n // 10, 1)     # Zipf-like ownership: imbalanced users (issue 2)
-    return _structure_case(ids, rng.uniform(size=n))
+    case = _structure_case(ids, rng.uniform(size=n))
+    if n >= data.SORT_CALIBRATION_N:                         # the grouping depends on the machine's np.sort
+        case.note += ("; grouping: one np.sort of packed keys (np.sort beats a radix pass here)"
+                      if data._sort_beats_radix() else
+                      "; grouping: a radix pass for the heaviest users (np.sort is slower than a radix pass here)")
+    return case
 
 
 # ------------------------------------------------------------------ Epasto et al. 2020
@@ -300,7 +306,7 @@ def zhao_ptr(n: int) -> Case:
     from userdp.reference import zhao2024 as Z
     rng = np.random.default_rng(1)
     margins, w = rng.uniform(0, 1, n), np.full(n, 1.0 / n)
-    return Case(ours=lambda: Z.ptr_distance(margins, w, B=1e-3, e=0.0, kappa0=0.5, J=154), input_bytes=16 * n)
+    return Case(ours=lambda: Z.ptr_distance(margins, w, B=1e-3, shift=0.0, kappa0=0.5, J=154), input_bytes=16 * n)
 
 
 # ------------------------------------------------------------------ the auditor
@@ -424,6 +430,146 @@ def audit_all(samples: int) -> Case:
     return case
 
 
+# ------------------------------------------------------------------ the process protocol
+PROTOCOL_BATCH = 1000
+_CAPPED_SUM_JS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "js",
+                              "capped_sum.js")
+
+
+def _node() -> str | None:
+    import shutil
+    return shutil.which("node")
+
+
+def _protocol_requires() -> str | None:
+    if _node() is None:
+        return "needs Node.js (node) for the example program examples/js/capped_sum.js"
+    if not os.path.exists(_CAPPED_SUM_JS):
+        return f"needs the example program {_CAPPED_SUM_JS} (a source checkout)"
+    return None
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc), else None."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _RawProgram:
+    """The program alone: request bytes written, response lines counted, nothing parsed."""
+
+    def __init__(self, argv):
+        import fcntl
+        from userdp.audits.protocol import _PIPE_SIZE, _READ
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.chunk = bytearray(_READ)
+        for f in (self.proc.stdin, self.proc.stdout):      # the pipes and reads ProcessTarget uses
+            os.set_blocking(f.fileno(), False)
+            try:
+                fcntl.fcntl(f.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
+            except OSError:
+                pass
+
+    def pump(self, payload: bytes, lines: int) -> int:
+        import selectors
+        out, pos, seen, total = memoryview(payload), 0, 0, 0
+        wfd, rfd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(rfd, selectors.EVENT_READ)
+            sel.register(wfd, selectors.EVENT_WRITE)
+            while seen < lines:
+                for key, _ in sel.select(60):
+                    if key.fd == wfd:
+                        try:
+                            pos += os.write(wfd, out[pos:pos + 65536])
+                        except BlockingIOError:
+                            continue
+                        if pos == len(out):
+                            sel.unregister(wfd)
+                    else:
+                        try:
+                            k = os.readv(rfd, [self.chunk])
+                        except BlockingIOError:
+                            continue
+                        if not k:
+                            raise RuntimeError("the program exited")
+                        seen += self.chunk.count(b"\n", 0, k)
+                        total += k
+        return total
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+        self.proc.stdout.close()
+
+    def __del__(self):
+        if self.proc.returncode is None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc.stdin.close()
+            self.proc.stdout.close()
+
+
+def protocol_overhead(N: int) -> Case:
+    """N releases of the Amin capped sum from examples/js/capped_sum.js (Node.js) in requests of
+    ``PROTOCOL_BATCH``: ``ProcessTarget.mechanism`` (encoding, pipelined requests, decoding and
+    schema checks, the releases as one array) against the same program answering the same
+    requests alone (the bytes written and the response lines counted, nothing parsed): the
+    program's own time. Both programs are started and warmed before the timer."""
+    from userdp.audits.protocol import ProcessTarget, _dumps, encode_dataset, encode_params
+    from userdp.reference.data import UserDataset
+    D = UserDataset.from_user_lists([[0.9, 0.8, 0.5, 0.4], [0.7, 0.6], [0.3], [0.2, 0.6, 0.1], [1.0], [0.5]])
+    params = {"T": 1.0, "epsilon": 1.0}
+    argv = [_node(), _CAPPED_SUM_JS]
+    target = ProcessTarget(argv, algorithm="amin2019.capped-sum", batch=PROTOCOL_BATCH)
+    raw = _RawProgram(argv)
+    k = -(-N // PROTOCOL_BATCH)
+    tail = ',"dataset":' + _dumps(encode_dataset(D)) + ',"params":' + _dumps(encode_params(params)) + "}"
+    seeds = np.random.default_rng(1).integers(0, 2**53, k).tolist()
+    payload = "".join(f'{{"protocol":1,"id":{j + 1},"seed":{s},"size":{min(PROTOCOL_BATCH, N - j * PROTOCOL_BATCH)}'
+                      f"{tail}\n" for j, s in enumerate(seeds)).encode()
+    raw.pump(b'{"protocol":1,"id":0,"hello":{"algorithm":null}}\n', 1)
+    target.mechanism(D, np.random.default_rng(0), 1, **params)          # started (its hello answered)
+    rng, out, cpu = np.random.default_rng(0), {}, {"ours": [], "baseline": []}
+
+    def timed(which: str, pid: int, f):
+        c0, p0 = _cpu_seconds(pid), time.process_time()
+        f()
+        c1, p1 = _cpu_seconds(pid), time.process_time()
+        if c0 is not None and c1 is not None:
+            cpu[which].append((p1 - p0, c1 - c0))
+
+    def ours():
+        timed("ours", target.pid, lambda: out.__setitem__("x", target.mechanism(D, rng, N, **params)))
+
+    def baseline():
+        timed("baseline", raw.proc.pid, lambda: out.__setitem__("bytes", raw.pump(payload, k)))
+
+    version = subprocess.run([_node(), "--version"], capture_output=True, text=True).stdout.strip()
+    case = Case(ours=ours, baseline=baseline, input_bytes=len(payload))
+
+    def check():
+        x = out["x"]
+        target.close()
+        raw.close()
+        case.note = f"node {version}, {k} requests of {PROTOCOL_BATCH}"
+        if cpu["ours"] and cpu["baseline"]:           # CPU time per release, median over the rounds
+            (a, b), (c, e) = (np.median(np.array(cpu[w]), axis=0) * 1e9 / N for w in ("ours", "baseline"))
+            case.note += (f"; CPU per release: userdp {a:.0f} ns + the program {b:.0f} ns, against the program "
+                          f"alone {e:.0f} ns + writing its requests {c:.0f} ns (CPU ratio {(a + b) / (c + e):.2f}; "
+                          "the wall ratio needs a free core for each process to overlap them)")
+        g = 4.7                                   # g_1: totals 2.6, 1.3, 0.3, 0.9, 1.0, 0.5 capped at T = 1
+        if x.shape != (N,) or abs(float(x.mean()) - g) > 6 * np.sqrt(2.0 / N):   # Laplace(1): sd sqrt(2)
+            return f"releases of shape {x.shape}, mean {float(x.mean()):.4f}; expected ({N},), mean {g}"
+        return None
+    case.check = check
+    return case
+
+
 # ------------------------------------------------------------------ the table
 _REC = lambda n: f"{_pow10(n)} records, {_pow10(max(n // 10, 1))} users"      # noqa: E731
 _TEN = dict(scaling=(10**5, 10**6, 10**7), quick_scaling=(10**4, 10**5, 10**6))
@@ -493,6 +639,10 @@ BENCHMARKS = [
               # the full size in --quick too: at 2 x 10^4 (4 shards per side) the pool's start and
               # the last shard's imbalance dominate (measured 0.66 at load 0.8, against 0.53 at 10^5)
               cores=2, need=lambda n: 100 * n),
+    Benchmark("protocol.overhead", "Amin capped sum from a Node.js program over the protocol, batch 1000",
+              "the program alone (same requests, responses not parsed)", 1.3, protocol_overhead, 10**6,
+              lambda n: f"{_pow10(n)} releases", quick_size=2 * 10**5, rounds=15, quick_rounds=7, need=lambda n: 60 * n,
+              requires=_protocol_requires, min_size=2000),
     Benchmark("audit.all", "userdp audit --all (wall clock)", None, 180.0, audit_all, 0,
               lambda n: "default settings" if n == 0 else f"--samples {n}", kind="seconds", rounds=1,
               quick_rounds=1, warmup=False, need=lambda n: 2 * GiB),

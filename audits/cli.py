@@ -5,14 +5,19 @@
     userdp audit NAME [--samples N] [--confidence C] [--seed S] [--param K=V ...] [--json] [--plot FILE]
     userdp audit --all [--samples N] [--confidence C] [--seed S] [--json]
     userdp audit module:callable --claim pure:epsilon=1 [--relation R] [--output KIND] [--param K=V ...]
-    userdp audit ... [--workers N | --scheduler ADDRESS]
+    userdp audit ... [--workers N | --scheduler ADDRESS] [--noise-family F] [--selection-fraction F]
+    userdp audit ... [--deadline SECONDS] [--timeout SECONDS]
     userdp reproduce NAME [--quick] [--json] [--plot FILE]
     userdp reproduce --list
     userdp bench [--quick] [--json] [--only NAME ...]       (audits/bench.py)
     userdp validate ALGORITHM module:object [--inputs refuse|clip|trust] [--param-map REF=YOURS ...]
                     [--quick] [--samples N] [--audit-samples N] [--examples K] [--seed S]
-                    [--allow-partial] [--json] [--report FILE]        (audits/validate.py)
+                    [--allow-partial] [--json] [--report FILE] [--deadline S] [--timeout S]  (audits/validate.py)
     userdp validate ALGORITHM --signature | --template
+    userdp validate ALGORITHM --command "CMD ..." ...          (a program in any language: audits/protocol.py)
+    userdp audit --command "CMD ..." --claim ... --pair FIRST SECOND ...
+    userdp vectors export [ALGORITHM ...] --out DIR [--index FILE]  (audits/vectors.py)
+    userdp vectors check ALGORITHM --command "CMD ..." [--file FILE] [--json]
 
 Every subcommand takes ``--debug`` (show the traceback of an error).
 
@@ -43,7 +48,8 @@ Exit status:
     0  no violation found (``--all``: every entry met its expected verdict);
     1  a violation finding (``--all``: some entry's verdict is not its expected one, i.e. a
        reference mechanism or a correct control flagged, or a broken control missed);
-       ``reproduce``: a claim of the paper does not hold; ``bench``: a target is missed;
+       ``reproduce``: a claim of the paper fails (decided: its interval lies outside the
+       claim; an undecided claim exits 0, ``verdicts.py``); ``bench``: a target is missed;
     2  a usage or input error: bad option or parameter, a registry entry refusing a
        ``--param`` value, a factory or setup the audit cannot use, an unwritable ``--plot``
        path, ``--plot`` without matplotlib. All are checked before the audit runs where
@@ -54,8 +60,20 @@ Exit status:
     4  ``validate`` only: a partial pass (TARGET has no release; ``--allow-partial`` makes it 0).
        When the mechanism raised on some pairs only, the pairs that finished are still
        printed (text and JSON, with ``failed_pairs`` and ``error``) and the status is 3.
+       Also 3, naming the function and the call: ``sys.exit`` or any other BaseException
+       in your code, ``os._exit`` or a crash (in this process or a worker), a changed
+       input, an output that is not one (NaN, complex, bytes, an object, a wrong count),
+       releases too large for the memory, a call that outlives ``--timeout``;
+    129, 130, 143  SIGHUP, SIGINT (Ctrl-C) or SIGTERM: every process of the run was ended.
 With ``--all``, an entry that raised is reported in its row and the run goes on; the exit
 status is 1 if some entry is not as expected, else 3 if some entry raised, else 0.
+
+Your code cannot decide the exit status (``supervise.py``): ``audit`` and ``validate`` run
+in a child of a supervisor that runs none of it, reports progress by time, names a call
+slower than ``--deadline`` and ends one that outlives ``--timeout``, and on a signal ends
+every process of the run. stdout carries the result only: while your code runs, file
+descriptor 1 and ``sys.stdout`` point at stderr (``report.command_output``), and a reader
+that leaves early (``| head``) changes nothing in the exit status.
 
 ``--all`` and multiplicity. ``--confidence`` is FAMILY-WISE for ``--all``: each of the m
 entries is audited at confidence 1 - (1 - C)/m (Bonferroni), so that the probability that
@@ -69,7 +87,7 @@ broken control is still flagged at 99.75% (m = 20, C = 0.95) and at 1 - 5e-6 (C 
 the smallest margin being control.isvt3 (eps_lb >= 1.43 against its claim 1.0).
 
 JSON (``--json``): strict JSON (``allow_nan=False``), one object whose ``schema`` is
-"userdp.list/1", "userdp.audit/1", "userdp.audit-all/1" or "userdp.reproduction/1", with
+"userdp.list/1", "userdp.audit/1", "userdp.audit-all/1" or "userdp.reproduction/2", with
 ``userdp_version``; a non-finite number is ``null`` and its JSON Pointer is listed in the
 top-level ``nonfinite`` map (see ``report.py``). The fields:
 
@@ -80,17 +98,24 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   params (the parameters used), expected (the entry's expected verdict, or null for an
   external mechanism or when ``--param`` changed a default), as_expected (bool or null),
   then the audit result: claim {kind, params}, epsilon_lower_bound, confidence, samples,
-  verdict, tightness, witness {pair_description, pair_index, unit, rejection_set, ordering,
+  verdict, finding ("privacy loss", "floating-point leak" or null when no violation),
+  tightness, witness {pair_description, pair_index, unit, rejection_set, ordering,
   counts {first, second, n_per_side}, claim_epsilon, p_value, adjusted_p_value,
   candidates_tested}, termination_reason, elapsed_seconds (rejection_set: {type:
-  "threshold", tail, t, projection?}, {type: "values", values}, or {type: "statistic",
-  statistic, formula, params, tail, t}: a learned statistic, ``audits/rejection.py``;
+  "threshold", tail, t, projection?}, {type: "values", values}, {type: "atoms", values}:
+  values that repeat in a continuous output, or {type: "statistic", statistic, formula,
+  params, tail, t}: a learned statistic, ``audits/rejection.py``; a list of more than
+  ``report.WITNESS_VALUES_MAX`` values is cut there, with values_count, values_sha256 and
+  values_truncated;
   a registry entry that declares its noise family gets that family's likelihood-ratio
   statistic); and, only when the claim
   declares Gaussian DP (claim kind "gdp", or "claims" with params {primary, gdp}), ``gdp``
   {mu, mu_lower_bound, tightness, witness {..., null_side, error_rates {fpr, fnr,
   fpr_upper, fnr_upper}, claim_mu, p_value, adjusted_p_value, candidates_tested}}. The
-  verdict is "violation" if either the eps side or the mu side finds one. Then ``ceiling``
+  verdict is "violation" if either the eps side or the mu side finds one. ``floating_point``
+  (null, or {cause, digits, rounded_epsilon_lower_bound, rounded_verdict, rounded_witness,
+  leak, explanation}: a violation whose witness set rounding decides, re-audited on rounded
+  outputs, ``harness.py``). Then ``ceiling``
   {epsilon, mu, pair_index, method, standard_error} (null when the setup declares no noise
   model), ``efficiency`` (eps_lb / ceiling) and ``mu_efficiency`` (mu_lb / mu ceiling), each
   null when not computed (``audits/ceiling.py``). Then ``reproducible`` (true, false: the
@@ -104,8 +129,11 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   per_entry_confidence, entries (each as in userdp.audit/1 without ``error``, or {name, kind, relation,
   expected, as_expected: false, error} if it raised), summary {entries, as_expected,
   not_as_expected, errors, elapsed_seconds}.
-- userdp.reproduction/1: name, quick, elapsed_seconds, table (list of rows), claims
-  [{statement, holds, evidence}], and what the reproduction adds (e.g. setup).
+- userdp.reproduction/2: name, quick, elapsed_seconds, table (list of rows), claims
+  [{statement, verdict ("holds" | "fails" | "undecided"), holds (true | false | null when
+  undecided), evidence, combine, alpha, error, interval_ends, intervals [{what, estimate, low,
+  high, region {above, below, closed}, method, level, n, verdict, text}]}] (``verdicts.py``),
+  summary {holds, fails, undecided}, and what the reproduction adds (e.g. setup).
 - userdp.bench/1: quick, machine, rows, scaling, memory, summary (``audits/bench.py``).
 
 Progress lines go to stderr only; stdout carries the result.
@@ -115,18 +143,24 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import signal
 import sys
+import textwrap
 import time
 import traceback
 
+from . import protocol_cli, supervise, watch
 from .blas import single_threaded_blas
+from .ceiling import NOISE_FAMILIES
 from .harness import VIOLATION, IncompleteAudit
-from .parallel import BATCHED, REPRO_DRAWS, SCHEDULER_TIMEOUT, SHARD, batched, calling_convention, default_workers
+from .parallel import (BATCHED, REPRO_DRAWS, SCHEDULER_TIMEOUT, SHARD, batched, calling_convention, default_workers,
+                       worker_cap)
 from userdp.reference.neighbours import RELATIONS
 
 from .registry import all_entries, all_reproductions, get_reproduction
-from .report import Progress, fmt, pct, table, to_json, version
-from .sampling import MechanismError
+from .report import Progress, command_output, fmt, pct, results, table, to_json, version
+from .sampling import MechanismError, raised_text
+from .verdicts import FAILS, HOLDS, UNDECIDED, VERDICTS, Interval, check_claims
 from .targets import (CLAIM_FORMS, DEFAULT_SAMPLES, Target, UsageError, UserCodeError, call_target, check_params,  # noqa: F401
                       external_target, mechanism_error, parse_claim, parse_params, registry_target, run_audit,
                       run_efficiency)
@@ -162,6 +196,16 @@ def _confidence(text: str) -> float:
     return c
 
 
+def _selection_fraction(text: str) -> float:
+    try:
+        f = float(text)
+    except ValueError:
+        f = float("nan")
+    if not 0.0 < f <= 0.5:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 0.5], got {text!r}")
+    return f
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="userdp", description="Reference, properties and audits for "
                                 "user-level and personalized differential privacy.",
@@ -171,7 +215,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"userdp {version()}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="on an error, print its traceback")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{list,audit,reproduce,bench,validate}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{list,audit,reproduce,bench,validate,vectors}")
     ls = sub.add_parser("list", parents=[common], help="list registered mechanisms and controls")
     ls.add_argument("--json", action="store_true", help="print JSON (schema userdp.list/1)")
     _audit_parser(sub.add_parser("audit", parents=[common], help="audit a registered or external mechanism",
@@ -186,13 +230,15 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("name", nargs="?", help="reproduction name (see `userdp reproduce --list`)")
     rp.add_argument("--list", action="store_true", help="list the reproductions and exit")
     rp.add_argument("--quick", action="store_true",
-                    help="a smaller run (under a minute) that still checks every claim; margins stated")
-    rp.add_argument("--json", action="store_true", help="print JSON (schema userdp.reproduction/1)")
+                    help="a smaller run (under a minute) that still checks every claim, on fewer "
+                         "replications: more claims may be undecided")
+    rp.add_argument("--json", action="store_true", help="print JSON (schema userdp.reproduction/2)")
     rp.add_argument("--plot", metavar="FILE", help="write the reproduction's figure (needs matplotlib)")
     _bench_parser(sub.add_parser("bench", parents=[common], help="time every algorithm against its simplest "
                                  "baseline; exit 1 if a target is missed"))
     _validate_parser(sub.add_parser("validate", parents=[common], help="validate your implementation of a "
                                     "paper's algorithm: properties, differential test, independence, audit"))
+    protocol_cli.add_vectors_parser(sub, common)
     return p
 
 
@@ -215,7 +261,9 @@ def _validate_parser(vp: argparse.ArgumentParser) -> None:
     vp.add_argument("algorithm", help="a registered algorithm (`userdp list`, column validate)")
     vp.add_argument("target", nargs="?", help="module:object: a function making one release per call, f(dataset, "
                     "rng, **params), a batched one, f(dataset, rng, size, **params), or an Adapter "
-                    "(userdp.properties.adapter) with stages; the current directory is on the import path")
+                    "(userdp.properties.adapter) with stages; the current directory is on the import path. "
+                    "Or --command instead")
+    protocol_cli.add_program_arguments(vp)
     vp.add_argument("--signature", action="store_true", help="print the accepted call shapes, every parameter with "
                     "its meaning and unit, and the UserDataset fields the algorithm reads; then exit")
     vp.add_argument("--template", action="store_true", help="print a runnable skeleton module for your "
@@ -239,6 +287,29 @@ def _validate_parser(vp: argparse.ArgumentParser) -> None:
                     "tested (an Adapter with noise-free stages only)")
     vp.add_argument("--json", action="store_true", help="print JSON (schema userdp.validate/1)")
     vp.add_argument("--report", metavar="FILE", help="also write the JSON report to FILE")
+    _watch_options(vp)
+
+
+def _seconds(text: str) -> float:
+    try:
+        s = float(text)
+    except ValueError:
+        s = float("nan")
+    if not 0.0 < s < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return s
+
+
+def _watch_options(p: argparse.ArgumentParser) -> None:
+    """--deadline and --timeout: what the supervisor does with a slow call (audits/supervise.py)."""
+    p.add_argument("--deadline", type=_seconds, default=watch.DEFAULT_DEADLINE, metavar="SECONDS",
+                   help="a call of your code running longer is reported as slow on stderr, naming it "
+                   f"(default {watch.DEFAULT_DEADLINE:g})")
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="a call of your code running longer is taken to hang: every process is ended and the "
+                   f"command exits 3, naming the call (default {watch.DEFAULT_TIMEOUT:g}; a batched call counts "
+                   "as one call; validate records only the calls of its audits); with --command, also the "
+                   f"program's time per response (default there {protocol_cli.DEFAULT_TIMEOUT:g})")
 
 
 def cmd_validate(args) -> int:
@@ -250,8 +321,6 @@ def cmd_validate(args) -> int:
         spec = V.get_validation(args.algorithm)
         print(signature_text(spec) if args.signature else template_text(spec))
         return EXIT_OK
-    if args.target is None:
-        raise UsageError("validate needs TARGET (module:object), or --signature / --template")
     if args.report is not None:
         _check_writable(args.report, "--report")
     kw = {k: v for k, v in (("samples", args.samples), ("audit_samples", args.audit_samples),
@@ -260,18 +329,22 @@ def cmd_validate(args) -> int:
 
     def progress(msg):
         print(f"[{time.perf_counter() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
-    report = V.validate(args.algorithm, args.target, seed=args.seed, quick=args.quick, inputs=args.inputs,
-                        param_map=V.parse_param_map(args.param_map), progress=progress, **kw)
+    with protocol_cli.validate_target(args) as target:      # module:object, or the program of --command
+        report = V.validate(args.algorithm, target, seed=args.seed, quick=args.quick, inputs=args.inputs,
+                            param_map=V.parse_param_map(args.param_map), progress=progress, **kw)
     for note in report.notes:
         print(f"userdp: warning: {note}", file=sys.stderr)
     data = report.to_dict()
     if args.report is not None:
-        with open(args.report, "w") as fh:
+        tmp = f"{args.report}.{os.getpid()}.tmp"         # written whole or not at all
+        with open(tmp, "w") as fh:
             fh.write(to_json("userdp.validate/1", data) + "\n")
-    if args.json:
-        print(to_json("userdp.validate/1", data))
-    else:
-        print(V.format_report(report))
+        os.replace(tmp, args.report)
+    with results():
+        if args.json:
+            print(to_json("userdp.validate/1", data))
+        else:
+            print(V.format_report(report))
     if report.verdict != "pass":
         return EXIT_FINDING
     return EXIT_OK if report.complete or args.allow_partial else EXIT_PARTIAL
@@ -337,22 +410,38 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
                     "only. A mechanism returns None for 'no release' (e.g. a partition dropped by "
                     "private partition selection): discrete and categorical tests treat it as one more "
                     "value, continuous ones as an event outside every threshold set, tested alone and "
-                    "with each set")
+                    "with each set; a vector row may hold None cells (partitions not released: a "
+                    "multi-partition release), tested per partition and jointly")
+    au.add_argument("--noise-family", choices=NOISE_FAMILIES + ("none",), metavar="FAMILY",
+                    help="the family of the mechanism's additive noise, one of " + ", ".join(NOISE_FAMILIES)
+                    + ", or none (default: the entry's or setup's declared family, else none). Vector outputs "
+                    "then also get that family's likelihood-ratio statistic (laplace: a per-coordinate scaled L1 "
+                    "distance), and thresholds are scored with the fitted family; it only adds candidate sets, "
+                    "so a wrong family costs power, never validity. Refused for discrete outputs")
+    au.add_argument("--selection-fraction", type=_selection_fraction, default=None, metavar="F",
+                    help="share of each side's outputs that chooses the rejection set, in (0, 0.5] (default "
+                    "0.1); the rest counts. More selection helps when many candidate sets compete (high "
+                    "dimension, atoms), and costs counting samples")
     au.add_argument("--mechanism", metavar="MODULE:CALLABLE",
                     help="audit a library call without writing a module: MODULE:CALLABLE is called as "
                     "f(dataset, **KWARGS), one release per call, on each --pair, against --claim (required)")
     au.add_argument("--kwargs", metavar="JSON", help="with --mechanism: its keyword arguments, a JSON object")
     au.add_argument("--pair", nargs=2, action="append", default=[], metavar=("FIRST", "SECOND"),
-                    help="with --mechanism: two neighbouring datasets as JSON, e.g. '[1,1,1]' '[1,1]' (repeatable)")
+                    help="with --mechanism or --command: two neighbouring datasets as JSON, e.g. '[1,1,1]' '[1,1]' "
+                    "(repeatable); with --command a side may also be a dataset object {\"values\": [...], "
+                    "\"user_ids\": [...]}")
+    protocol_cli.add_program_arguments(au)
     au.add_argument("--workers", type=_int_at_least(1, "worker processes"), default=None, metavar="N",
                     help="processes for a mechanism called once per release, mechanism(dataset, rng) or "
-                    f"mechanism(dataset) (default: the cores available, {default_workers()} here); a batched "
+                    f"mechanism(dataset) (default: the cores available, {default_workers()} here; capped at "
+                    f"{worker_cap(10**9)[0]} here, 4 per core, and one only for a waiting shard); a batched "
                     "mechanism(dataset, rng, size) runs vectorised in this process. The result depends only on "
                     "--seed, never on N")
     au.add_argument("--scheduler", metavar="ADDRESS",
                     help="run those shards on a Dask cluster instead (e.g. tcp://host:8786; needs pip install "
                     f"'userdp[distributed]'); an address not reached within {SCHEDULER_TIMEOUT:g} s is an error "
                     "(exit 2)")
+    _watch_options(au)
 
 
 def _check_plot_target(path: str) -> None:
@@ -437,12 +526,16 @@ def cmd_list(args) -> int:
 def cmd_audit(args) -> int:
     if args.workers is not None and args.scheduler is not None:
         raise UsageError("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
+    if protocol_cli.uses_program(args):                     # a program over the protocol (audits/protocol_cli.py)
+        return protocol_cli.run_audit(args, _audit_target)
     if args.all:
-        if args.name or args.param or args.plot or args.claim or args.relation or args.output or args.mechanism:
-            raise UsageError("--all takes no NAME, --param, --plot, --claim, --relation, --output or --mechanism")
+        if args.name or args.param or args.plot or args.claim or args.relation or args.output or args.mechanism \
+                or args.noise_family or args.selection_fraction:
+            raise UsageError("--all takes no NAME, --param, --plot, --claim, --relation, --output, --mechanism, "
+                             "--noise-family or --selection-fraction (each entry has its own)")
         return _audit_all(args)
     if (args.kwargs is not None or args.pair) and not args.mechanism:
-        raise UsageError("--kwargs and --pair go with --mechanism MODULE:CALLABLE")
+        raise UsageError("--kwargs and --pair go with --mechanism MODULE:CALLABLE or --command CMD")
     if args.mechanism:
         if args.name or args.param:
             raise UsageError("--mechanism replaces NAME and --param: give one of them")
@@ -478,7 +571,7 @@ def _audit_target(target: Target, args) -> int:
     incomplete = None
     try:
         result = run_audit(target, args.confidence, args.seed, progress=progress.note, workers=args.workers,
-                           scheduler=args.scheduler)
+                           scheduler=args.scheduler, **_audit_options(args))
     except IncompleteAudit as exc:             # some pairs failed: what finished is still reported (exit 3)
         result, incomplete = exc.result, exc
     if target.noise is not None:
@@ -486,13 +579,14 @@ def _audit_target(target: Target, args) -> int:
     eff = run_efficiency(target, result)
     as_expected = None if target.expected is None else result.verdict == target.expected
     error = None if incomplete is None else str(mechanism_error(target, incomplete))
-    if args.json:
-        print(to_json("userdp.audit/1", {"name": target.name, "kind": target.kind, "relation": target.relation,
-                                         "params": target.params, "expected": target.expected,
-                                         "as_expected": as_expected, **result.report_dict(), **eff,
-                                         "error": error}))
-    else:
-        _print_result(target, result, as_expected, eff)
+    with results():
+        if args.json:
+            print(to_json("userdp.audit/1", {"name": target.name, "kind": target.kind, "relation": target.relation,
+                                             "params": target.params, "expected": target.expected,
+                                             "as_expected": as_expected, **result.report_dict(), **eff,
+                                             "error": error}))
+        else:
+            _print_result(target, result, as_expected, eff)
     if args.plot:
         from .plot import plot_audit
         try:
@@ -507,6 +601,16 @@ def _audit_target(target: Target, args) -> int:
     return EXIT_FINDING if result.verdict == VIOLATION else EXIT_OK
 
 
+def _audit_options(args) -> dict:
+    """--noise-family and --selection-fraction, when given, as ``harness.audit`` keywords."""
+    out = {}
+    if getattr(args, "noise_family", None) is not None:
+        out["noise_family"] = None if args.noise_family == "none" else args.noise_family
+    if getattr(args, "selection_fraction", None) is not None:
+        out["selection_fraction"] = args.selection_fraction
+    return out
+
+
 def _calling_text(target: Target, args) -> str:
     """How the mechanism will be called (a progress line)."""
     calling = calling_convention(target.mechanism)
@@ -514,8 +618,10 @@ def _calling_text(target: Target, args) -> str:
         unused = " (--workers and --scheduler are for one-release-per-call mechanisms)" \
             if args.workers or args.scheduler else ""
         return f"batched mechanism: one vectorised call per side in this process{unused}"
-    where = (f"the Dask scheduler at {args.scheduler}" if args.scheduler else
-             f"{args.workers or default_workers()} worker process(es)")
+    if args.scheduler:
+        where = f"the Dask scheduler at {args.scheduler}"
+    else:
+        where = f"{worker_cap(args.workers or default_workers())[0]} worker process(es)"
     return f"mechanism called as {calling}, one release per call: shards of {SHARD} releases on {where}"
 
 
@@ -559,6 +665,9 @@ def _print_result(t: Target, r, as_expected, eff: dict) -> None:
     print(f"  counts           {c['first']} of M(first) and {c['second']} of M(second) in S, "
           f"of {c['n_per_side']} per side; p = {w.p_value:.3g}, Holm-adjusted {w.adjusted_p_value:.3g} "
           f"over {w.candidates_tested} candidate(s)")
+    if r.floating_point is not None:
+        print(textwrap.fill(f"{r.finding}: {r.floating_point.explanation}", 110, initial_indent="  finding          ",
+                            subsequent_indent=" " * 19))
     print(f"  samples          {r.samples} per side; {r.termination_reason}; {r.elapsed_seconds:.2f} s")
     print(f"  reproducible     {_REPRODUCIBLE[r.reproducible]}")
     print(f"  pairs            {len(r.pairs)} confirmed pair(s), each with its own best set "
@@ -611,12 +720,13 @@ def _audit_all(args) -> int:
     errors = sum("error" in r for r in rows)
     summary = {"entries": m, "as_expected": m - failed - errors, "not_as_expected": failed,
                "errors": errors, "elapsed_seconds": progress.elapsed()}
-    if args.json:
-        print(to_json("userdp.audit-all/1", {"confidence": args.confidence, "correction": "bonferroni",
-                                             "per_entry_confidence": per_entry, "entries": rows,
-                                             "summary": summary}))
-    else:
-        _print_all(rows, args.confidence, per_entry, summary)
+    with results():
+        if args.json:
+            print(to_json("userdp.audit-all/1", {"confidence": args.confidence, "correction": "bonferroni",
+                                                 "per_entry_confidence": per_entry, "entries": rows,
+                                                 "summary": summary}))
+        else:
+            _print_all(rows, args.confidence, per_entry, summary)
     return EXIT_FINDING if failed else (EXIT_ERROR if errors else EXIT_OK)
 
 
@@ -678,21 +788,26 @@ def cmd_reproduce(args) -> int:
     progress = Progress(args.name)
     out = func(plot=args.plot, quick=args.quick, progress=progress.step)
     claims = out.get("claims", [])
+    check_claims(claims, args.name)                 # a verdict and intervals per claim (verdicts.py)
+    summary = {v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}
     if args.json:
-        print(to_json("userdp.reproduction/1", {"name": args.name, "quick": args.quick,
-                                                "elapsed_seconds": progress.elapsed(), **out}))
+        print(to_json("userdp.reproduction/2", {"name": args.name, "quick": args.quick,
+                                                "elapsed_seconds": progress.elapsed(), **out, "summary": summary}))
     else:
-        _print_reproduction(args, out, claims, progress.elapsed())
+        _print_reproduction(args, out, claims, summary, progress.elapsed())
     if args.plot:
         progress.note(f"plot written to {args.plot}")
-    return EXIT_OK if all(c["holds"] for c in claims) else EXIT_FINDING
+    return EXIT_FINDING if summary[FAILS] else EXIT_OK
 
 
 def _first_line(func) -> str:
     return (inspect.getdoc(func) or "").split("\n\n")[0].replace("\n", " ")
 
 
-def _print_reproduction(args, out, claims, elapsed) -> None:
+SHOWN_INTERVALS = 4     # per claim in the text; the JSON has all of them
+
+
+def _print_reproduction(args, out, claims, summary, elapsed) -> None:
     print(f"{args.name}{' (quick)' if args.quick else ''}: {_first_line(get_reproduction(args.name))}")
     if out.get("setup"):
         print(f"setup: {out['setup']}")
@@ -704,39 +819,91 @@ def _print_reproduction(args, out, claims, elapsed) -> None:
         print(table(tab, indent="  "))
     print()
     for c in claims:
-        print(f"[{'holds' if c['holds'] else 'FAILS'}] {c['statement']}")
+        print(f"[{c['verdict'] if c['verdict'] != FAILS else 'FAILS'}] {c['statement']}")
         if c.get("evidence"):
             print(f"        {c['evidence']}")
-    held = sum(bool(c["holds"]) for c in claims)
-    print(f"\n{held} of {len(claims)} claims hold; {elapsed:.1f} s.")
+        for line in _deciding_intervals(c):
+            print(f"        - {line}")
+    k = max((c.get("interval_ends", 0) for c in claims), default=0)
+    error = next((c["error"] for c in claims if c.get("error") is not None), None)
+    alpha = next((c["alpha"] for c in claims if c.get("alpha") is not None), None)
+    print(f"\n{summary[HOLDS]} of {len(claims)} claims hold, {summary[UNDECIDED]} undecided, {summary[FAILS]} "
+          f"fail{'s' if summary[FAILS] == 1 else ''}; {elapsed:.1f} s.")
+    if alpha is not None:
+        print(f"Error {error:g} shared by {k} interval ends, each at one-sided level {alpha:.2g} (Bonferroni): no "
+              f"decided verdict is wrong with probability >= 1 - {error:g}. Undecided: the interval straddles the "
+              f"claim's boundary.")
+
+
+def _deciding_intervals(c) -> list[str]:
+    """The claim's intervals, at most SHOWN_INTERVALS: the failing, then the undecided, then
+    the holding ones closest to their boundary (the ones that decide the verdict)."""
+    rank = {FAILS: 0, UNDECIDED: 1, HOLDS: 2}
+    ivs = sorted(c["intervals"], key=lambda i: (rank[i["verdict"]], _margin(i)))
+    lines = [i["text"] for i in ivs[:SHOWN_INTERVALS]]
+    if len(ivs) > SHOWN_INTERVALS:
+        lines.append(f"... {len(ivs) - SHOWN_INTERVALS} more ({sum(i['verdict'] == HOLDS for i in ivs)} of "
+                     f"{len(ivs)} hold; --json has all)")
+    return lines
+
+
+def _margin(i) -> float:
+    return Interval.from_dict(i).margin()
 
 
 # ------------------------------------------------------------------ entry point
+USER_COMMANDS = ("audit", "validate")        # the commands that run the user's code: supervised
+
+
 def main(argv=None) -> int:
+    """The ``userdp`` command. Run as a program (``argv`` None), ``audit`` and ``validate`` run
+    under the supervisor (``supervise.py``: user code cannot decide the exit status, hang the
+    command, or leave a process behind); called with ``argv`` from Python, in this process."""
+    if argv is None:
+        argv = sys.argv[1:]
+        if argv[:1] and argv[0] in USER_COMMANDS and supervise.available():
+            code = supervise.run(list(argv), _main)
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            os._exit(code)            # at once: the run is over, and this process ran none of its code
+    return _main(argv)
+
+
+def _main(argv) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --version / --help -> 0, usage error -> 2
         return int(exc.code or 0)
     commands = {"list": cmd_list, "audit": cmd_audit, "reproduce": cmd_reproduce, "bench": cmd_bench,
-                "validate": cmd_validate}
+                "validate": cmd_validate, "vectors": protocol_cli.run_vectors}
+    isolate = args.command in USER_COMMANDS
+    if isolate:
+        watch.configure(args.deadline, watch.DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
     try:
-        with single_threaded_blas():                # blas.py: 10x faster on a busy machine
+        with command_output(isolate), single_threaded_blas():   # blas.py: 10x faster on a busy machine
             return commands[args.command](args)
-    except BrokenPipeError:  # e.g. `userdp list | head`: the reader left; not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
     except UsageError as exc:
         return _fail(args, exc, f"userdp: error: {exc}", EXIT_USAGE)
     except UserCodeError as exc:
         return _fail(args, exc, f"userdp: error: {exc}", EXIT_ERROR)
-    except KeyboardInterrupt:
-        print("userdp: interrupted", file=sys.stderr)
-        return 130
+    except MemoryError as exc:
+        return _fail(args, exc, f"userdp: error: out of memory ({raised_text(exc)}): the releases or the data "
+                     "did not fit; audit a smaller release (one coordinate, or a summary) or fewer --samples",
+                     EXIT_ERROR)
     except Exception as exc:
         return _fail(args, exc, f"userdp: internal error: {type(exc).__name__}: {exc}\n"
                      "This is a bug in userdp, not a finding about your mechanism; please report it "
                      "with the --debug output.", EXIT_ERROR)
+    except KeyboardInterrupt as exc:
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:    # supervised: no Ctrl-C reaches here
+            return _fail(args, exc, f"userdp: error: code outside userdp (your module, factory or mechanism) "
+                         f"{raised_text(exc)}; it is an error of that code, not an interrupt", EXIT_ERROR)
+        print("userdp: interrupted", file=sys.stderr)
+        return 130
+    except BaseException as exc:              # SystemExit and others: userdp never raises them here
+        return _fail(args, exc, f"userdp: error: code outside userdp (your module, factory or mechanism) "
+                     f"{raised_text(exc)}; an exit status is never the audited code's to set", EXIT_ERROR)
 
 
 def _fail(args, exc: BaseException, message: str, code: int) -> int:

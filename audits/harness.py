@@ -24,6 +24,19 @@ probability <= alpha, and it flags exactly when some eps_lb_j > the claimed eps.
 Choosing the best threshold among thousands on the selection share costs nothing,
 because only the chosen set is tested on fresh data.
 
+The families of sets (``rejection.py``) compete INSIDE that count: thresholds on the output
+or on learned projections and statistics (the classifier, a declared family's likelihood
+ratio, the corner sets of vector outputs), value sets of discrete outputs, atom sets of
+continuous ones (values that repeat on the selection share), release patterns of
+multi-partition outputs. Every family proposes sets on the selection share; the
+``sets_per_pair`` best of all of them, by a score read from the selection share only (for
+atoms against thresholds, and value sets against thresholds, a cross-fit between the
+selection share's two halves), are the only sets counted. However many families and sets
+were looked at, m stays pairs x sets_per_pair (x 2 with a GDP claim), and each counted set
+is a fixed event given the selection share: the argument above holds unchanged. A set
+whose description uses a learned parameter (a centre, a scale, an atom's value, a
+pattern) is fixed in the same way: the parameter is a function of the selection share.
+
 Gaussian DP (a ``GaussianDP`` claim, or ``Claims(primary, GaussianDP)``). Each confirmed
 pair also gets ``sets_per_pair`` sets chosen for the trade-off audit (``projected_mu_bound``:
 sets in the middle of the distributions), counted on the same counting share, bounded by
@@ -56,6 +69,22 @@ audit raises ``IncompleteAudit``, a ``MechanismError`` carrying the finished pai
 Per pair. ``AuditResult.pairs`` gives every confirmed pair's own best set, counts and
 eps_lb (each at the audit's level alpha/m, so each holds, and they hold jointly).
 
+Floating-point leaks. Floating-point noise is not the real-number mechanism its proof is
+about: x + noise in floating point reaches different sets of numbers for different x, and
+a set that sorts outputs by their last bits can show a loss above the claim (Mironov 2012,
+"On significance of the least significant bits for differential privacy", CCS). Such a
+bound is valid (its counts are fresh), but the cause is not the noise scale, so it is named.
+A violation's witness set is "decided by rounding" (``rounding_decided``) when it is an
+atom set of a continuous output, or a threshold with at least ROUNDING_SHARE of its hits on
+the side it favours within ROUNDING_BAND (relative) of t: a plateau of the statistic whose
+values differ in their last bits, as at the attained extreme of a Laplace statistic. Then
+the audit is run again, same seed, on the outputs rounded to ROUND_DIGITS significant
+digits (``round_outputs``): if that finds no violation, the finding class is "floating-point
+leak" (``AuditResult.finding``, ``FloatingPointFinding`` with both bounds and the
+explanation), else "privacy loss". The re-audit changes nothing above: eps_lb, the witness,
+the verdict and its Holm accounting are the first audit's; the re-audit's result only names
+the finding, and is itself a valid audit of round(M), a post-processing of M.
+
 "No violation found" means only that: it is never evidence of privacy.
 """
 from __future__ import annotations
@@ -74,7 +103,7 @@ from .bounds import epsilon_lower_bound, error_rate_upper_bounds, gdp_p_value, m
 from .parallel import (BATCHED, REPRO_DRAWS, Sampler, VaryingOutputError, calling_convention,
                        check_reproducible, default_workers)
 from .sampling import OUTPUT_KINDS, MechanismError, draw, encode, infer_kind, mechanism_name, normalize_pairs
-from .rejection import StatisticThreshold, check_noise_family
+from .rejection import AtomSet, StatisticThreshold, Threshold, check_noise_family
 from .search import best_candidates, check_gdp_output, check_noise_family_output, rank_pairs
 
 __all__ = ["audit", "AuditResult", "Witness", "GDPAudit", "GDPWitness", "MechanismError", "VIOLATION",
@@ -177,6 +206,42 @@ class PairFailure:
 
 
 @dataclass(frozen=True)
+class FloatingPointFinding:
+    """A violation whose witness set's boundary is decided by rounding, and the re-audit of
+    the same mechanism on outputs rounded to ``digits`` significant digits (module
+    docstring, "Floating-point leaks")."""
+
+    cause: str                       # why rounding decides the witness set's boundary
+    digits: int                      # significant digits the re-audit rounds every output to
+    rounded_epsilon_lower_bound: float
+    rounded_verdict: str
+    rounded_witness: str             # the re-audit's witness set, described
+    leak: bool                       # the violation vanishes on rounded outputs: a floating-point leak
+
+    @property
+    def explanation(self) -> str:
+        lb = f"eps_lb = {self.rounded_epsilon_lower_bound:.4f}"
+        if not self.leak:
+            return (f"the witness set's boundary is decided by rounding ({self.cause}), but the re-audit on outputs "
+                    f"rounded to {self.digits} significant digits still finds a violation ({lb}): the loss does "
+                    "not live in the outputs' low-order bits")
+        return (f"the witness set's boundary is decided by rounding ({self.cause}). The loss "
+                "it shows lives in the low-order bits of the outputs, whose pattern differs between the two "
+                "datasets (Mironov 2012, 'On significance of the least significant bits for differential "
+                "privacy', CCS: x + noise in floating point reaches different sets of numbers for different "
+                f"x). The noise scale is not the issue: on the same outputs rounded to {self.digits} significant "
+                f"digits the re-audit finds {lb}, {self.rounded_verdict}. A fix releases values on a fixed "
+                "grid (Mironov's snapping mechanism: clamp, then round to a power of 2 above the noise scale's "
+                "resolution) or draws the noise exactly (a discrete or secure sampler)")
+
+    def to_dict(self) -> dict:
+        return {"cause": self.cause, "digits": self.digits,
+                "rounded_epsilon_lower_bound": self.rounded_epsilon_lower_bound,
+                "rounded_verdict": self.rounded_verdict, "rounded_witness": self.rounded_witness,
+                "leak": self.leak, "explanation": self.explanation}
+
+
+@dataclass(frozen=True)
 class AuditResult:
     claim: object
     epsilon_lower_bound: float
@@ -192,6 +257,16 @@ class AuditResult:
     calling: str = BATCHED           # the mechanism's calling convention (parallel.calling_convention)
     pairs: tuple = ()                # PairResult of every confirmed pair that finished
     failed_pairs: tuple = ()         # PairFailure of every pair on which the mechanism raised
+    floating_point: FloatingPointFinding | None = None   # a violation whose set rounding decides, re-audited
+
+    @property
+    def finding(self) -> str | None:
+        """The finding class: "floating-point leak" (a violation that vanishes on rounded outputs,
+        ``floating_point``), "privacy loss" (any other violation), or None (no violation found)."""
+        if self.verdict != VIOLATION:
+            return None
+        return "floating-point leak" if self.floating_point is not None and self.floating_point.leak \
+            else "privacy loss"
 
     def report_dict(self) -> dict:
         """``to_dict()`` (the reported bound) and the run: reproducible, calling, pairs, failed_pairs."""
@@ -207,6 +282,7 @@ class AuditResult:
             "confidence": self.confidence,
             "samples": self.samples,
             "verdict": self.verdict,
+            "finding": self.finding,
             "tightness": self.tightness,
             "witness": self.witness.to_dict(),
             "termination_reason": self.termination_reason,
@@ -214,6 +290,7 @@ class AuditResult:
         }
         if self.gdp is not None:
             d["gdp"] = self.gdp.to_dict()
+        d["floating_point"] = None if self.floating_point is None else self.floating_point.to_dict()
         return d
 
 
@@ -229,6 +306,67 @@ class IncompleteAudit(MechanismError):
 
 
 MAX_SAMPLES = 10**8   # outputs per side of one call (the mechanism returns them in memory)
+
+# Floating-point leaks (module docstring). tests/planted/auditor.py plants "not named" with
+# ROUNDING_ON = False.
+ROUNDING_ON = True
+ROUND_DIGITS = 6        # significant digits of the rounded re-audit
+ROUNDING_BAND = 1e-9    # |s(x) - t| <= this x max(|t|, median |s|): membership decided by rounding
+ROUNDING_SHARE = 0.5    # share of the witness set's hits in that band that marks its boundary
+
+
+def round_outputs(x):
+    """Each float output (each cell) rounded to ROUND_DIGITS significant digits, "no release"
+    kept; integer and boolean outputs unchanged. Deterministic, so the rounded re-audit
+    with the same seed rounds the very outputs the first audit counted."""
+    if np.ma.isMaskedArray(x):
+        return np.ma.MaskedArray(round_outputs(np.ma.getdata(x)), mask=np.ma.getmaskarray(x))
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        return x
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        e = np.floor(np.log10(np.abs(x)))
+        decimals = np.where(np.isfinite(e), ROUND_DIGITS - 1 - e, 0.0)    # digits kept after the point
+        up = 10.0 ** np.abs(decimals)                                     # exact powers of ten up to 1e22
+        # x * 10^d rounded, then divided by 10^d (d >= 0), or x / 10^-d rounded, times 10^-d:
+        # the nearest float to the decimal, as np.round(x, d) gives (1.0 stays 1.0)
+        out = np.where(decimals >= 0, np.rint(x * up) / up, np.rint(x / up) * up)
+    return np.where(np.isfinite(e) & np.isfinite(out), out, x)
+
+
+def rounding_decided(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> str | None:
+    """Why rounding decides whether an output is in candidate c's set, or None: an atom set
+    of a continuous output (its values may be a grid the float arithmetic made), or a
+    threshold with at least ROUNDING_SHARE of its hits on the side it favours within
+    ROUNDING_BAND of t, i.e. on a plateau of the statistic whose values differ only in their
+    last bits, as a threshold on the statistic's attained extreme does (ca, cb: the
+    counting share)."""
+    s = c.rejection_set
+    if isinstance(s, AtomSet):
+        return (f"the set is {len(s.values)} atom value(s), exact values that repeat, which rounding in the "
+                "mechanism's arithmetic can make")
+    if not isinstance(s, (Threshold, StatisticThreshold)) or not math.isfinite(s.t):
+        return None
+    side = ca if c.first_over_second else cb
+    x = s.project(side) if kind == "vector" or isinstance(s, StatisticThreshold) else side
+    x = x[~np.isnan(x)]
+    hits = x[s.mask(x)]
+    if hits.size == 0:
+        return None
+    scale = max(abs(s.t), float(np.median(np.abs(x))))
+    share = float(np.mean(np.abs(hits - s.t) <= ROUNDING_BAND * scale))
+    if share < ROUNDING_SHARE:
+        return None
+    extreme = (s.tail == "upper" and s.t >= x.max() - ROUNDING_BAND * scale) or \
+        (s.tail == "lower" and s.t <= x.min() + ROUNDING_BAND * scale)
+    where = "on the statistic's attained extreme" if extreme else "on a plateau of the statistic"
+    return (f"threshold t = {s.t!r} {where}: {share:.0%} of the set's {hits.size} hits lie within "
+            f"{ROUNDING_BAND:g} x {scale:.3g} of t, where only the last bits of the outputs decide membership")
+
+
+def _floating_point(cause: str, rounded: AuditResult) -> FloatingPointFinding:
+    return FloatingPointFinding(cause, ROUND_DIGITS, rounded.epsilon_lower_bound, rounded.verdict,
+                                rounded.witness.rejection_set.describe(), rounded.verdict != VIOLATION)
 
 
 def _check_int(value, name: str, lo: int, hi: int = MAX_SAMPLES) -> int:
@@ -284,7 +422,7 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
           seed, selection_fraction: float = 0.1, output: str | None = None,
           confirm_pairs: int = 3, sets_per_pair: int = 1, pilot_samples: int | None = None,
           max_pairs: int = 100, noise_family: str | None = None, progress=None,
-          workers: int | None = None, scheduler: str | None = None) -> AuditResult:
+          workers: int | None = None, scheduler: str | None = None, rounding_check: bool = True) -> AuditResult:
     """Audit ``mechanism`` on one pair or many; see the module docstring for the method.
 
     mechanism: ``mechanism(dataset, rng, size)`` returning ``size`` outputs, or one release
@@ -315,6 +453,10 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
         a batched one runs in this process. The result does not depend on it.
     scheduler: the address of a Dask scheduler to run those shards on instead (needs the
         ``distributed`` extra); ``parallel.SchedulerError`` if it cannot be reached.
+    rounding_check: when a violation's witness set has a boundary that rounding decides
+        (module docstring, "Floating-point leaks"), re-audit on outputs rounded to
+        ROUND_DIGITS significant digits and name the finding (``AuditResult.floating_point``).
+        False skips the re-audit (it costs a second audit).
 
     Raises ``IncompleteAudit`` (with the finished pairs' result) when the mechanism raised
     on some pairs but not all (module docstring).
@@ -343,9 +485,31 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
         check_noise_family_output(output, noise_family)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be None or a callable taking one message, got {type(progress).__name__}")
+    if not isinstance(rounding_check, (bool, np.bool_)):
+        raise TypeError(f"rounding_check must be True or False, got {type(rounding_check).__name__} {rounding_check!r}")
+    pairs = normalize_pairs(pair_or_generator, _check_int(max_pairs, "max_pairs", 1, hi=100_000))
+    run = dict(mechanism=mechanism, pairs=pairs, claim=claim, samples=samples, confidence=confidence, root=root,
+               f=f, output=output, confirm_pairs=confirm_pairs, sets_per_pair=sets_per_pair,
+               pilot_samples=pilot_samples, noise_family=noise_family, progress=progress, workers=workers,
+               scheduler=scheduler)
+    result, rounding = _run(**run, t0=t0)
+    if not (rounding_check and ROUNDING_ON and result.verdict == VIOLATION and rounding is not None):
+        return result
+    if progress is not None:
+        progress(f"the witness set's boundary is decided by rounding ({rounding}): re-auditing on outputs "
+                 f"rounded to {ROUND_DIGITS} significant digits")
+    rounded, _ = _run(**run, t0=time.perf_counter(), transform=round_outputs)
+    return replace(result, floating_point=_floating_point(rounding, rounded),
+                   elapsed_seconds=time.perf_counter() - t0)
+
+
+def _run(mechanism, pairs, claim, samples, confidence, root, f, output, confirm_pairs, sets_per_pair,
+         pilot_samples, noise_family, progress, workers, scheduler, t0, transform=None):
+    """The audit proper (module docstring) of checked arguments; (result, rounding), where
+    rounding says why the witness set's boundary is decided by rounding, or is None.
+    ``transform`` maps each drawn side (the rounded re-audit)."""
     n_sel = max(1, int(round(f * samples)))
     n_cnt = samples - n_sel
-    pairs = normalize_pairs(pair_or_generator, _check_int(max_pairs, "max_pairs", 1, hi=100_000))
     claims = _pair_claims(claim, pairs)
     gdp = _gdp_of(claim)
     if gdp is not None and output is not None:
@@ -354,8 +518,9 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     alpha = 1.0 - confidence
     pilot_root, confirm_root = root.spawn(2)
     confirm_seeds = confirm_root.spawn(len(pairs))
-    mech = Sampler(mechanism, workers=workers, scheduler=scheduler, progress=progress)
+    mech = Sampler(mechanism, workers=workers, scheduler=scheduler, progress=progress, planned=samples)
     with mech:
+        mech.pair = pairs[0]                       # names the pair in the sampler's messages
         try:
             mech.reproducible = check_reproducible(mech, (pairs[0].first, pairs[0].second), root.spawn(1)[0])
         except VaryingOutputError as exc:
@@ -373,13 +538,15 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
             m_guess = confirm_pairs * sets_per_pair * sides
             order, failed = rank_pairs(mech, pairs, claims, pilot_root.spawn(len(pairs)), pilot_samples=n_pilot,
                                        n_count=n_cnt, alpha=alpha / m_guess, output=output, progress=progress,
-                                       mu=None if gdp is None else gdp.mu, noise_family=noise_family)
+                                       mu=None if gdp is None else gdp.mu, noise_family=noise_family,
+                                       transform=transform)
             failures += [(pairs[i], "pilot", exc) for i, exc in failed]
             chosen = sorted(order[:confirm_pairs])
             reason += f"; pilot ({n_pilot} per side) ranked {len(pairs)} pairs, top {confirm_pairs} confirmed"
 
         m = max(1, len(chosen)) * sets_per_pair * sides   # the planned m, kept if a confirmed pair fails
         tested = []      # (pair, candidate, k1, k2, eps_lb, p-value, eps compared with)
+        rounding = {}    # id(candidate) -> why rounding decides its boundary (candidates above their claim)
         tested_gdp = []  # (pair, candidate, k1, k2, mu_lb, p-value, mu compared with)
         for j, i in enumerate(chosen):
             pair, (eps, delta) = pairs[i], claims[i]
@@ -392,6 +559,8 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
                 if progress is not None:
                     progress(f"confirmed {j + 1}/{len(chosen)}: {pair.description}: FAILED: {exc}")
                 continue
+            if transform is not None:
+                a, b = transform(a), transform(b)
             kind = infer_kind(a, output)
             ea, eb, values = encode(a, b, kind)
             cands = best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, sets_per_pair,
@@ -401,6 +570,8 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
                 k1, k2 = _count(c, kind, ca, cb)
                 lb = epsilon_lower_bound(k1, k2, n_cnt, alpha / m, delta)
                 tested.append((pair, c, k1, k2, max(lb, 0.0), p_value(k1, k2, n_cnt, eps, delta), eps))
+                if lb > eps and kind in ("continuous", "vector"):
+                    rounding[id(c)] = rounding_decided(c, kind, ca, cb)
             text = f"eps_lb {max(t[4] for t in tested if t[0] is pair):.4f}"
             if gdp is not None:
                 for c in best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta,
@@ -425,7 +596,8 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     if failures:
         first = failures[0][2]
         raise IncompleteAudit(result, first) from (first.__cause__ or first)   # the mechanism's own exception
-    return result
+    best = tested[_best(tested, range(len(tested)))][1]
+    return result, rounding.get(id(best))
 
 
 def _count(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> tuple[int, int]:

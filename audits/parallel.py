@@ -17,8 +17,8 @@ with ``*args``):
 A batched mechanism is called as before: once per side, in this process, with that
 side's generator (vectorised code gains nothing from processes, and every registry
 entry sees the random numbers it always saw). A scalar mechanism is called in a loop and
-its outputs stacked; every output must have the shape and type (bool, integer, float) of
-the first, or the draw fails naming both calls (``VaryingOutputError``).
+its outputs stacked; every output must have the shape and type (bool, integer, float, str)
+of the first, or the draw fails naming both calls (``VaryingOutputError``).
 
 Shards. The ``size`` releases of one side are cut into ``ceil(size / SHARD)`` shards of
 ``SHARD`` releases (the last one shorter): a number fixed by the sample count alone. The
@@ -28,14 +28,55 @@ therefore changes nothing: the outputs, and so the audit, depend only on the see
 any ``workers`` and on a Dask cluster alike (the counts are sums over shards).
 
 Processes. ``workers > 1`` runs the shards on a ``ProcessPoolExecutor`` whose workers are
-forked from this process, so that a mechanism defined anywhere (a closure, a lambda, a
-module not importable by a fresh interpreter) runs there without being pickled; the
-datasets and outputs are pickled. Where ``fork`` does not exist, ``spawn`` is used and the
-mechanism must be picklable. A forked worker inherits copies of the generators this
-process holds: it reseeds numpy's and Python's global generators from the operating
-system, and for a mechanism that draws from a generator of its own (``reproducible`` is
-False), two shards with identical outputs mean that workers replay copies of one stream,
-which would make the samples dependent: that is refused (``DuplicateStreamsError``).
+started by a fork server (``multiprocessing``'s "forkserver": a fresh interpreter, started
+once, that forks each worker; "spawn" where there is none), never by a bare fork of this
+process: a threaded runtime loaded here (polars' thread pool behind OpenDP's front end)
+would be copied with its locks held, and a worker could hang for ever. The fork server
+is started single-threaded (OPENBLAS_NUM_THREADS=1 unless set), preloads userdp (so a
+worker costs a fork and an unpickling) and dies with the process that started it
+(``_forkserver_preload``). The mechanism travels pickled: by reference for a
+module-level function, or, for the command line's targets, as the recipe that rebuilds it
+(``targets.UserMechanism``: the worker imports the module and calls the factory once).
+A mechanism that cannot be pickled (a closure or a lambda given to ``audit()`` from
+Python) falls back to forked workers, as before, with a progress note saying so. Pool
+size: ``--workers`` capped at ``WORKERS_PER_CORE`` times the cores (and a worker is only
+started for a waiting shard), so ``--workers 1000`` never makes 1000 processes. This
+process is one of the ``workers``: it runs shards from the end of the list while the
+pool's ``workers - 1`` run them from the start, so it works while they start (a worker
+started by the fork server needs about 0.1 s before its first call, measured at a load
+average of 6; 0.05 s by a fork) and the start costs the audit nothing.
+
+Each worker: ignores SIGINT (the command line's supervisor handles Ctrl-C, ``supervise.py``),
+dies with its parent (Linux ``PR_SET_PDEATHSIG``), writes fd 1 to stderr (stdout carries
+the result only), reseeds numpy's and Python's global generators from the operating
+system, and, when python-dp was loaded before a fork, spends the random buffer it
+inherited (``discard_inherited_pydp_buffer``). For a mechanism that draws from a
+generator of its own (``reproducible`` is False), two shards with identical outputs, or
+identical first outputs, mean that workers replay copies of one stream, which would make
+the samples dependent: that is refused (``DuplicateStreamsError``).
+
+What the user's code may not do (each is an error of the mechanism, exit 3 on the command
+line, naming the function, the call and the dataset; ``sampling.UserCallError``):
+
+- raise, or end the call with ``SystemExit``, ``KeyboardInterrupt`` (where SIGINT is not
+  ours to handle) or any other ``BaseException``: caught at the call, never passed up as
+  an exit status;
+- change the dataset it is given: each shard fingerprints the dataset (``fingerprint``:
+  a hash of its pickle, or of a dataclass's fields) before its first call, after it and
+  after its last call, and refuses a change (``MutatedInputError``). Measured: a
+  fingerprint of the bench's 40-record list costs about 5 us, once per 5000 calls, where
+  copying the dataset for every call would cost a copy per release;
+- return releases too large to audit: after the first release of a side (and, for a
+  batched mechanism, from the reproducibility check's) the memory the side needs,
+  ``MEMORY_FACTOR`` times the releases' bytes, is compared with the memory available, and
+  an audit that cannot fit is refused before it fills the machine (``OutputTooLargeError``,
+  naming the size of one release);
+- end a worker process (``os._exit``, a crash): ``WorkerDiedError``, naming the call from
+  the worker's slot (``watch.py``) and how the process ended.
+
+Every call is recorded in the process's ``watch`` slot (region, call index, start time), so
+that the supervisor can report a slow call (``--deadline``) and end a hung one
+(``--timeout``).
 
 Dask (``scheduler="tcp://host:8786"``, optional extra ``distributed``): the same shards
 are submitted to the cluster (the mechanism travels with cloudpickle, so it must be
@@ -44,12 +85,17 @@ given ``SCHEDULER_TIMEOUT`` seconds, then ``SchedulerError``: never a hang.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import math
 import multiprocessing
 import os
+import pickle
 import random
+import shutil
+import signal
+import sys
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -57,18 +103,26 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
-from .sampling import NO_RELEASE, as_outputs, mechanism_name
+from . import watch
+from .sampling import NO_RELEASE, UserCallError, as_outputs, is_interrupt, mechanism_name, raised_text
 
 __all__ = ["BATCHED", "SCALAR", "SCALAR_RNG", "SHARD", "REPRO_DRAWS", "SCHEDULER_TIMEOUT", "calling_convention", "Sampler",
-           "batched", "check_reproducible", "default_workers", "VaryingOutputError", "DuplicateStreamsError",
-           "SchedulerError"]
+           "batched", "check_reproducible", "default_workers", "worker_cap", "VaryingOutputError",
+           "DuplicateStreamsError", "SchedulerError", "MutatedInputError", "OutputTooLargeError", "WorkerDiedError",
+           "UserExitError",
+           "fingerprint", "available_memory", "discard_inherited_pydp_buffer", "START_METHOD"]
 
 BATCHED, SCALAR_RNG, SCALAR = "batched", "scalar(dataset, rng)", "scalar(dataset)"
 SHARD = 5000                    # releases per shard (the unit of work, progress and seeding)
 SCHEDULER_TIMEOUT = 10.0        # seconds to reach a Dask scheduler and find a worker
 PROGRESS_EVERY = 1.0            # seconds between shard progress lines (the last shard always)
-_KINDS = {"b": "bool", "i": "integer", "u": "integer", "f": "float"}
+WORKERS_PER_CORE = 4            # the pool's cap: a few per core still helps a mechanism that waits on I/O
+MEMORY_FACTOR = 6               # bytes the audit holds per byte of a side's releases (both sides, the
+                                # stacked arrays, their encoded copies), rounded up
+START_METHOD = None             # None: "forkserver" (or "spawn"), "fork" for a mechanism that cannot be pickled
+_KINDS = {"b": "bool", "i": "integer", "u": "integer", "f": "float", "U": "str"}
 _SIGNATURES = "mechanism(dataset, rng, size) (batched), mechanism(dataset, rng) or mechanism(dataset)"
+_INDEX, _FIRST, _CALL_T = watch.INDEX, watch.FIRST, watch.CALL_T
 
 
 class VaryingOutputError(ValueError):
@@ -83,12 +137,39 @@ class SchedulerError(RuntimeError):
     """The Dask scheduler cannot be used (unreachable, no workers, ``distributed`` missing)."""
 
 
+class MutatedInputError(UserCallError):
+    """The mechanism changed the dataset it was given."""
+
+
+class OutputTooLargeError(UserCallError):
+    """The releases would not fit in memory (or did not: a MemoryError)."""
+
+
+class WorkerDiedError(UserCallError):
+    """A worker process ended while it ran the mechanism (os._exit, a crash, a kill)."""
+
+
+class UserExitError(UserCallError):
+    """The mechanism ended a call with a BaseException that is not an Exception (SystemExit,
+    KeyboardInterrupt where SIGINT is not handled here, ...)."""
+
+
 def default_workers() -> int:
     """The cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:                                    # not on Linux
         return os.cpu_count() or 1
+
+
+def worker_cap(workers: int) -> tuple[int, str | None]:
+    """(processes the pool may start, a note when ``workers`` was capped): at most
+    ``WORKERS_PER_CORE`` per core; a worker is only started for a shard that waits."""
+    cap = WORKERS_PER_CORE * default_workers()
+    if workers <= cap:
+        return workers, None
+    return cap, (f"{workers} workers capped at {cap}: {WORKERS_PER_CORE} per core on {default_workers()} "
+                 f"core(s), and one only for a shard of {SHARD} releases that waits")
 
 
 def calling_convention(mechanism) -> str:
@@ -121,9 +202,87 @@ def calling_convention(mechanism) -> str:
                     "wrap it in a def, e.g. `def mechanism(dataset, rng): return f(dataset)`")
 
 
+# ------------------------------------------------------------------ guards
+def fingerprint(dataset) -> bytes | None:
+    """A hash of the dataset's content: of its fields for a dataclass (``UserDataset``, whose
+    cached properties are not content), else of its pickle; None if it cannot be pickled."""
+    try:
+        if dataclasses.is_dataclass(dataset) and not isinstance(dataset, type):
+            dataset = [getattr(dataset, f.name) for f in dataclasses.fields(dataset)]
+        data = pickle.dumps(dataset, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return None
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux ``MemAvailable``), or None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _release_bytes(out) -> int:
+    if out is NO_RELEASE:
+        return 0
+    try:
+        return int(np.asarray(out).nbytes)
+    except Exception:
+        return 0
+
+
+def _size_text(nbytes: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{int(nbytes)} bytes"
+
+
+def _one_release_text(out) -> str:
+    try:
+        a = np.asarray(out)
+        return f"{a.size:,} {a.dtype} value(s), {_size_text(a.nbytes)}"
+    except Exception:
+        return _size_text(_release_bytes(out))
+
+
+def _check_memory(name: str, per_release: int, side_size: int, example=None) -> None:
+    """Refuse (``OutputTooLargeError``) a side whose releases cannot fit in memory."""
+    need = MEMORY_FACTOR * per_release * side_size
+    avail = available_memory()
+    if avail is None or need <= avail:
+        return
+    one = _one_release_text(example) if example is not None else _size_text(per_release)
+    raise OutputTooLargeError(
+        f"mechanism {name}: one release is {one}; {side_size:,} releases per side need about {_size_text(need)} "
+        f"with the audit's copies, more than the {_size_text(avail)} of memory available: audit a smaller "
+        "release (one coordinate, or a summary of it) or fewer --samples")
+
+
+def _memory_error(name: str, exc: BaseException, per_release: int | None, where: str) -> OutputTooLargeError:
+    size = "" if not per_release else f" (one release is {_size_text(per_release)})"
+    return OutputTooLargeError(f"mechanism {name} ran out of memory {where}{size}: audit a smaller release "
+                               f"(one coordinate, or a summary of it) or fewer --samples ({raised_text(exc)})")
+
+
+def _mutated(name: str, where: str, calls: str) -> MutatedInputError:
+    return MutatedInputError(
+        f"mechanism {name} modified its input: {where} changed during {calls}. A mechanism must "
+        "not change the dataset it is given (every call must see the same neighbouring pair): copy it "
+        "first, e.g. `records = list(dataset)`")
+
+
 # ------------------------------------------------------------------ one shard
 def _form(x) -> tuple:
     a = np.asarray(x)
+    if a.dtype == object and a.ndim == 1 and any(v is None for v in a):     # a multi-partition release:
+        cells = [v for v in a if v is not None]                           # None in cells not released
+        return a.shape, _KINDS.get(np.asarray(cells).dtype.kind, "object") if cells else None
     return a.shape, _KINDS.get(a.dtype.kind, str(a.dtype))
 
 
@@ -135,13 +294,19 @@ def _stack(outputs: list, start: int) -> np.ndarray:
     if same_scalar:                                      # the fast path: one plain scalar type throughout
         return np.asarray(outputs)
     released = [(i, o) for i, o in enumerate(outputs) if o is not NO_RELEASE]
+    gaps = False                                         # some output has a cell not released
     if released:
         i0, f0 = released[0][0], _form(released[0][1])
         for i, o in released:
             f = _form(o)
+            gaps = gaps or np.asarray(o).dtype == object
+            if f[1] is None and f[0] == f0[0]:           # no cell released: fits any type
+                continue
+            if f0[1] is None and f[0] == f0[0]:
+                i0, f0 = i, f
             if f != f0:
                 raise _varying(start + i, f, start + i0, f0)
-    return as_outputs(outputs) if len(released) < len(outputs) else np.asarray(outputs)
+    return as_outputs(outputs) if len(released) < len(outputs) or gaps else np.asarray(outputs)
 
 
 def _part_form(part) -> tuple | None:
@@ -173,28 +338,172 @@ def _varying(i: int, f: tuple, start: int, f0: tuple) -> VaryingOutputError:
                               f"{f0[0]} ({f0[1]}); every call must return the same shape and type")
 
 
-def _shard(mechanism, calling: str, dataset, seed, start: int, size: int) -> np.ndarray:
-    """``size`` releases, calls ``start`` to ``start + size - 1`` of the side."""
-    if calling == SCALAR_RNG:
-        rng = np.random.default_rng(seed)
-        outputs = [mechanism(dataset, rng) for _ in range(size)]
-    else:
-        outputs = [mechanism(dataset) for _ in range(size)]
-    return _stack(outputs, start)
+def _shard(mechanism, calling: str, dataset, seed, start: int, size: int, where: str = "the dataset",
+           side_size: int = 0, planned: int = 0) -> np.ndarray:
+    """``size`` releases, calls ``start`` to ``start + size - 1`` of the side (``side_size``
+    calls in all; the memory check is for ``planned`` releases per side, when larger). Each
+    call is recorded in this process's watch slot; what the user's code does wrong is a
+    ``UserCallError`` naming the call (module docstring)."""
+    name = mechanism_name(mechanism)
+    fp = fingerprint(dataset)
+    s = watch.slot()
+    ints, floats, mono = s.ints, s.floats, time.monotonic
+    args = (dataset, np.random.default_rng(seed)) if calling == SCALAR_RNG else (dataset,)
+    outputs = []
+    append = outputs.append
+    s.enter(f"mechanism {name} on {where}", side_size or size)
+    ints[_FIRST] = start
+    try:
+        ints[_INDEX], floats[_CALL_T] = start, mono()
+        append(mechanism(*args))
+        _check_memory(name, _release_bytes(outputs[0]), max(side_size, size, planned), outputs[0])
+        if fp is not None and fingerprint(dataset) != fp:
+            raise _mutated(name, where, f"call {start}")
+        for i in range(start + 1, start + size):
+            ints[_INDEX], floats[_CALL_T] = i, mono()
+            append(mechanism(*args))
+    except UserCallError:
+        raise
+    except BaseException as exc:
+        if is_interrupt(exc):
+            raise
+        call = int(ints[_INDEX])
+        if isinstance(exc, MemoryError):
+            raise _memory_error(name, exc, _release_bytes(outputs[0]) if outputs else None,
+                                f"at call {call} on {where}") from exc
+        cls = UserCallError if isinstance(exc, Exception) else UserExitError
+        raise cls(f"mechanism {name} {raised_text(exc)} at call {call} on {where}") from exc
+    finally:
+        s.leave()
+    if fp is not None and size > 1 and fingerprint(dataset) != fp:
+        raise _mutated(name, where, f"calls {start + 1} to {start + size - 1}")
+    try:
+        return _stack(outputs, start)
+    except MemoryError as exc:
+        raise _memory_error(name, exc, _release_bytes(outputs[0]), f"stacking calls {start} on of {where}") from exc
 
 
-_WORKER = {}                    # the mechanism, installed in each forked worker
+# ------------------------------------------------------------------ worker processes
+_WORKER = {}                    # what each worker process runs: the pickled mechanism and how to call it
 
 
-def _install(mechanism, calling: str) -> None:
-    """Pool initializer: fresh global generators (the fork copied this process's), the mechanism."""
+def _install(payload, mechanism, calling: str, name: str, watch_dir: str | None, forked: bool) -> None:
+    """Pool initializer (module docstring): signals, parent death, stdout, generators, the mechanism."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)            # Ctrl-C is the parent's (or the supervisor's)
+    _die_with_parent()
+    try:
+        sys.stdout.flush()
+        os.dup2(2, 1)                                        # the user's prints: stderr, never the result
+    except (OSError, ValueError):
+        pass
+    sys.stdout = sys.stderr
+    watch.use(watch_dir)
     np.random.seed()            # from the operating system: a mechanism using them gets its own stream
     random.seed()
-    _WORKER["call"] = (mechanism, calling)
+    if forked and "pydp" in sys.modules:
+        discard_inherited_pydp_buffer()
+    _WORKER.clear()
+    _WORKER.update(payload=payload, mechanism=mechanism, calling=calling, name=name)
 
 
-def _pooled_shard(dataset, seed, start: int, size: int) -> np.ndarray:
-    return _shard(*_WORKER["call"], dataset, seed, start, size)
+def _worker_mechanism():
+    """The mechanism, unpickled at the first shard (so that a failure is the shard's error)."""
+    w = _WORKER
+    if w["mechanism"] is None:
+        with watch.region(f"loading mechanism {w['name']}"):
+            try:
+                w["mechanism"] = pickle.loads(w["payload"])
+            except BaseException as exc:
+                if is_interrupt(exc):
+                    raise
+                raise UserCallError(f"loading mechanism {w['name']} in a worker process {raised_text(exc)}") \
+                    from None
+    return w["mechanism"]
+
+
+def _pooled_shard(dataset, seed, start: int, size: int, where: str, side_size: int, planned: int) -> np.ndarray:
+    return _shard(_worker_mechanism(), _WORKER["calling"], dataset, seed, start, size, where, side_size, planned)
+
+
+def _die_with_parent() -> None:
+    """Linux: this process gets SIGKILL when its parent ends (``PR_SET_PDEATHSIG``)."""
+    parent = os.getppid()
+    if prctl(1, signal.SIGKILL) and os.getppid() != parent:   # the parent ended before the call took
+        os._exit(1)
+
+
+def prctl(option: int, value: int) -> bool:
+    """Linux ``prctl(option, value)``; False elsewhere or on failure."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+SECURE_URBG_BUFFER_BYTES = 65536
+_pydp_guarded_pid = None
+
+
+def discard_inherited_pydp_buffer() -> None:
+    """Once per process: spend the python-dp random buffer inherited across a fork.
+
+    Google's differential-privacy C++ library (python-dp, and PipelineDP, whose noise and
+    partition selection are python-dp's) draws every random number from SecureURBG, a
+    process-wide 65536-byte buffer of OpenSSL RAND_bytes (cc/algorithms/rand.h: kBufferSize
+    = 65536; rand.cc: a draw reads 8 bytes and refreshes the buffer only when it is spent).
+    A process forked after the buffer was filled inherits a copy of the unread part, so two
+    workers' first releases are IDENTICAL (measured: the first 84 of python-dp's BoundedSum)
+    before each worker's own RAND_bytes refresh makes them diverge. So every forked worker in
+    which python-dp is loaded draws and discards 8192 draws of 8 bytes first (``_install``;
+    a worker started by the fork server imports python-dp afresh, with nothing to discard)."""
+    global _pydp_guarded_pid
+    pid = os.getpid()
+    if pid == _pydp_guarded_pid:
+        return
+    from pydp.algorithms import numerical_mechanisms
+    burn = numerical_mechanisms.LaplaceMechanism(1.0, 1.0)
+    for _ in range(SECURE_URBG_BUFFER_BYTES // 8):
+        burn.add_noise(0.0)
+    _pydp_guarded_pid = pid
+
+
+def _start_method(picklable: bool) -> str:
+    if START_METHOD is not None:
+        return START_METHOD
+    methods = multiprocessing.get_all_start_methods()
+    if not picklable and "fork" in methods:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+_FORKSERVER_STARTED_BY = None   # the process that started the fork server (a forked child starts its own)
+
+
+def _prepare_forkserver() -> None:
+    """Start the fork server once, single-threaded and with userdp preloaded (module docstring)."""
+    global _FORKSERVER_STARTED_BY
+    if _FORKSERVER_STARTED_BY == os.getpid():
+        return
+    from multiprocessing import forkserver
+    names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    chosen = any(os.environ.get(k) for k in names)
+    os.environ["USERDP_FORKSERVER_PARENT"] = str(os.getpid())      # _forkserver_preload: die with this process
+    try:
+        if not chosen:
+            for k in names:
+                os.environ[k] = "1"
+        multiprocessing.get_context("forkserver").set_forkserver_preload(["userdp.audits._forkserver_preload"])
+        forkserver.ensure_running()
+    finally:
+        os.environ.pop("USERDP_FORKSERVER_PARENT", None)
+        if not chosen:
+            for k in names:
+                os.environ.pop(k, None)
+    _FORKSERVER_STARTED_BY = os.getpid()
 
 
 PREFIX_FALSE_ALARM = 1e-12     # Pr[two independent shards share their first K outputs], all pairs together
@@ -209,6 +518,8 @@ def _prefix_length(plain: list, shortest: int, n_shards: int) -> int | None:
     prefix to mean anything; whole shards are still compared)."""
     data = np.concatenate([d.reshape(d.shape[0], -1) for d, _ in plain])
     mask = np.concatenate([m.reshape(m.shape[0], -1)[:, :1] for _, m in plain])
+    if data.dtype.kind not in "biuf":                   # str labels: their codes
+        data = np.unique(data.ravel(), return_inverse=True)[1].reshape(data.shape)
     if data.shape[1] == 1 and not mask.any():
         _, counts = np.unique(data[:, 0], return_counts=True)
     else:
@@ -228,18 +539,24 @@ def _digest(a: np.ndarray) -> bytes:
 class Sampler:
     """Any mechanism as a batched callable ``(dataset, rng, size) -> size outputs``.
 
-    Use it as a context manager: it owns the process pool or the Dask client, if any.
-    Set ``pair`` to the pair being drawn to name it in progress lines, and ``reproducible``
-    to the result of ``check_reproducible`` to turn on the duplicate-stream check.
+    Use it as a context manager: it owns the process pool or the Dask client, if any (an
+    exception, Ctrl-C included, kills the pool's workers at once instead of waiting for
+    their shards). Set ``pair`` to the pair being drawn to name it in messages and progress
+    lines, and ``reproducible`` to the result of ``check_reproducible`` to turn on the
+    duplicate-stream check.
     """
 
-    def __init__(self, mechanism, *, workers: int = 1, scheduler: str | None = None, progress=None):
+    def __init__(self, mechanism, *, workers: int = 1, scheduler: str | None = None, progress=None,
+                 planned: int = 0):
         self.mechanism, self.calling = mechanism, calling_convention(mechanism)
         self.workers, self.scheduler, self.progress = workers, scheduler, progress
+        self.planned = planned               # releases per side the caller will ask for (the memory check)
         self.pair = self.reproducible = None
         self.__qualname__ = getattr(mechanism, "__qualname__", None)   # how draw() names it in its messages
         self.__module__ = getattr(mechanism, "__module__", None)
-        self._pool = self._client = None
+        self.start_method = None             # how the pool's workers were started, once they were
+        self._pool = self._client = self._own_watch = None
+        self._per_release = 0                # bytes of the largest release seen (a batched call's memory check)
 
     def __repr__(self) -> str:
         return mechanism_name(self.mechanism)
@@ -249,20 +566,28 @@ class Sampler:
             self._client = _connect(self.scheduler)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+            if exc_type is None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+                self._pool = None
+            else:
+                self._kill_pool()
         if self._client is not None:
             self._client.close()
             self._client = None
+        if self._own_watch is not None:
+            shutil.rmtree(self._own_watch, ignore_errors=True)
+            self._own_watch = None
 
     def __call__(self, dataset, rng, size: int):
         if self.calling == BATCHED:
-            return self.mechanism(dataset, rng, size)
+            return self._batched(dataset, rng, size)
         n = -(-size // SHARD)
         seeds = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist()).spawn(n)
-        tasks = [(dataset, seeds[j], j * SHARD, min(SHARD, size - j * SHARD)) for j in range(n)]
+        where = self.describe(dataset)
+        tasks = [(dataset, seeds[j], j * SHARD, min(SHARD, size - j * SHARD), where, size, self.planned)
+                 for j in range(n)]
         if self._client is not None:
             parts = self._dask(tasks)
         elif self.workers > 1 and n > 1:
@@ -274,6 +599,52 @@ class Sampler:
             self._check_streams(parts, tasks)
         return out
 
+    def describe(self, dataset) -> str:
+        """The dataset as messages name it: "the first dataset of 'pair 0: ...'"."""
+        p = self.pair
+        for side in ("first", "second"):
+            if p is not None and getattr(p, side) is dataset:
+                return f"the {side} dataset of {p.description!r}"
+        return "the dataset"
+
+    def where(self, dataset) -> str:
+        """The dataset as progress lines name it: "first dataset of pair 0: ..."."""
+        p = self.pair
+        for side in ("first", "second"):
+            if p is not None and getattr(p, side) is dataset:
+                return f"{side} dataset of {p.description}"
+        return "dataset"
+
+    # -------------------------------------------------------------- a batched mechanism: one call, here
+    def _batched(self, dataset, rng, size: int):
+        name, where = mechanism_name(self.mechanism), self.describe(dataset)
+        if self._per_release:
+            _check_memory(name, self._per_release, max(size, self.planned))
+        fp = fingerprint(dataset)
+        s = watch.slot()
+        s.enter(f"mechanism {name} on {where}, one batched call of {size} releases")
+        try:
+            out = self.mechanism(dataset, rng, size)
+        except UserCallError:
+            raise
+        except MemoryError as exc:
+            raise _memory_error(name, exc, self._per_release, f"on {where}") from exc
+        except Exception:
+            raise                                   # draw() names it with its pair, as it always did
+        except BaseException as exc:
+            if is_interrupt(exc):
+                raise
+            raise UserExitError(f"mechanism {name} {raised_text(exc)} on {where} (one batched call of "
+                                f"{size} releases)") from exc
+        finally:
+            s.leave()
+        if fp is not None and fingerprint(dataset) != fp:
+            raise _mutated(name, where, f"its batched call of {size} releases")
+        if size > 0:
+            self._per_release = max(self._per_release, _release_bytes(out) // size)
+            _check_memory(name, self._per_release, max(size, self.planned))
+        return out
+
     # -------------------------------------------------------------- where the shards run
     def _local(self, tasks) -> list:
         parts, t = [], _Ticker(self, tasks)
@@ -283,15 +654,75 @@ class Sampler:
         return parts
 
     def _pooled(self, tasks) -> list:
+        """The shards over ``workers`` processes: ``workers - 1`` in the pool, and this one, which
+        takes shards from the end of the list that no worker has started (so it works while
+        the pool's workers start, and the result is the same whoever ran a shard)."""
         if self._pool is None:
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_install,
-                                             initargs=(self.mechanism, self.calling))
-        with warnings.catch_warnings():     # Python >= 3.12 warns on fork() with threads (e.g. OpenBLAS's, idle)
-            warnings.filterwarnings("ignore", r".*use of fork\(\) may lead to deadlocks", DeprecationWarning)
-            futures = {self._pool.submit(_pooled_shard, *task): j for j, task in enumerate(tasks)}
-        return self._gather(futures, tasks)
+            self._pool = self._start_pool(len(tasks))
+        futures = {}
+        try:
+            with warnings.catch_warnings():
+                if self.start_method == "fork":    # Python >= 3.12 warns on fork() with threads: said in _start_pool
+                    warnings.filterwarnings("ignore", r".*use of fork\(\) may lead to deadlocks", DeprecationWarning)
+                for j, task in enumerate(tasks):
+                    futures[self._pool.submit(_pooled_shard, *task)] = j
+        except BrokenProcessPool as exc:           # a worker died as the shards were handed out
+            for f in futures:
+                f.cancel()
+            pool, self._pool = self._pool, None
+            raise self._worker_died(pool) from exc
+        parts, t = [None] * len(tasks), _Ticker(self, tasks)
+        try:
+            for f, j in reversed(list(futures.items())):
+                if not f.cancel():                 # the workers have reached this shard
+                    break
+                del futures[f]
+                parts[j] = _shard(self.mechanism, self.calling, *tasks[j])
+                t.done(j)
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+        return self._gather(futures, tasks, parts=parts, ticker=t)
+
+    def _start_pool(self, n_tasks: int):
+        name = mechanism_name(self.mechanism)
+        try:
+            payload, why = pickle.dumps(self.mechanism), None
+        except Exception as exc:
+            payload, why = None, f"{type(exc).__name__}: {exc}"
+        method = _start_method(payload is not None)
+        n, capped = worker_cap(self.workers)
+        n -= 1                                      # this process is one of the workers (_pooled)
+        if method == "fork":
+            n = min(n, n_tasks - 1)                 # a fork context starts every worker at once
+        if capped and self.progress is not None:
+            self.progress(f"note: {capped}")
+        if method == "fork" and self.progress is not None:
+            self.progress(f"note: mechanism {name} cannot be pickled ({why}), so its {n} other worker process(es) "
+                          "are forked from this one; a threaded library loaded here (polars, for one) can hang a "
+                          "forked worker. Define the mechanism at module level to have its workers started "
+                          "by a fork server")
+        if method == "forkserver":
+            _prepare_forkserver()
+        watch_dir = watch.directory()
+        if watch_dir is None:                       # audit() from Python: a private record of the workers
+            watch_dir = self._own_watch = watch.make_directory("workers")
+        initargs = (payload, self.mechanism if method == "fork" else None, self.calling, name, watch_dir,
+                    method == "fork")
+        self.start_method = method
+        return ProcessPoolExecutor(n, mp_context=multiprocessing.get_context(method), initializer=_install,
+                                   initargs=initargs)
+
+    def _kill_pool(self) -> None:
+        """End the workers at once (an error or an interrupt: their shards are not wanted)."""
+        pool, self._pool = self._pool, None
+        for p in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                p.kill()
+            except (OSError, AttributeError, ValueError):
+                pass
+        pool.shutdown(wait=False, cancel_futures=True)
 
     def _dask(self, tasks) -> list:
         futures = {self._client.submit(_shard, self.mechanism, self.calling, *task, pure=False): j
@@ -299,20 +730,36 @@ class Sampler:
         from distributed import as_completed as dask_completed
         return self._gather(futures, tasks, dask_completed)
 
-    def _gather(self, futures: dict, tasks, completed=as_completed) -> list:
-        parts, t = [None] * len(tasks), _Ticker(self, tasks)
+    def _gather(self, futures: dict, tasks, completed=as_completed, parts=None, ticker=None) -> list:
+        parts = [None] * len(tasks) if parts is None else parts
+        t = _Ticker(self, tasks) if ticker is None else ticker
         try:
             for f in completed(list(futures)):
                 j = futures[f]
                 parts[j] = f.result()
                 t.done(j)
-        except BrokenProcessPool:
-            self._pool = None                               # a worker died: a fresh pool next time
-            raise
+        except BrokenProcessPool as exc:
+            pool, self._pool = self._pool, None      # a worker died: a fresh pool next time
+            raise self._worker_died(pool) from exc
         finally:
             for f in futures:
                 f.cancel()
         return parts
+
+    def _worker_died(self, pool) -> WorkerDiedError:
+        """Which worker ended, in which call and how: the pool's exit codes and the workers' slots."""
+        manager = getattr(pool, "_executor_manager_thread", None)
+        if manager is not None:
+            manager.join(5.0)                       # it terminates the other workers (SIGTERM) and joins them
+        codes = {pid: p.exitcode for pid, p in (getattr(pool, "_processes", None) or {}).items()}
+        pool.shutdown(wait=False, cancel_futures=True)
+        ended = [pid for pid, c in codes.items() if c is not None and c != -signal.SIGTERM] or list(codes)
+        d = watch.directory() or self._own_watch
+        views = [v for v in (watch.read_slot(d, pid) for pid in ended) if v is not None] if d else []
+        busy = [v for v in views if v.busy] or views
+        pid = busy[0].pid if busy else (ended[0] if ended else None)
+        what = busy[0].where() if busy else f"mechanism {mechanism_name(self.mechanism)}"
+        return WorkerDiedError(f"{what} ended its worker process {pid}: {watch.exit_text(codes.get(pid))}")
 
     def _check_streams(self, parts, tasks) -> None:
         """Refuse shards that replay one stream: two shards with identical outputs, or with an
@@ -338,13 +785,6 @@ class Sampler:
                 "draws from a generator of its own, and the worker processes replay copies of it, so the "
                 "samples are not independent; create the generator inside the call (or use the rng it is "
                 "given), or run with workers=1")
-
-    def where(self, dataset) -> str:
-        p = self.pair
-        for side in ("first", "second"):
-            if p is not None and getattr(p, side) is dataset:
-                return f"{side} dataset of {p.description}"
-        return "dataset"
 
 
 class _Ticker:
@@ -386,8 +826,9 @@ def _connect(address: str):
 
 
 def batched(mechanism):
-    """``mechanism`` as a batched callable run in this process (for a plot or a shape check)."""
-    return mechanism if calling_convention(mechanism) == BATCHED else Sampler(mechanism)
+    """``mechanism`` as a batched callable run in this process (for a plot or a shape check),
+    with the sampler's guards (a batched mechanism is called as itself)."""
+    return Sampler(mechanism)
 
 
 REPRO_DRAWS = 16          # outputs per call of the reproducibility check
@@ -404,7 +845,7 @@ def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> boo
     for dataset in datasets:
         try:
             a, b = (as_outputs(mechanism(dataset, np.random.default_rng(seed), REPRO_DRAWS)) for _ in range(2))
-        except VaryingOutputError:
+        except (VaryingOutputError, MutatedInputError, OutputTooLargeError, UserExitError, WorkerDiedError):
             raise                       # a broken mechanism, not an undetermined check: the caller reports it
         except Exception:
             return None

@@ -11,18 +11,31 @@ Tables: columns sized to their longest cell (nothing is cut), numbers right-alig
 with 4 significant digits unless a column says otherwise.
 
 Progress goes to stderr only (stdout stays clean for ``--json`` and pipes).
+
+Stdout carries the result only (``command_output``). While ``userdp audit`` and ``userdp
+validate`` run, file descriptor 1 points at stderr and ``sys.stdout`` is ``sys.stderr``, as
+pytest captures output: whatever the user's code prints, from Python or from native code
+or a subprocess, lands on stderr. The result is written, inside ``results()``, to the
+saved original stdout. A reader that leaves early (``userdp audit ... | head -1``) makes
+the rest of the result go nowhere, never the exit status: the verdict's status is
+returned all the same (``SafeStream``), so ``set -o pipefail`` sees a violation.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
+import hashlib
+import io
 import json
 import math
+import os
 import sys
 import time
 from importlib import metadata
 
 import numpy as np
 
-__all__ = ["version", "to_json", "fmt", "pct", "table", "Progress"]
+__all__ = ["version", "to_json", "fmt", "pct", "table", "Progress", "SafeStream", "command_output", "results"]
 
 
 def version() -> str:
@@ -52,6 +65,22 @@ def _plain(x, pointer: str, nonfinite: dict):
     if x is None or isinstance(x, str):
         return x
     raise TypeError(f"cannot encode {type(x).__name__} at {pointer or '/'} as JSON")
+
+
+WITNESS_VALUES_MAX = 1000     # values a witness set lists in JSON; the rest are counted and digested
+
+
+def capped_values(values: list, limit: int = WITNESS_VALUES_MAX) -> dict:
+    """A witness set's values for JSON: ``{"values": the first ``limit``}`` when they fit, else also
+    ``values_count`` (all of them), ``values_sha256`` (SHA-256 of the canonical JSON text of the
+    whole list, ``json.dumps(values, separators=(",", ":"))``, so that two reports can be
+    compared) and ``values_truncated``: true. A discrete audit of a near-continuous output
+    once listed 99,901 values (a 6.1 MB report); the cap keeps a report below ~50 kB per set."""
+    if len(values) <= limit:
+        return {"values": values}
+    text = json.dumps(_plain(values, "", {}), separators=(",", ":"))
+    return {"values": values[:limit], "values_count": len(values),
+            "values_sha256": hashlib.sha256(text.encode()).hexdigest(), "values_truncated": True}
 
 
 def _escape(key: str) -> str:
@@ -142,3 +171,118 @@ def _duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+# ------------------------------------------------------------------ stdout: the result only
+class SafeStream(io.TextIOBase):
+    """A text stream whose reader may leave: a write or flush to a closed pipe
+    (BrokenPipeError, or EPIPE) marks it ``broken`` and sends it and every later write
+    nowhere, instead of raising, so the command still returns its verdict's exit status."""
+
+    def __init__(self, stream):
+        self._s, self.broken = stream, False
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                self._s.write(text)
+            except (BrokenPipeError, ValueError):
+                self._leave()
+            except OSError as exc:
+                if exc.errno != errno.EPIPE:
+                    raise
+                self._leave()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self._s.flush()
+            except (BrokenPipeError, ValueError):
+                self._leave()
+            except OSError as exc:
+                if exc.errno != errno.EPIPE:
+                    raise
+                self._leave()
+
+    def _leave(self) -> None:
+        self.broken = True
+        try:                                             # nothing more for the departed reader, ever
+            fd = self._s.fileno()
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            pass
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        try:
+            return self._s.isatty()
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    @property
+    def encoding(self):
+        return getattr(self._s, "encoding", "utf-8")
+
+
+_RESULTS = None       # the result stream while a command runs under command_output()
+
+
+@contextlib.contextmanager
+def command_output(isolate: bool):
+    """Run a command with stdout for its result only (module docstring). ``isolate``: point fd 1
+    and ``sys.stdout`` at stderr while it runs (the commands that run the user's code);
+    otherwise only guard stdout against a reader that leaves."""
+    global _RESULTS
+    saved, saved_results = sys.stdout, _RESULTS
+    fd_saved = None
+    try:
+        fd = saved.fileno()
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        fd = None
+    result = saved
+    if isolate:
+        try:
+            saved.flush()
+            fd_saved = os.dup(1)
+            os.dup2(2, 1)                                # native code and subprocesses: stderr
+        except (OSError, ValueError):
+            fd_saved = None
+        if fd_saved is not None and fd == 1:             # the real stdout: write the result to its saved copy
+            result = io.TextIOWrapper(io.FileIO(os.dup(fd_saved), "w"), encoding=getattr(saved, "encoding", None),
+                                      errors=getattr(saved, "errors", None),
+                                      line_buffering=getattr(saved, "line_buffering", False))
+    _RESULTS = SafeStream(result)
+    sys.stdout = sys.stderr if isolate else _RESULTS
+    try:
+        yield _RESULTS
+    finally:
+        _RESULTS.flush()
+        sys.stdout, _RESULTS = saved, saved_results
+        if result is not saved:
+            try:
+                result.close()
+            except OSError:
+                pass
+        if fd_saved is not None:
+            os.dup2(fd_saved, 1)
+            os.close(fd_saved)
+
+
+@contextlib.contextmanager
+def results():
+    """``with results(): print(...)``: the block's ``print`` goes to the result stream."""
+    if _RESULTS is None:
+        yield sys.stdout
+        return
+    saved = sys.stdout
+    sys.stdout = _RESULTS
+    try:
+        yield _RESULTS
+    finally:
+        _RESULTS.flush()
+        sys.stdout = saved

@@ -13,7 +13,12 @@ Output kinds (``OUTPUT_KINDS``, ``--output``):
   (the values ranked by likelihood ratio), and, for scalar outputs, whose values are
   ordered, also with thresholds {x >= t}, {x <= t}: the selection share picks the family;
 - "categorical": discrete labels whose order means nothing (argmax indices, category
-  codes): value sets only.
+  codes): value sets only. str outputs ("yes" / "no", category names) are labels: they
+  are categorical whatever their length, and no other kind may be declared for them.
+
+An output that is not one of these (NaN, a complex number, bytes, a Python object, a
+batched call returning the wrong number of outputs) is a ``BadOutputError`` naming its
+kind and where it came from: an error of the mechanism, not of the command line.
 
 "No release" (``NO_RELEASE``, i.e. ``None``). A release that publishes nothing, such as a
 partition dropped by private partition selection, is an output like any other: its
@@ -22,18 +27,31 @@ mechanism returns ``None``; a batched mechanism returns a ``numpy.ma.MaskedArray
 masked rows are "no release" (or an object array holding ``None``). Discrete and
 categorical tests treat it as one more value; the continuous test codes it as NaN, outside
 every threshold set, and adds each set's union with it ({x >= t or no release}, and
-{released}, {no release} themselves). Vector outputs with "no release" are refused (audit
-one coordinate, or encode the event yourself). A NaN returned by the mechanism is still
-an error: it is never read as "no release".
+{released}, {no release} themselves). A NaN returned by the mechanism is still an error:
+it is never read as "no release".
+
+Multi-partition releases (vector outputs with "no release" CELLS). A release of k
+partitions, each of which may be dropped (private partition selection), is a row of k
+cells, each a number or "no release": a one-release mechanism returns a list or tuple
+such as ``[3.2, None]``, a batched one a ``MaskedArray`` of shape (size, k) whose masked
+cells are the partitions not released (a whole masked row, or ``None`` for the whole
+release, is "nothing released"). The vector test codes each unreleased cell as NaN:
+each partition is audited alone (its axis, with "no release" as in the scalar test), and
+jointly, by projections and statistics of the rows (``rejection.choose_vector``): a set
+on them also comes with "some cell it reads not released" added, and {every cell it reads
+released} and its complement are sets too. The discrete tests read a row as a tuple with
+``None`` in its unreleased cells.
 """
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MechanismError", "AuditPair", "normalize_pairs", "draw", "encode", "OUTPUT_KINDS", "NO_RELEASE",
-           "released_floats", "released_rows"]
+__all__ = ["MechanismError", "UserCallError", "BadOutputError", "AuditPair", "normalize_pairs", "draw", "encode",
+           "OUTPUT_KINDS", "NO_RELEASE", "released_cells", "released_floats", "released_rows", "is_interrupt",
+           "raised_text", "output_kind_text"]
 
 OUTPUT_KINDS = ("continuous", "vector", "discrete", "categorical")
 NO_RELEASE = None                 # what a one-release mechanism returns when it publishes nothing
@@ -42,6 +60,41 @@ NO_RELEASE_LABEL = "no release"   # how reports and JSON name it
 
 class MechanismError(RuntimeError):
     """The audited mechanism raised; the message names the mechanism and the pair."""
+
+
+class UserCallError(MechanismError):
+    """The user's code failed at a known place: the message is complete (the function, the
+    call and the dataset). Plain text only, so that it crosses process boundaries."""
+
+    def __reduce__(self):
+        return type(self), self.args
+
+
+class BadOutputError(UserCallError, ValueError):
+    """The mechanism returned something that is not an output: NaN, a complex number, a
+    Python object, bytes, a wrong number of outputs, a partly "no release" output."""
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """A real Ctrl-C: a KeyboardInterrupt in a process that handles SIGINT. Where SIGINT is
+    ignored (the command line's processes: its supervisor handles Ctrl-C, ``supervise.py``)
+    a KeyboardInterrupt can only have been raised by the user's code."""
+    if not isinstance(exc, KeyboardInterrupt):
+        return False
+    try:
+        return signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    except (ValueError, OSError):
+        return True
+
+
+def raised_text(exc: BaseException) -> str:
+    """What user code did, for a message: "called sys.exit(0) (SystemExit)", "raised ValueError: ..."."""
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({exc.code!r}) (SystemExit)"
+    if isinstance(exc, MemoryError):
+        return f"ran out of memory (MemoryError{': ' + str(exc) if str(exc) else ''})"
+    kind = "" if isinstance(exc, Exception) else " (a BaseException: an exit status is never the mechanism's to set)"
+    return f"raised {type(exc).__name__}{kind}: {exc}" if str(exc) else f"raised {type(exc).__name__}{kind}"
 
 
 @dataclass(frozen=True)
@@ -65,8 +118,12 @@ def _short(x, limit: int = 60) -> str:
 
 
 def _is_pair(obj) -> bool:
+    """One pair: an object with .first/.second, a 2-tuple of non-pairs (D, D'), or a 3-tuple
+    (D, D', description) whose description is a str (the forms the CLI's factories accept)."""
     if hasattr(obj, "first") and hasattr(obj, "second"):
         return True
+    if isinstance(obj, tuple) and len(obj) == 3 and isinstance(obj[2], str):
+        return not any(hasattr(x, "first") and hasattr(x, "second") for x in obj[:2])
     return isinstance(obj, tuple) and len(obj) == 2 and not any(
         hasattr(x, "first") and hasattr(x, "second") for x in obj)
 
@@ -78,18 +135,22 @@ def _one(obj, index: int) -> AuditPair:
         unit = getattr(obj, "unit", None)
     elif isinstance(obj, tuple) and len(obj) == 2:
         (first, second), desc, unit = obj, None, None
+    elif isinstance(obj, tuple) and len(obj) == 3 and isinstance(obj[2], str):
+        first, second, desc, unit = obj[0], obj[1], obj[2], None
     else:
-        raise TypeError(f"pair {index} must be a 2-tuple (D, D') or have .first/.second, "
-                        f"got {type(obj).__name__}")
+        raise TypeError(f"pair {index} must be a 2-tuple (D, D'), a 3-tuple (D, D', description) or have "
+                        f".first/.second, got {type(obj).__name__}")
     desc = desc or f"pair {index}: {_short(first)} vs {_short(second)}"
     return AuditPair(first, second, str(desc), None if unit is None else int(unit), index)
 
 
 def normalize_pairs(pairs, max_pairs: int) -> list[AuditPair]:
-    """One pair (a 2-tuple or an object with .first/.second) or an iterable of them.
+    """One pair (a 2-tuple, a 3-tuple (D, D', description) or an object with .first/.second)
+    or an iterable of them.
 
-    A *tuple* of length 2 whose items are not pairs is one pair (D, D'); lists,
-    generators and other iterables are several pairs. At most ``max_pairs`` are taken.
+    A *tuple* of length 2 whose items are not pairs is one pair (D, D'), and so is a tuple
+    (D, D', "description"); lists, generators and other iterables are several pairs. At
+    most ``max_pairs`` are taken.
     """
     if _is_pair(pairs):
         return [_one(pairs, 0)]
@@ -108,36 +169,58 @@ def normalize_pairs(pairs, max_pairs: int) -> list[AuditPair]:
 
 
 def draw(mechanism, pair: AuditPair, rngs, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """size outputs on each side of ``pair``; checks count, NaN and matching shapes.
-    Outputs with "no release" come back as masked arrays (``as_outputs``)."""
+    """size outputs on each side of ``pair``; checks count, kind, NaN and matching shapes.
+    Outputs with "no release" come back as masked arrays (``as_outputs``). An output that is
+    not one (NaN, complex, an object, bytes, a wrong count) is a ``BadOutputError`` naming
+    its kind; str outputs are labels, tested as categories."""
     name = mechanism_name(mechanism)
+    if hasattr(mechanism, "pair"):
+        mechanism.pair = pair                     # a parallel.Sampler names the pair in its messages
     outs = []
     for side, dataset, rng in (("first", pair.first, rngs[0]), ("second", pair.second, rngs[1])):
+        where = f"on the {side} dataset of {pair.description!r}"
         try:
             out = mechanism(dataset, rng, size)
+        except UserCallError:
+            raise                                 # complete already: the call, the dataset
         except Exception as exc:
-            raise MechanismError(f"mechanism {name} raised {type(exc).__name__} on the {side} "
-                                 f"dataset of {pair.description!r}: {exc}") from exc
-        where = f"mechanism {name} on the {side} dataset of {pair.description!r}"
-        out = as_outputs(out, where)
+            raise MechanismError(f"mechanism {name} raised {type(exc).__name__} {where}: {exc}") from exc
+        out = as_outputs(out, f"mechanism {name} {where}")
         if out.ndim == 0 or out.shape[0] != size:
-            raise ValueError(f"mechanism {name} returned shape {out.shape} on the {side} dataset of "
-                             f"{pair.description!r}; expected {size} outputs (shape ({size},) or ({size}, k))")
-        if out.dtype.kind not in "biuf":
-            raise ValueError(f"mechanism {name} returned dtype {out.dtype} on {pair.description!r}; "
-                             "expected numbers (or None for no release)")
+            got = "a single value (shape ())" if out.ndim == 0 else f"{out.shape[0]} outputs (shape {out.shape})"
+            raise BadOutputError(f"mechanism {name} returned {got} {where}; expected {size} outputs "
+                                 f"(shape ({size},) or ({size}, k)), one per row")
+        if out.dtype.kind not in "biufU":
+            raise BadOutputError(f"mechanism {name} returned {output_kind_text(out)} {where}; expected numbers, "
+                                 "str labels, or None for no release")
         data = np.ma.getdata(out)
         masked = np.ma.isMaskedArray(out)
         if data.dtype.kind == "f" and np.isnan(data[~np.ma.getmaskarray(out)] if masked else data).any():
-            bad = np.isnan(data).reshape(size, -1).any(1) & ~_missing_rows(out)
-            raise ValueError(f"mechanism {name} returned NaN on the {side} dataset of {pair.description!r} "
-                             f"(first at output {int(np.argmax(bad))}); return None for no release")
+            bad = (np.isnan(data) & ~np.ma.getmaskarray(out)).reshape(size, -1).any(1)
+            raise BadOutputError(f"mechanism {name} returned NaN {where} (first at output {int(np.argmax(bad))}, "
+                                 "the call of that number for a one-release mechanism); return None for no release")
         outs.append(out)
     outs = _shape_unreleased(outs)
     if outs[0].shape != outs[1].shape:
-        raise ValueError(f"mechanism {name} returned different shapes on the two sides of "
-                         f"{pair.description!r}: {outs[0].shape} vs {outs[1].shape}")
+        raise BadOutputError(f"mechanism {name} returned different shapes on the two sides of "
+                             f"{pair.description!r}: {outs[0].shape} vs {outs[1].shape}")
     return outs[0], outs[1]
+
+
+def output_kind_text(out) -> str:
+    """What a mechanism returned, by kind, for a message: "complex numbers (complex128)", ..."""
+    a = np.ma.getdata(out) if np.ma.isMaskedArray(out) else np.asarray(out)
+    k = a.dtype.kind
+    if k == "c":
+        return f"complex numbers ({a.dtype})"
+    if k == "S":
+        return f"bytes ({a.dtype}; return str labels instead)"
+    if k == "O":
+        types = sorted({type(v).__name__ for v in a.ravel()[:1000] if v is not None})
+        return f"Python objects of type {', '.join(types) or 'None'}"
+    if k in "mM":
+        return f"dates or times ({a.dtype})"
+    return f"values of dtype {a.dtype}"
 
 
 def as_outputs(out, where: str = "mechanism"):
@@ -155,9 +238,8 @@ def as_outputs(out, where: str = "mechanism"):
             return arr
         rows = list(arr)
         kept = [r for r in rows if r is not NO_RELEASE]
-        for r in kept:
-            if any(v is None for v in np.ravel(np.asarray(r, dtype=object))):
-                raise ValueError(f"{where}: an output is partly None; 'no release' is a whole output (None)")
+        if any(any(v is None for v in np.ravel(np.asarray(r, dtype=object))) for r in kept):
+            return _cell_masked(rows, where)
         if len(kept) == len(rows):
             return np.asarray(rows)
         filled = np.asarray(kept) if kept else np.zeros(0)
@@ -166,20 +248,49 @@ def as_outputs(out, where: str = "mechanism"):
         data[released] = filled
         mask = np.broadcast_to(~released.reshape((-1,) + (1,) * (data.ndim - 1)), data.shape)
     if data.ndim == 0:
-        raise ValueError(f"{where}: returned a 0-d masked array; expected one output per row")
+        raise BadOutputError(f"{where}: returned a 0-d masked array; expected one output per row")
     rows_mask = mask.reshape(mask.shape[0], -1)
-    if (rows_mask.any(1) != rows_mask.all(1)).any():
-        raise ValueError(f"{where}: output {int(np.argmax(rows_mask.any(1) != rows_mask.all(1)))} is partly masked; "
-                         "'no release' masks a whole output row")
+    partial = rows_mask.any(1) != rows_mask.all(1)
+    if partial.any() and data.ndim != 2:
+        raise BadOutputError(f"{where}: output {int(np.argmax(partial))} is partly masked; 'no release' masks a whole "
+                         "output, or the cells of a row (a multi-partition release, shape (size, k))")
     if not mask.any():
         return data
     return np.ma.MaskedArray(data, mask=np.array(mask))
 
 
+def _cell_masked(rows: list, where: str) -> np.ma.MaskedArray:
+    """Rows of a multi-partition release, each None (nothing released) or a sequence of k
+    numbers and Nones (cells not released), as a (n, k) masked array."""
+    k = None
+    for r in rows:
+        if r is not NO_RELEASE:
+            cells = np.ravel(np.asarray(r, dtype=object))
+            if k is not None and cells.size != k:
+                raise ValueError(f"{where}: multi-partition outputs of {k} and {cells.size} cells; every "
+                                 "output must have the same number of cells")
+            k = cells.size
+    cells = [np.ravel(np.asarray(r, dtype=object)) if r is not NO_RELEASE else None for r in rows]
+    given = [None if c is None else np.array([v is not None for v in c]) for c in cells]
+    values = [c[g] for c, g in zip(cells, given) if c is not None]
+    try:
+        kind = np.asarray(np.concatenate(values).tolist() if values else []).dtype
+        if kind.kind not in "biuf":
+            raise TypeError
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: a multi-partition output has a cell that is neither a number nor None") from None
+    data, mask = np.zeros((len(rows), k), dtype=kind), np.ones((len(rows), k), dtype=bool)
+    for i, (c, g) in enumerate(zip(cells, given)):
+        if c is not None:
+            data[i, g] = c[g].tolist()
+            mask[i] = ~g
+    return np.ma.MaskedArray(data, mask=mask)
+
+
 def _missing_rows(x) -> np.ndarray:
-    """(n,) True where output i is "no release"."""
+    """(n,) True where output i is "no release" (every cell of it masked)."""
     m = np.ma.getmaskarray(x)
-    return m.reshape(m.shape[0], -1).any(1) if m.ndim else np.zeros(0, bool)
+    return m.reshape(m.shape[0], -1).all(1) if m.ndim else np.zeros(0, bool)
 
 
 def _shape_unreleased(outs: list) -> list:
@@ -202,6 +313,15 @@ def released_rows(outputs) -> tuple[np.ndarray, np.ndarray]:
         else np.ones(n, bool)
 
 
+def released_cells(outputs) -> np.ndarray:
+    """Outputs as floats (n, k), NaN in every cell not released (a whole row for "no release")."""
+    x = as_outputs(outputs)
+    n = x.shape[0]
+    if np.ma.isMaskedArray(x):
+        return np.ma.filled(x.astype(float), np.nan).reshape(n, -1)
+    return np.asarray(x, dtype=float).reshape(n, -1)
+
+
 def released_floats(outputs) -> np.ndarray:
     """Scalar outputs as floats (n,), NaN where "no release"."""
     rows, released = released_rows(outputs)
@@ -213,8 +333,13 @@ def released_floats(outputs) -> np.ndarray:
 
 
 def infer_kind(out: np.ndarray, declared: str | None) -> str:
-    """The declared kind, or: integer or bool dtype -> "discrete"; rows -> "vector"; else
-    "continuous"."""
+    """The declared kind, or: str labels -> "categorical" (the only kind for them); integer or
+    bool dtype -> "discrete"; rows -> "vector"; else "continuous"."""
+    if out.dtype.kind == "U":                 # str outputs: labels, whose order means nothing
+        if declared not in (None, "categorical"):
+            raise ValueError(f"output={declared!r} cannot test str outputs: labels are tested as categories "
+                             "(output='categorical', the default for str outputs)")
+        return "categorical"
     if declared is not None:
         if declared not in OUTPUT_KINDS:
             raise ValueError(f"output must be one of {OUTPUT_KINDS}, got {declared!r}")
@@ -239,13 +364,12 @@ def encode(a: np.ndarray, b: np.ndarray, kind: str):
             return released_floats(a), released_floats(b), None
         return a.reshape(n).astype(float, copy=False), b.reshape(n).astype(float, copy=False), None
     if kind == "vector":
-        if missing:
-            raise ValueError("vector outputs with 'no release' (None) cannot be projected: audit one coordinate "
-                             "(a continuous output), or declare output='discrete'")
-        a2, b2 = a.reshape(n, -1).astype(float), b.reshape(n, -1).astype(float)
-        if not (np.isfinite(a2).all() and np.isfinite(b2).all()):
+        a2, b2 = released_cells(a), released_cells(b)                 # NaN: a cell not released
+        if np.isinf(a2).any() or np.isinf(b2).any():
             raise ValueError("vector outputs must be finite to be projected")
         return a2, b2, None
+    if missing and (_partial_rows(a) or _partial_rows(b)):
+        return _encode_cells(a, b)
     (ra, ka), (rb, kb) = released_rows(a), released_rows(b)
     both, kept = np.concatenate([ra, rb]), np.concatenate([ka, kb])
     codes = np.zeros(2 * n, dtype=np.int64)
@@ -260,6 +384,31 @@ def encode(a: np.ndarray, b: np.ndarray, kind: str):
         codes[~kept] = len(values)                # "no release": one more value, None
         values.append(NO_RELEASE)
     return codes[:n], codes[n:], values
+
+
+def _partial_rows(x) -> bool:
+    """Whether some output of x has released and unreleased cells (a multi-partition release)."""
+    m = np.ma.getmaskarray(x)
+    m = m.reshape(m.shape[0], -1)
+    return bool((m.any(1) != m.all(1)).any())
+
+
+def _encode_cells(a, b):
+    """Discrete codes of multi-partition rows: each distinct row, with None in its unreleased
+    cells, is one value; a row with no cell released is "no release"."""
+    n = a.shape[0]
+    both = np.concatenate([released_cells(a), released_cells(b)])     # (2n, k), NaN: not released
+    gaps = np.isnan(both)
+    key = np.hstack([np.where(gaps, 0.0, both), gaps.astype(float)])    # the gaps are part of the value
+    uniq, inv = _unique_rows(key)
+    k = both.shape[1]
+    values = [None if row[k:].all() else tuple(None if g else _number(v) for v, g in zip(row[:k], row[k:]))
+              for row in uniq]
+    return inv[:n].reshape(-1), inv[n:].reshape(-1), values
+
+
+def _number(v: float):
+    return int(v) if float(v).is_integer() else float(v)
 
 
 def _unique_rows(x: np.ndarray):

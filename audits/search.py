@@ -59,12 +59,12 @@ def best_candidates(a, b, kind: str, values, n_count: int, alpha: float, delta: 
 
 def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: int,
                alpha: float, output: str | None, progress=None, mu: float | None = None,
-               noise_family: str | None = None) -> tuple[list[int], list]:
+               noise_family: str | None = None, transform=None) -> tuple[list[int], list]:
     """(order, failures): the indices of the pairs whose pilot ran, from most to least
     promising (by pilot score - eps, or with a Gaussian-DP claim ``mu``, the larger of that
     and trade-off score - mu), and [(index, MechanismError)] for the pairs whose mechanism
     raised (they are left out of the order; the others go on). ``mechanism`` is a
-    ``parallel.Sampler``."""
+    ``parallel.Sampler``; ``transform`` maps each drawn side (``harness.round_outputs``)."""
     keys, failures = [], []
     for i, (pair, (eps, delta), ss) in enumerate(zip(pairs, claims, seeds)):
         rngs = [np.random.default_rng(s) for s in ss.spawn(2)]
@@ -77,6 +77,8 @@ def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: 
             if progress is not None:
                 progress(f"pilot {i + 1}/{len(pairs)}: {pair.description}: FAILED: {exc}")
             continue
+        if transform is not None:
+            a, b = transform(a), transform(b)
         kind = infer_kind(a, output)
         ea, eb, values = encode(a, b, kind)
         best = best_candidates(ea, eb, kind, values, n_count, alpha, delta, 1, noise_family=noise_family)

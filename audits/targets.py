@@ -2,9 +2,12 @@
 
 Each is turned into a ``Target`` (mechanism, pairs, claim, parameters, expected verdict),
 and every failure is classified by its ORIGIN, because the exit status depends on it
-(``cli.py``): bad input -> ``UsageError`` (exit 2); the user's own factory, pairs or
-mechanism raised -> ``UserCodeError`` (exit 3); anything else that escapes is an internal
-error of userdp (exit 3). A registry entry's mechanism is ours: when it refuses a value
+(``cli.py``): bad input -> ``UsageError`` (exit 2); the user's own module, factory, pairs or
+mechanism raised (any ``BaseException``, ``SystemExit`` included: ``user_code``) ->
+``UserCodeError`` (exit 3); anything else that escapes is an internal error of userdp
+(exit 3). A pair whose sides are of two kinds, or identical, is bad input (``_check_sides``).
+The mechanism is wrapped in ``UserMechanism``: it keeps the user's function's name for the
+messages and pickles as the recipe that rebuilds it in a worker process. A registry entry's mechanism is ours: when it refuses a value
 the user gave with ``--param``, that is bad input (2); when it fails on its defaults, a bug (3).
 """
 from __future__ import annotations
@@ -23,17 +26,17 @@ from userdp.reference.claims import ApproxDP, PersonalizedDP, PureDP, RenyiDP
 from userdp.reference.data import EmptyDataset, UserDataset
 from userdp.reference.neighbours import RELATIONS
 
+from . import watch
 from .ceiling import efficiency_report
 from .harness import IncompleteAudit, audit
-from .parallel import DuplicateStreamsError, SchedulerError, VaryingOutputError, batched, calling_convention
+from .parallel import DuplicateStreamsError, SchedulerError, VaryingOutputError, batched, calling_convention, fingerprint
 from .registry import AuditSetup, get
 from .report import fmt
-from .sampling import AuditPair, MechanismError, draw
+from .sampling import AuditPair, MechanismError, UserCallError, draw, is_interrupt, raised_text
 
-__all__ = ["UsageError", "UserCodeError", "CLAIM_FORMS", "Target", "parse_params", "parse_claim",
+__all__ = ["UsageError", "UserCodeError", "CLAIM_FORMS", "Target", "UserMechanism", "parse_params", "parse_claim",
            "check_params", "registry_target", "external_target", "call_target", "check_relation_name", "check_pairs",
-           "run_audit",
-           "run_efficiency"]
+           "run_audit", "run_efficiency", "user_code"]
 
 DEFAULT_SAMPLES = 200_000       # external mechanisms and entries without their own default
 MAX_PAIRS = 100                 # the harness's default max_pairs
@@ -48,6 +51,91 @@ class UsageError(Exception):
 
 class UserCodeError(Exception):
     """The user's own factory, pairs or mechanism raised: exit status 3."""
+
+
+def user_code(what: str, f, *args, **kwargs):
+    """``f(*args, **kwargs)``, the user's code, as a watched region named ``what``; anything it
+    raises, ``SystemExit`` and every other ``BaseException`` included (not a real Ctrl-C),
+    is a ``UserCodeError`` naming ``what``: user code never sets userdp's exit status."""
+    with watch.region(what):
+        try:
+            return f(*args, **kwargs)
+        except (UsageError, UserCodeError):
+            raise
+        except BaseException as exc:
+            if is_interrupt(exc):
+                raise
+            raise UserCodeError(f"{what} {raised_text(exc)}") from exc
+
+
+# ------------------------------------------------------------------ the mechanism, and its recipe
+@dataclass(frozen=True)
+class _Recipe:
+    """How a worker process rebuilds a target's mechanism: import ``spec`` (module:callable)
+    from ``path`` and call it, as the command line did (``kind``: "factory", "call" or
+    "registry"). Plain data, so it pickles where the mechanism (often a closure) does not."""
+    kind: str
+    spec: str
+    params: dict
+    path: str
+
+    def build(self):
+        if self.path not in sys.path:
+            sys.path.insert(0, self.path)
+        if self.kind == "registry":
+            m = registry_target(self.spec, self.params).mechanism
+            return m.mechanism if isinstance(m, UserMechanism) else m
+        factory = _load_factory(self.spec)
+        if self.kind == "call":
+            return _CallWith(factory, self.params)
+        made = factory(**self.params)
+        return made.mechanism if isinstance(made, AuditSetup) else made[0]
+
+
+def _rebuild(recipe: _Recipe, module: str | None, qualname: str | None) -> "UserMechanism":
+    return UserMechanism(recipe.build(), recipe, module, qualname)
+
+
+class UserMechanism:
+    """A target's mechanism: called as itself, named as the user's function (``module`` and
+    ``qualname``, default the mechanism's own), and pickled as the recipe that rebuilds it
+    (``parallel.py`` sends it to worker processes started by a fork server, which a closure
+    could not reach)."""
+
+    def __init__(self, mechanism, recipe: _Recipe, module: str | None = None, qualname: str | None = None):
+        self.mechanism, self.recipe = mechanism, recipe
+        self.__signature__ = inspect.signature(mechanism)
+        self._named = (module, qualname)
+        self.__qualname__ = qualname or getattr(mechanism, "__qualname__", None) or \
+            getattr(mechanism, "__name__", None) or type(mechanism).__name__
+        self.__module__ = module or getattr(mechanism, "__module__", None) or type(mechanism).__module__
+
+    def __call__(self, *args, **kwargs):
+        return self.mechanism(*args, **kwargs)
+
+    def __reduce__(self):
+        return _rebuild, (self.recipe, *self._named)
+
+    def __repr__(self) -> str:
+        return f"{self.__module__}.{self.__qualname__}"
+
+
+class _CallWith:
+    """``--mechanism``: ``f(dataset, **kwargs)``, one release per call."""
+
+    def __init__(self, f, kwargs: dict):
+        self.f, self.kwargs = f, kwargs
+
+    def __call__(self, dataset):
+        return self.f(dataset, **self.kwargs)
+
+
+def _wrap(mechanism, recipe: _Recipe):
+    """``UserMechanism`` when the signature can be read (else the mechanism, refused later)."""
+    try:
+        return UserMechanism(mechanism, recipe)
+    except (TypeError, ValueError):
+        return mechanism
 
 
 # ------------------------------------------------------------------ parameters and claims
@@ -175,7 +263,8 @@ def registry_target(entry, raw: dict, samples: int | None = None) -> Target:
         if not changed:
             raise                                   # our own defaults refused: a bug (exit 3)
         raise UsageError(f"{entry.name} refused {_param_text(changed)}: {exc}") from None
-    return Target(entry.name, entry.kind, entry.relation, setup.mechanism, setup.pairs, setup.claim, setup.output,
+    mechanism = _wrap(setup.mechanism, _Recipe("registry", entry.name, dict(raw), os.getcwd()))
+    return Target(entry.name, entry.kind, entry.relation, mechanism, setup.pairs, setup.claim, setup.output,
                   samples or entry.samples or DEFAULT_SAMPLES,
                   {**entry.params, **params}, changed, None if changed else entry.expected, setup.noise)
 
@@ -192,10 +281,7 @@ def external_target(name: str, raw: dict, *, claim: str | None = None, relation:
     check_relation_name(relation)
     factory = _load_factory(name)
     params = _bind(factory, name, raw)
-    try:
-        made = factory(**params)
-    except Exception as exc:
-        raise UserCodeError(f"your factory {name} raised {type(exc).__name__}: {exc}") from exc
+    made = user_code(f"your factory {name}", factory, **params)
     noise = None
     if isinstance(made, AuditSetup):
         the_claim = made.claim if given is None else given
@@ -213,6 +299,7 @@ def external_target(name: str, raw: dict, *, claim: str | None = None, relation:
         raise UsageError(f"{name}: the {exc}") from None
     pairs = _external_pairs(pairs, name)
     checked = None if relation is None else check_pairs(relation, pairs)
+    mechanism = _wrap(mechanism, _Recipe("factory", name, params, os.getcwd()))
     return Target(name, "external", relation or "unspecified", mechanism, pairs,
                   the_claim, output, samples or DEFAULT_SAMPLES, params, params, None, noise, checked)
 
@@ -250,10 +337,8 @@ def call_target(spec: str, kwargs: str | None, pairs: list, *, claim: str | None
         raise UsageError(f"--mechanism {spec}: give at least one --pair FIRST SECOND (two JSON datasets)")
     sides = [(_json_arg(a, "--pair"), _json_arg(b, "--pair"), f"--pair {a} {b}") for a, b in pairs]
     f = _load_factory(spec)
-
-    def mechanism(dataset):
-        return f(dataset, **kw)
-
+    mod, _, attr = spec.partition(":")
+    mechanism = UserMechanism(_CallWith(f, kw), _Recipe("call", spec, kw, os.getcwd()), mod, attr)
     the_pairs = _external_pairs(sides, spec)
     checked = None if relation is None else check_pairs(relation, the_pairs)
     return Target(spec, "external", relation or "unspecified", mechanism, the_pairs, the_claim, output,
@@ -333,12 +418,15 @@ def import_user_module(target: str, what: str = "an external mechanism is module
         raise usage_error(f"{what}, got {target!r}")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(mod_name)
-    except ImportError as exc:
-        raise usage_error(f"cannot import {mod_name!r} (from {target!r}): {exc}") from exc
-    except Exception as exc:
-        raise UserCodeError(f"importing your module {mod_name!r} raised {type(exc).__name__}: {exc}") from exc
+    with watch.region(f"importing your module {mod_name!r}"):
+        try:
+            module = importlib.import_module(mod_name)
+        except ImportError as exc:
+            raise usage_error(f"cannot import {mod_name!r} (from {target!r}): {exc}") from exc
+        except BaseException as exc:
+            if is_interrupt(exc):
+                raise
+            raise UserCodeError(f"importing your module {mod_name!r} {raised_text(exc)}") from exc
     return module, attr
 
 
@@ -370,18 +458,43 @@ def _external_pairs(pairs, name: str) -> list[AuditPair]:
     if _is_one_pair(pairs):
         pairs = [pairs]
     try:
-        items = list(itertools.islice(iter(pairs), MAX_PAIRS + 1))
+        it = iter(pairs)
     except TypeError:
         raise UsageError(f"{name}: pairs must be a pair or an iterable of pairs, "
                          f"got {type(pairs).__name__}") from None
-    except Exception as exc:
-        raise UserCodeError(f"iterating the pairs from your factory {name} raised "
-                            f"{type(exc).__name__}: {exc}") from exc
+    items = user_code(f"iterating the pairs from your factory {name}", lambda: list(itertools.islice(it, MAX_PAIRS + 1)))
     if not items:
         raise UsageError(f"{name}: no neighbouring pairs; the audit needs at least one")
     if len(items) > MAX_PAIRS:
         raise UsageError(f"{name}: more than {MAX_PAIRS} pairs; pass the {MAX_PAIRS} most promising")
-    return [_one_pair(p, i, name) for i, p in enumerate(items)]
+    out = [_one_pair(p, i, name) for i, p in enumerate(items)]
+    for p in out:
+        _check_sides(p, name)
+    return out
+
+
+def _dataset_kind(x) -> str:
+    if isinstance(x, UserDataset):
+        return "UserDataset"
+    if isinstance(x, EmptyDataset):
+        return "EmptyDataset (data.EMPTY)"
+    return type(x).__name__
+
+
+def _check_sides(p: AuditPair, name: str) -> None:
+    """A pair's two sides are datasets of one kind (a UserDataset may face data.EMPTY), and
+    not the same dataset: an audit of D against D itself can find nothing, and its "no
+    violation found" would read as a pass. Both are UsageErrors naming the pair."""
+    a, b = p.first, p.second
+    if isinstance(a, (UserDataset, EmptyDataset)) != isinstance(b, (UserDataset, EmptyDataset)):
+        raise UsageError(f"{name}: {p.description!r} has a {_dataset_kind(a)} on one side and a {_dataset_kind(b)} "
+                         "on the other: the two sides of a pair must be datasets of one kind (two UserDatasets, "
+                         "a UserDataset and data.EMPTY, or two sequences of records)")
+    fa = fingerprint(a)
+    if fa is not None and fa == fingerprint(b):
+        raise UsageError(f"{name}: {p.description!r}: its two datasets are identical, so no test can tell them "
+                         "apart and 'no violation found' would mean nothing: a pair must differ in one unit of "
+                         "its relation (a record, a user)")
 
 
 def _has_sides(obj) -> bool:
@@ -445,15 +558,17 @@ def _summary(x, a) -> str:
 
 # ------------------------------------------------------------------ running an audit
 def run_audit(target: Target, confidence: float, seed: int, progress=None, workers: int | None = None,
-              scheduler: str | None = None):
+              scheduler: str | None = None, **options):
     """audit(); an exception is classified by its origin (see the module docstring), except
     ``IncompleteAudit`` (some pairs finished), which the caller reports with its result; an
-    unusable --scheduler is bad input."""
+    unusable --scheduler is bad input. ``options``: ``noise_family`` (replaces the setup's
+    declared family) and ``selection_fraction`` (``--noise-family``, ``--selection-fraction``);
+    an audit that cannot use them is bad input."""
     t = target
     try:
         return audit(t.mechanism, t.pairs, t.claim, samples=t.samples, confidence=confidence,
-                     seed=seed, output=t.output, progress=progress,
-                     noise_family=None if t.noise is None else t.noise.family, workers=workers, scheduler=scheduler)
+                     seed=seed, output=t.output, progress=progress, workers=workers, scheduler=scheduler,
+                     **{"noise_family": None if t.noise is None else t.noise.family, **options})
     except IncompleteAudit:
         raise
     except SchedulerError as exc:
@@ -463,7 +578,13 @@ def run_audit(target: Target, confidence: float, seed: int, progress=None, worke
     except (ValueError, TypeError) as exc:
         if target.kind == "external":
             raise UsageError(f"the audit cannot use the setup from {target.name}: {exc}") from exc
+        if options:
+            raise UsageError(f"the audit of {target.name} cannot use {_option_text(options)}: {exc}") from exc
         raise
+
+
+def _option_text(options: dict) -> str:
+    return " ".join(f"--{k.replace('_', '-')} {'none' if v is None else v}" for k, v in options.items())
 
 
 def run_efficiency(target: Target, result) -> dict:
@@ -487,6 +608,9 @@ def run_efficiency(target: Target, result) -> dict:
 def mechanism_error(target: Target, exc: MechanismError) -> Exception:
     cause = exc.__cause__
     what = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
+    if target.kind == "external" and isinstance(exc, UserCallError):     # complete: the function, the call
+        text = str(exc)
+        return UserCodeError(f"your {text}" if text.startswith("mechanism ") else text)
     if target.kind == "external":
         if isinstance(cause, VaryingOutputError):
             return UserCodeError(f"your mechanism returned outputs of varying shape or type: {cause}\n  ({exc})")

@@ -1,5 +1,6 @@
-"""What the gallery modules share: the ``Entry`` record, input checks, and the fork guard
-for libraries whose secure generator keeps a buffer.
+"""What the gallery modules share: the ``Entry`` record and input checks. (The fork guard for
+python-dp's random buffer is userdp's own now, applied in every forked worker:
+``userdp.audits.parallel.discard_inherited_pydp_buffer``.)
 
 An ``Entry`` names one audit target (``module:factory``), the neighbouring relation its
 pairs are checked under (``--relation``), its expected verdict, and two sample counts: the
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,33 +73,3 @@ def check_records(records, lower: float, upper: float, name: str) -> list[float]
         i = int(np.argmax(bad))
         raise ValueError(f"{name}[{i}] = {x[i]!r} lies outside the record bounds [{lower}, {upper}]")
     return x.tolist()
-
-
-# ------------------------------------------------------------------ fork guard
-# Google's differential-privacy C++ library (python-dp, and PipelineDP, whose noise and
-# partition selection are python-dp's) draws every random number from SecureURBG, a
-# process-wide 65536-byte buffer of OpenSSL RAND_bytes (cc/algorithms/rand.h: kBufferSize
-# = 65536; rand.cc: operator() reads 8 bytes and refreshes the buffer only when it is
-# spent). A process forked after the buffer was filled (userdp's worker pool is forked
-# after the audit's reproducibility check has drawn in the parent) inherits a copy of the
-# unread part, so two workers' first releases are IDENTICAL (measured: the first 84 of
-# python-dp's BoundedSum) before each worker's own RAND_bytes refresh makes them diverge.
-# userdp refuses such shards (two shards with the same first outputs: ``DuplicateStreamsError``,
-# tests/gallery), so an unguarded audit stops with an error. Independent samples are what
-# the audit's bound needs, so each process discards the inherited buffer: at least 8192
-# draws of 8 bytes each (every draw reads >= 8 bytes).
-SECURE_URBG_BUFFER_BYTES = 65536
-_guarded_pid = None
-
-
-def discard_inherited_pydp_buffer() -> None:
-    """Once per process: spend the python-dp generator's buffer inherited across a fork."""
-    global _guarded_pid
-    pid = os.getpid()
-    if pid == _guarded_pid:
-        return
-    from pydp.algorithms import numerical_mechanisms
-    burn = numerical_mechanisms.LaplaceMechanism(1.0, 1.0)
-    for _ in range(SECURE_URBG_BUFFER_BYTES // 8):
-        burn.add_noise(0.0)
-    _guarded_pid = pid

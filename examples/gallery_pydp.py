@@ -4,9 +4,10 @@ C++ library), audited: ``BoundedSum`` and ``Count``, and a planted bug.
 Each target is one release per call, ``mechanism(dataset)``: a fresh algorithm object and
 ``quick_result(list(dataset))``, as the library's examples use it. Noise comes from the
 C++ library's ``SecureURBG`` (OpenSSL ``RAND_bytes``), never from the audit's rng, so
-``--seed`` does not reproduce these audits; ``_gallery.discard_inherited_pydp_buffer``
-makes the worker processes' streams independent (see there: without it, forked workers
-repeat each other's first releases).
+``--seed`` does not reproduce these audits. userdp's worker processes start from a fork
+server and import python-dp afresh, each with its own stream; a forked worker spends the
+random buffer it inherited (``userdp.audits.parallel.discard_inherited_pydp_buffer``: without
+it, forked workers repeat each other's first releases).
 
 The claim. ``BoundedSum(epsilon, delta=0, lower_bound, upper_bound, l0_sensitivity=1,
 linf_sensitivity=1)`` and ``Count(epsilon, l0_sensitivity=1, linf_sensitivity=1)``
@@ -35,8 +36,7 @@ from pydp.algorithms.laplacian import BoundedSum, Count
 from userdp.audits.registry import AuditSetup
 from userdp.reference.claims import PureDP
 
-from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_bounds, check_epsilon, check_records, \
-    discard_inherited_pydp_buffer
+from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_bounds, check_epsilon, check_records
 
 VERSION = "1.1.5"
 MODULE = "examples.gallery_pydp"
@@ -46,7 +46,6 @@ def _sum_setup(run_epsilon: float, claim_epsilon: float, lower: float, upper: fl
     lo, hi = check_bounds(lower, upper)
 
     def mechanism(dataset):
-        discard_inherited_pydp_buffer()
         return BoundedSum(epsilon=run_epsilon, delta=0.0, lower_bound=lo, upper_bound=hi,
                           dtype="float").quick_result(list(dataset))
     pairs = [([], [hi], f"no record vs one at the upper bound {hi:g}"),
@@ -69,7 +68,6 @@ def count(epsilon: float = 1.0) -> AuditSetup:
     eps = check_epsilon(epsilon)
 
     def mechanism(dataset):
-        discard_inherited_pydp_buffer()
         return Count(epsilon=eps, dtype="int").quick_result(list(dataset))
     pairs = [([], [1], "no record vs one (count 0 vs 1)"), ([1] * 5, [1] * 6, "five records vs six")]
     return AuditSetup(mechanism, pairs, PureDP(eps), output="discrete")

@@ -35,6 +35,10 @@ The WME baseline (``WME_PROPERTIES``, ``REFERENCE_WME``, ``RELATION_WME``; plain
 two stages; ``mechanism(dataset, rng=, size=, epsilon=, delta=, R=)``. There ``R`` IS the
 support bound: |x| <= R (d = 1), ||x||_2 <= R (d > 1).
 
+``prop_refusal_reads_only_public_inputs`` runs on neighbouring PAIRS (``HLMPair``, strategy
+``hlm_pairs``): near-balanced clusters, items at large magnitudes (up to 1e300), many users,
+d = 1 and d = 3; its hard examples are pairs on which a capped solver raised on one side only.
+
 Relation: replace one user's items, m_i kept (``REPLACE_USER_ITEMS``). Every property raises
 AssertionError. Oracles, independent of ``reference/zhao2024.py``: the Huber gradient and
 loss written out below (eq. (3)), scipy's BFGS on the same loss (a second solver), the
@@ -44,6 +48,7 @@ Tolerance ``REL`` = 1e-9 relative (sums of at most a few dozen doubles).
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional
@@ -64,9 +69,13 @@ __all__ = [
     "huber_gradient_oracle", "gaussian_delta_oracle", "replaced", "prop_weights_normalised_monotone",
     "prop_thresholds_decrease", "prop_first_order_condition", "prop_no_better_point_than_scipy",
     "prop_weighted_mean_when_thresholds_large", "prop_sensitivity_bound_brute_force",
-    "prop_ptr_distance_sensitivity_one", "prop_noise_calibrated", "ALL_PROPERTIES",
+    "prop_ptr_distance_sensitivity_one", "prop_noise_calibrated", "prop_noise_scales_public", "ALL_PROPERTIES",
+    "GlobalExample", "global_examples", "GLOBAL_HARD_EXAMPLES", "prop_global_constants",
+    "prop_global_sensitivity_brute_force", "prop_global_minimiser_certified", "prop_global_noise_calibrated",
+    "REFERENCE_GLOBAL", "REFERENCE_TUNED", "GLOBAL_PROPERTIES",
     "WMEExample", "wme_examples", "prop_wme_noise_calibrated", "REFERENCE_WME", "WME_PROPERTIES",
     "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "RELATION_WME", "ADAPTER",
+    "HLMPair", "hlm_pairs", "HARD_PAIRS", "prop_refusal_reads_only_public_inputs",
 ]
 
 REL = 1e-9
@@ -153,6 +162,101 @@ def _knife_edge_example() -> HLMExample:
 
 
 HARD_EXAMPLES = (_heavy_user_example(), _two_cluster_example(), _knife_edge_example())
+
+
+@dataclass(frozen=True)
+class HLMPair:
+    """A neighbouring pair under REPLACE_USER_ITEMS (one user's items replaced, m_i kept) and
+    the public parameters; ``dataset`` is the first side (what a report shows)."""
+
+    first: UserDataset
+    second: UserDataset
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    R: float = 1.0
+    R_c: float = 1.0
+    note: str = ""
+
+    @property
+    def dataset(self) -> UserDataset:
+        return self.first
+
+    @property
+    def params(self) -> dict:
+        return {"epsilon": self.epsilon, "delta": self.delta, "R": self.R, "R_c": self.R_c}
+
+
+def _one_item_users(v) -> UserDataset:
+    v = np.asarray(v, float)
+    return UserDataset(v, np.arange(v.shape[0]))
+
+
+def _pair(v, k: int, new, note: str) -> HLMPair:
+    """One-item users with values v; user k's item replaced by ``new``."""
+    v = np.asarray(v, float)
+    w = v.copy()
+    w[k] = new
+    return HLMPair(_one_item_users(v), _one_item_users(w), note=note)
+
+
+@st.composite
+def hlm_pairs(draw):
+    """Neighbouring pairs where a solver's success is fragile, one-item users (R = R_c = 1):
+
+    - "clusters": two clusters far beyond every threshold with near-balanced sizes (n up to
+      400), the replaced user moving between them (the weighted mean lands where every user
+      is linear, and the gradient is flat there);
+    - "magnitude": n up to 500 users uniform within 1 of a centre up to 1e300 in size (the
+      float spacing near the items exceeds any absolute tolerance), one user moved;
+    - "many": n up to 1000 uniform users with one moved to an outlier up to 1e308;
+    d = 1 or 3 (vector items, the same geometry on the diagonal plus noise)."""
+    d = draw(st.sampled_from([1, 3]))
+    family = draw(st.sampled_from(["clusters", "magnitude", "many"]))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    if family == "clusters":
+        half = draw(st.integers(2, 200))
+        a, b = half + draw(st.integers(-2, 2)), half
+        gap = draw(st.sampled_from([10.0, 100.0, 1e4]))
+        v = np.r_[np.zeros(a), np.full(b, gap)]
+        k = draw(st.integers(0, a + b - 1))
+        new = gap - v[k]                                      # to the other cluster
+    elif family == "magnitude":
+        n = draw(st.integers(3, 500))
+        c = draw(st.sampled_from([1e5, 2e5, 1e8, 1e15, 1e300, -1e300]))
+        v = c + rng.uniform(-1.0, 1.0, n)
+        k = 0
+        new = c + draw(st.floats(-3.0, 3.0))
+    else:
+        n = draw(st.integers(3, 1000))
+        v = rng.uniform(-1.0, 1.0, n)
+        k = 0
+        new = draw(st.sampled_from([10.0, -1e8, 1e308, -1e308]))
+    if d == 3:
+        noise = rng.uniform(-0.1, 0.1, (v.size, 3))
+        v = v[:, None] * np.ones(3) / math.sqrt(3) + noise
+        new = np.full(3, new / math.sqrt(3)) + noise[k]
+    return _pair(v, k, new, f"{family}, d = {d}, n = {v.shape[0]}, seed {seed}")
+
+
+def _hard_pairs() -> tuple:
+    """Pairs on which a capped Newton solver raised on one side and released on the other:
+    50 users at 0 and 49 at +100 vs one user moved to 0 (every user linear at the weighted-mean
+    start); 1000 users within 1 of 1e8, one at 1e8 - 0.267 vs - 0.189 (float spacing); the
+    first geometry in d = 3. (The same near 2e5 with 10^5 users is in tests/test_zhao2024.py
+    and the slow scan: too large for a property every validate run repeats.)"""
+    v = np.r_[np.zeros(50), np.full(49, 100.0)]
+    out = [_pair(v, 50, 0.0, "50 at 0, 49 at +100 vs 51 / 48")]
+    for n, c, seed in ((1000, 1e8, 0),):
+        u = c + np.random.default_rng(seed).uniform(-1.0, 1.0, n)
+        u[0] = c - 0.267
+        out.append(_pair(u, 0, c - 0.189, f"{n} users within 1 of {c:g}, one at c - 0.267 vs c - 0.189"))
+    v3 = np.r_[np.zeros(50), np.full(49, 100.0)][:, None] * np.ones(3)
+    out.append(_pair(v3, 50, np.zeros(3), "d = 3: 50 at 0, 49 at +100 (1, 1, 1) vs 51 / 48"))
+    return tuple(out)
+
+
+HARD_PAIRS = _hard_pairs()
 
 
 # ----------------------------------------------------------------------- oracles
@@ -350,6 +454,51 @@ def prop_noise_calibrated(impl: Adapter, ex: HLMExample) -> None:
         _require(got <= dr * (1 + 1e-6), f"{what} = {sigma!r} at sensitivity {sens!r}: delta = {got!r} > {dr!r}")
 
 
+def _outcome(call, D) -> str | None:
+    """None when ``call(D)`` returns, else the exception's type and message."""
+    try:
+        call(D)
+    except Exception as exc:                        # any refusal is an output: compared below
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def prop_refusal_reads_only_public_inputs(impl: Adapter, ex: HLMPair) -> None:
+    """On a neighbouring pair, the release and every noise-free stage either return on both
+    sides or refuse on both with the same message: an exception is an output, so one that
+    occurs on D and not on D' (probability 1 against 0) breaks (eps, delta)-DP for every
+    delta < 1. A mechanism may refuse only for a reason read from public inputs, which the
+    two sides share. Also |gamma(D) - gamma(D')| <= 1 on these pairs."""
+    impl.require("mechanism")
+    p = ex.params
+    calls = [("mechanism", lambda D: impl.mechanism(D, rng=np.random.default_rng(0), size=2, **p))]
+    calls += [(name, lambda D, f=getattr(impl, name): f(D, **p))
+              for name in ("statistic", "sensitivity", "noise_scale", "ptr_distance") if getattr(impl, name) is not None]
+    for name, call in calls:
+        a, b = _outcome(call, ex.first), _outcome(call, ex.second)
+        _require(a == b, f"{name} on a neighbouring pair ({ex.note}): first side "
+                         f"{'raised ' + a if a else 'returned'}, second side {'raised ' + b if b else 'returned'}: "
+                         "a refusal that depends on the private data is an output")
+    if impl.ptr_distance is not None and _outcome(lambda D: impl.ptr_distance(D, **p), ex.first) is None:
+        g1, g2 = int(impl.ptr_distance(ex.first, **p)), int(impl.ptr_distance(ex.second, **p))
+        _require(abs(g1 - g2) <= 1, f"gamma moves from {g1} to {g2} on a neighbouring pair ({ex.note})")
+
+
+def prop_noise_scales_public(impl: Adapter, ex) -> None:
+    """Every noise scale (the dict of ``noise_scale``) is the same on D and on every brute-force
+    neighbour: it reads only public inputs (n, the m_i, R, R_c, the budget, the support), never a
+    record. (A scale that moves with the data is an output: sigma itself would tell neighbours apart.)"""
+    impl.require("noise_scale", "thresholds")
+    D, p = ex.dataset, ex.params
+    base = impl.noise_scale(D, **p)
+    T = np.asarray(impl.thresholds(D, **p), float)
+    for k in range(D.m):
+        for v in _grid(D, ex, k, float(T[k])):
+            got = impl.noise_scale(replaced(D, k, v), **p)
+            _require(got == base, f"user {k} -> {v}: noise scales {got} != {base} on D: they read the data")
+
+
+
 # ---------------------------------------------------------------------- the reference
 def _plan(D, **p):
     return Z.release_plan(D, **p)
@@ -376,7 +525,8 @@ REFERENCE = HLMAdapter(
 
 ALL_PROPERTIES = (prop_weights_normalised_monotone, prop_thresholds_decrease, prop_first_order_condition,
                   prop_no_better_point_than_scipy, prop_weighted_mean_when_thresholds_large,
-                  prop_sensitivity_bound_brute_force, prop_ptr_distance_sensitivity_one, prop_noise_calibrated)
+                  prop_sensitivity_bound_brute_force, prop_ptr_distance_sensitivity_one, prop_noise_calibrated,
+                  prop_refusal_reads_only_public_inputs, prop_noise_scales_public)
 
 
 # ---------------------------------------------------------------------- the WME baseline
@@ -443,8 +593,246 @@ WME_PROPERTIES = (prop_wme_noise_calibrated,)
 RELATION_WME = Wm.RELATION      # REPLACE_USER_ITEMS, as for HLM
 
 
+# ---------------------------------------------------------------------- calibrations
+# reference/zhao2024_calibration.py (derived here, not from the paper). The tuned PTR
+# calibration (``REFERENCE_TUNED``: zhao2024.mechanism at ``tune_ptr``'s choice, which reads
+# the counts only) runs ALL_PROPERTIES, ``prop_noise_scales_public`` included. And
+# the global-curvature calibration ("global", no test): adapters with stages weights,
+#   thresholds, statistic (x_K, unclipped), sensitivity (S: the bound on ||Clip x_K(D) -
+#   Clip x_K(D')||), noise_scale -> dict sigma, epsilon, delta, Delta, e, kappa_G, rho_G,
+#   and mechanism; examples carry ``support`` (required) and ``theta`` (the weights' cap).
+@dataclass(frozen=True)
+class GlobalExample:
+    dataset: UserDataset
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    R: float = 1.0
+    R_c: float = 10.0
+    support: float = 1.0          # required: every item in the L2 ball of this radius
+    theta: float = 1.0            # equalised weights: w_i prop. to min(m_i, theta / min(T_i, support))
+
+    @property
+    def params(self) -> dict:
+        return {"epsilon": self.epsilon, "delta": self.delta, "R": self.R, "R_c": self.R_c,
+                "support": self.support, "theta": self.theta}
+
+
+@st.composite
+def global_examples(draw, min_n: int = 2, max_n: int = 7, max_d: int = 2):
+    """n users with averages in the support ball (a third at its poles +-rho e_1, the rest
+    uniform in the ball), item counts in [1, 30] with at least one one-item user, and R >= rho
+    (R >= 1.5 rho in d >= 2), so that a one-item user's threshold tau R reaches 2 rho (G1 of
+    reference/zhao2024_calibration.py); rho, theta and R_c over three decades."""
+    n, d = draw(st.integers(min_n, max_n)), draw(st.integers(1, max_d))
+    rho = draw(st.sampled_from([0.5, 1.0, 3.0]))
+    R = rho * draw(st.sampled_from([1.0, 1.5, 2.0] if d == 1 else [1.5, 2.0]))
+    m = np.array(draw(st.lists(st.integers(1, 30), min_size=n, max_size=n)))
+    m[draw(st.integers(0, n - 1))] = 1
+    y = np.empty((n, d))
+    for i in range(n):
+        kind = draw(st.sampled_from(["pole+", "pole-", "ball", "ball"]))
+        if kind.startswith("pole"):
+            y[i] = (rho if kind == "pole+" else -rho) * np.eye(d)[0]
+        else:
+            u = np.array(draw(st.lists(st.floats(-1.0, 1.0), min_size=d, max_size=d)))
+            y[i] = u * rho / max(1.0, float(np.linalg.norm(u)) * (1 + 1e-12))
+    theta = rho * draw(st.sampled_from([0.01, 0.3, 1.0, 5.0, 1e4]))
+    R_c = rho * draw(st.sampled_from([0.3, 1.0, 10.0]))
+    return GlobalExample(_dataset(y[:, 0] if d == 1 else y, m), R=R, R_c=R_c, support=rho, theta=theta)
+
+
+def _lost_curvature_example() -> GlobalExample:
+    """A known hard case: 20 one-item users at +rho (T = 2 rho: always quadratic) and 3 two-item
+    users at -rho (T = sqrt 2 rho < 2 rho), equal weights (theta = rho). The minimiser sits at
+    0.79 rho, so the two-item users pull from their linear region and add no curvature: one
+    one-item user moving to -rho shifts it by 2 w rho / (20/23) = rho / 10, exactly Delta = 2c /
+    kappa_G. Counting the two-item users in G (T_i >= rho, the support's radius instead of its
+    diameter) would give Delta = 2 rho / 23 < rho / 10."""
+    return GlobalExample(_dataset(np.r_[np.ones(20), -np.ones(3)], np.r_[np.ones(20, int), np.full(3, 2)]),
+                         R=1.0, R_c=10.0, support=1.0, theta=1.0)
+
+
+GLOBAL_HARD_EXAMPLES = (_lost_curvature_example(),)
+
+
+def _global_grid(D: UserDataset, ex: GlobalExample) -> list:
+    """New averages inside the support: its poles +-rho e_1, 0, +-rho/2 e_1, the other users'
+    averages, and (d >= 2) a diagonal point of norm rho."""
+    y = _y(D)
+    d = y.shape[1]
+    e1 = np.eye(d)[0]
+    pts = [t * ex.support * e1 for t in (-1.0, -0.5, 0.0, 0.5, 1.0)] + [row for row in y]
+    if d > 1:
+        pts.append(ex.support * np.ones(d) / math.sqrt(d) * (1 - 1e-15))
+    return [p[0] if D.values.ndim == 1 else p for p in pts]
+
+
+def _projected(D: UserDataset, rho: float) -> np.ndarray:
+    y = _y(D)
+    if y.shape[1] == 1:
+        return np.clip(y, -rho, rho)
+    r = np.linalg.norm(y, axis=1, keepdims=True)
+    return np.where(r > rho, y * (rho / np.maximum(r, 1e-300)), y)
+
+
+def prop_global_constants(impl: Adapter, ex: GlobalExample) -> None:
+    """The declared Delta >= 2 c / kappa with c = max_i w_i min(T_i, rho) and kappa = sum of w_i
+    over users with T_i >= 2 rho (written out here: G3), the solver bound e >= 0, and the
+    sensitivity S >= min(Delta + 2e, 2 R_c)."""
+    impl.require("weights", "thresholds", "noise_scale", "sensitivity")
+    D, p = ex.dataset, ex.params
+    w = np.asarray(impl.weights(D, **p), float)
+    T = np.asarray(impl.thresholds(D, **p), float)
+    ns = impl.noise_scale(D, **p)
+    kappa = math.fsum(w[T >= 2 * ex.support])
+    c = float(np.max(w * np.minimum(T, ex.support)))
+    _require(kappa > 0, f"no user has T_i >= 2 support: the example should have been refused ({T})")
+    _require(ns["Delta"] >= 2 * c / kappa * (1 - REL), f"Delta = {ns['Delta']!r} < 2 c / kappa = {2 * c / kappa!r}")
+    _require(ns["e"] >= 0, f"the solver bound e = {ns['e']!r} < 0")
+    S = float(impl.sensitivity(D, **p))
+    _require(S >= min(ns["Delta"] + 2 * ns["e"], 2 * ex.R_c) * (1 - REL),
+             f"sensitivity {S!r} < min(Delta + 2 e, 2 R_c) = {min(ns['Delta'] + 2 * ns['e'], 2 * ex.R_c)!r}")
+
+
+def prop_global_sensitivity_brute_force(impl: Adapter, ex: GlobalExample) -> None:
+    """Replacing any user's items by any point of the grid (inside the support) moves
+    Clip(x_K, R_c) by at most the declared sensitivity S, and S and every noise scale are the
+    same on each neighbour (public)."""
+    impl.require("statistic", "sensitivity", "noise_scale")
+    D, p = ex.dataset, ex.params
+    base = _clip(impl.statistic(D, **p), ex.R_c)
+    S, ns = float(impl.sensitivity(D, **p)), impl.noise_scale(D, **p)
+    for k in range(D.m):
+        for v in _global_grid(D, ex):
+            D2 = replaced(D, k, v)
+            shift = float(np.linalg.norm(_clip(impl.statistic(D2, **p), ex.R_c) - base))
+            _require(shift <= S * (1 + REL), f"user {k} -> {v}: Clip(x_K) moves by {shift!r} > S = {S!r}")
+            _require(float(impl.sensitivity(D2, **p)) == S and impl.noise_scale(D2, **p) == ns,
+                     f"user {k} -> {v}: the sensitivity or a noise scale changes: it reads the data")
+
+
+def _exact_minimiser_1d(y, w, T):
+    """The exact root of sum_i w_i clip(s - y_i, -T_i, T_i) (rational arithmetic on the floats'
+    exact values): the gradient is piecewise linear and non-decreasing, so its root lies between
+    two consecutive breakpoints y_i +- T_i, found by evaluating it at each."""
+    from fractions import Fraction as Fr
+    y, w, T = ([Fr(float(v)) for v in a] for a in (y, w, T))
+    g = lambda s: sum(wi * max(-Ti, min(Ti, s - yi)) for yi, wi, Ti in zip(y, w, T))  # noqa: E731
+    bps = sorted({yi + sgn * Ti for yi, Ti in zip(y, T) for sgn in (-1, 1)})
+    vals = [g(b) for b in bps]
+    for a, b, ga, gb in zip(bps, bps[1:], vals, vals[1:]):
+        if ga <= 0 <= gb:
+            return a if gb == ga else a + (b - a) * (-ga) / (gb - ga)
+    raise AssertionError("the gradient has no root between its breakpoints")
+
+
+def prop_global_minimiser_certified(impl: Adapter, ex: GlobalExample) -> None:
+    """x_K lies within the declared e of the exact minimiser s* of the weighted Huber loss of
+    the averages (projected onto the support). d = 1: s* in exact rational arithmetic. d >= 2:
+    through strong convexity on the ball of radius rho_G (G2), ||x_K - s*|| <= ||grad F(x_K)|| /
+    kappa, kappa = sum of w_i over T_i >= 2 rho_G, with the gradient written out here."""
+    impl.require("weights", "thresholds", "statistic", "noise_scale")
+    D, p = ex.dataset, ex.params
+    w = np.asarray(impl.weights(D, **p), float)
+    T = np.asarray(impl.thresholds(D, **p), float)
+    ns = impl.noise_scale(D, **p)
+    s = np.asarray(impl.statistic(D, **p), float).reshape(-1)
+    y = _projected(D, ex.support)
+    if y.shape[1] == 1:
+        from fractions import Fraction as Fr
+        err = abs(Fr(float(s[0])) - _exact_minimiser_1d(y[:, 0], w, T))
+        _require(err <= Fr(ns["e"]), f"|x_K - s*| = {float(err)!r} > e = {ns['e']!r}")
+        return
+    _require(float(np.linalg.norm(s)) <= ns["rho_G"], f"x_K = {s} lies outside the ball of radius rho_G")
+    kappa = math.fsum(w[T >= 2 * ns["rho_G"]])
+    g = float(np.linalg.norm(huber_gradient_oracle(s, y, w, T)))
+    rounding = 64 * 2.0**-53 * ex.support * (D.m + y.shape[1]) / kappa     # the oracle's own float error
+    _require(g / kappa <= ns["e"] * (1 + 1e-6) + rounding, f"||grad F(x_K)|| / kappa = {g / kappa!r} > e = {ns['e']!r}")
+
+
+def prop_global_noise_calibrated(impl: Adapter, ex: GlobalExample) -> None:
+    """sigma meets the WHOLE (epsilon, delta) at the declared sensitivity S (no test, no
+    fallback: G5), by the exact Gaussian delta (Balle-Wang Thm 8, written out here)."""
+    impl.require("noise_scale", "sensitivity")
+    D, p = ex.dataset, ex.params
+    ns = impl.noise_scale(D, **p)
+    S = float(impl.sensitivity(D, **p))
+    _require(ns["epsilon"] <= ex.epsilon * (1 + REL) and ns["delta"] <= ex.delta * (1 + REL),
+             f"budget ({ns['epsilon']!r}, {ns['delta']!r}) exceeds the claim ({ex.epsilon!r}, {ex.delta!r})")
+    got = gaussian_delta_oracle(ns["sigma"], S, ns["epsilon"])
+    _require(got <= ns["delta"] * (1 + 1e-6), f"sigma = {ns['sigma']!r} at sensitivity {S!r}: delta = {got!r} "
+                                              f"> {ns['delta']!r}")
+
+
+_PLANS: dict = {}
+
+
+def _global_plan(D, **p):
+    """The reference's plan, computed once per (dataset, parameters): the stages below share it
+    (the reference is deterministic; a small cache, emptied when full)."""
+    from userdp.reference import zhao2024_calibration as C
+    key = (D.values.tobytes(), D.values.shape, D.user_ids.tobytes(), tuple(sorted(p.items())))
+    if key not in _PLANS:
+        if len(_PLANS) >= 512:
+            _PLANS.clear()
+        _PLANS[key] = C.global_plan(D, **p)
+    return _PLANS[key]
+
+
+def _global_noise(D, **p):
+    q = _global_plan(D, **p)
+    k = q.constants
+    return {"sigma": q.sigma, "epsilon": q.epsilon, "delta": q.delta, "Delta": k.Delta, "e": k.e,
+            "kappa_G": k.kappa_G, "rho_G": k.rho_G}
+
+
+def _global_mechanism(D, rng, size=None, **p):
+    from userdp.reference import zhao2024_calibration as C
+    return C.global_mechanism(D, rng, size, **p)
+
+
+REFERENCE_GLOBAL = HLMAdapter(
+    "zhao2024_calibration.global (reference)", weights=lambda D, **p: _global_plan(D, **p).constants.w,
+    thresholds=lambda D, **p: _global_plan(D, **p).constants.T, statistic=lambda D, **p: _global_plan(D, **p).mu0,
+    sensitivity=lambda D, **p: _global_plan(D, **p).sensitivity, noise_scale=_global_noise,
+    mechanism=_global_mechanism)
+
+
+@functools.lru_cache(maxsize=256)
+def _tune(counts: tuple, d: int, p: tuple) -> tuple:
+    from userdp.reference import zhao2024_calibration as C
+    q = dict(p)
+    t = C.tune_ptr(np.array(counts), q["R"], q["epsilon"], q["delta"], d=d, support=q.get("support"), R_c=q["R_c"])
+    return t["kappa0"], t["test_share"], t["cap"]
+
+
+def _tuned(D, p) -> dict:
+    """``tune_ptr``'s (kappa0, test_share, cap) from the public counts (cached by the counts)."""
+    d = 1 if D.values.ndim == 1 else D.values.shape[1]
+    kappa0, share, cap = _tune(tuple(int(v) for v in D.counts), d, tuple(sorted(p.items())))
+    return {**p, "kappa0": kappa0, "test_share": share, "cap": cap}
+
+
+def _tuned_noise(D, **p):
+    return _ref_noise(D, **_tuned(D, p))
+
+
+REFERENCE_TUNED = HLMAdapter(
+    "zhao2024.hlm at tune_ptr's calibration (reference)", weights=lambda D, **p: _ref_weights(D, **_tuned(D, p)),
+    statistic=lambda D, **p: _plan(D, **_tuned(D, p)).mu0, sensitivity=lambda D, **p: _plan(D, **_tuned(D, p)).B,
+    noise_scale=_tuned_noise, mechanism=lambda D, rng, size=None, **p: Z.mechanism(D, rng, size, **_tuned(D, p)),
+    thresholds=lambda D, **p: _ref_thresholds(D, **_tuned(D, p)),
+    ptr_distance=lambda D, **p: _plan(D, **_tuned(D, p)).gamma)
+
+GLOBAL_PROPERTIES = (prop_global_constants, prop_global_sensitivity_brute_force, prop_global_minimiser_certified,
+                     prop_global_noise_calibrated)
+
+
 # ---------------------------------------------------------------------- the suite
 ADAPTER = HLMAdapter
-STRATEGIES = {**{p: hlm_examples() for p in ALL_PROPERTIES}, **{p: wme_examples() for p in WME_PROPERTIES}}
-EXAMPLES = {p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES}      # WME: none (the hard cases are HLM's)
-MAX_EXAMPLES = {p: 25 for p in ALL_PROPERTIES + WME_PROPERTIES}
+STRATEGIES = {**{p: hlm_examples() for p in ALL_PROPERTIES}, **{p: wme_examples() for p in WME_PROPERTIES},
+              prop_refusal_reads_only_public_inputs: hlm_pairs(), **{p: global_examples() for p in GLOBAL_PROPERTIES}}
+EXAMPLES = {**{p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES},      # WME: none (the hard cases are HLM's)
+            prop_refusal_reads_only_public_inputs: list(HARD_PAIRS),
+            **{p: list(GLOBAL_HARD_EXAMPLES) for p in GLOBAL_PROPERTIES}}
+MAX_EXAMPLES = {p: 25 for p in ALL_PROPERTIES + WME_PROPERTIES + GLOBAL_PROPERTIES}

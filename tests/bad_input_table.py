@@ -673,13 +673,13 @@ entry("bounds.projected_bound", Bd.projected_bound,
 entry("harness.audit", H.audit,
       lambda: dict(mechanism=_lap, pair_or_generator=(0.0, 1.0), claim=Cl.PureDP(1.0), samples=200, seed=0,
                    confidence=0.95, selection_fraction=0.1, output=None, confirm_pairs=3, sets_per_pair=1,
-                   pilot_samples=None, max_pairs=100, noise_family=None, progress=None),
+                   pilot_samples=None, max_pairs=100, noise_family=None, progress=None, rounding_check=True),
       mechanism=[None, 3, "lap"], pair_or_generator=[[], None, 3], claim=[None, 1.0, "pure"],
       samples=INT(100, hi=10**8), seed=[None, -1, 1.5, "0", True], confidence=[0.0, 1.0, 1.5, nan, "0.9", None],
       selection_fraction=[0.0, 0.6, nan, "0.1", None], output=["scalar", 3], confirm_pairs=INT(1, hi=10**4),
       sets_per_pair=INT(1, hi=10**4), pilot_samples=[v for v in INT(100, hi=10**8) if v is not None],
       max_pairs=INT(1, hi=10**5), noise_family=["cauchy", "", 3, "Laplace"],
-      progress=[3, "print"],
+      progress=[3, "print"], rounding_check=[None, 1, "yes"],
       alias={"pair_or_generator": ("pair",), "claim": ("claim",)},
       ok={"output": ["continuous"], "noise_family": ["laplace", "l2laplace"]})   # scalar output: a no-op
 
@@ -1089,16 +1089,18 @@ if Zh is not None:
           s=[None, "a", [nan], [0.1, 0.2], [[0.1]]], y=Y_BAD, w=W_BAD, T=T_BAD)
     entry("zhao2024.huber_gradient", Zh.huber_gradient, lambda: dict(s=[0.2], y=Y, w=W4, T=T4),
           s=[None, "a", [inf], [0.1, 0.2]], y=Y_BAD, w=W_BAD, T=T_BAD)
-    entry("zhao2024.solve", Zh.solve, lambda: dict(y=Y, w=W4, T=T4, eta_target=1e-9),
-          y=Y_BAD, w=W_BAD, T=T_BAD, eta_target=POS())
+    entry("zhao2024.solve", Zh.solve, lambda: dict(y=Y, w=W4, T=T4, e=1e-9, kappa0=0.5, rho=1e-3),
+          y=Y_BAD, w=W_BAD, T=T_BAD, e=POS(), kappa0=HLM["kappa0"], rho=POS())
+    entry("zhao2024.clip", Zh.clip, lambda: dict(v=[3.0, 4.0], R_c=1.0),
+          v=[None, "a", [nan], [inf, 0.0], [[1.0]]], R_c=POS())
     entry("zhao2024.statistic", Zh.statistic, lambda: dict(dataset=_Dz(), **HLM_OK, cap=None),
           dataset=DATASET(), cap=[v for v in POS() if v is not None] + [0.5], ok={"cap": [2.0]}, **HLM)
     entry("zhao2024.proposed_sensitivity", Zh.proposed_sensitivity, lambda: dict(w=W4, T=T4, kappa0=0.5, support=None),
           w=W_BAD, T=T_BAD, kappa0=HLM["kappa0"], support=HLM["support"][:-1], ok={"support": [0.2]})
     entry("zhao2024.ptr_distance", Zh.ptr_distance,
-          lambda: dict(margins=[0.3, 0.2, 0.1], w=W4, B=0.05, e=0.0, kappa0=0.5, J=10),
-          margins=[None, "a", [nan, 0.1, 0.1], [], [0.1, 0.1]], w=W_BAD[:4], B=POS(),
-          e=[-1.0, nan, inf, "a", None], kappa0=HLM["kappa0"], J=INT(1))
+          lambda: dict(margins=[0.3, 0.2, -inf], w=W4, B=0.05, shift=0.0, kappa0=0.5, J=10),
+          margins=[None, "a", [nan, 0.1, 0.1], [inf, 0.1, 0.1], [], [0.1, 0.1]], w=W_BAD[:4], B=POS(),
+          shift=[-1.0, nan, inf, "a", None], kappa0=HLM["kappa0"], J=INT(1))
     entry("zhao2024.budget", Zh.budget, lambda: dict(epsilon=1.0, delta=1e-5, test_share=0.25),
           epsilon=EPS(), delta=DELTA_POS(), test_share=HLM["test_share"])
     entry("zhao2024.release_plan", Zh.release_plan, lambda: dict(dataset=_Dz(), **HLM_OK, R_c=1.0, cap=None),
@@ -1106,6 +1108,64 @@ if Zh is not None:
     entry("zhao2024.mechanism", Zh.mechanism, lambda: dict(dataset=_Dz(), rng=rng(), size=None, **HLM_OK, R_c=1.0, cap=None),
           dataset=DATASET(), rng=RNG(), size=SIZE(), R_c=POS(), cap=[v for v in POS() if v is not None] + [0.5], ok={"size": [1, 3]}, **HLM)
     entry("zhao2024.claim", Zh.claim, lambda: dict(epsilon=1.0, delta=1e-5), epsilon=EPS(), delta=DELTA_POS())
+
+    from userdp.reference import zhao2024_solver as Zs
+    WT_BAD = dict(w=W_BAD, T=T_BAD)
+    entry("zhao2024_solver.rounding_bound", Zs.rounding_bound, lambda: dict(w=W4, T=T4, d=1), d=INT(1), **WT_BAD)
+    entry("zhao2024_solver.margin_gap", Zs.margin_gap, lambda: dict(T=T4, d=1), T=T_BAD[:-1] + [[]], d=INT(1))
+    entry("zhao2024_solver.feasible", Zs.feasible, lambda: dict(w=W4, T=T4, d=1, e=1e-6, kappa0=0.5),
+          d=INT(1), e=POS(), kappa0=POS(), **WT_BAD)
+    entry("zhao2024_solver.guarantee_steps", Zs.guarantee_steps,
+          lambda: dict(w=W4, T=T4, d=2, e=1e-6, kappa0=0.5, rho=1e-3), d=INT(1), e=POS(), kappa0=POS(), rho=POS(),
+          **WT_BAD)
+
+# ======================================================= Zhao et al. 2024, HLM calibrations
+try:
+    from userdp.reference import zhao2024_calibration as Zc
+except ImportError:
+    Zc = None
+if Zc is not None and Zh is not None:
+    def _Dzo():
+        """_Dz with an item at 2: outside the support 1 (refused by the domain check)."""
+        return UserDataset(np.array([0.1, 0.3, -0.2, 0.5, 0.4, 0.45, 2.0]), np.array([0, 0, 1, 2, 2, 2, 3]))
+
+    _SUP = [v for v in POS() if v is not None]
+    _GP = dict(epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0, support=1.0, tau=2.0)
+    _GPB = dict(epsilon=EPS(), delta=DELTA_POS(), R=POS(), R_c=POS(), support=POS(), tau=POS())
+    _THETA = [v for v in POS() if v is not None]
+    entry("zhao2024_calibration.equalised_weights", Zc.equalised_weights,
+          lambda: dict(m=[1, 4, 16], R=1.0, theta=2.0, tau=2.0, support=1.0),
+          m=M_BAD, R=POS(), theta=POS(), tau=POS(), support=POS())
+    entry("zhao2024_calibration.global_constants", Zc.global_constants,
+          lambda: dict(m=[1, 4, 16], R=1.0, theta=2.0, d=1, tau=2.0, support=1.0),
+          m=M_BAD + [[2, 3]], R=POS(), theta=POS(), d=INT(1, hi=2**20), tau=POS(), support=POS(),
+          alias={"m": ("m", "T_i", "threshold"), "R": ("R", "threshold", "T_i"), "tau": ("tau", "threshold", "T_i")},
+          ok={"support": [0.5]})
+    entry("zhao2024_calibration.global_plan", Zc.global_plan, lambda: dict(dataset=_Dz(), **_GP, theta=None),
+          dataset=DATASET() + [_Dzo()], theta=_THETA, ok={"theta": [2.0]}, **_GPB)
+    entry("zhao2024_calibration.global_mechanism", Zc.global_mechanism,
+          lambda: dict(dataset=_Dz(), rng=rng(), size=None, **_GP, theta=None),
+          dataset=DATASET() + [_Dzo()], rng=RNG(), size=SIZE(), theta=_THETA, ok={"size": [1, 3]}, **_GPB)
+    entry("zhao2024_calibration.choose_theta", Zc.choose_theta,
+          lambda: dict(m=[1, 4, 16], R=1.0, epsilon=1.0, delta=1e-5, d=1, tau=2.0, support=1.0, R_c=1.0,
+                       candidates=8),
+          m=M_BAD + [[2, 3]], d=INT(1, hi=2**20), candidates=INT(2, hi=10_000),
+          alias={"m": ("m", "theta"), "R": ("R", "theta"), "tau": ("tau", "theta")}, **_GPB)
+    entry("zhao2024_calibration.tune_ptr", Zc.tune_ptr,
+          lambda: dict(m=[1, 4, 16], R=1.0, epsilon=1.0, delta=1e-5, d=1, tau=2.0, support=None, R_c=1.0,
+                       candidates=4),
+          m=M_BAD, d=INT(1, hi=2**20), candidates=INT(2, hi=10_000),
+          **{**_GPB, "support": _SUP}, ok={"support": [1.0]})
+    entry("zhao2024_calibration.calibrate", Zc.calibrate,
+          lambda: dict(m=[1, 4, 16], R=1.0, epsilon=1.0, delta=1e-5, R_c=1.0, d=1, tau=2.0, support=None),
+          m=M_BAD, d=INT(1, hi=2**20), **{**_GPB, "support": _SUP}, ok={"support": [1.0]})
+    entry("zhao2024_calibration.calibrated_mechanism", Zc.calibrated_mechanism,
+          lambda: dict(dataset=_Dz(), rng=rng(), size=None, epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0, tau=2.0,
+                       support=None, calibration=None),
+          dataset=DATASET(), rng=RNG(), size=SIZE(), calibration=["ptr", 3, Zc.Calibration("nope")],
+          ok={"size": [1, 3], "support": [1.0]}, **{**_GPB, "support": _SUP})
+    entry("zhao2024_calibration.claim", Zc.claim, lambda: dict(epsilon=1.0, delta=1e-5), epsilon=EPS(),
+          delta=DELTA_POS())
 
 
 # =================================================== Zhao et al. 2024, WME baseline (issue 11)
@@ -1263,3 +1323,156 @@ entry("validate.ValidationSpec.independence_on",
 entry("validate.format_report", V.format_report, lambda: dict(r=_report()), r=[None, 3, "report", {}])
 entry("validate.format_finding", V.format_finding,
       lambda: dict(f=V.Finding("audit", "pass", "t", {}), indent="  "), f=[None, 3, {}], indent=[None, 3])
+
+
+# ============================================================ reproduced claims' verdicts
+from userdp.audits import verdicts as Vd  # noqa: E402
+
+_TEXT = [None, 3, "", "  "]
+_REAL = [nan, inf, "1", None, True, [1.0]]
+_ABOVE = [nan, inf, "0", True]
+_BELOW = [nan, -inf, "1", True]
+_ALPHA = [0.0, 0.5, 1.0, -0.1, nan, "0.1", None, True]
+_NREP = [0, -1, 2.5, True, "3", 10**8]
+_SAMPLES = [[], [nan, 1.0], "abc", None, [[1.0, 2.0]], [True, 1.0]]
+
+
+def _cmp():
+    return Vd.exact("v", 1.0, above=0.0)
+
+
+entry("verdicts.exact", Vd.exact, lambda: dict(what="v", value=1.0, above=0.0, below=None, strict=False),
+      what=_TEXT, value=[nan, "1", None, True, [1.0]], above=_ABOVE, below=_BELOW + [-1.0], strict=["yes", 1, None],
+      alias={"above": ("above", "below"), "below": ("above", "below")})
+entry("verdicts.mean", Vd.mean, lambda: dict(what="m", samples=[1.0, 2.0, 3.0], above=0.0, below=None),
+      what=_TEXT, samples=_SAMPLES, above=_ABOVE, below=_BELOW + [-1.0], alias={"below": ("above", "below")})
+entry("verdicts.normal", Vd.normal, lambda: dict(what="n", estimate=1.0, se=0.1, above=0.0, below=None, n=None),
+      what=_TEXT, estimate=_REAL, se=[-1.0, nan, inf, "x", None], above=_ABOVE, below=_BELOW, n=_NREP)
+entry("verdicts.ratio", Vd.ratio,
+      lambda: dict(what="r", num=2.0, num_se=0.1, den=1.0, den_se=0.1, above=1.0, below=None, n=None),
+      what=_TEXT, num=[0.0, -1.0] + _REAL, num_se=[-1.0, nan, inf, "x"], den=[0.0, -1.0] + _REAL,
+      den_se=[-1.0, nan, inf, None], above=_ABOVE, below=_BELOW, n=_NREP)
+entry("verdicts.max_normal", Vd.max_normal,
+      lambda: dict(what="x", estimates=[1.0, 2.0], ses=[0.1, 0.1], above=0.0, below=None),
+      what=_TEXT, estimates=[[], [nan, 1.0], "x", None, [[1.0, 2.0]]],
+      ses=[[-1.0, 0.1], [0.1], [nan, 0.1], "x", None], above=_ABOVE, below=_BELOW)
+entry("verdicts.median", Vd.median, lambda: dict(what="m", samples=[1.0, 2.0, 3.0], above=0.0, below=None),
+      what=_TEXT, samples=_SAMPLES, above=_ABOVE, below=_BELOW)
+entry("verdicts.refutable", Vd.refutable, lambda: dict(what="eps", lower_bound=lambda a: 0.5, below=1.0),
+      what=_TEXT, lower_bound=[None, 3, "f"], below=[None, nan, -inf, "1", True])
+entry("verdicts.all_of", lambda parts: Vd.all_of(parts), lambda: dict(parts=[_cmp()]),
+      parts=[None, 3, [], [1, 2], "ab"])
+entry("verdicts.any_of", lambda parts: Vd.any_of(parts), lambda: dict(parts=[_cmp()]),
+      parts=[None, 3, [], [1, 2], "ab"])
+entry("verdicts.claim", Vd.claim, lambda: dict(statement="s", comparisons=[_cmp()], combine="all", evidence=""),
+      statement=_TEXT, comparisons=[None, [], [1], "x", 3], combine=["both", None, 1], evidence=[None, 3])
+entry("verdicts.decide", Vd.decide, lambda: dict(claims=[Vd.claim("s", _cmp())], error=1e-4),
+      claims=[None, 3, "x", [1], [{"statement": "s"}]], error=[0.0, 1.0, -0.1, nan, "0.1", None, True])
+entry("verdicts.check_claims", Vd.check_claims,
+      lambda: dict(claims=Vd.decide([Vd.claim("s", _cmp())]), name="demo"),
+      claims=[None, {}, [{}], [{"verdict": "maybe", "intervals": []}], [{"statement": "s", "holds": True}]],
+      name=_TEXT)
+entry("verdicts.t_power", Vd.t_power, lambda: dict(effect_over_sd=1.0, n=10, alpha=0.01),
+      effect_over_sd=[nan, inf, "1", None, True], n=[1, 0, 2.5, True, "3", 10**8], alpha=_ALPHA)
+entry("verdicts.replications_for_power", Vd.replications_for_power,
+      lambda: dict(effect_over_sd=1.0, alpha=0.01, power=0.9, n_max=100_000),
+      effect_over_sd=[0.0, -1.0, nan, inf, "1", None], alpha=_ALPHA, power=[0.0, 1.0, nan, "x", None],
+      n_max=[1, 0, 2.5, True, 10**8])
+entry("verdicts.median_bounds_index", Vd.median_bounds_index, lambda: dict(n=20, alpha=0.025),
+      n=_NREP, alpha=_ALPHA)
+entry("verdicts.median_power", Vd.median_power, lambda: dict(p_below=0.3, n=101, alpha=0.01),
+      p_below=[-0.1, 1.1, nan, "x", None], n=_NREP, alpha=_ALPHA)
+entry("verdicts.median_replications", Vd.median_replications,
+      lambda: dict(p_below=0.3, alpha=0.01, power=0.9, n_max=200_000),
+      p_below=[0.5, 0.7, -0.1, nan, "x", None], alpha=_ALPHA, power=[0.0, 1.0, nan, None],
+      n_max=[0, 2.5, True, 10**8])
+
+
+# ==================================================================== the process protocol and test vectors
+import os as _os  # noqa: E402
+import pathlib as _pathlib  # noqa: E402
+import sys as _sys  # noqa: E402
+import tempfile as _tempfile  # noqa: E402
+
+from userdp.audits import protocol as Pr  # noqa: E402
+from userdp.audits import vector_cases as VC  # noqa: E402
+from userdp.audits import vectors as Vec  # noqa: E402
+
+_PROGRAM = [_sys.executable, "-S", str(_pathlib.Path(__file__).parent / "audits" / "protocol_program.py"), "good"]
+_VEC_DIR = _pathlib.Path(_tempfile.gettempdir()) / "userdp-bad-input-vectors"
+_DS_OPTIONAL = [np.array([0.5]), [0.5], "data", {"values": [0.5]}]       # a dataset or None
+
+
+def _program():
+    return Pr.ProcessTarget(_PROGRAM)
+
+
+def _vec_dir() -> str:
+    _VEC_DIR.mkdir(exist_ok=True)
+    return str(_VEC_DIR)
+
+
+def _vec_file() -> str:
+    return Vec.export(["amin2019.capped-sum"], _vec_dir())[0]
+
+
+def _bad_vec_file() -> str:
+    p = _pathlib.Path(_vec_dir()) / "not-vectors.json"
+    p.write_text('{"schema": "userdp.audit/1"}')
+    return str(p)
+
+
+entry("protocol.ProcessTarget", Pr.ProcessTarget,
+      lambda: dict(command=_PROGRAM, algorithm=None, timeout=5.0, start_timeout=5.0, batch=100, cwd=None, env=None,
+                   transcript=None),
+      command=[None, "", "   ", [], [1, 2], 3], algorithm=[3, ["a"]], timeout=[0, -1.0, math.nan, math.inf, "5", True],
+      start_timeout=[0, -1.0, math.nan, 1e9], batch=INT(1, hi=Pr.MAX_SIZE), cwd=[3, "/no/such/dir/userdp"],
+      env=[3, "PATH=/bin"], transcript=[3, ["log"]])
+entry("protocol.ProcessTarget.mechanism",
+      lambda target, dataset, rng, size, T, epsilon: target.mechanism(dataset, rng, size, T=T, epsilon=epsilon),
+      lambda: dict(target=_program(), dataset=scalar_ds(), rng=rng(), size=3, T=1.0, epsilon=1.0),
+      dataset=DATASET(), rng=RNG(), size=SIZE(), ok={"size": [None, 1]})
+entry("protocol.ProcessTarget.stage_values", lambda target, dataset, params, stages: target.stage_values(
+      dataset, params, stages),
+      lambda: dict(target=_program(), dataset=scalar_ds(), params={"T": 1.0}, stages=["sensitivity"]),
+      dataset=_DS_OPTIONAL, params=[None, [1], "T=1", {"T": len}], stages=[None, "statistic", [], [3], [""], ["nope"]],
+      ok={"dataset": [None]}, alias={"stages": ("stage",)})
+entry("protocol.ProcessTarget.stage", lambda target, name: target.stage(name),
+      lambda: dict(target=_program(), name="statistic"), name=[None, 3, ""])
+entry("protocol.ProcessTarget.adapter", lambda target, adapter_type, name: target.adapter(adapter_type, name),
+      lambda: dict(target=_program(), adapter_type=None, name=None),
+      adapter_type=[3, int, "Adapter"], name=[3, ""], ok={"name": ["mine"]})
+entry("protocol.check_message", Pr.check_message, lambda: dict(message={"values": [0.5], "user_ids": [0]},
+                                                                definition="dataset"),
+      message=[None, {"values": [0.5]}, {"values": [0.5], "user_ids": ["a"]}, {"values": [True], "user_ids": [0]}],
+      definition=[None, 3, "nope"], alias={"message": ("schema",)})
+entry("protocol.encode_dataset", Pr.encode_dataset, lambda: dict(dataset=scalar_ds()), dataset=DATASET(),
+      ok={"dataset": [EmptyDataset()]})
+entry("protocol.decode_dataset", Pr.decode_dataset, lambda: dict(obj={"values": [0.5, 1.0], "user_ids": [0, 1]}),
+      obj=[None, [0.5], {"values": [0.5]}, {"values": [0.5], "user_ids": [-1]},
+           {"values": [[0.5], [1.0, 2.0]], "user_ids": [0, 1]}],
+      alias={"obj": ("schema", "values", "user_ids")})
+entry("protocol.encode_params", Pr.encode_params, lambda: dict(params={"T": 1.0, "C": np.eye(2)}),
+      params=[None, [("T", 1.0)], {"f": len}, {3: 1.0}, {"a": np.array(["x"])}])
+entry("protocol.decode_value", Pr.decode_value, lambda: dict(value=[[1.0, 2.0], [3.0]]),
+      value=[None, "x", True, {"a": "x"}, [1, "x"]])
+entry("vectors.build", Vec.build, lambda: dict(algorithm="amin2019.capped-sum"),
+      algorithm=[None, 3, "amin2019.nope", "control.laplace"])
+entry("vectors.export", Vec.export, lambda: dict(algorithms=["amin2019.capped-sum"], out_dir=_vec_dir()),
+      algorithms=[3, "amin2019.capped-sum", ["nope"], [3]], out_dir=[None, 3, "/no/such/dir/userdp"],
+      ok={"algorithms": [None, []]}, alias={"algorithms": ("algorithm",)})
+entry("vectors.load", Vec.load, lambda: dict(path=_vec_file()),
+      path=[None, 3, "/no/such/file.json", _os.devnull], alias={"path": ("path",)})
+entry("vectors.check", Vec.check,
+      lambda: dict(document=Vec.build("amin2019.capped-sum"), impl=VC.DESIGNS["amin2019.capped-sum"].reference(),
+                   name=None),
+      document=[None, {}, {"schema": "userdp.audit/1"}, "vectors"], impl=[None, 3, "adapter"], name=[3, ["x"]])
+entry("vectors.index_markdown", Vec.index_markdown, lambda: dict(documents=[Vec.build("epasto2020.wa")]),
+      documents=[None, 3, "doc", [{}], {"schema": Vec.SCHEMA}])
+entry("vectors.format_check", Vec.format_check,
+      lambda: dict(r=Vec.check(Vec.build("zhao2024.wme"), VC.DESIGNS["zhao2024.wme"].reference())),
+      r=[None, 3, {}])
+entry("vector_cases.VectorCase", VC.VectorCase,
+      lambda: dict(dataset=scalar_ds(), params={"T": 1.0}, flags=("per-record-bound",), comment="c", result="valid"),
+      params=[None, [1]], flags=["per-record-bound", [3], ("off-by-two",)], comment=[None, ""],
+      result=["acceptable", None])

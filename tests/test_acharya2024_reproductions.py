@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from userdp.audits.registry import acharya2024_reproductions as R
 from userdp.audits.registry import all_reproductions
@@ -157,22 +158,53 @@ def _rows_agree_with_closed_form(rows, methods):
             assert abs(r[m] - r[f"{m} E"]) <= 5 * r[f"{m} se"], (r["lambda"], r["loss"], m)
 
 
-def _check_table1(out):
+def _check_table1(out, instances):
     rows, (ten, hundred) = out["table"], out["claims"]
-    assert ten["holds"], ten                                       # >= 10x at every lambda
     _rows_agree_with_closed_form(rows, ("PDP-OP", "non-pers"))
     assert all(r["PDP-OP paper"] == R.TABLE1[r["lambda"]][("unreg", "reg").index(r["loss"]) * 2] for r in rows)
-    # The paper's ">= ~100x at every lambda" fails on our instance (measured, the module
-    # docstring says why): it fails only where PDP-OP's loss is mostly noise-free bias and
-    # holds wherever the noise dominates.
-    assert not hundred["holds"]
+    # Our seeded instance falls below 100x only where PDP-OP's loss is mostly noise-free bias
+    # and reaches it wherever the noise dominates (the module docstring says why).
     ratio = {id(r): r["non-pers E"] / r["PDP-OP E"] for r in rows}
+    assert min(ratio.values()) < 100
     assert all(r["PDP-OP bias share"] >= 0.5 for r in rows if ratio[id(r)] < 100)
     assert all(ratio[id(r)] >= 100 for r in rows if r["PDP-OP bias share"] < 0.5)
+    # The claims are on the instances (exact expectations, seeds 0..n-1: deterministic).
+    # >= 10x: the median's interval lies far above 10; >= 100x ('roughly 100'): the median is
+    # within a few percent of 100 and its interval straddles it, so undecided, never "fails".
+    assert (ten["verdict"], hundred["verdict"]) == ("holds", "undecided"), (ten, hundred)
+    i = hundred["intervals"][0]
+    assert i["n"] == instances and i["low"] < 100 < i["high"] and ten["intervals"][0]["low"] > 10
 
 
 def test_table1_quick(quick):
-    _check_table1(quick["table1"])
+    _check_table1(quick["table1"], R.QUICK_INSTANCES)
+
+
+def test_table1_design_is_the_stated_power_computation():
+    # The paper's M: Table 1, lambda = 200, unregularised: 0.364 / 0.00309 = 117.8 (by hand).
+    assert R.PAPER_MIN_RATIO == pytest.approx(0.364 / 0.00309, rel=1e-12)
+    # Under log M ~ N(log 117.8, sd) with sd the pilot's 80% upper bound, the fraction below 100:
+    sd = R.PILOT_LOG_SD * math.sqrt(999 / stats.chi2.ppf(0.2, 999))
+    assert R.INSTANCE_P_BELOW == pytest.approx(stats.norm.cdf(math.log(100 / 117.8) / sd), rel=1e-3)
+    # INSTANCES is the smallest n whose median interval clears 100 with probability >= 0.9 at
+    # the run's alpha = 1e-4 / 2 (brute force over the binomial, independent of the scan)
+    n, alpha = R.INSTANCES, 1e-4 / 2
+
+    def power(n):
+        jj = np.arange(1, n + 1)
+        ok = jj[stats.binom.cdf(jj - 1, n, 0.5) <= alpha]
+        return stats.binom.cdf(ok.max() - 1, n, R.INSTANCE_P_BELOW) if ok.size else 0.0
+    assert power(n) >= 0.9 and all(power(k) < 0.9 for k in range(n - 30, n))
+
+
+def test_table1_instance_claims_decide_planted_instances():
+    # Planted: instances whose M clearly lies below 100 must fail "roughly 100x"; ones whose M
+    # straddles 100 must leave it undecided; ones far above hold it. (1000 instances each.)
+    rng = np.random.default_rng(3)
+    for centre, verdict in ((30.0, "fails"), (100.0, "undecided"), (300.0, "holds")):
+        mins = centre * np.exp(0.3 * rng.standard_normal(1000))
+        ten, hundred = R.instance_claims(mins, "planted", "planted")
+        assert (ten["verdict"], hundred["verdict"]) == ("holds", verdict), (centre, hundred)
 
 
 def test_table1_instance_study():
@@ -184,7 +216,8 @@ def test_table1_instance_study():
 
 def test_table3_quick(quick):
     out = quick["table3"]
-    assert all(c["holds"] for c in out["claims"]), out["claims"]
+    # 1,000 releases per cell: cells where the methods nearly tie (large lambda) are undecided, none fails
+    assert all(c["verdict"] != "fails" for c in out["claims"]), out["claims"]
     # a cell does not depend on the grid: Tables 1 and 3 share their PDP-OP draws
     t1 = {(r["lambda"], r["loss"]): r["PDP-OP"] for r in quick["table1"]["table"]}
     shared = {(r["lambda"], r["loss"]): r["PDP-OP"] for r in out["table"] if (r["lambda"], r["loss"]) in t1}
@@ -194,7 +227,8 @@ def test_table3_quick(quick):
 
 def test_medical_quick(quick):
     out = quick["medical"]
-    assert all(c["holds"] for c in out["claims"]), out["claims"]
+    assert [c["verdict"] for c in out["claims"][:2]] == ["holds", "holds"], out["claims"]    # exact
+    assert all(c["verdict"] != "fails" for c in out["claims"]), out["claims"]
     _rows_agree_with_closed_form(out["table"], ("PDP-OP", "non-pers"))
     assert [r["non-private paper"] for r in out["table"][:2]] == [9.43e-3, 1.08e-2]        # Table 4, lambda = 0.01
 
@@ -208,12 +242,11 @@ def test_plot_is_written(quick, tmp_path):
 # ------------------------------------------------------------------------ full size (slow)
 @pytest.mark.slow
 def test_table1_full():
-    _check_table1(R.table1())
+    _check_table1(R.table1(), R.INSTANCES)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["table3", "medical"])
-def test_full_claims_hold(name):
+def test_full_claims_fail_none(name):
     out = getattr(R, name)()
-    assert all(c["holds"] for c in out["claims"]), out["claims"]
-
+    assert all(c["verdict"] != "fails" for c in out["claims"]), out["claims"]

@@ -192,3 +192,21 @@ def test_group_order_planted_bugs_are_caught(monkeypatch):
         mp.setattr(data, "_stable_argsort", lambda keys, bound: np.arange(keys.size))
         got, want = _group_order_of(ids)
         assert not np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("sort_beats_radix", [True, False])
+def test_group_order_machine_paths_agree_at_scale(sort_beats_radix, monkeypatch):
+    # At n >= SORT_CALIBRATION_N the path depends on the machine (_sort_beats_radix): one
+    # np.sort of packed keys, or the radix pass; both must be numpy's stable argsort, on Zipf
+    # ownership (the bench's) where the radix path's condition holds.
+    monkeypatch.setattr(data, "_SORT_BEATS_RADIX", sort_beats_radix)
+    rng = np.random.default_rng(5)
+    n = data.SORT_CALIBRATION_N + 1234
+    ids = (rng.zipf(1.3, size=n) - 1) % (n // 10)
+    got, want = _group_order_of(ids)
+    assert np.array_equal(got, want)
+
+
+def test_sort_calibration_is_measured_once():
+    first = data._sort_beats_radix()
+    assert isinstance(first, bool) and data._SORT_BEATS_RADIX is first and data._sort_beats_radix() is first

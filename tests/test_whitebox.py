@@ -121,7 +121,9 @@ def test_whitebox_reproduction_quick():
     out = W.whitebox_sensitivity(quick=True)
     assert [c["holds"] for c in out["claims"]] == [True, True, True]
     assert {r["entry"] for r in out["table"]} == set(W.ENTRIES) | {"epasto2020.weighted-erm (one GD step)"} | {
-        f"{e} (record {i})" for e in W.ACHARYA_ENTRIES for i in (0, 4, 7)}
+        f"{e} (record {i})" for e in W.ACHARYA_ENTRIES for i in (0, 4, 7)} | {"zhao2024.hlm (ratio to B)"}
+    hlm = next(r for r in out["table"] if r["entry"] == "zhao2024.hlm (ratio to B)")
+    assert hlm["realised_ratio"] == pytest.approx(hlm["closed_form"], abs=1e-6) and hlm["closed_form"] < 1
     lg = out["logistic"]
     assert lg["best_ratio"] >= lg["registry_pairs_ratio"] and 0 <= lg["audit_eps_lb"] <= 1.0
 
@@ -189,3 +191,16 @@ def test_weighted_erm_step_ratio_matches_brute_force():
     # planted: the per-step sensitivity taken as L C_max (one side's gradient, not the
     # difference of two): the same pair now reads as a ratio of 1.099 > 1
     assert realised_ratio(noise, *r.pair, 1.0, sensitivity=delta2 / 2) > 1 + W.TOLERANCE
+
+
+def test_hlm_row_flags_a_planted_half_B():
+    # Planted: HLM's pass branch calibrated to B / 2 (a sensitivity understated twofold). The row's
+    # statistic is Clip(mu0) / B; with B / 2 the registry's pair realises 2 x 0.943 > 1.
+    from userdp.audits.registry import zhao2024 as RZ
+    from userdp.reference import zhao2024 as Z
+    noise, B, _ = W.hlm_spaces()
+    pair = RZ.worst_case_pair(1)
+    p = RZ._params()
+    half = NoiseModel("gaussian", lambda D: 2 * noise.statistic(D), lambda D: Z.release_plan(D, **p).sigma_pass)
+    assert realised_ratio(noise, pair.first, pair.second, 1.0, sensitivity=B) < 1
+    assert realised_ratio(half, pair.first, pair.second, 1.0, sensitivity=B) > 1.8

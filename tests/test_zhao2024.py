@@ -113,13 +113,94 @@ def test_three_users_quadratic_region_closed_form():
     assert Z.statistic(_users([0, 0, 9], [1, 1, 1]), R=1.0, epsilon=1.0, delta=1e-5)[0] == pytest.approx(1.0, abs=1e-9)
 
 
-def test_singular_hessian_takes_the_irls_step():
-    # m = (1, 1, 1), T = 2, w = 1/3, averages (-50, -50, 50): at the weighted-mean start
-    # (-16.7) every user is in its linear region, so H = 0 and Newton cannot move; the IRLS
-    # step must. At the minimiser the two users at -50 are quadratic and the third pulls with
-    # T sign(s - 50) = -2: (2 (s + 50) - 2) / 3 = 0 -> s = -49.
+def test_flat_gradient_at_the_weighted_mean_is_solved_exactly():
+    # m = (1, 1, 1), T = 2, w = 1/3, averages (-50, -50, 50): at the weighted mean (-16.7) every
+    # user is in its linear region, so grad F is flat there (the case that stalled a capped Newton
+    # solver). At the minimiser the two users at -50 are quadratic and the third pulls with
+    # T sign(s - 50) = -2: (2 (s + 50) - 2) / 3 = 0 -> s = -49. The same in d = 3 along an axis.
     assert Z.statistic(_users([-50, -50, 50], [1, 1, 1]), R=1.0, epsilon=1.0, delta=1e-5)[0] == \
         pytest.approx(-49.0, abs=1e-9)
+    D3 = UserDataset(np.array([[-50.0, 0, 0], [-50.0, 0, 0], [50.0, 0, 0]]), np.arange(3))
+    np.testing.assert_allclose(Z.statistic(D3, R=1.0, epsilon=1.0, delta=1e-5), [-49.0, 0, 0], atol=1e-9)
+
+
+def test_the_issue_pairs_release_on_both_sides():
+    # Each raised RuntimeError on one side under a capped Newton solver (tests/planted/zhao2024.py,
+    # capped-solver-refuses) and released on the other. Now both sides release, certified, and
+    # the closed form holds: 51 users at 0 (quadratic: T = 2) and 48 at +100 each adding
+    # clip(s - 100, -2, 2) = -2 to the gradient: 51 s - 96 = 0, s = 96 / 51 = 1.882 < T.
+    u = 2e5 + np.random.default_rng(2).uniform(-1.0, 1.0, 100_000)       # float spacing at 10^5 users
+    u[0] = 2e5 - 0.267
+    big = P._pair(u, 0, 2e5 - 0.189, "10^5 users within 1 of 2e5")
+    for pair in P.HARD_PAIRS + (big,):
+        for D in (pair.first, pair.second):
+            p = Z.release_plan(D, **pair.params)
+            assert p.certified and np.all(np.isfinite(p.clipped))
+    q = Z.release_plan(P.HARD_PAIRS[0].second, **P.HARD_PAIRS[0].params)
+    assert q.mu0[0] == pytest.approx(96 / 51, abs=1e-12)
+
+
+def test_certificate_bounds_the_distance_to_a_second_solver():
+    # Lemma C of reference/zhao2024_solver.py: certified -> ||s_hat - s*|| < e. The oracle s* is
+    # the exact root of the piecewise-linear d = 1 gradient found by brute force over the 2n
+    # breakpoints in exact rational arithmetic (fractions), independent of the solver.
+    from fractions import Fraction
+    rng = np.random.default_rng(5)
+    for n in (3, 7, 25):
+        y = np.round(rng.normal(0, 3, n), 3)
+        m = rng.integers(1, 6, n)
+        w, T = Z.weights(m, 4), Z.thresholds(m, 1.0)
+        sol = Z.solve(y[:, None], w, T, e=1e-6, rho=1.0)
+        Y, W, TT = [Fraction(v) for v in y], [Fraction(v) for v in w], [Fraction(v) for v in T]
+
+        def g(s):
+            return sum(wi * min(max(s - yi, -ti), ti) for yi, wi, ti in zip(Y, W, TT))
+        bps = sorted({yi + sg * ti for yi, ti in zip(Y, TT) for sg in (-1, 1)})
+        k = max(i for i, b in enumerate(bps) if g(b) <= 0)
+        lo, hi = bps[k], bps[min(k + 1, len(bps) - 1)]
+        root = lo if g(lo) == 0 or hi == lo else lo - g(lo) * (hi - lo) / (g(hi) - g(lo))
+        s_hat = Fraction(float(sol.z[0])) + Fraction(float(sol.delta[0]))
+        if sol.certified:
+            assert abs(s_hat - root) < Fraction(1e-6)
+        assert abs(float(s_hat - root)) < 1e-12 * (1 + abs(float(root)))
+
+
+def test_uncertified_dataset_gets_gamma_zero_and_releases():
+    # 3 clusters in d = 3 at mutual distance 100 (R = 1: T = 2): at the minimiser every user is
+    # in its linear region, so no user is quadratic: K(e) = 0 and no certificate can hold. The
+    # release is the fallback (gamma = 0), never an exception.
+    v = np.zeros((30, 3))
+    v[:10], v[10:20, 1] = 100.0, 100.0
+    D = UserDataset(v, np.arange(30))
+    p = Z.release_plan(D, epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0)
+    assert not p.certified and p.gamma == 0
+    assert Z.mechanism(D, np.random.default_rng(0), 3, epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0).shape == (3, 3)
+
+
+def test_refusals_read_public_inputs_only():
+    # Vector items with kappa0 < 1/2 and a user count that double precision cannot certify are
+    # refused before a record is read: the same message for any items with the same counts.
+    D1 = UserDataset(np.zeros((4, 2)), np.arange(4))
+    D2 = UserDataset(np.full((4, 2), 1e300), np.arange(4))
+    msgs = set()
+    for D in (D1, D2):
+        with pytest.raises(ValueError, match="kappa0 must be >= 1/2") as exc:
+            Z.release_plan(D, epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0, kappa0=0.3)
+        msgs.add(str(exc.value))
+    assert len(msgs) == 1
+    from userdp.reference import zhao2024_solver as S
+    w, T = Z.weights(np.ones(10), 1.0), Z.thresholds(np.ones(10), 1.0)
+    assert S.feasible(w, T, 1, 1e-6, 0.5) and not S.feasible(w, T, 1, 1e-20, 0.5)
+
+
+def test_clip_has_no_overflow_and_no_warning():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(Z.clip(np.array([0.0, 0.0]), 1.0), [0.0, 0.0])
+        np.testing.assert_allclose(Z.clip(np.array([3.0, 4.0]), 1.0), [0.6, 0.8], rtol=1e-15)
+        np.testing.assert_allclose(Z.clip(np.array([1e308, 1e308]), 2.0), [math.sqrt(2), math.sqrt(2)], rtol=1e-15)
+        np.testing.assert_allclose(Z.clip(np.array([-1e-300]), 1.0), [-1e-300])
 
 
 def test_vector_huber_closed_form():
@@ -138,14 +219,14 @@ def test_thresholds_and_weights_closed_form():
 def test_ptr_distance_counts_by_hand():
     # margins (1.0, 0.9, 0.5, 0.1), w = 1/4 each, B = 0.2, e = 0, kappa0 = 0.5:
     # j = 0: K(0.2) = 3/4 (margins >= 0.2), minus 1/4 = 1/2, not > 1/2 -> gamma = 0.
-    assert Z.ptr_distance([1.0, 0.9, 0.5, 0.1], np.full(4, 0.25), B=0.2, e=0.0, kappa0=0.5, J=10) == 0
+    assert Z.ptr_distance([1.0, 0.9, 0.5, 0.1], np.full(4, 0.25), B=0.2, shift=0.0, kappa0=0.5, J=10) == 0
     # eight users, w = 1/8, margins 1.0 x 6 and 0 x 2, B = 0.3: K = 6/8 for t <= 1.0, so
     # j = 0: 6/8 - 1/8 = 5/8 > 1/2; j = 1 (t = 0.6): 6/8 - 2/8 = 1/2, not > -> gamma = 1.
-    assert Z.ptr_distance([1.0] * 6 + [0.0] * 2, np.full(8, 0.125), B=0.3, e=0.0, kappa0=0.5, J=10) == 1
+    assert Z.ptr_distance([1.0] * 6 + [0.0] * 2, np.full(8, 0.125), B=0.3, shift=0.0, kappa0=0.5, J=10) == 1
     # 100 users at margin 10, w = 1/100, B = 1: K((j+1)) = 1 while j + 1 <= 10, minus (j+1)/100:
     # j + 1 = 10 gives 0.9 > 0.5, j + 1 = 11 gives K = 0 -> gamma = 10; capped at J = 4.
-    assert Z.ptr_distance(np.full(100, 10.0), np.full(100, 0.01), B=1.0, e=0.0, kappa0=0.5, J=100) == 10
-    assert Z.ptr_distance(np.full(100, 10.0), np.full(100, 0.01), B=1.0, e=0.0, kappa0=0.5, J=4) == 4
+    assert Z.ptr_distance(np.full(100, 10.0), np.full(100, 0.01), B=1.0, shift=0.0, kappa0=0.5, J=100) == 10
+    assert Z.ptr_distance(np.full(100, 10.0), np.full(100, 0.01), B=1.0, shift=0.0, kappa0=0.5, J=4) == 4
 
 
 def test_pass_probability_at_gamma_zero_is_delta_test():

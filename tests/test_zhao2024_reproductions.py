@@ -40,15 +40,24 @@ def _ratio_se(r):
 def test_imbalance_quick_findings():
     out = R.reproduce_imbalance(quick=True)
     rows = {r["gamma"]: r for r in out["table"]}
-    # The poster's imbalance claim fails with our calibration (documented in the module):
-    # at gamma = 1 the ratio WME / HLM is ~0.6, > 8 se below 2 in log scale.
-    assert not out["claims"][0]["holds"]
-    r = rows[1.0]
-    assert math.log(2.0 / r["ratio"]) > 4 * _ratio_se(r)
-    # Balanced (gamma = 0): HLM matches or beats WME (ratio ~2-4 against the claim's 1/2:
-    # log(ratio / 0.5) ~ 2.0 against se ~0.43 at 40 trials, > 4 se).
-    b = rows[0.0]
-    assert out["claims"][1]["holds"] and math.log(b["ratio"] / 0.5) > 4 * _ratio_se(b)
+    claim = out["claims"][0]
+    # The claim is decided "holds" at --quick (100 datasets): every one of the 15 paired t
+    # intervals (one-sided 6.7e-6 each, t quantile ~4.6 at 99 degrees of freedom) lies above 0.
+    # In the pilot (300 datasets per gamma, seed 99: the reproduction's docstring) the smallest
+    # mean / se was 15.9 (gamma 1), i.e. ~9.2 at 100 datasets; a miss needs the estimate 4.6 se
+    # below its mean: probability < 1e-5 per interval, < 1e-4 over the 15.
+    assert claim["verdict"] == "holds" and claim["holds"] is True, claim["evidence"]
+    assert all(iv["verdict"] == "holds" for iv in claim["intervals"])
+    assert len(claim["intervals"]) == len(R.GAMMAS) * len(R.WME_BETAS)
+    # the calibration read from the counts: PTR where no user has a threshold reaching the
+    # support's diameter (m_min >= 2), "global" where one-item users hold most of the weight
+    assert [rows[g]["calibration"].split()[0] for g in R.GAMMAS] == ["ptr", "ptr", "ptr", "global", "global"]
+    # The named alternative (the old calibration, kappa0 = 1/2) loses to WME at its best radius
+    # at gamma <= 1: ratio ~0.62-0.65, log ratio ~-0.45 against a se of ~0.05 (> 4 se).
+    for g in (0.0, 0.5, 1.0):
+        r = rows[g]
+        se = math.hypot(r["old_se"] / r["old_mse"], r["wme_se"] / r["wme_mse"])
+        assert math.log(r["ratio_old"]) < -4 * se, r
 
 
 def test_heavy_tail_quick_findings():
@@ -64,7 +73,9 @@ def test_heavy_tail_quick_findings():
 
 def test_convergence_quick_findings():
     out = R.reproduce_convergence(quick=True)
-    assert [c["holds"] for c in out["claims"]] == [True, True, True], out["claims"]
+    # 40 trials: the slope is decided (holds); the factor-2 and ratio claims are undecided at
+    # this size (ratio intervals ~x/3.8 wide), never "fails"
+    assert [c["verdict"] for c in out["claims"]] == ["undecided", "holds", "undecided"], out["claims"]
     # the slope is measured over n = 500..4000 (quick): -1.77 at this seed; its sampling sd
     # (from 40-trial MSEs, ~20% each) is ~0.1, so <= -1 holds by > 7 sd.
     assert out["setup"]["slope"] < -1.3

@@ -14,13 +14,16 @@ is expected: "no violation found" for reference mechanisms and correct controls,
 "planted" (planted = known-broken paper variants; not part of ``userdp audit --all``).
 
 A reproduction is ``func(plot=None, quick=False, progress=None) -> {"table": [row dicts],
-"claims": [{"statement", "holds", "evidence"}, ...], ...}`` (optional extra keys such as
-"setup" are printed and put in the JSON). Its docstring's first paragraph is the line
-``userdp reproduce --list`` shows. ``quick=True`` must finish in under a minute and still
-check EVERY claim; where it has to judge on less data, the claim's text states the margin
-and why. ``progress(done, total, message)``, if given, is called after each step (the CLI
-prints steps done of total, the elapsed time and an estimate of the time left to stderr).
-``userdp reproduce NAME`` prints the result and exits 1 if a claim fails.
+"claims": verdicts.decide([verdicts.claim(...), ...]), ...}`` (optional extra keys such as
+"setup" are printed and put in the JSON). Every claim has a three-valued verdict, holds,
+fails or undecided, decided by its confidence intervals under one rule
+(``audits/verdicts.py``): a claim whose interval straddles its boundary is undecided, never
+"fails". Its docstring's first paragraph is the line ``userdp reproduce --list`` shows.
+``quick=True`` must finish in under a minute and still check EVERY claim (on less data a
+claim may be undecided where the full run decides it). ``progress(done, total, message)``,
+if given, is called after each step (the CLI prints steps done of total, the elapsed time
+and an estimate of the time left to stderr). ``userdp reproduce NAME`` prints the result
+and exits 1 only if a claim fails (a decided failure); undecided claims exit 0.
 
 An ``AuditSetup`` whose release is additive noise of a known family on a noise-free
 statistic declares it (``noise=NoiseModel(family, statistic, scale)``, ``audits/ceiling.py``):

@@ -23,6 +23,7 @@ from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import ADD_REMOVE_USER
 
 from userdp.audits.ceiling import NoiseModel
+from userdp.audits.verdicts import claim, decide, exact
 
 from . import AuditSetup, Entry, register, register_reproduction
 from userdp.audits.plot import pyplot
@@ -126,22 +127,24 @@ def reproduce_theorem2(plot=None, quick: bool = False, progress=None) -> dict:
     rows = theorem2_table(progress=progress)
     ratio = np.array([r["ratio"] for r in rows])
     g = np.array([r["g"] for r in rows])
-    # Tolerances: both optima are closed forms evaluated in double precision (relative
+    # Exact (closed forms). Tolerance: both optima are evaluated in double precision (relative
     # rounding < 1e-14); 1e-12 separates rounding from a real violation of the bound.
-    wa_ok = all(r["best_wa"] < r["wa_bound"] for r in rows)
-    sl_ok = all(r["best_sl"] >= r["sl_bound"] * (1 - 1e-12) for r in rows)
-    claims = [
-        {"statement": "best WA variance < (2g+1)/(4g^2) for g = 1..50 (Theorem 2)", "holds": wa_ok,
-         "evidence": f"max best_wa / bound = {max(r['best_wa'] / r['wa_bound'] for r in rows):.6f}"},
-        {"statement": "best sample-limiting variance >= 3/(4g) for g = 1..50 (Theorem 2)", "holds": sl_ok,
-         "evidence": f"min best_sl / bound = {min(r['best_sl'] / r['sl_bound'] for r in rows):.12f}"},
-        {"statement": "the ratio increases with g towards 3/2 (Theorem 2)",
-         "holds": bool(np.all(np.diff(ratio) > 0) and np.all(ratio < 1.5) and 1.5 - ratio[-1] < 0.02),
-         "evidence": f"ratio(g=1) = {ratio[0]:.4f}, ratio(g=50) = {ratio[-1]:.4f}, 3/2 - ratio(50) = {1.5 - ratio[-1]:.4f}"},
-        {"statement": "1 <= ratio <= 4 on every instance (Theorem 3)",
-         "holds": bool(np.all((ratio >= 1) & (ratio <= 4))),
-         "evidence": f"range [{ratio.min():.4f}, {ratio.max():.4f}]"},
-    ]
+    claims = decide([
+        claim("best WA variance < (2g+1)/(4g^2) for g = 1..50 (Theorem 2)",
+              exact("max over g of best_wa / bound", max(r["best_wa"] / r["wa_bound"] for r in rows), below=1.0,
+                    strict=True)),
+        claim("best sample-limiting variance >= 3/(4g) for g = 1..50 (Theorem 2)",
+              exact("min over g of best_sl / bound", min(r["best_sl"] / r["sl_bound"] for r in rows),
+                    above=1 - 1e-12)),
+        claim("the ratio increases with g towards 3/2 (Theorem 2)",
+              [exact("min over g of ratio(g+1) - ratio(g)", float(np.diff(ratio).min()), above=0.0, strict=True),
+               exact("max over g of the ratio", float(ratio.max()), below=1.5, strict=True),
+               exact("3/2 - ratio(g = 50)", 1.5 - float(ratio[-1]), below=0.02, strict=True)],
+              evidence=f"ratio(g=1) = {ratio[0]:.4f}, ratio(g=50) = {ratio[-1]:.4f}"),
+        claim("1 <= ratio <= 4 on every instance (Theorem 3)",
+              [exact("min over g of the ratio", float(ratio.min()), above=1.0),
+               exact("max over g of the ratio", float(ratio.max()), below=4.0)]),
+    ])
     if plot is not None:
         plt = pyplot()  # the plot extra; a clear ImportError without it
         fig, ax = plt.subplots(figsize=(5, 3.5))

@@ -361,8 +361,8 @@ def test_result_dict_and_plain_claims_unchanged():
     assert set(d["gdp"]["witness"]) == {
         "pair_description", "pair_index", "unit", "rejection_set", "ordering", "null_side", "counts",
         "error_rates", "claim_mu", "p_value", "adjusted_p_value", "candidates_tested"}
-    assert set(d) == {"claim", "epsilon_lower_bound", "confidence", "samples", "verdict", "tightness",
-                      "witness", "termination_reason", "elapsed_seconds", "gdp"}
+    assert set(d) == {"claim", "epsilon_lower_bound", "confidence", "samples", "verdict", "finding", "tightness",
+                      "witness", "termination_reason", "elapsed_seconds", "gdp", "floating_point"}
     assert set(d["gdp"]["witness"]["error_rates"]) == {"fpr", "fnr", "fpr_upper", "fnr_upper"}
     assert r.witness.candidates_tested == 2 and r.witness.claim_epsilon == _eps_at(1.0)
     # a claim without mu: no gdp field, and the eps side is the one it always was

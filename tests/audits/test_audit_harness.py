@@ -30,8 +30,9 @@ def test_result_fields_and_reproducibility():
     assert r.witness.counts["n_per_side"] == 18_000       # 10% selection share never counted
     assert r.termination_reason and r.elapsed_seconds > 0
     d = r.to_dict()
-    assert set(d) == {"claim", "epsilon_lower_bound", "confidence", "samples", "verdict", "tightness",
-                      "witness", "termination_reason", "elapsed_seconds"}
+    assert set(d) == {"claim", "epsilon_lower_bound", "confidence", "samples", "verdict", "finding", "tightness",
+                      "witness", "termination_reason", "elapsed_seconds", "floating_point"}
+    assert d["finding"] is None and d["floating_point"] is None            # no violation: no finding class
     r2 = audit(lap, (0.0, 1.0), PureDP(1.0), samples=20_000, seed=3)
     assert r2.epsilon_lower_bound == r.epsilon_lower_bound
 

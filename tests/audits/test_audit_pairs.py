@@ -146,3 +146,41 @@ def test_cli_failing_pair_exits_3_and_prints_what_finished(capsys, monkeypatch):
     assert code == 3 and [p["pair_description"] for p in d["pairs"]] == ["fine"]
     assert d["failed_pairs"][0]["pair_description"] == "the-bad-pair" and "bad record" in d["error"]
     assert np.isfinite(d["epsilon_lower_bound"]) and d["witness"]["pair_description"] == "fine"
+
+
+# ------------------------------------------------------------------ one API: the pair forms the CLI accepts
+def test_audit_accepts_description_triples():
+    # (D, D', "description"), alone or in a list: the forms a factory may return to the CLI
+    one = audit(lap, (0.0, 1.0, "shift by one"), PureDP(1.0), samples=2000, seed=0)
+    assert one.witness.pair_description == "shift by one"
+    many = audit(lap, [(0.0, 0.5, "half"), (0.0, 1.0, "one")], PureDP(1.0), samples=2000, seed=0)
+    assert [p.witness.pair_description for p in many.pairs] == ["half", "one"]
+    plain = audit(lap, (0.0, 1.0), PureDP(1.0), samples=2000, seed=0)   # the triple changes nothing else
+    assert one.epsilon_lower_bound == plain.epsilon_lower_bound
+    with pytest.raises(TypeError, match="3-tuple"):
+        audit(lap, [(0.0, 1.0, 7)], PureDP(1.0), samples=2000, seed=0)   # a description must be text
+
+
+def test_cli_noise_family_and_selection_fraction(capsys, monkeypatch, tmp_path):
+    mod = types.ModuleType("reach_flags_mod")
+
+    def setup():
+        return (lambda D, rng, size: np.asarray(D, float) + rng.laplace(0.0, 1.0, (size, 2)),
+                [((0.0, 0.0), (1.0, 0.0), "shift coordinate 0")])
+    mod.setup = setup
+    monkeypatch.setitem(sys.modules, "reach_flags_mod", mod)
+    base = ["audit", "reach_flags_mod:setup", "--claim", "pure:epsilon=1", "--samples", "4000", "--json"]
+    assert cli.main(base + ["--noise-family", "laplace", "--selection-fraction", "0.3"]) in (0, 1)
+    d = json.loads(capsys.readouterr().out)
+    assert d["witness"]["counts"]["n_per_side"] == 2800                 # 30% selection, 70% counted
+    seen = []
+    real = audit.__globals__["_run"]
+    monkeypatch.setattr("userdp.audits.harness._run", lambda **kw: seen.append(kw["noise_family"]) or real(**kw))
+    assert cli.main(base + ["--noise-family", "none"]) in (0, 1)
+    assert seen == [None]
+    capsys.readouterr()
+    assert cli.main(base[:-1] + ["--selection-fraction", "0.6"]) == 2
+    assert "(0, 0.5]" in capsys.readouterr().err
+    assert cli.main(["audit", "control.noisy-max", "--noise-family", "laplace", "--samples", "2000"]) == 2
+    assert "--noise-family laplace" in capsys.readouterr().err
+    assert cli.main(["audit", "--all", "--noise-family", "laplace"]) == 2

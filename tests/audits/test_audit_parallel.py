@@ -290,7 +290,13 @@ def test_workers_sharing_a_copied_buffer_prefix_are_refused(monkeypatch):
     """8 shards over 2 forked workers: the first shard each worker runs starts with the same
     ~2000 buffered values (the reproducibility check spends 32 in the parent), so two shards
     share a prefix though the rest of them differ. Planted bug: comparing whole shards only
-    (the check before the gallery found python-dp's buffer) lets it through."""
+    (the check before the gallery found python-dp's buffer) lets it through. Forked workers
+    are what a mechanism that cannot be pickled gets; ``_buffered`` can be, so the fork is
+    forced here. With the default start (a fork server) each worker imports this module
+    afresh and fills a buffer of its own: nothing is replayed and the audit runs."""
+    _BUFFER.clear()
+    assert audit(_buffered, (0.0, 1.0), PureDP(1.0), samples=40_000, seed=0, workers=2).samples == 40_000
+    monkeypatch.setattr(parallel, "START_METHOD", "fork")
     _BUFFER.clear()
     with pytest.raises(MechanismError) as info:
         audit(_buffered, (0.0, 1.0), PureDP(1.0), samples=40_000, seed=0, workers=2)

@@ -125,3 +125,24 @@ def test_synthetic_expected_error_closed_form_against_monte_carlo():
     want = M._expected_pred_error(D, X, C, B, 2.0, beta)
     assert abs(errors.mean() - want) < 5 * se, (errors.mean(), want, se)
     assert M._pred_error(X, releases[0], beta) == pytest.approx(errors[0], rel=1e-12)
+
+
+def test_witness_values_are_capped_with_count_and_digest():
+    import hashlib
+
+    from userdp.audits.rejection import AtomSet, ValueSet
+    from userdp.audits.report import WITNESS_VALUES_MAX, capped_values
+    small = list(range(10))
+    assert capped_values(small) == {"values": small}
+    big = [float(i) / 7 for i in range(5000)]
+    d = capped_values(big)
+    assert d["values"] == big[:WITNESS_VALUES_MAX] and d["values_count"] == 5000 and d["values_truncated"] is True
+    canonical = json.dumps(big, separators=(",", ":"))                 # the digest of the whole list
+    assert d["values_sha256"] == hashlib.sha256(canonical.encode()).hexdigest()
+    assert capped_values(big[:-1])["values_sha256"] != d["values_sha256"]
+    # A witness set of 99,901 values (the report that once took 6.1 MB) stays small in JSON
+    vs = ValueSet(tuple(range(99_901)), tuple(range(99_901)))
+    text = report.to_json("userdp.audit/1", {"witness": {"rejection_set": vs.to_dict()}})
+    assert len(text) < 50_000 and json.loads(text)["witness"]["rejection_set"]["values_count"] == 99_901
+    atoms = AtomSet(tuple(float(v) for v in range(3000))).to_dict()
+    assert atoms["type"] == "atoms" and len(atoms["values"]) == WITNESS_VALUES_MAX and atoms["values_count"] == 3000

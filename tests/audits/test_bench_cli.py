@@ -6,6 +6,7 @@ Timing assertions here compare sleeps of 20 ms and more, whose jitter (below 1 m
 a few ms on a busy machine) is far from the margins used (a ratio of 1 against a target
 of 2, of 4 against 2).
 """
+import pathlib
 import time
 from dataclasses import replace
 
@@ -248,6 +249,9 @@ PLANTED_WRONG = {
     "audit.two-workers": ("userdp.audits.bench_cases._loop_audit", _other_seed_with_two_workers, 200,
                           "2 workers gave a different result"),
     "audit.pdp-op-d30": ("userdp.audits.audit", _flagging_audit, 200, "a correct mechanism was flagged"),
+    "protocol.overhead": ("userdp.audits.bench_cases._CAPPED_SUM_JS",            # a program with the per-record cap
+                          str(pathlib.Path(bench_cases._CAPPED_SUM_JS).with_name("capped_sum_per_record_cap.js")),
+                          2000, "expected (2000,), mean 4.7"),
     "audit.all": ("userdp.audits.bench_cases.audit_all_command",
                   lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli", "no-such-command"], 100,
                   "failed (exit 2)"),
@@ -260,6 +264,8 @@ def test_each_correctness_check_catches_its_planted_wrong_result(name, monkeypat
     b = bench.get(name)
     if b.cores > (bench.os.cpu_count() or 1):
         pytest.skip(f"{name} needs {b.cores} cores")
+    if b.requires is not None and b.requires():
+        pytest.skip(f"{name}: {b.requires()}")
     honest = bench.measure(b, n=n, rounds=1)
     assert "WRONG RESULT" not in honest["note"], honest
     monkeypatch.setattr(target, planted_fn)

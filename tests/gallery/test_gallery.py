@@ -42,7 +42,7 @@ import pydp  # noqa: E402,F401
 
 from examples import _gallery, gallery_table  # noqa: E402
 from examples._gallery import NO_VIOLATION, VIOLATION  # noqa: E402
-from userdp.audits import cli  # noqa: E402
+from userdp.audits import cli, parallel  # noqa: E402
 
 ENTRIES = gallery_table.ENTRIES
 SEED = 0
@@ -150,11 +150,11 @@ def test_the_gallery_pairs_are_checked_against_the_relation(capsys, monkeypatch)
     assert code == 2 and "is not a pair of neighbours" in capsys.readouterr().err
 
 
-# ------------------------------------------------------------------ the fork guard (examples/_gallery.py)
+# ------------------------------------------------------------------ the fork guard (userdp.audits.parallel)
 def _child(guarded: bool, conn) -> None:
     from pydp.algorithms.laplacian import BoundedSum
     if guarded:
-        _gallery.discard_inherited_pydp_buffer()
+        parallel.discard_inherited_pydp_buffer()
     conn.send([BoundedSum(epsilon=1.0, lower_bound=0.0, upper_bound=1.0, dtype="float").quick_result([])
                for _ in range(50)])
     conn.close()
@@ -192,12 +192,15 @@ def test_forked_pydp_workers_repeat_draws_unless_guarded():
     assert np.isfinite(guarded).all()
 
 
-def test_userdp_refuses_forked_workers_that_replay_pydp_buffer():
-    """Without the guard, userdp's own duplicate-stream check stops the audit: the
-    reproducibility check fills the buffer in the parent (32 releases), the pool forks,
-    and the first shard of each worker starts with the same copied bytes (the test above:
-    a deterministic consequence of the copy). Two shards sharing their first K = 3
-    continuous outputs are refused (``parallel._prefix_length``)."""
+def test_userdp_guards_forked_workers_against_the_pydp_buffer(monkeypatch):
+    """A closure cannot be pickled, so its workers are forked from this process after the
+    reproducibility check filled python-dp's buffer here (32 releases). userdp's worker
+    initializer spends the inherited buffer in each forked worker where python-dp is loaded
+    (``parallel.discard_inherited_pydp_buffer``), so the audit runs: no user of python-dp has
+    to copy a guard. Planted bug: the guard switched off; then the first shard of each
+    worker starts with the same copied bytes (the test above: a deterministic consequence
+    of the copy), and userdp's duplicate-stream check refuses the two shards that share
+    their first K = 3 continuous outputs (``parallel._prefix_length``)."""
     from pydp.algorithms.laplacian import BoundedSum
 
     from userdp.audits import audit
@@ -207,6 +210,9 @@ def test_userdp_refuses_forked_workers_that_replay_pydp_buffer():
 
     def unguarded(dataset):
         return BoundedSum(epsilon=1.0, lower_bound=0.0, upper_bound=1.0, dtype="float").quick_result(list(dataset))
+    r = audit(unguarded, ([], [1.0]), PureDP(1.0), samples=20_000, seed=0, workers=2)
+    assert r.samples == 20_000 and r.reproducible is False
+    monkeypatch.setattr(parallel, "discard_inherited_pydp_buffer", lambda: None)      # the planted bug
     with pytest.raises(MechanismError) as info:
         audit(unguarded, ([], [1.0]), PureDP(1.0), samples=20_000, seed=0, workers=2)
     assert isinstance(info.value.__cause__, DuplicateStreamsError)
@@ -233,6 +239,8 @@ def test_every_factory_refuses_a_bad_epsilon_naming_it(factory, param, bad):
     from examples import gallery_opendp, gallery_pipelinedp
     other = {gallery_pipelinedp.release: dict(D=gallery_pipelinedp.dataset(1), metric="count", delta=0.0,
                                               public_partitions=None),
+             gallery_pipelinedp.release_partitions: dict(D=gallery_pipelinedp.two_partition_dataset(),
+                                                         max_partitions_contributed=2),
              gallery_opendp.measurement: dict(lower=0.0, upper=1.0)}.get(factory, {})
     with pytest.raises((ValueError, TypeError), match=param):
         factory(**other, **{param: bad})

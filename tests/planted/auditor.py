@@ -33,7 +33,7 @@ from scipy.special import ndtri
 
 from userdp.audits import bounds, harness, rejection, sampling
 
-__all__ = ["AuditorModel", "PlantedAuditorBug", "REFERENCE", "BUGS", "BY_NAME"]
+__all__ = ["AuditorModel", "PlantedAuditorBug", "REFERENCE", "BUGS", "BY_NAME", "REACH_BUGS", "REACH_BY_NAME"]
 
 
 # ------------------------------------------------- the reference auditor, vectorised
@@ -244,3 +244,78 @@ BUGS = [
 ]
 
 BY_NAME = {b.name: b for b in BUGS}
+
+
+# ====================================================================== weakened auditors
+# Bugs of REACH, not of validity: each removes one family of sets (or the naming of a
+# finding), so the auditor stays valid but misses what the real one finds. Each is caught by
+# a test of tests/audits/test_audit_reach.py (named in caught_by) that the real auditor
+# passes at the same seed. Kept apart from BUGS, whose exact checks are about validity.
+def _atoms_off(m: int):
+    return ((rejection, "ATOMS_ON", False),)
+
+
+def _unweighted_l1(m: int):
+    real = rejection._learned_statistics
+
+    def learned(a, b, noise_family):
+        """The Laplace family's statistic with every coordinate weighted 1 (its scales b dropped)."""
+        return [(name, params[:2] if name == "l1-distance-difference" else params)
+                for name, params in real(a, b, noise_family)]                 # BUG: scales ignored
+    return ((rejection, "_learned_statistics", learned),)
+
+
+def _no_joint_sets(m: int):
+    return ((rejection, "_orthant_statistics", lambda a, b: []),)             # BUG: no corner sets
+
+
+def _per_partition_only(m: int):
+    return ((rejection, "_orthant_statistics", lambda a, b: []),              # BUG: each coordinate alone
+            (rejection, "_directions", lambda a, b: []),
+            (rejection, "_learned_statistics", lambda a, b, f: []),
+            (rejection, "_pattern_candidates", lambda *args: []))
+
+
+def _rounding_unnamed(m: int):
+    return ((harness, "ROUNDING_ON", False),)                                 # BUG: no rounding check
+
+
+REACH_BUGS = [
+    PlantedAuditorBug(
+        "atoms-off", "missing set family",
+        "continuous outputs are tested with thresholds only: an exact value released with probability "
+        "1e-3 (infinite loss) hides inside a threshold set, eps_lb 0.98 against a claim of 1",
+        "a continuous law has no atoms, so an auditor built for densities never looks for them",
+        ("reach: exact-value atom at 1e5",), patches=_atoms_off),
+    PlantedAuditorBug(
+        "l1-statistic-unweighted", "wrong likelihood ratio",
+        "the declared Laplace family's statistic sums |x_j - m2_j| - |x_j - m1_j| with weight 1: the "
+        "likelihood ratio of Laplace noise weights coordinate j by 1/b_j, so one coordinate with 10x "
+        "less noise among 20 counts for 1/20 of the sum",
+        "the i.i.d. Laplace model (one scale for every coordinate) applied to a release whose scales differ",
+        ("reach: 20 counts, one coordinate's noise too small",), patches=_unweighted_l1),
+    PlantedAuditorBug(
+        "no-joint-sets", "missing set family",
+        "vector outputs get projections and learned statistics but no corner sets: two partitions moved "
+        "by (2, 2) with Laplace(4) each (loss 1) reach 0.69 at 5x10^4 per side, where the quadrant "
+        "{x1 >= 2, x2 >= 2} (mass 0.25 against 0.092) reaches 0.9",
+        "testing each coordinate, or one projection, as if the loss of a multi-partition release lived in one",
+        ("reach: two-partition quadrant",), patches=_no_joint_sets),
+    PlantedAuditorBug(
+        "per-partition-only", "missing set family",
+        "a multi-partition release is audited partition by partition (each axis alone), never jointly: "
+        "a user in both partitions of a private-selection release moves both, and only the joint sets see "
+        "the sum of the two losses",
+        "auditing each partition of a GROUP BY release as its own mechanism",
+        ("reach: multi-partition release with no-release cells",), patches=_per_partition_only),
+    PlantedAuditorBug(
+        "floating-point-unnamed", "misreported finding",
+        "a violation whose witness is a threshold on the attained extreme of a statistic (a plateau whose "
+        "values differ in their last bits) is reported as an ordinary loss bound, sending the user after a "
+        "noise-scale bug that is not there",
+        "Mironov 2012: the low-order bits of floating-point noise leak; an auditor that reads every bound "
+        "as a noise-scale bound misnames the cause",
+        ("reach: floating-point leak named",), patches=_rounding_unnamed),
+]
+
+REACH_BY_NAME = {b.name: b for b in REACH_BUGS}

@@ -7,11 +7,15 @@ property catches, or a mechanism with its claim and pairs for the bugs the audit
 """
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 
 from userdp.properties import zhao2024 as P
 from userdp.reference import neighbours as N
 from userdp.reference import zhao2024 as Z
+from userdp.reference import zhao2024_calibration as C
 from userdp.reference import zhao2024_wme as Wm
 from userdp.reference.mechanisms import gaussian_sigma_analytic
 
@@ -25,12 +29,13 @@ def _plan(D, **p):
 
 
 def _adapter(name, *, weights=None, thresholds=None, statistic=None, sensitivity=None, noise_scale=None,
-             ptr_distance=None) -> P.HLMAdapter:
+             ptr_distance=None, mechanism=None) -> P.HLMAdapter:
     """The reference's stages, with the given ones replaced."""
     ref = P.REFERENCE
     return P.HLMAdapter(name, weights=weights or ref.weights, statistic=statistic or ref.statistic,
                         sensitivity=sensitivity or ref.sensitivity, noise_scale=noise_scale or ref.noise_scale,
-                        thresholds=thresholds or ref.thresholds, ptr_distance=ptr_distance or ref.ptr_distance)
+                        thresholds=thresholds or ref.thresholds, ptr_distance=ptr_distance or ref.ptr_distance,
+                        mechanism=mechanism or ref.mechanism)
 
 
 # ----------------------------------------------------------------- caught by properties
@@ -47,7 +52,62 @@ def _flat_T_statistic(D, **p):
     q = _plan(D, **p)
     y = P._y(D)
     T = _flat_T(D, **p)
-    return Z.solve(y, q.w, T, eta_target=q.e * Z.DEFAULT_KAPPA0 / 2)[0]
+    return Z.solve(y, q.w, T, e=q.e, rho=q.B).z
+
+
+def _capped_newton(y, w, T, eta_target, steps=100):
+    """The solver HLM shipped before its release was made total: damped Newton from the weighted
+    mean with majorise-minimise fallback steps, at most 100 steps, an ABSOLUTE gradient target.
+    Returns (s, ||grad F(s)||)."""
+    s = w @ y / w.sum()
+    F = lambda v: float(w @ np.where(np.linalg.norm(v - y, axis=1) <= T, 0.5 * np.linalg.norm(v - y, axis=1) ** 2,  # noqa: E731
+                                     T * np.linalg.norm(v - y, axis=1) - 0.5 * T * T))
+    Fs = F(s)
+    for _ in range(steps):
+        u = s[None, :] - y
+        r = np.linalg.norm(u, axis=1)
+        a = w * T / np.maximum(r, T)
+        g = a @ u
+        if float(np.linalg.norm(g)) <= eta_target:
+            return s, float(np.linalg.norm(g))
+        lin = r > T
+        ul = u[lin] / r[lin, None]
+        H = a.sum() * np.eye(y.shape[1]) - (ul * a[lin, None]).T @ ul
+        moved = False
+        try:
+            step = np.linalg.solve(H, g)
+        except np.linalg.LinAlgError:
+            step = None
+        if step is not None and np.all(np.isfinite(step)):
+            t = 1.0
+            for _ in range(40):
+                if F(s - t * step) <= Fs - 1e-4 * t * float(g @ step):
+                    s, Fs, moved = s - t * step, F(s - t * step), True
+                    break
+                t *= 0.5
+        if not moved:
+            cand = a @ y / a.sum()
+            if F(cand) >= Fs and np.array_equal(cand, s):
+                break
+            s, Fs = cand, min(Fs, F(cand))
+    u = s[None, :] - y
+    r = np.linalg.norm(u, axis=1)
+    return s, float(np.linalg.norm((w * T / np.maximum(r, T)) @ u))
+
+
+def _capped_check(D, **p):
+    """Bug: refuse (RuntimeError) when the capped solver stops above its certificate e kappa0 / 2."""
+    q = _plan(D, **p)
+    target = q.e * Z.DEFAULT_KAPPA0 / 2
+    _, eta = _capped_newton(P._y(D), q.w, q.T, target)
+    if not eta <= target:
+        raise RuntimeError(f"solve stopped at gradient norm {eta:.3g} > {target:.3g}; refusing to release")
+    return q
+
+
+def _capped_mechanism(D, rng, size=None, **p):
+    _capped_check(D, **p)
+    return Z.mechanism(D, rng, size, **p)
 
 
 def _delta_not_composed(D, **p):
@@ -72,6 +132,55 @@ def _wme_delta_not_composed(D, *, epsilon, delta, R):
     D1, D2 = Wm.wme_sensitivities(D, R)
     return {"eps1": e1, "delta1": delta, "eps2": e2, "delta2": delta,
             "sigma1": gaussian_sigma_analytic(D1, e1, delta), "sigma2": gaussian_sigma_analytic(D2, e2, delta)}
+
+
+def _kappa0_from_data(D, **p):
+    """Bug: kappa0 'tuned' on the dataset: the largest of TUNED_KAPPAS below the weight with a
+    non-negative margin at mu0 minus w_max (what the test would certify at j = 0)."""
+    q = _plan(D, **p)
+    margins = q.T - np.linalg.norm(q.mu0[None, :] - P._y(D), axis=1)
+    K0 = float(q.w[margins >= 0].sum()) - float(q.w.max())
+    kappa0 = max([k for k in C.TUNED_KAPPAS if k < K0], default=Z.DEFAULT_KAPPA0)
+    return P._ref_noise(D, **p, kappa0=kappa0)
+
+
+def _global_bug(mutate):
+    """An adapter of calibration "global" whose public constants pass through ``mutate``
+    (the reference's solver and release otherwise)."""
+    def plan(D, **p):
+        d = 1 if D.values.ndim == 1 else D.values.shape[1]
+        k = mutate(C.global_constants(D.counts, p["R"], p["theta"], d=d, support=p["support"]))
+        y = C._project(Z.local_averages(D)[0], k.rho)
+        s = C._global_solve(y, k)
+        S = min(k.Delta + 2 * k.e, 2 * p["R_c"])
+        return s, S, gaussian_sigma_analytic(S, p["epsilon"], p["delta"]), k
+
+    def noise(D, **p):
+        _, _, sigma, k = plan(D, **p)
+        return {"sigma": sigma, "epsilon": p["epsilon"], "delta": p["delta"], "Delta": k.Delta, "e": k.e,
+                "kappa_G": k.kappa_G, "rho_G": k.rho_G}
+
+    ref = P.REFERENCE_GLOBAL
+    return P.HLMAdapter("bug: global calibration", weights=ref.weights, thresholds=ref.thresholds,
+                        statistic=lambda D, **p: plan(D, **p)[0], sensitivity=lambda D, **p: plan(D, **p)[1],
+                        noise_scale=noise)
+
+
+def _curvature_from_radius(k):
+    """Bug: G = {T_i >= rho} (the support's radius): such a user can sit in its linear region."""
+    in_G = k.T >= k.rho_G
+    kappa = math.fsum(k.w[in_G])
+    return dataclasses.replace(k, in_G=in_G, kappa_G=kappa, Delta=2 * k.c / kappa)
+
+
+def _no_sign_flip(k):
+    """Bug: Delta = c / kappa_G: a user's pull can flip sign (a change of 2c), bounded as a change of c."""
+    return dataclasses.replace(k, Delta=k.c / k.kappa_G)
+
+
+def _one_step(k):
+    """Bug: one solver step, whatever the contraction factor; the claimed e kept."""
+    return dataclasses.replace(k, steps=1)
 
 
 # ----------------------------------------------------------------- caught by the audit
@@ -119,6 +228,15 @@ WME_BUGS = (
 )
 
 BUGS = (
+    PlantedBug("capped-solver-refuses", "data-dependent refusal",
+               "the release raises RuntimeError when a Newton solver capped at 100 steps, with an absolute "
+               "gradient target, stops above its certificate; whether it does depends on the data, so one "
+               "dataset raises where its neighbour releases (probability 1 against 0)",
+               "userdp's own HLM before its release was made total (an expert review found 41 raising "
+               "datasets in 32,749 small ones)",
+               ("prop_refusal_reads_only_public_inputs",),
+               _adapter("bug: capped solver refuses", statistic=lambda D, **p: _capped_check(D, **p).mu0,
+                        mechanism=_capped_mechanism)),
     PlantedBug("weights-not-normalised", "wrong weights",
                "w_i = min(m_i, cap) without dividing by the sum: the minimiser is unchanged but "
                "c = max w_i T_i, hence B, and the PTR weights no longer mean shares of the total",
@@ -154,4 +272,31 @@ BUGS = (
                "~-1, whatever the noise",
                "issue 11 (poster eq. (4) read as Clip applied to the noisy estimate)",
                ("audit",), mechanism=_clip_after_noise, claim=Z.claim(EPS, DELTA), pairs=(two_cluster_pair(),)),
+    PlantedBug("ptr-kappa0-from-data", "data-dependent calibration",
+               "kappa0 chosen on the dataset (the weight it already holds in the quadratic region): "
+               "sigma_pass = B s(eps_r, delta_r) with B = 2c / kappa0 then moves with one user's items, "
+               "so the noise scale itself tells neighbours apart",
+               "derived here (tune_ptr's choice made on the records instead of the public counts)",
+               ("prop_noise_scales_public",),
+               _adapter("bug: kappa0 tuned on the data", noise_scale=_kappa0_from_data)),
+)
+
+# Calibration "global" (reference/zhao2024_calibration.py, G1-G5): each caught by a property of
+# properties.zhao2024.GLOBAL_PROPERTIES (tests/test_zhao2024_calibration.py asserts it).
+GLOBAL_BUGS = (
+    PlantedBug("global-curvature-from-radius", "sensitivity under-estimate",
+               "users with T_i >= rho (the support's radius, not its diameter) counted as always "
+               "quadratic: on the lost-curvature example the minimiser moves by rho / 10 against "
+               "Delta = 2 rho / 23",
+               "derived here (G1 read with ||s - y_i|| <= rho instead of <= 2 rho)",
+               ("prop_global_constants", "prop_global_sensitivity_brute_force"), _global_bug(_curvature_from_radius)),
+    PlantedBug("global-no-sign-flip", "sensitivity under-estimate",
+               "Delta = c / kappa_G: a user's pull can flip from +w_k t_k to -w_k t_k, a change of 2c",
+               "derived here (G3's gradient change bounded by one pull instead of two)",
+               ("prop_global_constants", "prop_global_sensitivity_brute_force"), _global_bug(_no_sign_flip)),
+    PlantedBug("global-one-solver-step", "solver error not covered",
+               "one projected-gradient step: x_1 can lie (1 - kappa_G) 2 rho from s*, far beyond the "
+               "declared e, so neighbours move by more than Delta + 2e",
+               "derived here (G4's iteration count ignored)",
+               ("prop_global_minimiser_certified",), _global_bug(_one_step)),
 )

@@ -1,0 +1,406 @@
+"""The command line's supervisor: user code never decides userdp's fate.
+
+``userdp audit`` and ``userdp validate`` run other people's code. Whatever that code does,
+the command must end with an honest exit status and message, in bounded time, leaving no
+process behind. Some of what code can do cannot be caught in the process that runs it:
+``os._exit(0)`` ends the process with status 0 (which reads "no violation found"), a
+segfault ends it by a signal, a call that never returns never returns. So the command
+runs in a child process and this process, which runs no user code, watches it:
+
+- **the verdict comes from the child's report, not its exit status.** The child writes its
+  exit status into a pipe before it ends. A child that ends without a report (``os._exit``,
+  a crash, a kill) is an error of the code it was running: exit 3, with a message naming
+  the call it was in (its ``watch`` slot) and how it ended;
+- **every line of stderr passes through here**, so progress is reported by time: after
+  ``QUIET`` seconds without a line (the environment variable USERDP_PROGRESS_EVERY changes
+  it), a line says what each process is doing (the function, the call, the seconds per
+  call), or that the command is still working;
+- **a call slower than --deadline** (``watch.DEFAULT_DEADLINE``) is reported as slow, naming
+  it; **a call that outlives --timeout** (``watch.DEFAULT_TIMEOUT``) is taken to hang: every
+  process is ended and the command exits 3 naming the call;
+- **SIGINT (Ctrl-C), SIGTERM and SIGHUP** end every process of the run at once (SIGKILL),
+  including worker processes stuck in native code: exit 130, 143 and 129. The child and
+  its workers ignore SIGINT, so a Ctrl-C from the terminal, which reaches the whole process
+  group, is handled here alone. A second Ctrl-C finds nothing left to wait for;
+- **no process is left behind.** This process is the "child subreaper" (Linux
+  ``PR_SET_CHILD_SUBREAPER``) of everything the run starts, so a worker orphaned by its
+  parent stays its descendant; when the child ends, every remaining descendant is killed
+  and reaped. If this process itself is killed (SIGKILL), the child dies with it
+  (``PR_SET_PDEATHSIG``), the fork server sees its pipe close and exits, and each worker
+  dies with its parent in turn.
+
+The child is forked at the start of the command, before any user module is imported; the
+only threads it can inherit then are OpenBLAS's idle pool, which handles fork (its
+``pthread_atfork`` handlers). ``audit()`` called from Python has no supervisor: its worker
+processes are still ended on an error or Ctrl-C (``parallel.Sampler``).
+"""
+from __future__ import annotations
+
+import errno
+import os
+import select
+import shutil
+import signal
+import sys
+import time
+import traceback
+
+from . import watch
+from .parallel import prctl
+
+__all__ = ["run", "available", "QUIET", "EXIT_ERROR"]
+
+EXIT_ERROR = 3
+QUIET = 5.0                     # seconds without a line on stderr before a progress line (USERDP_PROGRESS_EVERY)
+TICK = 0.25                     # seconds between looks at the child and the slots
+KILL_WAIT = 2.0                 # seconds to wait for killed processes to disappear
+TRACKER_WAIT = 0.5              # seconds the resource tracker may take to clean up and exit
+_SUBREAPER, _PDEATHSIG = 36, 1  # prctl options (linux/prctl.h)
+_SIGNALS = {signal.SIGINT: "interrupted (Ctrl-C)", signal.SIGTERM: "terminated (SIGTERM)",
+            signal.SIGHUP: "hung up (SIGHUP)"}
+
+
+class _Stop(BaseException):
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def available() -> bool:
+    """Supervision needs fork and /proc (Linux); elsewhere the command runs unsupervised."""
+    return hasattr(os, "fork") and os.path.isdir("/proc/self")
+
+
+def run(argv: list[str], command) -> int:
+    """``command(argv)`` in a supervised child process; returns the exit status to use."""
+    watch_dir = watch.make_directory("watch")
+    os.environ[watch.ENV] = watch_dir
+    res_r, res_w = os.pipe()
+    err_r, err_w = os.pipe()
+    prctl(_SUBREAPER, 1)
+    me = os.getpid()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:                                    # the child: never returns
+        _child(argv, command, me, (res_r, res_w), (err_r, err_w))
+    os.close(res_w)
+    os.close(err_w)
+    try:
+        return _Supervisor(pid, watch_dir, res_r, err_r, argv[0] if argv else "").wait()
+    finally:
+        os.environ.pop(watch.ENV, None)
+        shutil.rmtree(watch_dir, ignore_errors=True)
+        for fd in (res_r, err_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _child(argv, command, parent: int, res, err) -> None:
+    code = EXIT_ERROR
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the supervisor's to handle
+        for s in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)
+        prctl(_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:                      # the supervisor ended before the call took
+            os._exit(EXIT_ERROR)
+        os.close(res[0])
+        os.close(err[0])
+        os.dup2(err[1], 2)                              # stderr through the supervisor (progress by time)
+        os.close(err[1])
+        code = command(argv)
+    except BaseException:                               # never: the command catches everything
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+        code = EXIT_ERROR
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        try:
+            os.write(res[1], b"%d\n" % int(code))
+        except BaseException:
+            pass
+        _close_multiprocessing()
+        os._exit(int(code) if isinstance(code, int) and 0 <= code < 256 else EXIT_ERROR)
+
+
+def _close_multiprocessing() -> None:
+    """What ``multiprocessing`` does at a normal exit (its finalizers: the named semaphores of
+    a fork server's pool are unlinked), which ``os._exit`` would skip. The report is sent
+    already: nothing here can change the exit status."""
+    if "multiprocessing" not in sys.modules:
+        return
+    try:
+        from multiprocessing import util
+        util._exit_function()
+    except BaseException:
+        pass
+
+
+class _Supervisor:
+    def __init__(self, pid: int, watch_dir: str, res_r: int, err_r: int, command: str):
+        self.pid, self.dir, self.res_r, self.err_r, self.command = pid, watch_dir, res_r, err_r, command
+        self.t0 = time.monotonic()
+        self.last_line = self.t0
+        self.at_line_start = True
+        self.report = b""
+        self.status = None                              # the child's wait status, once it ended
+        self.slow = set()
+        try:
+            self.quiet = float(os.environ.get("USERDP_PROGRESS_EVERY", QUIET))
+        except ValueError:
+            self.quiet = QUIET
+
+    # -------------------------------------------------------------- the loop
+    def wait(self) -> int:
+        old = {s: signal.signal(s, self._on_signal) for s in _SIGNALS}
+        try:
+            try:
+                hung = self._loop()
+            except _Stop as stop:
+                for s in _SIGNALS:
+                    signal.signal(s, signal.SIG_IGN)     # a second Ctrl-C: already stopping
+                self._kill_all()
+                self._drain(0.1)
+                self._say(f"userdp: {_SIGNALS[stop.signum]}: every process of this run was stopped")
+                return 128 + stop.signum
+            for s in _SIGNALS:
+                signal.signal(s, signal.SIG_IGN)
+            if hung is not None:
+                deadline, timeout = watch.settings(self.dir)
+                self._kill_all()
+                self._drain(0.5)
+                self._say(f"userdp: error: your code did not return within --timeout {timeout:g} s: "
+                          f"{self._slot_text(hung)} has run for {time.monotonic() - hung.call_t:.1f} s. It is "
+                          "taken to hang, and every process of this run was stopped (raise --timeout if the "
+                          "call is only slow)")
+                return EXIT_ERROR
+            self._kill_all()                             # whatever the run left behind
+            self._drain(KILL_WAIT)
+            return self._verdict()
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+
+    def _on_signal(self, signum, frame):
+        raise _Stop(signum)
+
+    def _loop(self):
+        """Until the child ends (None) or a call outlives --timeout (its slot)."""
+        open_fds = [self.err_r, self.res_r]
+        while True:
+            try:
+                ready, _, _ = select.select(open_fds, [], [], TICK)
+            except InterruptedError:
+                ready = []
+            for fd in ready:
+                data = self._read(fd)
+                if not data:
+                    open_fds.remove(fd)
+                elif fd == self.err_r:
+                    self._forward(data)
+                else:
+                    self.report += data
+            self._reap()
+            if self.status is not None:
+                return None
+            hung = self._watch()
+            if hung is not None:
+                return hung
+
+    def _read(self, fd: int) -> bytes:
+        try:
+            return os.read(fd, 65536)
+        except OSError:
+            return b""
+
+    def _reap(self) -> None:
+        """Reap every ended descendant (orphans come to a subreaper); note the child's status."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.pid:
+                self.status = status
+
+    # -------------------------------------------------------------- watching the slots
+    def _watch(self):
+        """Slow and hung calls, and a progress line when stderr has been quiet."""
+        now = time.monotonic()
+        deadline, timeout = watch.settings(self.dir)
+        busy = [v for v in watch.read_all(self.dir) if v.busy and _alive(v.pid)]
+        for v in busy:
+            ran = now - v.call_t
+            if ran > timeout:
+                return v
+            key = (v.pid, v.seq, v.index)
+            if ran > deadline and key not in self.slow:
+                self.slow.add(key)
+                self._say(f"userdp [{self._elapsed(now)}] slow: {self._slot_text(v)} has run for {ran:.1f} s "
+                          f"(--deadline {deadline:g} s); it is ended as hung at --timeout {timeout:g} s")
+        if now - self.last_line >= self.quiet:
+            if busy:
+                for v in busy:
+                    self._say(f"userdp [{self._elapsed(now)}] working: {self._slot_text(v)}"
+                              f"{_pace(v, now)}")
+            else:
+                self._say(f"userdp [{self._elapsed(now)}] working (no message for {now - self.last_line:.0f} s)")
+        return None
+
+    def _slot_text(self, v) -> str:
+        where = v.where()
+        return where if v.pid == self.pid else f"{where} (in worker process {v.pid})"
+
+    def _elapsed(self, now: float) -> str:
+        t = now - self.t0
+        return f"{t:.1f} s" if t < 60 else f"{t / 60:.1f} min"
+
+    # -------------------------------------------------------------- stderr
+    def _forward(self, data: bytes) -> None:
+        _write_all(2, data)
+        self.at_line_start = data.endswith(b"\n")
+        self.last_line = time.monotonic()
+
+    def _say(self, line: str) -> None:
+        _write_all(2, (b"" if self.at_line_start else b"\n") + line.encode("utf-8", "replace") + b"\n")
+        self.at_line_start = True
+        self.last_line = time.monotonic()
+
+    def _drain(self, seconds: float) -> None:
+        """Forward what is left of the child's stderr (until every writer is gone)."""
+        end = time.monotonic() + seconds
+        fds = [self.err_r, self.res_r]
+        while fds and time.monotonic() < end:
+            try:
+                ready, _, _ = select.select(fds, [], [], max(0.0, end - time.monotonic()))
+            except InterruptedError:
+                continue
+            if not ready:
+                break
+            for fd in ready:
+                data = self._read(fd)
+                if not data:
+                    fds.remove(fd)
+                elif fd == self.err_r:
+                    self._forward(data)
+                else:
+                    self.report += data
+
+    # -------------------------------------------------------------- the end
+    def _kill_all(self) -> None:
+        """SIGKILL every descendant of this process, until none is left (or KILL_WAIT passed).
+        ``multiprocessing``'s resource tracker is spared for up to TRACKER_WAIT seconds: once
+        the others are gone it unlinks the semaphores they left and exits by itself."""
+        start = time.monotonic()
+        end = start + KILL_WAIT
+        while True:
+            pids = _descendants(os.getpid())
+            if not pids:
+                break
+            spare = time.monotonic() - start < TRACKER_WAIT
+            targets = [p for p in pids if not (spare and _is_tracker(p))]
+            for pid in targets:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            self._reap()
+            if time.monotonic() > end:
+                break
+            time.sleep(0.01)
+        self._reap()
+
+    def _verdict(self) -> int:
+        text = self.report.decode("ascii", "replace").strip()
+        if text.lstrip("-").isdigit():
+            return int(text)
+        # the child ended without its report: the code it ran ended it
+        status = self.status
+        code = (-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)) \
+            if status is not None else None
+        how = watch.exit_text(code)
+        v = watch.read_slot(self.dir, self.pid)
+        if v is not None and v.busy:
+            self._say(f"userdp: error: your code ended the userdp process during {v.where()}: {how}")
+        elif self.command == "validate":
+            self._say(f"userdp: error: the userdp process ended while validating your implementation, in a "
+                      f"call that userdp does not record one by one: {how}. userdp itself never ends a "
+                      "process this way; run the target's calls alone to find which one does")
+        else:
+            self._say(f"userdp: internal error: the userdp process ended outside your code: {how}. If nothing "
+                      "killed it from outside, this is a bug in userdp; please report it")
+        return EXIT_ERROR
+
+
+def _pace(v, now: float) -> str:
+    """"; 1.02 s a call; this call 0.4 s so far" (the mean over the region's finished calls)."""
+    per = v.seconds_per_call()
+    this = f"this call {max(0.0, now - v.call_t):.1f} s so far" if v.index >= 0 else \
+        f"{max(0.0, now - v.region_t):.1f} s so far"
+    return f"; {per:.3g} s a call; {this}" if per is not None else f"; {this}"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        try:
+            n = os.write(fd, data)
+        except InterruptedError:
+            continue
+        except OSError as exc:                        # stderr closed: nothing to say it on
+            if exc.errno in (errno.EPIPE, errno.EBADF):
+                return
+            raise
+        data = data[n:]
+
+
+def _is_tracker(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"multiprocessing.resource_tracker" in f.read()
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    return data[data.rindex(b")") + 2:data.rindex(b")") + 3] != b"Z"
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process whose chain of parents reaches ``root`` (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+            ppid = int(data[data.rindex(b")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    out, todo = [], [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out

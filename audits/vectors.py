@@ -1,0 +1,441 @@
+"""Test vectors as data: the reference's noise-free stages, published for any language's CI.
+
+Like Wycheproof's test vectors, one JSON file per algorithm (``userdp vectors export``), each
+vector a dataset and public parameters with
+
+- ``result`` "valid": the stages the reference computes there (``expected``: weights,
+  statistic, sensitivity, noise scale and the algorithm's other noise-free stages), which an
+  implementation must reproduce to the file's tolerance, and must not refuse (nor its release);
+- ``result`` "invalid": an input outside the paper's domain, which the implementation must
+  refuse in every stage the reference refuses it in (``refused_by``; "mechanism" is the release);
+- ``flags``: the bug classes the vector is built to expose (``vector_cases.BUG_CLASSES``: each
+  class lists the planted bugs of tests/planted/ and the corpus entries of tests/corpus/ it is
+  drawn from); a failing vector names the likely bug.
+
+The vectors are built from ``vector_cases.DESIGNS`` (one design per validatable algorithm, the
+datasets and why each vector exposes its flags) and the reference's own stages, so a new
+reference release regenerates them. ``docs/vectors.md`` is their index (``index_markdown``).
+
+Checking (``check``; ``userdp vectors check ALGO --command CMD``): an ``Adapter``'s stages and
+mechanism against a document. A stage is "equal" when every entry satisfies
+|got - expected| <= rtol * max(1, |expected|) with the document's ``rtol`` (validate's stage
+tolerance, ``validate.STAGE_RTOL``), after both are put in the document's JSON form (numbers,
+arrays, objects of named values). A refusal is a ``ValueError`` or ``TypeError`` (over the
+protocol: an error response of kind "refused"); any other exception is reported as such.
+
+Format (schema "userdp.vectors/1"): {schema, algorithm, generator, reference, relation,
+stages {stage: {params, dataset}}, tolerance {rtol, rule, source}, flags {flag: description}
+(the flags used in the file), numberOfVectors, vectors [{id, comment, flags, result, dataset,
+params, expected | refused_by}]}; datasets and parameters are in the protocol's JSON form
+(``protocol.encode_dataset``, ``protocol.encode_params``).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .protocol import _param, decode_dataset, encode_dataset, encode_params
+
+__all__ = ["SCHEMA", "build", "export", "load", "check", "index_markdown", "format_check", "VectorResult",
+           "CheckReport"]
+
+SCHEMA = "userdp.vectors/1"
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return f"userdp {version('userdp')}"
+    except Exception:                              # a source tree that is not installed
+        return "userdp"
+
+
+def _design(algorithm: str):
+    from .vector_cases import DESIGNS
+    if not isinstance(algorithm, str):
+        raise TypeError(f"algorithm must be a registered algorithm's name (str), got {type(algorithm).__name__}")
+    if algorithm not in DESIGNS:
+        raise ValueError(f"algorithm: no test vectors for {algorithm!r}; algorithms with vectors: "
+                         f"{', '.join(sorted(DESIGNS))}")
+    return DESIGNS[algorithm]
+
+
+def _jsonable(value):
+    """A stage's value in the documents' JSON form: numbers, (nested) arrays, objects."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()] if value.ndim else _jsonable(value.item())
+    return _param(value, "value")
+
+
+def _normal(value):
+    """The JSON form decoded one way (as ``protocol.decode_value`` does, non-finite numbers
+    included): what two values are compared in."""
+    if isinstance(value, dict):
+        if set(value) == {"nonfinite"}:
+            return float(value["nonfinite"])
+        return {k: _normal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        parts = [_normal(v) for v in value]
+        try:
+            return np.array(parts, dtype=float)
+        except (ValueError, TypeError):
+            return tuple(parts)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"not a stage value: {type(value).__name__}")
+    return float(value)
+
+
+def _compare(got, want, rtol: float) -> str | None:
+    """None if ``got`` equals ``want`` (both normal forms) to ``rtol``, else what differs."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict) or set(got) != set(want):
+            return f"has keys {sorted(got) if isinstance(got, dict) else type(got).__name__}, expected {sorted(want)}"
+        for k in sorted(want):
+            why = _compare(got[k], want[k], rtol)
+            if why is not None:
+                return f"[{k!r}] {why}"
+        return None
+    if isinstance(want, tuple):
+        if not isinstance(got, tuple) or len(got) != len(want):
+            return f"is not a tuple of {len(want)} parts"
+        for j, (g, w) in enumerate(zip(got, want)):
+            why = _compare(g, w, rtol)
+            if why is not None:
+                return f"part {j} {why}"
+        return None
+    if isinstance(got, (dict, tuple)):
+        return f"is {type(got).__name__}, expected numbers"
+    g, w = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    if g.shape != w.shape:
+        return f"has shape {g.shape}, expected {w.shape}"
+    if w.size == 0:
+        return None
+    same = (g == w) | (np.isnan(g) & np.isnan(w))
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(same, 0.0, np.abs(g - w) / np.maximum(1.0, np.abs(w)))
+    err = np.where(np.isnan(err), np.inf, err)
+    worst = int(np.argmax(err))
+    if err.flat[worst] <= rtol:
+        return None
+    where = "" if w.ndim == 0 else f" at {list(np.unravel_index(worst, w.shape))}"
+    return (f"differs{where}: got {g.flat[worst]!r}, expected {w.flat[worst]!r} (relative difference "
+            f"{err.flat[worst]:.3g} > {rtol:g})")
+
+
+def _stage_call(design, stage: str, dataset, params: Mapping):
+    kw = {k: params[k] for k in design.stages[stage] if k in params}
+    args = (dataset,) if stage in design.takes_dataset else ()
+    return args, kw
+
+
+# ------------------------------------------------------------------ building
+def build(algorithm: str) -> dict:
+    """The vector document of ``algorithm`` (a validatable algorithm, ``userdp list``)."""
+    from .validate import STAGE_RTOL
+    design = _design(algorithm)
+    ref = design.reference()
+    mechanism = design.mechanism()
+    cases = list(design.cases())
+    vectors, used = [], set()
+    for j, case in enumerate(cases, 1):
+        doc = {"id": j, "comment": case.comment, "flags": list(case.flags), "result": case.result,
+               "dataset": encode_dataset(case.dataset), "params": encode_params(case.params)}
+        if case.result == "valid":
+            doc["expected"] = {}
+            for s in design.stages:
+                args, kw = _stage_call(design, s, case.dataset, case.params)
+                doc["expected"][s] = _jsonable(getattr(ref, s)(*args, **kw))
+            mechanism(case.dataset, rng=np.random.default_rng(0), size=2, **case.params)   # the reference releases
+        else:
+            doc["refused_by"] = _refused_by(design, ref, mechanism, case)
+        vectors.append(doc)
+        used.update(case.flags)
+    from .vector_cases import BUG_CLASSES
+    return {
+        "schema": SCHEMA,
+        "algorithm": algorithm,
+        "generator": _version(),
+        "reference": design.reference_text,
+        "relation": design.relation,
+        "notes": design.notes,
+        "stages": {s: {"params": list(p), "dataset": s in design.takes_dataset} for s, p in design.stages.items()},
+        "tolerance": {"rtol": STAGE_RTOL, "rule": "|got - expected| <= rtol * max(1, |expected|), entry by entry",
+                      "source": "userdp validate's stage tolerance (audits/validate.py, STAGE_RTOL): the rounding "
+                                "of sums of up to 10^4 terms is below 1e-12 of it"},
+        "flags": {f: BUG_CLASSES[f].description for f in sorted(used)},
+        "numberOfVectors": len(vectors),
+        "vectors": vectors,
+    }
+
+
+def _refused_by(design, ref, mechanism, case) -> list:
+    out = []
+    for s in design.stages:
+        args, kw = _stage_call(design, s, case.dataset, case.params)
+        try:
+            getattr(ref, s)(*args, **kw)
+        except (ValueError, TypeError):
+            out.append(s)
+    try:
+        mechanism(case.dataset, rng=np.random.default_rng(0), size=2, **case.params)
+    except (ValueError, TypeError):
+        out.append("mechanism")
+    if "mechanism" not in out:
+        raise AssertionError(f"{design.algorithm}: invalid vector {case.comment!r} is released by the reference")
+    return out
+
+
+def export(algorithms: Sequence[str] | None, out_dir) -> list[str]:
+    """Write ``<out_dir>/<algorithm>.json`` for each algorithm (None or empty: every one with a
+    design); return the paths."""
+    from .vector_cases import DESIGNS
+    if algorithms is not None and (isinstance(algorithms, (str, bytes)) or not isinstance(algorithms, Sequence)):
+        raise TypeError(f"algorithms must be None or a list of algorithm names, got {algorithms!r:.80}")
+    names = sorted(DESIGNS) if not algorithms else list(algorithms)
+    for a in names:
+        _design(a)
+    if not isinstance(out_dir, (str, os.PathLike)) or not os.path.isdir(out_dir):
+        raise ValueError(f"out_dir must be an existing directory, got {out_dir!r:.80}")
+    out_dir = os.fspath(out_dir)
+    paths = []
+    for a in names:
+        path = os.path.join(out_dir, f"{a}.json")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(_dump(build(a)))
+        paths.append(path)
+    return paths
+
+
+def _dump(doc: Mapping) -> str:
+    """The document as JSON: its header indented, one line per vector (diffs read vector by vector)."""
+    head = {k: v for k, v in doc.items() if k != "vectors"}
+    text = json.dumps(head, indent=1, allow_nan=False, ensure_ascii=False)[:-2]
+    rows = ",\n".join("  " + json.dumps(v, allow_nan=False, ensure_ascii=False) for v in doc["vectors"])
+    return f"{text},\n \"vectors\": [\n{rows}\n ]\n}}\n"
+
+
+def load(path) -> dict:
+    """A vector document from a file, checked to be one (schema and fields)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file path, got {type(path).__name__}")
+    try:
+        with open(os.fspath(path), encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise ValueError(f"path {path}: cannot read it: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"path {path}: not JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise ValueError(f"path {path}: not a userdp vector file (its \"schema\" must be {SCHEMA!r})")
+    for k in ("algorithm", "stages", "tolerance", "vectors"):
+        if k not in doc:
+            raise ValueError(f"path {path}: missing {k!r}")
+    return doc
+
+
+# ------------------------------------------------------------------ checking
+@dataclass
+class VectorResult:
+    id: int
+    comment: str
+    flags: list
+    result: str                   # "valid" | "invalid"
+    verdict: str                  # "pass" | "fail" | "skipped"
+    reasons: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "comment": self.comment, "flags": self.flags, "result": self.result,
+                "verdict": self.verdict, "reasons": self.reasons}
+
+
+@dataclass
+class CheckReport:
+    algorithm: str
+    target: str
+    stages_checked: list
+    stages_missing: list
+    releases: bool
+    results: list
+    flags: dict                   # flag -> description (the document's)
+
+    @property
+    def failed(self) -> list:
+        return [r for r in self.results if r.verdict == "fail"]
+
+    @property
+    def verdict(self) -> str:
+        return "fail" if self.failed else "pass"
+
+    def to_dict(self) -> dict:
+        by_flag: dict = {}
+        for r in self.failed:
+            for f in r.flags:
+                by_flag.setdefault(f, []).append(r.id)
+        return {"algorithm": self.algorithm, "target": self.target, "verdict": self.verdict,
+                "stages_checked": self.stages_checked, "stages_missing": self.stages_missing,
+                "releases": self.releases, "vectors": len(self.results),
+                "passed": sum(r.verdict == "pass" for r in self.results), "failed": len(self.failed),
+                "skipped": sum(r.verdict == "skipped" for r in self.results),
+                "failed_by_flag": {f: {"vectors": ids, "description": self.flags.get(f, "")}
+                                   for f, ids in sorted(by_flag.items())},
+                "results": [r.to_dict() for r in self.results]}
+
+
+def _refusal(exc: BaseException) -> bool:
+    return isinstance(exc, (ValueError, TypeError))
+
+
+def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
+    """Run every vector of ``document`` (``build`` or ``load``) on ``impl``, an ``Adapter``
+    (``ProcessTarget.adapter()`` for a program); the stages it lacks are reported, not failed."""
+    from userdp.properties.adapter import Adapter
+    if not isinstance(document, Mapping) or document.get("schema") != SCHEMA:
+        raise TypeError(f"document must be a vector document (schema {SCHEMA!r}; vectors.build or vectors.load)")
+    if not isinstance(impl, Adapter):
+        raise TypeError(f"impl must be an Adapter (userdp.properties.adapter), got {type(impl).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be None or a str (the target's name in the report), got {type(name).__name__}")
+    stages = document["stages"]
+    rtol = float(document["tolerance"]["rtol"])
+    have = [s for s in stages if getattr(impl, s, None) is not None]
+    missing = [s for s in stages if s not in have]
+    releases = impl.mechanism is not None
+    results = []
+    for v in document["vectors"]:
+        dataset = decode_dataset(v["dataset"])
+        params = _decode_params(v["params"])
+        reasons, ran = [], 0
+        if v["result"] == "valid":
+            for s in have:
+                if s not in v["expected"]:
+                    continue
+                ran += 1
+                try:
+                    got = _normal(_jsonable(_call(impl, s, stages[s], dataset, params)))
+                except Exception as exc:
+                    reasons.append(f"{s}: {'refused' if _refusal(exc) else 'raised'} a valid input: "
+                                   f"{type(exc).__name__}: {exc}"[:400])
+                    continue
+                why = _compare(got, _normal(v["expected"][s]), rtol)
+                if why is not None:
+                    reasons.append(f"{s} {why}")
+            if releases:
+                ran += 1
+                try:
+                    impl.mechanism(dataset, rng=np.random.default_rng([v["id"], 29]), size=2, **params)
+                except Exception as exc:
+                    reasons.append(f"mechanism: {'refused' if _refusal(exc) else 'raised'} a valid input: "
+                                   f"{type(exc).__name__}: {exc}"[:400])
+        else:
+            for s in v["refused_by"]:
+                if not (releases if s == "mechanism" else s in have):
+                    continue
+                ran += 1
+                try:
+                    if s == "mechanism":
+                        impl.mechanism(dataset, rng=np.random.default_rng([v["id"], 29]), size=2, **params)
+                    else:
+                        _call(impl, s, stages[s], dataset, params)
+                except Exception as exc:
+                    if not _refusal(exc):
+                        reasons.append(f"{s}: raised {type(exc).__name__} instead of refusing (ValueError or "
+                                       f"TypeError; over the protocol an error of kind \"refused\"): {exc}"[:400])
+                    continue
+                reasons.append(f"{s}: accepted an input the paper excludes")
+        verdict = "fail" if reasons else ("pass" if ran else "skipped")
+        results.append(VectorResult(v["id"], v["comment"], list(v["flags"]), v["result"], verdict, reasons))
+    return CheckReport(document["algorithm"], name or impl.name, have, missing, releases, results,
+                       dict(document.get("flags", {})))
+
+
+def _call(impl, stage: str, spec: Mapping, dataset, params: Mapping):
+    kw = {k: params[k] for k in spec["params"] if k in params}
+    return getattr(impl, stage)(*((dataset,) if spec["dataset"] else ()), **kw)
+
+
+def _decode_params(obj: Mapping) -> dict:
+    def one(v):
+        if isinstance(v, dict) and set(v) == {"nonfinite"}:
+            return float(v["nonfinite"])
+        if isinstance(v, list):
+            parts = [one(x) for x in v]
+            try:
+                a = np.array(parts)
+            except ValueError:
+                return parts
+            return a if a.dtype.kind in "iuf" else parts
+        return v
+    return {k: one(v) for k, v in obj.items()}
+
+
+def format_check(r: CheckReport) -> str:
+    """The text report of ``check``."""
+    if not isinstance(r, CheckReport):
+        raise TypeError(f"r must be a CheckReport (what vectors.check returns), got {type(r).__name__}")
+    d = r.to_dict()
+    lines = [f"userdp vectors check {r.algorithm} {r.target}", f"verdict: {r.verdict.upper()}",
+             f"vectors: {d['vectors']}: {d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped (nothing "
+             "to check)",
+             f"stages checked: {', '.join(r.stages_checked) or 'none'}"
+             + (f"; not implemented (not checked): {', '.join(r.stages_missing)}" if r.stages_missing else "")
+             + ("; releases checked for refusals" if r.releases else "; no releases")]
+    if r.failed:
+        lines += ["", "failed:"]
+        for v in r.failed:
+            lines.append(f"  #{v.id} [{', '.join(v.flags) or 'no flag'}] ({v.result}) {v.comment}")
+            lines += [f"      {why}" for why in v.reasons]
+        lines += ["", "bug classes the failures point to (flags; docs/vectors.md):"]
+        for f, info in d["failed_by_flag"].items():
+            lines.append(f"  {f} (vectors {', '.join(map(str, info['vectors']))}): {info['description']}")
+    return "\n".join(lines)
+
+
+def index_markdown(documents: Sequence[Mapping]) -> str:
+    """``docs/vectors.md``: every algorithm's vectors, the bug classes and where they come from."""
+    from .vector_cases import BUG_CLASSES
+    if isinstance(documents, (str, bytes, Mapping)) or not isinstance(documents, Sequence) or \
+            not all(isinstance(d, Mapping) and d.get("schema") == SCHEMA for d in documents):
+        raise TypeError(f"documents must be a list of vector documents (schema {SCHEMA!r}), got {documents!r:.80}")
+    docs = sorted(documents, key=lambda d: d["algorithm"])
+    lines = ["# Test vectors: index", "",
+             "Generated by `userdp vectors export --out DIR --index docs/vectors.md` (audits/vectors.py); "
+             "do not edit by hand. A test regenerates it and fails if it is stale.", "",
+             "One JSON file per algorithm, the reference's noise-free stages on each vector, with the inputs "
+             "that must be refused. Check a program with `userdp vectors check ALGORITHM --command \"CMD\"` "
+             "(docs/protocol.md), or read the files from any language's CI: a vector passes when every stage "
+             "your implementation has equals `expected` to the file's `tolerance` (valid vectors), or when "
+             "your implementation refuses the input in every stage of `refused_by` it has (invalid vectors).", "",
+             "| algorithm | vectors | valid | invalid | stages | flags |", "|---|---|---|---|---|---|"]
+    for d in docs:
+        vs = d["vectors"]
+        valid = sum(v["result"] == "valid" for v in vs)
+        lines.append(f"| {d['algorithm']} | {len(vs)} | {valid} | {len(vs) - valid} | {', '.join(d['stages'])} | "
+                     f"{', '.join(sorted(d['flags']))} |")
+    lines += ["", "## Bug classes (flags)", "",
+              "Each class is drawn from the planted bugs (tests/planted/) and the known-bug corpus (tests/corpus/) "
+              "it lists; a vector carries the flags of the classes it is built to expose.", ""]
+    for name in sorted(BUG_CLASSES):
+        c = BUG_CLASSES[name]
+        where = [f"`{a}`" for d in docs for a in [d["algorithm"]]
+                 if any(name in v["flags"] for v in d["vectors"])]
+        lines += [f"### {name}", "", c.description, "",
+                  f"- vectors in: {', '.join(where) or 'none (no stage shows it: the release-level checks of validate do)'}",
+                  f"- planted: {', '.join(f'`{p}`' for p in c.planted) or 'none'}",
+                  f"- corpus: {', '.join(f'`{p}`' for p in c.corpus) or 'none'}", ""]
+    for d in docs:
+        lines += [f"## {d['algorithm']}", "", d["reference"] + ".", ""]
+        if d.get("notes"):
+            lines += [d["notes"], ""]
+        lines += ["| id | result | flags | comment |", "|---|---|---|---|"]
+        for v in d["vectors"]:
+            lines.append(f"| {v['id']} | {v['result']} | {', '.join(v['flags'])} | {v['comment']} |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
