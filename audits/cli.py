@@ -319,7 +319,8 @@ def cmd_validate(args) -> int:
         if args.signature and args.template:
             raise UsageError("--signature and --template: give one")
         spec = V.get_validation(args.algorithm)
-        print(signature_text(spec) if args.signature else template_text(spec))
+        with results():
+            print(signature_text(spec) if args.signature else template_text(spec))
         return EXIT_OK
     if args.report is not None:
         _check_writable(args.report, "--report")

@@ -119,7 +119,7 @@ def test_template_is_a_runnable_module_that_passes(capsys, tmp_path, monkeypatch
 
 def test_signature_without_target_and_target_missing(capsys):
     code, _, err = run(capsys, "validate", "amin2019.capped-sum")
-    assert code == 2 and "needs TARGET" in err
+    assert code == 2 and "needs a TARGET" in err
     code, _, err = run(capsys, "validate", "amin2019.capped-sum", "--signature", "--template")
     assert code == 2 and "give one" in err
 
