@@ -37,11 +37,12 @@ BUG_CLASSES: dict[str, BugClass] = {
         planted=("amin2019/cap-per-record", "epasto2020/cap-per-record", "epasto2020/sample-limiting-record-sensitivity",
                  "epasto2020_gwa/gwa-b-per-record-max", "erm/amin.tau-per-record", "erm/amin.record-level-sensitivity"),
         corpus=("amin2019/per-record-cap", "amin2019/staged-per-record-cap", "epasto2020/wa-record-weight-noise",
-                "epasto2020/gwa-record-max-noise", "epasto2020/sl-record-level-noise")),
+                "epasto2020/gwa-record-max-noise", "epasto2020/sl-record-level-noise", "epasto2020/sl-ols-record-noise")),
     "understated-sensitivity": BugClass(
         "A sensitivity formula that under-counts: the average user instead of the worst, one coordinate or row "
         "instead of all, signed sums that cancel, a factor 2 or a sqrt(m_i) dropped, a distance or utility whose "
-        "own sensitivity is larger than assumed.",
+        "own sensitivity is larger than assumed, a Lipschitz constant from another loss (the logistic's 1 for "
+        "the ridge's) or the smoothness R/4 for the Lipschitz R, a bound on ||theta|| valid only for lambda >= 1.",
         planted=("amin2019/half-sensitivity", "amin2019/em-no-half", "epasto2020/mean-user-weight-sensitivity",
                  "epasto2020/laplace-scale-uses-n", "epasto2020_gwa/gwa-b-single-row", "epasto2020_gwa/gwa-b-signed-sum",
                  "epasto2020_gwa/gwac-b-single-row", "acharya2024/average-record-sensitivity",
@@ -49,20 +50,28 @@ BUG_CLASSES: dict[str, BugClass] = {
                  "zhao2024/threshold-not-scaled-with-m", "zhao2024/ptr-distance-without-movement",
                  "zhao2024/global-curvature-from-radius", "zhao2024/global-no-sign-flip"),
         corpus=("amin2019/half-scale", "epasto2020/wa-mean-user-weight-noise", "epasto2020/gwa-row-max-noise",
+                "acharya2024/bound-one-below-lambda-one", "amin2019/private-cap-no-half", "erm/logistic-quarter-noise",
+                "erm/ridge-lipschitz-one",
                 "zhao2024/hlm-one-user-sensitivity", "zhao2024/hlm-staged-one-user-sensitivity",
                 "zhao2024/wme-bin-width-noise")),
     "noise-formula": BugClass(
         "The noise scale's formula mistranscribed: a scale read as a rate (Delta * eps), d where sqrt(d) "
-        "belongs, a factor 2 or Gamma_* lost, two scales swapped, a formula copied from another section.",
+        "belongs, a factor 2 or Gamma_* lost, two scales swapped, a formula copied from another section, or a "
+        "stray constant (a scale 5% too small or 4% too large: a privacy loss or a needless variance).",
         planted=("epasto2020/laplace-scale-times-eps", "epasto2020_gwa/sl-ols-one-dimensional-scale",
                  "acharya2024/eta-d-for-sqrt-d", "krichene2023/gd-sigma-gamma", "krichene2023/b-noise-without-gamma-star"),
         corpus=("acharya2024/eta-without-sqrt-d", "acharya2024/eta-missing-two", "krichene2023/swapped-sigmas",
-                "krichene2023/sigma-gamma-x")),
+                "krichene2023/sigma-gamma-x", "acharya2024/eta-eight-percent-high", "acharya2024/d2-eta-eight-percent-high",
+                "acharya2024/d2-eta-without-sqrt-d", "amin2019/five-percent-less-noise",
+                "amin2019/variance-eight-percent-high", "epasto2020/gwa-b-ninety-five-percent",
+                "epasto2020/sl-noise-ninety-six-percent", "epasto2020/wa-five-percent-less-noise", "erm/gd-sigma-halved",
+                "erm/ridge-seven-percent-less-noise", "krichene2023/gd-sigma-gamma", "krichene2023/sigma-ninety-five-percent",
+                "krichene2023/variance-eight-percent-high")),
     "noise-distribution": BugClass(
         "Noise from the wrong distribution, or a parameter of the right one in the wrong convention (numpy's "
         "Gamma scale where the paper gives a rate; Gaussian where Laplace-type noise is needed).",
         planted=("acharya2024/gamma-scale-eta",),
-        corpus=("acharya2024/gaussian-noise",)),
+        corpus=("acharya2024/gaussian-noise", "acharya2024/d2-gaussian-noise")),
     "unnormalised-weights": BugClass(
         "The estimator's normalisation broken: weights that do not sum to 1 (a wrong normaliser, a sum over "
         "records instead of users, eps_i / n), or a regression C with C X != I; the estimate is biased.",
@@ -73,47 +82,60 @@ BUG_CLASSES: dict[str, BugClass] = {
                 "zhao2024/hlm-staged-inverse-count-weights")),
     "weight-formula": BugClass(
         "Weights by another formula than the paper's: a per-user weight not split over the user's records, a "
-        "budget on sum w instead of sum w^2, per-user renormalisation where the paper clips.",
+        "budget on sum w instead of sum w^2, per-user renormalisation where the paper clips, personalized "
+        "weights eps_i / sum eps in a baseline whose noise is calibrated for 1/n.",
         planted=("epasto2020/lemma3-weight-not-split", "krichene2023/budget-w-not-w-squared",
                  "erm/epasto.per-user-renormalised-weights"),
-        corpus=("krichene2023/per-user-normalised",)),
+        corpus=("krichene2023/per-user-normalised", "acharya2024/np-personal-weights")),
     "missing-clipping": BugClass(
         "A clip the privacy argument needs is skipped or applied in the wrong place: weights not clipped to "
         "the budget (eq. 12), labels not clipped to their bound, the sum clipped instead of each term, the "
-        "noisy release clipped instead of the estimate.",
+        "noisy release clipped instead of the estimate, per-record gradients not clipped to Gamma, a user's "
+        "records not limited to the first tau.",
         planted=("krichene2023/eq12-clipping-skipped", "krichene2023/unclipped-labels-unit-bound",
                  "krichene2023/gd-sum-clip-only", "zhao2024/clip-after-noise"),
         corpus=("krichene2023/unclipped-labels", "krichene2023/no-weight-clipping",
-                "krichene2023/staged-no-weight-clipping")),
+                "krichene2023/staged-no-weight-clipping", "erm/ridge-all-records",
+                "krichene2023/gd-no-gradient-clipping")),
     "sub-optimal-parameter": BugClass(
         "A parameter the paper fixes by an optimality condition (Claim 1's h*, eq. 6's cap, Theorem 6's C, "
-        "the bin width, the personalized weights) set otherwise: usually private, but not the paper's estimate.",
+        "the bin width, the personalized weights, Claim 2's h, Lemma 3's weights, the cap's noise T / eps_sum, "
+        "the Jorgensen level t) set otherwise: usually private, but not the paper's estimate.",
         planted=("amin2019/optimal-cap-interpolated-quantile", "amin2019/optimal-cap-off-by-one",
                  "epasto2020/equal-user-weights", "epasto2020_gwa/gwa-ols-C"),
         corpus=("amin2019/cap-at-half-T", "amin2019/staged-optimal-cap-off-by-one", "epasto2020/wa-median-h",
+                "acharya2024/jorgensen-mean-min-level", "amin2019/private-cap-noise-from-U", "epasto2020/sl-h-plus-one",
+                "epasto2020/sl-ols-no-limit", "erm/gd-uniform-weights",
                 "epasto2020/sl-no-limiting", "zhao2024/wme-unwidened-bin", "acharya2024/nonpersonalized")),
     "parameter-not-applied": BugClass(
         "A quantity computed and then not used where the paper uses it, so that the stages disagree: the "
-        "statistic ignores the weights or the given C, or is computed at another cap than the noise.",
+        "statistic ignores the weights or the given C, or is computed at another cap than the noise; h* or the "
+        "noise computed at a default (sigma = B/2, B = 1) instead of the given parameter.",
         planted=("epasto2020/statistic-ignores-weights", "epasto2020_gwa/gwa-statistic-uses-ols",
                  "epasto2020_gwa/gwac-statistic-ignores-C"),
-        corpus=("amin2019/staged-disagreeing", "epasto2020/gwa-ols-ignores-C")),
+        corpus=("amin2019/staged-disagreeing", "epasto2020/gwa-ols-ignores-C", "epasto2020/wa-noise-for-B-one",
+                "epasto2020/wa-sigma-ignored")),
     "input-not-refused": BugClass(
         "An input outside the paper's domain accepted instead of refused: eps = 0 or lambda = 0 (no noise), "
         "labels or values outside [0, B] (clipped silently, or a range wider than the one calibrated), a C "
-        "with C X != I.",
+        "with C X != I; or, by an implementation that declares it clips, projected wrongly (|x| for max(x, 0), "
+        "[0, 2B] for [0, B]) or not at all.",
         planted=("acharya2024/lambda-zero-no-noise", "epasto2020_gwa/gwa-labels-in-minus-B-B",
                  "epasto2020_gwa/gwac-labels-in-minus-B-B", "epasto2020_gwa/gwac-no-CX-check"),
-        corpus=("acharya2024/no-noise-at-lambda-zero", "amin2019/no-noise-at-eps-zero", "epasto2020/wa-clips-values",
-                "epasto2020/gwa-no-cx-check")),
+        corpus=("acharya2024/no-noise-at-lambda-zero", "amin2019/no-noise-at-eps-zero", "epasto2020/gwa-no-cx-check",
+                "acharya2024/d2-no-noise-at-lambda-zero", "amin2019/clips-to-absolute-value",
+                "amin2019/one-release-refuse-declared", "epasto2020/gwa-labels-not-clipped",
+                "epasto2020/wa-clips-refuse-declared", "epasto2020/wa-clips-to-two-B")),
     "data-dependent-choice": BugClass(
         "A parameter that must be public chosen from the private data without paying for it: the cap, sigma, "
         "C, the counts n_i, kappa0, the clipping range, the PTR decision or the histogram's top bin read "
-        "exactly.",
+        "exactly, a noise scale from the largest record or from the data's own n_tau.",
         planted=("amin2019/data-chosen-cap", "epasto2020/sigma-from-data", "epasto2020_gwa/gwa-C-reads-labels",
                  "erm/amin.data-dependent-n-tau", "krichene2023/exact-counts-no-charge",
                  "zhao2024/typical-sensitivity-without-ptr", "zhao2024/ptr-kappa0-from-data"),
         corpus=("amin2019/data-chosen-cap", "zhao2024/hlm-deterministic-test", "zhao2024/hlm-range-from-data",
+                "amin2019/noise-from-largest-record", "amin2019/private-cap-exact-quantile",
+                "erm/logistic-data-dependent-ntau", "krichene2023/counts-from-data", "krichene2023/gd-counts-from-data",
                 "zhao2024/wme-exact-argmax")),
     "data-dependent-refusal": BugClass(
         "A refusal (an exception, no release) that depends on the private data: one dataset raises where its "
@@ -121,7 +143,11 @@ BUG_CLASSES: dict[str, BugClass] = {
         planted=("zhao2024/capped-solver-refuses",)),
     "accounting": BugClass(
         "Privacy spent but not charged: a step, a release or a delta left out of the composition, a budget "
-        "split wrongly, a baseline given more than its records' eps_i.",
+        "split wrongly, a baseline given more than its records' eps_i (no sampling, a wrong sampling "
+        "probability, the mean eps for the min).",
+        corpus=("acharya2024/jorgensen-max-keep-all", "acharya2024/jorgensen-max-ratio-probability",
+                "acharya2024/jorgensen-mean-keep-all", "acharya2024/np-mean-eps", "amin2019/private-cap-whole-budget",
+                "erm/gd-one-step-accounting"),
         planted=("amin2019/cap-budget-not-accounted", "acharya2024/jorgensen-linear-probability",
                  "acharya2024/nonpersonalized-mean-eps", "erm/epasto.no-composition",
                  "krichene2023/counts-used-twice-charged-once", "krichene2023/rdp-half-for-the-pair",
@@ -138,8 +164,25 @@ BUG_CLASSES: dict[str, BugClass] = {
         "Randomness drawn once per call and shared by the call's releases (a noise draw, a random choice, a "
         "test outcome): the `size` releases are not independent.",
         corpus=("acharya2024/noise-once-per-call", "amin2019/noise-once-per-call", "epasto2020/wa-noise-once-per-call",
+                "acharya2024/d2-noise-once-per-call", "acharya2024/jorgensen-max-once-per-call",
+                "acharya2024/jorgensen-mean-once-per-call", "acharya2024/np-noise-once-per-call",
+                "amin2019/private-cap-once-per-call", "epasto2020/gwa-noise-once-per-call",
+                "epasto2020/sl-ols-random-once-per-call", "erm/gd-once-per-call", "erm/logistic-noise-once-per-call",
+                "erm/ridge-noise-once-per-call", "krichene2023/gd-once-per-call",
                 "epasto2020/sl-random-T-once-per-call", "krichene2023/noise-once-per-call",
                 "zhao2024/hlm-decision-per-call")),
+    "biased-estimate": BugClass(
+        "The estimate moved while the noise stays right: a constant added to every release (a safety margin "
+        "T/100), the regulariser changed (a ridge at 1.1 lambda, Lambda ||theta||^2 without its 1/2). Private, "
+        "but not the paper's estimate, and the bias is small next to the noise on most cases.",
+        corpus=("amin2019/safety-margin-bias", "acharya2024/lambda-stabiliser", "erm/logistic-no-half")),
+    "partial-noise": BugClass(
+        "Noise not added to the whole release: one coordinate noised and the others released exact, one "
+        "triangle of a symmetric matrix noised and the other copied without noise, or the two triangles "
+        "noised independently (the off-diagonal entries released twice). No noise-free stage shows it; "
+        "compare every coordinate of the releases.",
+        corpus=("epasto2020/gwa-first-coordinate-noise", "krichene2023/upper-triangle-noise-only",
+                "krichene2023/independent-triangles")),
 }
 
 
