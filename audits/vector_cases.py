@@ -215,7 +215,11 @@ class Design:
     expected values; ``mechanism()``: the reference release ``f(dataset, rng=, size=, **params)``;
     ``stages``: stage -> the parameter names it takes (by keyword); ``takes_dataset``: the
     stages called with the dataset first; ``adapter_type()``: the adapter class a program's
-    stages are wrapped in (its extra stages, e.g. ``optimal_cap``)."""
+    stages are wrapped in (its extra stages, e.g. ``optimal_cap``); ``bind``: None, or how an
+    adapter in the property suite's stage shape is put in this algorithm's call shape (the
+    public choices the algorithm fixes, e.g. Jorgensen's t = max eps, bound as arguments): the
+    reference is the suite's reference bound so, and tests/test_vectors.py binds the planted
+    bugs the same way."""
     algorithm: str
     reference: Callable[[], Any]
     mechanism: Callable[[], Callable]
@@ -226,6 +230,7 @@ class Design:
     relation: str
     reference_text: str
     notes: str = ""
+    bind: Callable[[Any], Any] | None = None
 
 
 def _spec_reference(algorithm: str) -> Callable[[], Callable]:
@@ -486,16 +491,20 @@ def _pdp_cases() -> list:
     bad_y[1] = -2.0
     return [
         V(D2, {"Lambda": 100.0}, ("unnormalised-weights", "noise-formula", "understated-sensitivity",
-                                  "unchecked-assumption"),
+                                  "unchecked-assumption", "biased-estimate"),
           "n = 8, d = 2, eps_i from 0.05 to 2, lambda = 100: w_i = eps_i / sum eps (they sum to 1, not to mean "
           "eps); eta is Theorem 3.2's, with sqrt(d) (not d) and each record's own sensitivity 2 w_i (d B + "
-          "sqrt(d)) / lambda (not an average record's), and without Theorem 3.4's bound B"),
+          "sqrt(d)) / lambda (not an average record's), and without Theorem 3.4's bound B; theta_bar is the "
+          "ridge at this lambda (a ridge at 1.1 lambda moves it)"),
         V(D2, {"Lambda": 1.0}, ("unnormalised-weights", "noise-formula"),
           "the same at lambda = 1, where B(lambda) = min(1/sqrt(lambda), sqrt(d)/lambda) = 1"),
         V(D1, {"Lambda": 10.0}, ("unnormalised-weights", "understated-sensitivity"),
           "n = 10, d = 1, lambda = 10"),
         V(D3, {"Lambda": 1.0}, ("noise-formula", "understated-sensitivity"),
           "n = 30, d = 3, lambda = 1: d and sqrt(d) differ by 1.7x"),
+        V(D2, {"Lambda": 0.3}, ("understated-sensitivity", "noise-formula"),
+          "lambda = 0.3 < 1: B(lambda) = min(1/sqrt(lambda), sqrt(d)/lambda) = 1.83, where min(1, sqrt(d)/lambda) "
+          "= 1 gives a sensitivity (sqrt(d) B + 1) 1.48x too small"),
         V(D2, {"Lambda": 0.0}, ("input-not-refused",),
           "lambda = 0: eta = 0, no noise at all (Theorem 3.2 needs lambda > 0; found in the authors' code)", "invalid"),
         V(D2, {"Lambda": -1.0}, ("input-not-refused",), "lambda = -1", "invalid"),
@@ -702,3 +711,388 @@ _register(Design(
     "noise_scale (their budgets and Gaussian scales)",
     notes="WME's statistic is a mixture over the noisy argmax, so there is no noise-free statistic stage; "
           "validate compares its releases."))
+
+
+# ================================================================== the algorithms validate added
+# (the private cap, the PDP-OP baselines, the ERM releases, sample-limited OLS, noisy GD)
+def _released_by(algorithm: str, adapter):
+    """``adapter`` with the validated reference release as its mechanism (the vectors' invalid inputs
+    must be refused by it, the valid ones released)."""
+    import dataclasses
+    return dataclasses.replace(adapter, mechanism=_spec_reference(algorithm)())
+
+
+def _cap_cases() -> list:
+    from userdp.reference.data import UserDataset
+    six = UserDataset.from_user_lists([[0.9, 0.8, 0.5, 0.4], [0.7, 0.6], [0.3], [0.2, 0.6, 0.1], [1.0], [0.5]])
+    ten = UserDataset.from_user_lists([[0.1 * (k + 1), 0.03 * k] for k in range(10)])   # totals 0.1, 0.23, .., 1.27
+    neg = UserDataset.from_user_lists([[0.5, -0.25], [1.0]])
+    p = {"epsilon_cap": 0.5, "epsilon_sum": 1.0, "U": 3.0}
+    V = VectorCase
+    return [
+        V(six, p, ("sub-optimal-parameter",),
+          "six users, totals 0.3 to 2.6, eps_sum = 1: the exponential mechanism aims at the k = ceil(1/eps_sum) = "
+          "1st largest total, 2.6 (not the 2nd, 1.3)"),
+        V(ten, {"epsilon_cap": 1.0, "epsilon_sum": 0.35, "U": 2.0}, ("sub-optimal-parameter",),
+          "ten users, distinct totals 0.1 to 1.27, eps_sum = 0.35: k = ceil(1/0.35) = 3, the 3rd largest total "
+          "1.01 (an interpolated 1 - 1/(m eps) quantile gives 0.94, the 4th largest 0.88)"),
+        V(_users([0.25]), {"epsilon_cap": 1.0, "epsilon_sum": 0.5, "U": 1.0}, (),
+          "one user, eps_sum = 1/2: k = 2 > m, the target is 0 (every total is above it)"),
+        V(six, {**p, "epsilon_cap": 0.0}, ("input-not-refused",), "epsilon_cap = 0: a cap drawn uniformly, unpaid",
+          "invalid"),
+        V(six, {**p, "epsilon_sum": 0.0}, ("input-not-refused",), "epsilon_sum = 0: Laplace scale T / 0", "invalid"),
+        V(six, {**p, "U": -1.0}, ("input-not-refused",), "U = -1: an empty range [0, U] for the cap", "invalid"),
+        V(neg, p, ("input-not-refused",), "a negative record value: §3 sums non-negative contributions", "invalid"),
+    ]
+
+
+def _cap_reference():
+    from userdp.properties.amin2019 import CapAdapter
+    from userdp.reference import amin2019 as A
+    return _released_by("amin2019.capped-sum-private-cap", CapAdapter(
+        "amin2019.capped-sum-private-cap (reference stages)",
+        optimal_cap=lambda D, *, epsilon_sum: A.optimal_cap_nonprivate(D, epsilon_sum)))
+
+
+_register(Design(
+    "amin2019.capped-sum-private-cap", _cap_reference, _spec_reference("amin2019.capped-sum-private-cap"),
+    _amin_adapter, {"optimal_cap": ("epsilon_sum",)}, ("optimal_cap",), _cap_cases, "add/remove user",
+    "userdp.reference.amin2019: optimal_cap_nonprivate at eps_sum (eq. 6: the ceil(1/eps_sum)-th largest user "
+    "total), the quantile that private_cap's exponential mechanism aims at",
+    notes="The release (T, g_T + Lap(T / eps_sum)) is random in T, so its only noise-free stage is the target "
+          "of the exponential mechanism, optimal_cap(dataset, epsilon_sum); validate compares the releases as "
+          "distributions."))
+
+
+def _pdp_d2_cases() -> list:
+    return [c for c in _pdp_cases() if c.result == "invalid" or np.ndim(c.dataset.values) == 2]
+
+
+_register(Design(
+    "acharya2024.pdp-op-d2", _pdp_reference, _spec_reference("acharya2024.pdp-op-d2"), _plain_adapter,
+    {s: ("Lambda",) for s in ("weights", "statistic", "sensitivity", "noise_scale")},
+    ("weights", "statistic", "sensitivity", "noise_scale"), _pdp_d2_cases, "replace record (the profile eps_i public)",
+    "userdp.reference.acharya2024 (the same algorithm as acharya2024.pdp-op, audited in d = 2 first): weights, "
+    "statistic, sensitivity, noise_scale (1 / eta, Theorem 3.2)",
+    notes="The vectors of acharya2024.pdp-op with d >= 2."))
+
+
+def _np_cases() -> list:
+    D2, D3 = _pdp_data(8, 2, 1), _pdp_data(30, 3, 5)
+    flat = _pdp_data(6, 2, 4, profile=np.full(6, 0.7))
+    V = VectorCase
+    bad_x = np.array(D2.values)
+    bad_x[0, 0] = 1.5
+    return [
+        V(D2, {"Lambda": 100.0}, ("accounting", "weight-formula"),
+          "n = 8, d = 2, eps_i from 0.28 to 1.94 (min 0.28, mean 1.02), lambda = 100: uniform weights 1/n "
+          "(not eps_i / sum eps) and eta at n min eps (not n mean eps)"),
+        V(D3, {"Lambda": 1.0}, ("accounting", "weight-formula"), "n = 30, d = 3, lambda = 1"),
+        V(flat, {"Lambda": 3.0}, (), "a flat profile (every eps_i = 0.7): the baseline is PDP-OP itself"),
+        V(D2, {"Lambda": 0.0}, ("input-not-refused",), "lambda = 0: eta = 0, no noise", "invalid"),
+        V(D2.with_fields(values=bad_x), {"Lambda": 1.0}, ("input-not-refused",), "a feature 1.5 outside [0, 1]^d",
+          "invalid"),
+    ]
+
+
+def _np_reference():
+    from userdp.properties.acharya2024 import REFERENCE_NONPERSONALIZED
+    return REFERENCE_NONPERSONALIZED
+
+
+_register(Design(
+    "acharya2024.nonpersonalized", _np_reference, _spec_reference("acharya2024.nonpersonalized"), _plain_adapter,
+    {"statistic": ("Lambda",), "noise_scale": ("Lambda",)}, ("statistic", "noise_scale"), _np_cases,
+    "replace record (the profile eps_i public)",
+    "userdp.reference.acharya2024: statistic and noise_scale of PDP-OP on the flat profile min eps "
+    "(nonpersonalized_epsilons): the ridge with weights 1/n, and 1 / eta at n min eps",
+    notes="The dataset's epsilons are the personalized profile; the baseline reads only its minimum."))
+
+
+def _jorgensen_bind(threshold: str):
+    """The suite's Jorgensen stages take the threshold t; the algorithm fixes t = max (or mean) eps."""
+    def bind(adapter):
+        from userdp.properties.adapter import Adapter
+        from userdp.reference import acharya2024 as A
+        w = adapter.weights
+        return Adapter(f"{adapter.name} (t = {threshold} eps)", weights=None if w is None else (
+            lambda D, *, Lambda: w(D, Lambda=Lambda, threshold=A.jorgensen_threshold(D, threshold))))
+    return bind
+
+
+def _jorgensen_cases(threshold: str):
+    def cases() -> list:
+        D2, D1 = _pdp_data(8, 2, 1), _pdp_data(10, 1, 2)
+        g = np.random.default_rng(41)
+        groups = 2 * np.r_[np.round(g.uniform(0.01, 0.2, 4), 3), np.round(g.uniform(0.2, 1.0, 5), 3), np.ones(3)]
+        D3 = _pdp_data(12, 2, 6, profile=groups)
+        V = VectorCase
+        bad_y = np.array(D2.labels)
+        bad_y[1] = -2.0
+        return [
+            V(D2, {"Lambda": 100.0}, ("accounting",),
+              f"n = 8, eps_i from 0.28 to 1.94, t = {threshold} eps: p_i = min(1, (e^eps_i - 1) / (e^t - 1)) (not "
+              "eps_i / t, not e^(eps_i - t), not 1 for every record)"),
+            V(D3, {"Lambda": 10.0}, ("accounting",),
+              "12 records, the three-group profile (eps 0.07 to 2): probabilities from "
+              f"{'0.011' if threshold == 'max' else '0.035'} to 1"),
+            V(D1, {"Lambda": 1.0}, ("accounting",), "n = 10, d = 1"),
+            V(D2, {"Lambda": 0.0}, ("input-not-refused",), "lambda = 0: no noise on the kept records", "invalid"),
+            V(D2.with_fields(labels=bad_y), {"Lambda": 1.0}, ("input-not-refused",), "a label -2 outside [-1, 1]",
+              "invalid"),
+        ]
+    return cases
+
+
+def _jorgensen_reference(threshold: str):
+    def get():
+        from userdp.properties.acharya2024 import REFERENCE_JORGENSEN
+        return _released_by(f"acharya2024.jorgensen-{threshold}", _jorgensen_bind(threshold)(REFERENCE_JORGENSEN))
+    return get
+
+
+for _t in ("max", "mean"):
+    _register(Design(
+        f"acharya2024.jorgensen-{_t}", _jorgensen_reference(_t), _spec_reference(f"acharya2024.jorgensen-{_t}"),
+        _plain_adapter, {"weights": ("Lambda",)}, ("weights",), _jorgensen_cases(_t),
+        "replace record (the profile eps_i public)",
+        f"userdp.reference.acharya2024: jorgensen_probabilities at t = jorgensen_threshold(dataset, {_t!r}) (the "
+        "weights stage: each record's sampling probability)",
+        notes="The release subsamples records, so its only noise-free stage is the sampling probabilities p_i "
+              "(\"weights\"); validate compares the releases as distributions.",
+        bind=_jorgensen_bind(_t)))
+
+
+# ------------------------------------------------------------------ Amin et al. 2019 Algorithm 1 (ERM)
+def _erm_features(seed: int, n: int, d: int) -> np.ndarray:
+    g = np.random.default_rng(seed)
+    X = g.normal(size=(n, d))
+    return np.round(X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None] * g.uniform(0.3, 0.99, (n, 1)), 4)
+
+
+def _amin_erm_cases(loss: str):
+    def cases() -> list:
+        from userdp.reference.data import UserDataset
+        heavy = np.r_[np.zeros(4, dtype=int), np.arange(1, 5)]
+        X = np.tile([1.0, 0.0], (8, 1)) if loss == "logistic" else np.tile([0.8, 0.0], (8, 1))
+        y = np.r_[-np.ones(4), np.ones(4)] if loss == "logistic" else np.r_[np.full(4, -0.9), np.full(4, 0.6)]
+        D = UserDataset(X, heavy, labels=y)
+        ids = np.repeat(np.arange(6), [5, 3, 2, 1, 1, 1])
+        g = np.random.default_rng(7)
+        lab = np.where(g.random(13) < 0.6, 1.0, -1.0) if loss == "logistic" else np.round(g.uniform(-1, 1, 13), 3)
+        G = UserDataset(_erm_features(7, 13, 3), ids, labels=lab)
+        base = {"epsilon": 1.0, "tau": 2, "Lambda": 10.0, "n_min": 8}
+        V = VectorCase
+        out = [
+            V(D, base, ("per-record-bound", "data-dependent-choice", "missing-clipping", "biased-estimate"),
+              "user 0 holds 4 records (the first), 4 single-record users, d = 2, tau = 2, Lambda = 10, n_min = 8: "
+              "the first tau records of EACH user are kept (6, not the first tau m = 10 records overall, not all "
+              "8), weights 1 / max(n_tau, n_min) = 1/8 from the public n_min (not the data's n_tau = 6), "
+              "Delta_2 = (L / Lambda) max(2 tau / (n_min + tau), tau / n_min) (not the record-level 2 L / (n_min "
+              "Lambda)); theta-hat minimises sum_i w_i l_i + (Lambda / 2) ||theta||^2 (the 1/2 counts)"),
+            V(G, {"epsilon": 2.0, "tau": 3, "Lambda": 2.0, "n_min": 4}, ("per-record-bound", "understated-sensitivity"),
+              "6 users of 5, 3, 2, 1, 1, 1 records, d = 3, tau = 3, Lambda = 2, n_min = 4 < n_tau = 11"),
+            V(D, {**base, "tau": 1, "n_min": 2, "Lambda": 4.0}, ("understated-sensitivity", "noise-formula"),
+              "tau = 1, n_min = 2, Lambda = 4: one record per user"),
+            V(D, {**base, "epsilon": 0.0}, ("input-not-refused",), "epsilon = 0", "invalid"),
+            V(D, {**base, "Lambda": 0.0}, ("input-not-refused",), "Lambda = 0: no strong convexity, no sensitivity "
+              "bound", "invalid"),
+            V(D, {**base, "tau": 0}, ("input-not-refused",), "tau = 0: no record kept", "invalid"),
+            V(D.with_fields(values=3 * D.values), base, ("input-not-refused",), "features of norm 3 (||x|| <= 1)",
+              "invalid"),
+            V(D.with_fields(labels=np.where(np.arange(8) == 0, 0.5 if loss == "logistic" else 3.0, D.labels)), base,
+              ("input-not-refused",), "a label " + ("0.5 (logistic labels are -1 or +1)" if loss == "logistic"
+                                                    else "3 outside [-1, 1]"), "invalid"),
+        ]
+        return out
+    return cases
+
+
+def _amin_erm_reference(loss: str):
+    def get():
+        from userdp.properties.adapter import Adapter
+        from userdp.reference import amin2019_erm as A
+        name = "amin2019.erm-output-perturbation" + ("-ridge" if loss == "ridge" else "")
+        return _released_by(name, Adapter(
+            f"amin2019 ERM output perturbation, {loss} (reference stages)",
+            weights=lambda D, *, tau, n_min: A.weights(D, tau, n_min),
+            statistic=lambda D, *, tau, Lambda, n_min: A.statistic(D, tau=tau, Lambda=Lambda, n_min=n_min, loss=loss),
+            sensitivity=lambda *, tau, Lambda, n_min: A.sensitivity(tau=tau, Lambda=Lambda, n_min=n_min, loss=loss),
+            noise_scale=lambda D, *, epsilon, tau, Lambda, n_min: A.noise_scale(epsilon=epsilon, tau=tau, Lambda=Lambda,
+                                                                                 n_min=n_min, loss=loss)))
+    return get
+
+
+for _loss, _name in (("logistic", "amin2019.erm-output-perturbation"),
+                     ("ridge", "amin2019.erm-output-perturbation-ridge")):
+    _register(Design(
+        _name, _amin_erm_reference(_loss), _spec_reference(_name), _plain_adapter,
+        {"weights": ("tau", "n_min"), "statistic": ("tau", "Lambda", "n_min"), "sensitivity": ("tau", "Lambda", "n_min"),
+         "noise_scale": ("epsilon", "tau", "Lambda", "n_min")},
+        ("weights", "statistic", "noise_scale"), _amin_erm_cases(_loss), "add/remove user",
+        f"userdp.reference.amin2019_erm ({_loss} loss, R = Y = 1): weights (1 / max(n_tau, n_min) on each user's "
+        "first tau records), statistic (the minimiser theta-hat), sensitivity (Delta_2), noise_scale (Delta_2 / eps)",
+        notes="theta-hat is the exact minimiser (the reference's is certified to 1e-9 Delta_2; solve to a gradient "
+              "norm below 1e-10). The reference's sensitivity is Delta_2 (1 + 2e-9), the slack for that solver "
+              "error; on these vectors Delta_2 < 1, so an exact Delta_2 is within the tolerance."))
+
+
+# ------------------------------------------------------------------ Epasto et al. 2020 Algorithm 2 (noisy GD)
+def _c_of(D, epsilon):
+    """Lemma 3's weights at Claim 1's h* for B = 1, sigma = 1/2 (what epasto2020.weighted-erm fixes)."""
+    from userdp.reference import epasto2020 as W
+    return W.optimal_weights(D, epsilon, 1.0)[0]
+
+
+def _weighted_erm_bind(adapter):
+    """The suite's stages take Algorithm 2's weights c; the validated algorithm fixes c = ``_c_of``."""
+    from userdp.properties.adapter import Adapter
+
+    def opt(f, g):
+        return None if f is None else g
+    w, s, n = adapter.weights, adapter.sensitivity, adapter.noise_scale
+    return Adapter(
+        f"{adapter.name} (c = Lemma 3 at h*)",
+        weights=opt(w, lambda D, *, epsilon: w(D, _c_of(D, epsilon))),
+        sensitivity=opt(s, lambda D, *, epsilon: s(D, _c_of(D, epsilon))),
+        noise_scale=opt(n, lambda D, *, epsilon, delta, T: n(D, _c_of(D, epsilon), epsilon=epsilon, delta=delta, T=T)))
+
+
+def _weighted_erm_cases() -> list:
+    from userdp.reference.data import UserDataset
+    sizes = np.array([6, 3, 2, 1, 1, 1, 1, 1])
+    n = int(sizes.sum())
+    D = UserDataset(np.tile([1.0, 0.0], (n, 1)), np.repeat(np.arange(sizes.size), sizes),
+                    labels=np.where(np.arange(n) % 2 == 0, 1.0, -1.0))
+    s3 = np.array([5, 4, 3, 2, 1, 1, 1, 1, 1, 1])
+    g = np.random.default_rng(20)
+    D3 = UserDataset(_erm_features(20, int(s3.sum()), 3), np.repeat(np.arange(10), s3),
+                     labels=np.where(g.random(s3.sum()) < 0.5, 1.0, -1.0))
+    V = VectorCase
+    p = {"epsilon": 1.0, "delta": 1e-5, "T": 4}
+    return [
+        V(D, p, ("understated-sensitivity", "accounting", "sub-optimal-parameter", "noise-formula"),
+          "8 users of 6, 3, 2 and 1 records, eps = 1, delta = 1e-5, T = 4: c is Lemma 3's at h* (not uniform), "
+          "Delta_2 = 2 L max_l sum_{S_l} c_i (the heaviest user, not the mean), and sigma keeps all T = 4 steps "
+          "(eps, delta)-DP (not one step's)"),
+        V(D3, {"epsilon": 2.0, "delta": 1e-6, "T": 8}, ("understated-sensitivity", "accounting"),
+          "10 users of 5 down to 1 records, d = 3, eps = 2, delta = 1e-6, T = 8"),
+        V(D, {**p, "epsilon": 0.0}, ("input-not-refused",), "epsilon = 0", "invalid"),
+        V(D, {**p, "delta": 0.0}, ("input-not-refused",), "delta = 0: Gaussian noise needs delta > 0", "invalid"),
+        V(D, {**p, "T": 0}, ("input-not-refused",), "T = 0 steps", "invalid"),
+        V(D.with_fields(labels=np.where(np.arange(n) == 0, 0.3, D.labels)), p, ("input-not-refused",),
+          "a label 0.3 (logistic labels are -1 or +1)", "invalid"),
+    ]
+
+
+def _weighted_erm_reference():
+    from userdp.properties.erm import epasto_reference
+    return _released_by("epasto2020.weighted-erm", _weighted_erm_bind(epasto_reference()))
+
+
+_register(Design(
+    "epasto2020.weighted-erm", _weighted_erm_reference, _spec_reference("epasto2020.weighted-erm"), _plain_adapter,
+    {"weights": ("epsilon",), "sensitivity": ("epsilon",), "noise_scale": ("epsilon", "delta", "T")},
+    ("weights", "sensitivity", "noise_scale"), _weighted_erm_cases, "replace user (S_l public)",
+    "userdp.reference.epasto2020 optimal_weights (c: Lemma 3 at Claim 1's h* for B = 1, sigma = 1/2) and "
+    "userdp.reference.epasto2020_erm: sensitivity (Delta_2 = 2 L max_l sum_{S_l} c_i), noise_scale (sigma = z "
+    "Delta_2, z from the RDP accounting of T Gaussian steps)",
+    notes="The release averages projected noisy GD iterates, so the noise-free stages are the inputs of the "
+          "descent: the weights c, the per-step sensitivity and the per-step noise sd; validate compares the "
+          "releases as distributions.",
+    bind=_weighted_erm_bind))
+
+
+# ------------------------------------------------------------------ Epasto et al. 2020 §5.2 (sample-limited OLS)
+def _sl_ols_stage(name: str):
+    def stage(D, *, h, B, epsilon=None):
+        from userdp.audits.validation.epasto2020_gwa import _sl_C
+        from userdp.reference import epasto2020_gwa as G
+        C = _sl_C(D, h)
+        if name == "statistic":
+            return G.statistic(D, C, B)
+        return G.sensitivity(D, C, B) if name == "sensitivity" else G.noise_scale(D, C, B, epsilon)
+    return stage
+
+
+def _sl_ols_reference():
+    from userdp.properties.adapter import Adapter
+    return _released_by("epasto2020.sample-limited-ols", Adapter(
+        "epasto2020.sample-limited-ols (reference stages)", statistic=_sl_ols_stage("statistic"),
+        sensitivity=_sl_ols_stage("sensitivity"), noise_scale=_sl_ols_stage("noise_scale")))
+
+
+def _sl_ols_cases() -> list:
+    from userdp.reference.data import UserDataset
+    sizes = np.array([5, 3, 2, 1, 1, 1, 1])
+    ids = np.repeat(np.arange(sizes.size), sizes)
+    X0 = np.array([[1.0, 0.2], [0.8, -0.5], [0.1, 1.0], [-0.3, 0.9], [1.0, 1.0], [0.5, -1.0], [-1.0, 0.3]])
+    y0 = np.array([0.9, 0.2, 0.6, 0.4, 0.8, 0.1, 0.5])
+    D = UserDataset(X0[ids], ids, labels=y0[ids])            # identical records within each user
+    V = VectorCase
+    big = np.where(ids == 0, 2.0, D.labels)
+    note = " (records identical within each user: §5.2 lets an implementation keep any min(h, s_l) of them)"
+    return [
+        V(D, {"h": 2, "B": 1.0, "epsilon": 1.0}, ("per-record-bound", "noise-formula", "sub-optimal-parameter"),
+          "7 users of 5, 3, 2 and 1 records, d = 2, h = 2, B = 1, eps = 1: b = B max_l sum_j sum_{i in S_l} |c^s_ji| "
+          "sums the user's kept records (not one record), over both rows (not §3.2's 1-D B h / n_h), and the "
+          "statistic is OLS on the kept records (not on all)" + note),
+        V(D, {"h": 3, "B": 1.0, "epsilon": 4.0}, ("per-record-bound", "sub-optimal-parameter"),
+          "the same at h = 3, eps = 4" + note),
+        V(D, {"h": 2, "B": 1.0, "epsilon": 0.0}, ("input-not-refused",), "epsilon = 0", "invalid"),
+        V(D, {"h": 0, "B": 1.0, "epsilon": 1.0}, ("input-not-refused",), "h = 0: no record kept", "invalid"),
+        V(D.with_fields(labels=big), {"h": 2, "B": 1.0, "epsilon": 1.0}, ("input-not-refused",),
+          "user 0's labels at 2B, outside [0, B]", "invalid"),
+    ]
+
+
+_register(Design(
+    "epasto2020.sample-limited-ols", _sl_ols_reference, _spec_reference("epasto2020.sample-limited-ols"),
+    _plain_adapter, {"statistic": ("h", "B"), "sensitivity": ("h", "B"), "noise_scale": ("h", "B", "epsilon")},
+    ("statistic", "sensitivity", "noise_scale"), _sl_ols_cases, "replace user's labels (features public)",
+    "userdp.reference.epasto2020_gwa: sample_limited_C (C^s, OLS on min(h, s_l) records of each user), statistic "
+    "(C^s y), sensitivity (B max_l sum_j sum_{i in S_l} |c^s_ji|), noise_scale",
+    notes="No weights stage: which min(h, s_l) records of a user are kept is the implementation's (label-"
+          "independent) choice, so C^s is not unique; the vectors hold records identical within each user, "
+          "where the statistic and b are."))
+
+
+# ------------------------------------------------------------------ Krichene et al. 2023 Algorithm 2 (noisy GD)
+def _gd_cases() -> list:
+    base = {"m": 3, "n_counts": np.array([4.0, 2.0, 1.0]), "n_users": 4, "beta": 0.5, "mu": 0.5, "Gamma": 1.0,
+            "Lambda": 0.0, "eta": 0.01, "T": 4, "radius": 1e3}
+    G, gp = _ssp_generated()
+    gp = {k: v for k, v in gp.items() if k not in ("Gamma_x", "Gamma_star")}
+    gp.update(Gamma=2.0, Lambda=0.5, eta=0.3, T=6, radius=0.5)
+    V = VectorCase
+    return [
+        V(_ssp_graph(), base, ("missing-clipping", "weight-formula", "data-dependent-choice", "noise-formula"),
+          "d = 1, m = 3, beta = mu = 1/2, public counts n = (4, 2, 1) (the graph's own are (3, 1, 1)): user 3, "
+          "alone in task 2, has budget omega_2^2 = 2/3 > beta, so eq. (12) scales its weight; user 0's sum "
+          "omega^2 = 1/2 needs none (a budget on sum omega would clip it); the weights read the public n_i; "
+          "T = 4 steps: the per-step noise sd is Gamma sqrt(T/2) = sqrt(2) Gamma (not Gamma)"),
+        V(G, gp, ("data-dependent-choice", "noise-formula"),
+          "d = 2, m = 2, 12 users, beta = 1, mu = 1/4, public counts (10, 7) against the data's (9, 6), Gamma = 2, "
+          "T = 6: sd 2 sqrt(3)"),
+        V(_ssp_graph(), {**base, "beta": 0.0}, ("input-not-refused",), "beta = 0: every weight 0", "invalid"),
+        V(_ssp_graph(), {**base, "Gamma": 0.0}, ("input-not-refused",), "Gamma = 0: gradients clipped to 0, no noise",
+          "invalid"),
+        V(_ssp_graph(), {**base, "eta": -0.1}, ("input-not-refused",), "a negative step", "invalid"),
+        V(_ssp_graph(), {**base, "T": 0}, ("input-not-refused",), "T = 0 steps", "invalid"),
+    ]
+
+
+def _gd_reference():
+    from userdp.properties.krichene2023 import REFERENCE
+    return _released_by("krichene2023.noisy-gd", REFERENCE)
+
+
+_register(Design(
+    "krichene2023.noisy-gd", _gd_reference, _spec_reference("krichene2023.noisy-gd"), _ssp_adapter,
+    {"weights": ("m", "n_counts", "n_users", "beta", "mu"), "gd_noise_scale": ("Gamma", "T")},
+    ("weights",), _gd_cases, "add/remove user",
+    "userdp.reference.krichene2023_weights.adaptive_weights (the mu-family from the public counts, eq. (12) "
+    "clipping) and userdp.reference.krichene2023.gd_noise_scale (Algorithm 2 line 6: Gamma sqrt(T / 2))",
+    notes="The release is T projected noisy gradient steps, so the noise-free stages are the weights and the "
+          "per-step noise sd; the gradient depends on the iterate and is not pinned here (validate compares "
+          "the releases as distributions)."))
