@@ -125,8 +125,8 @@ def _compare(got, want, rtol: float) -> str | None:
     worst = int(np.argmax(err))
     if err.flat[worst] <= rtol:
         return None
-    where = "" if w.ndim == 0 else f" at {list(np.unravel_index(worst, w.shape))}"
-    return (f"differs{where}: got {g.flat[worst]!r}, expected {w.flat[worst]!r} (relative difference "
+    where = "" if w.ndim == 0 else f" at {[int(i) for i in np.unravel_index(worst, w.shape)]}"
+    return (f"differs{where}: got {float(g.flat[worst])!r}, expected {float(w.flat[worst])!r} (relative difference "
             f"{err.flat[worst]:.3g} > {rtol:g})")
 
 
