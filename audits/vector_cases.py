@@ -53,7 +53,8 @@ BUG_CLASSES: dict[str, BugClass] = {
                 "acharya2024/bound-one-below-lambda-one", "amin2019/private-cap-no-half", "erm/logistic-quarter-noise",
                 "erm/ridge-lipschitz-one",
                 "zhao2024/hlm-one-user-sensitivity", "zhao2024/hlm-staged-one-user-sensitivity",
-                "zhao2024/wme-bin-width-noise")),
+                "zhao2024/wme-bin-width-noise", "zhao2024/hlm-d3-one-user-sensitivity",
+                "zhao2024/global-no-sign-flip")),
     "noise-formula": BugClass(
         "The noise scale's formula mistranscribed: a scale read as a rate (Delta * eps), d where sqrt(d) "
         "belongs, a factor 2 or Gamma_* lost, two scales swapped, a formula copied from another section, or a "
@@ -79,7 +80,7 @@ BUG_CLASSES: dict[str, BugClass] = {
                  "zhao2024/weights-not-normalised"),
         corpus=("acharya2024/unnormalised-weights", "acharya2024/staged-unnormalised-weights",
                 "epasto2020/wa-unnormalised-weights", "zhao2024/hlm-unnormalised-weights",
-                "zhao2024/hlm-staged-inverse-count-weights")),
+                "zhao2024/hlm-staged-inverse-count-weights", "zhao2024/hlm-d3-unnormalised-weights")),
     "weight-formula": BugClass(
         "Weights by another formula than the paper's: a per-user weight not split over the user's records, a "
         "budget on sum w instead of sum w^2, per-user renormalisation where the paper clips, personalized "
@@ -136,7 +137,7 @@ BUG_CLASSES: dict[str, BugClass] = {
         corpus=("amin2019/data-chosen-cap", "zhao2024/hlm-deterministic-test", "zhao2024/hlm-range-from-data",
                 "amin2019/noise-from-largest-record", "amin2019/private-cap-exact-quantile",
                 "erm/logistic-data-dependent-ntau", "krichene2023/counts-from-data", "krichene2023/gd-counts-from-data",
-                "zhao2024/wme-exact-argmax")),
+                "zhao2024/wme-exact-argmax", "zhao2024/hlm-d3-deterministic-test")),
     "data-dependent-refusal": BugClass(
         "A refusal (an exception, no release) that depends on the private data: one dataset raises where its "
         "neighbour releases, which tells them apart as surely as a number would.",
@@ -151,7 +152,8 @@ BUG_CLASSES: dict[str, BugClass] = {
         planted=("amin2019/cap-budget-not-accounted", "acharya2024/jorgensen-linear-probability",
                  "acharya2024/nonpersonalized-mean-eps", "erm/epasto.no-composition",
                  "krichene2023/counts-used-twice-charged-once", "krichene2023/rdp-half-for-the-pair",
-                 "zhao2024/ptr-delta-not-composed", "zhao2024/wme-localisation-delta-not-composed")),
+                 "zhao2024/ptr-delta-not-composed", "zhao2024/wme-localisation-delta-not-composed"),
+        corpus=("zhao2024/hlm-delta-not-split", "zhao2024/wme-delta-not-split", "zhao2024/wme-epsilon-not-split")),
     "unchecked-assumption": BugClass(
         "A theorem used outside its assumption: Theorem 3.4's known bound B on ||theta_bar||, taken without "
         "checking that every neighbour satisfies it.",
@@ -170,7 +172,8 @@ BUG_CLASSES: dict[str, BugClass] = {
                 "epasto2020/sl-ols-random-once-per-call", "erm/gd-once-per-call", "erm/logistic-noise-once-per-call",
                 "erm/ridge-noise-once-per-call", "krichene2023/gd-once-per-call",
                 "epasto2020/sl-random-T-once-per-call", "krichene2023/noise-once-per-call",
-                "zhao2024/hlm-decision-per-call")),
+                "zhao2024/hlm-decision-per-call", "zhao2024/hlm-d3-decision-per-call", "zhao2024/wme-noise-once-per-call",
+                "zhao2024/global-noise-once-per-call")),
     "biased-estimate": BugClass(
         "The estimate moved while the noise stays right: a constant added to every release (a safety margin "
         "T/100), the regulariser changed (a ridge at 1.1 lambda, Lambda ||theta||^2 without its 1/2). Private, "
@@ -670,6 +673,98 @@ _register(Design(
           "the users whose margin at the solver's certified point reaches each threshold t_j = (j + 1) B + shift; "
           "in d >= 2 the shift includes rho0 = B (reference/zhao2024.py, items 3 and 5), so an implementation "
           "without it counts about one more there."))
+
+
+def _hlm_d3_cases() -> list:
+    from userdp.reference.data import UserDataset
+    p = {"epsilon": 3.0, "delta": 1e-5, "R": 1.0, "R_c": 1.0}
+    rng = np.random.default_rng(9)
+    m = np.ceil(30 / np.sqrt(np.arange(1, 81))).astype(np.int64)
+    ids = np.repeat(np.arange(80), m)
+    off = np.where((m >= 10)[ids], 1.0, -1.0)[:, None] * np.array([0.2, 0.1, 0.05])
+    het = UserDataset(np.round((rng.uniform(-1, 1, (ids.size, 3)) + off) / np.sqrt(3), 4), ids)
+    crossing = UserDataset(np.zeros((65, 3)), np.arange(65))
+    split = UserDataset(np.r_[np.zeros(50), np.full(49, 100.0)][:, None] * np.ones(3), np.arange(99))
+    V = VectorCase
+    return [
+        V(het, p, ("unnormalised-weights", "understated-sensitivity", "accounting"),
+          "80 imbalanced users in d = 3 (30 items down to 4), heavy users offset along (0.2, 0.1, 0.05): the vector "
+          "Huber loss on the L2 norm, B from max w_i T_i, and gamma with the thresholds shifted by e + rho0, "
+          "rho0 = B in d >= 2 (an implementation without rho0 counts one more level)"),
+        V(crossing, p, ("understated-sensitivity", "accounting"),
+          "65 one-item users at 0 in d = 3: every margin is T, so gamma counts the levels (j + 1) B + e + B below T"),
+        V(split, p, ("data-dependent-refusal",),
+          "50 one-item users at 0 and 49 at +100 (1, 1, 1): every user is linear at the weighted-mean start, where "
+          "a capped Newton solver stops above its certificate; the reference's guaranteed path answers"),
+        V(crossing, {**p, "epsilon": 0.0}, ("input-not-refused",), "epsilon = 0: no budget for the test or the noise",
+          "invalid"),
+        V(crossing, {**p, "R_c": -1.0}, ("input-not-refused",), "R_c = -1: the clipping radius must be > 0", "invalid"),
+    ]
+
+
+_register(Design(
+    "zhao2024.hlm-d3", _hlm_reference, _spec_reference("zhao2024.hlm-d3"), _hlm_adapter,
+    {s: _HLM for s in ("weights", "thresholds", "statistic", "sensitivity", "ptr_distance", "noise_scale")},
+    ("weights", "thresholds", "statistic", "sensitivity", "ptr_distance", "noise_scale"), _hlm_d3_cases,
+    "replace user's items (the item counts m_i public)",
+    "userdp.reference.zhao2024 in d = 3: the same stages as zhao2024.hlm on vector items",
+    notes="As zhao2024.hlm; in d = 3 the statistic is the certified point of the guaranteed solver (within e of "
+          "the minimiser), and gamma's thresholds include rho0 = B."))
+
+
+def _global_cases() -> list:
+    from userdp.reference.data import UserDataset
+
+    def users(y, m):
+        y, m = np.asarray(y, float), np.asarray(m, np.int64)
+        ids = np.repeat(np.arange(m.size), m)
+        return UserDataset(y[ids], ids)
+
+    p = {"epsilon": 3.0, "delta": 1e-5, "R": 1.0, "R_c": 1.0, "support": 1.0}
+    r = np.arange(1, 301, dtype=float) ** -2.0
+    m = np.maximum(1, np.round(20 * r / r.mean())).astype(np.int64)
+    rng = np.random.default_rng(5)
+    imb = users(np.round(rng.uniform(-0.5, 0.5, m.size), 4), m)
+    curv = users(np.r_[np.ones(20), -np.ones(3)], np.r_[np.ones(20, int), np.full(3, 2)])
+    ids = np.repeat(np.arange(40), np.r_[np.ones(30, int), np.full(10, 3)])
+    d2 = UserDataset(np.round(rng.uniform(-0.6, 0.6, (ids.size, 2)), 4), ids)
+    V = VectorCase
+    return [
+        V(imb, p, ("understated-sensitivity", "unnormalised-weights"),
+          "300 users at the poster's counts (gamma = 2: 1 to 1,300 items), averages uniform on [-0.5, 0.5], eps = "
+          "3, delta = 1e-5, R = R_c = support = 1, theta chosen from the counts: equalised weights min(m_i, theta / "
+          "min(T_i, rho)) normalised, kappa_G over the one-item users, S = 2c / kappa_G + 2e"),
+        V(curv, {**p, "theta": 1.0}, ("understated-sensitivity",),
+          "20 one-item users at +1 and 3 two-item users at -1, theta = 1: the two-item users (T = sqrt 2 < 2 rho) "
+          "must not count in kappa_G; x_K is 0.79, where they are linear"),
+        V(curv, {**p, "theta": 1.0, "epsilon": 1.0}, ("solver-error",),
+          "the same at eps = 1: x_K within the public e of the exact minimiser (0.7878...)"),
+        V(d2, {**p, "R": 1.5}, ("understated-sensitivity",),
+          "40 users in d = 2 (30 one-item users, 10 of three items), R = 1.5: in d >= 2 the radii rho_s, rho_G "
+          "exceed rho by (d + 8) u"),
+        V(curv, {**p, "epsilon": 0.0}, ("input-not-refused",), "epsilon = 0: no budget for the noise", "invalid"),
+        V(users([0.2, -0.3, 0.1], [2, 3, 4]), p, ("input-not-refused",),
+          "no one-item user (every T_i < 2 rho): no guaranteed curvature, refused from the counts", "invalid"),
+    ]
+
+
+def _global_reference():
+    from userdp.properties.zhao2024 import REFERENCE_GLOBAL
+    return REFERENCE_GLOBAL
+
+
+_GLOBAL = ("epsilon", "delta", "R", "R_c", "support", "theta")
+_register(Design(
+    "zhao2024.hlm-global", _global_reference, _spec_reference("zhao2024.hlm-global"), _hlm_adapter,
+    {s: _GLOBAL for s in ("weights", "thresholds", "statistic", "sensitivity", "noise_scale")},
+    ("weights", "thresholds", "statistic", "sensitivity", "noise_scale"), _global_cases,
+    "replace user's items (the item counts m_i public)",
+    "userdp.reference.zhao2024_calibration, calibration \"global\" (G1-G5): equalised_weights, thresholds, the "
+    "statistic x_K (K public projected-gradient steps), sensitivity S, noise_scale (sigma at the whole budget, "
+    "Delta, e, kappa_G, rho_G)",
+    notes="theta (the weights' cap) is chosen from the public counts when a vector does not give it; the "
+          "statistic is x_K, within the public e of the exact minimiser, so an exact solver differs from it by up "
+          "to e."))
 
 
 def _wme_users(values, m: int = 50) -> Any:

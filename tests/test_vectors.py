@@ -87,6 +87,8 @@ STAGE_BUGS = {
     "acharya2024/nonpersonalized-mean-eps": "acharya2024.nonpersonalized",
     "acharya2024/jorgensen-linear-probability": "acharya2024.jorgensen-max",
     "krichene2023/gd-sigma-gamma": "krichene2023.noisy-gd",
+    **{f"zhao2024/{n}": "zhao2024.hlm-global" for n in (
+        "global-curvature-from-radius", "global-no-sign-flip", "global-one-solver-step")},
 }
 
 _RELEASE = "its noise-free stages are the reference's; the bug is in the release (the audit catches it)"
@@ -111,8 +113,6 @@ NOT_STAGE_BUGS = {
                                      "the inputs alone) do not pin",
     "krichene2023/rdp-half-for-the-pair": "its stage is the RDP curve at given orders, an accounting function of "
                                           "no vector's call shape",
-    **{f"zhao2024/{n}": "HLM's calibration \"global\", which has no validate spec (zhao2024.hlm is the PTR release)"
-       for n in ("global-curvature-from-radius", "global-no-sign-flip", "global-one-solver-step")},
     "erm/epasto.per-user-renormalised-weights": "its stage is the gradient at an iterate theta, which the vectors "
                                                 "(stages of the inputs alone) do not pin",
 }
