@@ -148,12 +148,12 @@ BUG_CLASSES: dict[str, BugClass] = {
         "probability, the mean eps for the min).",
         corpus=("acharya2024/jorgensen-max-keep-all", "acharya2024/jorgensen-max-ratio-probability",
                 "acharya2024/jorgensen-mean-keep-all", "acharya2024/np-mean-eps", "amin2019/private-cap-whole-budget",
-                "erm/gd-one-step-accounting"),
+                "erm/gd-one-step-accounting", "zhao2024/hlm-delta-not-split", "zhao2024/wme-delta-not-split",
+                "zhao2024/wme-epsilon-not-split"),
         planted=("amin2019/cap-budget-not-accounted", "acharya2024/jorgensen-linear-probability",
                  "acharya2024/nonpersonalized-mean-eps", "erm/epasto.no-composition",
                  "krichene2023/counts-used-twice-charged-once", "krichene2023/rdp-half-for-the-pair",
-                 "zhao2024/ptr-delta-not-composed", "zhao2024/wme-localisation-delta-not-composed"),
-        corpus=("zhao2024/hlm-delta-not-split", "zhao2024/wme-delta-not-split", "zhao2024/wme-epsilon-not-split")),
+                 "zhao2024/ptr-delta-not-composed", "zhao2024/wme-localisation-delta-not-composed")),
     "unchecked-assumption": BugClass(
         "A theorem used outside its assumption: Theorem 3.4's known bound B on ||theta_bar||, taken without "
         "checking that every neighbour satisfies it.",

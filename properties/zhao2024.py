@@ -138,11 +138,13 @@ def hlm_examples(draw, min_n: int = 5, max_n: int = 8, max_d: int = 2):
 
 
 def _heavy_user_example() -> HLMExample:
-    """A known hard case: seven light users (m = 2, 3) clustered at 0 and one heavy user
-    (m = 40). The heavy user's threshold matters: with T_i NOT scaled by 1/sqrt(m_i), its
-    gradient is sqrt(40 / cap) times larger than the bound assumes."""
-    m = np.array([40, 2, 3, 2, 3, 2, 3, 2])
-    y = np.array([0.05, -0.1, 0.1, 0.0, 0.05, -0.05, 0.1, -0.1])
+    """A known hard case: twelve heavy users (m_i = 40, 30, 20, repeated) within T_i / 2 of 0,
+    so that the PTR distance is 2 (gamma >= 1: the sensitivity bound B is checked). choose_cap
+    picks cap = 35 here, and a threshold NOT scaled by 1 / sqrt(m_i) lets one
+    replaced user move mu0 by about sqrt(cap) times its w_i T_i: measured 0.229 against
+    B = 0.130 (the reference moves it by at most B)."""
+    m = np.resize(np.array([40, 30, 20]), 12)
+    y = np.random.default_rng(1).uniform(-0.05, 0.05, 12)
     return HLMExample(_dataset(y, m), R=1.0, R_c=5.0)
 
 
