@@ -100,13 +100,19 @@ def test_single_threaded_blas_sets_and_restores(monkeypatch):
     setters = openblas_thread_setters()
     if not setters:
         pytest.skip("no OpenBLAS library found in this process (numpy built against another BLAS)")
+    saved = [get() for _, get in setters]
+    for set_, _ in setters:          # a known count above 1 (the session runs with one: conftest.py)
+        set_(2)
     before = [get() for _, get in setters]
+    assert before == [2] * len(setters)
     with single_threaded_blas():
         assert [get() for _, get in setters] == [1] * len(setters)
     assert [get() for _, get in setters] == before
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")     # the user chose: leave it alone
     with single_threaded_blas():
         assert [get() for _, get in setters] == before
+    for (set_, _), n in zip(setters, saved):
+        set_(n)
 
 
 def test_synthetic_expected_error_closed_form_against_monte_carlo():

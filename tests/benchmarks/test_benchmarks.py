@@ -5,7 +5,7 @@ so that the test and the command cannot disagree. Each test prints its row.
 Timed with interleaved perf_counter loops (``bench.interleaved``), not the pytest-benchmark
 fixture: the default addopts deselect the ``benchmark`` marker, which keeps these out of the
 default run. Run with:
-    python3 -m pytest tests/benchmarks -m benchmark -s
+    python3 -m pytest tests/benchmarks -m benchmark -s -n 0
 A benchmark this machine cannot run (too little memory, too few cores) is skipped with the
 reason (``-ra`` lists it), as ``userdp bench`` marks it "not run".
 """
