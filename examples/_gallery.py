@@ -1,6 +1,6 @@
 """What the gallery modules share: the ``Entry`` record and input checks. (The fork guard for
 python-dp's random buffer is userdp's own now, applied in every forked worker:
-``userdp.audits.parallel.discard_inherited_pydp_buffer``.)
+``userdp.audits.engine.parallel.discard_inherited_pydp_buffer``.)
 
 An ``Entry`` names one audit target (``module:factory``), the neighbouring relation its
 pairs are checked under (``--relation``), its expected verdict, and two sample counts: the

@@ -37,7 +37,7 @@ Targets:
   eps = 1: the context calibrates the scale to its budget). One pair, three records at
   the upper bound vs two (a call costs about a millisecond, 20 times the other targets'). Polars runs a thread pool, so
   a process forked from one that used it can hang in a copied lock (userdp's workers did,
-  2 tries of 2, before they were started by a fork server: ``audits/parallel.py``); the
+  2 tries of 2, before they were started by a fork server: ``audits/engine/parallel.py``); the
   gallery audits it with ``--workers 2``.
 """
 from __future__ import annotations

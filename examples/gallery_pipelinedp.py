@@ -53,7 +53,7 @@ removing user 0 moves the vector by (2, 2): each coordinate alone carries a loss
 0.5, and the pair the whole epsilon = 1. No single coordinate and no projection reaches
 it at a useful mass; the quadrant {x0 >= s0, x1 >= s1} at the first side's sums does:
 Laplace's loss is flat beyond the centre, so it has mass 1/4 against e^-1 / 4 (the corner
-sets of ``userdp.audits.rejection``). Planted bug ``sum_two_partitions_per_partition_budget``:
+sets of ``userdp.audits.engine.rejection``). Planted bug ``sum_two_partitions_per_partition_budget``:
 each partition released by its own aggregation with ``max_partitions_contributed = 1``
 at the full epsilon, as if the partitions held different users: each partition alone is
 1-DP (an audit partition by partition finds nothing), the pair's loss is 2.
@@ -65,7 +65,7 @@ from operator import itemgetter
 import numpy as np
 import pipeline_dp
 
-from userdp.audits.ceiling import NoiseModel
+from userdp.audits.engine.ceiling import NoiseModel
 from userdp.audits.registry import AuditSetup
 from userdp.reference.claims import ApproxDP, PureDP
 from userdp.reference.data import UserDataset

@@ -6,7 +6,7 @@ Each target is one release per call, ``mechanism(dataset)``: a fresh algorithm o
 C++ library's ``SecureURBG`` (OpenSSL ``RAND_bytes``), never from the audit's rng, so
 ``--seed`` does not reproduce these audits. userdp's worker processes start from a fork
 server and import python-dp afresh, each with its own stream; a forked worker spends the
-random buffer it inherited (``userdp.audits.parallel.discard_inherited_pydp_buffer``: without
+random buffer it inherited (``userdp.audits.engine.parallel.discard_inherited_pydp_buffer``: without
 it, forked workers repeat each other's first releases).
 
 The claim. ``BoundedSum(epsilon, delta=0, lower_bound, upper_bound, l0_sensitivity=1,

@@ -37,7 +37,7 @@ __all__ = [
     "MAGNITUDE", "MAX_EPSILON", "MAX_INT", "MAX_RELEASES", "NOISE_RESOLUTION",
     "allow_large_epsilon", "check_real", "check_positive", "check_nonnegative", "check_epsilon",
     "check_delta", "check_sensitivity", "check_int", "check_generator", "check_size",
-    "check_finite_array", "check_in_interval", "check_noise_scale", "check_dataset",
+    "check_finite_array", "check_in_interval", "check_noise_scale",
 ]
 
 MAGNITUDE = (1e-50, 1e50)
@@ -212,12 +212,3 @@ def check_noise_scale(scale, value=0.0, name: str = "noise scale") -> float:
                          f"|value| / scale = {top / b:.3g} > 2^52, so the noise cannot change the "
                          f"float and the exact value would be released; rescale the data")
     return b
-
-
-def check_dataset(dataset, name: str = "dataset"):
-    """A ``UserDataset`` (TypeError naming the argument otherwise)."""
-    from .data import UserDataset        # data.py imports this module
-    if not isinstance(dataset, UserDataset):
-        raise TypeError(f"{name} must be a userdp UserDataset (UserDataset.from_arrays(values, user_ids)), "
-                        f"got {type(dataset).__name__}")
-    return dataset

@@ -72,11 +72,10 @@ import math
 import numpy as np
 
 from ._checks import (
-    check_dataset, check_finite_array, check_generator, check_in_interval, check_int, check_noise_scale,
-    check_positive, check_size,
-)
+    check_finite_array, check_generator, check_in_interval, check_int, check_noise_scale, check_positive,
+    check_size)
 from .claims import PersonalizedDP
-from .data import UserDataset
+from .data import UserDataset, check_dataset
 from .mechanisms import l2_laplace_noise
 from .neighbours import REPLACE_RECORD
 

@@ -40,11 +40,9 @@ from fractions import Fraction
 import numpy as np
 
 from ._checks import (
-    MAGNITUDE, check_dataset, check_epsilon, check_finite_array, check_generator, check_nonnegative,
-    check_positive, check_size,
-)
+    MAGNITUDE, check_epsilon, check_finite_array, check_generator, check_nonnegative, check_positive, check_size)
 from .claims import PureDP
-from .data import UserDataset
+from .data import UserDataset, check_dataset
 from .mechanisms import clip_interval, laplace_mechanism, laplace_scale
 from .neighbours import ADD_REMOVE_USER
 

@@ -65,11 +65,9 @@ import numpy as np
 
 from . import erm
 from ._checks import (
-    check_dataset, check_epsilon, check_generator, check_int, check_noise_scale, check_nonnegative,
-    check_positive, check_size,
-)
+    check_epsilon, check_generator, check_int, check_noise_scale, check_nonnegative, check_positive, check_size)
 from .claims import PureDP
-from .data import UserDataset
+from .data import UserDataset, check_dataset
 from .mechanisms import l2_laplace_noise
 from .neighbours import ADD_REMOVE_USER
 

@@ -458,3 +458,11 @@ class EmptyDataset:
 
 
 EMPTY = EmptyDataset()
+
+
+def check_dataset(dataset, name: str = "dataset"):  # internal: the reference modules check their argument
+    """A ``UserDataset`` (TypeError naming the argument otherwise)."""
+    if not isinstance(dataset, UserDataset):
+        raise TypeError(f"{name} must be a userdp UserDataset (UserDataset.from_arrays(values, user_ids)), "
+                        f"got {type(dataset).__name__}")
+    return dataset

@@ -39,11 +39,10 @@ import numbers
 import numpy as np
 
 from ._checks import (
-    MAX_INT, check_dataset, check_epsilon, check_finite_array, check_in_interval, check_int,
-    check_nonnegative, check_positive, check_real,
-)
+    MAX_INT, check_epsilon, check_finite_array, check_in_interval, check_int, check_nonnegative, check_positive,
+    check_real)
 from .claims import PureDP
-from .data import UserDataset
+from .data import UserDataset, check_dataset
 from .mechanisms import laplace_mechanism, laplace_scale
 from .neighbours import REPLACE_USER
 

@@ -67,11 +67,10 @@ from scipy.optimize import brentq
 
 from . import erm
 from ._checks import (
-    check_dataset, check_delta, check_epsilon, check_finite_array, check_generator, check_int,
-    check_noise_scale, check_positive, check_size,
-)
+    check_delta, check_epsilon, check_finite_array, check_generator, check_int, check_noise_scale, check_positive,
+    check_size)
 from .claims import ApproxDP, Claims, GaussianDP
-from .data import UserDataset
+from .data import UserDataset, check_dataset
 from .mechanisms import DEFAULT_RDP_ORDERS, clip_l2, gaussian_rdp, rdp_to_dp
 from .neighbours import REPLACE_USER
 

@@ -42,11 +42,10 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from ._checks import (
-    check_dataset, check_epsilon, check_finite_array, check_generator, check_in_interval, check_int,
-    check_nonnegative, check_positive, check_size,
-)
+    check_epsilon, check_finite_array, check_generator, check_in_interval, check_int, check_nonnegative,
+    check_positive, check_size)
 from .claims import PureDP
-from .data import UserDataset
+from .data import UserDataset, check_dataset
 from .mechanisms import laplace_mechanism
 from .neighbours import REPLACE_USER_LABELS, NeighbourPair
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from ._checks import check_dataset, check_finite_array, check_int, check_positive
-from .data import UserDataset
+from ._checks import check_finite_array, check_int, check_positive
+from .data import UserDataset, check_dataset
 
 __all__ = [
     "LOSSES", "Minimiser", "check_erm_data", "features", "record_losses", "record_gradients",

@@ -86,10 +86,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._checks import (
-    check_dataset, check_finite_array, check_generator, check_int, check_noise_scale, check_nonnegative,
-    check_positive, check_size,
-)
-from .data import UserDataset
+    check_finite_array, check_generator, check_int, check_noise_scale, check_nonnegative, check_positive,
+    check_size)
+from .data import UserDataset, check_dataset
 from .krichene2023_weights import check_counts, graph
 from .mechanisms import clip_l2
 from .neighbours import ADD_REMOVE_USER

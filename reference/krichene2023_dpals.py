@@ -25,9 +25,8 @@ import math
 import numpy as np
 
 from ._checks import (
-    check_dataset, check_finite_array, check_generator, check_int, check_nonnegative, check_positive, check_real,
-)
-from .data import UserDataset
+    check_finite_array, check_generator, check_int, check_nonnegative, check_positive, check_real)
+from .data import UserDataset, check_dataset
 from . import krichene2023 as K
 from .krichene2023_weights import check_counts
 

@@ -55,11 +55,9 @@ from scipy.optimize import brentq
 from scipy.special import ndtri
 
 from ._checks import (
-    check_dataset, check_delta, check_finite_array, check_generator, check_int, check_nonnegative, check_positive,
-    check_real,
-)
+    check_delta, check_finite_array, check_generator, check_int, check_nonnegative, check_positive, check_real)
 from .claims import ApproxDP, Claims, GaussianDP
-from .data import UserDataset
+from .data import UserDataset, check_dataset
 from .mechanisms import DEFAULT_RDP_ORDERS, compose_rdp, gaussian_rdp, rdp_to_dp
 
 __all__ = [

@@ -51,8 +51,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_dataset, check_finite_array, check_generator, check_int, check_real
-from .data import EMPTY, EmptyDataset, UserDataset
+from ._checks import check_finite_array, check_generator, check_int, check_real
+from .data import EMPTY, EmptyDataset, UserDataset, check_dataset
 
 __all__ = [
     "NeighbourPair", "Relation", "AddRemoveUser", "ReplaceUser", "ReplaceUserLabels",

@@ -126,11 +126,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import (
-    check_dataset, check_delta, check_epsilon, check_finite_array, check_generator, check_int, check_noise_scale,
-    check_nonnegative, check_positive, check_size,
-)
+    check_delta, check_epsilon, check_finite_array, check_generator, check_int, check_noise_scale,
+    check_nonnegative, check_positive, check_size)
 from .claims import ApproxDP
-from .data import UserDataset
+from .data import UserDataset, check_dataset
 from .mechanisms import gaussian_sigma_analytic
 from . import zhao2024_solver as S
 

@@ -121,11 +121,10 @@ import numbers
 import numpy as np
 
 from ._checks import (
-    MAGNITUDE, check_dataset, check_delta, check_epsilon, check_finite_array, check_generator,
-    check_int, check_noise_scale, check_positive, check_real, check_size,
-)
+    MAGNITUDE, check_delta, check_epsilon, check_finite_array, check_generator, check_int, check_noise_scale,
+    check_positive, check_real, check_size)
 from .claims import ApproxDP, Claims, GaussianDP
-from .data import UserDataset
+from .data import UserDataset, check_dataset
 from .mechanisms import gaussian_gdp_mu, gaussian_sigma_analytic
 from .neighbours import REPLACE_USER_ITEMS
 

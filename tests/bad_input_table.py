@@ -23,8 +23,8 @@ from typing import Any, Callable
 import numpy as np
 
 from userdp import reference
-from userdp.audits import bounds as Bd
-from userdp.audits import harness as H
+from userdp.audits.engine import bounds as Bd
+from userdp.audits.engine import harness as H
 from userdp.properties import adapter as Ad
 from userdp.reference import amin2019 as A
 from userdp.reference import amin2019_erm as AE
@@ -759,7 +759,7 @@ if hasattr(Cl, "GaussianDP") and hasattr(Bd, "mu_lower_bound"):
 # ============================================================ statistical ceiling (issue 8, part 3)
 # (guarded: the probe imports this table on checkouts that predate the ceiling)
 try:
-    from userdp.audits import ceiling as Ce
+    from userdp.audits.engine import ceiling as Ce
 except ImportError:
     Ce = None
 if Ce is not None:
@@ -789,7 +789,7 @@ if Ce is not None:
           confidence=[0.0, 1.0, nan, "0.9", None, True], delta=DELTA(), gdp=[1, "yes", None],
           output_shape=[(0,), (2, 3), "x", [2], (1.5,)], draws=INT(800, hi=10**8), seed=[-1, 1.5, None, "0", True],
           ok={"output_shape": [(), (1,)]})
-    entry("ceiling.efficiency_report", Ce.efficiency_report,
+    entry("harness.efficiency_report", H.efficiency_report,
           lambda: dict(noise=_lap_noise(), pairs=[_P(0.0, 1.0)], result=_lap_result(), output_shape=()),
           noise=["laplace", 3], pairs=[[], None, 3], result=[None, 3, "r"], output_shape=[(5,), "x", (2, 2)],
           ok={"noise": [None]}, alias={"output_shape": ("output_shape", "noise")})
@@ -803,7 +803,7 @@ if Ce is not None:
 
 # ============================================================ white-box search (issue 8, part 5)
 try:
-    from userdp.audits import whitebox as Wb
+    from userdp.audits.engine import whitebox as Wb
 except ImportError:
     Wb = None
 if Wb is not None and Ce is not None:
@@ -1239,7 +1239,7 @@ if Wm is not None:
     ])
 
 # ==================================================================== userdp validate (issue 13)
-from userdp.audits import validate as V  # noqa: E402
+from userdp.audits.validation import run as V  # noqa: E402
 
 _CORRECT = "corpus.amin2019:loop_exponential_difference"     # tests/ is on sys.path
 
@@ -1253,7 +1253,7 @@ def _report():
     return V.ValidationReport("amin2019.capped-sum", _CORRECT, {}, [], {})
 
 
-entry("validate.validate", V.validate,
+entry("validation.run.validate", V.validate,
       lambda: dict(algorithm="amin2019.capped-sum", target=_CORRECT, samples=2_000, audit_samples=1_000,
                    examples=1, seed=0, quick=True, inputs=None, param_map=None, progress=None),
       algorithm=[None, 3, "amin2019.nope", "control.laplace"], target=[None, 3, "nocolon", "no_such_module_x:f",
@@ -1265,10 +1265,10 @@ entry("validate.validate", V.validate,
       inputs=["ignore", 3, "Clip"], param_map=[3, "T=cap"],
       ok={"samples": [None], "audit_samples": [None], "examples": [None]},
       alias={"target": ("TARGET", "module", "target")})
-entry("validate.parse_param_map", V.parse_param_map, lambda: dict(param_map=["T=cap"]),
+entry("validation.run.parse_param_map", V.parse_param_map, lambda: dict(param_map=["T=cap"]),
       param_map=[3, "T=cap", [3], ["T"], ["=cap"], ["T=1x"], ["T=a", "T=b"], ["T=a", "epsilon=a"]],
       ok={"param_map": [None, []]})
-entry("validate.Refusal", V.Refusal,
+entry("validation.run.Refusal", V.Refusal,
       lambda: dict(case=V.Case(None, {"T": 1.0}, "c"), kind="data", requires="every value >= 0"),
       case=[None, 3, "c"], kind=[None, "refuse", 3], requires=[None, 3])
 
@@ -1277,37 +1277,37 @@ def _validation():
     return V.Validation(V.get_validation("amin2019.capped-sum"), V.load_target(_CORRECT), quick=True)
 
 
-entry("validate.Validation", V.Validation,
+entry("validation.run.Validation", V.Validation,
       lambda: dict(spec=V.get_validation("amin2019.capped-sum"), target=V.load_target(_CORRECT), samples=None,
                    audit_samples=None, examples=None, seed=0, quick=False, inputs=None, progress=None),
       spec=[None, "amin2019.capped-sum", 3], target=[None, _CORRECT, 3], samples=_NOT_NONE(INT(2_000, hi=10_000_000)),
       audit_samples=_NOT_NONE(INT(1_000, hi=10_000_000)), examples=_NOT_NONE(INT(1, hi=100_000)),
       seed=[None, -1, 1.5, "0", True], quick=[None, 1], inputs=["ignore", 3], progress=[3, "print"],
       ok={"samples": [None]})
-entry("validate.Validation.report", lambda v, elapsed: v.report(elapsed), lambda: dict(v=_validation(), elapsed=1.0),
+entry("validation.run.Validation.report", lambda v, elapsed: v.report(elapsed), lambda: dict(v=_validation(), elapsed=1.0),
       elapsed=[None, "1", -1.0, nan, True])
-entry("validate.Validation.run_independence", lambda v, case: v.run_independence(case),
+entry("validation.run.Validation.run_independence", lambda v, case: v.run_independence(case),
       lambda: dict(v=_validation(), case=None), case=[3, "case", {"T": 1.0}])
-entry("validate.ValidationSpec.all_cases", lambda spec, seed: spec.all_cases(seed),
+entry("validation.run.ValidationSpec.all_cases", lambda spec, seed: spec.all_cases(seed),
       lambda: dict(spec=V.get_validation("amin2019.capped-sum"), seed=0), seed=[None, -1, 1.5, "0", True])
-entry("validate.ValidationSpec.reference_one", lambda spec, dataset, rng, params: spec.reference_one(dataset, rng, params),
+entry("validation.run.ValidationSpec.reference_one", lambda spec, dataset, rng, params: spec.reference_one(dataset, rng, params),
       lambda: dict(spec=V.get_validation("amin2019.capped-sum"), dataset=scalar_ds(), rng=rng(),
                    params={"T": 1.0, "epsilon": 1.0}),
       dataset=[None, "data"], rng=RNG(), params=[None, 3, [("T", 1.0)], {"T": -1.0, "epsilon": 1.0}],
       alias={"dataset": DS_ALIAS, "params": ("params", "T")})
-entry("validate.load_target", V.load_target, lambda: dict(text=_CORRECT),
+entry("validation.run.load_target", V.load_target, lambda: dict(text=_CORRECT),
       text=[None, 3, "nocolon", ":f", "no_such_module_x:f", "corpus.amin2019:no_such_object", "corpus.amin2019:ALGO"],
       alias={"text": ("target", "module")})
-entry("validate.get_validation", V.get_validation, lambda: dict(algorithm="amin2019.capped-sum"),
+entry("validation.run.get_validation", V.get_validation, lambda: dict(algorithm="amin2019.capped-sum"),
       algorithm=[None, 3, "amin2019.nope", "control.laplace"])
-entry("validate.Case", V.Case, lambda: dict(dataset=None, params={"T": 1.0}, description="c", pair=None,
+entry("validation.run.Case", V.Case, lambda: dict(dataset=None, params={"T": 1.0}, description="c", pair=None,
                                           origin="fixed", pair_share=1.0),
       params=[None, [("T", 1.0)], "T=1"], description=[None, 3], pair=[3, "pair", (1, 2)],
       origin=["random", None, 3], pair_share=[0.0, -1.0, 1.5, nan, "1", True])
-entry("validate.AuditDesign", V.AuditDesign,
+entry("validation.run.AuditDesign", V.AuditDesign,
       lambda: dict(pairs=[], params={}, claim=Cl.PureDP(1.0), description="d", output="continuous"),
       params=[None, [1]], claim=[None, 1.0, "pure"], description=[None, 3], output=["scalar", 3])
-entry("validate.ValidationSpec", V.ValidationSpec,
+entry("validation.run.ValidationSpec", V.ValidationSpec,
       lambda: dict(algorithm="x", reference=_lap, statistic=_lap, cases=list, designs=list, suite="m",
                    stage_params={}, refusals=list, flatten=None),
       algorithm=[None, 3], reference=[None, 3], statistic=[3, "stat"], cases=[None, [1]], designs=[None, ()],
@@ -1315,18 +1315,18 @@ entry("validate.ValidationSpec", V.ValidationSpec,
       noise=["cauchy", 3], parameters=[["T"], "T"], reads=[None, ["values"]], max_samples=[10, 1.5e6, True],
       generate=[3, "g"], project=[3], claim=["pure"], stage_cases=["some"], noise_width=[3],
       ok={"statistic": [None]})
-entry("validate.ValidationSpec.independence_on",
+entry("validation.run.ValidationSpec.independence_on",
       lambda spec, cases: spec.independence_on(cases),
       lambda: dict(spec=V.get_validation("amin2019.capped-sum"),
                    cases=[V.Case(None, {"T": 1.0}, "c")]),
       cases=[None, 3, "cases", [], [1], {"a": 1}])
-entry("validate.format_report", V.format_report, lambda: dict(r=_report()), r=[None, 3, "report", {}])
-entry("validate.format_finding", V.format_finding,
+entry("validation.run.format_report", V.format_report, lambda: dict(r=_report()), r=[None, 3, "report", {}])
+entry("validation.run.format_finding", V.format_finding,
       lambda: dict(f=V.Finding("audit", "pass", "t", {}), indent="  "), f=[None, 3, {}], indent=[None, 3])
 
 
 # ============================================================ reproduced claims' verdicts
-from userdp.audits import verdicts as Vd  # noqa: E402
+from userdp.audits.engine import verdicts as Vd  # noqa: E402
 
 _TEXT = [None, 3, "", "  "]
 _REAL = [nan, inf, "1", None, True, [1.0]]
@@ -1394,9 +1394,9 @@ import pathlib as _pathlib  # noqa: E402
 import sys as _sys  # noqa: E402
 import tempfile as _tempfile  # noqa: E402
 
-from userdp.audits import protocol as Pr  # noqa: E402
-from userdp.audits import vector_cases as VC  # noqa: E402
-from userdp.audits import vectors as Vec  # noqa: E402
+from userdp.audits.validation import protocol as Pr  # noqa: E402
+from userdp.audits.validation import vector_cases as VC  # noqa: E402
+from userdp.audits.validation import vectors as Vec  # noqa: E402
 
 _PROGRAM = [_sys.executable, "-S", str(_pathlib.Path(__file__).parent / "audits" / "protocol_program.py"), "good"]
 _VEC_DIR = _pathlib.Path(_tempfile.gettempdir()) / "userdp-bad-input-vectors"

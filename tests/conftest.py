@@ -4,7 +4,7 @@
 - ci: derandomized, no example database, so a run is reproducible on a fresh clone;
 - thorough: many examples, for a periodic deep run.
 
-Every test runs with one OpenBLAS thread (``audits/blas.py``, as the command line does). The
+Every test runs with one OpenBLAS thread (``audits/engine/blas.py``, as the command line does). The
 reference's solvers make thousands of small dense solves, and with pytest-xdist's two workers
 on two cores a multi-threaded OpenBLAS waits for busy cores at each call: measured in one
 default run at a load average of about 3, ``test_working_set_falls_back_to_all_records``
@@ -15,7 +15,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from userdp.audits.blas import single_threaded_blas
+from userdp.audits.engine.blas import single_threaded_blas
 
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True, database=None,

@@ -104,7 +104,7 @@ def test_per_record_refutes_a_planted_violation_at_the_reproductions_level():
     # reproduction's alpha (1e-4 / 9 there). Planted: the noise at 0.7 of its scale (true loss
     # 2.11 on record 7, as above): its witness's bound at alpha = 1e-4 / 9 is ~1.9 > 1.5, so
     # the claim fails; the reference's (true loss 1.479 <= 1.5) is never above 1.5 (undecided).
-    from userdp.audits import verdicts as V
+    from userdp.audits.engine import verdicts as V
     s = get("acharya2024.pdp-op").setup()
     lenient = [p for p in s.pairs if p.unit == 7]
     for mech, verdict in ((_scaled_noise_mechanism(0.7), "fails"), (s.mechanism, "undecided")):

@@ -10,7 +10,7 @@ Statistical tests (fixed seeds; false-failure probability stated at each):
 - KS / chi-square tests reject at p < 1e-5, so a correct sampler fails with
   probability 1e-5 <= 1e-4 whatever the seed.
 - "no violation found" audits run at confidence 1 - 1e-4: the harness flags a correct
-  mechanism with probability <= 1e-4 (audits/harness.py, Holm over all candidates).
+  mechanism with probability <= 1e-4 (audits/engine/harness.py, Holm over all candidates).
 - "violation" audits of planted bugs: the failure probability (the audit missing the
   bug) is bounded at each test from the bug's exact loss and the sample size.
 """
@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from userdp.audits.harness import audit
+from userdp.audits.engine.harness import audit
 from userdp.properties import amin2019 as P
 from userdp.properties.adapter import check_suite_property
 from userdp.reference import amin2019 as A

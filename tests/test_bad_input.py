@@ -6,8 +6,8 @@ modules, a valid call and the bad values of each parameter. Each bad call must r
 parameter's name or one of the entry's aliases) within ``TIME_LIMIT`` seconds, unless the
 entry lists the value as documented valid (then the call must succeed).
 
-Scope: every module of ``userdp.reference`` (and the package itself), ``userdp.audits.bounds``,
-``userdp.audits.harness`` and ``userdp.properties.adapter``: the functions that take user data
+Scope: every module of ``userdp.reference`` (and the package itself), ``userdp.audits.engine.bounds``,
+``userdp.audits.engine.harness`` and ``userdp.properties.adapter``: the functions that take user data
 and parameters. Out of scope, with reasons: the property suites' ``prop_*`` functions (their
 input is an adapter and an example their own strategy builds), the registry and the command
 line (tested through ``main([...])`` in tests/audits/test_audit_cli.py), and
@@ -111,9 +111,9 @@ class _MemoryCap:
             resource.setrlimit(resource.RLIMIT_AS, self.old)
         return False
 
-MODULES = ["userdp.audits.bounds", "userdp.audits.harness", "userdp.properties.adapter", "userdp.audits.ceiling",
-           "userdp.audits.whitebox", "userdp.audits.validate", "userdp.audits.verdicts", "userdp.audits.protocol",
-           "userdp.audits.vectors", "userdp.audits.vector_cases"]
+MODULES = ["userdp.audits.engine.bounds", "userdp.audits.engine.harness", "userdp.properties.adapter", "userdp.audits.engine.ceiling",
+           "userdp.audits.engine.whitebox", "userdp.audits.validation.run", "userdp.audits.engine.verdicts", "userdp.audits.validation.protocol",
+           "userdp.audits.validation.vectors", "userdp.audits.validation.vector_cases"]
 
 # Public names that are not functions of user input, with the reason.
 EXEMPT = {
@@ -138,16 +138,16 @@ EXEMPT = {
     "zhao2024_calibration.GlobalConstants": "a result record returned by zhao2024_calibration.global_constants",
     "zhao2024_calibration.GlobalPlan": "a result record returned by zhao2024_calibration.global_plan",
     "zhao2024_calibration.Calibration": "a result record returned by zhao2024_calibration.calibrate",
-    "validate.ValidationReport": "a result record returned by validate",
-    "validate.Finding": "a result record inside ValidationReport",
-    "validate.BadValue": "an exception class",
-    "validate.BadType": "an exception class",
-    "validate.VERDICT_ORDER": "a tuple of names",
-    "validate.ALPHA": "a constant (the false-alarm budget)",
+    "validation.run.ValidationReport": "a result record returned by validate",
+    "validation.run.Finding": "a result record inside ValidationReport",
+    "validation.run.BadValue": "an exception class",
+    "validation.run.BadType": "an exception class",
+    "validation.run.VERDICT_ORDER": "a tuple of names",
+    "validation.run.ALPHA": "a constant (the false-alarm budget)",
     "verdicts.Interval": "a result record built by the comparisons inside decide, never from user input",
-    "validate.all_validations": "takes no input",
-    "validate.POLICIES": "a tuple of names",
-    "validate.ALPHAS": "a constant (the split of the false-alarm budget)",
+    "validation.run.all_validations": "takes no input",
+    "validation.run.POLICIES": "a tuple of names",
+    "validation.run.ALPHAS": "a constant (the split of the false-alarm budget)",
     "protocol.load_schema": "takes no input (the package's schema file)",
     "protocol.TargetError": "an exception class",
     "protocol.CommandError": "an exception class",
@@ -158,7 +158,7 @@ EXEMPT = {
     "vectors.CheckReport": "a result record returned by check",
     "vector_cases.BugClass": "a record of the package's own vocabulary (BUG_CLASSES), never built from user input",
     "vector_cases.Design": "a record of the package's own designs (DESIGNS), never built from user input",
-    "validate.register_validation": "registry plumbing (registry modules call it at import; a second spec for "
+    "validation.run.register_validation": "registry plumbing (registry modules call it at import; a second spec for "
                                     "one algorithm must not be left registered by a table call); its refusals "
                                     "are tested in tests/audits/test_validate_cli.py",
 }
@@ -172,7 +172,10 @@ def _modules():
 
 
 def _short(module) -> str:
-    return module.__name__.rsplit(".", 1)[-1]
+    """The module's name in the table: its last part, or its last two where the last is generic
+    (``validation.run``)."""
+    parts = module.__name__.split(".")
+    return ".".join(parts[-2:]) if parts[-1] in ("run", "main", "cases") else parts[-1]
 
 
 def _takes_arguments(func) -> bool:

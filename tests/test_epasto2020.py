@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from userdp.audits.harness import audit
+from userdp.audits.engine.harness import audit
 from userdp.properties import epasto2020 as P
 from userdp.properties.adapter import check_property, check_suite_property
 from userdp.properties.strategies import user_size_profiles, weights_summing_to

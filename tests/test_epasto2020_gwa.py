@@ -470,7 +470,7 @@ CONFIDENCE = 1 - 1e-4   # a correct mechanism is flagged with probability <= 1e-
 
 
 def _audit(setup, samples=100_000, seed=2020):
-    from userdp.audits.harness import audit
+    from userdp.audits.engine.harness import audit
     return audit(setup.mechanism, setup.pairs, setup.claim, samples=samples, confidence=CONFIDENCE,
                  seed=seed, output="vector")
 

@@ -385,7 +385,7 @@ def _entry(name):
 
 @pytest.mark.parametrize("bug", [b for b in BUGS if b.mechanism is not None], ids=lambda b: b.name)
 def test_planted_bug_is_caught_by_audit(bug):
-    from userdp.audits.harness import audit
+    from userdp.audits.engine.harness import audit
 
     r = audit(bug.mechanism, bug.pairs, bug.claim, samples=20_000, seed=7, confidence=1 - 1e-4, output="vector")
     # At this seed eps_lb = 3.51 against the claimed 1.0 (measured); a miss would need the
@@ -395,7 +395,7 @@ def test_planted_bug_is_caught_by_audit(bug):
 
 @pytest.mark.parametrize("name", ["amin2019.erm-output-perturbation", "epasto2020.weighted-erm"])
 def test_reference_audit_finds_no_violation(name):
-    from userdp.audits.harness import audit
+    from userdp.audits.engine.harness import audit
 
     e = _entry(name)
     s = e.build(**e.params)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from userdp.audits.registry import all_reproductions
-from userdp.audits import verdicts as V
+from userdp.audits.engine import verdicts as V
 from userdp.audits.registry import krichene2023_reproductions as R
 from userdp.reference import krichene2023_weights as W
 

@@ -49,7 +49,7 @@ def test_readme_validate_example_gives_the_report_shown(tmp_path, monkeypatch, c
     (tmp_path / "my_capped_sum.py").write_text(block)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(sys.modules, "my_capped_sum", raising=False)
-    from userdp.audits import cli
+    from userdp.audits.cli import main as cli
     text = README.read_text()
     shown = text[text.index("$ userdp validate amin2019.capped-sum my_capped_sum:capped_sum"):]
     shown = shown[:shown.index("```")]
@@ -64,7 +64,7 @@ def test_readme_validate_example_gives_the_report_shown(tmp_path, monkeypatch, c
 
 
 def test_readme_signature_block_is_what_the_command_prints(capsys):
-    from userdp.audits import cli
+    from userdp.audits.cli import main as cli
     text = README.read_text()
     shown = text[text.index("$ userdp validate amin2019.capped-sum --signature"):]
     shown = shown[:shown.index("```")]

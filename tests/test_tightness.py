@@ -6,7 +6,7 @@ calibration or of the pair shows up here, not only as a drift in `userdp audit -
 import numpy as np
 import pytest
 
-from userdp.audits.harness import audit
+from userdp.audits.engine.harness import audit
 from userdp.audits.registry import amin2019 as RA
 from userdp.audits.registry import erm as RE
 from userdp.audits import registry

@@ -1,4 +1,4 @@
-"""Test vectors (audits/vectors.py, audits/vector_cases.py): the reference passes every vector,
+"""Test vectors (audits/validation/vectors.py, audits/validation/vector_cases.py): the reference passes every vector,
 and every planted stage bug fails a vector flagged with its bug class.
 
 The bug-class vocabulary lives in the package (``vector_cases.BUG_CLASSES``) because tests/ is
@@ -24,11 +24,11 @@ import pytest
 import corpus
 import planted
 from planted import PlantedBug
-from userdp.audits import cli
-from userdp.audits import protocol as Pr
-from userdp.audits import vectors as Vec
-from userdp.audits.validate import all_validations
-from userdp.audits.vector_cases import BUG_CLASSES, DESIGNS, VectorCase
+from userdp.audits.cli import main as cli
+from userdp.audits.validation import protocol as Pr
+from userdp.audits.validation import vectors as Vec
+from userdp.audits.validation.run import all_validations
+from userdp.audits.validation.vector_cases import BUG_CLASSES, DESIGNS, VectorCase
 
 ROOT = pathlib.Path(__file__).parents[1]
 

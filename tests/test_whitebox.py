@@ -1,4 +1,4 @@
-"""White-box worst-case search (issue 8 item 5; ``audits/whitebox.py``, reproduction
+"""White-box worst-case search (issue 8 item 5; ``audits/engine/whitebox.py``, reproduction
 ``whitebox-sensitivity`` in ``audits/registry/whitebox.py``).
 
 Oracles: the closed forms of the module docstrings (capped sum: a user at total T moves
@@ -12,12 +12,12 @@ import math
 import numpy as np
 import pytest
 
-from userdp.audits.ceiling import NoiseModel
+from userdp.audits.engine.ceiling import NoiseModel
 from userdp.audits.registry import get
 from userdp.audits.registry import amin2019 as RA
 from userdp.audits.registry import erm as RE
 from userdp.audits.registry import whitebox as W
-from userdp.audits.whitebox import Space, realised_ratio, search
+from userdp.audits.engine.whitebox import Space, realised_ratio, search
 from userdp.reference import amin2019 as A
 
 

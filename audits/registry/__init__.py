@@ -17,7 +17,7 @@ A reproduction is ``func(plot=None, quick=False, progress=None) -> {"table": [ro
 "claims": verdicts.decide([verdicts.claim(...), ...]), ...}`` (optional extra keys such as
 "setup" are printed and put in the JSON). Every claim has a three-valued verdict, holds,
 fails or undecided, decided by its confidence intervals under one rule
-(``audits/verdicts.py``): a claim whose interval straddles its boundary is undecided, never
+(``audits/engine/verdicts.py``): a claim whose interval straddles its boundary is undecided, never
 "fails". Its docstring's first paragraph is the line ``userdp reproduce --list`` shows.
 ``quick=True`` must finish in under a minute and still check EVERY claim (on less data a
 claim may be undecided where the full run decides it). ``progress(done, total, message)``,
@@ -26,7 +26,7 @@ and an estimate of the time left to stderr). ``userdp reproduce NAME`` prints th
 and exits 1 only if a claim fails (a decided failure); undecided claims exit 0.
 
 An ``AuditSetup`` whose release is additive noise of a known family on a noise-free
-statistic declares it (``noise=NoiseModel(family, statistic, scale)``, ``audits/ceiling.py``):
+statistic declares it (``noise=NoiseModel(family, statistic, scale)``, ``audits/engine/ceiling.py``):
 the report then gives the statistical ceiling and the audit's efficiency against it.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from userdp.audits.ceiling import NoiseModel
+from userdp.audits.engine.ceiling import NoiseModel
 
 __all__ = ["AuditSetup", "Entry", "register", "all_entries", "get", "register_reproduction",
            "get_reproduction", "all_reproductions", "KINDS", "EXPECTED"]
@@ -51,7 +51,7 @@ class AuditSetup:
     mechanism: Callable            # (dataset, rng, size) -> ndarray
     pairs: Sequence                # candidate neighbouring pairs (NeighbourPair or 2-tuples)
     claim: Any                     # a userdp.reference.claims claim
-    output: str = "continuous"     # one of OUTPUTS (audits/sampling.py says what each means)
+    output: str = "continuous"     # one of OUTPUTS (audits/engine/sampling.py says what each means)
     noise: NoiseModel | None = None  # the release is noise.statistic(D) + noise: gives the ceiling
 
     def __post_init__(self):
@@ -59,7 +59,7 @@ class AuditSetup:
             raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
         if self.noise is not None:
             if not isinstance(self.noise, NoiseModel):
-                raise TypeError(f"noise must be None or a userdp.audits.ceiling.NoiseModel, got {type(self.noise).__name__}")
+                raise TypeError(f"noise must be None or a userdp.audits.engine.ceiling.NoiseModel, got {type(self.noise).__name__}")
             if self.output in ("discrete", "categorical"):
                 raise ValueError(f"noise: a {self.noise.family} noise model declares a continuous release, "
                                  f"but output is {self.output!r} (the ceiling applies to additive continuous noise)")

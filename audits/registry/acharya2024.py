@@ -37,10 +37,10 @@ from userdp.reference.claims import PersonalizedDP
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import NeighbourPair
 
-from userdp.audits.ceiling import NoiseModel
-from userdp.audits.verdicts import claim, decide, exact, refutable
+from userdp.audits.engine.ceiling import NoiseModel
+from userdp.audits.engine.verdicts import claim, decide, exact, refutable
 
-from . import AuditSetup, Entry, register, register_reproduction
+from userdp.audits.registry import AuditSetup, Entry, register, register_reproduction
 
 PAPER = "Acharya et al. 2024"
 PROFILE = (0.25, 0.5, 0.75, 1.0, 1.0, 1.25, 1.5, 1.5)   # public eps_i of the audit dataset
@@ -165,7 +165,7 @@ def per_record(plot=None, quick: bool = False, progress=None) -> dict:
     far below eps_i (isotropic noise puts almost no mass where the loss is near eps_i).
     """
     from userdp.audits import audit
-    from userdp.audits.ceiling import ceiling
+    from userdp.audits.engine.ceiling import ceiling
 
     rows, bounds, jobs = [], [], [("acharya2024.pdp-op", 1, 100.0), ("acharya2024.pdp-op-d2", 2, 100.0),
                       ("PDP-OP d = 30 (not registered)", 30, 1000.0)]
@@ -209,7 +209,7 @@ def _witness_bound(w):
     Clopper-Pearson bound at alpha / (2m), m = its candidates tested, as the audit does at its
     own alpha: valid for any alpha, since the union bound over the m candidates holds
     whichever one the counting share made the witness."""
-    from userdp.audits.bounds import epsilon_lower_bound
+    from userdp.audits.engine.bounds import epsilon_lower_bound
     k1, k2 = (w.counts["first"], w.counts["second"]) if w.ordering == "first over second" else \
         (w.counts["second"], w.counts["first"])
     return lambda alpha: max(epsilon_lower_bound(k1, k2, w.counts["n_per_side"], alpha / w.candidates_tested), 0.0)

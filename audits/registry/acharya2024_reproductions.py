@@ -52,12 +52,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.stats import chi2, norm
 
-from userdp.audits.verdicts import ERROR, claim, decide, exact, max_normal, median, median_replications, normal
+from userdp.audits.engine.verdicts import ERROR, claim, decide, exact, max_normal, median, median_replications, normal
 from userdp.reference import acharya2024 as A
 from userdp.reference.data import UserDataset
-from userdp.audits.plot import pyplot
+from userdp.audits.engine.plot import pyplot
 
-from . import register_reproduction
+from userdp.audits.registry import register_reproduction
 
 SEED = 2024                # data, profile and noise (fixed before the first run)
 SPLIT_SEED = 21            # the authors' random_state
@@ -473,7 +473,7 @@ def table3(plot=None, quick: bool = False, progress=None) -> dict:
     """Acharya et al. 2024 Table 3: PDP-OP vs Jorgensen et al. (t = max eps, mean eps), synthetic d = 30, n = 100.
 
     Claims (§4.2), on our seeded instance, each cell's expectation against its Monte Carlo
-    interval (PDP-OP's exact, the Jorgensen columns' Monte Carlo; ``audits/verdicts.py``):
+    interval (PDP-OP's exact, the Jorgensen columns' Monte Carlo; ``audits/engine/verdicts.py``):
     PDP-OP is at or below Jorgensen max in every cell (a cell whose interval straddles 0 is
     undecided: the two are close at large lambda, where the noise-free bias dominates both);
     the largest gain is 'roughly 20 percent', in (10%, 30%); Jorgensen mean is the worst of

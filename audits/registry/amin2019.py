@@ -46,11 +46,11 @@ from userdp.reference import amin2019 as A
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import ADD_REMOVE_USER, NeighbourPair
 
-from userdp.audits.ceiling import NoiseModel
-from userdp.audits.verdicts import ERROR, POWER, claim, decide, exact, normal
+from userdp.audits.engine.ceiling import NoiseModel
+from userdp.audits.engine.verdicts import ERROR, POWER, claim, decide, exact, normal
 
-from . import AuditSetup, Entry, register, register_reproduction
-from userdp.audits.plot import pyplot
+from userdp.audits.registry import AuditSetup, Entry, register, register_reproduction
+from userdp.audits.engine.plot import pyplot
 
 PAPER = "Amin et al. 2019 (ICML 2019, PMLR 97:263-271)"
 T_PUBLIC, EPS = 1.0, 1.0
@@ -146,7 +146,7 @@ M_USERS, ALPHA, MIN_COUNT, SEED = 20_000, 1.5, 20, 2019
 U_PUBLIC = 1e5  # a-priori public bound on one user's count, for the private-cap column
 # The Monte Carlo check ("mc_* within 15% of the closed form", the last claim). Its 33 cells
 # (11 eps x 3 caps) each bound a ratio on both sides: 66 units of the run's 1e-4
-# (audits/verdicts.py). |c + Lap(b)| has coefficient of variation <= 1 (1 at c = 0; it
+# (audits/engine/verdicts.py). |c + Lap(b)| has coefficient of variation <= 1 (1 at c = 0; it
 # falls as the bias c grows), so the ratio mc / err has se <= 1 / sqrt(RUNS). At a true
 # ratio 1 a cell holds unless its estimate strays beyond 0.15 - z(1e-4 / 66) se, so all 33
 # hold with probability >= 0.9 (the design's power) when each misses with probability

@@ -25,9 +25,9 @@ from userdp.reference._checks import check_positive, check_sensitivity
 from userdp.reference.claims import ApproxDP, Claims, GaussianDP, PureDP
 from userdp.reference.mechanisms import gaussian_gdp_mu, gaussian_sigma_analytic
 
-from userdp.audits.ceiling import NoiseModel
+from userdp.audits.engine.ceiling import NoiseModel
 
-from . import AuditSetup, Entry, register
+from userdp.audits.registry import AuditSetup, Entry, register
 
 _HERE = __name__
 

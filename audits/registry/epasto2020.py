@@ -22,11 +22,11 @@ from userdp.reference import epasto2020 as E
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import ADD_REMOVE_USER
 
-from userdp.audits.ceiling import NoiseModel
-from userdp.audits.verdicts import claim, decide, exact
+from userdp.audits.engine.ceiling import NoiseModel
+from userdp.audits.engine.verdicts import claim, decide, exact
 
-from . import AuditSetup, Entry, register, register_reproduction
-from userdp.audits.plot import pyplot
+from userdp.audits.registry import AuditSetup, Entry, register, register_reproduction
+from userdp.audits.engine.plot import pyplot
 
 PAPER = "Epasto et al. 2020"
 DEFAULT_COUNTS = np.ceil(50 / np.arange(1, 51)).astype(np.int64)  # Zipf-like s_l

@@ -25,12 +25,12 @@ import numpy as np
 from userdp.reference import epasto2020_gwa as G
 from userdp.reference.data import UserDataset
 
-from userdp.audits.ceiling import NoiseModel
+from userdp.audits.engine.ceiling import NoiseModel
 
-from userdp.audits.verdicts import ERROR, claim, decide, exact, median, median_replications
+from userdp.audits.engine.verdicts import ERROR, claim, decide, exact, median, median_replications
 
-from . import AuditSetup, Entry, register, register_reproduction
-from userdp.audits.plot import pyplot
+from userdp.audits.registry import AuditSetup, Entry, register, register_reproduction
+from userdp.audits.engine.plot import pyplot
 
 PAPER = "Epasto et al. 2020"
 E1_SIZES, E2_SIZES = (4, 2, 1, 1, 1, 1), (10, 3, 1, 1, 1, 1, 1, 1)

@@ -53,9 +53,9 @@ from userdp.reference import epasto2020_erm as E
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import NeighbourPair
 
-from userdp.audits.ceiling import NoiseModel
+from userdp.audits.engine.ceiling import NoiseModel
 
-from . import AuditSetup, Entry, register
+from userdp.audits.registry import AuditSetup, Entry, register
 
 DEFAULT_SAMPLES = 100_000
 AMIN_SAMPLES = 1_000_000   # output perturbation is one L2-Laplace draw per release: 10^6 take ~2 s

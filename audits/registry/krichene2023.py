@@ -49,9 +49,9 @@ from userdp.reference.data import UserDataset
 from userdp.reference.mechanisms import DEFAULT_RDP_ORDERS, gaussian_rdp, rdp_to_dp
 from userdp.reference.neighbours import NeighbourPair
 
-from userdp.audits.ceiling import NoiseModel
+from userdp.audits.engine.ceiling import NoiseModel
 
-from . import AuditSetup, Entry, register
+from userdp.audits.registry import AuditSetup, Entry, register
 
 PAPER = "Krichene et al. 2023"
 M = 3

@@ -33,7 +33,7 @@ Each cell is the mean over R releases on the fixed (seeded) data. Releases are p
 r of every method (every mu) shares its random stream for the training (the initial U^(0) and
 the noise's normals), so a difference between methods loses the spread they share. A claim
 compares means: per comparison, a t interval for the mean paired RMSE difference over the
-releases, decided by ``audits/verdicts.py`` (holds, fails, or undecided when the interval
+releases, decided by ``audits/engine/verdicts.py`` (holds, fails, or undecided when the interval
 straddles 0). ``krichene2023-head-tail`` takes its R from a power computation (above
 ``DESIGN_EFFECT``); the paper gives no effect size for Appendix C (Figure 6 only), so
 ``krichene2023-synthetic`` keeps R = 10.
@@ -60,12 +60,12 @@ import math
 import numpy as np
 from scipy.stats import chi2
 
-from userdp.audits.verdicts import ERROR, any_of, claim, decide, mean, replications_for_power, t_power
+from userdp.audits.engine.verdicts import ERROR, any_of, claim, decide, mean, replications_for_power, t_power
 from userdp.reference import krichene2023 as K
 from userdp.reference import krichene2023_dpals as P
 from userdp.reference import krichene2023_weights as W
 
-from . import register_reproduction
+from userdp.audits.registry import register_reproduction
 
 SEED = 2023
 DELTA = 1e-5
@@ -139,7 +139,7 @@ def synthetic(plot=None, quick: bool = False, progress=None) -> dict:
 
 
 def _plot_synthetic(path, rows) -> None:
-    from userdp.audits.plot import pyplot
+    from userdp.audits.engine.plot import pyplot
     plt = pyplot()
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.2))
     for ax, (alg, a) in zip(axes, [(g, a) for g in ("SSP", "noisy GD") for a in (1.0, 2.0)]):
@@ -312,7 +312,7 @@ def _head_tail_claims(releases) -> list[dict]:
 
 
 def _plot_head_tail(path, releases) -> None:
-    from userdp.audits.plot import pyplot
+    from userdp.audits.engine.plot import pyplot
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     for ax, eps in zip(axes, HT_EPSILONS):

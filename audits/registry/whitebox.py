@@ -1,5 +1,5 @@
 """Reproduction ``whitebox-sensitivity``: the realised sensitivity ratio of every reference
-entry that declares its noise (issue 8 item 5; method in ``audits/whitebox.py``).
+entry that declares its noise (issue 8 item 5; method in ``audits/engine/whitebox.py``).
 
 Each entry gets search spaces over the differing unit's data within the declared bounds,
 on the entry's own dataset and, where it matters, other dataset shapes:
@@ -57,17 +57,17 @@ import numpy as np
 from userdp.reference import amin2019_erm as AE
 from userdp.reference import epasto2020 as EW
 from userdp.reference import epasto2020_erm as EE
-from userdp.audits.ceiling import NoiseModel
+from userdp.audits.engine.ceiling import NoiseModel
 from userdp.reference.data import UserDataset
 
-from userdp.audits.verdicts import claim, decide, exact
-from userdp.audits.whitebox import Space, realised_ratio, search
+from userdp.audits.engine.verdicts import claim, decide, exact
+from userdp.audits.engine.whitebox import Space, realised_ratio, search
 
-from . import get, register_reproduction
-from . import amin2019 as RA
-from . import epasto2020_gwa as RG
-from . import erm as RE
-from . import zhao2024 as RZ
+from userdp.audits.registry import get, register_reproduction
+from userdp.audits.registry import amin2019 as RA
+from userdp.audits.registry import epasto2020_gwa as RG
+from userdp.audits.registry import erm as RE
+from userdp.audits.registry import zhao2024 as RZ
 
 TOLERANCE = 1e-9        # ratios above 1 + TOLERANCE are understated sensitivities
 
@@ -219,7 +219,7 @@ def acharya_record_space(name: str, record: int):
     """(noise model, Delta_i, [Space]) for record i of an Acharya entry: record i's (x, y)
     on each side searched over [0, 1]^d x [-1, 1], the rest of the audit dataset fixed."""
     from userdp.reference import acharya2024 as AC
-    from . import acharya2024 as RAC
+    from userdp.audits.registry import acharya2024 as RAC
     entry = get(name)
     setup, lam = entry.setup(), entry.params["Lambda"]
     d = setup.pairs[0].first.values.shape[1]
@@ -250,7 +250,7 @@ def _acharya_closed_forms() -> dict:
     S = sum_{j != i} w_j / 4 + w_i, against Delta_i = 2 w_i (B + 1) / lambda, B = 1 / lambda:
     ratio lambda / ((S + lambda)(1 + 1/lambda)). (That the corner is the worst case is what
     the search checks.)"""
-    from . import acharya2024 as RAC
+    from userdp.audits.registry import acharya2024 as RAC
     lam = 100.0
     out = {}
     for name, w in (("acharya2024.pdp-op", np.asarray(RAC.PROFILE) / sum(RAC.PROFILE)),

@@ -26,9 +26,9 @@ from userdp.reference import zhao2024_calibration as C
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import REPLACE_USER_ITEMS, NeighbourPair
 
-from userdp.audits.ceiling import NoiseModel
+from userdp.audits.engine.ceiling import NoiseModel
 
-from . import AuditSetup, Entry, register
+from userdp.audits.registry import AuditSetup, Entry, register
 
 PAPER = "Zhao et al. 2024 (poster)"
 EPSILON, DELTA, R, R_C, SUPPORT = 3.0, 1e-5, 1.0, 1.0, 1.0

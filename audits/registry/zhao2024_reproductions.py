@@ -76,9 +76,9 @@ from userdp.reference import zhao2024_calibration as C
 from userdp.reference import zhao2024_wme as W
 from userdp.reference.data import UserDataset
 
-from . import register_reproduction
-from userdp.audits.plot import pyplot
-from userdp.audits.verdicts import all_of, claim, decide, mean, normal, ratio
+from userdp.audits.registry import register_reproduction
+from userdp.audits.engine.plot import pyplot
+from userdp.audits.engine.verdicts import all_of, claim, decide, mean, normal, ratio
 
 EPSILON, DELTA, N_USERS = 1.0, 1e-5, 2000
 GAMMAS = (0.0, 0.5, 1.0, 1.5, 2.0)

@@ -13,7 +13,7 @@ that clip), which neighbouring pairs to audit (``designs``), and, for the report
 
 The specs live in this package's modules, one per paper (``SPEC_MODULES``), imported on first
 use by ``all_specs``. They import the registry's datasets and pairs (``audits/registry``); the
-registry never imports them, and neither imports ``audits/validate.py``: the engine imports
+registry never imports them, and neither imports ``audits/validation/run.py``: the engine imports
 the specs, not the other way round.
 
 ``Case.pair``: a neighbouring pair whose first dataset is the case's and on which the reference's
@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from userdp.audits.targets import UsageError
+from userdp.audits.engine.usercode import UsageError
 
 __all__ = ["BadValue", "BadType", "Param", "Case", "Refusal", "AuditDesign", "ValidationSpec", "register",
            "get", "all_specs", "SPEC_MODULES", "REFUSAL_KINDS", "NOISES", "add_axis"]
@@ -176,7 +176,7 @@ class ValidationSpec:
         ``statistic`` stage's output (None: nested arrays flattened in order).
     independence_case: None (the first case) or a builder of the case the independence check
         runs on. spaces / whitebox_params: where the white-box search of a target's own
-        ``statistic`` and ``noise_scale`` stages looks for its worst pair (``audits/whitebox.py``;
+        ``statistic`` and ``noise_scale`` stages looks for its worst pair (``audits/engine/whitebox.py``;
         the spaces of ``registry/whitebox.py``), and at which parameters. stage_cases: "all", or "fixed" where a stage's value is only defined up to a
         solver's tolerance (HLM's PTR distance is an integer count that a certified but different
         minimiser may change on a generated case). noise_width: None (every coordinate is a noisy release coordinate) or k -> how

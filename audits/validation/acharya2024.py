@@ -28,8 +28,8 @@ from userdp.reference.neighbours import NeighbourPair
 
 from userdp.audits.registry import acharya2024 as RA
 
-from . import AuditDesign, Case, Param, Refusal, ValidationSpec, register
-from ._data import seeded
+from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
+from userdp.audits.validation._data import seeded
 
 LAMBDA = 100.0
 READS = {"values": "(n, d) the features x_i, each coordinate in [0, 1] (d counts an intercept column if any)",

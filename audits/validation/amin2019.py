@@ -20,8 +20,8 @@ from userdp.reference.data import UserDataset
 from userdp.audits.registry import amin2019 as RA
 from userdp.audits.registry import whitebox as RW
 
-from . import AuditDesign, Case, Param, Refusal, ValidationSpec, register
-from ._data import add_user, seeded, sizes, user_ids
+from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
+from userdp.audits.validation._data import add_user, seeded, sizes, user_ids
 
 ALGO, ALGO_CAP = "amin2019.capped-sum", "amin2019.capped-sum-private-cap"
 READS = {"values": "(n,) each record's value x_i >= 0 (the unit of T)",

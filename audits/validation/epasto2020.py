@@ -24,8 +24,8 @@ from userdp.reference.neighbours import NeighbourPair
 from userdp.audits.registry import epasto2020 as RE
 from userdp.audits.registry import whitebox as RW
 
-from . import AuditDesign, Case, Param, Refusal, ValidationSpec, register
-from ._data import seeded, sizes, user_ids
+from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
+from userdp.audits.validation._data import seeded, sizes, user_ids
 
 PARAMS = (Param("B", "the public bound on the values: every y_i in [0, B]; > 0 (same unit as the values)"),
           Param("epsilon", "the privacy level: pure epsilon-DP under replace-user; > 0"),

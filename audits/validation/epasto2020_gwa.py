@@ -23,8 +23,8 @@ from userdp.reference.neighbours import NeighbourPair
 
 from userdp.audits.registry import epasto2020_gwa as RG
 
-from . import AuditDesign, Case, Param, Refusal, ValidationSpec, register
-from ._data import seeded, sizes, user_ids
+from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
+from userdp.audits.validation._data import seeded, sizes, user_ids
 
 READS = {"values": "(n, d) the features x_i (public; the relation changes labels only)",
          "labels": "(n,) the labels y_i in [0, B] (private)",

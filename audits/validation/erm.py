@@ -29,8 +29,8 @@ from userdp.reference.neighbours import NeighbourPair
 
 from userdp.audits.registry import erm as RE
 
-from . import AuditDesign, Case, Param, Refusal, ValidationSpec, register
-from ._data import seeded, sizes, user_ids
+from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
+from userdp.audits.validation._data import seeded, sizes, user_ids
 
 AMIN_PARAMS = (Param("epsilon", "the privacy level: pure epsilon-DP under add/remove-user; > 0"),
                Param("tau", "the public per-user contribution bound: the FIRST tau records of each user (record "

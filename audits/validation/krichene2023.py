@@ -32,8 +32,8 @@ from userdp.reference.neighbours import NeighbourPair
 
 from userdp.audits.registry import krichene2023 as RK
 
-from . import AuditDesign, Case, Param, Refusal, ValidationSpec, register
-from ._data import seeded
+from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
+from userdp.audits.validation._data import seeded
 
 SSP_KEYS = ("m", "n_counts", "n_users", "beta", "mu", "Gamma_x", "Gamma_star")
 WEIGHT_PARAMS = (Param("m", "the number of tasks (task_ids lie in [0, m))"),
@@ -74,7 +74,7 @@ def flatten_ssp(out, size: int) -> np.ndarray:
         if A_hat.ndim != 4 or A_hat.shape[0] != size or A_hat.shape[-2] != d or b_hat.shape != A_hat.shape[:-1]:
             raise ValueError(f"shapes {A_hat.shape} and {b_hat.shape}")
     except (TypeError, ValueError) as exc:
-        from userdp.audits.targets import UserCodeError
+        from userdp.audits.engine.usercode import UserCodeError
         raise UserCodeError(f"the SSP release must be a pair (A-hat (size, m, d, d), b-hat (size, m, d)) with "
                             f"size = {size}: {exc}") from None
     return np.concatenate([A_hat.reshape(size, -1), b_hat.reshape(size, -1)], axis=1)

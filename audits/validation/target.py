@@ -31,9 +31,9 @@ from typing import Any, Callable, Mapping
 
 from userdp.properties.adapter import Adapter
 
-from userdp.audits.targets import UserCodeError, import_user_module
+from userdp.audits.engine.usercode import UserCodeError, import_user_module
 
-from . import BadType, BadValue, ValidationSpec
+from userdp.audits.validation import BadType, BadValue, ValidationSpec
 
 __all__ = ["BATCHED", "ONE", "PythonTarget", "load_target", "call_shape", "parse_param_map", "check_call",
            "signature_text", "template_text"]

@@ -37,8 +37,8 @@ from userdp.reference.neighbours import REPLACE_USER_ITEMS, NeighbourPair
 from userdp.audits.registry.zhao2024 import R, R_C
 from userdp.audits.registry import zhao2024_calibration as RG
 
-from . import AuditDesign, Case, Param, Refusal, ValidationSpec, register
-from ._data import seeded
+from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
+from userdp.audits.validation._data import seeded
 
 V_EPS, V_DELTA = 3.0, 1e-5
 CROSS_N = 65          # one-item users at 0: gamma = 16 just above the threshold L = 15.35 at eps = 3

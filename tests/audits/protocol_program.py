@@ -1,4 +1,4 @@
-"""A program that speaks userdp's protocol (audits/protocol.py), well or badly, for the tests.
+"""A program that speaks userdp's protocol (audits/validation/protocol.py), well or badly, for the tests.
 
     python protocol_program.py MODE
 

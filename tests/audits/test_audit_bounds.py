@@ -33,7 +33,7 @@ import pytest
 from scipy import stats
 
 from userdp.audits import audit
-from userdp.audits.bounds import cp_lower, cp_upper, epsilon_lower_bound, p_value, projected_bound
+from userdp.audits.engine.bounds import cp_lower, cp_upper, epsilon_lower_bound, p_value, projected_bound
 from userdp.reference.claims import PureDP
 
 from planted import auditor as planted  # tests/ is on sys.path (pytest rootdir, no tests/__init__.py)
@@ -72,7 +72,7 @@ def test_p_value_inverts_the_bound(eps, delta):
 
 
 def test_p_value_below_floor_is_reported_as_floor():
-    from userdp.audits.bounds import P_VALUE_FLOOR
+    from userdp.audits.engine.bounds import P_VALUE_FLOOR
     k1, k2, n = 5000, 1840, 10000
     assert epsilon_lower_bound(k1, k2, n, P_VALUE_FLOOR, 0.0) > 0.5  # rejected even at the floor
     assert p_value(k1, k2, n, 0.5) == P_VALUE_FLOOR                   # so reported as the floor
@@ -82,7 +82,7 @@ def test_p_value_below_floor_is_reported_as_floor():
 def test_extreme_counts_do_not_warn_and_p_value_is_floored(n):
     # Regression: p_value used to probe level 1e-300, where scipy's beta quantile warns
     # (boost ibeta root finding) for small counts; warnings are errors in this suite.
-    from userdp.audits.bounds import P_VALUE_FLOOR
+    from userdp.audits.engine.bounds import P_VALUE_FLOOR
     for k in sorted({0, 1, 2, 3, 10, n // 2, n - 3, n - 1, n}):
         assert 0.0 <= cp_lower(k, n, P_VALUE_FLOOR) <= cp_upper(k, n, P_VALUE_FLOOR) <= 1.0
     # k1 = n, k2 = 0 at n >= 10^4 is an overwhelming violation: the p-value sits at the floor

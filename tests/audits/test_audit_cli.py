@@ -10,7 +10,7 @@ import types
 import numpy as np
 import pytest
 
-from userdp.audits import cli
+from userdp.audits.cli import main as cli
 from userdp.audits.registry import Entry, get
 
 
@@ -49,7 +49,7 @@ def test_list_json_fields(capsys):
     assert lap["noise"] == "laplace" and by_name["control.gaussian"]["noise"] == "gaussian"
     assert by_name["amin2019.erm-output-perturbation"]["noise"] == "l2laplace"
     assert by_name["control.noisy-max"]["noise"] is None
-    # which entries `userdp validate` supports (audits/validate.py specs): the papers' main ones
+    # which entries `userdp validate` supports (audits/validation/run.py specs): the papers' main ones
     assert by_name["amin2019.capped-sum"]["validate"] is True and lap["validate"] is False
 
 
@@ -244,13 +244,13 @@ def test_registry_failure_on_defaults_is_an_internal_error(capsys, monkeypatch):
         raise ValueError("a bug in a registry builder")
     entry = Entry(name="fake.broken", kind="control", paper="-", algorithm="-", relation="-", function="-",
                   expected="no violation found", build=broken_build, params={"epsilon": 1.0})
-    monkeypatch.setattr("userdp.audits.targets.get", lambda name: entry)
+    monkeypatch.setattr("userdp.audits.cli.targets.get", lambda name: entry)
     code, out, err = run(capsys, "audit", "fake.broken")
     assert code == 3 and "internal error" in err and "bug in userdp" in err
 
 
 def test_one_pair_or_many():
-    from userdp.audits.targets import _external_pairs
+    from userdp.audits.cli.targets import _external_pairs
     assert [p.description for p in _external_pairs((0.0, 1.0), "f")] == ["pair 0: 0 vs 1"]
     assert [p.description for p in _external_pairs((0.0, 1.0, "shift"), "f")] == ["shift"]
     three = _external_pairs(((0.0, 1.0), (0.0, 2.0), (0.0, 3.0)), "f")     # a tuple of three pairs
@@ -345,7 +345,7 @@ def test_audit_all_entry_that_raises_exits_3_and_the_run_goes_on(capsys, monkeyp
 
 # ------------------------------------------------------------------ reproductions
 def _demo(claims, table=None):
-    from userdp.audits import verdicts as V
+    from userdp.audits.engine import verdicts as V
     return lambda plot=None, quick=False, progress=None: {"table": table or [{"n": 1, "x": 0.123456}],
                                                           "claims": V.decide(claims)}
 
@@ -355,7 +355,7 @@ def test_reproduce_exit_status_follows_the_three_valued_verdict(capsys, monkeypa
     # data whose interval straddles the claim's boundary must exit 0 ("undecided"), and
     # both must show the interval, in the text and in the JSON.
     from userdp.audits import registry
-    from userdp.audits import verdicts as V
+    from userdp.audits.engine import verdicts as V
     # 12 replications each: at the run's alpha = 1e-4 / 2, t_11 = 6.0, so up's interval is ~1 +- 0.14
     up, tie = [1.0, 1.1, 0.9, 1.05] * 3, [-1.0, 1.0, -1.1, 1.2] * 3
     down = [-v for v in up]
@@ -400,7 +400,7 @@ def test_reproduce_refuses_claims_without_a_verdict(capsys, monkeypatch):
 def test_reproduce_text_shows_the_deciding_intervals_first(capsys, monkeypatch):
     # 6 intervals, one undecided: the text shows it first, then the holding ones nearest their boundary
     from userdp.audits import registry
-    from userdp.audits import verdicts as V
+    from userdp.audits.engine import verdicts as V
     comps = [V.exact(f"v{k}", float(k), above=0.0) for k in (9, 8, 7, 6, 5)] + [V.mean("u", [-1.0, 1.0], above=0.0)]
     monkeypatch.setitem(registry._REPRODUCTIONS, "demo.many", _demo([V.claim("many", comps)]))
     code, out, _ = run(capsys, "reproduce", "demo.many")
@@ -444,7 +444,7 @@ def test_quick_reproductions_check_every_claim_with_progress(capsys, name):
 
 def test_synthetic_quick_checks_the_same_claims_as_the_full_run():
     # Structure only (tiny sizes): the claims do not depend on --quick; only the evidence says so.
-    from userdp.audits.blas import single_threaded_blas
+    from userdp.audits.engine.blas import single_threaded_blas
     from userdp.audits.registry.epasto2020_gwa import synthetic
     steps = []
     with single_threaded_blas():
@@ -470,7 +470,7 @@ def test_synthetic_quick_fails_no_claim(capsys):
 def test_audit_all_full_registry(capsys):
     # The README's main job. Bonferroni over the entries: a correct entry is flagged with
     # probability <= 1e-4 in total at this confidence; every broken control was caught at
-    # 1 - 5e-6 per entry on seeds 0-19 (audits/cli.py docstring).
+    # 1 - 5e-6 per entry on seeds 0-19 (audits/cli/main.py docstring).
     code, out, err = run(capsys, "audit", "--all", "--confidence", "0.9999")
     assert code == 0, out + err
 
@@ -506,7 +506,7 @@ def test_external_setup_with_a_mismatched_noise_model_exits_2(capsys, tmp_path, 
     (tmp_path / "wrongnoise.py").write_text(
         "import numpy as np\n"
         "from userdp.audits.registry import AuditSetup\n"
-        "from userdp.audits.ceiling import NoiseModel\n"
+        "from userdp.audits.engine.ceiling import NoiseModel\n"
         "from userdp.reference.claims import PureDP\n"
         "def make():\n"
         "    mech = lambda q, rng, size: q + rng.laplace(0.0, 1.0, size)\n"

@@ -8,9 +8,10 @@ x >= 1 and e^-eps on every x <= 0, so the value sets' ranking of those values is
 import numpy as np
 import pytest
 
-from userdp.audits import VIOLATION, ValueSet, audit, rejection
-from userdp.audits.rejection import ValueThreshold, choose_discrete
-from userdp.audits.sampling import encode
+from userdp.audits import VIOLATION, ValueSet, audit
+from userdp.audits.engine import rejection
+from userdp.audits.engine.rejection import ValueThreshold, choose_discrete
+from userdp.audits.engine.sampling import encode
 from userdp.reference.claims import PureDP
 
 SEEDS = range(10)

@@ -1,7 +1,7 @@
 """False alarms of the new set families (atoms, corner sets, the weighted Laplace statistic,
 release patterns and projections of multi-partition releases): 1000 audits of CORRECT
 mechanisms, each at its claim's boundary (true loss = claimed eps), must flag at most what
-alpha allows (``audits/harness.py``: each audit flags a correct mechanism with probability
+alpha allows (``audits/engine/harness.py``: each audit flags a correct mechanism with probability
 <= alpha = 0.05, so the expected count is <= 50).
 
     python3 -m pytest tests/audits/test_audit_false_alarms.py -m slow -s

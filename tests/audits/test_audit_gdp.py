@@ -1,5 +1,5 @@
-"""The trade-off-curve audit of a Gaussian-DP claim (audits/bounds.py ``mu_lower_bound``,
-``gdp_p_value``, ``error_rate_upper_bounds``, ``projected_mu_bound``; audits/harness.py).
+"""The trade-off-curve audit of a Gaussian-DP claim (audits/engine/bounds.py ``mu_lower_bound``,
+``gdp_p_value``, ``error_rate_upper_bounds``, ``projected_mu_bound``; audits/engine/harness.py).
 
 Validity is tested three ways: exactly (binomial sums over every count, at true error
 rates on the mu-GDP curve), per rate and jointly; and by simulation through ``audit``. Each
@@ -19,11 +19,12 @@ from scipy import stats
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from userdp.audits import audit, harness
-from userdp.audits.bounds import (
+from userdp.audits import audit
+from userdp.audits.engine import harness
+from userdp.audits.engine.bounds import (
     GDP_Z_SEL, P_VALUE_FLOOR, error_rate_upper_bounds, gdp_p_value, mu_lower_bound, projected_mu_bound,
 )
-from userdp.audits.rejection import choose_scalar
+from userdp.audits.engine.rejection import choose_scalar
 from userdp.reference.claims import ApproxDP, Claims, GaussianDP, PersonalizedDP, PureDP
 
 ALPHA = 0.05

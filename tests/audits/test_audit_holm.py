@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from userdp.audits.harness import _holm
+from userdp.audits.engine.harness import _holm
 
 
 def check_holm(holm) -> None:

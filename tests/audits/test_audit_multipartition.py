@@ -1,5 +1,5 @@
-"""Multi-partition releases with "no release" cells (``audits/sampling.py``, "Multi-partition
-releases"; ``audits/rejection.py``): each partition is audited alone and jointly.
+"""Multi-partition releases with "no release" cells (``audits/engine/sampling.py``, "Multi-partition
+releases"; ``audits/engine/rejection.py``): each partition is audited alone and jointly.
 
 The mechanism: two partitions that share a user, each released as its count plus Laplace
 noise of scale b only when the noisy count reaches TAU (the thresholded count of private
@@ -20,9 +20,9 @@ import pytest
 
 from planted import auditor as planted  # tests/ is on sys.path (rootdir conftest)
 from userdp.audits import VIOLATION, StatisticThreshold, ValueSet, audit
-from userdp.audits.rejection import ReleasePatternSet
-from userdp.audits.report import to_json
-from userdp.audits.sampling import NO_RELEASE, as_outputs, encode, released_cells
+from userdp.audits.engine.rejection import ReleasePatternSet
+from userdp.audits.engine.report import to_json
+from userdp.audits.engine.sampling import NO_RELEASE, as_outputs, encode, released_cells
 from userdp.reference.claims import PureDP
 
 TAU = 0.5

@@ -18,9 +18,9 @@ import pytest
 
 from userdp.audits import VIOLATION, audit
 from userdp.audits.cli import main
-from userdp.audits.parallel import Sampler
-from userdp.audits.rejection import Threshold, ValueSet, ValueThreshold
-from userdp.audits.sampling import NO_RELEASE, as_outputs, encode, released_floats
+from userdp.audits.engine.parallel import Sampler
+from userdp.audits.engine.rejection import Threshold, ValueSet, ValueThreshold
+from userdp.audits.engine.sampling import NO_RELEASE, as_outputs, encode, released_floats
 from userdp.reference.claims import ApproxDP
 
 EPS, TAU = 1.0, 6.0
@@ -183,8 +183,8 @@ def test_plot_shows_the_no_release_mass(kind, tmp_path):
     """--plot draws released values as fractions of all outputs and names the "no release"
     share; an empty side and an infinite t ({released}) plot without a warning (warnings are
     errors here)."""
-    from userdp.audits import plot
-    from userdp.audits.parallel import batched
+    from userdp.audits.engine import plot
+    from userdp.audits.engine.parallel import batched
     mech = batched(MAKE[kind](3.0))
     r = audit(mech, PAIR, ApproxDP(EPS, DELTA[kind]), samples=5000, seed=0)
     path = tmp_path / f"{kind}.png"

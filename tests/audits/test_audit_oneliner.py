@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from userdp.audits import cli
+from userdp.audits.cli import main as cli
 
 LIBRARY = textwrap.dedent('''
     import numpy as np

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from userdp.audits import MechanismError, audit, cli
-from userdp.audits.harness import IncompleteAudit
+from userdp.audits import MechanismError, audit
+from userdp.audits.cli import main as cli
+from userdp.audits.engine.harness import IncompleteAudit
 from userdp.reference.claims import GaussianDP, PureDP
 
 
@@ -175,7 +176,7 @@ def test_cli_noise_family_and_selection_fraction(capsys, monkeypatch, tmp_path):
     assert d["witness"]["counts"]["n_per_side"] == 2800                 # 30% selection, 70% counted
     seen = []
     real = audit.__globals__["_run"]
-    monkeypatch.setattr("userdp.audits.harness._run", lambda **kw: seen.append(kw["noise_family"]) or real(**kw))
+    monkeypatch.setattr("userdp.audits.engine.harness._run", lambda **kw: seen.append(kw["noise_family"]) or real(**kw))
     assert cli.main(base + ["--noise-family", "none"]) in (0, 1)
     assert seen == [None]
     capsys.readouterr()

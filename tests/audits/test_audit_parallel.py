@@ -12,8 +12,10 @@ import types
 import numpy as np
 import pytest
 
-from userdp.audits import MechanismError, audit, cli, parallel
-from userdp.audits.parallel import (BATCHED, SCALAR, SCALAR_RNG, DuplicateStreamsError, SchedulerError,
+from userdp.audits import MechanismError, audit
+from userdp.audits.cli import main as cli
+from userdp.audits.engine import parallel
+from userdp.audits.engine.parallel import (BATCHED, SCALAR, SCALAR_RNG, DuplicateStreamsError, SchedulerError,
                                     VaryingOutputError, calling_convention)
 from userdp.reference.claims import PureDP
 

@@ -1,10 +1,10 @@
-"""The auditor's reach on mechanisms whose true loss is known (``audits/rejection.py``:
-atoms, corner sets, the weighted Laplace statistic; ``audits/harness.py``: floating-point
+"""The auditor's reach on mechanisms whose true loss is known (``audits/engine/rejection.py``:
+atoms, corner sets, the weighted Laplace statistic; ``audits/engine/harness.py``: floating-point
 leaks named). Each case is checked on the real auditor and on a planted weakened auditor
 (``tests/planted/auditor.py``, ``REACH_BUGS``) that misses it at the same seeds.
 
 Oracles: closed forms of Laplace probabilities (stated at each case), and the statistical
-ceiling of ``audits/ceiling.py`` (the best bound a perfect test reaches with the same
+ceiling of ``audits/engine/ceiling.py`` (the best bound a perfect test reaches with the same
 samples; its Monte Carlo is checked against brute force in tests/audits/test_ceiling.py).
 
 False failures. Where one audit's eps_lb can fall below the stated figure by the chance of
@@ -23,9 +23,9 @@ from scipy import stats
 
 from planted import auditor as planted  # tests/ is on sys.path (rootdir conftest)
 from userdp.audits import VIOLATION, StatisticThreshold, audit
-from userdp.audits.ceiling import NoiseModel, ceiling
-from userdp.audits.rejection import AtomSet
-from userdp.audits.sampling import normalize_pairs
+from userdp.audits.engine.ceiling import NoiseModel, ceiling
+from userdp.audits.engine.rejection import AtomSet
+from userdp.audits.engine.sampling import normalize_pairs
 from userdp.reference.claims import PureDP
 
 
@@ -82,7 +82,7 @@ def test_a_continuous_law_has_no_atoms():
     # Correct Laplace: two float64 draws coincide with probability of order 2^-52 (the
     # spacing of floats near the draw, times a density <= 1/2), so among the 2 x 10^8 pairs
     # of 2 x 10^4 draws one coincides with probability < 1e-7: no atom, no atom set tried.
-    from userdp.audits import rejection
+    from userdp.audits.engine import rejection
     rng = np.random.default_rng(0)
     a, b = rng.laplace(size=10_000), 1 + rng.laplace(size=10_000)
     assert rejection._atoms(a, b) is None
@@ -247,7 +247,7 @@ def test_high_dimension_axes_are_the_moved_and_rescaled_coordinates():
     # whose spread changed most. Coordinate 37 moves by 3 (in Laplace(1) units: its median
     # difference is 3, the others' ~N(0, 0.03) at 5,000 per side) and coordinate 81's noise is
     # 5x smaller on one side (|ln 5| = 1.6 against ~0.03): both are found with > 40 sd to spare.
-    from userdp.audits import rejection
+    from userdp.audits.engine import rejection
     rng = np.random.default_rng(0)
     a, b = rng.laplace(size=(5000, 100)), rng.laplace(size=(5000, 100))
     a[:, 37] += 3.0

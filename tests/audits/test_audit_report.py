@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from userdp.audits import report
-from userdp.audits.blas import openblas_thread_setters, single_threaded_blas
+from userdp.audits.engine import report
+from userdp.audits.engine.blas import openblas_thread_setters, single_threaded_blas
 
 
 def test_to_json_nonfinite_numbers_become_null_with_their_json_pointer():
@@ -62,7 +62,7 @@ def test_progress_line(capsys):
     ("add a record to bin 0", "D: the first dataset", "D': D after \"add a record to bin 0\""),
 ])
 def test_plot_side_labels(desc, first, second):
-    from userdp.audits.plot import side_labels
+    from userdp.audits.engine.plot import side_labels
     assert side_labels(desc) == (first, second)
 
 
@@ -70,7 +70,7 @@ def test_plot_discrete_categories_in_natural_order(tmp_path):
     pytest.importorskip("matplotlib", reason="plot extra not installed")
     import matplotlib.figure
     from userdp.audits import audit
-    from userdp.audits import plot
+    from userdp.audits.engine import plot
     from userdp.reference.claims import PureDP
 
     def mech(q, rng, size):                               # values 0..5, most frequent is 5
@@ -136,8 +136,8 @@ def test_synthetic_expected_error_closed_form_against_monte_carlo():
 def test_witness_values_are_capped_with_count_and_digest():
     import hashlib
 
-    from userdp.audits.rejection import AtomSet, ValueSet
-    from userdp.audits.report import WITNESS_VALUES_MAX, capped_values
+    from userdp.audits.engine.rejection import AtomSet, ValueSet
+    from userdp.audits.engine.report import WITNESS_VALUES_MAX, capped_values
     small = list(range(10))
     assert capped_values(small) == {"values": small}
     big = [float(i) / 7 for i in range(5000)]

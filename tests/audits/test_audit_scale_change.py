@@ -11,8 +11,10 @@ classifier statistic's level sets reach it.
 """
 import numpy as np
 
-from userdp.audits import VIOLATION, audit, rejection, search
-from userdp.audits.rejection import StatisticThreshold
+from userdp.audits import VIOLATION, audit
+from userdp.audits.engine import rejection
+from userdp.audits.engine import search
+from userdp.audits.engine.rejection import StatisticThreshold
 from userdp.reference.claims import PureDP
 
 EPS = 0.5

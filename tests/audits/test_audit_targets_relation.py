@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from userdp.audits import cli
+from userdp.audits.cli import main as cli
 from userdp.reference.neighbours import RELATIONS
 
 MODULE = textwrap.dedent('''

@@ -13,8 +13,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from userdp.audits import bench, bench_cases, cli
-from userdp.audits.bench import Benchmark, Case
+from userdp.audits.bench import run as bench
+from userdp.audits.bench import cases as bench_cases
+from userdp.audits.cli import main as cli
+from userdp.audits.bench.run import Benchmark, Case
 
 from test_audit_cli import strict_json  # noqa: E402  (tests/audits is on sys.path: rootdir, no __init__)
 
@@ -46,6 +48,7 @@ def planted(name="planted", build=None, **kw) -> Benchmark:
 def only_planted(monkeypatch):
     """Replace the benchmark table with the given benchmarks."""
     def use(*benches):
+        monkeypatch.setattr(bench, "BENCHMARKS", list(benches))        # run.py's binding (audits/bench/run.py)
         monkeypatch.setattr(bench_cases, "BENCHMARKS", list(benches))
     return use
 
@@ -54,7 +57,7 @@ def only_planted(monkeypatch):
 def cheap_audit_all(monkeypatch):
     """The audit.all row runs ``userdp --version`` in its child instead of a whole ``audit --all``."""
     monkeypatch.setattr(bench_cases, "audit_all_command",
-                        lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli", "--version"])
+                        lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli.main", "--version"])
 
 
 # ------------------------------------------------------------------ the default run, at tiny sizes
@@ -246,14 +249,14 @@ PLANTED_WRONG = {
                                  "duality gap 1.00e-03 > 1e-6"),
     "epasto2020-gwa.instances": ("userdp.reference.epasto2020_gwa.optimal_C", _uncertified_C, 50,
                                  "certificate above 1e-6"),
-    "audit.two-workers": ("userdp.audits.bench_cases._loop_audit", _other_seed_with_two_workers, 200,
+    "audit.two-workers": ("userdp.audits.bench.cases._loop_audit", _other_seed_with_two_workers, 200,
                           "2 workers gave a different result"),
     "audit.pdp-op-d30": ("userdp.audits.audit", _flagging_audit, 200, "a correct mechanism was flagged"),
-    "protocol.overhead": ("userdp.audits.bench_cases._CAPPED_SUM_JS",            # a program with the per-record cap
+    "protocol.overhead": ("userdp.audits.bench.cases._CAPPED_SUM_JS",            # a program with the per-record cap
                           str(pathlib.Path(bench_cases._CAPPED_SUM_JS).with_name("capped_sum_per_record_cap.js")),
                           2000, "expected (2000,), mean 4.7"),
-    "audit.all": ("userdp.audits.bench_cases.audit_all_command",
-                  lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli", "no-such-command"], 100,
+    "audit.all": ("userdp.audits.bench.cases.audit_all_command",
+                  lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli.main", "no-such-command"], 100,
                   "failed (exit 2)"),
 }
 

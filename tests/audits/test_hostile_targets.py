@@ -9,7 +9,7 @@ below 1e-12). The numbered problems are the ones this suite was written for; eac
 failed before the fix (run against the code before it: the exit status, message or hang
 it asserts against is in the test's docstring).
 
-Where the fix lives in the supervisor (``audits/supervise.py``: os._exit and crashes in the
+Where the fix lives in the supervisor (``audits/cli/supervise.py``: os._exit and crashes in the
 command's own process, signals, deadlines), the test runs the real ``userdp`` program in a
 new session and checks the session's process group with ``ps``. Timing margins, measured
 on the project's 2-core machine at a load average of 7.5: every process gone 0.16-0.24 s
@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from userdp.audits import cli, parallel
+from userdp.audits.cli import main as cli
+from userdp.audits.engine import parallel
 
 P = ["--pair", "[1,1,1]", "[1,1]", "--relation", "add-remove-record", "--claim", "pure:epsilon=1"]
 
@@ -208,7 +209,7 @@ def _audit(capsys, *args) -> tuple[int, str, str]:
 
 # ------------------------------------------------------------------ the real program, in its own session
 USERDP = [str(Path(sys.executable).with_name("userdp"))] if Path(sys.executable).with_name("userdp").exists() \
-    else [sys.executable, "-m", "userdp.audits.cli"]
+    else [sys.executable, "-m", "userdp.audits.cli.main"]
 
 
 def _start(folder, *args, env=None, stdout=subprocess.PIPE) -> subprocess.Popen:

@@ -1,9 +1,9 @@
-"""Learned statistics for vector outputs (issue 8 item 4; ``audits/rejection.py``).
+"""Learned statistics for vector outputs (issue 8 item 4; ``audits/engine/rejection.py``).
 
 Oracles: the closed-form loss of L2-Laplace noise, eps(D, D') = ||S^-1 (m - m')||_2 / b for
 noise S Z with Z of density prop. to exp(-||z||_2 / b) (the triangle inequality bounds
 ||S^-1(x - m')|| - ||S^-1(x - m)|| by ||S^-1(m - m')||, with equality on the ray from m
-away from m'); the Monte Carlo ceiling of ``audits/ceiling.py`` (its own privacy-loss code,
+away from m'); the Monte Carlo ceiling of ``audits/engine/ceiling.py`` (its own privacy-loss code,
 checked there against brute force); Hoeffding's inequality and the binomial law.
 """
 from __future__ import annotations
@@ -15,9 +15,11 @@ import pytest
 from scipy import stats
 
 from planted import auditor as planted  # tests/ is on sys.path (rootdir conftest)
-from userdp.audits import StatisticThreshold, Threshold, audit, harness, rejection
-from userdp.audits.ceiling import NoiseModel, ceiling
-from userdp.audits.sampling import normalize_pairs
+from userdp.audits import StatisticThreshold, Threshold, audit
+from userdp.audits.engine import harness
+from userdp.audits.engine import rejection
+from userdp.audits.engine.ceiling import NoiseModel, ceiling
+from userdp.audits.engine.sampling import normalize_pairs
 from userdp.reference.claims import PureDP
 
 
@@ -238,7 +240,7 @@ def test_planted_mechanism_bug_one_coordinate_noise_scaled():
 
 # ------------------------------------------------------------------ wiring and bad input
 def test_registry_audits_pass_their_declared_family(monkeypatch):
-    from userdp.audits import targets
+    from userdp.audits.cli import targets
     from userdp.audits.registry import get
     seen = []
     real = rejection._learned_statistics

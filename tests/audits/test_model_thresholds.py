@@ -13,9 +13,9 @@ import pytest
 from scipy import stats
 
 from userdp.audits import audit
-from userdp.audits.ceiling import efficiency_report
+from userdp.audits.engine.harness import efficiency_report
 from userdp.audits.registry import get
-from userdp.audits.rejection import _model_counts, choose_scalar
+from userdp.audits.engine.rejection import _model_counts, choose_scalar
 from userdp.reference.claims import PureDP
 
 

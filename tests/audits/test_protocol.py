@@ -1,4 +1,4 @@
-"""The process protocol (audits/protocol.py): a program in any language seen as Python callables.
+"""The process protocol (audits/validation/protocol.py): a program in any language seen as Python callables.
 
 The programs here are Python scripts (tests/audits/protocol_program.py, one MODE per behaviour),
 so these tests need no other toolchain; the Node.js examples are tested in
@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from test_audit_cli import run                  # tests/audits is on sys.path (rootdir conftest)
-from userdp.audits import protocol as Pr
+from userdp.audits.validation import protocol as Pr
 from userdp.reference.data import EMPTY, UserDataset
 
 PROGRAM = pathlib.Path(__file__).with_name("protocol_program.py")
@@ -219,7 +219,7 @@ def test_the_schema_is_valid_json_schema_2020_12_and_ships_with_the_package():
     assert Pr.load_schema()["$id"] == "urn:userdp:protocol:1" and Pr.PROTOCOL == 1
     import tomllib
     conf = tomllib.loads((pathlib.Path(__file__).parents[2] / "pyproject.toml").read_text())
-    assert "schema/*.json" in conf["tool"]["setuptools"]["package-data"]["userdp.audits"]
+    assert "schema/*.json" in conf["tool"]["setuptools"]["package-data"]["userdp.audits.validation"]
 
 
 def test_encoding_keeps_every_bit_and_refuses_what_json_cannot_carry():

@@ -24,7 +24,7 @@ import shutil
 import pytest
 
 from test_audit_cli import run                  # tests/audits is on sys.path (rootdir conftest)
-from userdp.audits.vector_cases import BUG_CLASSES
+from userdp.audits.validation.vector_cases import BUG_CLASSES
 
 NODE = shutil.which("node")
 JS = pathlib.Path(__file__).parents[2] / "examples" / "js"

@@ -3,7 +3,7 @@ call shapes, input policies, the checks added for code as it is written at work.
 
 The verdicts themselves are tested entry by entry on the corpus (tests/corpus/test_corpus.py);
 here: what a user sees, and each new check against a planted miss. Every statistical run is at
-validate's own settings (false alarm <= 1e-4 per run, audits/validate.py) with a fixed seed;
+validate's own settings (false alarm <= 1e-4 per run, audits/validation/run.py) with a fixed seed;
 most use --quick or small explicit sample counts to stay fast.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from test_audit_cli import run, strict_json          # tests/audits is on sys.path (rootdir conftest)
-from userdp.audits import validate as V
+from userdp.audits.validation import run as V
 from userdp.audits.validation import Case, ValidationSpec, get
 from userdp.audits.validation.target import load_target, signature_text, template_text
 

@@ -1,4 +1,4 @@
-"""The three-valued verdict of reproduced claims (``audits/verdicts.py``).
+"""The three-valued verdict of reproduced claims (``audits/engine/verdicts.py``).
 
 Oracles: closed forms (Student t with 1 degree of freedom is Cauchy, so t_1(alpha) =
 tan(pi (1/2 - alpha)); the normal quantile z(0.025) = 1.959963984540054; binomial tails
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from userdp.audits import verdicts as V
+from userdp.audits.engine import verdicts as V
 
 
 def _one(comparison, error=0.05):

@@ -1,5 +1,5 @@
 """The benchmarks of ``userdp bench`` as pytest tests: the same definitions
-(``audits/bench_cases.py``) measured by the same code (``audits/bench.py``) at the full sizes,
+(``audits/bench/cases.py``) measured by the same code (``audits/bench/run.py``) at the full sizes,
 so that the test and the command cannot disagree. Each test prints its row.
 
 Timed with interleaved perf_counter loops (``bench.interleaved``), not the pytest-benchmark
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from userdp.audits import bench
+from userdp.audits.bench import run as bench
 
 pytestmark = pytest.mark.benchmark
 

@@ -18,7 +18,7 @@ import statistics
 import time
 
 import corpus
-from userdp.audits.validate import validate
+from userdp.audits.validation.run import validate
 
 from .test_corpus import shape_of
 

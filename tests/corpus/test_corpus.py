@@ -7,7 +7,7 @@ a parameter-regime bug seen only on generated cases, a structure bug; the one-re
 shape and the other policies are run by tests/audits/test_validate_cli.py) at seed 0. ``-m slow``: every entry at seeds
 0-4 (``SEEDS``), the README table's run (``python -m corpus.report`` prints it).
 
-False alarms: validate's own budget is 1e-4 per run (audits/validate.py), so a correct entry fails
+False alarms: validate's own budget is 1e-4 per run (audits/validation/run.py), so a correct entry fails
 by chance with probability <= 1e-4 per run (the fixed seeds make each run deterministic); a bug is
 missed only if its effect falls within the checks' critical values.
 """
@@ -21,7 +21,7 @@ import pytest
 
 import corpus
 from corpus import BUG_TYPES, CorpusEntry
-from userdp.audits.validate import all_validations, load_target, validate
+from userdp.audits.validation.run import all_validations, load_target, validate
 
 MODULES = sorted(m.name for m in pkgutil.iter_modules(corpus.__path__) if not m.name.startswith(("_", "test", "report")))
 ENTRIES = [e for m in MODULES for e in importlib.import_module(f"corpus.{m}").CORPUS]

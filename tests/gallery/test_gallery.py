@@ -5,7 +5,7 @@ The libraries are imported unconditionally (they are in the ``test`` extra, pinn
 that fails to install or import is an error here, never a skip.
 
 False failures. Every audit runs at confidence 1 - 1e-4 (``examples.gallery_table.CONFIDENCE``):
-userdp's guarantee (``audits/harness.py``) is that a mechanism as private as claimed is
+userdp's guarantee (``audits/engine/harness.py``) is that a mechanism as private as claimed is
 flagged with probability <= 1e-4, whatever the sample count. So each "no violation found"
 assertion fails falsely with probability <= 1e-4. The libraries draw from their own
 secure generators, so a fixed ``--seed`` fixes the audit's selection/counting split and
@@ -42,7 +42,8 @@ import pydp  # noqa: E402,F401
 
 from examples import _gallery, gallery_table  # noqa: E402
 from examples._gallery import NO_VIOLATION, VIOLATION  # noqa: E402
-from userdp.audits import cli, parallel  # noqa: E402
+from userdp.audits.cli import main as cli
+from userdp.audits.engine import parallel  # noqa: E402
 
 ENTRIES = gallery_table.ENTRIES
 SEED = 0
@@ -150,7 +151,7 @@ def test_the_gallery_pairs_are_checked_against_the_relation(capsys, monkeypatch)
     assert code == 2 and "is not a pair of neighbours" in capsys.readouterr().err
 
 
-# ------------------------------------------------------------------ the fork guard (userdp.audits.parallel)
+# ------------------------------------------------------------------ the fork guard (userdp.audits.engine.parallel)
 def _child(guarded: bool, conn) -> None:
     from pydp.algorithms.laplacian import BoundedSum
     if guarded:
@@ -204,8 +205,8 @@ def test_userdp_guards_forked_workers_against_the_pydp_buffer(monkeypatch):
     from pydp.algorithms.laplacian import BoundedSum
 
     from userdp.audits import audit
-    from userdp.audits.parallel import DuplicateStreamsError
-    from userdp.audits.sampling import MechanismError
+    from userdp.audits.engine.parallel import DuplicateStreamsError
+    from userdp.audits.engine.sampling import MechanismError
     from userdp.reference.claims import PureDP
 
     def unguarded(dataset):

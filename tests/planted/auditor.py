@@ -1,6 +1,6 @@
 """Planted bugs of the auditor itself (issue 7; DESIGN §8.7-8.8): Wycheproof-style records.
 
-The auditor's promise (audits/bounds.py, audits/harness.py): for a mechanism that meets
+The auditor's promise (audits/engine/bounds.py, audits/engine/harness.py): for a mechanism that meets
 its claim, Pr[reported eps_lb > eps] <= alpha and Pr[verdict "violation"] <= alpha, with
 alpha = 1 - confidence, over all m candidates that reach the counting share. Each record
 below breaks that promise in one named way; tests/audits/test_audit_bounds.py computes
@@ -31,7 +31,10 @@ import numpy as np
 from scipy import stats
 from scipy.special import ndtri
 
-from userdp.audits import bounds, harness, rejection, sampling
+from userdp.audits.engine import bounds
+from userdp.audits.engine import harness
+from userdp.audits.engine import rejection
+from userdp.audits.engine import sampling
 
 __all__ = ["AuditorModel", "PlantedAuditorBug", "REFERENCE", "BUGS", "BY_NAME", "REACH_BUGS", "REACH_BY_NAME"]
 

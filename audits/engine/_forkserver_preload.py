@@ -5,14 +5,15 @@ any worker lives (each holds its "alive" pipe), and each worker dies with its pa
 fork server (``parallel._install``). So that the workers cannot outlive the process that
 started the fork server (killed with SIGKILL, say), the fork server dies with it too
 (Linux ``PR_SET_PDEATHSIG``): that process's id comes in ``ENV``, which is then removed so
-that nothing forked from here inherits it. Importing this module also preloads userdp
-(its command line too, which a worker of the ``userdp`` program imports as its main
-module), so that a worker costs a fork and an unpickling.
+that nothing forked from here inherits it. Importing this module also preloads the audit
+engine; the fork server imports the modules of ``parallel.preload`` too (the command line
+registers itself there, as a worker of the ``userdp`` program imports it as its main module),
+so that a worker costs a fork and an unpickling.
 """
 import os
 import signal
 
-from userdp.audits import cli, parallel  # noqa: F401  (the preload: workers start with userdp imported)
+from userdp.audits.engine import parallel  # noqa: F401  (the preload: workers start with userdp imported)
 
 ENV = "USERDP_FORKSERVER_PARENT"
 

@@ -9,14 +9,14 @@
     userdp audit ... [--deadline SECONDS] [--timeout SECONDS]
     userdp reproduce NAME [--quick] [--json] [--plot FILE]
     userdp reproduce --list
-    userdp bench [--quick] [--json] [--only NAME ...]       (audits/bench.py)
+    userdp bench [--quick] [--json] [--only NAME ...]       (audits/bench/run.py)
     userdp validate ALGORITHM module:object [--inputs refuse|clip|trust] [--param-map REF=YOURS ...]
                     [--quick] [--samples N] [--audit-samples N] [--examples K] [--seed S]
-                    [--allow-partial] [--json] [--report FILE] [--deadline S] [--timeout S]  (audits/validate.py)
+                    [--allow-partial] [--json] [--report FILE] [--deadline S] [--timeout S]  (audits/validation/run.py)
     userdp validate ALGORITHM --signature | --template
-    userdp validate ALGORITHM --command "CMD ..." ...          (a program in any language: audits/protocol.py)
+    userdp validate ALGORITHM --command "CMD ..." ...          (a program in any language: audits/validation/protocol.py)
     userdp audit --command "CMD ..." --claim ... --pair FIRST SECOND ...
-    userdp vectors export [ALGORITHM ...] --out DIR [--index FILE]  (audits/vectors.py)
+    userdp vectors export [ALGORITHM ...] --out DIR [--index FILE]  (audits/validation/vectors.py)
     userdp vectors check ALGORITHM --command "CMD ..." [--file FILE] [--json]
 
 Every subcommand takes ``--debug`` (show the traceback of an error).
@@ -93,7 +93,7 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
 
 - userdp.list/1: ``entries``: [{name, kind, paper, algorithm, relation, claim {kind,
   params}, function, expected, params, true_epsilon, samples, noise}] (noise: the declared
-  noise family, "laplace" | "gaussian" | "l2laplace", or null: ``audits/ceiling.py``).
+  noise family, "laplace" | "gaussian" | "l2laplace", or null: ``audits/engine/ceiling.py``).
 - userdp.audit/1: name, kind ("reference" | "control" | "planted" | "external"), relation,
   params (the parameters used), expected (the entry's expected verdict, or null for an
   external mechanism or when ``--param`` changed a default), as_expected (bool or null),
@@ -104,7 +104,7 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   candidates_tested}, termination_reason, elapsed_seconds (rejection_set: {type:
   "threshold", tail, t, projection?}, {type: "values", values}, {type: "atoms", values}:
   values that repeat in a continuous output, or {type: "statistic", statistic, formula,
-  params, tail, t}: a learned statistic, ``audits/rejection.py``; a list of more than
+  params, tail, t}: a learned statistic, ``audits/engine/rejection.py``; a list of more than
   ``report.WITNESS_VALUES_MAX`` values is cut there, with values_count, values_sha256 and
   values_truncated;
   a registry entry that declares its noise family gets that family's likelihood-ratio
@@ -118,7 +118,7 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   outputs, ``harness.py``). Then ``ceiling``
   {epsilon, mu, pair_index, method, standard_error} (null when the setup declares no noise
   model), ``efficiency`` (eps_lb / ceiling) and ``mu_efficiency`` (mu_lb / mu ceiling), each
-  null when not computed (``audits/ceiling.py``). Then ``reproducible`` (true, false: the
+  null when not computed (``audits/engine/ceiling.py``). Then ``reproducible`` (true, false: the
   mechanism ignores the rng, or null: not determined), ``calling`` ("batched",
   "scalar(dataset, rng)" or "scalar(dataset)"), ``pairs``: every confirmed pair that
   finished, [{pair_description, pair_index, epsilon_lower_bound, tightness,
@@ -134,7 +134,7 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   undecided), evidence, combine, alpha, error, interval_ends, intervals [{what, estimate, low,
   high, region {above, below, closed}, method, level, n, verdict, text}]}] (``verdicts.py``),
   summary {holds, fails, undecided}, and what the reproduction adds (e.g. setup).
-- userdp.bench/1: quick, machine, rows, scaling, memory, summary (``audits/bench.py``).
+- userdp.bench/1: quick, machine, rows, scaling, memory, summary (``audits/bench/run.py``).
 
 Progress lines go to stderr only; stdout carries the result.
 """
@@ -149,21 +149,28 @@ import textwrap
 import time
 import traceback
 
-from . import protocol_cli, supervise, watch
-from .blas import single_threaded_blas
-from .ceiling import NOISE_FAMILIES
-from .harness import VIOLATION, IncompleteAudit
-from .parallel import (BATCHED, REPRO_DRAWS, SCHEDULER_TIMEOUT, SHARD, batched, calling_convention, default_workers,
+from userdp.audits.cli import program as protocol_cli
+from userdp.audits.cli import supervise
+from userdp.audits.engine import watch
+from userdp.audits.engine.blas import single_threaded_blas
+from userdp.audits.engine.ceiling import NOISE_FAMILIES
+from userdp.audits.engine.harness import VIOLATION, IncompleteAudit
+from userdp.audits.engine import parallel
+from userdp.audits.engine.parallel import (BATCHED, REPRO_DRAWS, SCHEDULER_TIMEOUT, SHARD, batched, calling_convention, default_workers,
                        worker_cap)
 from userdp.reference.neighbours import RELATIONS
 
-from .registry import all_entries, all_reproductions, get_reproduction
-from .report import Progress, command_output, fmt, pct, results, table, to_json, version
-from .sampling import MechanismError, raised_text
-from .verdicts import FAILS, HOLDS, UNDECIDED, VERDICTS, Interval, check_claims
-from .targets import (CLAIM_FORMS, DEFAULT_SAMPLES, Target, UsageError, UserCodeError, call_target, check_params,  # noqa: F401
+from userdp.audits.registry import all_entries, all_reproductions, get_reproduction
+from userdp.audits.engine.report import Progress, command_output, fmt, pct, results, table, to_json, version
+from userdp.audits.engine.sampling import MechanismError, raised_text
+from userdp.audits.engine.verdicts import FAILS, HOLDS, UNDECIDED, VERDICTS, Interval, check_claims
+from userdp.audits.cli.targets import (CLAIM_FORMS, DEFAULT_SAMPLES, Target, UsageError, UserCodeError, call_target, check_params,  # noqa: F401
                       external_target, mechanism_error, parse_claim, parse_params, registry_target, run_audit,
                       run_efficiency)
+
+__all__ = ["main"]
+
+parallel.preload(__name__)      # the fork server imports the command line once, not each worker
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 DEFAULT_CONFIDENCE = 0.95
@@ -246,7 +253,7 @@ EXIT_PARTIAL = 4     # validate: what ran passed, but the release was not tested
 
 
 def _validate_parser(vp: argparse.ArgumentParser) -> None:
-    """``userdp validate``: audits/validate.py runs it."""
+    """``userdp validate``: audits/validation/run.py runs it."""
     vp.description = ("Validate an implementation of a registered algorithm against the reference: the paper's "
                       "property suite on the stages it has, its releases against the reference's on fixed and "
                       "generated cases (mean, noise scale, distribution, structure), the independence of the releases "
@@ -301,7 +308,7 @@ def _seconds(text: str) -> float:
 
 
 def _watch_options(p: argparse.ArgumentParser) -> None:
-    """--deadline and --timeout: what the supervisor does with a slow call (audits/supervise.py)."""
+    """--deadline and --timeout: what the supervisor does with a slow call (audits/cli/supervise.py)."""
     p.add_argument("--deadline", type=_seconds, default=watch.DEFAULT_DEADLINE, metavar="SECONDS",
                    help="a call of your code running longer is reported as slow on stderr, naming it "
                    f"(default {watch.DEFAULT_DEADLINE:g})")
@@ -313,8 +320,8 @@ def _watch_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_validate(args) -> int:
-    from . import validate as V
-    from .validation.target import signature_text, template_text
+    from userdp.audits.validation import run as V
+    from userdp.audits.validation.target import signature_text, template_text
     if args.signature or args.template:
         if args.signature and args.template:
             raise UsageError("--signature and --template: give one")
@@ -352,7 +359,7 @@ def cmd_validate(args) -> int:
 
 
 def _bench_parser(bp: argparse.ArgumentParser) -> None:
-    """``userdp bench``: audits/bench.py runs it (the benchmarks are in audits/bench_cases.py)."""
+    """``userdp bench``: audits/bench/run.py runs it (the benchmarks are in audits/bench/cases.py)."""
     bp.description = ("Time every algorithm against its simplest baseline (ratios in one run), the scaling "
                       "slopes and the peak memory; print the machine. Exit status: 0 every target met, 1 a "
                       "target missed (or a wrong result), 2 usage error, 3 a benchmark raised (--debug: its "
@@ -365,7 +372,7 @@ def _bench_parser(bp: argparse.ArgumentParser) -> None:
 
 
 def cmd_bench(args) -> int:
-    from .bench import command
+    from userdp.audits.bench.run import command
     if not 0.0 < args.scale <= 1.0:
         raise UsageError(f"--scale must lie in (0, 1], got {args.scale!r}")
     return command(args)
@@ -447,7 +454,7 @@ def _audit_parser(au: argparse.ArgumentParser) -> None:
 
 def _check_plot_target(path: str) -> None:
     """Refuse --plot before any work: matplotlib missing, unknown format, or an unwritable path."""
-    from .plot import pyplot
+    from userdp.audits.engine.plot import pyplot
     try:
         plt = pyplot()
     except ImportError as exc:
@@ -501,7 +508,7 @@ def _entry_dict(entry, setup) -> dict:
 
 
 def _validation_names() -> set:
-    from .validate import all_validations
+    from userdp.audits.validation.run import all_validations
     return set(all_validations())
 
 
@@ -527,7 +534,9 @@ def cmd_list(args) -> int:
 def cmd_audit(args) -> int:
     if args.workers is not None and args.scheduler is not None:
         raise UsageError("--workers and --scheduler exclude each other: the Dask cluster has its own workers")
-    if protocol_cli.uses_program(args):                     # a program over the protocol (audits/protocol_cli.py)
+    if protocol_cli.uses_program(args):                     # a program over the protocol (audits/cli/program.py)
+        if args.plot:                                       # refused before the program starts
+            _check_plot_target(args.plot)
         return protocol_cli.run_audit(args, _audit_target)
     if args.all:
         if args.name or args.param or args.plot or args.claim or args.relation or args.output or args.mechanism \
@@ -589,7 +598,7 @@ def _audit_target(target: Target, args) -> int:
         else:
             _print_result(target, result, as_expected, eff)
     if args.plot:
-        from .plot import plot_audit
+        from userdp.audits.engine.plot import plot_audit
         try:
             plot_audit(batched(target.mechanism), result, args.plot, seed=args.seed, name=target.name)
         except MechanismError as exc:
@@ -654,7 +663,7 @@ def _print_result(t: Target, r, as_expected, eff: dict) -> None:
               f"tightness mu_lb / mu = {fmt(g.tightness, 3)}")
     c = eff["ceiling"]
     if c is None:
-        print("  ceiling          not computed: the setup declares no noise model (audits/ceiling.py)")
+        print("  ceiling          not computed: the setup declares no noise model (audits/engine/ceiling.py)")
     else:
         print(f"  ceiling          {c['epsilon']:.4f}: the best a perfect test could reach with these samples and "
               f"confidence ({c['method']}); efficiency eps_lb / ceiling = {fmt(eff['efficiency'], 3)}")

@@ -2,7 +2,7 @@
 
     pytest --pyargs userdp.properties --userdp-target ALGORITHM=module:object [--userdp-seed S]
 
-runs the checks of ``userdp validate`` (audits/validate.py) against your implementation,
+runs the checks of ``userdp validate`` (audits/validation/run.py) against your implementation,
 one pytest item per property of the paper's suite and one per check (stages, independence,
 differential, inputs, audit). A property whose stages the target lacks is skipped ("not
 applicable"); a finding fails its item with the evidence. ``--userdp-target`` may be given
@@ -47,7 +47,7 @@ def pytest_collection_modifyitems(session, config, items):
     targets = config.getoption("--userdp-target")
     if not targets:
         return
-    from userdp.audits import validate as V
+    from userdp.audits.validation import run as V
     for text in targets:
         algorithm, target = _parse(text)
         try:
@@ -69,7 +69,7 @@ class _Run:
     """One target's validation (``validate.Validation``): the checks share its draws, so each runs once."""
 
     def __init__(self, config, spec, target):
-        from userdp.audits import validate as V
+        from userdp.audits.validation import run as V
         self.V, self.spec, self.target = V, spec, target
         self.v = V.Validation(spec, target, samples=config.getoption("--userdp-samples"),
                               seed=config.getoption("--userdp-seed"), inputs=config.getoption("--userdp-inputs"))
@@ -118,7 +118,7 @@ class ValidateItem(pytest.Item):
         self.run, self.what = run, what
 
     def runtest(self):
-        from userdp.audits.validate import UserCodeError
+        from userdp.audits.validation.run import UserCodeError
         try:
             if isinstance(self.what, str):
                 self.run.check(self.what)

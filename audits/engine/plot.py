@@ -12,9 +12,9 @@ import textwrap
 
 import numpy as np
 
-from .rejection import StatisticThreshold, Threshold
-from .report import fmt, pct
-from .sampling import NO_RELEASE_LABEL, as_outputs, encode, released_floats
+from userdp.audits.engine.rejection import StatisticThreshold, Threshold
+from userdp.audits.engine.report import fmt, pct
+from userdp.audits.engine.sampling import NO_RELEASE_LABEL, as_outputs, encode, released_floats
 
 __all__ = ["plot_audit", "pyplot", "side_labels"]
 

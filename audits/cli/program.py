@@ -1,4 +1,4 @@
-"""The command line of the process protocol (``audits/protocol.py``) and of the test vectors.
+"""The command line of the process protocol (``audits/validation/protocol.py``) and of the test vectors.
 
 Kept apart from ``cli.py``, which calls these in a few places:
 
@@ -23,7 +23,7 @@ import os
 
 import numpy as np
 
-from .protocol import DEFAULT_BATCH, DEFAULT_START_TIMEOUT, DEFAULT_TIMEOUT, MAX_SIZE, CommandError, ProcessTarget, \
+from userdp.audits.validation.protocol import DEFAULT_BATCH, DEFAULT_START_TIMEOUT, DEFAULT_TIMEOUT, MAX_SIZE, CommandError, ProcessTarget, \
     TargetError, decode_dataset
 
 __all__ = ["add_program_arguments", "validate_target", "pair_dataset", "audit_target", "run_audit",
@@ -62,7 +62,7 @@ def add_program_arguments(parser: argparse.ArgumentParser, *, required: bool = F
                         help="with --command: append every request ('>') and response ('<') line to FILE")
 
 
-_OPTIONS = ("batch", "transcript")   # --timeout is the command's own (audits/cli.py): with --command it is
+_OPTIONS = ("batch", "transcript")   # --timeout is the command's own (audits/cli/main.py): with --command it is
                                     # also the program's time per response
 
 
@@ -72,7 +72,7 @@ def uses_program(args) -> bool:
 
 
 def _check_options(args) -> None:
-    from .targets import UsageError
+    from userdp.audits.cli.targets import UsageError
     stray = [f"--{k}" for k in _OPTIONS if getattr(args, k, None) is not None]
     if getattr(args, "program", None) is None and stray:
         raise UsageError(f"{', '.join(stray)} go(es) with --command CMD")
@@ -83,7 +83,7 @@ def _program(args, algorithm: str | None) -> ProcessTarget:
     if args.transcript is not None:
         folder = os.path.dirname(os.path.abspath(args.transcript))
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-            from .targets import UsageError
+            from userdp.audits.cli.targets import UsageError
             raise UsageError(f"--transcript {args.transcript}: the directory {folder} is not writable")
     timeout = DEFAULT_TIMEOUT if getattr(args, "timeout", None) is None else args.timeout
     return ProcessTarget(args.program, algorithm=algorithm, timeout=timeout,
@@ -93,12 +93,12 @@ def _program(args, algorithm: str | None) -> ProcessTarget:
 def program_error(exc: TargetError) -> Exception:
     """A ``TargetError`` as the command line reports it: a command that cannot be started is a
     usage error (exit 2), any other breach of the protocol an error of the target (exit 3)."""
-    from .targets import UsageError, UserCodeError
+    from userdp.audits.cli.targets import UsageError, UserCodeError
     return (UsageError if isinstance(exc, CommandError) else UserCodeError)(str(exc))
 
 
 def _adapter_for(program: ProcessTarget, adapter_type):
-    from .targets import UsageError
+    from userdp.audits.cli.targets import UsageError
     try:
         return program.adapter(adapter_type, name=f"--command \"{program.command}\"")
     except ValueError as exc:
@@ -111,7 +111,7 @@ def validate_target(args):
     ``PythonTarget`` (audits/validation/target.py) whose
     adapter and release are the program's (in the suite's adapter type). The
     program is ended on leaving; a ``TargetError`` leaves as ``program_error``."""
-    from .targets import UsageError
+    from userdp.audits.cli.targets import UsageError
     _check_options(args)
     if getattr(args, "program", None) is None:
         if args.target is None:
@@ -123,8 +123,8 @@ def validate_target(args):
     if getattr(args, "param_map", None):
         raise UsageError("--param-map renames a Python target's parameters; a --command program takes the "
                          "reference's names (docs/protocol.md)")
-    from . import validate as V
-    from .validation.target import PythonTarget
+    from userdp.audits.validation import run as V
+    from userdp.audits.validation.target import PythonTarget
     spec = V.get_validation(args.algorithm)
     adapter_type = getattr(importlib.import_module(spec.suite), "ADAPTER", None)
     program = _program(args, args.algorithm)
@@ -141,7 +141,7 @@ def validate_target(args):
 
 # ------------------------------------------------------------------ userdp audit --command
 def _json(text: str, flag: str):
-    from .targets import UsageError
+    from userdp.audits.cli.targets import UsageError
     try:
         return json.loads(text)
     except (TypeError, ValueError) as exc:
@@ -153,7 +153,7 @@ def pair_dataset(obj, flag: str = "--pair"):
     0, 1, ...; rows of an array of arrays are vector records; [] is the empty dataset) or the
     protocol's dataset object ({"values": ..., "user_ids": ..., ...})."""
     from userdp.reference.data import EMPTY, UserDataset
-    from .targets import UsageError
+    from userdp.audits.cli.targets import UsageError
     try:
         if isinstance(obj, dict):
             return decode_dataset(obj)
@@ -170,8 +170,8 @@ def pair_dataset(obj, flag: str = "--pair"):
 
 def audit_target(args):
     """(``targets.Target``, the ``ProcessTarget``) for ``userdp audit --command``."""
-    from .sampling import AuditPair
-    from .targets import (CLAIM_FORMS, DEFAULT_SAMPLES, Target, UsageError, check_pairs, check_relation_name,
+    from userdp.audits.engine.sampling import AuditPair
+    from userdp.audits.cli.targets import (CLAIM_FORMS, DEFAULT_SAMPLES, Target, UsageError, check_pairs, check_relation_name,
                           parse_claim)
     _check_options(args)
     if args.name or args.param or args.mechanism or args.all:
@@ -202,11 +202,9 @@ def audit_target(args):
 
 
 def run_audit(args, audit) -> int:
-    """``userdp audit --command``: ``audit(target, args)`` is cli.py's audit of a built target."""
+    """``userdp audit --command``: ``audit(target, args)`` is audits/cli/main.py's audit of a
+    built target (which has refused a bad --plot before calling this)."""
     target, program = audit_target(args)
-    if args.plot:
-        from .cli import _check_plot_target
-        _check_plot_target(args.plot)
     try:
         try:
             return audit(target, args)
@@ -220,7 +218,7 @@ def run_audit(args, audit) -> int:
 def add_vectors_parser(sub, common) -> None:
     """The ``vectors`` subcommand: ``export`` and ``check``."""
     vp = sub.add_parser("vectors", parents=[common], help="export the reference's test vectors, or check a program "
-                        "against them", description="Test vectors (audits/vectors.py, docs/vectors.md): one JSON "
+                        "against them", description="Test vectors (audits/validation/vectors.py, docs/vectors.md): one JSON "
                         "file per algorithm with the reference's noise-free stages and the inputs that must be "
                         "refused, each vector flagged with the bug classes it exposes.")
     vs = vp.add_subparsers(dest="vectors_command", required=True, metavar="{export,check}",
@@ -242,10 +240,10 @@ def add_vectors_parser(sub, common) -> None:
 
 
 def run_vectors(args) -> int:
-    from . import vectors as Vec
-    from .report import to_json
-    from .targets import UsageError
-    from .vector_cases import DESIGNS
+    from userdp.audits.validation import vectors as Vec
+    from userdp.audits.engine.report import to_json
+    from userdp.audits.cli.targets import UsageError
+    from userdp.audits.validation.vector_cases import DESIGNS
     if args.vectors_command == "export":
         if not os.path.isdir(args.out):
             raise UsageError(f"--out {args.out}: not a directory")

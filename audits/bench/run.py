@@ -37,72 +37,19 @@ import math
 import os
 import platform
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import replace
 
 import numpy as np
 
-from .blas import openblas_thread_setters, single_threaded_blas
+from userdp.audits.bench.cases import BENCHMARKS
+from userdp.audits.bench.model import Benchmark, Case
+from userdp.audits.engine.blas import openblas_thread_setters, single_threaded_blas
 
 __all__ = ["Case", "Benchmark", "interleaved", "measure", "measure_scaling", "measure_memory", "machine",
            "available_memory", "SLOPE_BOUND", "get", "names", "all_benchmarks"]
 
 SLOPE_BOUND = 1.3
 MEMORY_HEADROOM = 0.8        # a benchmark runs if its estimated need is <= this share of the available memory
-
-
-@dataclass
-class Case:
-    """One benchmark's inputs, built for a size: the two calls to time, compared with each other."""
-
-    ours: Callable[[], Any]
-    baseline: Callable[[], Any] | None = None
-    input_bytes: int = 0
-    fresh: Callable[[], None] | None = None      # untimed, before each call of ``ours`` (e.g. a new dataset)
-    check: Callable[[], str | None] | None = None  # after timing: None, or why the result is wrong
-    note: str = ""                                 # extra figures for the row (e.g. iterations, gap)
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    """A benchmark: what is timed, against what, at which size, and its target.
-
-    ``build(n)`` returns the ``Case`` for size n; ``size`` / ``quick_size`` are the sizes of
-    the target row; ``scaling`` the three sizes of the slope (full run; ``--quick`` uses
-    ``quick_scaling``); ``copies`` the memory bound (working memory / input bytes), None for
-    no memory row; ``need(n)`` the estimated peak bytes of the whole benchmark at size n.
-    ``kind`` "ratio" (target: our time / the baseline's <= target) or "seconds" (wall clock
-    <= target). A benchmark with no target and no baseline only has a scaling row.
-    """
-
-    name: str
-    work: str
-    baseline: str | None
-    target: float | None
-    build: Callable[[int], Case]
-    size: int
-    size_text: Callable[[int], str]
-    quick_size: int | None = None
-    kind: str = "ratio"
-    rounds: int = 5
-    quick_rounds: int = 3
-    warmup: bool = True
-    scaling: tuple[int, int, int] | None = None
-    quick_scaling: tuple[int, int, int] | None = None
-    complexity: str = ""
-    scaling_note: str = ""
-    copies: float | None = None
-    need: Callable[[int], float] = field(default=lambda n: 0.0)
-    cores: int = 1
-    min_size: int = 100            # the smallest size a test run (hidden --scale) may shrink it to
-    memory_size: int | None = None  # the size of the memory row (default: ``size``)
-    requires: Callable[[], str | None] | None = None   # why it cannot run on this machine (a missing tool), or None
-
-    def target_size(self, quick: bool) -> int:
-        return self.quick_size if quick and self.quick_size is not None else self.size
-
-    def scaling_sizes(self, quick: bool):
-        return self.quick_scaling if quick and self.quick_scaling is not None else self.scaling
 
 
 # ------------------------------------------------------------------ the timer
@@ -131,7 +78,6 @@ def interleaved(ours, bare, rounds: int = 5, *, fresh=None, warmup: bool = True)
 
 # ------------------------------------------------------------------ the registry of benchmarks
 def all_benchmarks() -> list[Benchmark]:
-    from .bench_cases import BENCHMARKS           # the cases import the papers' code lazily, inside build
     return list(BENCHMARKS)
 
 
@@ -203,7 +149,7 @@ def machine() -> dict:
             "python": platform.python_version(), "numpy": np.__version__, "blas": _blas(),
             "blas_threads": bench_threads[0] if bench_threads else None,
             "blas_threads_note": (f"as you set it ({', '.join(f'{k}={v}' for k, v in chosen.items())})" if chosen
-                                  else "userdp sets 1 while it runs (audits/blas.py)" if setters
+                                  else "userdp sets 1 while it runs (audits/engine/blas.py)" if setters
                                   else "no OpenBLAS found: its threads are not controlled")}
 
 
@@ -436,7 +382,7 @@ def scaled(n: int, scale: float, min_size: int) -> int:
 
 def select(only: list[str] | None) -> list[Benchmark]:
     """The benchmarks named by ``--only`` (every one when None); an unknown name is a usage error."""
-    from .targets import UsageError
+    from userdp.audits.engine.usercode import UsageError
     benches = all_benchmarks()
     if not only:
         return benches
@@ -449,7 +395,6 @@ def select(only: list[str] | None) -> list[Benchmark]:
 
 def resized(b: Benchmark, scale: float) -> Benchmark:
     """``b`` with every size scaled (test runs); the three scaling sizes stay a factor of 10 apart."""
-    from dataclasses import replace
     if scale == 1.0:
         return b
     lo = b.min_size
@@ -461,7 +406,7 @@ def resized(b: Benchmark, scale: float) -> Benchmark:
 
 def command(args) -> int:
     """``userdp bench [--quick] [--json] [--only NAME]``: the tables, the machine; exit 1 if a target is missed."""
-    from .report import Progress, to_json
+    from userdp.audits.engine.report import Progress, to_json
     benches = [resized(b, args.scale) for b in select(args.only)]
     progress = Progress("bench")
     info = machine()
@@ -504,7 +449,7 @@ def _met_text(r: dict) -> str:
 
 
 def print_tables(tables: dict, info: dict, total: dict, *, quick: bool) -> None:
-    from .report import table
+    from userdp.audits.engine.report import table
     print(f"userdp bench{' --quick' if quick else ''}: our time against the simplest baseline, in one run "
           f"(min of interleaved rounds)")
     print(f"machine: {info['cpu']}; {info['cores']} cores ({info['cores_usable']} usable), "

@@ -122,13 +122,13 @@ from scipy import stats
 
 from userdp.properties.adapter import check_suite_property
 
-from .blas import single_threaded_blas
-from .harness import audit
-from .sampling import MechanismError
-from .targets import UsageError, UserCodeError
-from .validation import (AuditDesign, BadType, BadValue, Case, Refusal, ValidationSpec, add_axis, all_specs,
+from userdp.audits.engine.blas import single_threaded_blas
+from userdp.audits.engine.harness import audit
+from userdp.audits.engine.sampling import MechanismError
+from userdp.audits.engine.usercode import UsageError, UserCodeError
+from userdp.audits.validation import (AuditDesign, BadType, BadValue, Case, Refusal, ValidationSpec, add_axis, all_specs,
                          get, register)
-from .validation.target import BATCHED, ONE, PythonTarget, check_call, load_target, parse_param_map
+from userdp.audits.validation.target import BATCHED, ONE, PythonTarget, check_call, load_target, parse_param_map
 
 __all__ = ["BadValue", "BadType", "Case", "AuditDesign", "Refusal", "ValidationSpec", "register_validation",
            "get_validation", "all_validations", "load_target", "validate", "format_report", "format_finding",
@@ -1197,15 +1197,15 @@ class Validation:
         return AuditDesign([case.pair], case.params, claim, f"aimed: {why}: {case.pair.description}", output=out)
 
     def _whitebox_design(self) -> AuditDesign | None:
-        """A pair aimed by the white-box search (``audits/whitebox.py``) of TARGET's OWN ``statistic`` and
+        """A pair aimed by the white-box search (``audits/engine/whitebox.py``) of TARGET's OWN ``statistic`` and
         ``noise_scale`` stages over the spec's spaces: the pair where TARGET's stages say its statistic
         moves most in units of its own noise. Its realised ratio (above 1: TARGET's own stages admit a
         loss above the claim) is in the title; the pair is audited on TARGET's releases either way."""
         spec, t = self.spec, self.t
         if spec.spaces is None or spec.noise is None or t.adapter.statistic is None or t.adapter.noise_scale is None:
             return None
-        from .ceiling import NoiseModel
-        from .whitebox import search
+        from userdp.audits.engine.ceiling import NoiseModel
+        from userdp.audits.engine.whitebox import search
         p = dict(spec.whitebox_params or next(iter(spec.designs())).params)
 
         def stage(name):

@@ -41,7 +41,7 @@ from scipy.optimize import minimize
 
 from userdp.reference._checks import check_epsilon, check_int, check_positive
 
-from .ceiling import NoiseModel
+from userdp.audits.engine.ceiling import NoiseModel
 
 __all__ = ["Space", "WhiteboxResult", "realised_ratio", "search"]
 
@@ -101,7 +101,7 @@ class WhiteboxResult:
 
 def _family_norm(noise, sensitivity) -> int:
     if not isinstance(noise, NoiseModel):
-        raise TypeError(f"noise must be a userdp.audits.ceiling.NoiseModel, got {type(noise).__name__}")
+        raise TypeError(f"noise must be a userdp.audits.engine.ceiling.NoiseModel, got {type(noise).__name__}")
     if noise.family == "gaussian" and sensitivity is None:
         raise ValueError("sensitivity must be given for gaussian noise: its privacy loss has no single ratio "
                          "(its eps depends on delta), so the ratio is taken to the declared L2 sensitivity")

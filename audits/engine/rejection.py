@@ -79,10 +79,10 @@ import numpy as np
 from scipy import special
 from scipy.ndimage import uniform_filter1d
 
-from .bounds import projected_bound, projected_mu_bound
-from .ceiling import NOISE_FAMILIES
-from .report import capped_values
-from .sampling import NO_RELEASE_LABEL, released_cells, released_floats, released_rows
+from userdp.audits.engine.bounds import projected_bound, projected_mu_bound
+from userdp.audits.engine.ceiling import NOISE_FAMILIES
+from userdp.audits.engine.report import capped_values
+from userdp.audits.engine.sampling import NO_RELEASE_LABEL, released_cells, released_floats, released_rows
 
 __all__ = ["Threshold", "StatisticThreshold", "ValueSet", "ValueThreshold", "AtomSet", "ReleasePatternSet",
            "Candidate", "choose_scalar",

@@ -46,7 +46,7 @@ from scipy.special import ndtr, ndtri
 
 from userdp.reference._checks import check_delta, check_finite_array, check_int, check_positive, check_real
 
-__all__ = ["NOISE_FAMILIES", "NoiseModel", "Ceiling", "ceiling", "efficiency_report", "plugin_epsilon_bound",
+__all__ = ["NOISE_FAMILIES", "NoiseModel", "Ceiling", "ceiling", "plugin_epsilon_bound",
            "plugin_mu_bound"]
 
 NOISE_FAMILIES = ("laplace", "gaussian", "l2laplace")
@@ -312,31 +312,3 @@ def ceiling(noise: NoiseModel, pairs, *, samples: int, confidence: float, delta:
         if gdp and (best.mu is None or mu > best.mu):
             best = Ceiling(best.epsilon, mu, best.pair_index, best.method, best.standard_error)
     return best
-
-
-def efficiency_report(noise: NoiseModel | None, pairs, result, output_shape: tuple | None = None) -> dict:
-    """``{"ceiling": Ceiling.to_dict() | None, "efficiency": eps_lb / ceiling | None,
-    "mu_efficiency": mu_lb / mu ceiling | None}`` for an ``AuditResult`` on ``pairs``.
-
-    None (no declared noise model) gives nulls. The ceiling is taken at the audit's samples
-    and confidence, over all ``pairs``, except for a personalized claim, whose eps_lb is
-    compared with its witness record's eps_i: there only the witness pair counts.
-    output_shape: the mechanism's shape per release; the declared statistic must match it.
-    """
-    from .harness import AuditResult
-    from userdp.reference.claims import Claims, PersonalizedDP
-
-    if not isinstance(result, AuditResult):
-        raise TypeError(f"result must be an AuditResult (from audit), got {type(result).__name__}")
-    pairs = _check_pairs(pairs)
-    if noise is None:
-        return {"ceiling": None, "efficiency": None, "mu_efficiency": None}
-    claim = result.claim
-    primary = claim.primary if isinstance(claim, Claims) else claim
-    pairs = [result.witness.pair] if isinstance(primary, PersonalizedDP) else pairs
-    delta = primary.as_eps_delta()[1]
-    c = ceiling(noise, pairs, samples=result.samples, confidence=result.confidence, delta=delta,
-                gdp=result.gdp is not None, output_shape=output_shape)
-    eff = result.epsilon_lower_bound / c.epsilon if c.epsilon > 0 else None
-    mu_eff = (result.gdp.mu_lower_bound / c.mu) if result.gdp is not None and c.mu and c.mu > 0 else None
-    return {"ceiling": c.to_dict(), "efficiency": eff, "mu_efficiency": mu_eff}

@@ -45,8 +45,8 @@ import sys
 import time
 import traceback
 
-from . import watch
-from .parallel import prctl
+from userdp.audits.engine import watch
+from userdp.audits.engine.parallel import prctl
 
 __all__ = ["run", "available", "QUIET", "EXIT_ERROR"]
 

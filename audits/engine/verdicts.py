@@ -66,7 +66,7 @@ from scipy import stats
 
 from userdp.reference._checks import check_finite_array, check_int, check_real
 
-from .report import fmt
+from userdp.audits.engine.report import fmt
 
 __all__ = ["HOLDS", "FAILS", "UNDECIDED", "VERDICTS", "ERROR", "POWER", "Interval", "exact", "mean", "normal",
            "ratio", "max_normal", "median", "refutable", "all_of", "any_of", "claim", "decide", "check_claims",
@@ -456,7 +456,7 @@ def check_claims(claims, name: str = "reproduction") -> None:
         if not isinstance(c, dict) or c.get("verdict") not in VERDICTS or not isinstance(c.get("intervals"), list) \
                 or not c["intervals"]:
             raise TypeError(f"claims of {name}: claim {i} must be a dict with a verdict in {VERDICTS} and its "
-                            f"intervals (build claims with userdp.audits.verdicts.decide), got {c!r:.200}")
+                            f"intervals (build claims with userdp.audits.engine.verdicts.decide), got {c!r:.200}")
 
 
 # ------------------------------------------------------------------ power

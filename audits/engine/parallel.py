@@ -103,14 +103,14 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
-from . import watch
-from .sampling import NO_RELEASE, UserCallError, as_outputs, is_interrupt, mechanism_name, raised_text
+from userdp.audits.engine import watch
+from userdp.audits.engine.sampling import NO_RELEASE, UserCallError, as_outputs, is_interrupt, mechanism_name, raised_text
 
 __all__ = ["BATCHED", "SCALAR", "SCALAR_RNG", "SHARD", "REPRO_DRAWS", "SCHEDULER_TIMEOUT", "calling_convention", "Sampler",
            "batched", "check_reproducible", "default_workers", "worker_cap", "VaryingOutputError",
            "DuplicateStreamsError", "SchedulerError", "MutatedInputError", "OutputTooLargeError", "WorkerDiedError",
            "UserExitError",
-           "fingerprint", "available_memory", "discard_inherited_pydp_buffer", "START_METHOD"]
+           "fingerprint", "available_memory", "discard_inherited_pydp_buffer", "START_METHOD", "preload"]
 
 BATCHED, SCALAR_RNG, SCALAR = "batched", "scalar(dataset, rng)", "scalar(dataset)"
 SHARD = 5000                    # releases per shard (the unit of work, progress and seeding)
@@ -483,6 +483,18 @@ def _start_method(picklable: bool) -> str:
 _FORKSERVER_STARTED_BY = None   # the process that started the fork server (a forked child starts its own)
 
 
+_PRELOAD: list[str] = []       # more modules the fork server imports (``preload``)
+
+
+def preload(module: str) -> None:
+    """Have the fork server import ``module`` too (before it starts), so that workers need not:
+    the command line registers itself (audits/cli/main.py)."""
+    if not isinstance(module, str) or not module.startswith("userdp."):
+        raise ValueError(f"module must be the dotted name of a userdp module, got {module!r:.80}")
+    if module not in _PRELOAD:
+        _PRELOAD.append(module)
+
+
 def _prepare_forkserver() -> None:
     """Start the fork server once, single-threaded and with userdp preloaded (module docstring)."""
     global _FORKSERVER_STARTED_BY
@@ -496,7 +508,8 @@ def _prepare_forkserver() -> None:
         if not chosen:
             for k in names:
                 os.environ[k] = "1"
-        multiprocessing.get_context("forkserver").set_forkserver_preload(["userdp.audits._forkserver_preload"])
+        multiprocessing.get_context("forkserver").set_forkserver_preload(
+            ["userdp.audits.engine._forkserver_preload", *_PRELOAD])
         forkserver.ensure_running()
     finally:
         os.environ.pop("USERDP_FORKSERVER_PARENT", None)

@@ -39,7 +39,7 @@ the command, the request and the last lines of the program's stderr. ``TargetErr
 from ``BaseException``, not ``Exception``, on purpose: code that grades an exception as a
 finding (validate's "any exception on an excluded input is a refusal", Hypothesis's "an
 exception is a counterexample") catches ``Exception``, and a broken program must never become a
-verdict. The command line turns it into exit status 3 (``audits/protocol_cli.py``).
+verdict. The command line turns it into exit status 3 (``audits/cli/program.py``).
 
 The program is started lazily, once per process: a ``ProcessTarget`` that is pickled or forked
 into a worker starts its own copy there. ``close()`` (or the ``with`` block, or the end of the
@@ -74,7 +74,7 @@ __all__ = ["PROTOCOL", "SCHEMA_FILE", "SEED_LIMIT", "MAX_SIZE", "DEFAULT_BATCH",
            "decode_value", "ProcessTarget"]
 
 PROTOCOL = 1
-SCHEMA_FILE = "schema/userdp-protocol-1.json"   # package data of userdp.audits
+SCHEMA_FILE = "schema/userdp-protocol-1.json"   # package data of userdp.audits.validation
 SEED_LIMIT = 2**53            # seeds are integers in [0, 2^53): exact in every language's JSON double
 MAX_SIZE = 1_000_000          # releases per request (the schema's maximum)
 DEFAULT_BATCH = 10_000        # releases per request when a call asks for more
@@ -125,7 +125,7 @@ class SchemaViolation(ValueError):
 @lru_cache(maxsize=1)
 def load_schema() -> dict:
     """The protocol's JSON Schema (``SCHEMA_FILE``, package data), parsed."""
-    return json.loads(resources.files("userdp.audits").joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+    return json.loads(resources.files("userdp.audits.validation").joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
 
 
 _TYPES = {

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from .bench import Benchmark, Case
+from userdp.audits.bench.model import Benchmark, Case
 
 __all__ = ["BENCHMARKS"]
 
@@ -406,7 +406,7 @@ def audit_two_workers(N: int) -> Case:
 
 def audit_all_command(samples: int) -> list[str]:
     """The child's command: ``userdp audit --all`` (a test replaces it with a cheaper one)."""
-    return [sys.executable, "-m", "userdp.audits.cli", "audit", "--all", "--json",
+    return [sys.executable, "-m", "userdp.audits.cli.main", "audit", "--all", "--json",
             *(["--samples", str(samples)] if samples else [])]
 
 
@@ -464,7 +464,7 @@ class _RawProgram:
 
     def __init__(self, argv):
         import fcntl
-        from userdp.audits.protocol import _PIPE_SIZE, _READ
+        from userdp.audits.validation.protocol import _PIPE_SIZE, _READ
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         self.chunk = bytearray(_READ)
         for f in (self.proc.stdin, self.proc.stdout):      # the pipes and reads ProcessTarget uses
@@ -520,7 +520,7 @@ def protocol_overhead(N: int) -> Case:
     schema checks, the releases as one array) against the same program answering the same
     requests alone (the bytes written and the response lines counted, nothing parsed): the
     program's own time. Both programs are started and warmed before the timer."""
-    from userdp.audits.protocol import ProcessTarget, _dumps, encode_dataset, encode_params
+    from userdp.audits.validation.protocol import ProcessTarget, _dumps, encode_dataset, encode_params
     from userdp.reference.data import UserDataset
     D = UserDataset.from_user_lists([[0.9, 0.8, 0.5, 0.4], [0.7, 0.6], [0.3], [0.2, 0.6, 0.1], [1.0], [0.5]])
     params = {"T": 1.0, "epsilon": 1.0}

@@ -99,14 +99,15 @@ import numpy as np
 from userdp.reference._checks import check_int
 from userdp.reference.claims import Claims, GaussianDP, PersonalizedDP
 
-from .bounds import epsilon_lower_bound, error_rate_upper_bounds, gdp_p_value, mu_lower_bound, p_value
-from .parallel import (BATCHED, REPRO_DRAWS, Sampler, VaryingOutputError, calling_convention,
+from userdp.audits.engine.ceiling import NoiseModel, _check_pairs, ceiling
+from userdp.audits.engine.bounds import epsilon_lower_bound, error_rate_upper_bounds, gdp_p_value, mu_lower_bound, p_value
+from userdp.audits.engine.parallel import (BATCHED, REPRO_DRAWS, Sampler, VaryingOutputError, calling_convention,
                        check_reproducible, default_workers)
-from .sampling import OUTPUT_KINDS, MechanismError, draw, encode, infer_kind, mechanism_name, normalize_pairs
-from .rejection import AtomSet, StatisticThreshold, Threshold, check_noise_family
-from .search import best_candidates, check_gdp_output, check_noise_family_output, rank_pairs
+from userdp.audits.engine.sampling import OUTPUT_KINDS, MechanismError, draw, encode, infer_kind, mechanism_name, normalize_pairs
+from userdp.audits.engine.rejection import AtomSet, StatisticThreshold, Threshold, check_noise_family
+from userdp.audits.engine.search import best_candidates, check_gdp_output, check_noise_family_output, rank_pairs
 
-__all__ = ["audit", "AuditResult", "Witness", "GDPAudit", "GDPWitness", "MechanismError", "VIOLATION",
+__all__ = ["audit", "AuditResult", "efficiency_report", "Witness", "GDPAudit", "GDPWitness", "MechanismError", "VIOLATION",
            "NO_VIOLATION", "PairResult", "PairFailure", "IncompleteAudit"]
 
 VIOLATION = "violation"
@@ -438,7 +439,7 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     seed: int or ``numpy.random.SeedSequence``; every stream is spawned from it.
     selection_fraction: share of each side used to choose the rejection set, in (0, 0.5].
     output: "continuous" | "vector" | "discrete" | "categorical", or None to infer from dtype
-        and shape (``audits/sampling.py`` says how each is tested, and how a mechanism says
+        and shape (``audits/engine/sampling.py`` says how each is tested, and how a mechanism says
         "no release": ``None``, or a masked array).
     confirm_pairs / pilot_samples: with more candidate pairs than ``confirm_pairs``, each
         gets a pilot of ``pilot_samples`` per side (default min(samples, max(1000,
@@ -692,3 +693,28 @@ def _gdp_result(tested, adj, m, n_cnt, alpha) -> GDPAudit:
         error_rates={"fpr": k2 / n_cnt, "fnr": (n_cnt - k1) / n_cnt, "fpr_upper": fpr_hi, "fnr_upper": fnr_hi},
         claim_mu=mu, p_value=p, adjusted_p_value=float(adj[best]), candidates_tested=m, pair=pair)
     return GDPAudit(mu, float(lb), lb / mu, witness)
+
+
+def efficiency_report(noise: NoiseModel | None, pairs, result, output_shape: tuple | None = None) -> dict:
+    """``{"ceiling": Ceiling.to_dict() | None, "efficiency": eps_lb / ceiling | None,
+    "mu_efficiency": mu_lb / mu ceiling | None}`` for an ``AuditResult`` on ``pairs``.
+
+    None (no declared noise model) gives nulls. The ceiling is taken at the audit's samples
+    and confidence, over all ``pairs``, except for a personalized claim, whose eps_lb is
+    compared with its witness record's eps_i: there only the witness pair counts.
+    output_shape: the mechanism's shape per release; the declared statistic must match it.
+    """
+    if not isinstance(result, AuditResult):
+        raise TypeError(f"result must be an AuditResult (from audit), got {type(result).__name__}")
+    pairs = _check_pairs(pairs)
+    if noise is None:
+        return {"ceiling": None, "efficiency": None, "mu_efficiency": None}
+    claim = result.claim
+    primary = claim.primary if isinstance(claim, Claims) else claim
+    pairs = [result.witness.pair] if isinstance(primary, PersonalizedDP) else pairs
+    delta = primary.as_eps_delta()[1]
+    c = ceiling(noise, pairs, samples=result.samples, confidence=result.confidence, delta=delta,
+                gdp=result.gdp is not None, output_shape=output_shape)
+    eff = result.epsilon_lower_bound / c.epsilon if c.epsilon > 0 else None
+    mu_eff = (result.gdp.mu_lower_bound / c.mu) if result.gdp is not None and c.mu and c.mu > 0 else None
+    return {"ceiling": c.to_dict(), "efficiency": eff, "mu_efficiency": mu_eff}

@@ -238,7 +238,7 @@ class Design:
 
 def _spec_reference(algorithm: str) -> Callable[[], Callable]:
     def get():
-        from .validate import get_validation
+        from userdp.audits.validation.run import get_validation
         return get_validation(algorithm).reference
     return get
 

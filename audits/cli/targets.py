@@ -26,13 +26,13 @@ from userdp.reference.claims import ApproxDP, PersonalizedDP, PureDP, RenyiDP
 from userdp.reference.data import EmptyDataset, UserDataset
 from userdp.reference.neighbours import RELATIONS
 
-from . import watch
-from .ceiling import efficiency_report
-from .harness import IncompleteAudit, audit
-from .parallel import DuplicateStreamsError, SchedulerError, VaryingOutputError, batched, calling_convention, fingerprint
-from .registry import AuditSetup, get
-from .report import fmt
-from .sampling import AuditPair, MechanismError, UserCallError, draw, is_interrupt, raised_text
+from userdp.audits.engine import watch
+from userdp.audits.engine.usercode import UsageError, UserCodeError, import_user_module, user_code
+from userdp.audits.engine.harness import IncompleteAudit, audit, efficiency_report
+from userdp.audits.engine.parallel import DuplicateStreamsError, SchedulerError, VaryingOutputError, batched, calling_convention, fingerprint
+from userdp.audits.registry import AuditSetup, get
+from userdp.audits.engine.report import fmt
+from userdp.audits.engine.sampling import AuditPair, MechanismError, UserCallError, draw, is_interrupt, raised_text
 
 __all__ = ["UsageError", "UserCodeError", "CLAIM_FORMS", "Target", "UserMechanism", "parse_params", "parse_claim",
            "check_params", "registry_target", "external_target", "call_target", "check_relation_name", "check_pairs",
@@ -43,29 +43,6 @@ MAX_PAIRS = 100                 # the harness's default max_pairs
 CLAIM_FORMS = ("pure:epsilon=1", "approx:epsilon=1,delta=1e-6", "renyi:alpha=2,rho=0.5,delta=1e-6",
                "personalized:epsilons=[1,2,0.5]")
 _CLAIMS = {"pure": PureDP, "approx": ApproxDP, "renyi": RenyiDP, "personalized": PersonalizedDP}
-
-
-class UsageError(Exception):
-    """Bad command-line input: exit status 2."""
-
-
-class UserCodeError(Exception):
-    """The user's own factory, pairs or mechanism raised: exit status 3."""
-
-
-def user_code(what: str, f, *args, **kwargs):
-    """``f(*args, **kwargs)``, the user's code, as a watched region named ``what``; anything it
-    raises, ``SystemExit`` and every other ``BaseException`` included (not a real Ctrl-C),
-    is a ``UserCodeError`` naming ``what``: user code never sets userdp's exit status."""
-    with watch.region(what):
-        try:
-            return f(*args, **kwargs)
-        except (UsageError, UserCodeError):
-            raise
-        except BaseException as exc:
-            if is_interrupt(exc):
-                raise
-            raise UserCodeError(f"{what} {raised_text(exc)}") from exc
 
 
 # ------------------------------------------------------------------ the mechanism, and its recipe
@@ -404,32 +381,6 @@ def check_pairs(relation: str, pairs: list[AuditPair]) -> str:
     return text
 
 
-def import_user_module(target: str, what: str = "an external mechanism is module:callable",
-                       usage_error: type = None):
-    """(module, attribute) of ``module:attribute``, imported with the current directory on the
-    import path, as ``python -m`` does. A malformed text or a module that cannot be found is
-    ``usage_error`` (default ``UsageError``; exit 2); a module that raises on import is the
-    user's code (``UserCodeError``; exit 3)."""
-    usage_error = usage_error or UsageError
-    if not isinstance(target, str):
-        raise TypeError(f"target must be a str module:attribute, got {type(target).__name__} {target!r:.80}")
-    mod_name, _, attr = target.partition(":")
-    if not mod_name or not attr:
-        raise usage_error(f"{what}, got {target!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    with watch.region(f"importing your module {mod_name!r}"):
-        try:
-            module = importlib.import_module(mod_name)
-        except ImportError as exc:
-            raise usage_error(f"cannot import {mod_name!r} (from {target!r}): {exc}") from exc
-        except BaseException as exc:
-            if is_interrupt(exc):
-                raise
-            raise UserCodeError(f"importing your module {mod_name!r} {raised_text(exc)}") from exc
-    return module, attr
-
-
 def _load_factory(target: str):
     module, attr = import_user_module(target)
     mod_name = module.__name__
@@ -588,7 +539,7 @@ def _option_text(options: dict) -> str:
 
 
 def run_efficiency(target: Target, result) -> dict:
-    """``ceiling.efficiency_report`` for the target's declared noise model (nulls without one).
+    """``harness.efficiency_report`` for the target's declared noise model (nulls without one).
     A declaration that does not fit the mechanism is the declarer's error: an external
     target's is a UsageError (exit 2); a registry entry's is a bug in userdp (exit 3)."""
     if target.noise is None:
