@@ -38,20 +38,9 @@ straddles 0). ``krichene2023-head-tail`` takes its R from a power computation (a
 ``DESIGN_EFFECT``); the paper gives no effect size for Appendix C (Figure 6 only), so
 ``krichene2023-synthetic`` keeps R = 10.
 
-Measured (full runs, seed 2023, after ``krichene2023.solve`` was changed to project the noisy
-A-hat_i onto the PSD cone BEFORE adding lambda_i I; the earlier order Pi_PSD(A-hat_i + lambda I)
-let one release in eight explode at eps = 2 here, and gave SSP at eps = 0.5, a = 1, mu = 1/2 a
-mean RMSE of 4.3 +- 3.9 in Appendix C's setup; ``userdp reproduce NAME``, 2026-11-25, at a load
-average of 6-8 on 2 cores). ``krichene2023-head-tail``: 4 of 4 claims hold in 2,529 s (75
-paired releases per cell; each of the 12 intervals lies above 0, the closest eps = 10,
-bucket 1, tail - adaptive mu = 1/4: 0.030, interval [0.014, 0.046]; relative differences
-3.4% to 17.2%, nine of the twelve below the design's 8.4%, decided all the same). Before
-this design (8 unpaired releases per cell, "fails" on any negative mean) two of the four
-were reported failing on ties within one standard error. ``krichene2023-synthetic``: 2 of 4
-hold in 660 s: noisy GD at a = 1 and 2 (some mu > 0 beats mu = 0 at eps 0.5 and 1); SSP at
-a = 1 and 2 is undecided, its intervals straddle 0 at eps = 0.5 (a = 1, mu = 1/2: 0.022,
-interval [-0.016, 0.061], 10 releases; the means still favour mu = 1/2: SSP at a = 1,
-eps = 1: mu = 0 RMSE 0.136, mu = 1/2 0.104). No claim fails.
+``krichene2023.solve`` projects the noisy A-hat_i onto the PSD cone BEFORE adding lambda_i I: the other order,
+Pi_PSD(A-hat_i + lambda I), let releases explode at small eps here. Measured verdicts, run times
+and that finding's figures: docs/papers/krichene2023.md (its item 9 and "Measured status").
 """
 from __future__ import annotations
 
