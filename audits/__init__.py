@@ -1,4 +1,4 @@
-"""userdp.audits: confident empirical lower bounds on privacy loss (DESIGN §6).
+"""userdp.audits: confident empirical lower bounds on privacy loss (docs/design.md §6).
 
 ``audit(mechanism, pairs, claim, samples=..., seed=...)`` returns an ``AuditResult``;
 ``userdp.audits.registry`` lists the mechanisms the CLI (``userdp audit``) knows.

@@ -1,4 +1,4 @@
-"""The gallery of audited DP libraries (issue 12): one module per library.
+"""The gallery of audited DP libraries (docs/audit.md): one module per library.
 
 Each ``gallery_<library>`` module exposes audit targets, factories that ``userdp audit
 examples.gallery_<library>:<target>`` calls from the repository root (the current

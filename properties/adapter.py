@@ -1,11 +1,11 @@
-"""The implementation-adapter protocol (DESIGN §5): one shape for every implementation.
+"""The implementation-adapter protocol (docs/design.md §5): one shape for every implementation.
 
 A reference algorithm and an external implementation are both wrapped as an
 ``Adapter`` with optional stages. Property suites (``prop_*`` functions in the paper
 modules of this package) take an adapter and one Hypothesis example, and raise
 ``AssertionError`` when an invariant fails; a suite checks only the stages that are
 present. ``check_property`` runs one property under Hypothesis and grades the result
-like Wycheproof (DESIGN §5): "pass", "invariant violation" with the minimal
+like Wycheproof (docs/design.md §5): "pass", "invariant violation" with the minimal
 counterexample, or "error" (below). ("privacy violation" comes from the audit;
 "deviation from reference" from differential tests.)
 
@@ -27,7 +27,7 @@ valid input, or the example lies outside a range it supports. Both block a pass,
 they ask the reader for different work (a counterexample against the paper, or a
 traceback), so they are graded apart. Neither is ever "pass" or "not applicable".
 
-Stage signatures follow DESIGN §4; each paper module documents the exact arguments:
+Stage signatures follow docs/design.md §4; each paper module documents the exact arguments:
 ``weights(dataset, ...)``, ``statistic(dataset, ...)``, ``sensitivity(...)`` or
 ``noise_scale(...)``, ``mechanism(dataset, rng, size=None)``. An adapter type may add
 stages (``STAGES``; e.g. ``properties.amin2019.CapAdapter`` adds ``optimal_cap``); an

@@ -220,7 +220,7 @@ def prop_optimal_cap_minimises_eq5(impl: Adapter, example) -> None:
 
 
 # ------------------------------------------------------------------------ the suite
-# The shape every suite exposes (issue 13 item 3): the properties, the example strategy of
+# The shape every suite exposes (tests/test_suite_shape.py): the properties, the example strategy of
 # each, known hard examples and the effort per property, the neighbouring relation, the
 # adapter type and the reference wrapped in it.
 ALL_PROPERTIES = (prop_capped_per_user, prop_sensitivity_bounds_neighbours, prop_sensitivity_brute_force,

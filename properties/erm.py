@@ -100,6 +100,7 @@ def _released_scale(D: UserDataset, *, epsilon, **params) -> float:
 
 
 def amin_reference() -> Adapter:
+    """The reference of Amin's ERM (reference/amin2019_erm.py) in the suite's adapter."""
     return Adapter(
         name="reference amin2019_erm",
         weights=lambda D, tau, n_min, **_: A.weights(D, tau, n_min),
@@ -117,6 +118,7 @@ def _only(f, *names):
 
 
 def epasto_reference() -> Adapter:
+    """The reference of Epasto's weighted ERM (reference/epasto2020_erm.py) in the suite's adapter."""
     data = ("loss", "R", "Y")
     return Adapter(name="reference epasto2020_erm", weights=E.weights,
                    statistic=_only(E.statistic, "theta", "c", *data),
@@ -182,6 +184,7 @@ def erm_datasets(draw, loss: str = "logistic", d: int = 2, R: float = 1.0, max_u
 
 @st.composite
 def amin_params(draw, loss: str = "logistic") -> dict:
+    """Public parameters of Amin's ERM: tau, Lambda and epsilon in the ranges the properties use."""
     return dict(tau=draw(st.integers(1, 6)), Lambda=draw(st.floats(0.05, 2.0)),
                 n_min=draw(st.integers(1, 8)), loss=loss, R=1.0, Y=1.0)
 
@@ -237,6 +240,7 @@ def amin_cases(draw, loss: str = "logistic"):
 
 @st.composite
 def epasto_params(draw, D: UserDataset, loss: str = "logistic") -> dict:
+    """Public parameters of Epasto's weighted ERM on ``D``: per-record weights c and the budget."""
     raw = np.array(draw(st.lists(st.floats(0.0, 1.0, **_finite), min_size=D.n, max_size=D.n)))
     c = np.ones(D.n) if raw.sum() == 0 or draw(st.booleans()) else raw     # uniform c = 1/n half the time
     return dict(c=c / c.sum(), epsilon=draw(st.floats(0.1, 5.0)), delta=draw(st.sampled_from([1e-3, 1e-5, 1e-8])),

@@ -1,4 +1,4 @@
-"""Hypothesis builders for user-level DP data (DESIGN §8.5: strategies are named builders).
+"""Hypothesis builders for user-level DP data (docs/design.md §8.5: strategies are named builders).
 
 Each builder is an ``@st.composite`` strategy that draws the data shapes the papers
 worry about: imbalanced users (Zipf-like sizes, many single-record users), personal

@@ -130,7 +130,7 @@ def check_int(value, name: str, lo: int = 1, hi: int = MAX_INT) -> int:
 
 
 def check_generator(rng, name: str = "rng") -> np.random.Generator:
-    """Randomness only from an explicit ``numpy.random.Generator`` (DESIGN §4)."""
+    """Randomness only from an explicit ``numpy.random.Generator`` (docs/design.md §4)."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
             f"{name} must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)), "

@@ -19,7 +19,7 @@ instead would let a user with s_l records move g_T by s_l * T (planted bug
 
 Relation: add/remove one user (Def. 1), ``RELATION``. Claim: pure eps-DP, ``claim``.
 
-Stages (DESIGN §4): ``user_totals`` -> ``statistic`` (noise-free g_T) ->
+Stages (docs/design.md §4): ``user_totals`` -> ``statistic`` (noise-free g_T) ->
 ``sensitivity`` / ``noise_scale`` -> ``mechanism``. The cap:
 
 - ``optimal_cap_nonprivate``: the exact minimiser of eq. 5, the ceil(1/eps)-th largest

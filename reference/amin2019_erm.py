@@ -5,7 +5,7 @@ contribution-bounded ERM, run with output perturbation (Chaudhuri, Monteleoni, S
 
 Relation: add/remove one user (Amin Def. 1). Claim: pure epsilon-DP (Amin Def. 2).
 
-Stages (DESIGN §4):
+Stages (docs/design.md §4):
     kept_records(D, tau)                 S_tau: the first tau records of each user
     effective_sample_size(D, tau)        n_tau = sum_j min(n_j, tau)            (§5)
     weights(D, tau, n_min)               c_i = 1[i in S_tau] / max(n_tau, n_min)

@@ -1,4 +1,4 @@
-"""The data model shared by every paper: one immutable ``UserDataset`` (DESIGN §2).
+"""The data model shared by every paper: one immutable ``UserDataset`` (docs/design.md §2).
 
 A record i has a value x_i (scalar or d-vector), an optional label y_i, an owner
 user_ids[i], an optional personal privacy level epsilons[i] (Acharya et al. 2024) and
@@ -160,7 +160,7 @@ def _group_order(user_index: np.ndarray, counts: np.ndarray) -> np.ndarray:
     S_0, S_1, ... in turn, each in record order. Equal to ``_stable_argsort(user_index, m)``,
     its reference (``tests/test_data.py`` checks the two agree, on skewed and flat users).
 
-    Why a second path (issue 14). ``_stable_argsort`` sorts n distinct packed keys. When a
+    Why a second path (the bench target of docs/performance.md). ``_stable_argsort`` sorts n distinct packed keys. When a
     few users own most records (Zipf ownership), most of that sort is spent ordering records
     that one counting pass can place: numpy's stable argsort of a uint8 array is a radix
     sort (one O(n) pass). So the k <= 255 heaviest users get the key rank 0..k-1, every other

@@ -21,7 +21,7 @@ change: X_i = (x_i, y_i), as ``neighbours.REPLACE_USER`` allows (``neighbour(D, 
 Claim: (eps, delta)-DP (Theorem 4); declared beside it, the exact Gaussian-DP parameter
 mu = sqrt(T) / z of the noisy GD (``gdp_mu``, ``gdp_claim``; derivation below).
 
-Stages (DESIGN §4):
+Stages (docs/design.md §4):
     weights(D, c)                        c checked: non-negative, sum 1 (Alg. 2 parameters)
     user_losses(D, theta, c), user_gradients(D, theta, c)   l'(theta, M_j) and its gradient
     statistic(D, theta, c)               sum_j grad l'(theta, M_j), the quantity each step perturbs

@@ -79,6 +79,8 @@ _MAX_STAGES = 1500
 
 
 def claim(epsilon) -> PureDP:
+    """The claim of GWA and sample-limited OLS: pure epsilon-DP under ``RELATION`` (replace one
+    user's labels, features public; Theorem 4)."""
     return PureDP(check_epsilon(epsilon))
 
 
@@ -260,7 +262,7 @@ def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
     (else RuntimeError). D is a difference of terms that can exceed the optimum by orders
     of magnitude, so its rounding floor is about 1e-10..1e-8 relative; the default 1e-6
     stays clear of it. Newton stops at the first iterate below ``rtol``, so the gap can be
-    anywhere below it: 3.7e-13 to 6.6e-7 on the benchmark's §6 and issue-4 instances.
+    anywhere below it: 3.7e-13 to 6.6e-7 on the benchmark's §6 and GWA instances.
 
     Solver choice. The program is convex but nonsmooth (a max of L1 norms) in d n
     variables (30,000 at n = 3000, d = 10), and scipy has no QP solver. Its dual (see
@@ -269,7 +271,7 @@ def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
     maximises it on every record; this function solves the same program on a working set
     of records first (see below) and certifies the result on all of them.
 
-    Working set (the fast path beside the reference; issue 14). At the optimum almost every
+    Working set (the fast path beside the reference; docs/performance.md). At the optimum almost every
     column c_i is zero: c_i = S(Lambda x_i, mu_l(i)) / (2 sigma^2) is non-zero only where
     |Lambda x_i|_j > mu_l(i), and on the §6 instance at n = 10^4 that is 186 of 10^4
     records (1-3 per user). The records outside a working set T contribute nothing to the

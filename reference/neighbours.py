@@ -1,4 +1,4 @@
-"""Neighbouring relations as first-class objects (DESIGN §3).
+"""Neighbouring relations as first-class objects (docs/design.md §3).
 
 A privacy claim means nothing without its relation. The five papers use five:
 
@@ -212,6 +212,8 @@ class ReplaceUser(_ReplaceUserField):
 
 
 class ReplaceUserLabels(_ReplaceUserField):
+    """Replace one user's labels, features and record ownership public (Epasto 2020 §5, label
+    privacy)."""
     name = "replace-user-labels"
     field = "labels"
 

@@ -14,7 +14,7 @@
 - [DRS22] Dong, Roth, Su, "Gaussian Differential Privacy", JRSS-B 2022: Thm 2.7 (the
   Gaussian mechanism is Delta/sigma-GDP), Cor. 3.3 (composition, also adaptive).
 
-Setting (poster, "Preliminaries"; issue 11). n users; user i holds m_i >= 1 items x in R^d
+Setting (poster, "Preliminaries"; docs/papers/zhao2024.md). n users; user i holds m_i >= 1 items x in R^d
 and y_i is their local average. Relation ``REPLACE_USER_ITEMS``: one user's items change, n
 and every m_i stay (so they are public). Declared support, refused when violated (the bin
 grid's proof needs it; derived here, not from the paper): |x| <= R for d = 1, and
@@ -71,8 +71,8 @@ Why this is private (claim ``ApproxDP(eps, delta)`` and ``GaussianDP(mu)``, ``wm
   product is rounded up by 2^-50 relative so that sigma_k / Delta_k >= s_k holds in floats.
 - Composition: stage II reads stage I's output, so this is adaptive composition of an
   (eps_1, delta_1)- and an (eps_2, delta_2)-DP mechanism: (eps_1 + eps_2, delta_1 + delta_2) =
-  (eps, delta) [DR14, Thm 3.16, which also holds adaptively]. Leaving out delta_1 (the
-  planted bug of issue 11) would under-state delta.
+  (eps, delta) [DR14, Thm 3.16, which also holds adaptively]. Leaving out delta_1 (a
+  planted bug, wme-localisation-delta-not-composed) would under-state delta.
 - GDP: stage k is mu_k-GDP with mu_k = Delta_k / sigma_k = 1 / s_k [DRS22, Thm 2.7] for every
   neighbouring pair, and adaptive composition gives mu = sqrt(mu_1^2 + mu_2^2) [DRS22,
   Cor. 3.3] (``wme_gdp_mu``, rounded up by 2^-50). This mu also implies (eps, delta): the

@@ -1,4 +1,4 @@
-"""Hypothesis profiles (DESIGN §7), chosen by HYPOTHESIS_PROFILE (default: ci).
+"""Hypothesis profiles (docs/design.md §7), chosen by HYPOTHESIS_PROFILE (default: ci).
 
 - dev: quick local iteration;
 - ci: derandomized, no example database, so a run is reproducible on a fresh clone;

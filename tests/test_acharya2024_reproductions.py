@@ -4,7 +4,7 @@ Oracles: the paper's tables (arXiv:2401.17127v1; values quoted at the line), the
 README's sha256 of insurance.csv, the csv's first row read by eye, Table 4's non-private
 loss (which pins the authors' split), and the closed form of the expected losses under
 L2-Laplace noise, against which the reference mechanism's Monte Carlo is compared.
-Statistical tests use fixed seeds and state their false-failure probability (DESIGN §7).
+Statistical tests use fixed seeds and state their false-failure probability (docs/design.md §7).
 The full-size runs (10,000 releases per cell) are marked slow.
 """
 from __future__ import annotations

@@ -266,7 +266,7 @@ def test_audit_fixed_cap_reference_is_tight_and_not_flagged():
     mech = lambda D, r, size: A.mechanism(D, 1.0, 1.0, r, size=size)  # noqa: E731
     res = audit(mech, pair, A.claim(1.0), samples=200_000, confidence=AUDIT_CONF_OK, seed=SEED)
     assert res.verdict == "no violation found", res
-    # Tightness: DESIGN §6 ceiling at 10^5 per side, 95% is 0.981; at 2*10^5 and 1 - 1e-4 the
+    # Tightness: docs/design.md §6 ceiling at 10^5 per side, 95% is 0.981; at 2*10^5 and 1 - 1e-4 the
     # ceiling is lower; 0.9 leaves room. (Not a privacy statement; a power check.)
     assert res.tightness >= 0.9, res
 

@@ -297,7 +297,7 @@ def test_reference_audit_is_tight_and_passes(mech):
     # False failure: the harness flags a correct mechanism with probability <= 1 - confidence
     # = 1e-4. Tightness: at 9e5 counting samples the witness counts are ~1e5 or more per side,
     # so ln(k2/k1) has sd ~ sqrt(1/k1 + 1/k2) < 0.005; falling from the ~0.986 ceiling (NOTES,
-    # DESIGN §6) below 0.9 is > 15 sd away: probability < 1e-40.
+    # docs/design.md §6) below 0.9 is > 15 sd away: probability < 1e-40.
     assert res.verdict == "no violation found", res
     assert res.tightness >= 0.9, res
     # The witness user realises Delta exactly: its weight is the maximal W_l (here the two

@@ -4,7 +4,7 @@ Oracles: closed forms derived in the comments (orthogonal designs, d = 1 with X 
 GWA is Algorithm 1), the §3 reference's Lemma 3 / Claim 1 optimum (another engineer's
 module, independent code), weak duality checked against random feasible C, and brute
 force over all label neighbours. Statistical tests use fixed seeds and state their
-false-failure probability (<= 1e-4, DESIGN §7).
+false-failure probability (<= 1e-4, docs/design.md §7).
 """
 from __future__ import annotations
 
@@ -481,7 +481,7 @@ def test_reference_audit_no_violation_and_tight(build):
     res = _audit(getattr(R, build)(**R.DEFAULTS))
     assert res.verdict == "no violation found"
     # Power, not false failure: the pair realises Delta_1 exactly along one axis; the 1-D
-    # ceiling at 1e5 samples is ~0.98 (DESIGN §6). Deterministic at this seed.
+    # ceiling at 1e5 samples is ~0.98 (docs/design.md §6). Deterministic at this seed.
     assert res.tightness >= 0.9, res
 
 

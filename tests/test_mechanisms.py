@@ -3,7 +3,7 @@
 Statistical tests: every sampler is compared with its exact CDF by a one-sample KS test
 at a fixed seed. Under the null hypothesis the KS p-value is uniform on [0, 1], so the
 rejection rule "p < 1e-5" fails a correct sampler with probability 1e-5 <= 1e-4
-(DESIGN §7) for any seed. Positive controls (a planted wrong scale) check that the same
+(docs/design.md §7) for any seed. Positive controls (a planted wrong scale) check that the same
 rule does reject.
 
 Oracles are independent of the code under test: scipy.stats distributions, closed forms

@@ -7,12 +7,11 @@ the dataset's cost, paid once; where the per-user structure must not be cached (
 of the work timed), ``Case.fresh`` builds a new dataset before each call, untimed. The
 papers' code is imported inside the builders (``audits`` imports no paper at import time).
 
-Targets: the issue-14 table, and the targets the earlier issues set (kept unchanged): the
-Laplace primitive 1.5x and the per-user structure on Zipf ownership 3x (issue 2), the audit
-of scalar Laplace 2x (issue 3), the optimal WA weights 5x and the certified GWA instances
-(issue 4), PDP-OP fit and draws 2x (issue 9), the adaptive weights 5x and the SSP solve 2x a
-batched eigh (issue 10), HLM 20x and the PTR step's slope < 1.3 (issue 11), the
-one-release-per-call audit 1.3x and two workers 1.7x faster (issue 12).
+Targets (docs/performance.md): the Laplace primitive 1.5x and the per-user structure on Zipf
+ownership 3x, the audit of scalar Laplace 2x, the optimal WA weights 5x and the certified GWA
+instances, PDP-OP fit and draws 2x, the adaptive weights 5x and the SSP solve 2x a batched
+eigh, HLM 20x and the PTR step's slope < 1.3, the one-release-per-call audit 1.3x and two
+workers 1.7x faster.
 """
 from __future__ import annotations
 
@@ -80,7 +79,7 @@ def per_user_structure(n: int) -> Case:
 def per_user_structure_zipf(n: int) -> Case:
     from userdp.reference import data
     rng = np.random.default_rng(20261122)
-    ids = (rng.zipf(1.3, size=n) - 1) % max(n // 10, 1)     # Zipf-like ownership: imbalanced users (issue 2)
+    ids = (rng.zipf(1.3, size=n) - 1) % max(n // 10, 1)     # Zipf-like ownership: imbalanced users
     case = _structure_case(ids, rng.uniform(size=n))
     if n >= data.SORT_CALIBRATION_N:                         # the grouping depends on the machine's np.sort
         case.note += ("; grouping: one np.sort of packed keys (np.sort beats a radix pass here)"
@@ -135,7 +134,7 @@ GWA_INSTANCES = ((1.5, 10.0, 1.0), (3.0, 10.0, 1.0), (1.5, 1000.0, 20.0), (3.0, 
 
 
 def epasto_gwa_instances(n: int) -> Case:
-    """Issue 4's four instances: X standard normal (d = 10), Zipf(alpha) users (1.5: few heavy
+    """The four GWA benchmark instances: X standard normal (d = 10), Zipf(alpha) users (1.5: few heavy
     users; 3: many small ones), labels U(0, B); a moderate noise ratio (B = 10, sigma = 1) and
     the §6 one (B = 1000, sigma = 20, kappa / sigma^2 ~ 1e5). Each C must be certified."""
     from userdp.reference import epasto2020_gwa as G
@@ -597,7 +596,7 @@ BENCHMARKS = [
                             "only a few passes (the OLS start, the violator check, the certificate) touch all n "
                             "records"),
               need=lambda n: 4000 * n),
-    Benchmark("epasto2020-gwa.instances", "Epasto optimal GWA C, issue 4's 4 instances", "4 np.linalg.lstsq",
+    Benchmark("epasto2020-gwa.instances", "Epasto optimal GWA C, 4 instances", "4 np.linalg.lstsq",
               None, epasto_gwa_instances, 3000, lambda n: f"4 x n = {n:,}, d = 10", rounds=1, quick_rounds=1,
               warmup=False, min_size=50, need=lambda n: 4 * 4000 * n),
     Benchmark("amin2019.private-cap-sum", "Amin capped sum, private cap", "np.bincount(ids, weights=x)", 3.0,

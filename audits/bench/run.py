@@ -1,4 +1,4 @@
-"""``userdp bench``: every algorithm against its simplest baseline, in one table (issue 14).
+"""``userdp bench``: every algorithm against its simplest baseline, in one table (docs/performance.md).
 
 A benchmark (``Benchmark``) builds its inputs for a size n outside any timer and returns a
 ``Case``: our call, the baseline's call (the simplest code that does the unavoidable part of
@@ -15,7 +15,7 @@ Three tables:
   ratio <= target (or, for a wall-clock target, seconds <= target);
 - **scaling**: our time at three sizes a factor of 10 apart, and the slope of log time
   against log n (least squares). Linear work gives 1, n log n about 1.1 over these sizes, a
-  quadratic step 2; met if slope <= ``SLOPE_BOUND`` (the bound the PTR benchmark of issue 11
+  quadratic step 2; met if slope <= ``SLOPE_BOUND`` (the bound the PTR benchmark
   set: it tells n log n from quadratic). Fixed costs flatten the slope at small sizes;
   caches and memory bandwidth can steepen it a little between 10^5 and 10^7;
 - **memory**: each algorithm at its full size (10^7 records, or about 10^7 values) in a
@@ -78,14 +78,17 @@ def interleaved(ours, bare, rounds: int = 5, *, fresh=None, warmup: bool = True)
 
 # ------------------------------------------------------------------ the registry of benchmarks
 def all_benchmarks() -> list[Benchmark]:
+    """Every benchmark of ``cases.BENCHMARKS``, in table order."""
     return list(BENCHMARKS)
 
 
 def names() -> list[str]:
+    """The benchmarks' names (``--only`` takes them)."""
     return [b.name for b in all_benchmarks()]
 
 
 def get(name: str) -> Benchmark:
+    """The benchmark called ``name``; a KeyError naming the known ones otherwise."""
     for b in all_benchmarks():
         if b.name == name:
             return b

@@ -240,6 +240,7 @@ def add_vectors_parser(sub, common) -> None:
 
 
 def run_vectors(args) -> int:
+    """``userdp vectors export`` and ``userdp vectors check``: the exit status."""
     from userdp.audits.validation import vectors as Vec
     from userdp.audits.engine.report import to_json
     from userdp.audits.cli.targets import UsageError

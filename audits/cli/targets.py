@@ -124,6 +124,7 @@ def _value(text: str):
 
 
 def parse_params(items: list[str], flag: str = "--param") -> dict:
+    """``["k=v", ...]`` (``--param``) to a dict; each value read as JSON where it parses, else as text."""
     out = {}
     for item in items:
         key, sep, val = item.partition("=")

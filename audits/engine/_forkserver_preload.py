@@ -15,7 +15,9 @@ import signal
 
 from userdp.audits.engine import parallel  # noqa: F401  (the preload: workers start with userdp imported)
 
-ENV = "USERDP_FORKSERVER_PARENT"
+__all__ = ["ENV"]
+
+ENV = "USERDP_FORKSERVER_PARENT"    # the environment variable that carries the starting process id
 
 _parent = os.environ.pop(ENV, None)
 if _parent is not None and _parent.isdigit():

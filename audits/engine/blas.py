@@ -55,6 +55,8 @@ def openblas_thread_setters() -> list[tuple]:
 
 @contextlib.contextmanager
 def single_threaded_blas():
+    """While the block runs, every OpenBLAS library in this process uses one thread (module
+    docstring); then the previous counts come back. Nothing where the user set the count."""
     chosen = any(os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"))
     setters = [] if chosen else openblas_thread_setters()
     saved = [(setter, int(getter())) for setter, getter in setters]

@@ -1,4 +1,4 @@
-"""Confident lower bounds on a privacy loss from two counts (DESIGN §6).
+"""Confident lower bounds on a privacy loss from two counts (docs/design.md §6).
 
 Setting. A rejection set S is fixed *before* the counting samples are drawn. Out of
 n i.i.d. outputs of M(D) we see k1 in S, out of n i.i.d. outputs of M(D') we see k2 in

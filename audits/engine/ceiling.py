@@ -1,4 +1,4 @@
-"""The statistical ceiling of an audit, and its efficiency against it (DESIGN §6, issue 8 item 3).
+"""The statistical ceiling of an audit, and its efficiency against it (docs/design.md §6).
 
 An audit's eps_lb can be low for three reasons: the claim is loose, no test can see the
 loss at this sample size, or the audit is weak. Tightness (eps_lb / eps) mixes all three.

@@ -1,4 +1,4 @@
-"""``audit``: a confident empirical lower bound on a mechanism's privacy loss (DESIGN §6).
+"""``audit``: a confident empirical lower bound on a mechanism's privacy loss (docs/design.md §6).
 
 Procedure, for each neighbouring pair (D, D') that is confirmed:
 

@@ -1,5 +1,5 @@
 """Calling any mechanism: its calling convention, shards over processes or a Dask cluster,
-and the reproducibility check (issue 12, items 2 and 3).
+and the reproducibility check.
 
 Calling conventions (``calling_convention``), read with ``inspect.signature``. Let R be
 the number of required positional parameters and P the positional parameters (unbounded

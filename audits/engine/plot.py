@@ -54,6 +54,8 @@ def side_labels(description: str) -> tuple[str, str]:
 
 def plot_audit(mechanism, result, path: str, *, samples: int = 20_000, seed: int = 0,
                name: str | None = None) -> None:
+    """Write the witness plot of ``result`` to ``path``: the release distributions of the witness
+    pair, redrawn (``samples`` per side, ``seed``), with the rejection set shaded."""
     plt = pyplot()
     w = result.witness
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence([seed, 7]).spawn(2)]

@@ -1,4 +1,4 @@
-"""Rejection sets and how one is chosen on the selection share (DESIGN §6).
+"""Rejection sets and how one is chosen on the selection share (docs/design.md §6).
 
 A rejection set S is an event on the output space. The audit counts how often M(D)
 and M(D') land in S on the counting share; which S to count is decided here, from the
@@ -17,7 +17,7 @@ selection share only, so the counts stay independent of the choice.
   Sigma^{-1}(mu_1 - mu_2), the difference of means, and each coordinate axis for d <= 32,
   above that the 32 coordinates whose median moved or whose spread changed most), then
   thresholds on <w, x>; and thresholds on learned non-linear statistics
-  (``StatisticThreshold``, issue 8 item 4):
+  (``StatisticThreshold``):
   - the likelihood-ratio statistic of a declared noise family (``noise_family``): for
     noise with density prop. to exp(-||z|| / b) the privacy loss of x is
     (||x - m'|| - ||x - m||) / b, m = E M(D), m' = E M(D'), so by Neyman-Pearson the sets

@@ -39,6 +39,7 @@ __all__ = ["version", "to_json", "fmt", "pct", "table", "Progress", "SafeStream"
 
 
 def version() -> str:
+    """userdp's version, from the installed distribution's metadata."""
     try:
         return metadata.version("userdp")
     except metadata.PackageNotFoundError:

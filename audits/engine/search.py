@@ -1,4 +1,4 @@
-"""Worst-case neighbour search: a cheap pilot ranks candidate pairs (DESIGN §6).
+"""Worst-case neighbour search: a cheap pilot ranks candidate pairs (docs/design.md §6).
 
 Every candidate pair gets a pilot run of ``pilot_samples`` outputs per side on its own
 seed stream. The pilot chooses its best rejection set exactly as the audit's selection

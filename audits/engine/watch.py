@@ -204,6 +204,8 @@ class SlotView:
 
 
 def read_slot(path: str, pid: int) -> SlotView | None:
+    """The call record process ``pid`` last wrote to its slot file ``path`` (None if there is none
+    or it cannot be read)."""
     try:
         with open(os.path.join(path, str(pid)), "rb") as f:
             raw = f.read(SLOT_BYTES)

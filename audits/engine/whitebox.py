@@ -1,5 +1,5 @@
 """White-box worst-case search: the realised sensitivity ratio of a declared noise model
-(DESIGN §6, issue 8 item 5).
+(docs/design.md §6).
 
 For a release statistic(D) + Z, Z i.i.d. Laplace(b) per coordinate or L2-Laplace
 (density prop. to exp(-||z||_2 / b)), the privacy loss of a pair (D, D') with the same

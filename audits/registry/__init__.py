@@ -107,6 +107,7 @@ def register(entry: Entry) -> Entry:
 
 
 def register_reproduction(name: str, func: Callable) -> Callable:
+    """Add the reproduction ``name`` (``userdp reproduce NAME``); a registry module calls it at import."""
     if name in _REPRODUCTIONS and _REPRODUCTIONS[name] is not func:
         raise ValueError(f"a reproduction named {name!r} is already registered")
     _REPRODUCTIONS[name] = func
@@ -129,11 +130,13 @@ def _discover() -> None:
 
 
 def all_entries() -> list[Entry]:
+    """Every registered audit entry (the registry modules imported on first use)."""
     _discover()
     return sorted(_ENTRIES.values(), key=lambda e: (KINDS.index(e.kind), e.name))
 
 
 def get(name: str) -> Entry:
+    """The entry called ``name``; a KeyError pointing to `userdp list` otherwise."""
     _discover()
     try:
         return _ENTRIES[name]
@@ -142,11 +145,13 @@ def get(name: str) -> Entry:
 
 
 def all_reproductions() -> dict[str, Callable]:
+    """Every registered reproduction, by name."""
     _discover()
     return dict(sorted(_REPRODUCTIONS.items()))
 
 
 def get_reproduction(name: str) -> Callable:
+    """The reproduction called ``name``; a KeyError naming the known ones otherwise."""
     _discover()
     try:
         return _REPRODUCTIONS[name]

@@ -16,13 +16,13 @@ and the profile ``PROFILE`` (eps from 0.25 to 1.5). The entries:
 - ``acharya2024.pdp-op`` (d = 1, lambda = 100): the tight case; the L2-Laplace noise in
   d = 1 is Laplace, so a threshold is the optimal test.
 - ``acharya2024.pdp-op-d2`` (d = 2, lambda = 100): the vector case, audited with the
-  L2-Laplace likelihood-ratio statistic (issue 8's learned statistics).
+  L2-Laplace likelihood-ratio statistic (the learned statistics of ``audits/engine/rejection.py``).
 - d = 30 (lambda = 1000) is audited in the reproduction ``acharya2024-per-record`` only, not
   registered: in d = 30 the privacy loss of L2-Laplace noise is about eps cos(angle to the
   shift), so even a perfect test sees little of it (ceiling 0.48 for eps_i = 1.5 at 10^5
   per side), and the audit's likelihood-ratio statistic needs the two centres, which a
   10% selection share estimates with an error of ~0.3 of the shift: efficiency ~0.8, below
-  the 0.95 that every registered entry with a ceiling meets (issue 8).
+  the 0.95 that every registered entry with a ceiling meets (tests/test_tightness.py).
 - ``acharya2024.nonpersonalized`` (d = 1): every eps_i := min eps; claimed at the profile
   (it is min-eps-DP for every record, so the claim holds with room to spare).
 - ``acharya2024.jorgensen-max``, ``-mean`` (d = 1): sampling + uniform estimator at level t,

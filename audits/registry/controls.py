@@ -1,7 +1,7 @@
 """Positive and negative controls: textbook mechanisms whose true privacy loss is known.
 
-The auditor is itself tested on these (DESIGN §8.7): correct ones must not be flagged
-more often than alpha, broken ones must be flagged. Names are fixed (issue 3 item 6);
+The auditor is itself tested on these (docs/design.md §8.7): correct ones must not be flagged
+more often than alpha, broken ones must be flagged. Names are fixed (the README and tests cite them);
 each builder's docstring gives the true privacy loss and its source. Sources:
 
 - [DR14] Dwork, Roth. The Algorithmic Foundations of Differential Privacy (2014).

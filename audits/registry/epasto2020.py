@@ -12,7 +12,7 @@ n = 251), values fixed in [0, 1], B = 1, eps = 1, sigma = B/2 (the public defaul
 Worst-case pairs: ``REPLACE_USER.worst_case_pairs`` (the two heaviest users and the
 lightest, all their values at 0 vs all at B). The heaviest user switching 0 <-> B moves
 beta_hat by exactly B * max_l W_l, the Lemma 1 sensitivity, so the Laplace audit should
-reach the statistical ceiling (about 0.98 at 10^5 samples per side, DESIGN §6).
+reach the statistical ceiling (about 0.98 at 10^5 samples per side, docs/design.md §6).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ with the mu-family weights and eq. (12) clipping, under add/remove user.
 
 Claims: ``krichene2023_weights.claim(beta, delta)``: the paper's (alpha, alpha beta)-RDP
 converted to (eps, delta) at delta = 1e-5, with the exact sqrt(2 beta)-GDP of the same
-Gaussian releases beside it (DESIGN §6: at delta = 1e-5 an (eps, delta) audit of Gaussian
+Gaussian releases beside it (docs/design.md §6: at delta = 1e-5 an (eps, delta) audit of Gaussian
 noise cannot be tight, the trade-off audit can).
 
 The audit dataset (``audit_dataset``): d = 1, m = 3 tasks, Gamma_x = Gamma_* = 1, public

@@ -2,7 +2,7 @@
 
 We have only the poster (its figures: MSE vs the degree of imbalance gamma for uniform
 items at n = 2000; MSE under heavy tails; convergence with n for balanced users). What is
-known of the full paper beyond it (issue 11): uniform, Gaussian and Lomax items and IPUMS
+known of the full paper beyond it (docs/papers/zhao2024.md): uniform, Gaussian and Lomax items and IPUMS
 income data, d = 1 and d = 3. IPUMS is not available offline and is not faked here.
 
 Common setting (derived here, not from the paper): d = 1, epsilon = 1, delta = 1e-5, true

@@ -281,6 +281,8 @@ _loaded = False
 
 
 def register(spec: ValidationSpec) -> ValidationSpec:
+    """Add ``spec`` to the specs ``userdp validate`` knows (a spec module calls it at import);
+    a second, different spec for one algorithm is a BadValue."""
     _need(spec, ValidationSpec, "spec", "a ValidationSpec")
     if spec.algorithm in _SPECS and _SPECS[spec.algorithm] is not spec:
         raise BadValue(f"validation for {spec.algorithm!r} registered twice")

@@ -167,14 +167,17 @@ assert abs(sum(ALPHAS.values()) - ALPHA) < 1e-15
 
 # ------------------------------------------------------------------------ compatibility names
 def register_validation(spec: ValidationSpec) -> ValidationSpec:
+    """``register`` of ``audits/validation/__init__.py``: add a spec (a spec module calls it)."""
     return register(spec)
 
 
 def all_validations() -> dict[str, ValidationSpec]:
+    """Every validation spec, by algorithm name (``all_specs``)."""
     return all_specs()
 
 
 def get_validation(algorithm: str) -> ValidationSpec:
+    """The spec of ``algorithm`` (``get``); a BadValue naming the supported ones otherwise."""
     return get(algorithm)
 
 

@@ -1,4 +1,4 @@
-"""The bound itself: Clopper-Pearson pieces, p-values, and exact coverage (DESIGN §6, issue 7).
+"""The bound itself: Clopper-Pearson pieces, p-values, and exact coverage (docs/design.md §6, issue 7).
 
 Coverage is computed, not simulated. For one candidate set with true masses p and q on
 the boundary of the claim (p = e^eps q + delta), k1 ~ Bin(n, p) and k2 ~ Bin(n, q) are

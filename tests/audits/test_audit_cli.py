@@ -479,7 +479,7 @@ def test_audit_all_full_registry(capsys):
 def test_audit_reports_ceiling_and_efficiency_text_and_json(capsys):
     code, out, _ = run(capsys, "audit", "control.laplace", "--samples", "100000")
     assert code == 0
-    assert "  ceiling          0.98" in out and "efficiency eps_lb / ceiling = " in out   # DESIGN §6: 0.981
+    assert "  ceiling          0.98" in out and "efficiency eps_lb / ceiling = " in out   # docs/design.md §6: 0.981
     code, out, _ = run(capsys, "audit", "control.laplace", "--samples", "100000", "--json")
     d = strict_json(out)
     c = d["ceiling"]

@@ -1,4 +1,4 @@
-"""Every control's verdict at a fixed seed (DESIGN §8.7), and the registry's contract."""
+"""Every control's verdict at a fixed seed (docs/design.md §8.7), and the registry's contract."""
 import pytest
 
 from userdp.audits import audit

@@ -1,7 +1,7 @@
 """The statistical ceiling and the efficiency report (audits/engine/ceiling.py; issue 8 item 3).
 
 Oracles, none of them the code under test:
-- DESIGN §6's reference figures for Laplace (0.9939 at 10^6 per side, 0.981 at 10^5);
+- docs/design.md §6's reference figures for Laplace (0.9939 at 10^6 per side, 0.981 at 10^5);
 - a brute force over thresholds with the project's own exact bound (``bounds.epsilon_lower_bound``,
   tested on its own in test_audit_bounds.py) at integer expected counts and scipy's Laplace;
 - the Gaussian mechanism's trade-off curve is exactly G_mu and is attained by thresholds
@@ -42,7 +42,7 @@ LAP = NoiseModel("laplace", _identity, 1.0)
 # ------------------------------------------------------------------ closed forms
 @pytest.mark.parametrize("n, design", [(10**6, 0.9939), (10**5, 0.981)])
 def test_laplace_ceiling_matches_design(n, design):
-    # DESIGN §6: "Laplace with epsilon = 1 and sensitivity 1, 10^n samples per side, best
+    # docs/design.md §6: "Laplace with epsilon = 1 and sensitivity 1, 10^n samples per side, best
     # threshold, 95% confidence: eps_lb = 0.9939 (10^5 samples: 0.981)". Quoted to 3-4 digits.
     c = ceiling(LAP, [_pair(0.0, 1.0)], samples=n, confidence=0.95)
     assert c.epsilon == pytest.approx(design, abs=6e-4)

@@ -1,4 +1,4 @@
-"""The planted-bug corpus: implementations with one named bug each (DESIGN §8.8, like
+"""The planted-bug corpus: implementations with one named bug each (docs/design.md §8.8, like
 Wycheproof's vectors). Each paper's module lists ``PlantedBug`` records; its test file
 asserts that the property suite or the audit catches every one."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Planted bugs of the auditor itself (issue 7; DESIGN §8.7-8.8): Wycheproof-style records.
+"""Planted bugs of the auditor itself (issue 7; docs/design.md §8.7-8.8): Wycheproof-style records.
 
 The auditor's promise (audits/engine/bounds.py, audits/engine/harness.py): for a mechanism that meets
 its claim, Pr[reported eps_lb > eps] <= alpha and Pr[verdict "violation"] <= alpha, with
