@@ -7,13 +7,14 @@
 Tightness (what the audit can reach, and why):
 
 - noisy GD (approximate DP). The per-step gradient realises about half of
-  Delta_2 = 2 L C_max (a logistic label flip at theta ~ 0, where each record's gradient is ~ R/2 of its bound L = R), the T = 4 releases
-  are averaged into one output, and the (eps, delta) claim comes from an RDP -> DP
-  conversion. Even the plain Gaussian mechanism audited at the claim's delta = 1e-5
-  (``control.gaussian``, analytic calibration, the best a threshold audit can see) reaches
-  only 0.67: a black-box audit at 10^5-10^6 samples observes the privacy-loss distribution
-  only where its mass is >~ 1e-4, while (eps, delta) is set by its 1e-5 tail. So 0.9 is
-  out of reach for this entry by construction; measured 0.12 (10^5 samples, seed 0, ~2 s).
+  Delta_2 = 2 L C_max (a logistic label flip at theta ~ 0, where each record's gradient is
+  ~ R/2, half its bound L = R), the T = 4 releases are averaged into one output, and the
+  (eps, delta) claim comes from an RDP -> DP conversion. Even the plain Gaussian mechanism
+  audited at the claim's delta = 1e-5 (``control.gaussian``, analytic calibration, the best a
+  threshold audit can see) reaches only 0.67: a black-box audit at 10^5-10^6 samples observes
+  the privacy-loss distribution only where its mass is >~ 1e-4, while (eps, delta) is set by
+  its 1e-5 tail. So 0.9 is out of reach for this entry by construction; measured 0.12 (10^5
+  samples, seed 0, ~2 s).
 The property suite (tests/test_epasto2020_erm.py) is what checks the sensitivities exactly.
 """
 from __future__ import annotations

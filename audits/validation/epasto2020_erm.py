@@ -85,7 +85,8 @@ register(ValidationSpec(
     algorithm="epasto2020.weighted-erm", reference=_epasto_reference, statistic=None,
     claim=lambda D, p: E.gdp_claim(p["epsilon"], p["delta"], p["T"]),
     cases=_epasto_cases, generate=_epasto_generate, designs=_epasto_designs, refusals=_epasto_refusals,
-    project=_amin_project("logistic"), suite="userdp.properties.epasto2020_erm", suite_properties="", suite_reference="",
+    project=_amin_project("logistic"), suite="userdp.properties.epasto2020_erm", suite_properties="",
+    suite_reference="",
     max_samples=100_000,
     parameters=(Param("epsilon", "the privacy level of the (epsilon, delta)-DP claim (Theorem 4); > 0; it also sets "
                                  "the weights (Lemma 3 at Claim 1's h* for B = 1, sigma = 1/2)"),
