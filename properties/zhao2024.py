@@ -29,11 +29,7 @@ Parameters:
 - returned ``sensitivity`` B: an L2 distance in the unit of the items; ``sigma_pass``,
   ``sigma_fallback``: standard deviations of the Gaussian noise W (not variances).
 
-The WME baseline (``WME_PROPERTIES``, ``REFERENCE_WME``, ``RELATION_WME``; plain ``Adapter``):
-``noise_scale(dataset, epsilon=, delta=, R=)`` -> dict eps1, delta1, eps2, delta2, sigma1, sigma2;
-``sensitivity(dataset, epsilon=, delta=, R=)`` -> (Delta_1, Delta_2), L2 sensitivities of its
-two stages; ``mechanism(dataset, rng=, size=, epsilon=, delta=, R=)``. There ``R`` IS the
-support bound: |x| <= R (d = 1), ||x||_2 <= R (d > 1).
+The WME baseline (Levy et al. 2021) has its own suite: ``properties/zhao2024_wme.py``.
 
 ``prop_refusal_reads_only_public_inputs`` runs on neighbouring PAIRS (``HLMPair``, strategy
 ``hlm_pairs``): near-balanced clusters, items at large magnitudes (up to 1e300), many users,
@@ -58,7 +54,6 @@ from hypothesis import strategies as st
 from scipy import optimize, stats
 
 from userdp.reference import zhao2024 as Z
-from userdp.reference import zhao2024_wme as Wm
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import REPLACE_USER_ITEMS
 
@@ -73,14 +68,13 @@ __all__ = [
     "GlobalExample", "global_examples", "GLOBAL_HARD_EXAMPLES", "prop_global_constants",
     "prop_global_sensitivity_brute_force", "prop_global_minimiser_certified", "prop_global_noise_calibrated",
     "REFERENCE_GLOBAL", "REFERENCE_TUNED", "GLOBAL_PROPERTIES",
-    "WMEExample", "wme_examples", "prop_wme_noise_calibrated", "REFERENCE_WME", "WME_PROPERTIES",
-    "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "RELATION_WME", "ADAPTER",
+    "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER",
     "HLMPair", "hlm_pairs", "HARD_PAIRS", "prop_refusal_reads_only_public_inputs",
 ]
 
 REL = 1e-9
 # Poster eq. (1): one user's items change, m_i kept. reference/zhao2024.py names the relation
-# in its docstring only (no RELATION symbol); zhao2024_wme.RELATION is the same object.
+# in its docstring only (no RELATION symbol).
 RELATION = REPLACE_USER_ITEMS
 
 
@@ -531,70 +525,6 @@ ALL_PROPERTIES = (prop_weights_normalised_monotone, prop_thresholds_decrease, pr
                   prop_refusal_reads_only_public_inputs, prop_noise_scales_public)
 
 
-# ---------------------------------------------------------------------- the WME baseline
-@dataclass(frozen=True)
-class WMEExample:
-    dataset: UserDataset
-    epsilon: float = 1.0
-    delta: float = 1e-5
-    R: float = 1.0
-
-    @property
-    def params(self) -> dict:
-        return {"epsilon": self.epsilon, "delta": self.delta, "R": self.R}
-
-
-@st.composite
-def wme_examples(draw, max_n: int = 8, max_d: int = 3):
-    """n users with averages in the support (|x| <= R, ||x|| <= R for d > 1), m_i in [1, 30]."""
-    n, d = draw(st.integers(2, max_n)), draw(st.integers(1, max_d))
-    m = np.array(draw(st.lists(st.integers(1, 30), min_size=n, max_size=n)))
-    y = np.array(draw(st.lists(st.lists(st.floats(-1.0, 1.0), min_size=d, max_size=d), min_size=n, max_size=n)))
-    y = y / np.maximum(1.0, np.linalg.norm(y, axis=1, keepdims=True) * (1 + 1e-12))   # inside the unit ball
-    eps = draw(st.sampled_from([0.5, 1.0, 3.0]))
-    return WMEExample(_dataset(y[:, 0] if d == 1 else y, m), epsilon=eps)
-
-
-def prop_wme_noise_calibrated(impl: Adapter, ex: WMEExample) -> None:
-    """WME's two stages compose to the claim: eps_1 + eps_2 <= eps and delta_1 + delta_2 <= delta
-    (basic composition, the localisation's delta included), and each stage's sigma meets its
-    (eps_k, delta_k) at its declared sensitivity, which is at least the closed forms
-    sqrt(2 d') (histogram) and min(3 tau sqrt(d'), 2R) / n (clipped mean), tau = R sqrt(2 ln(40) /
-    m_min) (Hoeffding at beta = 0.05), by the exact Gaussian delta (Balle-Wang Thm 8, written out)."""
-    impl.require("noise_scale", "sensitivity")
-    D, p = ex.dataset, ex.params
-    ns = impl.noise_scale(D, **p)
-    D1, D2 = impl.sensitivity(D, **p)
-    e1, d1, e2, d2 = ns["eps1"], ns["delta1"], ns["eps2"], ns["delta2"]
-    _require(e1 + e2 <= ex.epsilon * (1 + REL), f"eps_1 + eps_2 = {e1 + e2!r} > epsilon = {ex.epsilon!r}")
-    _require(d1 + d2 <= ex.delta * (1 + REL), f"delta_1 + delta_2 = {d1 + d2!r} > delta = {ex.delta!r} "
-                                              "(a stage's delta is not composed)")
-    d = 1 if D.values.ndim == 1 else D.values.shape[1]
-    d_pad = 1 << (d - 1).bit_length()
-    tau = ex.R * math.sqrt(2 * math.log(2 / 0.05) / float(D.counts.min()))
-    _require(D1 >= math.sqrt(2 * d_pad) * (1 - REL), f"histogram sensitivity {D1!r} < sqrt(2 d') = {math.sqrt(2 * d_pad)!r}")
-    want2 = min(3 * tau * math.sqrt(d_pad), 2 * ex.R) / D.m
-    _require(D2 >= want2 * (1 - REL), f"clipped-mean sensitivity {D2!r} < {want2!r}")
-    for sigma, sens, eps, dl, what in ((ns["sigma1"], D1, e1, d1, "sigma_1"), (ns["sigma2"], D2, e2, d2, "sigma_2")):
-        got = gaussian_delta_oracle(sigma, sens, eps)
-        _require(got <= dl * (1 + 1e-6), f"{what} = {sigma!r} at sensitivity {sens!r}: delta = {got!r} > {dl!r}")
-
-
-def _wme_noise(D, *, epsilon, delta, R):
-    e1, d1, e2, d2 = Wm.wme_budgets(epsilon, delta)
-    s1, s2 = Wm.wme_noise_scales(D, epsilon, delta, R)
-    return {"eps1": e1, "delta1": d1, "eps2": e2, "delta2": d2, "sigma1": s1, "sigma2": s2}
-
-
-REFERENCE_WME = Adapter(
-    "zhao2024_wme (reference)", noise_scale=_wme_noise,
-    sensitivity=lambda D, *, epsilon, delta, R: Wm.wme_sensitivities(D, R),
-    mechanism=lambda D, rng, size=None, *, epsilon, delta, R: Wm.wme_mechanism(D, epsilon, delta, R, rng, size))
-
-WME_PROPERTIES = (prop_wme_noise_calibrated,)
-RELATION_WME = Wm.RELATION      # REPLACE_USER_ITEMS, as for HLM
-
-
 # ---------------------------------------------------------------------- calibrations
 # reference/zhao2024_calibration.py (derived here, not from the paper). The tuned PTR
 # calibration (``REFERENCE_TUNED``: zhao2024.mechanism at ``tune_ptr``'s choice, which reads
@@ -832,9 +762,9 @@ GLOBAL_PROPERTIES = (prop_global_constants, prop_global_sensitivity_brute_force,
 
 # ---------------------------------------------------------------------- the suite
 ADAPTER = HLMAdapter
-STRATEGIES = {**{p: hlm_examples() for p in ALL_PROPERTIES}, **{p: wme_examples() for p in WME_PROPERTIES},
+STRATEGIES = {**{p: hlm_examples() for p in ALL_PROPERTIES},
               prop_refusal_reads_only_public_inputs: hlm_pairs(), **{p: global_examples() for p in GLOBAL_PROPERTIES}}
-EXAMPLES = {**{p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES},      # WME: none (the hard cases are HLM's)
+EXAMPLES = {**{p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES},
             prop_refusal_reads_only_public_inputs: list(HARD_PAIRS),
             **{p: list(GLOBAL_HARD_EXAMPLES) for p in GLOBAL_PROPERTIES}}
-MAX_EXAMPLES = {p: 25 for p in ALL_PROPERTIES + WME_PROPERTIES + GLOBAL_PROPERTIES}
+MAX_EXAMPLES = {p: 25 for p in ALL_PROPERTIES + GLOBAL_PROPERTIES}

@@ -28,12 +28,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis.strategies import SearchStrategy
 
-from userdp.properties import acharya2024, amin2019, epasto2020, epasto2020_gwa, erm, krichene2023, zhao2024
+from userdp.properties import (acharya2024, amin2019, amin2019_erm, epasto2020, epasto2020_erm, epasto2020_gwa,
+                               krichene2023, zhao2024, zhao2024_wme)
 from userdp.properties.adapter import Adapter, check_property, check_suite_property
 from userdp.reference import neighbours
 from userdp.reference.data import UserDataset
 
-SUITES = (amin2019, epasto2020, epasto2020_gwa, acharya2024, krichene2023, zhao2024, erm)
+SUITES = (amin2019, amin2019_erm, epasto2020, epasto2020_erm, epasto2020_gwa, acharya2024, krichene2023, zhao2024,
+          zhao2024_wme)
 QUICK = 10     # examples per property in the keyword-call run below (the paper tests run MAX_EXAMPLES)
 
 
@@ -163,9 +165,10 @@ def test_each_shape_check_fails_on_a_planted_omission(monkeypatch, change, probl
 
 
 def test_sub_suite_relation_must_be_a_relation(monkeypatch):
-    assert _shape_problems(erm) == []
-    monkeypatch.setattr(erm, "RELATION_EPASTO", "replace-user")
-    assert _shape_problems(erm) == ["RELATION_EPASTO is not a relation of userdp.reference.neighbours"]
+    # Planted: a relation NAME where the sub-suite GLOBAL_PROPERTIES of zhao2024 would need the object.
+    assert _shape_problems(zhao2024) == []
+    monkeypatch.setattr(zhao2024, "RELATION_GLOBAL", "replace-user-items", raising=False)
+    assert _shape_problems(zhao2024) == ["RELATION_GLOBAL is not a relation of userdp.reference.neighbours"]
 
 
 # ------------------------------------------------------- every property on its reference, keywords only
@@ -233,9 +236,9 @@ NEIGHBOUR_STRATEGIES = [   # (suite, property, (dataset, neighbour) of an exampl
     (acharya2024, acharya2024.prop_loss_bounded_on_sampled_neighbour, _attr_pair,
      acharya2024.pdp_examples(max_n=6, max_d=3, neighbour=False)),
     (amin2019, amin2019.prop_sensitivity_bounds_neighbours, lambda ex: (ex[0].first, ex[0].second), None),
-    (erm, erm.prop_minimiser_within_sensitivity, lambda ex: (ex[0], ex[1]), None),
-    (erm, erm.prop_noise_scale_is_public, lambda ex: (ex[0], ex[1]), None),
-    (erm, erm.prop_gradient_within_sensitivity, lambda ex: (ex[0], ex[1]), None),
+    (amin2019_erm, amin2019_erm.prop_minimiser_within_sensitivity, lambda ex: (ex[0], ex[1]), None),
+    (amin2019_erm, amin2019_erm.prop_noise_scale_is_public, lambda ex: (ex[0], ex[1]), None),
+    (epasto2020_erm, epasto2020_erm.prop_gradient_within_sensitivity, lambda ex: (ex[0], ex[1]), None),
 ]
 
 
@@ -311,13 +314,14 @@ def _rng():
 
 def _mechanism_cases():
     from userdp.reference import acharya2024 as Ac, amin2019 as Am, amin2019_erm as AE, epasto2020 as Ep
-    from userdp.reference import epasto2020_erm as EE, zhao2024 as Z
+    from userdp.reference import epasto2020_erm as EE, zhao2024 as Z, zhao2024_wme as W
     D = UserDataset.from_user_lists([[0.5, 0.7], [0.2], [1.0]])
     wa = dict(B=1.0, epsilon=1.0, sigma=0.5)
     ach = acharya2024.uneven_profile_example()
     zh = zhao2024.HARD_EXAMPLES[1]
-    heavy, _, ep, _ = erm.epasto_heavy_user_example()
+    heavy, _, ep, _ = epasto2020_erm.epasto_heavy_user_example()
     am = dict(tau=2, Lambda=0.5, n_min=4, loss="logistic", R=1.0, Y=1.0)
+    wme = dict(epsilon=1.0, delta=1e-5, R=1.0)
     return [   # (suite reference, dataset, keyword params, the reference mechanism called directly or None)
         (amin2019.REFERENCE, D, dict(T=1.0, epsilon=1.0), lambda r: Am.mechanism(D, 1.0, 1.0, r, size=3)),
         (epasto2020.REFERENCE, D, wa, lambda r: Ep.optimal_wa_mechanism(D, r, 3, **wa)),
@@ -326,12 +330,13 @@ def _mechanism_cases():
         (acharya2024.REFERENCE, ach.dataset, ach.params, lambda r: Ac.mechanism(ach.dataset, r, 3, **ach.params)),
         (krichene2023.REFERENCE, krichene2023.HARD_EXAMPLES[0].dataset, krichene2023.HARD_EXAMPLES[0].params, None),
         (zhao2024.REFERENCE, zh.dataset, zh.params, lambda r: Z.mechanism(zh.dataset, r, 3, **zh.params)),
-        (erm.REFERENCE, heavy, dict(am, epsilon=1.0), lambda r: AE.mechanism(heavy, r, 3, epsilon=1.0, **am)),
-        (erm.REFERENCE_EPASTO, heavy, ep, lambda r: EE.mechanism(heavy, r, 3, **ep)),
+        (amin2019_erm.REFERENCE, heavy, dict(am, epsilon=1.0), lambda r: AE.mechanism(heavy, r, 3, epsilon=1.0, **am)),
+        (epasto2020_erm.REFERENCE, heavy, ep, lambda r: EE.mechanism(heavy, r, 3, **ep)),
+        (zhao2024_wme.REFERENCE, D, wme, lambda r: W.wme_mechanism(D, rng=r, size=3, **wme)),
     ]
 
 
-@pytest.mark.parametrize("i", range(8))
+@pytest.mark.parametrize("i", range(9))
 def test_reference_mechanism_takes_rng_and_size_by_keyword(i):
     ref, D, params, direct = _mechanism_cases()[i]
     out = ref.mechanism(D, rng=_rng(), size=3, **params)

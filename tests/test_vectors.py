@@ -80,10 +80,10 @@ STAGE_BUGS = {
     **{f"zhao2024/{n}": "zhao2024.hlm" for n in (
         "capped-solver-refuses", "weights-not-normalised", "threshold-not-scaled-with-m", "ptr-delta-not-composed",
         "ptr-distance-without-movement", "ptr-kappa0-from-data")},
-    "zhao2024/wme-localisation-delta-not-composed": "zhao2024.wme",
-    **{f"erm/amin.{n}": "amin2019.erm-output-perturbation" for n in (
+    "zhao2024_wme/localisation-delta-not-composed": "zhao2024.wme",
+    **{f"amin2019_erm/{n}": "amin2019.erm-output-perturbation" for n in (
         "tau-per-record", "record-level-sensitivity", "data-dependent-n-tau")},
-    **{f"erm/epasto.{n}": "epasto2020.weighted-erm" for n in ("no-composition", "mean-user-weight")},
+    **{f"epasto2020_erm/{n}": "epasto2020.weighted-erm" for n in ("no-composition", "mean-user-weight")},
     "acharya2024/nonpersonalized-mean-eps": "acharya2024.nonpersonalized",
     "acharya2024/jorgensen-linear-probability": "acharya2024.jorgensen-max",
     "krichene2023/gd-sigma-gamma": "krichene2023.noisy-gd",
@@ -113,8 +113,8 @@ NOT_STAGE_BUGS = {
                                      "the inputs alone) do not pin",
     "krichene2023/rdp-half-for-the-pair": "its stage is the RDP curve at given orders, an accounting function of "
                                           "no vector's call shape",
-    "erm/epasto.per-user-renormalised-weights": "its stage is the gradient at an iterate theta, which the vectors "
-                                                "(stages of the inputs alone) do not pin",
+    "epasto2020_erm/per-user-renormalised-weights": "its stage is the gradient at an iterate theta, which the "
+                                                    "vectors (stages of the inputs alone) do not pin",
 }
 
 

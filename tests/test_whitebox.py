@@ -15,7 +15,7 @@ import pytest
 from userdp.audits.engine.ceiling import NoiseModel
 from userdp.audits.registry import get
 from userdp.audits.registry import amin2019 as RA
-from userdp.audits.registry import erm as RE
+from userdp.audits.registry import amin2019_erm as RE
 from userdp.audits.registry import whitebox as W
 from userdp.audits.engine.whitebox import Space, realised_ratio, search
 from userdp.reference import amin2019 as A

@@ -1,5 +1,6 @@
 """Tests for the WME baseline of Zhao et al. 2024 (Levy et al. 2021's two-stage winsorized
-mean): reference/zhao2024_wme.py.
+mean): reference/zhao2024_wme.py, its property suite ``userdp.properties.zhao2024_wme`` on the
+reference and its planted bugs (tests/planted/zhao2024_wme.py).
 
 Oracles, never the code under test: scipy.linalg.hadamard and explicit matrices for the
 rotation; closed forms (Hoeffding's tau, the bin grid, the sensitivities sqrt(2 d') and
@@ -23,6 +24,9 @@ from hypothesis import given, strategies as st
 from scipy import integrate, stats
 from scipy.linalg import hadamard
 
+from planted.zhao2024_wme import BUGS  # tests/ is on sys.path (rootdir conftest)
+from userdp.properties import zhao2024_wme as P
+from userdp.properties.adapter import check_suite_property
 from userdp.properties.strategies import neighbouring_pairs, user_datasets
 from userdp.reference import zhao2024_wme as W
 from userdp.reference.claims import ApproxDP, Claims, GaussianDP
@@ -551,3 +555,21 @@ def test_bad_input_named_in_the_brief():
         W.wme_mechanism(D, 1.0, 1e-5, 1.0, 0)
     with pytest.raises(TypeError, match=r"\bdataset\b"):
         W.wme_mechanism([0.1, 0.2], 1.0, 1e-5, 1.0, np.random.default_rng(0))
+
+
+# ----------------------------------------------------------------------------- property suite
+@pytest.mark.parametrize("prop", P.ALL_PROPERTIES, ids=lambda p: p.__name__)
+def test_property_suite_passes_on_the_reference(prop):
+    f = check_suite_property(P, prop, P.REFERENCE)
+    assert f.verdict == "pass", f
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=lambda b: b.name)
+def test_planted_bug_is_caught(bug):
+    for name in bug.caught_by:
+        f = check_suite_property(P, getattr(P, name), bug.adapter)
+        assert f.verdict == "invariant violation", (bug.name, f)
+
+
+def test_every_property_fails_on_some_planted_bug():
+    assert {p.__name__ for p in P.ALL_PROPERTIES} <= {name for bug in BUGS for name in bug.caught_by}

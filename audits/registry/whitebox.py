@@ -1,5 +1,5 @@
 """Reproduction ``whitebox-sensitivity``: the realised sensitivity ratio of every reference
-entry that declares its noise (method in ``audits/engine/whitebox.py``).
+entry that declares its noise (issue 8 item 5; method in ``audits/engine/whitebox.py``).
 
 Each entry gets search spaces over the differing unit's data within the declared bounds,
 on the entry's own dataset and, where it matters, other dataset shapes:
@@ -66,7 +66,8 @@ from userdp.audits.engine.whitebox import Space, realised_ratio, search
 from userdp.audits.registry import get, register_reproduction
 from userdp.audits.registry import amin2019 as RA
 from userdp.audits.registry import epasto2020_gwa as RG
-from userdp.audits.registry import erm as RE
+from userdp.audits.registry import amin2019_erm as RE
+from userdp.audits.registry import epasto2020_erm as REE
 from userdp.audits.registry import zhao2024 as RZ
 
 TOLERANCE = 1e-9        # ratios above 1 + TOLERANCE are understated sensitivities
@@ -188,7 +189,7 @@ def _logistic_spaces(params):
 def weighted_erm_step(params):
     """(noise model, Delta_2, spaces) of one noisy-GD step of epasto2020.weighted-erm; the
     statistic's input is (theta, dataset): theta, the public iterate, is searched too."""
-    D = RE.epasto_default_dataset()
+    D = REE.epasto_default_dataset()
     eps, delta, T = params["epsilon"], params["delta"], params["T"]
     c, _ = EW.optimal_weights(D, eps, 1.0)
     noise = NoiseModel("gaussian", lambda td: EE.statistic(td[1], td[0], c),

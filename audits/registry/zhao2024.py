@@ -1,4 +1,4 @@
-"""Registry entries for Zhao et al. 2024 (HLM, poster) and its baseline WME (Levy et al. 2021).
+"""Registry entries for Zhao et al. 2024 (HLM, poster): ``zhao2024.hlm`` and ``zhao2024.hlm-d3``.
 
 The claim is user-level (epsilon, delta)-DP under replace-user-items (m_i kept, public),
 epsilon = 3, delta = 1e-5. At epsilon = 1 the pairs move a release by a tenth of a noise
@@ -22,18 +22,8 @@ a property of those pairs, not of the mechanism.) The white-box search
 (``userdp reproduce whitebox-sensitivity``) searches user 0's two positions on this dataset
 and the imbalanced one for the ratio to B.
 
-WME (``zhao2024.wme``, d = 1) is audited on ``audit_dataset`` with the items moved to the
-support's poles (-R vs +R: WME refuses data outside its declared support). There m_min = 5
-gives tau = 1.21 R and K = 2 bins, and either chosen interval (width 3 tau) covers [-R, R],
-so nothing is clipped: the release is the plain mean of the local averages plus
-N(0, sigma_2^2), which the entry declares as its noise model. WME in d = 3 is not registered
-(each release rotates all n averages: far over the budget of ``userdp audit --all``);
-tests/test_zhao2024_wme.py checks its d = 3 sensitivities by brute force. The pole pair moves
-the mean by 2R/n = Delta_2 exactly. Its claim carries the exact GDP of the two composed
-Gaussians; stage I (the histogram) moves by one count in two bins and is nearly invisible in
-the release, so mu tightness is about mu_2 / mu.
-
-The ``userdp validate`` specs of these algorithms are in ``audits/validation/zhao2024.py``.
+The baseline WME's entry is in ``audits/registry/zhao2024_wme.py``. The ``userdp validate`` specs of HLM are in
+``audits/validation/zhao2024.py``.
 """
 from __future__ import annotations
 
@@ -41,7 +31,6 @@ from __future__ import annotations
 import numpy as np
 
 from userdp.reference import zhao2024 as Z
-from userdp.reference import zhao2024_wme as W
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import REPLACE_USER_ITEMS, NeighbourPair
 
@@ -51,7 +40,6 @@ from userdp.audits.registry import AuditSetup, Entry, register
 
 PAPER = "Zhao et al. 2024 (poster)"
 EPSILON, DELTA, R, R_C = 3.0, 1e-5, 1.0, 1.0
-SAMPLES = 200_000
 HLM_SAMPLES = 1_000_000   # Gaussian tails at delta = 1e-5: 10^6 per side takes HLM to 0.48-0.56 of eps = 3
 COUNTS = np.ceil(200 / np.sqrt(np.arange(1, 2001))).astype(np.int64)
 
@@ -150,29 +138,3 @@ for _name, _d, _algorithm in (
                    relation=REPLACE_USER_ITEMS.name, function="userdp.reference.zhao2024.mechanism",
                    expected="no violation found", build=build_hlm, params={"d": _d}, true_epsilon=EPSILON,
                    samples=HLM_SAMPLES))
-
-
-# --------------------------------------------------------------------------------- WME
-def build_wme(d: int = 1) -> AuditSetup:
-    D = audit_dataset(d)
-    m = D.counts
-    pairs = moved_pairs(D, list(dict.fromkeys([int(np.argmax(m)), int(np.argmin(m))])), R)   # WME's support poles
-
-    def mechanism(dataset, rng, size):
-        return W.wme_mechanism(dataset, EPSILON, DELTA, R, rng, size)
-
-    def mean(dataset):
-        y = dataset.local_averages()
-        return y.mean(axis=0)
-
-    noise = NoiseModel("gaussian", mean, lambda dataset: W.wme_noise_scales(dataset, EPSILON, DELTA, R)[1])
-    return AuditSetup(mechanism=mechanism, pairs=pairs, claim=W.wme_claim(EPSILON, DELTA),
-                      output="continuous" if d == 1 else "vector", noise=noise)
-
-
-register(Entry(name="zhao2024.wme", kind="reference", paper=PAPER,
-               algorithm="baseline WME (Levy et al. 2021): private histogram localisation, then the clipped "
-                         "mean plus Gaussian noise; exact GDP of the composition",
-               relation=REPLACE_USER_ITEMS.name, function="userdp.reference.zhao2024_wme.wme_mechanism",
-               expected="no violation found", build=build_wme, params={"d": 1}, true_epsilon=EPSILON,
-               samples=SAMPLES))

@@ -36,7 +36,8 @@ from userdp.audits.engine.usercode import UsageError
 __all__ = ["BadValue", "BadType", "Param", "Case", "Refusal", "AuditDesign", "ValidationSpec", "register",
            "get", "all_specs", "SPEC_MODULES", "REFUSAL_KINDS", "NOISES", "add_axis"]
 
-SPEC_MODULES = ("amin2019", "acharya2024", "epasto2020", "epasto2020_gwa", "erm", "krichene2023", "zhao2024")
+SPEC_MODULES = ("amin2019", "amin2019_erm", "acharya2024", "epasto2020", "epasto2020_erm", "epasto2020_gwa",
+                "krichene2023", "zhao2024", "zhao2024_wme")
 REFUSAL_KINDS = ("budget", "parameter", "data")
 NOISES = ("laplace", "gaussian", "l2laplace")        # additive noise on the statistic (ceiling.NOISE_FAMILIES)
 

@@ -35,7 +35,7 @@ BUG_CLASSES: dict[str, BugClass] = {
         "bounds each user's total: a user with s records moves the release up to s times more than the noise "
         "covers.",
         planted=("amin2019/cap-per-record", "epasto2020/cap-per-record", "epasto2020/sample-limiting-record-sensitivity",
-                 "epasto2020_gwa/gwa-b-per-record-max", "erm/amin.tau-per-record", "erm/amin.record-level-sensitivity"),
+                 "epasto2020_gwa/gwa-b-per-record-max", "amin2019_erm/tau-per-record", "amin2019_erm/record-level-sensitivity"),
         corpus=("amin2019/per-record-cap", "amin2019/staged-per-record-cap", "epasto2020/wa-record-weight-noise",
                 "epasto2020/gwa-record-max-noise", "epasto2020/sl-record-level-noise", "epasto2020/sl-ols-record-noise")),
     "understated-sensitivity": BugClass(
@@ -46,14 +46,14 @@ BUG_CLASSES: dict[str, BugClass] = {
         planted=("amin2019/half-sensitivity", "amin2019/em-no-half", "epasto2020/mean-user-weight-sensitivity",
                  "epasto2020/laplace-scale-uses-n", "epasto2020_gwa/gwa-b-single-row", "epasto2020_gwa/gwa-b-signed-sum",
                  "epasto2020_gwa/gwac-b-single-row", "acharya2024/average-record-sensitivity",
-                 "erm/epasto.mean-user-weight", "krichene2023/lambda-inside-the-sum",
+                 "epasto2020_erm/mean-user-weight", "krichene2023/lambda-inside-the-sum",
                  "zhao2024/threshold-not-scaled-with-m", "zhao2024/ptr-distance-without-movement",
                  "zhao2024/global-curvature-from-radius", "zhao2024/global-no-sign-flip"),
         corpus=("amin2019/half-scale", "epasto2020/wa-mean-user-weight-noise", "epasto2020/gwa-row-max-noise",
-                "acharya2024/bound-one-below-lambda-one", "amin2019/private-cap-no-half", "erm/logistic-quarter-noise",
-                "erm/ridge-lipschitz-one",
+                "acharya2024/bound-one-below-lambda-one", "amin2019/private-cap-no-half", "amin2019_erm/logistic-quarter-noise",
+                "amin2019_erm/ridge-lipschitz-one",
                 "zhao2024/hlm-one-user-sensitivity", "zhao2024/hlm-staged-one-user-sensitivity",
-                "zhao2024/wme-bin-width-noise", "zhao2024/hlm-d3-one-user-sensitivity",
+                "zhao2024_wme/bin-width-noise", "zhao2024/hlm-d3-one-user-sensitivity",
                 "zhao2024/global-no-sign-flip")),
     "noise-formula": BugClass(
         "The noise scale's formula mistranscribed: a scale read as a rate (Delta * eps), d where sqrt(d) "
@@ -65,8 +65,8 @@ BUG_CLASSES: dict[str, BugClass] = {
                 "krichene2023/sigma-gamma-x", "acharya2024/eta-eight-percent-high", "acharya2024/d2-eta-eight-percent-high",
                 "acharya2024/d2-eta-without-sqrt-d", "amin2019/five-percent-less-noise",
                 "amin2019/variance-eight-percent-high", "epasto2020/gwa-b-ninety-five-percent",
-                "epasto2020/sl-noise-ninety-six-percent", "epasto2020/wa-five-percent-less-noise", "erm/gd-sigma-halved",
-                "erm/ridge-seven-percent-less-noise", "krichene2023/gd-sigma-gamma", "krichene2023/sigma-ninety-five-percent",
+                "epasto2020/sl-noise-ninety-six-percent", "epasto2020/wa-five-percent-less-noise", "epasto2020_erm/gd-sigma-halved",
+                "amin2019_erm/ridge-seven-percent-less-noise", "krichene2023/gd-sigma-gamma", "krichene2023/sigma-ninety-five-percent",
                 "krichene2023/variance-eight-percent-high")),
     "noise-distribution": BugClass(
         "Noise from the wrong distribution, or a parameter of the right one in the wrong convention (numpy's "
@@ -86,7 +86,7 @@ BUG_CLASSES: dict[str, BugClass] = {
         "budget on sum w instead of sum w^2, per-user renormalisation where the paper clips, personalized "
         "weights eps_i / sum eps in a baseline whose noise is calibrated for 1/n.",
         planted=("epasto2020/lemma3-weight-not-split", "krichene2023/budget-w-not-w-squared",
-                 "erm/epasto.per-user-renormalised-weights"),
+                 "epasto2020_erm/per-user-renormalised-weights"),
         corpus=("krichene2023/per-user-normalised", "acharya2024/np-personal-weights")),
     "missing-clipping": BugClass(
         "A clip the privacy argument needs is skipped or applied in the wrong place: weights not clipped to "
@@ -96,7 +96,7 @@ BUG_CLASSES: dict[str, BugClass] = {
         planted=("krichene2023/eq12-clipping-skipped", "krichene2023/unclipped-labels-unit-bound",
                  "krichene2023/gd-sum-clip-only", "zhao2024/clip-after-noise"),
         corpus=("krichene2023/unclipped-labels", "krichene2023/no-weight-clipping",
-                "krichene2023/staged-no-weight-clipping", "erm/ridge-all-records",
+                "krichene2023/staged-no-weight-clipping", "amin2019_erm/ridge-all-records",
                 "krichene2023/gd-no-gradient-clipping")),
     "sub-optimal-parameter": BugClass(
         "A parameter the paper fixes by an optimality condition (Claim 1's h*, eq. 6's cap, Theorem 6's C, "
@@ -106,8 +106,8 @@ BUG_CLASSES: dict[str, BugClass] = {
                  "epasto2020/equal-user-weights", "epasto2020_gwa/gwa-ols-C"),
         corpus=("amin2019/cap-at-half-T", "amin2019/staged-optimal-cap-off-by-one", "epasto2020/wa-median-h",
                 "acharya2024/jorgensen-mean-min-level", "amin2019/private-cap-noise-from-U", "epasto2020/sl-h-plus-one",
-                "epasto2020/sl-ols-no-limit", "erm/gd-uniform-weights",
-                "epasto2020/sl-no-limiting", "zhao2024/wme-unwidened-bin", "acharya2024/nonpersonalized")),
+                "epasto2020/sl-ols-no-limit", "epasto2020_erm/gd-uniform-weights",
+                "epasto2020/sl-no-limiting", "zhao2024_wme/unwidened-bin", "acharya2024/nonpersonalized")),
     "parameter-not-applied": BugClass(
         "A quantity computed and then not used where the paper uses it, so that the stages disagree: the "
         "statistic ignores the weights or the given C, or is computed at another cap than the noise; h* or the "
@@ -132,12 +132,12 @@ BUG_CLASSES: dict[str, BugClass] = {
         "C, the counts n_i, kappa0, the clipping range, the PTR decision or the histogram's top bin read "
         "exactly, a noise scale from the largest record or from the data's own n_tau.",
         planted=("amin2019/data-chosen-cap", "epasto2020/sigma-from-data", "epasto2020_gwa/gwa-C-reads-labels",
-                 "erm/amin.data-dependent-n-tau", "krichene2023/exact-counts-no-charge",
+                 "amin2019_erm/data-dependent-n-tau", "krichene2023/exact-counts-no-charge",
                  "zhao2024/typical-sensitivity-without-ptr", "zhao2024/ptr-kappa0-from-data"),
         corpus=("amin2019/data-chosen-cap", "zhao2024/hlm-deterministic-test", "zhao2024/hlm-range-from-data",
                 "amin2019/noise-from-largest-record", "amin2019/private-cap-exact-quantile",
-                "erm/logistic-data-dependent-ntau", "krichene2023/counts-from-data", "krichene2023/gd-counts-from-data",
-                "zhao2024/wme-exact-argmax", "zhao2024/hlm-d3-deterministic-test")),
+                "amin2019_erm/logistic-data-dependent-ntau", "krichene2023/counts-from-data", "krichene2023/gd-counts-from-data",
+                "zhao2024_wme/exact-argmax", "zhao2024/hlm-d3-deterministic-test")),
     "data-dependent-refusal": BugClass(
         "A refusal (an exception, no release) that depends on the private data: one dataset raises where its "
         "neighbour releases, which tells them apart as surely as a number would.",
@@ -148,12 +148,12 @@ BUG_CLASSES: dict[str, BugClass] = {
         "probability, the mean eps for the min).",
         corpus=("acharya2024/jorgensen-max-keep-all", "acharya2024/jorgensen-max-ratio-probability",
                 "acharya2024/jorgensen-mean-keep-all", "acharya2024/np-mean-eps", "amin2019/private-cap-whole-budget",
-                "erm/gd-one-step-accounting", "zhao2024/hlm-delta-not-split", "zhao2024/wme-delta-not-split",
-                "zhao2024/wme-epsilon-not-split"),
+                "epasto2020_erm/gd-one-step-accounting", "zhao2024/hlm-delta-not-split", "zhao2024_wme/delta-not-split",
+                "zhao2024_wme/epsilon-not-split"),
         planted=("amin2019/cap-budget-not-accounted", "acharya2024/jorgensen-linear-probability",
-                 "acharya2024/nonpersonalized-mean-eps", "erm/epasto.no-composition",
+                 "acharya2024/nonpersonalized-mean-eps", "epasto2020_erm/no-composition",
                  "krichene2023/counts-used-twice-charged-once", "krichene2023/rdp-half-for-the-pair",
-                 "zhao2024/ptr-delta-not-composed", "zhao2024/wme-localisation-delta-not-composed")),
+                 "zhao2024/ptr-delta-not-composed", "zhao2024_wme/localisation-delta-not-composed")),
     "unchecked-assumption": BugClass(
         "A theorem used outside its assumption: Theorem 3.4's known bound B on ||theta_bar||, taken without "
         "checking that every neighbour satisfies it.",
@@ -169,16 +169,16 @@ BUG_CLASSES: dict[str, BugClass] = {
                 "acharya2024/d2-noise-once-per-call", "acharya2024/jorgensen-max-once-per-call",
                 "acharya2024/jorgensen-mean-once-per-call", "acharya2024/np-noise-once-per-call",
                 "amin2019/private-cap-once-per-call", "epasto2020/gwa-noise-once-per-call",
-                "epasto2020/sl-ols-random-once-per-call", "erm/gd-once-per-call", "erm/logistic-noise-once-per-call",
-                "erm/ridge-noise-once-per-call", "krichene2023/gd-once-per-call",
+                "epasto2020/sl-ols-random-once-per-call", "epasto2020_erm/gd-once-per-call", "amin2019_erm/logistic-noise-once-per-call",
+                "amin2019_erm/ridge-noise-once-per-call", "krichene2023/gd-once-per-call",
                 "epasto2020/sl-random-T-once-per-call", "krichene2023/noise-once-per-call",
-                "zhao2024/hlm-decision-per-call", "zhao2024/hlm-d3-decision-per-call", "zhao2024/wme-noise-once-per-call",
+                "zhao2024/hlm-decision-per-call", "zhao2024/hlm-d3-decision-per-call", "zhao2024_wme/noise-once-per-call",
                 "zhao2024/global-noise-once-per-call")),
     "biased-estimate": BugClass(
         "The estimate moved while the noise stays right: a constant added to every release (a safety margin "
         "T/100), the regulariser changed (a ridge at 1.1 lambda, Lambda ||theta||^2 without its 1/2). Private, "
         "but not the paper's estimate, and the bias is small next to the noise on most cases.",
-        corpus=("amin2019/safety-margin-bias", "acharya2024/lambda-stabiliser", "erm/logistic-no-half")),
+        corpus=("amin2019/safety-margin-bias", "acharya2024/lambda-stabiliser", "amin2019_erm/logistic-no-half")),
     "partial-noise": BugClass(
         "Noise not added to the whole release: one coordinate noised and the others released exact, one "
         "triangle of a symmetric matrix noised and the other copied without noise, or the two triangles "
@@ -794,8 +794,8 @@ def _wme_cases() -> list:
 
 
 def _wme_reference():
-    from userdp.properties.zhao2024 import REFERENCE_WME
-    return REFERENCE_WME
+    from userdp.properties.zhao2024_wme import REFERENCE
+    return REFERENCE
 
 
 _register(Design(
@@ -1081,7 +1081,7 @@ def _weighted_erm_cases() -> list:
 
 
 def _weighted_erm_reference():
-    from userdp.properties.erm import epasto_reference
+    from userdp.properties.epasto2020_erm import epasto_reference
     return _released_by("epasto2020.weighted-erm", _weighted_erm_bind(epasto_reference()))
 
 

@@ -32,8 +32,8 @@ SLICE = (
     "amin2019/clips-to-absolute-value", "amin2019/cap-at-half-T", "amin2019/no-noise-at-eps-zero",
     "epasto2020/wa-clips-values", "epasto2020/wa-noise-for-B-one", "epasto2020/wa-sigma-ignored",
     "epasto2020/gwa-first-coordinate-noise", "acharya2024/eta-eight-percent-high",
-    "krichene2023/upper-triangle-noise-only", "erm/ridge-seven-percent-less-noise",
-    "zhao2024/wme-epsilon-not-split",
+    "krichene2023/upper-triangle-noise-only", "amin2019_erm/ridge-seven-percent-less-noise",
+    "zhao2024_wme/epsilon-not-split",
 )
 
 

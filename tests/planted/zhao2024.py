@@ -1,4 +1,4 @@
-"""Planted bugs for Zhao et al. 2024 (HLM and the WME baseline).
+"""Planted bugs for Zhao et al. 2024 (HLM); the WME baseline's are in ``zhao2024_wme.py``.
 
 Each bug is a separate implementation with one named defect, recorded Wycheproof-style:
 an ``HLMAdapter`` (stage signatures of ``userdp.properties.zhao2024``) for the bugs a
@@ -16,7 +16,6 @@ from userdp.properties import zhao2024 as P
 from userdp.reference import neighbours as N
 from userdp.reference import zhao2024 as Z
 from userdp.reference import zhao2024_calibration as C
-from userdp.reference import zhao2024_wme as Wm
 from userdp.reference.mechanisms import gaussian_sigma_analytic
 
 from . import PlantedBug
@@ -125,15 +124,6 @@ def _gamma_without_movement(D, **p):
     return int(np.sum(K - (j + 1) * q.w.max() > Z.DEFAULT_KAPPA0))
 
 
-def _wme_delta_not_composed(D, *, epsilon, delta, R):
-    """Bug: stage I (localisation) calibrated at the whole delta and not composed: both stages
-    at (eps_k, delta), claim (eps, delta); the mechanism is (eps, 2 delta)-DP by composition."""
-    e1, _, e2, _ = Wm.wme_budgets(epsilon, delta)
-    D1, D2 = Wm.wme_sensitivities(D, R)
-    return {"eps1": e1, "delta1": delta, "eps2": e2, "delta2": delta,
-            "sigma1": gaussian_sigma_analytic(D1, e1, delta), "sigma2": gaussian_sigma_analytic(D2, e2, delta)}
-
-
 def _kappa0_from_data(D, **p):
     """Bug: kappa0 'tuned' on the dataset: the largest of TUNED_KAPPAS below the weight with a
     non-negative margin at mu0 minus w_max (what the test would certify at j = 0)."""
@@ -216,16 +206,6 @@ def _clip_after_noise(D, rng, size=None, *, R=1.0, R_c=1.0):
     out = out[:, 0] if D.values.ndim == 1 else out
     return out[0] if size is None else out
 
-
-WME_BUGS = (
-    PlantedBug("wme-localisation-delta-not-composed", "accounting",
-               "WME's stage I (the private histogram) is calibrated at the whole delta and its delta left "
-               "out of the claim: (eps, 2 delta)-DP by composition, claimed (eps, delta)",
-               "issue 11 (the localisation stage treated as free of delta)",
-               ("prop_wme_noise_calibrated",),
-               P.Adapter("bug: WME localisation delta not composed", noise_scale=_wme_delta_not_composed,
-                         sensitivity=P.REFERENCE_WME.sensitivity)),
-)
 
 BUGS = (
     PlantedBug("capped-solver-refuses", "data-dependent refusal",

@@ -1,14 +1,10 @@
-"""Registry entries for the ERM algorithms.
+"""Registry entries for Amin et al. 2019 Algorithm 1 (first tau records per user) with CMS11
+output perturbation (``reference/amin2019_erm.py``).
 
-- ``amin2019.erm-output-perturbation``: Amin et al. 2019 Algorithm 1 (first tau records
-  per user) with CMS11 output perturbation, L2-regularised LOGISTIC regression, d = 2
+- ``amin2019.erm-output-perturbation``: L2-regularised LOGISTIC regression, d = 2
   (exercises the L2-Laplace vector noise); relation add/remove-user, claim eps-DP.
 - ``amin2019.erm-output-perturbation-ridge``: the same algorithm for RIDGE regression,
   d = 1, Lambda = 10^4: the pair that realises the sensitivity almost exactly.
-- ``epasto2020.weighted-erm``: Epasto et al. 2020 Algorithm 2 (weighted user-level loss,
-  Lemma 3 weights from ``epasto2020.optimal_weights``) with noisy projected GD and RDP
-  accounting, logistic regression; relation replace-user (features and labels, S_l
-  public), claim (eps, delta)-DP.
 
 Tightness, entry by entry (what the audit can reach, and why):
 
@@ -33,23 +29,13 @@ Tightness, entry by entry (what the audit can reach, and why):
   heavy-user pair of ``amin_default_dataset``) and the audit reaches 0.40 (10^6, seed 0;
   it was 0.364 at Lambda = 2); the rest of the gap is the d = 2 L2-Laplace tail
   (the density ratio reaches e^{eps ||shift||/Delta_2} only far out along the shift).
-- noisy GD (approximate DP). The per-step gradient realises about half of
-  Delta_2 = 2 L C_max (a logistic label flip at theta ~ 0, as above), the T = 4 releases
-  are averaged into one output, and the (eps, delta) claim comes from an RDP -> DP
-  conversion. Even the plain Gaussian mechanism audited at the claim's delta = 1e-5
-  (``control.gaussian``, analytic calibration, the best a threshold audit can see) reaches
-  only 0.67: a black-box audit at 10^5-10^6 samples observes the privacy-loss distribution
-  only where its mass is >~ 1e-4, while (eps, delta) is set by its 1e-5 tail. So 0.9 is
-  out of reach for this entry by construction; measured 0.12 (10^5 samples, seed 0, ~2 s).
-The property suite (tests/test_erm.py) is what checks the sensitivities exactly.
+The property suite (tests/test_amin2019_erm.py) is what checks the sensitivities exactly.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from userdp.reference import amin2019_erm as A
-from userdp.reference import epasto2020 as W
-from userdp.reference import epasto2020_erm as E
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import NeighbourPair
 
@@ -57,10 +43,9 @@ from userdp.audits.engine.ceiling import NoiseModel
 
 from userdp.audits.registry import AuditSetup, Entry, register
 
-DEFAULT_SAMPLES = 100_000
 AMIN_SAMPLES = 1_000_000   # output perturbation is one L2-Laplace draw per release: 10^6 take ~2 s
 
-# ----------------------------------------------------------------------------- Amin 2019
+# ---------------------------------------------------------------------------- logistic, d = 2
 AMIN_PARAMS = {"epsilon": 1.0, "tau": 2, "Lambda": 10.0, "n_min": 4}   # Lambda = 10: module docstring
 
 
@@ -108,7 +93,7 @@ register(Entry(name="amin2019.erm-output-perturbation", kind="reference", paper=
                expected="no violation found", build=build_amin, params=dict(AMIN_PARAMS),
                true_epsilon=None, samples=AMIN_SAMPLES))
 
-# ---------------------------------------------------------------- Amin 2019, ridge, d = 1
+# ------------------------------------------------------------------------------ ridge, d = 1
 RIDGE_PARAMS = {"epsilon": 1.0, "tau": 2, "Lambda": 1e4, "n_min": 4}
 
 
@@ -149,51 +134,3 @@ register(Entry(name="amin2019.erm-output-perturbation-ridge", kind="reference", 
                relation=A.RELATION.name, function="userdp.reference.amin2019_erm.mechanism",
                expected="no violation found", build=build_amin_ridge, params=dict(RIDGE_PARAMS),
                true_epsilon=None, samples=AMIN_SAMPLES))
-
-# ---------------------------------------------------------------------------- Epasto 2020
-EPASTO_PARAMS = {"epsilon": 1.0, "delta": 1e-5, "T": 4}
-EPASTO_COUNTS = np.array([6, 3, 2, 1, 1, 1, 1, 1])
-
-
-def epasto_default_dataset() -> UserDataset:
-    """Zipf-like sizes EPASTO_COUNTS; every x = (1, 0); labels alternate +1, -1 in record order."""
-    n = int(EPASTO_COUNTS.sum())
-    X = np.tile([1.0, 0.0], (n, 1))
-    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
-    return UserDataset(X, np.repeat(np.arange(EPASTO_COUNTS.size), EPASTO_COUNTS), labels=y)
-
-
-def _replace(D: UserDataset, u: int, x, label) -> UserDataset:
-    idx = D.records_of(u)
-    v, y = D.values.copy(), D.labels.copy()
-    v[idx], y[idx] = x, label
-    return D.with_fields(values=v, labels=y)
-
-
-def _epasto_pairs(D: UserDataset) -> list[NeighbourPair]:
-    """Heaviest and lightest user: all records at x = (1, 0) with y = +1 vs y = -1 (a label flip
-    at theta ~ 0 moves their gradient by sum_{S_u} c_i, the largest move near the start)."""
-    pairs = []
-    for u in dict.fromkeys([int(D.users[np.argmax(D.counts)]), int(D.users[np.argmin(D.counts)])]):
-        a, b = _replace(D, u, [1.0, 0.0], 1.0), _replace(D, u, [1.0, 0.0], -1.0)
-        pairs.append(NeighbourPair(a, b, E.RELATION.name, u, f"user {u} (s={D.records_of(u).size}): y all +1 vs all -1"))
-    return pairs
-
-
-def build_epasto(epsilon=1.0, delta=1e-5, T=4) -> AuditSetup:
-    D = epasto_default_dataset()
-    c, _ = W.optimal_weights(D, epsilon, 1.0)     # Lemma 3 weights: read only the public s_l
-
-    def mechanism(dataset, rng, size):
-        return E.mechanism(dataset, rng, size, c=c, epsilon=epsilon, delta=delta, T=T)
-
-    # Theorem 4's (eps, delta) and, beside it, the exact mu-GDP of the same noise (E.gdp_claim)
-    return AuditSetup(mechanism=mechanism, pairs=_epasto_pairs(D), claim=E.gdp_claim(epsilon, delta, T),
-                      output="vector")
-
-
-register(Entry(name="epasto2020.weighted-erm", kind="reference", paper="Epasto et al. 2020",
-               algorithm="Algorithm 2 (weighted ERM, Lemma 3 weights) by noisy projected GD + RDP, logistic",
-               relation=E.RELATION.name, function="userdp.reference.epasto2020_erm.mechanism",
-               expected="no violation found", build=build_epasto, params=dict(EPASTO_PARAMS),
-               true_epsilon=None, samples=DEFAULT_SAMPLES))
