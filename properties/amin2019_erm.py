@@ -76,6 +76,7 @@ def _released_scale(D: UserDataset, *, epsilon, **params) -> float:
 
 
 def amin_reference() -> Adapter:
+    """The reference of Amin's ERM (reference/amin2019_erm.py) in the suite's adapter."""
     return Adapter(
         name="reference amin2019_erm",
         weights=lambda D, tau, n_min, **_: A.weights(D, tau, n_min),
@@ -96,6 +97,7 @@ def add_user(D: UserDataset, values, labels) -> UserDataset:
 # ------------------------------------------------------------------------------ strategies
 @st.composite
 def amin_params(draw, loss: str = "logistic") -> dict:
+    """Public parameters of Amin's ERM: tau, Lambda, n_min (and the loss's bounds R = Y = 1)."""
     return dict(tau=draw(st.integers(1, 6)), Lambda=draw(st.floats(0.05, 2.0)),
                 n_min=draw(st.integers(1, 8)), loss=loss, R=1.0, Y=1.0)
 

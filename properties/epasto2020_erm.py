@@ -58,6 +58,7 @@ def _only(f, *names):
 
 
 def epasto_reference() -> Adapter:
+    """The reference of Epasto's weighted ERM (reference/epasto2020_erm.py) in the suite's adapter."""
     data = ("loss", "R", "Y")
     return Adapter(name="reference epasto2020_erm", weights=E.weights,
                    statistic=_only(E.statistic, "theta", "c", *data),
@@ -76,6 +77,8 @@ def replace_user_records(D: UserDataset, user_id: int, values, labels) -> UserDa
 # ------------------------------------------------------------------------------ strategies
 @st.composite
 def epasto_params(draw, D: UserDataset, loss: str = "logistic") -> dict:
+    """Public parameters of Epasto's weighted ERM on ``D``: record weights c summing to 1 (uniform
+    half the time), epsilon, delta, the step count T and the radius."""
     raw = np.array(draw(st.lists(st.floats(0.0, 1.0, **_finite), min_size=D.n, max_size=D.n)))
     c = np.ones(D.n) if raw.sum() == 0 or draw(st.booleans()) else raw     # uniform c = 1/n half the time
     return dict(c=c / c.sum(), epsilon=draw(st.floats(0.1, 5.0)), delta=draw(st.sampled_from([1e-3, 1e-5, 1e-8])),

@@ -42,6 +42,8 @@ from userdp.audits.engine.verdicts import claim, decide, exact, refutable
 
 from userdp.audits.registry import AuditSetup, Entry, register, register_reproduction
 
+__all__ = ["PROFILE", "audit_dataset", "audit_records", "corner_pairs", "per_record", "realised_share"]
+
 PAPER = "Acharya et al. 2024"
 PROFILE = (0.25, 0.5, 0.75, 1.0, 1.0, 1.25, 1.5, 1.5)   # public eps_i of the audit dataset
 SAMPLES = 1_000_000          # one L2-Laplace draw per release: 10^6 take ~1 s in d <= 2

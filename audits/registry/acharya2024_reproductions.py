@@ -59,6 +59,13 @@ from userdp.audits.engine.plot import pyplot
 
 from userdp.audits.registry import register_reproduction
 
+__all__ = [
+    "GRID_MEDICAL", "GRID_TABLE1", "GRID_TABLE3", "INSTANCES", "INSTANCE_P_BELOW", "MEDICAL_SHA256",
+    "PAPER_MIN_RATIO", "PILOT_LOG_SD", "PROFILE", "QUICK_INSTANCES", "TABLE1", "TABLE2", "TABLE3", "TABLE4",
+    "expected_losses", "instance_claims", "instance_min_ratios", "load_medical_cost", "paper_split",
+    "prepare_medical", "privacy_profile", "release_losses", "synthetic_setup", "table1"
+]
+
 SEED = 2024                # data, profile and noise (fixed before the first run)
 SPLIT_SEED = 21            # the authors' random_state
 TEST_FRACTION = 0.2        # the authors' test_size (Tables 1-4)

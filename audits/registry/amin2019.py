@@ -49,6 +49,11 @@ from userdp.audits.engine.verdicts import ERROR, POWER, claim, decide, exact, no
 from userdp.audits.registry import AuditSetup, Entry, register, register_reproduction
 from userdp.audits.engine.plot import pyplot
 
+__all__ = [
+    "EPS", "EPSILONS", "EPS_CAP", "EPS_SUM", "T_PUBLIC", "U", "build_capped_sum", "build_private_cap",
+    "expected_abs_error", "private_cap_realised_loss", "reproduce_sum"
+]
+
 PAPER = "Amin et al. 2019 (ICML 2019, PMLR 97:263-271)"
 T_PUBLIC, EPS = 1.0, 1.0
 EPS_CAP, EPS_SUM, U = 0.5, 3.0, 1.0   # sum-heavy split: see the module docstring
@@ -69,6 +74,7 @@ def _add(D: UserDataset, values, what: str) -> NeighbourPair:
 
 
 def build_capped_sum(T: float = T_PUBLIC, epsilon: float = EPS) -> AuditSetup:
+    """Entry ``amin2019.capped-sum``: the capped sum at a public cap T, on its worst-case pairs."""
     D = _default_dataset()
     pairs = [_add(D, [T], f"add a user of total T = {T}")]
     pairs += ADD_REMOVE_USER.worst_case_pairs(D, 0.0, 1.0, k=1)  # remove heaviest; add all-1 / all-0 user
@@ -96,6 +102,8 @@ def private_cap_realised_loss(epsilon_cap: float = EPS_CAP, epsilon_sum: float =
 
 
 def build_private_cap(epsilon_cap: float = EPS_CAP, epsilon_sum: float = EPS_SUM, U: float = U) -> AuditSetup:
+    """Entry ``amin2019.capped-sum-private-cap``: the cap chosen by the exponential mechanism, then
+    the capped sum; the claim is the composition of the two budgets."""
     pairs = [_add(UserDataset.from_user_lists([[B_EM * U]]), [U], f"1 user at {B_EM * U:g} vs + one user at U = {U}"),
              _add(_default_dataset(), [U], f"default dataset vs + one user at U = {U}"),
              _add(UserDataset.from_user_lists([[EM_DELTA], [EM_DELTA]]), [U],

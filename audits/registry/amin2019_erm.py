@@ -43,6 +43,11 @@ from userdp.audits.engine.ceiling import NoiseModel
 
 from userdp.audits.registry import AuditSetup, Entry, register
 
+__all__ = [
+    "AMIN_PARAMS", "RIDGE_PARAMS", "amin_default_dataset", "build_amin", "build_amin_ridge",
+    "ridge_default_dataset", "ridge_realised_ratio"
+]
+
 AMIN_SAMPLES = 1_000_000   # output perturbation is one L2-Laplace draw per release: 10^6 take ~2 s
 
 # ---------------------------------------------------------------------------- logistic, d = 2
@@ -73,6 +78,7 @@ def _amin_pairs(D: UserDataset, tau: int) -> list[NeighbourPair]:
 
 
 def build_amin(epsilon=1.0, tau=2, Lambda=10.0, n_min=4) -> AuditSetup:
+    """Entry ``amin2019.erm-output-perturbation``: logistic ERM with output perturbation."""
     D = amin_default_dataset(tau, n_min)
 
     def mechanism(dataset, rng, size):
@@ -120,6 +126,7 @@ def _ridge_pairs(D: UserDataset, tau: int) -> list[NeighbourPair]:
 
 
 def build_amin_ridge(epsilon=1.0, tau=2, Lambda=1e4, n_min=4) -> AuditSetup:
+    """Entry ``amin2019.erm-output-perturbation-ridge``: the same with the ridge loss."""
     D = ridge_default_dataset(n_min)
 
     def mechanism(dataset, rng, size):

@@ -29,6 +29,8 @@ from userdp.audits.engine.ceiling import NoiseModel
 
 from userdp.audits.registry import AuditSetup, Entry, register
 
+__all__ = ["gaussian_setup"]
+
 _HERE = __name__
 
 

@@ -28,6 +28,8 @@ from userdp.audits.engine.verdicts import claim, decide, exact
 from userdp.audits.registry import AuditSetup, Entry, register, register_reproduction
 from userdp.audits.engine.plot import pyplot
 
+__all__ = ["default_dataset", "reproduce_theorem2"]
+
 PAPER = "Epasto et al. 2020"
 DEFAULT_COUNTS = np.ceil(50 / np.arange(1, 51)).astype(np.int64)  # Zipf-like s_l
 DEFAULT_SAMPLES = 100_000

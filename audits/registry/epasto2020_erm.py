@@ -28,6 +28,8 @@ from userdp.reference.neighbours import NeighbourPair
 
 from userdp.audits.registry import AuditSetup, Entry, register
 
+__all__ = ["EPASTO_PARAMS", "build_epasto", "epasto_default_dataset"]
+
 DEFAULT_SAMPLES = 100_000
 
 EPASTO_PARAMS = {"epsilon": 1.0, "delta": 1e-5, "T": 4}
@@ -60,6 +62,7 @@ def _epasto_pairs(D: UserDataset) -> list[NeighbourPair]:
 
 
 def build_epasto(epsilon=1.0, delta=1e-5, T=4) -> AuditSetup:
+    """Entry ``epasto2020.weighted-erm``: noisy gradient descent with Lemma 3's record weights."""
     D = epasto_default_dataset()
     c, _ = W.optimal_weights(D, epsilon, 1.0)     # Lemma 3 weights: read only the public s_l
 

@@ -32,6 +32,11 @@ from userdp.audits.engine.verdicts import ERROR, claim, decide, exact, median, m
 from userdp.audits.registry import AuditSetup, Entry, register, register_reproduction
 from userdp.audits.engine.plot import pyplot
 
+__all__ = [
+    "DEFAULTS", "E1_SIZES", "EX1", "SYNTH_REPS", "claim3", "example1", "orthogonal_dataset", "synthetic",
+    "synthetic_instance", "zipf_user_ids"
+]
+
 PAPER = "Epasto et al. 2020"
 E1_SIZES, E2_SIZES = (4, 2, 1, 1, 1, 1), (10, 3, 1, 1, 1, 1, 1, 1)
 DEFAULTS = {"B": 1.0, "epsilon": 1.0, "sigma": 4.0}

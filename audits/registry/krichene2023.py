@@ -53,6 +53,8 @@ from userdp.audits.engine.ceiling import NoiseModel
 
 from userdp.audits.registry import AuditSetup, Entry, register
 
+__all__ = ["M", "N_COUNTS", "N_USERS", "audit_dataset", "build_noisy_gd", "removal_pairs", "weights"]
+
 PAPER = "Krichene et al. 2023"
 M = 3
 N_COUNTS = (3.0, 1.0, 1.0)
@@ -77,6 +79,7 @@ def weights(dataset: UserDataset, beta: float, mu: float) -> np.ndarray:
 
 
 def removal_pairs(D: UserDataset, users=(0, 3, 1)) -> list[NeighbourPair]:
+    """The pairs (D, D without user u) for the given users, each described."""
     what = {0: "the user with the most tasks (2), at the clipping bounds",
             3: "the only user of task 2 (removal empties it), data beyond the bounds",
             1: "a user inside the bounds"}
@@ -145,6 +148,7 @@ def _gd_setup(beta, mu, delta, T, eta, sigma_factor=1.0) -> AuditSetup:
 
 
 def build_noisy_gd(beta=0.5, mu=0.5, delta=DELTA, T=4, eta=0.01) -> AuditSetup:
+    """Entry ``krichene2023.noisy-gd``: Algorithm 2 on the audit dataset, its removal pairs."""
     return _gd_setup(beta, mu, delta, T, eta)
 
 

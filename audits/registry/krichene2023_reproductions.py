@@ -56,6 +56,12 @@ from userdp.reference import krichene2023_weights as W
 
 from userdp.audits.registry import register_reproduction
 
+__all__ = [
+    "COUNT_SHARE", "DELTA", "DESIGN_EFFECT", "HT_COMPARISONS", "HT_EPSILONS", "HT_K", "HT_QUICK_RELEASES",
+    "HT_RELEASES", "HT_STEPS", "METHODS", "PILOT_RELEASES", "PILOT_REL_SD", "PILOT_UCL", "budgets",
+    "head_tail_pilot", "head_tail_releases", "synthetic_data"
+]
+
 SEED = 2023
 DELTA = 1e-5
 MUS = (0.0, 0.25, 0.5, 1.0)
@@ -63,6 +69,7 @@ MUS = (0.0, 0.25, 0.5, 1.0)
 
 # ------------------------------------------------------------------------ Appendix C
 def synthetic_data(a: float, n_users: int = 10_000):
+    """(train, test, theta): Appendix C's synthetic problem at skew ``a``, split 80/20 (fixed seeds)."""
     D, theta = P.appendix_c_problem(np.random.default_rng([SEED, int(a * 10)]), m=100, n_users=n_users, d=5, a=a,
                                     tasks_per_user=20, sigma_F=1e-3)
     train, test = P.split(D, np.random.default_rng([SEED, 1, int(a * 10)]), 0.2)

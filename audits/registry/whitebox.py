@@ -70,6 +70,11 @@ from userdp.audits.registry import amin2019_erm as RE
 from userdp.audits.registry import epasto2020_erm as REE
 from userdp.audits.registry import zhao2024 as RZ
 
+__all__ = [
+    "ACHARYA_ENTRIES", "ENTRIES", "TOLERANCE", "hlm_spaces", "logistic_ratio_bound", "spaces_for",
+    "weighted_erm_step", "whitebox_sensitivity"
+]
+
 TOLERANCE = 1e-9        # ratios above 1 + TOLERANCE are understated sensitivities
 
 
@@ -306,6 +311,7 @@ ENTRIES = ("amin2019.capped-sum", "epasto2020.wa", "epasto2020.sample-limiting",
 
 
 def spaces_for(name: str, setup, params) -> list[Space]:
+    """The white-box search spaces of the registry entry ``name`` (its parameters ``params``)."""
     if name == "amin2019.capped-sum":
         return _capped_sum_spaces(params)
     if name in ("epasto2020.wa", "epasto2020.sample-limiting"):

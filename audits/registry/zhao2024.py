@@ -38,6 +38,11 @@ from userdp.audits.engine.ceiling import NoiseModel
 
 from userdp.audits.registry import AuditSetup, Entry, register
 
+__all__ = [
+    "DELTA", "EPSILON", "PAPER", "QUADRATIC", "R", "R_C", "audit_dataset", "audit_users", "build_hlm",
+    "extreme_pairs", "moved_pairs", "realised_share", "worst_case_pair"
+]
+
 PAPER = "Zhao et al. 2024 (poster)"
 EPSILON, DELTA, R, R_C = 3.0, 1e-5, 1.0, 1.0
 HLM_SAMPLES = 1_000_000   # Gaussian tails at delta = 1e-5: 10^6 per side takes HLM to 0.48-0.56 of eps = 3
@@ -116,6 +121,7 @@ def worst_case_pair(d: int = 1, n: int = 2000, quadratic: int = QUADRATIC, seed:
 
 
 def build_hlm(d: int = 1) -> AuditSetup:
+    """Entries ``zhao2024.hlm`` (d = 1) and ``zhao2024.hlm-d3``: HLM on ``worst_case_pair(d)``."""
     pairs = [worst_case_pair(d)]
 
     def mechanism(dataset, rng, size):

@@ -30,6 +30,8 @@ from userdp.audits.engine.ceiling import NoiseModel
 
 from userdp.audits.registry import AuditSetup, Entry, register
 
+__all__ = ["params", "realised_share", "tight_pair"]
+
 PAPER = "Zhao et al. 2024 (poster)"
 EPSILON, DELTA, R, R_C, SUPPORT = 3.0, 1e-5, 1.0, 1.0, 1.0
 SAMPLES = 200_000
@@ -43,6 +45,7 @@ def _counts() -> np.ndarray:
 
 
 def params() -> dict:
+    """The public parameters of the ``zhao2024.hlm-global`` entry."""
     return {"epsilon": EPSILON, "delta": DELTA, "R": R, "R_c": R_C, "support": SUPPORT}
 
 

@@ -80,6 +80,11 @@ from userdp.audits.registry import register_reproduction
 from userdp.audits.engine.plot import pyplot
 from userdp.audits.engine.verdicts import all_of, claim, decide, mean, normal, ratio
 
+__all__ = [
+    "GAMMAS", "WME_BETAS", "WME_RADII", "reproduce_convergence", "reproduce_heavy_tail", "reproduce_imbalance",
+    "theorem1_terms", "zipf_counts"
+]
+
 EPSILON, DELTA, N_USERS = 1.0, 1e-5, 2000
 GAMMAS = (0.0, 0.5, 1.0, 1.5, 2.0)
 SHAPES = (2.5, 3.0, 4.0, 8.0)

@@ -29,6 +29,8 @@ from userdp.audits.engine.ceiling import NoiseModel
 from userdp.audits.registry import AuditSetup, Entry, register
 from userdp.audits.registry.zhao2024 import DELTA, EPSILON, PAPER, R, audit_dataset, moved_pairs
 
+__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+
 SAMPLES = 200_000
 
 

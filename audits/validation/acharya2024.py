@@ -31,6 +31,8 @@ from userdp.audits.registry import acharya2024 as RA
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded
 
+__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+
 LAMBDA = 100.0
 READS = {"values": "(n, d) the features x_i, each coordinate in [0, 1] (d counts an intercept column if any)",
          "labels": "(n,) the targets y_i in [-1, 1]",

@@ -23,6 +23,8 @@ from userdp.audits.registry import whitebox as RW
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import add_user, seeded, sizes, user_ids
 
+__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+
 ALGO, ALGO_CAP = "amin2019.capped-sum", "amin2019.capped-sum-private-cap"
 READS = {"values": "(n,) each record's value x_i >= 0 (the unit of T)",
          "user_ids": "(n,) the user owning each record (the privacy unit: add/remove user)"}

@@ -25,6 +25,8 @@ from userdp.audits.registry import amin2019_erm as RE
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded, sizes, user_ids
 
+__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+
 AMIN_PARAMS = (Param("epsilon", "the privacy level: pure epsilon-DP under add/remove-user; > 0"),
                Param("tau", "the public per-user contribution bound: the FIRST tau records of each user (record "
                             "order) are kept; an integer >= 1"),

@@ -27,6 +27,8 @@ from userdp.audits.registry import whitebox as RW
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded, sizes, user_ids
 
+__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+
 PARAMS = (Param("B", "the public bound on the values: every y_i in [0, B]; > 0 (same unit as the values)"),
           Param("epsilon", "the privacy level: pure epsilon-DP under replace-user; > 0"),
           Param("sigma", "the public standard deviation of one value (NOT a variance), >= 0; the paper's default is "

@@ -21,6 +21,8 @@ from userdp.audits.validation import AuditDesign, Case, Param, Refusal, Validati
 from userdp.audits.validation._data import seeded, sizes, user_ids
 from userdp.audits.validation.amin2019_erm import _amin_project, _features
 
+__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+
 
 def _epasto_reference(dataset, rng, size=None, *, epsilon, delta, T):
     c, _ = W.optimal_weights(dataset, epsilon, 1.0)

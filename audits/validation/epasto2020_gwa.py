@@ -26,6 +26,8 @@ from userdp.audits.registry import epasto2020_gwa as RG
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded, sizes, user_ids
 
+__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+
 READS = {"values": "(n, d) the features x_i (public; the relation changes labels only)",
          "labels": "(n,) the labels y_i in [0, B] (private)",
          "user_ids": "(n,) the user owning each record; the sets S_l are public"}

@@ -35,6 +35,8 @@ from userdp.audits.registry import krichene2023 as RK
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded
 
+__all__ = ["flatten_ssp"]
+
 SSP_KEYS = ("m", "n_counts", "n_users", "beta", "mu", "Gamma_x", "Gamma_star")
 WEIGHT_PARAMS = (Param("m", "the number of tasks (task_ids lie in [0, m))"),
                  Param("n_counts", "(m,) the PUBLIC task sizes n_i >= 1 used by the weights (declared, not read from "

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import pytest
 
+__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+
 _KEY = "userdp_validate_state"
 CHECKS = ("stages", "independence", "differential", "inputs", "audit")
 

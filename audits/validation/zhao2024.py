@@ -40,6 +40,8 @@ from userdp.audits.registry import zhao2024_calibration as RG
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded
 
+__all__ = ["V_DELTA", "V_EPS"]
+
 V_EPS, V_DELTA = 3.0, 1e-5
 CROSS_N = 65          # one-item users at 0: gamma = 16 just above the threshold L = 15.35 at eps = 3
 

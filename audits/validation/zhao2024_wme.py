@@ -19,6 +19,8 @@ from userdp.audits.validation import AuditDesign, Case, Param, Refusal, Validati
 from userdp.audits.validation._data import seeded
 from userdp.audits.validation.zhao2024 import V_DELTA, V_EPS
 
+__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+
 # The reference (``W.wme_mechanism``) always releases. In d = 1 its release is
 # means[j] + N(0, sigma_2^2), j the noisy argmax of the histogram (stage I) and means[j] the
 # mean of the local averages clipped to the interval of bin j: a MIXTURE over j, so the
