@@ -4,9 +4,31 @@
 ``userdp.audits.registry`` lists the mechanisms the CLI (``userdp audit``) knows.
 This package depends on numpy, scipy, statsmodels and ``userdp.reference.claims`` only.
 """
-from userdp.audits.engine.harness import NO_VIOLATION, VIOLATION, AuditResult, IncompleteAudit, PairFailure, PairResult, Witness, audit
+
+from userdp.audits.engine.harness import (
+    NO_VIOLATION,
+    VIOLATION,
+    AuditResult,
+    IncompleteAudit,
+    PairFailure,
+    PairResult,
+    Witness,
+    audit,
+)
 from userdp.audits.engine.rejection import StatisticThreshold, Threshold, ValueSet
 from userdp.audits.engine.sampling import MechanismError
 
-__all__ = ["audit", "AuditResult", "Witness", "MechanismError", "Threshold", "StatisticThreshold", "ValueSet",
-           "VIOLATION", "NO_VIOLATION", "PairResult", "PairFailure", "IncompleteAudit"]
+__all__ = [
+    "audit",
+    "AuditResult",
+    "Witness",
+    "MechanismError",
+    "Threshold",
+    "StatisticThreshold",
+    "ValueSet",
+    "VIOLATION",
+    "NO_VIOLATION",
+    "PairResult",
+    "PairFailure",
+    "IncompleteAudit",
+]

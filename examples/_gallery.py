@@ -8,6 +8,7 @@ default test run's (sized so that the whole gallery runs in a few minutes on 2 c
 the README figure's (``tests/gallery`` marks that run slow). ``why`` says why the verdict
 is expected, and for a violation why a miss is improbable at the test's sample count.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,13 +22,13 @@ VIOLATION, NO_VIOLATION = "violation", "no violation found"
 
 @dataclass(frozen=True)
 class Entry:
-    target: str          # "examples.gallery_opendp:clamp_sum_laplace"
-    library: str         # the distribution name, e.g. "opendp"
-    version: str         # the pinned version (pyproject's gallery extra)
-    mechanism: str       # what is released, in a few words
-    relation: str        # a name of userdp.reference.neighbours.RELATIONS
-    expected: str        # VIOLATION or NO_VIOLATION
-    samples: int         # outputs per side in the default test run
+    target: str  # "examples.gallery_opendp:clamp_sum_laplace"
+    library: str  # the distribution name, e.g. "opendp"
+    version: str  # the pinned version (pyproject's gallery extra)
+    mechanism: str  # what is released, in a few words
+    relation: str  # a name of userdp.reference.neighbours.RELATIONS
+    expected: str  # VIOLATION or NO_VIOLATION
+    samples: int  # outputs per side in the default test run
     figure_samples: int  # outputs per side for the README table (the slow test)
     why: str
 

@@ -55,6 +55,7 @@ Targets (relation; pairs and why they are the worst case):
   fixed before any sampling): post-processing cannot increase a privacy loss, so a
   violation of g o M is one of M, and thresholds on g are the Neyman-Pearson sets.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -75,8 +76,10 @@ MEAN_ADD_REMOVE = ([0.0], [0.0, 1.0], "[0] vs [0, 1]: means 0 and 1/2, noise sca
 
 
 def _pairs(pairs, lo: float, hi: float) -> list:
-    return [(check_records(a, lo, hi, f"pair {i} first"), check_records(b, lo, hi, f"pair {i} second"), d)
-            for i, (a, b, d) in enumerate(pairs)]
+    return [
+        (check_records(a, lo, hi, f"pair {i} first"), check_records(b, lo, hi, f"pair {i} second"), d)
+        for i, (a, b, d) in enumerate(pairs)
+    ]
 
 
 def laplace(epsilon: float = 1.0) -> AuditSetup:
@@ -85,8 +88,10 @@ def laplace(epsilon: float = 1.0) -> AuditSetup:
 
     def mechanism(dataset):
         return mech.randomise(float(np.sum(dataset)))
-    return AuditSetup(mechanism, _pairs([([], [1.0], "no record vs one record at 1 (sum 0 vs 1)")], 0.0, 1.0),
-                      PureDP(eps))
+
+    return AuditSetup(
+        mechanism, _pairs([([], [1.0], "no record vs one record at 1 (sum 0 vs 1)")], 0.0, 1.0), PureDP(eps)
+    )
 
 
 def geometric(epsilon: float = 1.0) -> AuditSetup:
@@ -95,8 +100,13 @@ def geometric(epsilon: float = 1.0) -> AuditSetup:
 
     def mechanism(dataset):
         return mech.randomise(len(dataset))
-    return AuditSetup(mechanism, _pairs([([], [1.0], "no record vs one record (count 0 vs 1)")], 0.0, 1.0),
-                      PureDP(eps), output="discrete")
+
+    return AuditSetup(
+        mechanism,
+        _pairs([([], [1.0], "no record vs one record (count 0 vs 1)")], 0.0, 1.0),
+        PureDP(eps),
+        output="discrete",
+    )
 
 
 def laplace_bounded_domain(epsilon: float = 1.0) -> AuditSetup:
@@ -105,15 +115,25 @@ def laplace_bounded_domain(epsilon: float = 1.0) -> AuditSetup:
 
     def mechanism(dataset):
         return mech.randomise(float(np.sum(dataset)))
-    pairs = [([], [1.0], "no record vs one at 1: sum 0 vs 1, the lower edge of the domain [0, 2]"),
-             ([1.0], [1.0, 1.0], "one record vs two at 1: sum 1 vs 2, the upper edge")]
+
+    pairs = [
+        ([], [1.0], "no record vs one at 1: sum 0 vs 1, the lower edge of the domain [0, 2]"),
+        ([1.0], [1.0, 1.0], "one record vs two at 1: sum 1 vs 2, the upper edge"),
+    ]
     return AuditSetup(mechanism, _pairs(pairs, 0.0, 1.0), PureDP(eps))
 
 
 def _tool(func, eps: float, lo: float, hi: float):
     def mechanism(dataset):
-        return float(func(np.asarray(dataset, dtype=float), epsilon=eps, bounds=(lo, hi),
-                          accountant=BudgetAccountant(epsilon=eps, delta=0.0)))
+        return float(
+            func(
+                np.asarray(dataset, dtype=float),
+                epsilon=eps,
+                bounds=(lo, hi),
+                accountant=BudgetAccountant(epsilon=eps, delta=0.0),
+            )
+        )
+
     return mechanism
 
 
@@ -145,7 +165,7 @@ def clipped_laplace_log_density(y, m: float, b: float, lo: float, hi: float) -> 
     unit atom at each bound: ln(e^(-(m - lo)/b) / 2) at y = lo, ln(e^(-(hi - m)/b) / 2) at
     y = hi, ln(e^(-|y - m|/b) / (2b)) inside."""
     lo, hi = check_bounds(lo, hi)
-    b = check_epsilon(b, "b")                    # the Laplace scale: finite and > 0
+    b = check_epsilon(b, "b")  # the Laplace scale: finite and > 0
     if not lo <= m <= hi:
         raise ValueError(f"m (the mean) must lie in [lo, hi] = [{lo}, {hi}], got {m!r}")
     y = np.asarray(y, dtype=float)
@@ -174,41 +194,98 @@ def tools_mean_add_remove_lr(epsilon: float = 0.5) -> AuditSetup:
 
     def mechanism(dataset):
         return float(mean_log_likelihood_ratio(raw(dataset), first, second, eps))
+
     pair = (first, second, desc + "; output post-processed by the pair's log-likelihood ratio")
     return AuditSetup(mechanism, _pairs([pair], 0.0, 1.0), PureDP(eps))
 
 
 def _entry(name, mechanism, relation, expected, samples, figure_samples, why) -> Entry:
-    return Entry(f"{MODULE}:{name}", "diffprivlib", VERSION, mechanism, relation, expected, samples,
-                 figure_samples, why)
+    return Entry(
+        f"{MODULE}:{name}", "diffprivlib", VERSION, mechanism, relation, expected, samples, figure_samples, why
+    )
 
 
 ENTRIES = [
-    _entry("laplace", "Laplace(eps=1, sensitivity=1)", "add-remove-record", NO_VIOLATION, 20_000, 200_000,
-           "a correct Laplace mechanism"),
-    _entry("geometric", "Geometric(eps=1, sensitivity=1), discrete", "add-remove-record", NO_VIOLATION, 20_000,
-           200_000, "a correct geometric mechanism"),
-    _entry("laplace_bounded_domain", "LaplaceBoundedDomain(eps=1, sens=1, [0, 2])", "add-remove-record",
-           NO_VIOLATION, 10_000, 100_000, "the scale is calibrated to the normalisation (Holohan et al. 2020)"),
-    _entry("tools_sum_add_remove", "tools.sum(eps=1, bounds=(0, 1))", "add-remove-record", VIOLATION, 5_000,
-           20_000, "the output range [0, n] reveals n: Pr[x > 2] is 1 - e^-1/2 = 0.82 on [1, 1, 1] and 0 on "
-           "[1, 1]: no output of the second side can fall in {x > 2}, so its count is 0 and the bound is "
-           "ln(p_lo / q_hi), q_hi ~ ln(2 m / alpha) / 4500 = 2.2e-3 on the 4,500 counted; measured over 10 "
-           "runs at 5,000 per side: eps_lb 5.76-5.81 (sd 0.017), never near 1"),
-    _entry("tools_sum_replace", "tools.sum(eps=1, bounds=(0, 1))", "replace-record", NO_VIOLATION, 10_000,
-           100_000, "n public: the clipping is post-processing"),
-    _entry("tools_mean_replace", "tools.mean(eps=0.5, bounds=(0, 1))", "replace-record", NO_VIOLATION, 10_000,
-           100_000, "n public: sensitivity 1/n, the clipping is post-processing"),
-    _entry("tools_mean_add_remove", "tools.mean(eps=0.5, bounds=(0, 1))", "add-remove-record", VIOLATION,
-           40_000, 200_000, "true loss ln 2 + eps/2 = 0.943 > 0.5 (the noise scale reveals n), only on an "
-           "interval, which the classifier statistic's level sets hold. Measured on the same law in numpy "
-           "(clip(mean + Lap(1/(n eps)), 0, 1)), 300 seeds at 40,000 per side: the selection share prefers the "
-           "classifier over every threshold by a score margin of mean 0.230, sd 0.052 (4.5 sd; min 0.109), and "
-           "then eps_lb has mean 0.729, sd 0.027, min 0.666 (8.5 sd above 0.5); "
-           "tests/audits/test_audit_scale_change.py holds the k-of-n version"),
-    _entry("tools_mean_add_remove_lr", "tools.mean(eps=0.5, bounds=(0, 1)), LR-post-processed",
-           "add-remove-record", VIOLATION, 20_000, 200_000,
-           "true loss 0.943 vs 0.5; thresholds on the likelihood ratio are the Neyman-Pearson sets. Measured "
-           "over 10 runs at 20,000 per side: eps_lb 0.662-0.712 (mean 0.686, sd 0.018): the claim 0.5 is "
-           "10 sd below the mean, so a miss (eps_lb <= 0.5) is far below 1e-4"),
+    _entry(
+        "laplace",
+        "Laplace(eps=1, sensitivity=1)",
+        "add-remove-record",
+        NO_VIOLATION,
+        20_000,
+        200_000,
+        "a correct Laplace mechanism",
+    ),
+    _entry(
+        "geometric",
+        "Geometric(eps=1, sensitivity=1), discrete",
+        "add-remove-record",
+        NO_VIOLATION,
+        20_000,
+        200_000,
+        "a correct geometric mechanism",
+    ),
+    _entry(
+        "laplace_bounded_domain",
+        "LaplaceBoundedDomain(eps=1, sens=1, [0, 2])",
+        "add-remove-record",
+        NO_VIOLATION,
+        10_000,
+        100_000,
+        "the scale is calibrated to the normalisation (Holohan et al. 2020)",
+    ),
+    _entry(
+        "tools_sum_add_remove",
+        "tools.sum(eps=1, bounds=(0, 1))",
+        "add-remove-record",
+        VIOLATION,
+        5_000,
+        20_000,
+        "the output range [0, n] reveals n: Pr[x > 2] is 1 - e^-1/2 = 0.82 on [1, 1, 1] and 0 on "
+        "[1, 1]: no output of the second side can fall in {x > 2}, so its count is 0 and the bound is "
+        "ln(p_lo / q_hi), q_hi ~ ln(2 m / alpha) / 4500 = 2.2e-3 on the 4,500 counted; measured over 10 "
+        "runs at 5,000 per side: eps_lb 5.76-5.81 (sd 0.017), never near 1",
+    ),
+    _entry(
+        "tools_sum_replace",
+        "tools.sum(eps=1, bounds=(0, 1))",
+        "replace-record",
+        NO_VIOLATION,
+        10_000,
+        100_000,
+        "n public: the clipping is post-processing",
+    ),
+    _entry(
+        "tools_mean_replace",
+        "tools.mean(eps=0.5, bounds=(0, 1))",
+        "replace-record",
+        NO_VIOLATION,
+        10_000,
+        100_000,
+        "n public: sensitivity 1/n, the clipping is post-processing",
+    ),
+    _entry(
+        "tools_mean_add_remove",
+        "tools.mean(eps=0.5, bounds=(0, 1))",
+        "add-remove-record",
+        VIOLATION,
+        40_000,
+        200_000,
+        "true loss ln 2 + eps/2 = 0.943 > 0.5 (the noise scale reveals n), only on an "
+        "interval, which the classifier statistic's level sets hold. Measured on the same law in numpy "
+        "(clip(mean + Lap(1/(n eps)), 0, 1)), 300 seeds at 40,000 per side: the selection share prefers the "
+        "classifier over every threshold by a score margin of mean 0.230, sd 0.052 (4.5 sd; min 0.109), and "
+        "then eps_lb has mean 0.729, sd 0.027, min 0.666 (8.5 sd above 0.5); "
+        "tests/audits/test_audit_scale_change.py holds the k-of-n version",
+    ),
+    _entry(
+        "tools_mean_add_remove_lr",
+        "tools.mean(eps=0.5, bounds=(0, 1)), LR-post-processed",
+        "add-remove-record",
+        VIOLATION,
+        20_000,
+        200_000,
+        "true loss 0.943 vs 0.5; thresholds on the likelihood ratio are the Neyman-Pearson sets. Measured "
+        "over 10 runs at 20,000 per side: eps_lb 0.662-0.712 (mean 0.686, sd 0.018): the claim 0.5 is "
+        "10 sd below the mean, so a miss (eps_lb <= 0.5) is far below 1e-4",
+    ),
 ]

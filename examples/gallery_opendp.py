@@ -40,6 +40,7 @@ Targets:
   2 tries of 2, before they were started by a fork server: ``audits/engine/parallel.py``); the
   gallery audits it with ``--workers 2``.
 """
+
 from __future__ import annotations
 
 import opendp.prelude as dp
@@ -52,7 +53,7 @@ from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_bounds, check_epsilo
 
 VERSION = "0.16.0"
 MODULE = "examples.gallery_opendp"
-dp.enable_features("contrib")     # then_laplace on floats is a "contrib" component in OpenDP 0.16
+dp.enable_features("contrib")  # then_laplace on floats is a "contrib" component in OpenDP 0.16
 
 
 def measurement(lower: float, upper: float, scale: float):
@@ -73,8 +74,11 @@ def claim_of(meas) -> PureDP:
 def _setup(run, claimed, lo: float, hi: float) -> AuditSetup:
     def mechanism(dataset):
         return run(list(dataset))
-    pairs = [([], [hi], f"no record vs one at the upper bound {hi:g}"),
-             ([hi] * 3, [hi] * 2, f"three records at {hi:g} vs two")]
+
+    pairs = [
+        ([], [hi], f"no record vs one at the upper bound {hi:g}"),
+        ([hi] * 3, [hi] * 2, f"three records at {hi:g} vs two"),
+    ]
     pairs = [(check_records(a, lo, hi, "first"), check_records(b, lo, hi, "second"), d) for a, b, d in pairs]
     return AuditSetup(mechanism, pairs, claim_of(claimed))
 
@@ -96,28 +100,61 @@ def polars_sum(epsilon: float = 1.0, lower: float = 0.0, upper: float = 1.0) -> 
     eps = check_epsilon(epsilon)
     lo, hi = check_bounds(lower, upper)
     schema = {"x": pl.Float64}
-    context = dp.Context.compositor(data=pl.LazyFrame({"x": [lo]}, schema=schema),
-                                    privacy_unit=dp.unit_of(contributions=1), privacy_loss=dp.loss_of(epsilon=eps),
-                                    split_evenly_over=1, margins=[dp.polars.Margin(max_length=10)])
+    context = dp.Context.compositor(
+        data=pl.LazyFrame({"x": [lo]}, schema=schema),
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=eps),
+        split_evenly_over=1,
+        margins=[dp.polars.Margin(max_length=10)],
+    )
     meas = context.query().select(pl.col("x").fill_null(0.0).dp.sum((lo, hi))).resolve()
 
     def mechanism(dataset):
         frame = pl.LazyFrame({"x": [float(v) for v in dataset]}, schema=schema)
         return meas(frame).collect().item()
-    pair = (check_records([hi] * 3, lo, hi, "first"), check_records([hi] * 2, lo, hi, "second"),
-            f"three records at {hi:g} vs two")
+
+    pair = (
+        check_records([hi] * 3, lo, hi, "first"),
+        check_records([hi] * 2, lo, hi, "second"),
+        f"three records at {hi:g} vs two",
+    )
     return AuditSetup(mechanism, [pair], claim_of(meas))
 
 
 ENTRIES = [
-    Entry(f"{MODULE}:clamp_sum_laplace", "opendp", VERSION, "clamp >> sum >> laplace(scale=1), bounds [0, 1]",
-          "add-remove-record", NO_VIOLATION, 20_000, 200_000, "a correct Laplace sum, claim meas.map(1)"),
-    Entry(f"{MODULE}:clamp_sum_laplace_planted_scale", "opendp", VERSION,
-          "the same run at scale 0.5, claimed map(1) of scale 1 (planted)", "add-remove-record", VIOLATION, 5_000,
-          50_000, "true loss 2 vs claim 1.0000000093. Measured over 10 runs at 5,000 per side: eps_lb 1.61-1.85 "
-          "(mean 1.73, sd 0.061): the claim is 12 sd below the mean, so a miss is far below 1e-4"),
-    Entry(f"{MODULE}:polars_sum", "opendp", VERSION, "polars front end: Context query, sum of a column in [0, 1] "
-          "(eps=1)", "add-remove-record", NO_VIOLATION, 6_000, 100_000,
-          "a correct Laplace sum, claim meas.map(1); with --workers 2 it hung before worker processes came "
-          "from a fork server"),
+    Entry(
+        f"{MODULE}:clamp_sum_laplace",
+        "opendp",
+        VERSION,
+        "clamp >> sum >> laplace(scale=1), bounds [0, 1]",
+        "add-remove-record",
+        NO_VIOLATION,
+        20_000,
+        200_000,
+        "a correct Laplace sum, claim meas.map(1)",
+    ),
+    Entry(
+        f"{MODULE}:clamp_sum_laplace_planted_scale",
+        "opendp",
+        VERSION,
+        "the same run at scale 0.5, claimed map(1) of scale 1 (planted)",
+        "add-remove-record",
+        VIOLATION,
+        5_000,
+        50_000,
+        "true loss 2 vs claim 1.0000000093. Measured over 10 runs at 5,000 per side: eps_lb 1.61-1.85 "
+        "(mean 1.73, sd 0.061): the claim is 12 sd below the mean, so a miss is far below 1e-4",
+    ),
+    Entry(
+        f"{MODULE}:polars_sum",
+        "opendp",
+        VERSION,
+        "polars front end: Context query, sum of a column in [0, 1] (eps=1)",
+        "add-remove-record",
+        NO_VIOLATION,
+        6_000,
+        100_000,
+        "a correct Laplace sum, claim meas.map(1); with --workers 2 it hung before worker processes came "
+        "from a fork server",
+    ),
 ]

@@ -58,6 +58,7 @@ each partition released by its own aggregation with ``max_partitions_contributed
 at the full epsilon, as if the partitions held different users: each partition alone is
 1-DP (an audit partition by partition finds nothing), the pair's loss is 2.
 """
+
 from __future__ import annotations
 
 from operator import itemgetter
@@ -75,15 +76,16 @@ from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_epsilon
 
 VERSION = "0.3.1"
 MODULE = "examples.gallery_pipelinedp"
-PARTITION = 1                  # the audited partition
-OTHER = 0                      # one other user's partition: the collection is never empty
-RECORDS_PER_USER = 3           # above the cap below
+PARTITION = 1  # the audited partition
+OTHER = 0  # one other user's partition: the collection is never empty
+RECORDS_PER_USER = 3  # above the cap below
 MAX_CONTRIBUTIONS_PER_PARTITION = 2
 DELTA = 1e-5
-USERS_FOR_SELECTION = 20       # pi(20) / pi(19) = e^(eps/2): the selection's geometric region
+USERS_FOR_SELECTION = 20  # pi(20) / pi(19) = e^(eps/2): the selection's geometric region
 _METRICS = {"sum": pipeline_dp.Metrics.SUM, "count": pipeline_dp.Metrics.COUNT}
-_EXTRACTORS = pipeline_dp.DataExtractors(privacy_id_extractor=itemgetter(0), partition_extractor=itemgetter(1),
-                                         value_extractor=itemgetter(2))
+_EXTRACTORS = pipeline_dp.DataExtractors(
+    privacy_id_extractor=itemgetter(0), partition_extractor=itemgetter(1), value_extractor=itemgetter(2)
+)
 
 
 def dataset(users_in_partition: int) -> UserDataset:
@@ -93,8 +95,11 @@ def dataset(users_in_partition: int) -> UserDataset:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"users_in_partition must be an integer >= 1, got {k!r}")
     n = k * RECORDS_PER_USER
-    return UserDataset(np.ones(n + 1), np.r_[np.repeat(np.arange(k), RECORDS_PER_USER), k],
-                       partition_ids=np.r_[np.full(n, PARTITION), OTHER])
+    return UserDataset(
+        np.ones(n + 1),
+        np.r_[np.repeat(np.arange(k), RECORDS_PER_USER), k],
+        partition_ids=np.r_[np.full(n, PARTITION), OTHER],
+    )
 
 
 def pairs(private_selection: bool) -> list[NeighbourPair]:
@@ -110,9 +115,15 @@ def pairs(private_selection: bool) -> list[NeighbourPair]:
     for k in sizes:
         D = dataset(k)
         what = "one user vs empty partition" if k == 1 else f"{k} users vs {k - 1} in the partition"
-        out.append(NeighbourPair(D, D.without_user(0), "add-remove-user", 0,
-                                 f"{what} (user 0: {RECORDS_PER_USER} records of value 1, cap "
-                                 f"{MAX_CONTRIBUTIONS_PER_PARTITION})"))
+        out.append(
+            NeighbourPair(
+                D,
+                D.without_user(0),
+                "add-remove-user",
+                0,
+                f"{what} (user 0: {RECORDS_PER_USER} records of value 1, cap {MAX_CONTRIBUTIONS_PER_PARTITION})",
+            )
+        )
     return out
 
 
@@ -130,15 +141,20 @@ def release(D: UserDataset, metric: str, *, epsilon: float, delta: float, public
     accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=delta)
     engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
     params = pipeline_dp.AggregateParams(
-        metrics=[_METRICS[metric]], noise_kind=pipeline_dp.NoiseKind.LAPLACE, max_partitions_contributed=1,
-        max_contributions_per_partition=MAX_CONTRIBUTIONS_PER_PARTITION, min_value=0.0, max_value=1.0)
+        metrics=[_METRICS[metric]],
+        noise_kind=pipeline_dp.NoiseKind.LAPLACE,
+        max_partitions_contributed=1,
+        max_contributions_per_partition=MAX_CONTRIBUTIONS_PER_PARTITION,
+        min_value=0.0,
+        max_value=1.0,
+    )
     result = engine.aggregate(_rows(D), params, _EXTRACTORS, public_partitions=public_partitions)
     accountant.compute_budgets()
-    released = dict(result)                 # LocalBackend is lazy: the noise is drawn here
+    released = dict(result)  # LocalBackend is lazy: the noise is drawn here
     return getattr(released[PARTITION], metric) if PARTITION in released else None
 
 
-TWO = (OTHER, PARTITION)          # the partitions of the two-partition release
+TWO = (OTHER, PARTITION)  # the partitions of the two-partition release
 
 
 def two_partition_dataset(with_user_0: bool = True) -> UserDataset:
@@ -151,20 +167,26 @@ def two_partition_dataset(with_user_0: bool = True) -> UserDataset:
     return UserDataset(np.ones(len(users)), np.array(users), partition_ids=np.array(parts))
 
 
-def release_partitions(D: UserDataset, *, epsilon: float, max_partitions_contributed: int,
-                       partitions=TWO) -> list:
+def release_partitions(D: UserDataset, *, epsilon: float, max_partitions_contributed: int, partitions=TWO) -> list:
     """[SUM of each partition in ``partitions``] from one PipelineDP aggregation over public
     ``partitions`` (a partition missing from the result would be None, "no release")."""
     epsilon = check_epsilon(epsilon)
-    if isinstance(max_partitions_contributed, bool) or not isinstance(max_partitions_contributed, int) \
-            or max_partitions_contributed < 1:
+    if (
+        isinstance(max_partitions_contributed, bool)
+        or not isinstance(max_partitions_contributed, int)
+        or max_partitions_contributed < 1
+    ):
         raise ValueError(f"max_partitions_contributed must be an integer >= 1, got {max_partitions_contributed!r}")
     accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=0.0)
     engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
     params = pipeline_dp.AggregateParams(
-        metrics=[pipeline_dp.Metrics.SUM], noise_kind=pipeline_dp.NoiseKind.LAPLACE,
+        metrics=[pipeline_dp.Metrics.SUM],
+        noise_kind=pipeline_dp.NoiseKind.LAPLACE,
         max_partitions_contributed=max_partitions_contributed,
-        max_contributions_per_partition=MAX_CONTRIBUTIONS_PER_PARTITION, min_value=0.0, max_value=1.0)
+        max_contributions_per_partition=MAX_CONTRIBUTIONS_PER_PARTITION,
+        min_value=0.0,
+        max_value=1.0,
+    )
     rows = [r for r in _rows(D) if r[1] in partitions]
     result = engine.aggregate(rows, params, _EXTRACTORS, public_partitions=list(partitions))
     accountant.compute_budgets()
@@ -173,9 +195,16 @@ def release_partitions(D: UserDataset, *, epsilon: float, max_partitions_contrib
 
 
 def _two_partition_pairs() -> list[NeighbourPair]:
-    return [NeighbourPair(two_partition_dataset(True), two_partition_dataset(False), "add-remove-user", 0,
-                          f"user 0 in both partitions vs absent ({RECORDS_PER_USER} records of value 1 in each, "
-                          f"cap {MAX_CONTRIBUTIONS_PER_PARTITION})")]
+    return [
+        NeighbourPair(
+            two_partition_dataset(True),
+            two_partition_dataset(False),
+            "add-remove-user",
+            0,
+            f"user 0 in both partitions vs absent ({RECORDS_PER_USER} records of value 1 in each, "
+            f"cap {MAX_CONTRIBUTIONS_PER_PARTITION})",
+        )
+    ]
 
 
 def sum_two_partitions(epsilon: float = 1.0) -> AuditSetup:
@@ -184,7 +213,8 @@ def sum_two_partitions(epsilon: float = 1.0) -> AuditSetup:
 
     def mechanism(D):
         return release_partitions(D, epsilon=eps, max_partitions_contributed=2)
-    noise = NoiseModel("laplace", bounded_sums, 2 * MAX_CONTRIBUTIONS_PER_PARTITION / eps)   # L0 x Linf / eps
+
+    noise = NoiseModel("laplace", bounded_sums, 2 * MAX_CONTRIBUTIONS_PER_PARTITION / eps)  # L0 x Linf / eps
     return AuditSetup(mechanism, _two_partition_pairs(), PureDP(eps), output="vector", noise=noise)
 
 
@@ -207,6 +237,7 @@ def sum_two_partitions_per_partition_budget(epsilon: float = 1.0) -> AuditSetup:
 
     def mechanism(D):
         return [release_partitions(D, epsilon=eps, max_partitions_contributed=1, partitions=(p,))[0] for p in TWO]
+
     return AuditSetup(mechanism, _two_partition_pairs(), PureDP(eps), output="vector")
 
 
@@ -217,6 +248,7 @@ def _setup(metric: str, private_selection: bool, epsilon: float) -> AuditSetup:
 
     def mechanism(D):
         return release(D, metric, epsilon=eps, delta=delta, public_partitions=public)
+
     return AuditSetup(mechanism, pairs(private_selection), ApproxDP(eps, delta) if delta else PureDP(eps))
 
 
@@ -243,35 +275,77 @@ def count_planted_partitions_from_data(epsilon: float = 1.0) -> AuditSetup:
     def mechanism(D):
         keys = sorted(set(D.partition_ids.tolist()))
         return release(D, "count", epsilon=eps, delta=DELTA, public_partitions=keys)
+
     return AuditSetup(mechanism, pairs(True)[1:], ApproxDP(eps, DELTA))
 
 
 def _entry(name, mechanism, expected, samples, figure_samples, why) -> Entry:
-    return Entry(f"{MODULE}:{name}", "pipeline-dp", VERSION, mechanism, "add-remove-user", expected, samples,
-                 figure_samples, why)
+    return Entry(
+        f"{MODULE}:{name}", "pipeline-dp", VERSION, mechanism, "add-remove-user", expected, samples, figure_samples, why
+    )
 
 
 ENTRIES = [
-    _entry("sum_public", "SUM, public partition (eps=1)", NO_VIOLATION, 10_000, 100_000,
-           "Laplace of scale 2/eps on a sum bounded to [0, 2] per user"),
-    _entry("count_public", "COUNT, public partition (eps=1)", NO_VIOLATION, 10_000, 100_000,
-           "Laplace of scale 2/eps on a count bounded to 2 per user"),
-    _entry("sum_private_selection", "SUM, private partition selection (eps=1, delta=1e-5)", NO_VIOLATION,
-           10_000, 100_000, "truncated-geometric selection at (eps/2, delta) and the sum at eps/2"),
-    _entry("count_private_selection", "COUNT, private partition selection (eps=1, delta=1e-5)", NO_VIOLATION,
-           10_000, 100_000, "truncated-geometric selection at (eps/2, delta) and the count at eps/2"),
-    _entry("sum_two_partitions", "SUM, two public partitions, one user in both (eps=1)", NO_VIOLATION, 10_000,
-           50_000, "Laplace of scale L0 x Linf / eps = 4 on each sum; the pair moves both by 2: loss 1, reached "
-           "by the quadrant at the first side's sums"),
-    _entry("sum_two_partitions_per_partition_budget",
-           "SUM, two partitions each aggregated alone at eps=1 (planted)", VIOLATION, 10_000, 50_000,
-           "each partition gets Laplace of scale 2 (L0 = 1) for a user who is in both: loss 2; the quadrant "
-           "has mass 1/4 against e^-2 / 4 (measured at 10,000 per side, 10 runs: eps_lb 1.506-1.802, median "
-           "1.71; a miss, eps_lb <= 1, is > 6 sd below; audited partition by partition, 0.83, no violation)"),
-    _entry("count_planted_partitions_from_data", "COUNT, public partitions read from the data (planted)",
-           VIOLATION, 3_000, 20_000,
-           "partition 1 is released always vs never: {released} has 2,700 of 2,700 counted outputs vs 0, so "
-           "eps_lb = ln((p_lo - 1e-5) / q_hi) with p_lo = (alpha / 2)^(1/2700) and q_hi = 1 - p_lo: "
-           "5.61 whatever the library's noise (measured: 5.6063 in 10 of 10 runs; a miss is impossible while "
-           "the bug is there)"),
+    _entry(
+        "sum_public",
+        "SUM, public partition (eps=1)",
+        NO_VIOLATION,
+        10_000,
+        100_000,
+        "Laplace of scale 2/eps on a sum bounded to [0, 2] per user",
+    ),
+    _entry(
+        "count_public",
+        "COUNT, public partition (eps=1)",
+        NO_VIOLATION,
+        10_000,
+        100_000,
+        "Laplace of scale 2/eps on a count bounded to 2 per user",
+    ),
+    _entry(
+        "sum_private_selection",
+        "SUM, private partition selection (eps=1, delta=1e-5)",
+        NO_VIOLATION,
+        10_000,
+        100_000,
+        "truncated-geometric selection at (eps/2, delta) and the sum at eps/2",
+    ),
+    _entry(
+        "count_private_selection",
+        "COUNT, private partition selection (eps=1, delta=1e-5)",
+        NO_VIOLATION,
+        10_000,
+        100_000,
+        "truncated-geometric selection at (eps/2, delta) and the count at eps/2",
+    ),
+    _entry(
+        "sum_two_partitions",
+        "SUM, two public partitions, one user in both (eps=1)",
+        NO_VIOLATION,
+        10_000,
+        50_000,
+        "Laplace of scale L0 x Linf / eps = 4 on each sum; the pair moves both by 2: loss 1, reached "
+        "by the quadrant at the first side's sums",
+    ),
+    _entry(
+        "sum_two_partitions_per_partition_budget",
+        "SUM, two partitions each aggregated alone at eps=1 (planted)",
+        VIOLATION,
+        10_000,
+        50_000,
+        "each partition gets Laplace of scale 2 (L0 = 1) for a user who is in both: loss 2; the quadrant "
+        "has mass 1/4 against e^-2 / 4 (measured at 10,000 per side, 10 runs: eps_lb 1.506-1.802, median "
+        "1.71; a miss, eps_lb <= 1, is > 6 sd below; audited partition by partition, 0.83, no violation)",
+    ),
+    _entry(
+        "count_planted_partitions_from_data",
+        "COUNT, public partitions read from the data (planted)",
+        VIOLATION,
+        3_000,
+        20_000,
+        "partition 1 is released always vs never: {released} has 2,700 of 2,700 counted outputs vs 0, so "
+        "eps_lb = ln((p_lo - 1e-5) / q_hi) with p_lo = (alpha / 2)^(1/2700) and q_hi = 1 - p_lo: "
+        "5.61 whatever the library's noise (measured: 5.6063 in 10 of 10 runs; a miss is impossible while "
+        "the bug is there)",
+    ),
 ]

@@ -29,6 +29,7 @@ Targets (relation add-remove-record):
   but claims 1 (a budget mix-up, the kind Google's ``BoundedSumWithInsufficientNoise``
   test plants). True loss 2 on the pair "no record vs one at 2".
 """
+
 from __future__ import annotations
 
 from pydp.algorithms.laplacian import BoundedSum, Count
@@ -46,10 +47,14 @@ def _sum_setup(run_epsilon: float, claim_epsilon: float, lower: float, upper: fl
     lo, hi = check_bounds(lower, upper)
 
     def mechanism(dataset):
-        return BoundedSum(epsilon=run_epsilon, delta=0.0, lower_bound=lo, upper_bound=hi,
-                          dtype="float").quick_result(list(dataset))
-    pairs = [([], [hi], f"no record vs one at the upper bound {hi:g}"),
-             ([], [lo], f"no record vs one at the lower bound {lo:g}")]
+        return BoundedSum(epsilon=run_epsilon, delta=0.0, lower_bound=lo, upper_bound=hi, dtype="float").quick_result(
+            list(dataset)
+        )
+
+    pairs = [
+        ([], [hi], f"no record vs one at the upper bound {hi:g}"),
+        ([], [lo], f"no record vs one at the lower bound {lo:g}"),
+    ]
     pairs = [(check_records(a, lo, hi, "first"), check_records(b, lo, hi, "second"), d) for a, b, d in pairs]
     return AuditSetup(mechanism, pairs, PureDP(claim_epsilon))
 
@@ -69,20 +74,34 @@ def count(epsilon: float = 1.0) -> AuditSetup:
 
     def mechanism(dataset):
         return Count(epsilon=eps, dtype="int").quick_result(list(dataset))
+
     pairs = [([], [1], "no record vs one (count 0 vs 1)"), ([1] * 5, [1] * 6, "five records vs six")]
     return AuditSetup(mechanism, pairs, PureDP(eps), output="discrete")
 
 
 def _entry(name, mechanism, expected, samples, figure_samples, why) -> Entry:
-    return Entry(f"{MODULE}:{name}", "python-dp", VERSION, mechanism, "add-remove-record", expected, samples,
-                 figure_samples, why)
+    return Entry(
+        f"{MODULE}:{name}", "python-dp", VERSION, mechanism, "add-remove-record", expected, samples, figure_samples, why
+    )
 
 
 ENTRIES = [
-    _entry("bounded_sum", "BoundedSum(eps=1, bounds [-1, 2])", NO_VIOLATION, 20_000, 200_000,
-           "a correct Laplace sum, sensitivity max(|lower|, |upper|)"),
+    _entry(
+        "bounded_sum",
+        "BoundedSum(eps=1, bounds [-1, 2])",
+        NO_VIOLATION,
+        20_000,
+        200_000,
+        "a correct Laplace sum, sensitivity max(|lower|, |upper|)",
+    ),
     _entry("count", "Count(eps=1), discrete", NO_VIOLATION, 20_000, 200_000, "a correct Laplace count"),
-    _entry("bounded_sum_planted_eps2", "BoundedSum run at eps=2, claimed 1 (planted)", VIOLATION, 10_000, 100_000,
-           "true loss 2 vs claim 1. Measured over 10 runs at 10,000 per side: eps_lb 1.73-1.83 (mean 1.78, "
-           "sd 0.033): the claim is 24 sd below the mean, so a miss is far below 1e-4"),
+    _entry(
+        "bounded_sum_planted_eps2",
+        "BoundedSum run at eps=2, claimed 1 (planted)",
+        VIOLATION,
+        10_000,
+        100_000,
+        "true loss 2 vs claim 1. Measured over 10 runs at 10,000 per side: eps_lb 1.73-1.83 (mean 1.78, "
+        "sd 0.033): the claim is 24 sd below the mean, so a miss is far below 1e-4",
+    ),
 ]

@@ -9,6 +9,7 @@ counts are the entries' ``figure_samples`` (the README's figures, ``tests/galler
 test); with it, the default test run's ``samples``. The exit status is 1 if some verdict
 is not the expected one.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ from pathlib import Path
 from . import gallery_diffprivlib, gallery_opendp, gallery_pipelinedp, gallery_pydp
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIDENCE = 0.9999     # a correct mechanism is flagged with probability <= 1e-4 per audit
+CONFIDENCE = 0.9999  # a correct mechanism is flagged with probability <= 1e-4 per audit
 WORKERS = 2
 MODULES = (gallery_pipelinedp, gallery_diffprivlib, gallery_opendp, gallery_pydp)
 ENTRIES = [e for m in MODULES for e in m.ENTRIES]
@@ -39,8 +40,20 @@ def userdp_command() -> str:
 
 
 def command(entry, samples: int, workers: int = WORKERS, confidence: float = CONFIDENCE) -> list[str]:
-    return ["userdp", "audit", entry.target, "--relation", entry.relation, "--samples", str(samples),
-            "--confidence", str(confidence), "--workers", str(workers), "--json"]
+    return [
+        "userdp",
+        "audit",
+        entry.target,
+        "--relation",
+        entry.relation,
+        "--samples",
+        str(samples),
+        "--confidence",
+        str(confidence),
+        "--workers",
+        str(workers),
+        "--json",
+    ]
 
 
 def run(entry, samples: int, workers: int = WORKERS) -> dict:
@@ -66,12 +79,16 @@ def row(entry, r: dict) -> str:
     tight = r["tightness"]
     tight = "-" if tight is None or not math.isfinite(tight) else f"{tight:.3f}"
     verdict = r["verdict"] + ("" if r["verdict"] == entry.expected else " (NOT AS EXPECTED)")
-    return (f"| {entry.library} | {entry.version} | {entry.mechanism} | {entry.relation} | {_claim(r['claim'])} "
-            f"| {r['samples']:,} | {r['epsilon_lower_bound']:.3f} | {tight} | {verdict} | {r['wall_seconds']:.1f} s |")
+    return (
+        f"| {entry.library} | {entry.version} | {entry.mechanism} | {entry.relation} | {_claim(r['claim'])} "
+        f"| {r['samples']:,} | {r['epsilon_lower_bound']:.3f} | {tight} | {verdict} | {r['wall_seconds']:.1f} s |"
+    )
 
 
-HEADER = ("| library | version | mechanism | relation | claim | samples per side | eps_lb | tightness | verdict "
-          "| time |\n|---|---|---|---|---|---|---|---|---|---|")
+HEADER = (
+    "| library | version | mechanism | relation | claim | samples per side | eps_lb | tightness | verdict "
+    "| time |\n|---|---|---|---|---|---|---|---|---|---|"
+)
 
 
 def main(argv=None) -> int:
@@ -85,8 +102,11 @@ def main(argv=None) -> int:
         r = run(e, e.samples if args.quick else e.figure_samples, args.workers)
         ok &= r["verdict"] == e.expected
         print(row(e, r), flush=True)
-    print(f"\n{len(ENTRIES)} entries, {time.perf_counter() - t0:.0f} s in total, --workers {args.workers}, "
-          f"confidence {CONFIDENCE}", file=sys.stderr)
+    print(
+        f"\n{len(ENTRIES)} entries, {time.perf_counter() - t0:.0f} s in total, --workers {args.workers}, "
+        f"confidence {CONFIDENCE}",
+        file=sys.stderr,
+    )
     return 0 if ok else 1
 
 

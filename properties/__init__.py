@@ -3,4 +3,5 @@
 ``STRATEGIES``, ``EXAMPLES``, ``RELATION``, ``ADAPTER``, ``REFERENCE``); ``adapter`` runs a suite
 on anyone's stages, ``strategies`` holds the shared builders (docs/design.md §4-5).
 """
+
 __all__: list[str] = []

@@ -44,6 +44,7 @@ Oracles, written out here and independent of ``reference/acharya2024.py``:
   direction uniform, so u_1^2 ~ Beta(1/2, (d - 1)/2) for u uniform on S^{d-1}).
 Tolerance ``REL`` = 1e-9 relative (sums of at most a few dozen doubles).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -61,28 +62,52 @@ from userdp.reference.data import UserDataset
 from .adapter import Adapter
 
 __all__ = [
-    "REL", "STAT_LEVEL", "PDPExample", "pdp_examples", "assumption_breaking_example", "uneven_profile_example", "HARD_EXAMPLES",
-    "REFERENCE", "REFERENCE_NONPERSONALIZED", "REFERENCE_JORGENSEN", "ridge_oracle", "eta_oracle",
-    "prop_weights_sum_to_one", "prop_eta_is_theorem32", "prop_eta_times_sensitivity_is_eps",
-    "prop_noise_scale_is_public", "prop_loss_bounded_on_corner_neighbours",
-    "prop_loss_bounded_on_sampled_neighbour", "prop_statistic_is_weighted_ridge", "prop_refuses_lambda_zero",
-    "prop_refuses_out_of_domain", "prop_noise_is_gamma_radius_uniform_direction",
-    "prop_nonpersonalized_is_constant_profile", "prop_jorgensen_levels_within_eps",
-    "ALL_PROPERTIES", "STATISTICAL_PROPERTIES", "NONPERSONALIZED_PROPERTIES", "JORGENSEN_PROPERTIES",
-    "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER",
+    "REL",
+    "STAT_LEVEL",
+    "PDPExample",
+    "pdp_examples",
+    "assumption_breaking_example",
+    "uneven_profile_example",
+    "HARD_EXAMPLES",
+    "REFERENCE",
+    "REFERENCE_NONPERSONALIZED",
+    "REFERENCE_JORGENSEN",
+    "ridge_oracle",
+    "eta_oracle",
+    "prop_weights_sum_to_one",
+    "prop_eta_is_theorem32",
+    "prop_eta_times_sensitivity_is_eps",
+    "prop_noise_scale_is_public",
+    "prop_loss_bounded_on_corner_neighbours",
+    "prop_loss_bounded_on_sampled_neighbour",
+    "prop_statistic_is_weighted_ridge",
+    "prop_refuses_lambda_zero",
+    "prop_refuses_out_of_domain",
+    "prop_noise_is_gamma_radius_uniform_direction",
+    "prop_nonpersonalized_is_constant_profile",
+    "prop_jorgensen_levels_within_eps",
+    "ALL_PROPERTIES",
+    "STATISTICAL_PROPERTIES",
+    "NONPERSONALIZED_PROPERTIES",
+    "JORGENSEN_PROPERTIES",
+    "STRATEGIES",
+    "EXAMPLES",
+    "MAX_EXAMPLES",
+    "RELATION",
+    "ADAPTER",
 ]
 
 REL = 1e-9
-STAT_LEVEL = 5e-5       # each of the two noise tests: together <= 1e-4 false failures per example
+STAT_LEVEL = 5e-5  # each of the two noise tests: together <= 1e-4 false failures per example
 NOISE_DRAWS = 20_000
-RELATION = A.RELATION   # Definition 2.1: i-neighbours differ in record i only (REPLACE_RECORD)
+RELATION = A.RELATION  # Definition 2.1: i-neighbours differ in record i only (REPLACE_RECORD)
 
 
 @dataclass(frozen=True)
 class PDPExample:
     dataset: UserDataset
     Lambda: float
-    threshold: float | None = None        # Jorgensen's t (JORGENSEN_PROPERTIES only)
+    threshold: float | None = None  # Jorgensen's t (JORGENSEN_PROPERTIES only)
     neighbour: UserDataset | None = None  # an i-neighbour under RELATION (pdp_examples() draws one)
 
     @property
@@ -163,7 +188,9 @@ def _eta(impl: Adapter, D: UserDataset, ex: PDPExample) -> float:
 def _check_loss(impl: Adapter, ex: PDPExample, D: UserDataset, D2: UserDataset, i: int, what: str) -> None:
     """The exact loss of the pair, eta ||theta_bar(D) - theta_bar(D')||, is <= eps_i."""
     eta = _eta(impl, D, ex)
-    shift = float(np.linalg.norm(np.asarray(impl.statistic(D, **ex.params)) - np.asarray(impl.statistic(D2, **ex.params))))
+    shift = float(
+        np.linalg.norm(np.asarray(impl.statistic(D, **ex.params)) - np.asarray(impl.statistic(D2, **ex.params)))
+    )
     eps_i = float(D.epsilons[i])
     _require(eta * shift <= eps_i * (1 + REL), f"{what}: loss eta ||shift|| = {eta * shift!r} > eps_{i} = {eps_i!r}")
     if impl.sensitivity is not None:
@@ -227,7 +254,7 @@ def prop_loss_bounded_on_corner_neighbours(impl: Adapter, ex: PDPExample) -> Non
         sides = [A.RELATION.neighbour(D, i, np.array(c[:d]), 2 * c[d] - 1) for c in corners]
         for (a, ca), (b, cb) in itertools.combinations(zip(sides, corners), 2):
             _check_loss(impl, ex, a, b, i, f"record {i}: {ca} vs {cb}")
-    for i in range(D.n):                            # and from the dataset itself to each corner
+    for i in range(D.n):  # and from the dataset itself to each corner
         for b, cb in zip([A.RELATION.neighbour(D, i, np.array(c[:d]), 2 * c[d] - 1) for c in corners], corners):
             _check_loss(impl, ex, D, b, i, f"record {i}: as given vs {cb}")
 
@@ -260,7 +287,9 @@ def prop_refuses_lambda_zero(impl: Adapter, ex: PDPExample) -> None:
     impl.require("noise_scale")
     stages = [("noise_scale", lambda: impl.noise_scale(ex.dataset, Lambda=0.0))]
     if impl.mechanism is not None:
-        stages.append(("mechanism", lambda: impl.mechanism(ex.dataset, rng=np.random.default_rng(0), size=2, Lambda=0.0)))
+        stages.append(
+            ("mechanism", lambda: impl.mechanism(ex.dataset, rng=np.random.default_rng(0), size=2, Lambda=0.0))
+        )
     for name, call in stages:
         try:
             out = call()
@@ -292,7 +321,9 @@ def prop_noise_is_gamma_radius_uniform_direction(impl: Adapter, ex: PDPExample) 
     D = ex.dataset
     d = D.values.reshape(D.n, -1).shape[1]
     eta = eta_oracle(np.asarray(D.epsilons), d, ex.Lambda)
-    z = np.asarray(impl.mechanism(D, rng=np.random.default_rng(2024), size=NOISE_DRAWS, **ex.params)).reshape(NOISE_DRAWS, d)
+    z = np.asarray(impl.mechanism(D, rng=np.random.default_rng(2024), size=NOISE_DRAWS, **ex.params)).reshape(
+        NOISE_DRAWS, d
+    )
     z = z - np.asarray(impl.statistic(D, **ex.params))
     r = np.linalg.norm(z, axis=1)
     p_r = stats.kstest(r, stats.gamma(d, scale=1.0 / eta).cdf).pvalue
@@ -313,8 +344,10 @@ def prop_nonpersonalized_is_constant_profile(impl: Adapter, ex: PDPExample) -> N
     flat = np.full(D.n, float(np.min(D.epsilons)))
     want = ridge_oracle(X, np.asarray(D.labels), np.full(D.n, 1.0 / D.n), ex.Lambda)
     got = np.asarray(impl.statistic(D, **ex.params), dtype=float)
-    _require(np.linalg.norm(got - want) <= 1e-8 * max(1.0, float(np.linalg.norm(want))),
-             f"statistic {got} != uniform-weight ridge {want}")
+    _require(
+        np.linalg.norm(got - want) <= 1e-8 * max(1.0, float(np.linalg.norm(want))),
+        f"statistic {got} != uniform-weight ridge {want}",
+    )
     e_want, e_got = eta_oracle(flat, X.shape[1], ex.Lambda), _eta(impl, D, ex)
     _require(abs(e_got - e_want) <= REL * e_want, f"eta {e_got!r} != constant-profile eta {e_want!r}")
 
@@ -336,9 +369,13 @@ def _ref_weights(D, *, Lambda):
 
 
 REFERENCE = Adapter(
-    "acharya2024.pdp-op (reference)", _ref_weights, lambda D, *, Lambda: A.statistic(D, Lambda),
-    lambda D, *, Lambda: A.sensitivity(D, Lambda), lambda D, *, Lambda: A.noise_scale(D, Lambda),
-    lambda D, rng, size=None, *, Lambda: A.mechanism(D, rng, size, Lambda=Lambda))
+    "acharya2024.pdp-op (reference)",
+    _ref_weights,
+    lambda D, *, Lambda: A.statistic(D, Lambda),
+    lambda D, *, Lambda: A.sensitivity(D, Lambda),
+    lambda D, *, Lambda: A.noise_scale(D, Lambda),
+    lambda D, rng, size=None, *, Lambda: A.mechanism(D, rng, size, Lambda=Lambda),
+)
 
 
 def _flat(D):
@@ -346,22 +383,34 @@ def _flat(D):
 
 
 REFERENCE_NONPERSONALIZED = Adapter(
-    "acharya2024.nonpersonalized (reference)", None, lambda D, *, Lambda: A.statistic(_flat(D), Lambda),
-    None, lambda D, *, Lambda: A.noise_scale(_flat(D), Lambda),
-    lambda D, rng, size=None, *, Lambda: A.nonpersonalized_mechanism(D, rng, size, Lambda=Lambda))
+    "acharya2024.nonpersonalized (reference)",
+    None,
+    lambda D, *, Lambda: A.statistic(_flat(D), Lambda),
+    None,
+    lambda D, *, Lambda: A.noise_scale(_flat(D), Lambda),
+    lambda D, rng, size=None, *, Lambda: A.nonpersonalized_mechanism(D, rng, size, Lambda=Lambda),
+)
 
 REFERENCE_JORGENSEN = Adapter(
     "acharya2024.jorgensen (reference)",
-    lambda D, *, Lambda, threshold: A.jorgensen_probabilities(D.epsilons, threshold))
+    lambda D, *, Lambda, threshold: A.jorgensen_probabilities(D.epsilons, threshold),
+)
 
 # ---------------------------------------------------------------------- the suite
 # ALL_PROPERTIES: every property of PDP-OP (REFERENCE), its statistical one included; the
 # baselines' own properties are in NONPERSONALIZED_PROPERTIES and JORGENSEN_PROPERTIES.
-STATISTICAL_PROPERTIES = (prop_noise_is_gamma_radius_uniform_direction,)   # run on one fixed example
-ALL_PROPERTIES = (prop_weights_sum_to_one, prop_eta_is_theorem32, prop_eta_times_sensitivity_is_eps,
-                  prop_noise_scale_is_public, prop_loss_bounded_on_corner_neighbours,
-                  prop_loss_bounded_on_sampled_neighbour, prop_statistic_is_weighted_ridge,
-                  prop_refuses_lambda_zero, prop_refuses_out_of_domain) + STATISTICAL_PROPERTIES
+STATISTICAL_PROPERTIES = (prop_noise_is_gamma_radius_uniform_direction,)  # run on one fixed example
+ALL_PROPERTIES = (
+    prop_weights_sum_to_one,
+    prop_eta_is_theorem32,
+    prop_eta_times_sensitivity_is_eps,
+    prop_noise_scale_is_public,
+    prop_loss_bounded_on_corner_neighbours,
+    prop_loss_bounded_on_sampled_neighbour,
+    prop_statistic_is_weighted_ridge,
+    prop_refuses_lambda_zero,
+    prop_refuses_out_of_domain,
+) + STATISTICAL_PROPERTIES
 NONPERSONALIZED_PROPERTIES = (prop_nonpersonalized_is_constant_profile,)
 JORGENSEN_PROPERTIES = (prop_jorgensen_levels_within_eps,)
 

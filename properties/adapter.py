@@ -33,6 +33,7 @@ Stage signatures follow docs/design.md §4; each paper module documents the exac
 stages (``STAGES``; e.g. ``properties.amin2019.CapAdapter`` adds ``optimal_cap``); an
 adapter of a type without that stage simply lacks it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -51,7 +52,7 @@ from hypothesis.errors import HypothesisException, Unsatisfiable
 __all__ = ["Adapter", "Finding", "StageMissing", "check_property", "check_suite_property", "VERDICTS"]
 
 VERDICTS = ("pass", "invariant violation", "error", "deviation from reference", "privacy violation")
-NOT_APPLICABLE = "not applicable"   # not a verdict: the property did not run
+NOT_APPLICABLE = "not applicable"  # not a verdict: the property did not run
 
 # A failure that does not reproduce on the same example (Hypothesis >= 6.101 raises
 # FlakyFailure; older versions raise its base class Flaky).
@@ -114,10 +115,13 @@ class Adapter:
             if stage is not None and not callable(stage):
                 raise TypeError(f"{s} must be a callable stage or None, got {type(stage).__name__} {stage!r}")
         pm = self.param_map
-        if not isinstance(pm, Mapping) or not all(isinstance(k, str) and isinstance(v, str) and k and v
-                                                  for k, v in pm.items()):
-            raise TypeError(f"param_map must be a mapping of str to str (the reference's name: yours), got "
-                            f"{type(pm).__name__} {pm!r:.80}")
+        if not isinstance(pm, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and k and v for k, v in pm.items()
+        ):
+            raise TypeError(
+                f"param_map must be a mapping of str to str (the reference's name: yours), got "
+                f"{type(pm).__name__} {pm!r:.80}"
+            )
         if len(set(pm.values())) != len(pm):
             raise ValueError(f"param_map must not map two names to one, got {dict(pm)!r}")
         object.__setattr__(self, "param_map", MappingProxyType(dict(pm)))
@@ -126,8 +130,9 @@ class Adapter:
         """A copy whose stages take the REFERENCE's parameter names and call yours: keywords
         renamed by ``param_map`` updated with ``extra`` (both {reference name: yours}). The copy's
         own ``param_map`` is empty. Without any renaming, ``self``."""
-        if extra is not None and not (isinstance(extra, Mapping) and
-                                      all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items())):
+        if extra is not None and not (
+            isinstance(extra, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items())
+        ):
             raise TypeError(f"extra must be None or a mapping of str to str, got {type(extra).__name__} {extra!r:.80}")
         pm = {**self.param_map, **(extra or {})}
         if not pm:
@@ -147,8 +152,10 @@ class Adapter:
         ``Adapter``) is missing too. An unknown stage name is a bug in the property: TypeError."""
         unknown = [s for s in stages if not isinstance(s, str) or s not in _KNOWN_STAGES]
         if unknown:
-            raise TypeError(f"require: unknown stage {', '.join(map(repr, unknown))}; "
-                            f"known stages: {', '.join(sorted(_KNOWN_STAGES))}")
+            raise TypeError(
+                f"require: unknown stage {', '.join(map(repr, unknown))}; "
+                f"known stages: {', '.join(sorted(_KNOWN_STAGES))}"
+            )
         missing = tuple(s for s in stages if getattr(self, s, None) is None)
         if missing:
             raise StageMissing(self.name, missing)
@@ -161,13 +168,14 @@ def _renaming(f: Callable, pm: Mapping[str, str]) -> Callable:
     @functools.wraps(f)
     def call(*args, **kwargs):
         return f(*args, **{pm.get(k, k): v for k, v in kwargs.items()})
+
     call.__wrapped_stage__ = f
     return call
 
 
 @dataclass(frozen=True)
 class Finding:
-    verdict: str                      # one of VERDICTS, or "not applicable"
+    verdict: str  # one of VERDICTS, or "not applicable"
     property: str
     implementation: str
     counterexample: str | None = None
@@ -182,6 +190,7 @@ class Finding:
 def _traced(impl: Adapter, log: list) -> Adapter:
     """A copy of ``impl`` whose stages append (stage, exception) to ``log`` when they raise,
     then re-raise it unchanged (so a property may still catch an expected ValueError)."""
+
     def wrap(stage: str, f: Callable) -> Callable:
         @functools.wraps(f)
         def call(*args, **kwargs):
@@ -190,11 +199,12 @@ def _traced(impl: Adapter, log: list) -> Adapter:
             except Exception as exc:
                 log.append((stage, exc))
                 raise
+
         return call
 
     traced = copy.copy(impl)
     for s in impl.stages():
-        object.__setattr__(traced, s, wrap(s, getattr(impl, s)))   # the copy only; impl is untouched
+        object.__setattr__(traced, s, wrap(s, getattr(impl, s)))  # the copy only; impl is untouched
     return traced
 
 
@@ -213,13 +223,14 @@ def _without_local_constants():
     try:
         from hypothesis.internal.conjecture import providers
         from hypothesis.internal.constants_ast import Constants
+
         original, cache = providers._get_local_constants, providers.CONSTANTS_CACHE.cache
     except (ImportError, AttributeError):
         yield
         return
     none = Constants()
     providers._get_local_constants = lambda: none
-    cache.clear()                                   # holds constants drawn for earlier tests
+    cache.clear()  # holds constants drawn for earlier tests
     try:
         yield
     finally:
@@ -241,6 +252,7 @@ def _shrink_budget(seconds: float | None):
         return
     try:
         from hypothesis.internal.conjecture import engine
+
         original = engine.MAX_SHRINKING_SECONDS
     except (ImportError, AttributeError):
         yield
@@ -252,9 +264,16 @@ def _shrink_budget(seconds: float | None):
         engine.MAX_SHRINKING_SECONDS = original
 
 
-def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter, *,
-                   max_examples: int = 100, examples=(), shrink: bool = True,
-                   shrink_seconds: float | None = None) -> Finding:
+def check_property(
+    prop: Callable[[Adapter, Any], None],
+    strategy,
+    impl: Adapter,
+    *,
+    max_examples: int = 100,
+    examples=(),
+    shrink: bool = True,
+    shrink_seconds: float | None = None,
+) -> Finding:
     """Run ``prop(impl, example)`` on Hypothesis examples; return the graded finding.
 
     Derandomized, without an example database and without constants mined from local
@@ -277,27 +296,41 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
         raise TypeError(f"strategy must be a Hypothesis strategy, got {type(strategy).__name__}")
     if not isinstance(impl, Adapter):
         raise TypeError(f"impl must be an Adapter (userdp.properties.adapter.Adapter), got {type(impl).__name__}")
-    if isinstance(max_examples, bool) or not isinstance(max_examples, numbers.Integral) \
-            or not 1 <= max_examples <= 100_000:
+    if (
+        isinstance(max_examples, bool)
+        or not isinstance(max_examples, numbers.Integral)
+        or not 1 <= max_examples <= 100_000
+    ):
         raise ValueError(f"max_examples must be an int in [1, 100000], got {max_examples!r}")
     if isinstance(examples, (str, bytes, set, frozenset, dict)) or not hasattr(examples, "__iter__"):
         raise TypeError(f"examples must be a list of examples, got {type(examples).__name__}")
     if not isinstance(shrink, bool):
         raise TypeError(f"shrink must be a bool, got {type(shrink).__name__}")
-    if shrink_seconds is not None and (isinstance(shrink_seconds, bool) or not isinstance(shrink_seconds, numbers.Real)
-                                       or not 0 < shrink_seconds <= 3600):
+    if shrink_seconds is not None and (
+        isinstance(shrink_seconds, bool)
+        or not isinstance(shrink_seconds, numbers.Real)
+        or not 0 < shrink_seconds <= 3600
+    ):
         raise ValueError(f"shrink_seconds must be None or a number of seconds in (0, 3600], got {shrink_seconds!r}")
     phases = _PHASES if shrink else tuple(p for p in _PHASES if p.name != "shrink")
-    shown: list[str] = []          # repr of the example being run (the minimal one, last)
-    stage_log: list = []           # (stage, exception) raised by a stage during that example
-    raised: list = []              # the exception that left the property during that example
+    shown: list[str] = []  # repr of the example being run (the minimal one, last)
+    stage_log: list = []  # (stage, exception) raised by a stage during that example
+    raised: list = []  # the exception that left the property during that example
     traced = _traced(impl, stage_log)
 
     # report_multiple_bugs=False: a property failing at two places gives one finding (the
     # first), not an ExceptionGroup that would escape the handlers below. Hypothesis replays
     # the minimal failing example last and re-raises that run's exception object.
-    @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None, phases=phases,
-              suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False)
+    @settings(
+        max_examples=max_examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=phases,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+    )
     @given(strategy)
     def run(ex):
         shown.clear()
@@ -307,9 +340,9 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
         try:
             prop(traced, ex)
         except StageMissing as exc:
-            if not any(e is exc for _, e in stage_log):    # the property's own require(): stop now
+            if not any(e is exc for _, e in stage_log):  # the property's own require(): stop now
                 raise _NotApplicable(exc) from exc
-            raised.append(exc)                             # a stage raised it: an error, graded below
+            raised.append(exc)  # a stage raised it: an error, graded below
             raise
         except Exception as exc:
             raised.append(exc)
@@ -329,15 +362,18 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
     except _NotApplicable as stop:
         return finding(NOT_APPLICABLE, str(stop.__cause__), with_example=False)
     except _FLAKY_FAILURE as exc:
-        return finding("error", f"not reproducible: the property failed on an example, then passed on "
-                                f"the same example (a non-deterministic stage?): {_describe(exc)}")
+        return finding(
+            "error",
+            f"not reproducible: the property failed on an example, then passed on "
+            f"the same example (a non-deterministic stage?): {_describe(exc)}",
+        )
     except (Unsatisfiable, HypothesisException) as exc:
-        if isinstance(exc, Unsatisfiable):    # a strategy that never produces a usable example
+        if isinstance(exc, Unsatisfiable):  # a strategy that never produces a usable example
             raise RuntimeError(f"property {name}: strategy produced no usable example") from exc
-        raise                                  # Hypothesis misused by the suite: not a finding
+        raise  # Hypothesis misused by the suite: not a finding
     except Exception as exc:
         if not (raised and raised[-1] is exc):
-            raise                              # raised while drawing the example: a suite bug
+            raise  # raised while drawing the example: a suite bug
         stage = next((s for s, e in stage_log if e is exc), None)
         if stage is not None:
             return finding("error", f"stage {stage} raised {_describe(exc)}")
@@ -347,25 +383,41 @@ def check_property(prop: Callable[[Adapter, Any], None], strategy, impl: Adapter
     return finding("pass", with_example=False)
 
 
-def check_suite_property(suite, prop: Callable[[Adapter, Any], None], impl: Adapter, *,
-                         max_examples: int | None = None, shrink: bool = True,
-                         shrink_seconds: float | None = None) -> Finding:
+def check_suite_property(
+    suite,
+    prop: Callable[[Adapter, Any], None],
+    impl: Adapter,
+    *,
+    max_examples: int | None = None,
+    shrink: bool = True,
+    shrink_seconds: float | None = None,
+) -> Finding:
     """``check_property`` as the suite module ``suite`` says to run ``prop``: its strategy
     ``suite.STRATEGIES[prop]``, its known hard cases ``suite.EXAMPLES``, and its effort
     ``suite.MAX_EXAMPLES`` (100 where it names none), capped at ``max_examples`` if given.
     This is how ``userdp validate``, its pytest plugin and the paper tests run a property."""
     strategies = getattr(suite, "STRATEGIES", None)
     if not isinstance(strategies, dict):
-        raise TypeError(f"suite must be a property-suite module with a STRATEGIES dict, got "
-                        f"{type(suite).__name__} {getattr(suite, '__name__', suite)!r:.80}")
+        raise TypeError(
+            f"suite must be a property-suite module with a STRATEGIES dict, got "
+            f"{type(suite).__name__} {getattr(suite, '__name__', suite)!r:.80}"
+        )
     if prop not in strategies:
-        raise ValueError(f"prop {getattr(prop, '__name__', prop)!r} has no strategy in suite "
-                         f"{getattr(suite, '__name__', suite)!r} (suite.STRATEGIES)")
+        raise ValueError(
+            f"prop {getattr(prop, '__name__', prop)!r} has no strategy in suite "
+            f"{getattr(suite, '__name__', suite)!r} (suite.STRATEGIES)"
+        )
     n = getattr(suite, "MAX_EXAMPLES", {}).get(prop, 100)
     if max_examples is not None:
         if isinstance(max_examples, bool) or not isinstance(max_examples, numbers.Integral) or max_examples < 1:
             raise ValueError(f"max_examples must be None or an int >= 1, got {max_examples!r}")
         n = min(n, int(max_examples))
-    return check_property(prop, strategies[prop], impl, max_examples=n,
-                          examples=getattr(suite, "EXAMPLES", {}).get(prop, ()), shrink=shrink,
-                          shrink_seconds=shrink_seconds)
+    return check_property(
+        prop,
+        strategies[prop],
+        impl,
+        max_examples=n,
+        examples=getattr(suite, "EXAMPLES", {}).get(prop, ()),
+        shrink=shrink,
+        shrink_seconds=shrink_seconds,
+    )

@@ -33,6 +33,7 @@ summation errs by < m * 2^-52 * sum <= 1e-12 relative here, so comparisons of su
 a relative tolerance REL = 1e-9 (three orders above rounding, far below any bug: the
 bugs these catch change g_T by at least a visible fraction of T).
 """
+
 from __future__ import annotations
 
 import math
@@ -51,11 +52,28 @@ from .adapter import Adapter
 from .strategies import neighbouring_pairs, user_datasets
 
 __all__ = [
-    "CapAdapter", "REL", "totals_oracle", "kth_largest_oracle", "eq5_oracle",
-    "capped_sum_cases", "capped_sum_neighbours", "cap_cases", "noise_cases",
-    "prop_capped_per_user", "prop_sensitivity_bounds_neighbours", "prop_sensitivity_brute_force",
-    "prop_noise_scale_calibrated", "prop_optimal_cap_is_kth_largest", "prop_optimal_cap_minimises_eq5",
-    "ALL_PROPERTIES", "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER", "REFERENCE",
+    "CapAdapter",
+    "REL",
+    "totals_oracle",
+    "kth_largest_oracle",
+    "eq5_oracle",
+    "capped_sum_cases",
+    "capped_sum_neighbours",
+    "cap_cases",
+    "noise_cases",
+    "prop_capped_per_user",
+    "prop_sensitivity_bounds_neighbours",
+    "prop_sensitivity_brute_force",
+    "prop_noise_scale_calibrated",
+    "prop_optimal_cap_is_kth_largest",
+    "prop_optimal_cap_minimises_eq5",
+    "ALL_PROPERTIES",
+    "STRATEGIES",
+    "EXAMPLES",
+    "MAX_EXAMPLES",
+    "RELATION",
+    "ADAPTER",
+    "REFERENCE",
 ]
 
 REL = 1e-9  # see module docstring: >= 1000x the float rounding of these sums
@@ -79,7 +97,7 @@ def totals_oracle(D: UserDataset) -> list[float]:
 
 def kth_largest_oracle(D: UserDataset, epsilon: float) -> float:
     """The ceil(1/eps)-th largest user total (0 when there are fewer users): eq. 6."""
-    k = math.ceil(Fraction(1) / Fraction(epsilon))          # exact rational ceil
+    k = math.ceil(Fraction(1) / Fraction(epsilon))  # exact rational ceil
     xs = sorted(totals_oracle(D), reverse=True)
     return xs[k - 1] if k <= len(xs) else 0.0
 
@@ -97,8 +115,9 @@ def _close(a: float, b: float, scale: float) -> bool:
 def _cap_for(D: UserDataset):
     """T from a fixed range, or exactly one user's total or record (boundary cases); caps lie
     in the reference's supported range [1e-50, 1e50] (``reference._checks.MAGNITUDE``)."""
-    return st.one_of(st.floats(0.05, 3.0), st.sampled_from(totals_oracle(D) + D.values.tolist())
-                     .filter(lambda t: t >= 1e-50))
+    return st.one_of(
+        st.floats(0.05, 3.0), st.sampled_from(totals_oracle(D) + D.values.tolist()).filter(lambda t: t >= 1e-50)
+    )
 
 
 @st.composite
@@ -143,7 +162,8 @@ def prop_capped_per_user(impl: Adapter, example) -> None:
     want = math.fsum(min(x, T) for x in totals_oracle(D))
     assert _close(got, want, want), (
         f"{impl.name}: g_T = {got!r} but sum_l min(x_l, T) = {want!r} (T={T!r}, user sizes "
-        f"{D.counts.tolist()}); a per-record cap gives sum_i min(x_i, T) instead")
+        f"{D.counts.tolist()}); a per-record cap gives sum_i min(x_i, T) instead"
+    )
 
 
 def prop_sensitivity_bounds_neighbours(impl: Adapter, example) -> None:
@@ -169,8 +189,8 @@ def _check_pair(impl: Adapter, D, D2, T, what: str) -> None:
     diff = abs(float(impl.statistic(D, T=T)) - float(impl.statistic(D2, T=T)))
     delta = float(impl.sensitivity(T=T))
     assert diff <= delta + REL * max(1.0, T * (D.m + D2.m)), (
-        f"{impl.name}: |g_T(D) - g_T(D')| = {diff!r} > sensitivity(T) = {delta!r} "
-        f"(T={T!r}; {what})")
+        f"{impl.name}: |g_T(D) - g_T(D')| = {diff!r} > sensitivity(T) = {delta!r} (T={T!r}; {what})"
+    )
 
 
 def prop_noise_scale_calibrated(impl: Adapter, example) -> None:
@@ -184,7 +204,8 @@ def prop_noise_scale_calibrated(impl: Adapter, example) -> None:
     if impl.noise_scale is not None:
         b = float(impl.noise_scale(T=T, epsilon=eps))
         assert b >= (T / eps) * (1 - REL), (
-            f"{impl.name}: noise_scale(T={T!r}, eps={eps!r}) = {b!r} < T/eps = {T / eps!r} (Def. 4, eq. 2)")
+            f"{impl.name}: noise_scale(T={T!r}, eps={eps!r}) = {b!r} < T/eps = {T / eps!r} (Def. 4, eq. 2)"
+        )
 
 
 def prop_optimal_cap_is_kth_largest(impl: Adapter, example) -> None:
@@ -195,7 +216,8 @@ def prop_optimal_cap_is_kth_largest(impl: Adapter, example) -> None:
     assert _close(got, want, want), (
         f"{impl.name}: optimal_cap = {got!r}, but the ceil(1/eps) = "
         f"{math.ceil(Fraction(1) / Fraction(eps))}-th largest of totals {sorted(totals_oracle(D), reverse=True)} "
-        f"is {want!r} (eps={eps!r})")
+        f"is {want!r} (eps={eps!r})"
+    )
 
 
 def prop_optimal_cap_minimises_eq5(impl: Adapter, example) -> None:
@@ -216,26 +238,39 @@ def prop_optimal_cap_minimises_eq5(impl: Adapter, example) -> None:
     assert T >= 0, f"{impl.name}: optimal_cap = {T!r} < 0"
     got = eq5_oracle(x, T, eps)
     assert got <= best + REL * max(1.0, best), (
-        f"{impl.name}: eq. 5 at T={T!r} is {got!r} > min over candidates {best!r} (eps={eps!r}, totals {x})")
+        f"{impl.name}: eq. 5 at T={T!r} is {got!r} > min over candidates {best!r} (eps={eps!r}, totals {x})"
+    )
 
 
 # ------------------------------------------------------------------------ the suite
 # The shape every suite exposes (tests/test_suite_shape.py): the properties, the example strategy of
 # each, known hard examples and the effort per property, the neighbouring relation, the
 # adapter type and the reference wrapped in it.
-ALL_PROPERTIES = (prop_capped_per_user, prop_sensitivity_bounds_neighbours, prop_sensitivity_brute_force,
-                  prop_noise_scale_calibrated, prop_optimal_cap_is_kth_largest, prop_optimal_cap_minimises_eq5)
+ALL_PROPERTIES = (
+    prop_capped_per_user,
+    prop_sensitivity_bounds_neighbours,
+    prop_sensitivity_brute_force,
+    prop_noise_scale_calibrated,
+    prop_optimal_cap_is_kth_largest,
+    prop_optimal_cap_minimises_eq5,
+)
 STRATEGIES = {
     prop_capped_per_user: capped_sum_cases(),
     prop_sensitivity_bounds_neighbours: capped_sum_neighbours(),
-    prop_sensitivity_brute_force: capped_sum_cases(max_users=4),       # brute force over every user removed
+    prop_sensitivity_brute_force: capped_sum_cases(max_users=4),  # brute force over every user removed
     prop_noise_scale_calibrated: noise_cases(),
     prop_optimal_cap_is_kth_largest: cap_cases(),
     prop_optimal_cap_minimises_eq5: cap_cases(),
 }
-EXAMPLES: dict = {}             # no known hard case beyond what the strategies draw
-MAX_EXAMPLES: dict = {}         # every property: check_property's default, 100
-RELATION = A.RELATION           # Amin et al. §3, Def. 1: one user's records appear or vanish (ADD_REMOVE_USER)
+EXAMPLES: dict = {}  # no known hard case beyond what the strategies draw
+MAX_EXAMPLES: dict = {}  # every property: check_property's default, 100
+RELATION = A.RELATION  # Amin et al. §3, Def. 1: one user's records appear or vanish (ADD_REMOVE_USER)
 ADAPTER = CapAdapter
-REFERENCE = CapAdapter("amin2019 (reference)", statistic=A.statistic, sensitivity=A.sensitivity,
-                       noise_scale=A.noise_scale, mechanism=A.mechanism, optimal_cap=A.optimal_cap_nonprivate)
+REFERENCE = CapAdapter(
+    "amin2019 (reference)",
+    statistic=A.statistic,
+    sensitivity=A.sensitivity,
+    noise_scale=A.noise_scale,
+    mechanism=A.mechanism,
+    optimal_cap=A.optimal_cap_nonprivate,
+)

@@ -27,6 +27,7 @@ reads the scale back from a release of the reference mechanism on the given D
 and D', not a formula that never sees the data. The record and dataset strategies shared with
 the Epasto suite are in ``properties/erm.py``.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -43,10 +44,23 @@ from .adapter import Adapter
 from .erm import _record_points, erm_datasets
 
 __all__ = [
-    "amin_reference", "add_user", "amin_params", "amin_pairs", "amin_worst_pairs", "amin_cases",
-    "amin_brute_force_pairs", "prop_tau_bounds_records_per_user", "prop_minimiser_within_sensitivity",
+    "amin_reference",
+    "add_user",
+    "amin_params",
+    "amin_pairs",
+    "amin_worst_pairs",
+    "amin_cases",
+    "amin_brute_force_pairs",
+    "prop_tau_bounds_records_per_user",
+    "prop_minimiser_within_sensitivity",
     "prop_noise_scale_is_public",
-    "ALL_PROPERTIES", "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER", "REFERENCE",
+    "ALL_PROPERTIES",
+    "STRATEGIES",
+    "EXAMPLES",
+    "MAX_EXAMPLES",
+    "RELATION",
+    "ADAPTER",
+    "REFERENCE",
 ]
 
 # Tolerance for "moves by at most Delta": the reference minimiser is certified to
@@ -90,16 +104,23 @@ def amin_reference() -> Adapter:
 # ----------------------------------------------------------------------- neighbour builders
 def add_user(D: UserDataset, values, labels) -> UserDataset:
     """Amin Def. 1 neighbour: a new user (fresh id) with the given records."""
-    return ADD_REMOVE_USER.neighbour(D, int(D.users.max()) + 1, np.asarray(values, dtype=float),
-                                     labels=np.asarray(labels, dtype=float))
+    return ADD_REMOVE_USER.neighbour(
+        D, int(D.users.max()) + 1, np.asarray(values, dtype=float), labels=np.asarray(labels, dtype=float)
+    )
 
 
 # ------------------------------------------------------------------------------ strategies
 @st.composite
 def amin_params(draw, loss: str = "logistic") -> dict:
     """Public parameters of Amin's ERM: tau, Lambda, n_min (and the loss's bounds R = Y = 1)."""
-    return dict(tau=draw(st.integers(1, 6)), Lambda=draw(st.floats(0.05, 2.0)),
-                n_min=draw(st.integers(1, 8)), loss=loss, R=1.0, Y=1.0)
+    return dict(
+        tau=draw(st.integers(1, 6)),
+        Lambda=draw(st.floats(0.05, 2.0)),
+        n_min=draw(st.integers(1, 8)),
+        loss=loss,
+        R=1.0,
+        Y=1.0,
+    )
 
 
 @st.composite
@@ -140,8 +161,14 @@ def amin_worst_pairs(draw, loss: str = "logistic"):
     if loss == "ridge":
         y = y * draw(st.floats(0.1, 1.0))
     D = UserDataset(x, np.r_[np.zeros(s0, dtype=np.int64), np.arange(1, k + 1)], labels=y)
-    params = dict(tau=draw(st.integers(1, 8)), Lambda=draw(st.floats(0.05, 50.0)),
-                  n_min=k if draw(st.booleans()) else draw(st.integers(1, 12)), loss=loss, R=1.0, Y=1.0)
+    params = dict(
+        tau=draw(st.integers(1, 8)),
+        Lambda=draw(st.floats(0.05, 50.0)),
+        n_min=k if draw(st.booleans()) else draw(st.integers(1, 12)),
+        loss=loss,
+        R=1.0,
+        Y=1.0,
+    )
     return D, ADD_REMOVE_USER.neighbour(D, 0), params
 
 
@@ -179,9 +206,11 @@ def prop_tau_bounds_records_per_user(impl: Adapter, example) -> None:
     want = np.minimum(D.counts, p["tau"])
     if not np.array_equal(kept, want):
         l = int(np.argmax(kept != want))
-        raise AssertionError(f"user {D.users[l]} (s_l = {D.counts[l]}) keeps {kept[l]} records, "
-                             f"expected min(s_l, tau = {p['tau']}) = {want[l]}")
-    if (w < 0).any() or np.ptp(w[w > 0]) > 1e-15 * w.max():   # equal weights up to one rounding
+        raise AssertionError(
+            f"user {D.users[l]} (s_l = {D.counts[l]}) keeps {kept[l]} records, "
+            f"expected min(s_l, tau = {p['tau']}) = {want[l]}"
+        )
+    if (w < 0).any() or np.ptp(w[w > 0]) > 1e-15 * w.max():  # equal weights up to one rounding
         raise AssertionError(f"kept records must share one non-negative weight, got {np.unique(w)}")
 
 
@@ -192,8 +221,7 @@ def prop_minimiser_within_sensitivity(impl: Adapter, example) -> None:
     gap = float(np.linalg.norm(np.asarray(impl.statistic(D, **p)) - np.asarray(impl.statistic(D2, **p))))
     Delta = float(impl.sensitivity(**p))
     if gap > Delta * (1 + _REL_TOL) + _ABS_TOL:
-        raise AssertionError(f"minimiser moved {gap!r} > claimed Delta_2 = {Delta!r} "
-                             f"(n = {D.n} -> {D2.n}, params {p})")
+        raise AssertionError(f"minimiser moved {gap!r} > claimed Delta_2 = {Delta!r} (n = {D.n} -> {D2.n}, params {p})")
 
 
 def prop_noise_scale_is_public(impl: Adapter, example) -> None:
@@ -201,7 +229,7 @@ def prop_noise_scale_is_public(impl: Adapter, example) -> None:
     impl.require("noise_scale")
     D, D2, p = example
     a, b = float(impl.noise_scale(D, epsilon=1.0, **p)), float(impl.noise_scale(D2, epsilon=1.0, **p))
-    if abs(a - b) > 1e-12 * max(a, b):   # the same formula on the same public inputs: equal up to rounding
+    if abs(a - b) > 1e-12 * max(a, b):  # the same formula on the same public inputs: equal up to rounding
         raise AssertionError(f"noise scale depends on the data: {a!r} on D (n = {D.n}) vs {b!r} on D' (n = {D2.n})")
 
 
@@ -211,11 +239,11 @@ ALL_PROPERTIES = (prop_tau_bounds_records_per_user, prop_minimiser_within_sensit
 # the others too (ridge, the random pairs for the minimiser bound).
 STRATEGIES = {
     prop_tau_bounds_records_per_user: amin_cases(),
-    prop_minimiser_within_sensitivity: amin_worst_pairs(),    # the family where Delta_2 is nearly attained
-    prop_noise_scale_is_public: amin_pairs(),                 # removals and additions: n_tau changes
+    prop_minimiser_within_sensitivity: amin_worst_pairs(),  # the family where Delta_2 is nearly attained
+    prop_noise_scale_is_public: amin_pairs(),  # removals and additions: n_tau changes
 }
-EXAMPLES: dict = {}             # no known hard case beyond the worst-case family of the strategy
-MAX_EXAMPLES: dict = {}         # every property: check_property's default, 100
-RELATION = A.RELATION           # Amin Def. 1: all records of one user appear or vanish (ADD_REMOVE_USER)
+EXAMPLES: dict = {}  # no known hard case beyond the worst-case family of the strategy
+MAX_EXAMPLES: dict = {}  # every property: check_property's default, 100
+RELATION = A.RELATION  # Amin Def. 1: all records of one user appear or vanish (ADD_REMOVE_USER)
 ADAPTER = Adapter
 REFERENCE = amin_reference()

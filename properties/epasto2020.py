@@ -39,6 +39,7 @@ quantities compared are sums of at most a few hundred double-precision terms in 
 whose rounding is below 1e-13 relative; 1e-9 leaves a wide margin yet is far below any
 real defect (the planted bugs are off by 10% or more).
 """
+
 from __future__ import annotations
 
 import math
@@ -57,18 +58,38 @@ from .adapter import Adapter
 from .strategies import neighbouring_pairs, user_datasets
 
 __all__ = [
-    "REL", "WAExample", "wa_examples", "REFERENCE_WA", "REFERENCE_SL",
-    "prop_weights_nonnegative_sum_to_one", "prop_capped_per_user", "prop_noise_scale_calibrated",
+    "REL",
+    "WAExample",
+    "wa_examples",
+    "REFERENCE_WA",
+    "REFERENCE_SL",
+    "prop_weights_nonnegative_sum_to_one",
+    "prop_capped_per_user",
+    "prop_noise_scale_calibrated",
     "prop_noise_covers_user_weight",
-    "prop_statistic_is_weighted_average", "prop_sensitivity_bounds_all_neighbours",
-    "prop_sensitivity_bounds_sampled_neighbour", "prop_lemma3_form", "prop_minimises_variance",
-    "user_weights_oracle", "lemma2_variance", "n_h_oracle", "lemma3_weights_oracle", "claim1_v",
-    "brute_force_min_v", "ALL_PROPERTIES", "SL_PROPERTIES", "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER",
+    "prop_statistic_is_weighted_average",
+    "prop_sensitivity_bounds_all_neighbours",
+    "prop_sensitivity_bounds_sampled_neighbour",
+    "prop_lemma3_form",
+    "prop_minimises_variance",
+    "user_weights_oracle",
+    "lemma2_variance",
+    "n_h_oracle",
+    "lemma3_weights_oracle",
+    "claim1_v",
+    "brute_force_min_v",
+    "ALL_PROPERTIES",
+    "SL_PROPERTIES",
+    "STRATEGIES",
+    "EXAMPLES",
+    "MAX_EXAMPLES",
+    "RELATION",
+    "ADAPTER",
     "REFERENCE",
 ]
 
 REL = 1e-9
-RELATION = E.RELATION   # §2.2: replace one user's values, S_l public (REPLACE_USER)
+RELATION = E.RELATION  # §2.2: replace one user's values, S_l public (REPLACE_USER)
 
 
 @dataclass(frozen=True)
@@ -90,8 +111,7 @@ def wa_examples(draw, max_users: int = 8, max_records_per_user: int = 6, relatio
     ``relation`` (the suite's ``RELATION`` by default; ``strategies.neighbouring_pairs``, new
     values in [0, B]). ``relation=None``: no neighbour (for the properties that need none)."""
     B = draw(st.sampled_from([1.0, 2.5]))
-    datasets = user_datasets(max_users=max_users, max_records_per_user=max_records_per_user,
-                             value_range=(0.0, B))
+    datasets = user_datasets(max_users=max_users, max_records_per_user=max_records_per_user, value_range=(0.0, B))
     # Large eps and sigma = B/2 make h* > s_1 (unequal user weights) likely; small eps
     # gives h* = s_1 (one weight per user). Both regimes are drawn.
     eps = draw(st.one_of(st.sampled_from([1.0, 4.0, 16.0, 50.0]), st.floats(0.1, 50.0)))
@@ -143,8 +163,8 @@ def user_weights_oracle(D: UserDataset, c) -> list[float]:
 def lemma2_variance(D: UserDataset, c, sigma: float, B: float, epsilon: float) -> float:
     """Lemma 2: Var(beta_tilde) = sigma^2 (c_1^2 + ... + c_n^2) + 2 (B max_l sum_{i in S_l} c_i / eps)^2."""
     c = np.asarray(c, dtype=float)
-    b = B * max(user_weights_oracle(D, c)) / epsilon                   # Algorithm 1's Laplace scale
-    return sigma**2 * math.fsum((c * c).tolist()) + 2.0 * b**2         # Var(Lap(b)) = 2 b^2
+    b = B * max(user_weights_oracle(D, c)) / epsilon  # Algorithm 1's Laplace scale
+    return sigma**2 * math.fsum((c * c).tolist()) + 2.0 * b**2  # Var(Lap(b)) = 2 b^2
 
 
 def n_h_oracle(counts, h: float) -> float:
@@ -169,10 +189,10 @@ def claim1_v(counts, h, sigma: float, B: float, epsilon: float) -> np.ndarray:
     A loop over users; ``h`` may be an array (each user's term is evaluated on all of it)."""
     h = np.asarray(h, dtype=float)
     nh = np.zeros_like(h)
-    for s in counts:                                        # n_h = sum_l min(h, s_l)
+    for s in counts:  # n_h = sum_l min(h, s_l)
         nh = nh + np.minimum(h, float(s))
     var = np.zeros_like(h)
-    for s in counts:                                        # sigma^2 sum_l s_l (min(h, s_l)/(n_h s_l))^2
+    for s in counts:  # sigma^2 sum_l s_l (min(h, s_l)/(n_h s_l))^2
         var = var + float(s) * (np.minimum(h, float(s)) / (nh * float(s))) ** 2
     return sigma**2 * var + 2.0 * (B * h / (epsilon * nh)) ** 2
 
@@ -196,12 +216,13 @@ def prop_capped_per_user(impl: Adapter, ex: WAExample) -> None:
     B * sum_{i in S_l} c_i <= sensitivity for every user l (Lemma 1)."""
     impl.require("weights", "sensitivity")
     c = np.asarray(impl.weights(ex.dataset, **ex.params), dtype=float)
-    W = np.array(user_weights_oracle(ex.dataset, c))                  # (m,)
+    W = np.array(user_weights_oracle(ex.dataset, c))  # (m,)
     sens = float(impl.sensitivity(ex.dataset, **ex.params))
     l = int(np.argmax(W))
     assert _close_or_below(ex.B * W[l], sens), (
         f"user {ex.dataset.users[l]} (s={ex.dataset.counts[l]}) carries weight {W[l]!r}: "
-        f"B*W = {ex.B * W[l]!r} exceeds the declared sensitivity {sens!r}")
+        f"B*W = {ex.B * W[l]!r} exceeds the declared sensitivity {sens!r}"
+    )
 
 
 def prop_noise_scale_calibrated(impl: Adapter, ex: WAExample) -> None:
@@ -219,13 +240,14 @@ def prop_noise_covers_user_weight(impl: Adapter, ex: WAExample) -> None:
     their weights and their noise scale."""
     impl.require("weights", "noise_scale")
     c = np.asarray(impl.weights(ex.dataset, **ex.params), dtype=float)
-    W = np.array(user_weights_oracle(ex.dataset, c))                  # (m,)
-    need = ex.B * float(W.max()) / ex.epsilon                         # Lemma 1
+    W = np.array(user_weights_oracle(ex.dataset, c))  # (m,)
+    need = ex.B * float(W.max()) / ex.epsilon  # Lemma 1
     b = float(impl.noise_scale(ex.dataset, **ex.params))
     l = int(np.argmax(W))
     assert b * (1 + REL) >= need, (
         f"Laplace scale {b!r} < B max_l W_l / eps = {need!r} (user {ex.dataset.users[l]}, "
-        f"s={ex.dataset.counts[l]}, W={W[l]!r})")
+        f"s={ex.dataset.counts[l]}, W={W[l]!r})"
+    )
 
 
 def prop_statistic_is_weighted_average(impl: Adapter, ex: WAExample) -> None:
@@ -245,7 +267,8 @@ def _check_pair(impl: Adapter, ex: WAExample, D: UserDataset, D2: UserDataset, w
         b, b2 = float(impl.noise_scale(D, **ex.params)), float(impl.noise_scale(D2, **ex.params))
         assert abs(b - b2) <= REL * max(b, b2), (
             f"{what}: the noise scale depends on the changed user's values ({b!r} vs {b2!r}); "
-            "Lemma 1 needs weights fixed by public data")
+            "Lemma 1 needs weights fixed by public data"
+        )
 
 
 def prop_sensitivity_bounds_all_neighbours(impl: Adapter, ex: WAExample) -> None:
@@ -261,7 +284,7 @@ def prop_sensitivity_bounds_all_neighbours(impl: Adapter, ex: WAExample) -> None
 def prop_sensitivity_bounds_sampled_neighbour(impl: Adapter, ex: WAExample) -> None:
     """The same bound on one Hypothesis-chosen neighbour of a larger dataset."""
     impl.require("statistic", "sensitivity")
-    assume(ex.neighbour is not None)   # wa_examples(relation=None) has none: no usable example (a caller bug)
+    assume(ex.neighbour is not None)  # wa_examples(relation=None) has none: no usable example (a caller bug)
     _check_pair(impl, ex, ex.dataset, ex.neighbour, "sampled neighbour")
 
 
@@ -294,8 +317,12 @@ def brute_force_min_v(counts, sigma, B, epsilon, grid_points: int = 2001) -> tup
     grid = np.linspace(u[0], u[-1], grid_points)
     cand = [(float(h), float(val)) for h, val in zip(grid, claim1_v(s, grid, sigma, B, epsilon))]
     for lo, hi in zip(u[:-1], u[1:]):
-        r = minimize_scalar(lambda h: float(claim1_v(s, h, sigma, B, epsilon)), bounds=(lo, hi),
-                            method="bounded", options={"xatol": 1e-10 * hi})
+        r = minimize_scalar(
+            lambda h: float(claim1_v(s, h, sigma, B, epsilon)),
+            bounds=(lo, hi),
+            method="bounded",
+            options={"xatol": 1e-10 * hi},
+        )
         cand.append((float(r.x), float(r.fun)))
     return min(cand, key=lambda t: t[1])
 
@@ -311,26 +338,32 @@ def prop_minimises_variance(impl: Adapter, ex: WAExample) -> None:
     total = math.fsum(c.tolist())
     assert (c >= 0).all() and abs(total - 1.0) <= REL, (
         f"weights are not Algorithm 1's parameters (min c = {c.min()!r}, sum c = {total!r}): "
-        "Claim 1 minimises over c >= 0 with sum 1")
+        "Claim 1 minimises over c >= 0 with sum 1"
+    )
     got = lemma2_variance(ex.dataset, c, ex.sigma, ex.B, ex.epsilon)
     h, best = brute_force_min_v(ex.dataset.counts, ex.sigma, ex.B, ex.epsilon)
     assert got <= best * (1 + REL), (
-        f"variance {got!r} exceeds the brute-force minimum {best!r} (at h = {h!r}) by "
-        f"{got / best - 1:.3g} relative")
+        f"variance {got!r} exceeds the brute-force minimum {best!r} (at h = {h!r}) by {got / best - 1:.3g} relative"
+    )
 
 
 # ------------------------------------------------------------------------------ the suite
 ALL_PROPERTIES = (
-    prop_weights_nonnegative_sum_to_one, prop_capped_per_user, prop_noise_scale_calibrated,
+    prop_weights_nonnegative_sum_to_one,
+    prop_capped_per_user,
+    prop_noise_scale_calibrated,
     prop_noise_covers_user_weight,
-    prop_statistic_is_weighted_average, prop_sensitivity_bounds_all_neighbours,
-    prop_sensitivity_bounds_sampled_neighbour, prop_lemma3_form, prop_minimises_variance,
+    prop_statistic_is_weighted_average,
+    prop_sensitivity_bounds_all_neighbours,
+    prop_sensitivity_bounds_sampled_neighbour,
+    prop_lemma3_form,
+    prop_minimises_variance,
 )
 # §3.2 sample limiting (``REFERENCE_SL``) is WA_c with c_i = 1[i in T] / n_h: every property
 # but Lemma 3's form and the variance optimum holds for it (``userdp validate
 # epasto2020.sample-limiting`` runs these).
 SL_PROPERTIES = tuple(p for p in ALL_PROPERTIES if p not in (prop_lemma3_form, prop_minimises_variance))
-_PLAIN = wa_examples(relation=None)           # the properties that need no neighbour
+_PLAIN = wa_examples(relation=None)  # the properties that need no neighbour
 STRATEGIES = {
     prop_weights_nonnegative_sum_to_one: _PLAIN,
     prop_capped_per_user: _PLAIN,
@@ -343,7 +376,7 @@ STRATEGIES = {
     prop_lemma3_form: _PLAIN,
     prop_minimises_variance: _PLAIN,
 }
-EXAMPLES: dict = {}             # no known hard case beyond what the strategies draw
-MAX_EXAMPLES: dict = {}         # every property: check_property's default, 100
+EXAMPLES: dict = {}  # no known hard case beyond what the strategies draw
+MAX_EXAMPLES: dict = {}  # every property: check_property's default, 100
 ADAPTER = Adapter
-REFERENCE = REFERENCE_WA        # the main algorithm: Algorithm 1 with Lemma 3's optimal weights
+REFERENCE = REFERENCE_WA  # the main algorithm: Algorithm 1 with Lemma 3's optimal weights

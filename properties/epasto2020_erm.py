@@ -26,6 +26,7 @@ evaluated with ``scipy.special.log_ndtr``), not against ``epasto2020_erm.epsilon
 is what the reference's ``noise_scale`` inverts. The record and dataset strategies shared with
 the Amin suite are in ``properties/erm.py``.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -43,10 +44,24 @@ from .adapter import Adapter
 from .erm import _finite, _record_points, erm_datasets
 
 __all__ = [
-    "epasto_reference", "replace_user_records", "epasto_params", "epasto_pairs", "epasto_linearity_cases",
-    "epasto_brute_force_pairs", "prop_gradient_within_sensitivity", "prop_weights_enter_linearly",
-    "prop_noise_accounts_for_steps", "gaussian_log_delta", "epasto_heavy_user_example",
-    "ALL_PROPERTIES", "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER", "REFERENCE",
+    "epasto_reference",
+    "replace_user_records",
+    "epasto_params",
+    "epasto_pairs",
+    "epasto_linearity_cases",
+    "epasto_brute_force_pairs",
+    "prop_gradient_within_sensitivity",
+    "prop_weights_enter_linearly",
+    "prop_noise_accounts_for_steps",
+    "gaussian_log_delta",
+    "epasto_heavy_user_example",
+    "ALL_PROPERTIES",
+    "STRATEGIES",
+    "EXAMPLES",
+    "MAX_EXAMPLES",
+    "RELATION",
+    "ADAPTER",
+    "REFERENCE",
 ]
 
 
@@ -60,11 +75,14 @@ def _only(f, *names):
 def epasto_reference() -> Adapter:
     """The reference of Epasto's weighted ERM (reference/epasto2020_erm.py) in the suite's adapter."""
     data = ("loss", "R", "Y")
-    return Adapter(name="reference epasto2020_erm", weights=E.weights,
-                   statistic=_only(E.statistic, "theta", "c", *data),
-                   sensitivity=_only(E.sensitivity, "c", *data, "radius"),
-                   noise_scale=_only(E.noise_scale, "c", "epsilon", "delta", "T", *data, "radius"),
-                   mechanism=E.mechanism)
+    return Adapter(
+        name="reference epasto2020_erm",
+        weights=E.weights,
+        statistic=_only(E.statistic, "theta", "c", *data),
+        sensitivity=_only(E.sensitivity, "c", *data, "radius"),
+        noise_scale=_only(E.noise_scale, "c", "epsilon", "delta", "T", *data, "radius"),
+        mechanism=E.mechanism,
+    )
 
 
 # ----------------------------------------------------------------------- neighbour builders
@@ -73,16 +91,23 @@ def replace_user_records(D: UserDataset, user_id: int, values, labels) -> UserDa
     return REPLACE_USER.neighbour(D, user_id, values, labels=labels)
 
 
-
 # ------------------------------------------------------------------------------ strategies
 @st.composite
 def epasto_params(draw, D: UserDataset, loss: str = "logistic") -> dict:
     """Public parameters of Epasto's weighted ERM on ``D``: record weights c summing to 1 (uniform
     half the time), epsilon, delta, the step count T and the radius."""
     raw = np.array(draw(st.lists(st.floats(0.0, 1.0, **_finite), min_size=D.n, max_size=D.n)))
-    c = np.ones(D.n) if raw.sum() == 0 or draw(st.booleans()) else raw     # uniform c = 1/n half the time
-    return dict(c=c / c.sum(), epsilon=draw(st.floats(0.1, 5.0)), delta=draw(st.sampled_from([1e-3, 1e-5, 1e-8])),
-                T=draw(st.integers(1, 200)), loss=loss, R=1.0, Y=1.0, radius=draw(st.floats(0.5, 5.0)))
+    c = np.ones(D.n) if raw.sum() == 0 or draw(st.booleans()) else raw  # uniform c = 1/n half the time
+    return dict(
+        c=c / c.sum(),
+        epsilon=draw(st.floats(0.1, 5.0)),
+        delta=draw(st.sampled_from([1e-3, 1e-5, 1e-8])),
+        T=draw(st.integers(1, 200)),
+        loss=loss,
+        R=1.0,
+        Y=1.0,
+        radius=draw(st.floats(0.5, 5.0)),
+    )
 
 
 @st.composite
@@ -122,8 +147,9 @@ def epasto_brute_force_pairs(D: UserDataset, points, labels):
     for u in D.users:
         s = D.records_of(u).size
         for combo in itertools.product(range(len(recs)), repeat=s):
-            yield replace_user_records(D, int(u), np.array([recs[j][0] for j in combo]),
-                                       np.array([recs[j][1] for j in combo]))
+            yield replace_user_records(
+                D, int(u), np.array([recs[j][0] for j in combo]), np.array([recs[j][1] for j in combo])
+            )
 
 
 # ------------------------------------------------------------------------------ properties
@@ -131,8 +157,11 @@ def prop_gradient_within_sensitivity(impl: Adapter, example) -> None:
     """||sum_i c_i (grad l(theta, X_i) - grad l(theta, X'_i))|| <= Delta_2 on a replace-user pair."""
     impl.require("statistic", "sensitivity")
     D, D2, p, theta = example
-    gap = float(np.linalg.norm(np.asarray(impl.statistic(D, theta=theta, **p)) -
-                               np.asarray(impl.statistic(D2, theta=theta, **p))))
+    gap = float(
+        np.linalg.norm(
+            np.asarray(impl.statistic(D, theta=theta, **p)) - np.asarray(impl.statistic(D2, theta=theta, **p))
+        )
+    )
     Delta = float(impl.sensitivity(D, **p))
     # Two sums of <= 5 x 5 terms of size <= 1: rounding < 1e-14, so 1e-12 is ample.
     if gap > Delta * (1 + 1e-12) + 1e-12:
@@ -146,10 +175,11 @@ def prop_weights_enter_linearly(impl: Adapter, example) -> None:
     q = {k: v for k, v in p.items() if k != "c"}
     c1 = p["c"]
     mix = a * c1 + (1 - a) * c2
-    mix = mix / mix.sum()                      # re-normalise the rounding (|sum - 1| < 1e-15)
+    mix = mix / mix.sum()  # re-normalise the rounding (|sum - 1| < 1e-15)
     lhs = np.asarray(impl.statistic(D, theta=theta, c=mix, **q))
-    rhs = (a * np.asarray(impl.statistic(D, theta=theta, c=c1, **q))
-           + (1 - a) * np.asarray(impl.statistic(D, theta=theta, c=c2, **q)))
+    rhs = a * np.asarray(impl.statistic(D, theta=theta, c=c1, **q)) + (1 - a) * np.asarray(
+        impl.statistic(D, theta=theta, c=c2, **q)
+    )
     # Terms are <= 1 in norm and sum to <= 1: rounding < 1e-14; 1e-12 leaves a 100x margin.
     if np.linalg.norm(lhs - rhs) > 1e-12:
         raise AssertionError(f"weights do not enter linearly: {lhs} vs {rhs} (a = {a})")
@@ -166,8 +196,8 @@ def gaussian_log_delta(mu: float, epsilon: float) -> float:
     """
     la = float(log_ndtr(-epsilon / mu + mu / 2))
     lb = float(log_ndtr(-epsilon / mu - mu / 2))
-    x = epsilon + lb - la                                   # log of the ratio of the two terms, < 0
-    if not x < 0:                                           # only when both terms underflow alike
+    x = epsilon + lb - la  # log of the ratio of the two terms, < 0
+    if not x < 0:  # only when both terms underflow alike
         return -math.inf
     log1mexp = math.log(-math.expm1(x)) if x > -math.log(2) else math.log1p(-math.exp(x))
     return la + log1mexp
@@ -200,12 +230,14 @@ def prop_noise_accounts_for_steps(impl: Adapter, example) -> None:
     impl.require("noise_scale", "sensitivity")
     D, _, p, _ = example
     sigma, Delta = float(impl.noise_scale(D, **p)), float(impl.sensitivity(D, **p))
-    mu = math.sqrt(p["T"]) * Delta / sigma                          # T steps: sqrt(T) Delta / sigma
+    mu = math.sqrt(p["T"]) * Delta / sigma  # T steps: sqrt(T) Delta / sigma
     log_delta = gaussian_log_delta(mu, p["epsilon"])
     if log_delta > math.log(p["delta"]) + 1e-6:
-        raise AssertionError(f"T = {p['T']} steps with sigma = {sigma!r} and Delta_2 = {Delta!r} are "
-                             f"{mu:.4g}-GDP: delta({p['epsilon']!r}) = {math.exp(log_delta):.4g} > claimed "
-                             f"delta = {p['delta']}")
+        raise AssertionError(
+            f"T = {p['T']} steps with sigma = {sigma!r} and Delta_2 = {Delta!r} are "
+            f"{mu:.4g}-GDP: delta({p['epsilon']!r}) = {math.exp(log_delta):.4g} > claimed "
+            f"delta = {p['delta']}"
+        )
 
 
 # ------------------------------------------------------------------------------ the suite
@@ -217,9 +249,11 @@ STRATEGIES = {
     prop_weights_enter_linearly: epasto_linearity_cases(),
     prop_noise_accounts_for_steps: epasto_pairs(),
 }
-EXAMPLES = {prop_gradient_within_sensitivity: [epasto_heavy_user_example()],
-            prop_noise_accounts_for_steps: [epasto_heavy_user_example()]}
-MAX_EXAMPLES: dict = {}         # every property: check_property's default, 100
-RELATION = E.RELATION           # Epasto §2.2: one user's features and labels change, S_l public (REPLACE_USER)
+EXAMPLES = {
+    prop_gradient_within_sensitivity: [epasto_heavy_user_example()],
+    prop_noise_accounts_for_steps: [epasto_heavy_user_example()],
+}
+MAX_EXAMPLES: dict = {}  # every property: check_property's default, 100
+RELATION = E.RELATION  # Epasto §2.2: one user's features and labels change, S_l public (REPLACE_USER)
 ADAPTER = Adapter
 REFERENCE = epasto_reference()

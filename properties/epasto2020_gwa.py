@@ -57,6 +57,7 @@ so the optimal C passes with a margin of 1e-6, and a C that passes is within 2e-
 of its terms (they cancel: LB can be far smaller than each term). The planted bugs are off
 by 10% or more.
 """
+
 from __future__ import annotations
 
 import math
@@ -74,24 +75,51 @@ from .adapter import Adapter
 from .strategies import neighbouring_pairs, user_datasets
 
 __all__ = [
-    "REL", "OPT_RTOL", "GWAExample", "gwa_examples", "REFERENCE_GWA", "REFERENCE_SL_OLS",
-    "prop_CX_identity", "prop_weights_ignore_labels", "prop_noise_scale_matches_b",
-    "prop_statistic_is_C_y", "prop_sensitivity_bounds_all_neighbours",
-    "prop_sensitivity_bounds_sampled_neighbour", "prop_minimises_total_variance",
-    "prop_refuses_labels_outside_range", "ALL_PROPERTIES", "sign_cancelling_example", "two_record_users_example", "HARD_EXAMPLES",
-    "paper_b", "theorem6_variance", "dual_bound_oracle",
-    "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER", "REFERENCE",
-    "GWACExample", "gwac_examples", "REFERENCE_GWAC", "GWAC_PROPERTIES", "GWAC_HARD_EXAMPLES",
-    "prop_gwac_statistic_is_C_y", "prop_gwac_noise_scale_matches_b", "prop_gwac_sensitivity_bounds_all_neighbours",
-    "prop_gwac_sensitivity_bounds_sampled_neighbour", "prop_gwac_refuses_labels_outside_range",
+    "REL",
+    "OPT_RTOL",
+    "GWAExample",
+    "gwa_examples",
+    "REFERENCE_GWA",
+    "REFERENCE_SL_OLS",
+    "prop_CX_identity",
+    "prop_weights_ignore_labels",
+    "prop_noise_scale_matches_b",
+    "prop_statistic_is_C_y",
+    "prop_sensitivity_bounds_all_neighbours",
+    "prop_sensitivity_bounds_sampled_neighbour",
+    "prop_minimises_total_variance",
+    "prop_refuses_labels_outside_range",
+    "ALL_PROPERTIES",
+    "sign_cancelling_example",
+    "two_record_users_example",
+    "HARD_EXAMPLES",
+    "paper_b",
+    "theorem6_variance",
+    "dual_bound_oracle",
+    "STRATEGIES",
+    "EXAMPLES",
+    "MAX_EXAMPLES",
+    "RELATION",
+    "ADAPTER",
+    "REFERENCE",
+    "GWACExample",
+    "gwac_examples",
+    "REFERENCE_GWAC",
+    "GWAC_PROPERTIES",
+    "GWAC_HARD_EXAMPLES",
+    "prop_gwac_statistic_is_C_y",
+    "prop_gwac_noise_scale_matches_b",
+    "prop_gwac_sensitivity_bounds_all_neighbours",
+    "prop_gwac_sensitivity_bounds_sampled_neighbour",
+    "prop_gwac_refuses_labels_outside_range",
     "prop_gwac_refuses_C_without_identity",
 ]
 
 REL = 1e-9
 OPT_RTOL = 2e-6
-DUAL_ROUNDING = 1e-12   # fsum-exact sums of terms each correct to ~(d+2) ulps: 1e-12 is >= 1000x that
+DUAL_ROUNDING = 1e-12  # fsum-exact sums of terms each correct to ~(d+2) ulps: 1e-12 is >= 1000x that
 SL_SEED = 52  # the public seed of the sample-limiting selection in the reference adapter
-RELATION = G.RELATION   # §5: replace one user's labels, X and S_l public (REPLACE_USER_LABELS)
+RELATION = G.RELATION  # §5: replace one user's labels, X and S_l public (REPLACE_USER_LABELS)
 
 
 @dataclass(frozen=True)
@@ -121,8 +149,15 @@ def gwa_examples(draw, max_users: int = 6, max_records_per_user: int = 4, dim: i
     and one neighbour under ``relation`` (the suite's ``RELATION`` by default; labels redrawn
     in [0, B]). ``relation=None``: no neighbour (for the properties that need none)."""
     B = draw(st.sampled_from([1.0, 3.0]))
-    datasets = user_datasets(min_users=2, max_users=max_users, max_records_per_user=max_records_per_user,
-                             dim=dim, value_range=(-1.0, 1.0), labels=True, label_range=(0.0, B))
+    datasets = user_datasets(
+        min_users=2,
+        max_users=max_users,
+        max_records_per_user=max_records_per_user,
+        dim=dim,
+        value_range=(-1.0, 1.0),
+        labels=True,
+        label_range=(0.0, B),
+    )
     eps = draw(st.one_of(st.sampled_from([0.5, 1.0, 5.0]), st.floats(0.1, 20.0)))
     sigma = draw(st.one_of(st.just(B / 2), st.floats(0.05, B)))
     if relation is None:
@@ -207,6 +242,7 @@ def _sl_C(D, B, epsilon, sigma) -> np.ndarray:
         # h* and T from a fixed public seed: the reference draws T from S_l and the rng only.
         h, T = G.best_sample_limit_h(D, B, epsilon, sigma, np.random.default_rng(SL_SEED))
         return G.sample_limited_C(D, h, T)
+
     return _cached("sl", D, B, epsilon, sigma, compute)
 
 
@@ -273,7 +309,7 @@ def dual_bound_oracle(D: UserDataset, B: float, eps: float, sigma: float, Lam, m
     quad = []
     for l, u in enumerate(D.users):
         for i in D.records_of(int(u)):
-            a = Lam @ X[i]                                          # (d,)
+            a = Lam @ X[i]  # (d,)
             soft = np.sign(a) * np.maximum(np.abs(a) - mu[l], 0.0)  # S(a_i, mu_l)
             quad.append(float(soft @ soft))
     t2 = math.fsum(quad) / (4 * sigma**2)
@@ -304,7 +340,7 @@ def prop_weights_ignore_labels(impl: Adapter, ex: GWAExample) -> None:
     """C may depend on X, S_l and the public parameters only: C(D) = C(D') for a label
     neighbour D' (else the sensitivity argument of Theorem 6 does not apply)."""
     impl.require("weights")
-    assume(ex.neighbour is not None)   # gwa_examples(relation=None) has none: no usable example (a caller bug)
+    assume(ex.neighbour is not None)  # gwa_examples(relation=None) has none: no usable example (a caller bug)
     C, C2 = _C(impl, ex.dataset, ex), _C(impl, ex.neighbour, ex)
     err = float(np.abs(C - C2).max())
     _require(err <= REL * float(np.abs(C).max()), f"C changes with the labels by {err!r}")
@@ -324,8 +360,10 @@ def _check_noise_scale(impl, ex, C) -> None:
     _require(abs(b - want) <= REL * want, f"Laplace scale b = {b!r}, Algorithm 3 gives {want!r}")
     if impl.sensitivity is not None:
         sens = float(impl.sensitivity(ex.dataset, **ex.params))
-        _require(abs(sens - ex.epsilon * want) <= REL * ex.epsilon * want, (
-            f"sensitivity {sens!r} != eps * b = {ex.epsilon * want!r}"))
+        _require(
+            abs(sens - ex.epsilon * want) <= REL * ex.epsilon * want,
+            (f"sensitivity {sens!r} != eps * b = {ex.epsilon * want!r}"),
+        )
 
 
 def prop_statistic_is_C_y(impl: Adapter, ex: GWAExample) -> None:
@@ -356,7 +394,7 @@ def prop_sensitivity_bounds_sampled_neighbour(impl: Adapter, ex: GWAExample) -> 
     """The bound on one Hypothesis neighbour of a larger dataset, and on the adversarial
     neighbours G.worst_case_pairs builds from the adapter's C (sign-aligned labels)."""
     impl.require("statistic", "sensitivity")
-    assume(ex.neighbour is not None)   # gwa_examples(relation=None) has none: no usable example (a caller bug)
+    assume(ex.neighbour is not None)  # gwa_examples(relation=None) has none: no usable example (a caller bug)
     _check_pair(impl, ex, ex.dataset, ex.neighbour, "sampled neighbour")
     if impl.weights is not None:
         for pair in G.worst_case_pairs(ex.dataset, _C(impl, ex.dataset, ex), ex.B):
@@ -376,15 +414,21 @@ def prop_minimises_total_variance(impl: Adapter, ex: GWAExample) -> None:
     C = _C(impl, D, ex)
     err = float(np.abs(C @ G.features(D) - np.eye(C.shape[0])).max())
     _require(err <= G.CX_ATOL, f"C X != I (max |C X - I| = {err:.3g}): Theorem 6 minimises over C X = I")
-    ref = _gwa_optimum(D, ex.B, ex.epsilon, ex.sigma)                 # only its multipliers are used
+    ref = _gwa_optimum(D, ex.B, ex.epsilon, ex.sigma)  # only its multipliers are used
     lb, scale = dual_bound_oracle(D, ex.B, ex.epsilon, ex.sigma, ref.Lambda, ref.mu)
     V = theorem6_variance(D, C, ex.B, ex.epsilon, ex.sigma)
     if V < lb - DUAL_ROUNDING * scale - REL * V:
-        raise RuntimeError(f"weak duality fails: variance {V!r} of a feasible C is below the dual bound "
-                           f"{lb!r}; the oracle or the reference's multipliers are wrong")
-    _require(V - lb <= OPT_RTOL * V + DUAL_ROUNDING * scale, (
-        f"total variance {V!r} exceeds the certified lower bound {lb!r} by {(V - lb) / V:.3g} relative "
-        f"> OPT_RTOL = {OPT_RTOL:g}: C is not Theorem 6's optimum"))
+        raise RuntimeError(
+            f"weak duality fails: variance {V!r} of a feasible C is below the dual bound "
+            f"{lb!r}; the oracle or the reference's multipliers are wrong"
+        )
+    _require(
+        V - lb <= OPT_RTOL * V + DUAL_ROUNDING * scale,
+        (
+            f"total variance {V!r} exceeds the certified lower bound {lb!r} by {(V - lb) / V:.3g} relative "
+            f"> OPT_RTOL = {OPT_RTOL:g}: C is not Theorem 6's optimum"
+        ),
+    )
 
 
 def prop_refuses_labels_outside_range(impl: Adapter, ex: GWAExample) -> None:
@@ -439,12 +483,14 @@ GWAC_HARD_EXAMPLES = tuple(_gwac(e) for e in HARD_EXAMPLES)
 
 
 def _gwac_adapter() -> Adapter:
-    return Adapter("epasto2020.gwa (reference, GWA_C for a given C)",
-                   weights=lambda D, *, C, B, epsilon: G.check_C(C, D).copy(),
-                   statistic=lambda D, *, C, B, epsilon: G.statistic(D, C, B),
-                   sensitivity=lambda D, *, C, B, epsilon: G.sensitivity(D, G.check_C(C, D), B),
-                   noise_scale=lambda D, *, C, B, epsilon: G.noise_scale(D, G.check_C(C, D), B, epsilon),
-                   mechanism=lambda D, rng, size=None, *, C, B, epsilon: G.mechanism(D, C, B, epsilon, rng, size))
+    return Adapter(
+        "epasto2020.gwa (reference, GWA_C for a given C)",
+        weights=lambda D, *, C, B, epsilon: G.check_C(C, D).copy(),
+        statistic=lambda D, *, C, B, epsilon: G.statistic(D, C, B),
+        sensitivity=lambda D, *, C, B, epsilon: G.sensitivity(D, G.check_C(C, D), B),
+        noise_scale=lambda D, *, C, B, epsilon: G.noise_scale(D, G.check_C(C, D), B, epsilon),
+        mechanism=lambda D, rng, size=None, *, C, B, epsilon: G.mechanism(D, C, B, epsilon, rng, size),
+    )
 
 
 REFERENCE_GWAC = _gwac_adapter()
@@ -476,7 +522,7 @@ def prop_gwac_sensitivity_bounds_sampled_neighbour(impl: Adapter, ex: GWACExampl
     """The bound on one Hypothesis neighbour, and on the sign-aligned neighbours
     G.worst_case_pairs builds from the given C."""
     impl.require("statistic", "sensitivity")
-    assume(ex.neighbour is not None)   # gwac_examples(relation=None) has none: no usable example (a caller bug)
+    assume(ex.neighbour is not None)  # gwac_examples(relation=None) has none: no usable example (a caller bug)
     _check_pair(impl, ex, ex.dataset, ex.neighbour, "sampled neighbour")
     for pair in G.worst_case_pairs(ex.dataset, ex.C, ex.B):
         _check_pair(impl, ex, pair.first, pair.second, pair.description)
@@ -498,18 +544,29 @@ def prop_gwac_refuses_C_without_identity(impl: Adapter, ex: GWACExample) -> None
     _require(False, "a C with C X = 1.1 I (not I) was accepted")
 
 
-GWAC_PROPERTIES = (prop_gwac_statistic_is_C_y, prop_gwac_noise_scale_matches_b,
-                   prop_gwac_sensitivity_bounds_all_neighbours, prop_gwac_sensitivity_bounds_sampled_neighbour,
-                   prop_gwac_refuses_labels_outside_range, prop_gwac_refuses_C_without_identity)
+GWAC_PROPERTIES = (
+    prop_gwac_statistic_is_C_y,
+    prop_gwac_noise_scale_matches_b,
+    prop_gwac_sensitivity_bounds_all_neighbours,
+    prop_gwac_sensitivity_bounds_sampled_neighbour,
+    prop_gwac_refuses_labels_outside_range,
+    prop_gwac_refuses_C_without_identity,
+)
 _GWAC_SAMPLED = gwac_examples(max_users=6, max_records_per_user=5, dim=3, relation=RELATION)
 _GWAC_TINY = gwac_examples(max_users=3, max_records_per_user=3, relation=None)
 
 
 # ------------------------------------------------------------------------------ the suite
-ALL_PROPERTIES = (prop_CX_identity, prop_weights_ignore_labels, prop_noise_scale_matches_b,
-                  prop_statistic_is_C_y, prop_sensitivity_bounds_all_neighbours,
-                  prop_sensitivity_bounds_sampled_neighbour, prop_minimises_total_variance,
-                  prop_refuses_labels_outside_range)
+ALL_PROPERTIES = (
+    prop_CX_identity,
+    prop_weights_ignore_labels,
+    prop_noise_scale_matches_b,
+    prop_statistic_is_C_y,
+    prop_sensitivity_bounds_all_neighbours,
+    prop_sensitivity_bounds_sampled_neighbour,
+    prop_minimises_total_variance,
+    prop_refuses_labels_outside_range,
+)
 # SAMPLED: d = 3 and a label neighbour under RELATION (unused by the properties that need
 # none); TINY: brute force over every neighbour, 2^s_l per user, so tiny datasets.
 _SAMPLED = gwa_examples(max_users=6, max_records_per_user=5, dim=3, relation=RELATION)
@@ -517,17 +574,25 @@ _TINY = gwa_examples(max_users=3, max_records_per_user=3, relation=None)
 STRATEGIES = {p: _SAMPLED for p in ALL_PROPERTIES}
 STRATEGIES[prop_sensitivity_bounds_all_neighbours] = _TINY
 # The hard cases have no neighbour: the two neighbour properties would reject them.
-EXAMPLES = {p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES
-            if p not in (prop_weights_ignore_labels, prop_sensitivity_bounds_sampled_neighbour)}
+EXAMPLES = {
+    p: list(HARD_EXAMPLES)
+    for p in ALL_PROPERTIES
+    if p not in (prop_weights_ignore_labels, prop_sensitivity_bounds_sampled_neighbour)
+}
 MAX_EXAMPLES = {p: 40 for p in ALL_PROPERTIES}
-MAX_EXAMPLES.update({prop_sensitivity_bounds_all_neighbours: 30,    # 2^s_l neighbours per user each
-                     prop_minimises_total_variance: 30})            # one certified solve per example
+MAX_EXAMPLES.update(
+    {
+        prop_sensitivity_bounds_all_neighbours: 30,  # 2^s_l neighbours per user each
+        prop_minimises_total_variance: 30,
+    }
+)  # one certified solve per example
 # the GWA_C sub-suite (its properties are distinct functions, so one table holds both)
 STRATEGIES.update({p: _GWAC_SAMPLED for p in GWAC_PROPERTIES})
 STRATEGIES[prop_gwac_sensitivity_bounds_all_neighbours] = _GWAC_TINY
-EXAMPLES.update({p: list(GWAC_HARD_EXAMPLES) for p in GWAC_PROPERTIES
-                 if p is not prop_gwac_sensitivity_bounds_sampled_neighbour})
+EXAMPLES.update(
+    {p: list(GWAC_HARD_EXAMPLES) for p in GWAC_PROPERTIES if p is not prop_gwac_sensitivity_bounds_sampled_neighbour}
+)
 MAX_EXAMPLES.update({p: 40 for p in GWAC_PROPERTIES})
 MAX_EXAMPLES[prop_gwac_sensitivity_bounds_all_neighbours] = 30
 ADAPTER = Adapter
-REFERENCE = REFERENCE_GWA       # the main algorithm: Algorithm 3 with Theorem 6's optimal C
+REFERENCE = REFERENCE_GWA  # the main algorithm: Algorithm 3 with Theorem 6's optimal C

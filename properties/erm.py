@@ -5,6 +5,7 @@ A dataset here is a ``UserDataset`` with features ``values`` (n, d), ||x_i||_2 <
 ``labels`` in {-1, +1} (logistic) or [-Y, Y] (ridge); the records of each user are S_l. The
 solver both reference algorithms share is ``reference/erm.py``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,21 +39,27 @@ def _record_points(draw, k: int, d: int, R: float, loss: str):
     if loss == "logistic":
         y = np.array(draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=k, max_size=k)))
     else:
-        y = np.array(draw(st.lists(st.one_of(st.sampled_from([-1.0, 1.0]), st.floats(-1.0, 1.0, **_finite)),
-                                   min_size=k, max_size=k)))
+        y = np.array(
+            draw(
+                st.lists(
+                    st.one_of(st.sampled_from([-1.0, 1.0]), st.floats(-1.0, 1.0, **_finite)), min_size=k, max_size=k
+                )
+            )
+        )
     return x, y
 
 
 @st.composite
-def erm_datasets(draw, loss: str = "logistic", d: int = 2, R: float = 1.0, max_users: int = 6,
-                 max_records: int = 7) -> UserDataset:
+def erm_datasets(
+    draw, loss: str = "logistic", d: int = 2, R: float = 1.0, max_users: int = 6, max_records: int = 7
+) -> UserDataset:
     """Imbalanced users (1..max_records records each) with ||x_i|| <= R and labels in the loss's domain.
 
     Half of the time the dataset is "aligned": every x_i = R e_1 and each user has one
     label, the configuration where a user's records all push theta the same way (this is
     where the sensitivity bounds are nearly attained, see audits/registry/amin2019_erm.py).
     """
-    sizes = draw(user_size_profiles(1, max_users, max_records)).tolist()   # uniform, Zipf or heavy + singletons
+    sizes = draw(user_size_profiles(1, max_users, max_records)).tolist()  # uniform, Zipf or heavy + singletons
     n = sum(sizes)
     if draw(st.booleans()):
         x = np.tile(R * np.eye(d)[0], (n, 1))

@@ -50,6 +50,7 @@ Oracles, independent of ``reference/krichene2023*.py``:
 - scipy's normal law for the release noise (KS tests).
 Tolerance ``REL`` = 1e-9 relative (sums of at most a few dozen doubles).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -71,20 +72,41 @@ from .adapter import Adapter
 from .strategies import task_user_graphs
 
 __all__ = [
-    "REL", "STAT_LEVEL", "MultiTaskAdapter", "MTExample", "mt_examples", "one_user_everywhere_example", "lone_user_small_task_example",
-    "HARD_EXAMPLES", "REFERENCE", "solve_problem_10",
-    "prop_budget_holds", "prop_sensitivity_every_user", "prop_declared_sensitivity_is_appendix_a1",
-    "prop_public_inputs_only", "prop_noise_scales_are_the_papers", "prop_rdp_covers_the_releases",
-    "prop_gradient_sensitivity_every_user", "prop_closed_form_solves_problem_10", "prop_ratios_at_least_one",
-    "prop_estimated_weights_underestimate", "prop_release_noise_is_symmetric_gaussian",
-    "ALL_PROPERTIES", "STATISTICAL_PROPERTIES", "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER",
+    "REL",
+    "STAT_LEVEL",
+    "MultiTaskAdapter",
+    "MTExample",
+    "mt_examples",
+    "one_user_everywhere_example",
+    "lone_user_small_task_example",
+    "HARD_EXAMPLES",
+    "REFERENCE",
+    "solve_problem_10",
+    "prop_budget_holds",
+    "prop_sensitivity_every_user",
+    "prop_declared_sensitivity_is_appendix_a1",
+    "prop_public_inputs_only",
+    "prop_noise_scales_are_the_papers",
+    "prop_rdp_covers_the_releases",
+    "prop_gradient_sensitivity_every_user",
+    "prop_closed_form_solves_problem_10",
+    "prop_ratios_at_least_one",
+    "prop_estimated_weights_underestimate",
+    "prop_release_noise_is_symmetric_gaussian",
+    "ALL_PROPERTIES",
+    "STATISTICAL_PROPERTIES",
+    "STRATEGIES",
+    "EXAMPLES",
+    "MAX_EXAMPLES",
+    "RELATION",
+    "ADAPTER",
 ]
 
 REL = 1e-9
-STAT_LEVEL = 2.5e-5      # each of the 4 KS tests: together <= 1e-4 false failures per example
+STAT_LEVEL = 2.5e-5  # each of the 4 KS tests: together <= 1e-4 false failures per example
 NOISE_DRAWS = 20_000
 ORDERS = DEFAULT_RDP_ORDERS
-RELATION = K.RELATION   # Theorems 3.3, 3.11: one user's records (all its tasks) appear or vanish (ADD_REMOVE_USER)
+RELATION = K.RELATION  # Theorems 3.3, 3.11: one user's records (all its tasks) appear or vanish (ADD_REMOVE_USER)
 
 
 @dataclass(frozen=True)
@@ -104,7 +126,7 @@ class MultiTaskAdapter(Adapter):
 class MTExample:
     dataset: UserDataset
     m: int
-    n_counts: np.ndarray           # public task sizes (Assumption 4.1): the dataset's own, declared
+    n_counts: np.ndarray  # public task sizes (Assumption 4.1): the dataset's own, declared
     n_users: int
     beta: float
     mu: float
@@ -113,23 +135,41 @@ class MTExample:
     Lambda: float
     Gamma: float
     T: int
-    theta: np.ndarray              # (m, d): an iterate in C (the unit ball) for the GD properties
-    skew: np.ndarray = field(default_factory=lambda: np.ones(2))   # arbitrary n_i >= 1 for the omega properties
-    s: float = 0.0                                                   # count accuracy
+    theta: np.ndarray  # (m, d): an iterate in C (the unit ball) for the GD properties
+    skew: np.ndarray = field(default_factory=lambda: np.ones(2))  # arbitrary n_i >= 1 for the omega properties
+    s: float = 0.0  # count accuracy
     count_error: np.ndarray = field(default_factory=lambda: np.zeros(2))  # in [-s, s], shape of skew
 
     @property
     def params(self) -> dict:
-        return dict(m=self.m, n_counts=self.n_counts, n_users=self.n_users, beta=self.beta, mu=self.mu,
-                    Gamma_x=self.Gamma_x, Gamma_star=self.Gamma_star, Lambda=self.Lambda, Gamma=self.Gamma,
-                    T=self.T)
+        return dict(
+            m=self.m,
+            n_counts=self.n_counts,
+            n_users=self.n_users,
+            beta=self.beta,
+            mu=self.mu,
+            Gamma_x=self.Gamma_x,
+            Gamma_star=self.Gamma_star,
+            Lambda=self.Lambda,
+            Gamma=self.Gamma,
+            T=self.T,
+        )
 
 
 def _example(D: UserDataset, m: int, **kw) -> MTExample:
-    n = np.maximum(np.bincount(D.task_ids, minlength=m), 1).astype(float)   # declared public (>= 1)
+    n = np.maximum(np.bincount(D.task_ids, minlength=m), 1).astype(float)  # declared public (>= 1)
     d = D.values.reshape(D.n, -1).shape[1]
-    base = dict(n_users=max(D.m, 1), beta=0.5, mu=0.25, Gamma_x=1.0, Gamma_star=1.0, Lambda=1.0, Gamma=0.5, T=4,
-                theta=np.zeros((m, d)))
+    base = dict(
+        n_users=max(D.m, 1),
+        beta=0.5,
+        mu=0.25,
+        Gamma_x=1.0,
+        Gamma_star=1.0,
+        Lambda=1.0,
+        Gamma=0.5,
+        T=4,
+        theta=np.zeros((m, d)),
+    )
     base.update(kw)
     return MTExample(D, m, n, **base)
 
@@ -145,17 +185,28 @@ def mt_examples(draw, max_tasks: int = 4, max_users: int = 5, dim: int = 2):
     x = G.values * f - draw(st.floats(0.0, 1.0)) * f
     y = G.labels * draw(st.floats(0.5, 4.0))
     D = G.with_fields(values=x, labels=y)
-    m = int(G.task_ids.max()) + 1 + draw(st.integers(0, 1))          # sometimes a task with no record
+    m = int(G.task_ids.max()) + 1 + draw(st.integers(0, 1))  # sometimes a task with no record
     th = np.array(draw(st.lists(st.floats(-1, 1), min_size=m * dim, max_size=m * dim))).reshape(m, dim)
     th /= np.maximum(np.linalg.norm(th, axis=1, keepdims=True), 1.0)
     k = draw(st.integers(1, 8))
     skew = np.array(draw(st.lists(st.integers(1, 1000), min_size=k, max_size=k)), dtype=float)
     s = draw(st.one_of(st.just(0.0), st.floats(0.01, 50.0)))
     err = np.array(draw(st.lists(st.floats(-1.0, 1.0), min_size=k, max_size=k))) * s
-    return _example(D, m, beta=draw(st.floats(0.05, 5.0)), mu=draw(st.one_of(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.floats(0.01, 1.0))),
-                    Gamma_x=draw(st.floats(0.3, 2.0)), Gamma_star=draw(st.floats(0.3, 2.0)),
-                    Lambda=draw(st.floats(0.1, 10.0)), Gamma=draw(st.floats(0.1, 2.0)), T=draw(st.integers(1, 10)),
-                    theta=th, skew=skew, s=s, count_error=err)
+    return _example(
+        D,
+        m,
+        beta=draw(st.floats(0.05, 5.0)),
+        mu=draw(st.one_of(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.floats(0.01, 1.0))),
+        Gamma_x=draw(st.floats(0.3, 2.0)),
+        Gamma_star=draw(st.floats(0.3, 2.0)),
+        Lambda=draw(st.floats(0.1, 10.0)),
+        Gamma=draw(st.floats(0.1, 2.0)),
+        T=draw(st.integers(1, 10)),
+        theta=th,
+        skew=skew,
+        s=s,
+        count_error=err,
+    )
 
 
 def one_user_everywhere_example() -> MTExample:
@@ -169,8 +220,21 @@ def one_user_everywhere_example() -> MTExample:
     y = np.array([5.0] * 4 + [0.3, -0.2, 0.1])
     D = UserDataset(x, users, labels=y, task_ids=tasks)
     th = np.array([[1.0, 0.0], [0.0, -1.0], [0.6, 0.8], [-1.0, 0.0]])
-    return _example(D, 4, beta=2.0, mu=0.5, Gamma_x=1.0, Gamma_star=1.0, Lambda=1.0, Gamma=0.3, T=8, theta=th,
-                    skew=np.array([1.0, 10.0, 100.0]), s=5.0, count_error=np.array([-5.0, 5.0, 0.0]))
+    return _example(
+        D,
+        4,
+        beta=2.0,
+        mu=0.5,
+        Gamma_x=1.0,
+        Gamma_star=1.0,
+        Lambda=1.0,
+        Gamma=0.3,
+        T=8,
+        theta=th,
+        skew=np.array([1.0, 10.0, 100.0]),
+        s=5.0,
+        count_error=np.array([-5.0, 5.0, 0.0]),
+    )
 
 
 def lone_user_small_task_example() -> MTExample:
@@ -204,7 +268,7 @@ def solve_problem_10(n_counts: np.ndarray, n_users: int, beta_bar: float, gamma:
         z = z - z.max()
         p = np.exp(z) / np.exp(z).sum()
         val = float(np.sum(c / p))
-        grad = -c / p + p * val          # d/dz_k sum c_i / p_i with dp_i/dz_k = p_i (delta_ik - p_k)
+        grad = -c / p + p * val  # d/dz_k sum c_i / p_i with dp_i/dz_k = p_i (delta_ik - p_k)
         return val, grad
 
     res = optimize.minimize(f, np.zeros(n.size), jac=True, method="BFGS", options={"gtol": 1e-13, "maxiter": 10_000})
@@ -245,11 +309,13 @@ def prop_budget_holds(impl: MultiTaskAdapter, ex: MTExample) -> None:
 def _check_shift(impl, ex, D, D2, j):
     A, b = (np.asarray(a, dtype=float) for a in impl.statistic(D, **ex.params))
     A2, b2 = (np.asarray(a, dtype=float) for a in impl.statistic(D2, **ex.params))
-    dA, db = float(np.linalg.norm(A - A2)), float(np.linalg.norm(b - b2))     # Frobenius over the stack
+    dA, db = float(np.linalg.norm(A - A2)), float(np.linalg.norm(b - b2))  # Frobenius over the stack
     gx2 = ex.Gamma_x**2
     lim_A, lim_b = math.sqrt(ex.beta) * gx2, math.sqrt(ex.beta) * gx2 * ex.Gamma_star
     _require(dA <= lim_A * (1 + REL), f"removing user {j}: ||A - A'||_F = {dA!r} > sqrt(beta) Gamma_x^2 = {lim_A!r}")
-    _require(db <= lim_b * (1 + REL), f"removing user {j}: ||b - b'|| = {db!r} > sqrt(beta) Gamma_x^2 Gamma_* = {lim_b!r}")
+    _require(
+        db <= lim_b * (1 + REL), f"removing user {j}: ||b - b'|| = {db!r} > sqrt(beta) Gamma_x^2 Gamma_* = {lim_b!r}"
+    )
 
 
 def prop_sensitivity_every_user(impl: MultiTaskAdapter, ex: MTExample) -> None:
@@ -265,8 +331,10 @@ def prop_declared_sensitivity_is_appendix_a1(impl: MultiTaskAdapter, ex: MTExamp
     impl.require("sensitivity")
     sA, sb = (float(v) for v in impl.sensitivity(**ex.params))
     want = (math.sqrt(ex.beta) * ex.Gamma_x**2, math.sqrt(ex.beta) * ex.Gamma_x**2 * ex.Gamma_star)
-    _require(abs(sA - want[0]) <= REL * want[0] and abs(sb - want[1]) <= REL * want[1],
-             f"declared sensitivities ({sA!r}, {sb!r}), Appendix A.1 gives {want}")
+    _require(
+        abs(sA - want[0]) <= REL * want[0] and abs(sb - want[1]) <= REL * want[1],
+        f"declared sensitivities ({sA!r}, {sb!r}), Appendix A.1 gives {want}",
+    )
 
 
 def prop_public_inputs_only(impl: MultiTaskAdapter, ex: MTExample) -> None:
@@ -280,8 +348,10 @@ def prop_public_inputs_only(impl: MultiTaskAdapter, ex: MTExample) -> None:
         w2 = np.asarray(impl.weights(D2, **ex.params), dtype=float)
         keep = D.user_ids != j
         diff = np.abs(w[keep] - w2)
-        _require(bool(np.all(diff <= REL * np.maximum(np.abs(w[keep]), 1e-300))),
-                 f"removing user {j} changed other users' weights: {w[keep]} -> {w2}")
+        _require(
+            bool(np.all(diff <= REL * np.maximum(np.abs(w[keep]), 1e-300))),
+            f"removing user {j} changed other users' weights: {w[keep]} -> {w2}",
+        )
 
 
 def prop_noise_scales_are_the_papers(impl: MultiTaskAdapter, ex: MTExample) -> None:
@@ -309,8 +379,12 @@ def prop_rdp_covers_the_releases(impl: MultiTaskAdapter, ex: MTExample) -> None:
     if impl.noise_scale is not None:
         sA, sb = (float(v) for v in impl.noise_scale(**ex.params))
         gx2 = ex.Gamma_x**2
-        needs.append(("Algorithm 1", ORDERS * (ex.beta * gx2**2 / (2 * sA**2)
-                                               + ex.beta * (gx2 * ex.Gamma_star)**2 / (2 * sb**2))))
+        needs.append(
+            (
+                "Algorithm 1",
+                ORDERS * (ex.beta * gx2**2 / (2 * sA**2) + ex.beta * (gx2 * ex.Gamma_star) ** 2 / (2 * sb**2)),
+            )
+        )
     if impl.gd_noise_scale is not None:
         s = float(impl.gd_noise_scale(**ex.params))
         needs.append(("Algorithm 2", ORDERS * ex.T * ex.beta * ex.Gamma**2 / (2 * s**2)))
@@ -318,8 +392,10 @@ def prop_rdp_covers_the_releases(impl: MultiTaskAdapter, ex: MTExample) -> None:
         impl.require("noise_scale")
     for name, need in needs:
         i = int(np.argmax(need - charged))
-        _require(bool(np.all(charged >= need * (1 - REL))),
-                 f"{name}: charged RDP {charged[i]!r} < {need[i]!r} released at alpha = {ORDERS[i]:g}")
+        _require(
+            bool(np.all(charged >= need * (1 - REL))),
+            f"{name}: charged RDP {charged[i]!r} < {need[i]!r} released at alpha = {ORDERS[i]:g}",
+        )
 
 
 def prop_gradient_sensitivity_every_user(impl: MultiTaskAdapter, ex: MTExample) -> None:
@@ -378,7 +454,9 @@ def prop_estimated_weights_underestimate(impl: MultiTaskAdapter, ex: MTExample) 
     n_hat = ex.skew + ex.count_error
     for mu in (0.25, 0.5):
         exact = np.asarray(impl.omega(n_counts=ex.skew, n_users=1000, beta_bar=ex.beta, mu=mu), dtype=float)
-        est = np.asarray(impl.omega(n_counts=np.maximum(n_hat + ex.s, 1.0), n_users=1000, beta_bar=ex.beta, mu=mu), dtype=float)
+        est = np.asarray(
+            impl.omega(n_counts=np.maximum(n_hat + ex.s, 1.0), n_users=1000, beta_bar=ex.beta, mu=mu), dtype=float
+        )
         _require(bool(np.all(est <= exact * (1 + REL))), f"mu = {mu}: estimated weights {est} exceed exact {exact}")
 
 
@@ -389,12 +467,21 @@ def prop_release_noise_is_symmetric_gaussian(impl: MultiTaskAdapter, ex: MTExamp
     impl.require("statistic", "mechanism")
     D = ex.dataset
     A, b = (np.asarray(a, dtype=float) for a in impl.statistic(D, **ex.params))
-    Ah, bh = (np.asarray(a, dtype=float) for a in impl.mechanism(D, rng=np.random.default_rng(2023), size=NOISE_DRAWS, **ex.params))
+    Ah, bh = (
+        np.asarray(a, dtype=float)
+        for a in impl.mechanism(D, rng=np.random.default_rng(2023), size=NOISE_DRAWS, **ex.params)
+    )
     ZA, Zb = Ah - A, bh - b
-    _require(bool(np.allclose(ZA, np.swapaxes(ZA, -1, -2), rtol=0, atol=1e-12 * max(1.0, float(np.abs(A).max())))),
-             "A-hat - A is not symmetric")
+    _require(
+        bool(np.allclose(ZA, np.swapaxes(ZA, -1, -2), rtol=0, atol=1e-12 * max(1.0, float(np.abs(A).max())))),
+        "A-hat - A is not symmetric",
+    )
     sA, sb = ex.Gamma_x**2, ex.Gamma_x**2 * ex.Gamma_star
-    for name, z in (("A[0, 0, 0]", ZA[:, 0, 0, 0] / sA), ("A[0, 0, 1]", ZA[:, 0, 0, 1] / sA), ("b[0, 0]", Zb[:, 0, 0] / sb)):
+    for name, z in (
+        ("A[0, 0, 0]", ZA[:, 0, 0, 0] / sA),
+        ("A[0, 0, 1]", ZA[:, 0, 0, 1] / sA),
+        ("b[0, 0]", Zb[:, 0, 0] / sb),
+    ):
         p = stats.kstest(z, stats.norm.cdf).pvalue
         _require(p >= STAT_LEVEL, f"{name} noise is not N(0, sigma^2) at the paper's sigma: KS p = {p:.3g}")
 
@@ -418,21 +505,32 @@ def _ref_gradient(D, theta, **p):
 
 REFERENCE = MultiTaskAdapter(
     "krichene2023 (reference: mu-family weights + eq. (12), Algorithms 1 and 2)",
-    weights=_ref_weights, statistic=_ref_statistic,
+    weights=_ref_weights,
+    statistic=_ref_statistic,
     sensitivity=lambda *, beta, Gamma_x, Gamma_star, **_: K.sensitivity(beta, Gamma_x, Gamma_star),
     noise_scale=lambda *, Gamma_x, Gamma_star, **_: K.noise_scale(Gamma_x, Gamma_star),
-    mechanism=_ref_mechanism, gradient=_ref_gradient,
+    mechanism=_ref_mechanism,
+    gradient=_ref_gradient,
     gd_noise_scale=lambda *, Gamma, T, **_: K.gd_noise_scale(Gamma, T),
     rdp=lambda orders, *, beta, **_: W.rdp(orders, beta),
     omega=lambda n_counts, *, n_users, beta_bar, mu: W.omega_mu(n_counts, n_users, beta_bar, mu),
-    ratios=W.improvement_ratios)
+    ratios=W.improvement_ratios,
+)
 
 # ---------------------------------------------------------------------- the suite
-STATISTICAL_PROPERTIES = (prop_release_noise_is_symmetric_gaussian,)   # run on one fixed example
-ALL_PROPERTIES = (prop_budget_holds, prop_sensitivity_every_user, prop_declared_sensitivity_is_appendix_a1,
-                  prop_public_inputs_only, prop_noise_scales_are_the_papers, prop_rdp_covers_the_releases,
-                  prop_gradient_sensitivity_every_user, prop_closed_form_solves_problem_10,
-                  prop_ratios_at_least_one, prop_estimated_weights_underestimate) + STATISTICAL_PROPERTIES
+STATISTICAL_PROPERTIES = (prop_release_noise_is_symmetric_gaussian,)  # run on one fixed example
+ALL_PROPERTIES = (
+    prop_budget_holds,
+    prop_sensitivity_every_user,
+    prop_declared_sensitivity_is_appendix_a1,
+    prop_public_inputs_only,
+    prop_noise_scales_are_the_papers,
+    prop_rdp_covers_the_releases,
+    prop_gradient_sensitivity_every_user,
+    prop_closed_form_solves_problem_10,
+    prop_ratios_at_least_one,
+    prop_estimated_weights_underestimate,
+) + STATISTICAL_PROPERTIES
 # Small graphs: the sensitivity properties remove every user (brute force).
 _SMALL = mt_examples(max_tasks=3, max_users=4)
 STRATEGIES = {p: _SMALL for p in ALL_PROPERTIES}
@@ -440,7 +538,8 @@ STRATEGIES = {p: _SMALL for p in ALL_PROPERTIES}
 # mechanism fails with probability <= 1e-4; more examples would multiply that). Gamma_* != 1
 # there, so noise on b that forgets Gamma_* shows.
 STRATEGIES[prop_release_noise_is_symmetric_gaussian] = st.just(
-    dataclasses.replace(one_user_everywhere_example(), Gamma_star=2.0))
+    dataclasses.replace(one_user_everywhere_example(), Gamma_star=2.0)
+)
 EXAMPLES = {p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES if p not in STATISTICAL_PROPERTIES}
 MAX_EXAMPLES = {p: 25 for p in ALL_PROPERTIES}
 MAX_EXAMPLES.update({p: 1 for p in STATISTICAL_PROPERTIES})

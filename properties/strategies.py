@@ -6,6 +6,7 @@ privacy levels (Acharya et al.'s conservative / medium / liberal mix), skewed ta
 graphs (Krichene et al.), weight vectors with a fixed budget, and neighbouring pairs
 under each relation of ``userdp.reference.neighbours``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,12 @@ from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import get_relation, NeighbourPair
 
 __all__ = [
-    "user_size_profiles", "user_datasets", "epsilon_profiles", "task_user_graphs",
-    "weights_summing_to", "neighbouring_pairs",
+    "user_size_profiles",
+    "user_datasets",
+    "epsilon_profiles",
+    "task_user_graphs",
+    "weights_summing_to",
+    "neighbouring_pairs",
 ]
 
 _finite = dict(allow_nan=False, allow_infinity=False)
@@ -40,9 +45,16 @@ def user_size_profiles(draw, min_users: int = 1, max_users: int = 30, max_size: 
 
 
 @st.composite
-def user_datasets(draw, min_users: int = 1, max_users: int = 8, max_records_per_user: int = 6,
-                  dim: int | None = None, value_range=(0.0, 1.0), labels: bool = False,
-                  label_range=(-1.0, 1.0)) -> UserDataset:
+def user_datasets(
+    draw,
+    min_users: int = 1,
+    max_users: int = 8,
+    max_records_per_user: int = 6,
+    dim: int | None = None,
+    value_range=(0.0, 1.0),
+    labels: bool = False,
+    label_range=(-1.0, 1.0),
+) -> UserDataset:
     """A dataset of imbalanced users with values in ``value_range`` (scalar, or (n, dim))."""
     sizes = draw(user_size_profiles(min_users, max_users, max_records_per_user))
     n = int(sizes.sum())
@@ -53,13 +65,20 @@ def user_datasets(draw, min_users: int = 1, max_users: int = 8, max_records_per_
     y = None
     if labels:
         y = np.array(draw(st.lists(st.floats(*label_range, **_finite), min_size=n, max_size=n)))
-    return UserDataset(values=vals if dim is None else vals.reshape(n, dim),
-                       user_ids=np.repeat(ids, sizes), labels=y)
+    return UserDataset(values=vals if dim is None else vals.reshape(n, dim), user_ids=np.repeat(ids, sizes), labels=y)
 
 
 @st.composite
-def epsilon_profiles(draw, n: int, mix: str | None = None, eps_c: float = 0.01, eps_m: float = 0.2,
-                     eps_l: float = 1.0, f_c: float = 0.34, f_m: float = 0.43) -> np.ndarray:
+def epsilon_profiles(
+    draw,
+    n: int,
+    mix: str | None = None,
+    eps_c: float = 0.01,
+    eps_m: float = 0.2,
+    eps_l: float = 1.0,
+    f_c: float = 0.34,
+    f_m: float = 0.43,
+) -> np.ndarray:
     """Per-record privacy levels eps_i > 0, shape (n,).
 
     ``mix="acharya"`` follows Acharya et al. 2024 §4 (authors' code, NOTES.md): the first
@@ -76,7 +95,7 @@ def epsilon_profiles(draw, n: int, mix: str | None = None, eps_c: float = 0.01, 
     u = np.array(draw(st.lists(st.floats(0.0, 1.0), min_size=n, max_size=n)))
     eps = np.full(n, eps_l)
     eps[:n_c] = eps_c + (eps_m - eps_c) * u[:n_c]
-    eps[n_c:n_c + n_m] = eps_m + (eps_l - eps_m) * u[n_c:n_c + n_m]
+    eps[n_c : n_c + n_m] = eps_m + (eps_l - eps_m) * u[n_c : n_c + n_m]
     return eps
 
 
@@ -139,7 +158,7 @@ def neighbouring_pairs(draw, relation, datasets=None, lo: float = 0.0, hi: float
             return NeighbourPair(D, rel.neighbour(D, i), rel.name, _first_equal_record(D, i), f"remove record {i}")
         x = np.array(draw(st.lists(floats, min_size=D.d, max_size=D.d))).reshape(D.values.shape[1:])
         y = None if D.labels is None else draw(floats)
-        u = draw(st.sampled_from(D.users.tolist() + [int(D.users.max()) + 1]))    # an old or a new owner
+        u = draw(st.sampled_from(D.users.tolist() + [int(D.users.max()) + 1]))  # an old or a new owner
         N = rel.neighbour(D, new_value=x, new_label=y, user_id=u)
         return NeighbourPair(D, N, rel.name, _first_equal_record(N, N.n - 1), "add a record")
     if rel.name == "replace-record":
@@ -147,22 +166,25 @@ def neighbouring_pairs(draw, relation, datasets=None, lo: float = 0.0, hi: float
         x = np.array(draw(st.lists(floats, min_size=D.d, max_size=D.d))).reshape(D.values.shape[1:])
         y = None if D.labels is None else draw(floats)
         if np.array_equal(x, D.values[i]) and (y is None or y == D.labels[i]):
-            x = _moved(x, lo, hi)                   # a neighbour differs: never return D itself
+            x = _moved(x, lo, hi)  # a neighbour differs: never return D itself
         return NeighbourPair(D, rel.neighbour(D, i, x, y), rel.name, i, f"replace record {i}")
     u = int(draw(st.sampled_from(D.users.tolist())))
     col = getattr(D, rel.field)
     shape = (D.records_of(u).size,) + col.shape[1:]
     new = np.array(draw(st.lists(floats, min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))).reshape(shape)
     if np.array_equal(new, col[D.records_of(u)]):
-        new = _moved(new, lo, hi)                   # a neighbour differs: never return D itself
+        new = _moved(new, lo, hi)  # a neighbour differs: never return D itself
     return NeighbourPair(D, rel.neighbour(D, u, new), rel.name, u, f"replace user {u}'s {rel.field}")
 
 
 def _first_equal_record(D, i: int) -> int:
     """The first j with record j == record i (value, label, owner), by a plain loop: the
     add-remove-record unit, computed independently of ``neighbours``."""
-    rec = lambda j: (np.asarray(D.values[j]).tolist(), None if D.labels is None else D.labels[j],  # noqa: E731
-                     int(D.user_ids[j]))
+    rec = lambda j: (  # noqa: E731
+        np.asarray(D.values[j]).tolist(),
+        None if D.labels is None else D.labels[j],  # noqa: E731
+        int(D.user_ids[j]),
+    )
     return next(j for j in range(D.n) if rec(j) == rec(i))
 
 

@@ -42,6 +42,7 @@ weighted mean (numpy), brute force over replaced users on a grid of new averages
 analytic Gaussian delta of Balle and Wang 2018 (Thm 8) written with scipy.stats.norm.
 Tolerance ``REL`` = 1e-9 relative (sums of at most a few dozen doubles).
 """
+
 from __future__ import annotations
 
 import functools
@@ -60,16 +61,45 @@ from userdp.reference.neighbours import REPLACE_USER_ITEMS
 from .adapter import Adapter
 
 __all__ = [
-    "REL", "HLMAdapter", "HLMExample", "hlm_examples", "HARD_EXAMPLES", "REFERENCE", "huber_loss_oracle",
-    "huber_gradient_oracle", "gaussian_delta_oracle", "replaced", "prop_weights_normalised_monotone",
-    "prop_thresholds_decrease", "prop_first_order_condition", "prop_no_better_point_than_scipy",
-    "prop_weighted_mean_when_thresholds_large", "prop_sensitivity_bound_brute_force",
-    "prop_ptr_distance_sensitivity_one", "prop_noise_calibrated", "prop_noise_scales_public", "ALL_PROPERTIES",
-    "GlobalExample", "global_examples", "GLOBAL_HARD_EXAMPLES", "prop_global_constants",
-    "prop_global_sensitivity_brute_force", "prop_global_minimiser_certified", "prop_global_noise_calibrated",
-    "REFERENCE_GLOBAL", "REFERENCE_TUNED", "GLOBAL_PROPERTIES",
-    "STRATEGIES", "EXAMPLES", "MAX_EXAMPLES", "RELATION", "ADAPTER",
-    "HLMPair", "hlm_pairs", "HARD_PAIRS", "prop_refusal_reads_only_public_inputs",
+    "REL",
+    "HLMAdapter",
+    "HLMExample",
+    "hlm_examples",
+    "HARD_EXAMPLES",
+    "REFERENCE",
+    "huber_loss_oracle",
+    "huber_gradient_oracle",
+    "gaussian_delta_oracle",
+    "replaced",
+    "prop_weights_normalised_monotone",
+    "prop_thresholds_decrease",
+    "prop_first_order_condition",
+    "prop_no_better_point_than_scipy",
+    "prop_weighted_mean_when_thresholds_large",
+    "prop_sensitivity_bound_brute_force",
+    "prop_ptr_distance_sensitivity_one",
+    "prop_noise_calibrated",
+    "prop_noise_scales_public",
+    "ALL_PROPERTIES",
+    "GlobalExample",
+    "global_examples",
+    "GLOBAL_HARD_EXAMPLES",
+    "prop_global_constants",
+    "prop_global_sensitivity_brute_force",
+    "prop_global_minimiser_certified",
+    "prop_global_noise_calibrated",
+    "REFERENCE_GLOBAL",
+    "REFERENCE_TUNED",
+    "GLOBAL_PROPERTIES",
+    "STRATEGIES",
+    "EXAMPLES",
+    "MAX_EXAMPLES",
+    "RELATION",
+    "ADAPTER",
+    "HLMPair",
+    "hlm_pairs",
+    "HARD_PAIRS",
+    "prop_refusal_reads_only_public_inputs",
 ]
 
 REL = 1e-9
@@ -96,7 +126,7 @@ class HLMExample:
     delta: float = 1e-5
     R: float = 1.0
     R_c: float = 1.0
-    support: float | None = None          # declared support radius (every item's norm <= it)
+    support: float | None = None  # declared support radius (every item's norm <= it)
 
     @property
     def params(self) -> dict:
@@ -216,7 +246,7 @@ def hlm_pairs(draw):
         gap = draw(st.sampled_from([10.0, 100.0, 1e4]))
         v = np.r_[np.zeros(a), np.full(b, gap)]
         k = draw(st.integers(0, a + b - 1))
-        new = gap - v[k]                                      # to the other cluster
+        new = gap - v[k]  # to the other cluster
     elif family == "magnitude":
         n = draw(st.integers(3, 500))
         c = draw(st.sampled_from([1e5, 2e5, 1e8, 1e15, 1e300, -1e300]))
@@ -311,7 +341,7 @@ def _grid(D: UserDataset, ex: HLMExample, k: int, T_k: float) -> list:
     pts += [y[j] for j in range(len(y)) if j != k]
     if d > 1:
         pts.append(centre + 10 * ex.R * np.ones(d) / math.sqrt(d))
-    if ex.support is not None:                   # stay in the declared support: project onto it
+    if ex.support is not None:  # stay in the declared support: project onto it
         pts = [p * min(1.0, ex.support * (1 - 1e-12) / max(float(np.linalg.norm(p)), 1e-300)) for p in pts]
         pts += [ex.support * e1, -ex.support * e1]
     return [p[0] if D.values.ndim == 1 else p for p in pts]
@@ -372,9 +402,13 @@ def prop_no_better_point_than_scipy(impl: Adapter, ex: HLMExample) -> None:
     T = np.asarray(impl.thresholds(D, **ex.params), float)
     y = _y(D)
     s = np.asarray(impl.statistic(D, **ex.params), float).reshape(-1)
-    res = optimize.minimize(lambda v: huber_loss_oracle(v, y, w, T), w @ y,
-                            jac=lambda v: huber_gradient_oracle(v, y, w, T), method="BFGS",
-                            options={"gtol": 1e-12, "maxiter": 1000})
+    res = optimize.minimize(
+        lambda v: huber_loss_oracle(v, y, w, T),
+        w @ y,
+        jac=lambda v: huber_gradient_oracle(v, y, w, T),
+        method="BFGS",
+        options={"gtol": 1e-12, "maxiter": 1000},
+    )
     F, Fb = huber_loss_oracle(s, y, w, T), huber_loss_oracle(res.x, y, w, T)
     _require(F <= Fb + 1e-12 * (1 + abs(Fb)), f"F(mu0) = {F!r} > F(bfgs) = {Fb!r} (mu0 = {s}, bfgs = {res.x})")
 
@@ -413,8 +447,9 @@ def prop_sensitivity_bound_brute_force(impl: Adapter, ex: HLMExample) -> None:
             shift = float(np.linalg.norm(_clip(impl.statistic(replaced(D, k, v), **p), ex.R_c) - base))
             _require(shift <= 2 * ex.R_c * (1 + REL), f"user {k} -> {v}: shift {shift!r} > 2 R_c")
             if safe:
-                _require(shift <= B * (1 + REL), f"gamma >= 1 but user {k} -> {v} moves Clip(mu0) by "
-                                                 f"{shift!r} > B = {B!r}")
+                _require(
+                    shift <= B * (1 + REL), f"gamma >= 1 but user {k} -> {v} moves Clip(mu0) by {shift!r} > B = {B!r}"
+                )
 
 
 def prop_ptr_distance_sensitivity_one(impl: Adapter, ex: HLMExample) -> None:
@@ -442,10 +477,14 @@ def prop_noise_calibrated(impl: Adapter, ex: HLMExample) -> None:
     et, er, dt, dr = ns["eps_test"], ns["eps_release"], ns["delta_test"], ns["delta_release"]
     _require(et + er <= ex.epsilon * (1 + REL), f"eps_test + eps_release = {et + er!r} > epsilon = {ex.epsilon!r}")
     _require(dt + dr <= ex.delta * (1 + REL), f"delta_test + delta_release = {dt + dr!r} > delta = {ex.delta!r}")
-    _require(0.5 * math.exp(-et * ns["threshold"]) <= dt * (1 + REL),
-             f"P(pass | gamma = 0) = {0.5 * math.exp(-et * ns['threshold'])!r} > delta_test = {dt!r}")
-    for sigma, sens, what in ((ns["sigma_pass"], min(B, 2 * ex.R_c), "sigma_pass"),
-                              (ns["sigma_fallback"], 2 * ex.R_c, "sigma_fallback")):
+    _require(
+        0.5 * math.exp(-et * ns["threshold"]) <= dt * (1 + REL),
+        f"P(pass | gamma = 0) = {0.5 * math.exp(-et * ns['threshold'])!r} > delta_test = {dt!r}",
+    )
+    for sigma, sens, what in (
+        (ns["sigma_pass"], min(B, 2 * ex.R_c), "sigma_pass"),
+        (ns["sigma_fallback"], 2 * ex.R_c, "sigma_fallback"),
+    ):
         got = gaussian_delta_oracle(sigma, sens, er)
         _require(got <= dr * (1 + 1e-6), f"{what} = {sigma!r} at sensitivity {sens!r}: delta = {got!r} > {dr!r}")
 
@@ -454,7 +493,7 @@ def _outcome(call, D) -> str | None:
     """None when ``call(D)`` returns, else the exception's type and message."""
     try:
         call(D)
-    except Exception as exc:                        # any refusal is an output: compared below
+    except Exception as exc:  # any refusal is an output: compared below
         return f"{type(exc).__name__}: {exc}"
     return None
 
@@ -468,13 +507,19 @@ def prop_refusal_reads_only_public_inputs(impl: Adapter, ex: HLMPair) -> None:
     impl.require("mechanism")
     p = ex.params
     calls = [("mechanism", lambda D: impl.mechanism(D, rng=np.random.default_rng(0), size=2, **p))]
-    calls += [(name, lambda D, f=getattr(impl, name): f(D, **p))
-              for name in ("statistic", "sensitivity", "noise_scale", "ptr_distance") if getattr(impl, name) is not None]
+    calls += [
+        (name, lambda D, f=getattr(impl, name): f(D, **p))
+        for name in ("statistic", "sensitivity", "noise_scale", "ptr_distance")
+        if getattr(impl, name) is not None
+    ]
     for name, call in calls:
         a, b = _outcome(call, ex.first), _outcome(call, ex.second)
-        _require(a == b, f"{name} on a neighbouring pair ({ex.note}): first side "
-                         f"{'raised ' + a if a else 'returned'}, second side {'raised ' + b if b else 'returned'}: "
-                         "a refusal that depends on the private data is an output")
+        _require(
+            a == b,
+            f"{name} on a neighbouring pair ({ex.note}): first side "
+            f"{'raised ' + a if a else 'returned'}, second side {'raised ' + b if b else 'returned'}: "
+            "a refusal that depends on the private data is an output",
+        )
     if impl.ptr_distance is not None and _outcome(lambda D: impl.ptr_distance(D, **p), ex.first) is None:
         g1, g2 = int(impl.ptr_distance(ex.first, **p)), int(impl.ptr_distance(ex.second, **p))
         _require(abs(g1 - g2) <= 1, f"gamma moves from {g1} to {g2} on a neighbouring pair ({ex.note})")
@@ -492,7 +537,6 @@ def prop_noise_scales_public(impl: Adapter, ex) -> None:
         for v in _grid(D, ex, k, float(T[k])):
             got = impl.noise_scale(replaced(D, k, v), **p)
             _require(got == base, f"user {k} -> {v}: noise scales {got} != {base} on D: they read the data")
-
 
 
 # ---------------------------------------------------------------------- the reference
@@ -514,15 +558,28 @@ def _ref_noise(D, **p):
 
 
 REFERENCE = HLMAdapter(
-    "zhao2024.hlm (reference)", weights=_ref_weights, statistic=lambda D, **p: _plan(D, **p).mu0,
-    sensitivity=lambda D, **p: _plan(D, **p).B, noise_scale=_ref_noise,
+    "zhao2024.hlm (reference)",
+    weights=_ref_weights,
+    statistic=lambda D, **p: _plan(D, **p).mu0,
+    sensitivity=lambda D, **p: _plan(D, **p).B,
+    noise_scale=_ref_noise,
     mechanism=lambda D, rng, size=None, **p: Z.mechanism(D, rng, size, **p),
-    thresholds=_ref_thresholds, ptr_distance=lambda D, **p: _plan(D, **p).gamma)
+    thresholds=_ref_thresholds,
+    ptr_distance=lambda D, **p: _plan(D, **p).gamma,
+)
 
-ALL_PROPERTIES = (prop_weights_normalised_monotone, prop_thresholds_decrease, prop_first_order_condition,
-                  prop_no_better_point_than_scipy, prop_weighted_mean_when_thresholds_large,
-                  prop_sensitivity_bound_brute_force, prop_ptr_distance_sensitivity_one, prop_noise_calibrated,
-                  prop_refusal_reads_only_public_inputs, prop_noise_scales_public)
+ALL_PROPERTIES = (
+    prop_weights_normalised_monotone,
+    prop_thresholds_decrease,
+    prop_first_order_condition,
+    prop_no_better_point_than_scipy,
+    prop_weighted_mean_when_thresholds_large,
+    prop_sensitivity_bound_brute_force,
+    prop_ptr_distance_sensitivity_one,
+    prop_noise_calibrated,
+    prop_refusal_reads_only_public_inputs,
+    prop_noise_scales_public,
+)
 
 
 # ---------------------------------------------------------------------- calibrations
@@ -540,13 +597,19 @@ class GlobalExample:
     delta: float = 1e-5
     R: float = 1.0
     R_c: float = 10.0
-    support: float = 1.0          # required: every item in the L2 ball of this radius
-    theta: float = 1.0            # equalised weights: w_i prop. to min(m_i, theta / min(T_i, support))
+    support: float = 1.0  # required: every item in the L2 ball of this radius
+    theta: float = 1.0  # equalised weights: w_i prop. to min(m_i, theta / min(T_i, support))
 
     @property
     def params(self) -> dict:
-        return {"epsilon": self.epsilon, "delta": self.delta, "R": self.R, "R_c": self.R_c,
-                "support": self.support, "theta": self.theta}
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "R": self.R,
+            "R_c": self.R_c,
+            "support": self.support,
+            "theta": self.theta,
+        }
 
 
 @st.composite
@@ -580,8 +643,13 @@ def _lost_curvature_example() -> GlobalExample:
     one-item user moving to -rho shifts it by 2 w rho / (20/23) = rho / 10, exactly Delta = 2c /
     kappa_G. Counting the two-item users in G (T_i >= rho, the support's radius instead of its
     diameter) would give Delta = 2 rho / 23 < rho / 10."""
-    return GlobalExample(_dataset(np.r_[np.ones(20), -np.ones(3)], np.r_[np.ones(20, int), np.full(3, 2)]),
-                         R=1.0, R_c=10.0, support=1.0, theta=1.0)
+    return GlobalExample(
+        _dataset(np.r_[np.ones(20), -np.ones(3)], np.r_[np.ones(20, int), np.full(3, 2)]),
+        R=1.0,
+        R_c=10.0,
+        support=1.0,
+        theta=1.0,
+    )
 
 
 GLOBAL_HARD_EXAMPLES = (_lost_curvature_example(),)
@@ -622,8 +690,10 @@ def prop_global_constants(impl: Adapter, ex: GlobalExample) -> None:
     _require(ns["Delta"] >= 2 * c / kappa * (1 - REL), f"Delta = {ns['Delta']!r} < 2 c / kappa = {2 * c / kappa!r}")
     _require(ns["e"] >= 0, f"the solver bound e = {ns['e']!r} < 0")
     S = float(impl.sensitivity(D, **p))
-    _require(S >= min(ns["Delta"] + 2 * ns["e"], 2 * ex.R_c) * (1 - REL),
-             f"sensitivity {S!r} < min(Delta + 2 e, 2 R_c) = {min(ns['Delta'] + 2 * ns['e'], 2 * ex.R_c)!r}")
+    _require(
+        S >= min(ns["Delta"] + 2 * ns["e"], 2 * ex.R_c) * (1 - REL),
+        f"sensitivity {S!r} < min(Delta + 2 e, 2 R_c) = {min(ns['Delta'] + 2 * ns['e'], 2 * ex.R_c)!r}",
+    )
 
 
 def prop_global_sensitivity_brute_force(impl: Adapter, ex: GlobalExample) -> None:
@@ -639,8 +709,10 @@ def prop_global_sensitivity_brute_force(impl: Adapter, ex: GlobalExample) -> Non
             D2 = replaced(D, k, v)
             shift = float(np.linalg.norm(_clip(impl.statistic(D2, **p), ex.R_c) - base))
             _require(shift <= S * (1 + REL), f"user {k} -> {v}: Clip(x_K) moves by {shift!r} > S = {S!r}")
-            _require(float(impl.sensitivity(D2, **p)) == S and impl.noise_scale(D2, **p) == ns,
-                     f"user {k} -> {v}: the sensitivity or a noise scale changes: it reads the data")
+            _require(
+                float(impl.sensitivity(D2, **p)) == S and impl.noise_scale(D2, **p) == ns,
+                f"user {k} -> {v}: the sensitivity or a noise scale changes: it reads the data",
+            )
 
 
 def _exact_minimiser_1d(y, w, T):
@@ -648,6 +720,7 @@ def _exact_minimiser_1d(y, w, T):
     exact values): the gradient is piecewise linear and non-decreasing, so its root lies between
     two consecutive breakpoints y_i +- T_i, found by evaluating it at each."""
     from fractions import Fraction as Fr
+
     y, w, T = ([Fr(float(v)) for v in a] for a in (y, w, T))
     g = lambda s: sum(wi * max(-Ti, min(Ti, s - yi)) for yi, wi, Ti in zip(y, w, T))  # noqa: E731
     bps = sorted({yi + sgn * Ti for yi, Ti in zip(y, T) for sgn in (-1, 1)})
@@ -672,13 +745,14 @@ def prop_global_minimiser_certified(impl: Adapter, ex: GlobalExample) -> None:
     y = _projected(D, ex.support)
     if y.shape[1] == 1:
         from fractions import Fraction as Fr
+
         err = abs(Fr(float(s[0])) - _exact_minimiser_1d(y[:, 0], w, T))
         _require(err <= Fr(ns["e"]), f"|x_K - s*| = {float(err)!r} > e = {ns['e']!r}")
         return
     _require(float(np.linalg.norm(s)) <= ns["rho_G"], f"x_K = {s} lies outside the ball of radius rho_G")
     kappa = math.fsum(w[T >= 2 * ns["rho_G"]])
     g = float(np.linalg.norm(huber_gradient_oracle(s, y, w, T)))
-    rounding = 64 * 2.0**-53 * ex.support * (D.m + y.shape[1]) / kappa     # the oracle's own float error
+    rounding = 64 * 2.0**-53 * ex.support * (D.m + y.shape[1]) / kappa  # the oracle's own float error
     _require(g / kappa <= ns["e"] * (1 + 1e-6) + rounding, f"||grad F(x_K)|| / kappa = {g / kappa!r} > e = {ns['e']!r}")
 
 
@@ -689,11 +763,15 @@ def prop_global_noise_calibrated(impl: Adapter, ex: GlobalExample) -> None:
     D, p = ex.dataset, ex.params
     ns = impl.noise_scale(D, **p)
     S = float(impl.sensitivity(D, **p))
-    _require(ns["epsilon"] <= ex.epsilon * (1 + REL) and ns["delta"] <= ex.delta * (1 + REL),
-             f"budget ({ns['epsilon']!r}, {ns['delta']!r}) exceeds the claim ({ex.epsilon!r}, {ex.delta!r})")
+    _require(
+        ns["epsilon"] <= ex.epsilon * (1 + REL) and ns["delta"] <= ex.delta * (1 + REL),
+        f"budget ({ns['epsilon']!r}, {ns['delta']!r}) exceeds the claim ({ex.epsilon!r}, {ex.delta!r})",
+    )
     got = gaussian_delta_oracle(ns["sigma"], S, ns["epsilon"])
-    _require(got <= ns["delta"] * (1 + 1e-6), f"sigma = {ns['sigma']!r} at sensitivity {S!r}: delta = {got!r} "
-                                              f"> {ns['delta']!r}")
+    _require(
+        got <= ns["delta"] * (1 + 1e-6),
+        f"sigma = {ns['sigma']!r} at sensitivity {S!r}: delta = {got!r} > {ns['delta']!r}",
+    )
 
 
 _PLANS: dict = {}
@@ -703,6 +781,7 @@ def _global_plan(D, **p):
     """The reference's plan, computed once per (dataset, parameters): the stages below share it
     (the reference is deterministic; a small cache, emptied when full)."""
     from userdp.reference import zhao2024_calibration as C
+
     key = (D.values.tobytes(), D.values.shape, D.user_ids.tobytes(), tuple(sorted(p.items())))
     if key not in _PLANS:
         if len(_PLANS) >= 512:
@@ -714,25 +793,38 @@ def _global_plan(D, **p):
 def _global_noise(D, **p):
     q = _global_plan(D, **p)
     k = q.constants
-    return {"sigma": q.sigma, "epsilon": q.epsilon, "delta": q.delta, "Delta": k.Delta, "e": k.e,
-            "kappa_G": k.kappa_G, "rho_G": k.rho_G}
+    return {
+        "sigma": q.sigma,
+        "epsilon": q.epsilon,
+        "delta": q.delta,
+        "Delta": k.Delta,
+        "e": k.e,
+        "kappa_G": k.kappa_G,
+        "rho_G": k.rho_G,
+    }
 
 
 def _global_mechanism(D, rng, size=None, **p):
     from userdp.reference import zhao2024_calibration as C
+
     return C.global_mechanism(D, rng, size, **p)
 
 
 REFERENCE_GLOBAL = HLMAdapter(
-    "zhao2024_calibration.global (reference)", weights=lambda D, **p: _global_plan(D, **p).constants.w,
-    thresholds=lambda D, **p: _global_plan(D, **p).constants.T, statistic=lambda D, **p: _global_plan(D, **p).mu0,
-    sensitivity=lambda D, **p: _global_plan(D, **p).sensitivity, noise_scale=_global_noise,
-    mechanism=_global_mechanism)
+    "zhao2024_calibration.global (reference)",
+    weights=lambda D, **p: _global_plan(D, **p).constants.w,
+    thresholds=lambda D, **p: _global_plan(D, **p).constants.T,
+    statistic=lambda D, **p: _global_plan(D, **p).mu0,
+    sensitivity=lambda D, **p: _global_plan(D, **p).sensitivity,
+    noise_scale=_global_noise,
+    mechanism=_global_mechanism,
+)
 
 
 @functools.lru_cache(maxsize=256)
 def _tune(counts: tuple, d: int, p: tuple) -> tuple:
     from userdp.reference import zhao2024_calibration as C
+
     q = dict(p)
     t = C.tune_ptr(np.array(counts), q["R"], q["epsilon"], q["delta"], d=d, support=q.get("support"), R_c=q["R_c"])
     return t["kappa0"], t["test_share"], t["cap"]
@@ -750,21 +842,34 @@ def _tuned_noise(D, **p):
 
 
 REFERENCE_TUNED = HLMAdapter(
-    "zhao2024.hlm at tune_ptr's calibration (reference)", weights=lambda D, **p: _ref_weights(D, **_tuned(D, p)),
-    statistic=lambda D, **p: _plan(D, **_tuned(D, p)).mu0, sensitivity=lambda D, **p: _plan(D, **_tuned(D, p)).B,
-    noise_scale=_tuned_noise, mechanism=lambda D, rng, size=None, **p: Z.mechanism(D, rng, size, **_tuned(D, p)),
+    "zhao2024.hlm at tune_ptr's calibration (reference)",
+    weights=lambda D, **p: _ref_weights(D, **_tuned(D, p)),
+    statistic=lambda D, **p: _plan(D, **_tuned(D, p)).mu0,
+    sensitivity=lambda D, **p: _plan(D, **_tuned(D, p)).B,
+    noise_scale=_tuned_noise,
+    mechanism=lambda D, rng, size=None, **p: Z.mechanism(D, rng, size, **_tuned(D, p)),
     thresholds=lambda D, **p: _ref_thresholds(D, **_tuned(D, p)),
-    ptr_distance=lambda D, **p: _plan(D, **_tuned(D, p)).gamma)
+    ptr_distance=lambda D, **p: _plan(D, **_tuned(D, p)).gamma,
+)
 
-GLOBAL_PROPERTIES = (prop_global_constants, prop_global_sensitivity_brute_force, prop_global_minimiser_certified,
-                     prop_global_noise_calibrated)
+GLOBAL_PROPERTIES = (
+    prop_global_constants,
+    prop_global_sensitivity_brute_force,
+    prop_global_minimiser_certified,
+    prop_global_noise_calibrated,
+)
 
 
 # ---------------------------------------------------------------------- the suite
 ADAPTER = HLMAdapter
-STRATEGIES = {**{p: hlm_examples() for p in ALL_PROPERTIES},
-              prop_refusal_reads_only_public_inputs: hlm_pairs(), **{p: global_examples() for p in GLOBAL_PROPERTIES}}
-EXAMPLES = {**{p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES},
-            prop_refusal_reads_only_public_inputs: list(HARD_PAIRS),
-            **{p: list(GLOBAL_HARD_EXAMPLES) for p in GLOBAL_PROPERTIES}}
+STRATEGIES = {
+    **{p: hlm_examples() for p in ALL_PROPERTIES},
+    prop_refusal_reads_only_public_inputs: hlm_pairs(),
+    **{p: global_examples() for p in GLOBAL_PROPERTIES},
+}
+EXAMPLES = {
+    **{p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES},
+    prop_refusal_reads_only_public_inputs: list(HARD_PAIRS),
+    **{p: list(GLOBAL_HARD_EXAMPLES) for p in GLOBAL_PROPERTIES},
+}
 MAX_EXAMPLES = {p: 25 for p in ALL_PROPERTIES + GLOBAL_PROPERTIES}

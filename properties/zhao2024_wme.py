@@ -21,6 +21,7 @@ Relation: replace one user's items, m_i kept (``REPLACE_USER_ITEMS``), as for HL
 analytic Gaussian delta of Balle and Wang 2018 (Thm 8), written out in ``properties/zhao2024.py``
 (``gaussian_delta_oracle``), and the closed-form sensitivities. Tolerance ``REL`` = 1e-9 relative.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,18 @@ from userdp.reference.data import UserDataset
 from .adapter import Adapter
 from .zhao2024 import REL, _dataset, _require, gaussian_delta_oracle
 
-__all__ = ["WMEExample", "wme_examples", "prop_wme_noise_calibrated", "ALL_PROPERTIES", "STRATEGIES", "EXAMPLES",
-           "MAX_EXAMPLES", "RELATION", "ADAPTER", "REFERENCE"]
+__all__ = [
+    "WMEExample",
+    "wme_examples",
+    "prop_wme_noise_calibrated",
+    "ALL_PROPERTIES",
+    "STRATEGIES",
+    "EXAMPLES",
+    "MAX_EXAMPLES",
+    "RELATION",
+    "ADAPTER",
+    "REFERENCE",
+]
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ def wme_examples(draw, max_n: int = 8, max_d: int = 3):
     n, d = draw(st.integers(2, max_n)), draw(st.integers(1, max_d))
     m = np.array(draw(st.lists(st.integers(1, 30), min_size=n, max_size=n)))
     y = np.array(draw(st.lists(st.lists(st.floats(-1.0, 1.0), min_size=d, max_size=d), min_size=n, max_size=n)))
-    y = y / np.maximum(1.0, np.linalg.norm(y, axis=1, keepdims=True) * (1 + 1e-12))   # inside the unit ball
+    y = y / np.maximum(1.0, np.linalg.norm(y, axis=1, keepdims=True) * (1 + 1e-12))  # inside the unit ball
     eps = draw(st.sampled_from([0.5, 1.0, 3.0]))
     return WMEExample(_dataset(y[:, 0] if d == 1 else y, m), epsilon=eps)
 
@@ -74,12 +85,16 @@ def prop_wme_noise_calibrated(impl: Adapter, ex: WMEExample) -> None:
     D1, D2 = impl.sensitivity(D, **p)
     e1, d1, e2, d2 = ns["eps1"], ns["delta1"], ns["eps2"], ns["delta2"]
     _require(e1 + e2 <= ex.epsilon * (1 + REL), f"eps_1 + eps_2 = {e1 + e2!r} > epsilon = {ex.epsilon!r}")
-    _require(d1 + d2 <= ex.delta * (1 + REL), f"delta_1 + delta_2 = {d1 + d2!r} > delta = {ex.delta!r} "
-                                              "(a stage's delta is not composed)")
+    _require(
+        d1 + d2 <= ex.delta * (1 + REL),
+        f"delta_1 + delta_2 = {d1 + d2!r} > delta = {ex.delta!r} (a stage's delta is not composed)",
+    )
     d = 1 if D.values.ndim == 1 else D.values.shape[1]
     d_pad = 1 << (d - 1).bit_length()
     tau = ex.R * math.sqrt(2 * math.log(2 / 0.05) / float(D.counts.min()))
-    _require(D1 >= math.sqrt(2 * d_pad) * (1 - REL), f"histogram sensitivity {D1!r} < sqrt(2 d') = {math.sqrt(2 * d_pad)!r}")
+    _require(
+        D1 >= math.sqrt(2 * d_pad) * (1 - REL), f"histogram sensitivity {D1!r} < sqrt(2 d') = {math.sqrt(2 * d_pad)!r}"
+    )
     want2 = min(3 * tau * math.sqrt(d_pad), 2 * ex.R) / D.m
     _require(D2 >= want2 * (1 - REL), f"clipped-mean sensitivity {D2!r} < {want2!r}")
     for sigma, sens, eps, dl, what in ((ns["sigma1"], D1, e1, d1, "sigma_1"), (ns["sigma2"], D2, e2, d2, "sigma_2")):
@@ -94,15 +109,17 @@ def _wme_noise(D, *, epsilon, delta, R):
 
 
 REFERENCE = Adapter(
-    "zhao2024_wme (reference)", noise_scale=_wme_noise,
+    "zhao2024_wme (reference)",
+    noise_scale=_wme_noise,
     sensitivity=lambda D, *, epsilon, delta, R: Wm.wme_sensitivities(D, R),
-    mechanism=lambda D, rng, size=None, *, epsilon, delta, R: Wm.wme_mechanism(D, epsilon, delta, R, rng, size))
+    mechanism=lambda D, rng, size=None, *, epsilon, delta, R: Wm.wme_mechanism(D, epsilon, delta, R, rng, size),
+)
 
 
 # ---------------------------------------------------------------------- the suite
 ALL_PROPERTIES = (prop_wme_noise_calibrated,)
 STRATEGIES = {prop_wme_noise_calibrated: wme_examples()}
-EXAMPLES: dict = {}             # none: the hard cases of properties/zhao2024.py are HLM's
+EXAMPLES: dict = {}  # none: the hard cases of properties/zhao2024.py are HLM's
 MAX_EXAMPLES = {prop_wme_noise_calibrated: 25}
-RELATION = Wm.RELATION          # REPLACE_USER_ITEMS, as for HLM
+RELATION = Wm.RELATION  # REPLACE_USER_ITEMS, as for HLM
 ADAPTER = Adapter

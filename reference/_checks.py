@@ -24,6 +24,7 @@ Supported ranges (the same for every public function, stated in every error):
   (|value| 2^-52) exceeds b, so ``value + noise`` rounds back to ``value`` in most
   releases: the exact value would go out.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -34,10 +35,24 @@ from contextlib import contextmanager
 import numpy as np
 
 __all__ = [
-    "MAGNITUDE", "MAX_EPSILON", "MAX_INT", "MAX_RELEASES", "NOISE_RESOLUTION",
-    "allow_large_epsilon", "check_real", "check_positive", "check_nonnegative", "check_epsilon",
-    "check_delta", "check_sensitivity", "check_int", "check_generator", "check_size",
-    "check_finite_array", "check_in_interval", "check_noise_scale",
+    "MAGNITUDE",
+    "MAX_EPSILON",
+    "MAX_INT",
+    "MAX_RELEASES",
+    "NOISE_RESOLUTION",
+    "allow_large_epsilon",
+    "check_real",
+    "check_positive",
+    "check_nonnegative",
+    "check_epsilon",
+    "check_delta",
+    "check_sensitivity",
+    "check_int",
+    "check_generator",
+    "check_size",
+    "check_finite_array",
+    "check_in_interval",
+    "check_noise_scale",
 ]
 
 MAGNITUDE = (1e-50, 1e50)
@@ -79,8 +94,7 @@ def check_positive(value, name: str, lo: float = MAGNITUDE[0], hi: float = MAGNI
     """Return ``value`` as a float after checking lo <= value <= hi (default ``MAGNITUDE``)."""
     v = check_real(value, name)
     if not (lo <= v <= hi):
-        raise ValueError(f"{name} must be finite and > 0, in [{lo:g}, {hi:g}] (the supported range), "
-                         f"got {_fmt(v)}")
+        raise ValueError(f"{name} must be finite and > 0, in [{lo:g}, {hi:g}] (the supported range), got {_fmt(v)}")
     return v
 
 
@@ -90,8 +104,7 @@ def check_nonnegative(value, name: str, hi: float = MAGNITUDE[1]) -> float:
     if v == 0.0:
         return 0.0
     if not (MAGNITUDE[0] <= v <= hi):
-        raise ValueError(f"{name} must be 0 or in [{MAGNITUDE[0]:g}, {hi:g}] (the supported range), "
-                         f"got {_fmt(v)}")
+        raise ValueError(f"{name} must be 0 or in [{MAGNITUDE[0]:g}, {hi:g}] (the supported range), got {_fmt(v)}")
     return v
 
 
@@ -100,9 +113,14 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
     v = check_real(epsilon, name)
     cap = MAGNITUDE[1] if _LARGE_EPSILON.get() else MAX_EPSILON
     if not (MAGNITUDE[0] <= v <= cap):
-        hint = "" if _LARGE_EPSILON.get() else (
-            f"; above {MAX_EPSILON:g} the guarantee e^eps is meaningless, and callers who mean it opt in "
-            f"with userdp.reference.allow_large_epsilon()")
+        hint = (
+            ""
+            if _LARGE_EPSILON.get()
+            else (
+                f"; above {MAX_EPSILON:g} the guarantee e^eps is meaningless, and callers who mean it opt in "
+                f"with userdp.reference.allow_large_epsilon()"
+            )
+        )
         raise ValueError(f"{name} must be finite and > 0, in [{MAGNITUDE[0]:g}, {cap:g}]{hint}, got {_fmt(v)}")
     return v
 
@@ -133,8 +151,7 @@ def check_generator(rng, name: str = "rng") -> np.random.Generator:
     """Randomness only from an explicit ``numpy.random.Generator`` (docs/design.md §4)."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
-            f"{name} must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)), "
-            f"got {type(rng).__name__}"
+            f"{name} must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)), got {type(rng).__name__}"
         )
     return rng
 
@@ -155,11 +172,13 @@ def check_finite_array(x, name: str, *, ndim: tuple[int, ...] | None = None) -> 
     entries) with only finite entries; names the first bad index."""
     try:
         raw = np.asarray(x)
-    except (TypeError, ValueError) as exc:      # ragged nested lists
+    except (TypeError, ValueError) as exc:  # ragged nested lists
         raise TypeError(f"{name} must be a rectangular array of real numbers: {exc}") from None
     if raw.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers (an int or float array), got dtype {raw.dtype}"
-                        + (f" ({type(x).__name__})" if raw.dtype.kind == "O" else ""))
+        raise TypeError(
+            f"{name} must hold real numbers (an int or float array), got dtype {raw.dtype}"
+            + (f" ({type(x).__name__})" if raw.dtype.kind == "O" else "")
+        )
     if isinstance(x, (list, tuple)) and raw.size and _holds_bool(x):
         raise TypeError(f"{name} must hold real numbers, got a bool among them (True/False is not a number here)")
     a = raw.astype(float, copy=False)
@@ -187,9 +206,7 @@ def check_in_interval(x, lo: float, hi: float, name: str) -> np.ndarray:
     bad = (a < lo) | (a > hi)
     if bad.any():
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(
-            f"{name} must lie in [{lo}, {hi}]; {name}[{', '.join(map(str, idx))}] = {a[idx].item()!r}"
-        )
+        raise ValueError(f"{name} must lie in [{lo}, {hi}]; {name}[{', '.join(map(str, idx))}] = {a[idx].item()!r}")
     return a
 
 
@@ -203,12 +220,16 @@ def check_noise_scale(scale, value=0.0, name: str = "noise scale") -> float:
     """
     b = float(scale)
     if not (math.isfinite(b) and b > 0.0):
-        raise ValueError(f"{name} must be finite and > 0, got {b!r}: the release would be "
-                         f"{'unbounded' if b > 0 else 'the exact value'}; check the sensitivity and "
-                         f"epsilon it was computed from")
+        raise ValueError(
+            f"{name} must be finite and > 0, got {b!r}: the release would be "
+            f"{'unbounded' if b > 0 else 'the exact value'}; check the sensitivity and "
+            f"epsilon it was computed from"
+        )
     top = float(np.max(np.abs(value))) if np.size(value) else 0.0
     if top > NOISE_RESOLUTION * b:
-        raise ValueError(f"{name} {b!r} is too small for the value (max |value| = {top!r}): "
-                         f"|value| / scale = {top / b:.3g} > 2^52, so the noise cannot change the "
-                         f"float and the exact value would be released; rescale the data")
+        raise ValueError(
+            f"{name} {b!r} is too small for the value (max |value| = {top!r}): "
+            f"|value| / scale = {top / b:.3g} > 2^52, so the noise cannot change the "
+            f"float and the exact value would be released; rescale the data"
+        )
     return b

@@ -65,6 +65,7 @@ sets eta = 0 and releases theta_bar with no noise: NOTES.md). The baselines:
   estimator compares kept sets of different sizes. The registry audits the baselines at
   their per-record claim, which is the test of this reading.
 """
+
 from __future__ import annotations
 
 import math
@@ -72,17 +73,37 @@ import math
 import numpy as np
 
 from ._checks import (
-    check_finite_array, check_generator, check_in_interval, check_int, check_noise_scale, check_positive,
-    check_size)
+    check_finite_array,
+    check_generator,
+    check_in_interval,
+    check_int,
+    check_noise_scale,
+    check_positive,
+    check_size,
+)
 from .claims import PersonalizedDP
 from .data import UserDataset, check_dataset
 from .mechanisms import l2_laplace_noise
 from .neighbours import REPLACE_RECORD
 
 __all__ = [
-    "RELATION", "claim", "check_data", "weights", "theta_bound", "eta", "sensitivity", "noise_scale",
-    "statistic", "mechanism", "unregularised_norm", "theorem34_sensitivity", "nonpersonalized_epsilons",
-    "nonpersonalized_mechanism", "jorgensen_threshold", "jorgensen_probabilities", "jorgensen_levels",
+    "RELATION",
+    "claim",
+    "check_data",
+    "weights",
+    "theta_bound",
+    "eta",
+    "sensitivity",
+    "noise_scale",
+    "statistic",
+    "mechanism",
+    "unregularised_norm",
+    "theorem34_sensitivity",
+    "nonpersonalized_epsilons",
+    "nonpersonalized_mechanism",
+    "jorgensen_threshold",
+    "jorgensen_probabilities",
+    "jorgensen_levels",
     "jorgensen_mechanism",
 ]
 
@@ -135,8 +156,7 @@ def eta(dataset: UserDataset, Lambda, B=None) -> float:
     X, _, eps = check_data(dataset)
     d = X.shape[1]
     b = theta_bound(Lambda, d, B)
-    return check_positive(_lambda(Lambda) * float(eps.sum()) / (2.0 * math.sqrt(d) * (1.0 + math.sqrt(d) * b)),
-                          "eta")
+    return check_positive(_lambda(Lambda) * float(eps.sum()) / (2.0 * math.sqrt(d) * (1.0 + math.sqrt(d) * b)), "eta")
 
 
 def sensitivity(dataset: UserDataset, Lambda, B=None) -> np.ndarray:
@@ -196,9 +216,15 @@ def theorem34_sensitivity(dataset: UserDataset, neighbour: UserDataset, Lambda, 
     B = check_positive(B, "B (Assumption 3.3)")
     n1, n2 = unregularised_norm(dataset), unregularised_norm(neighbour)
     shift = float(np.linalg.norm(statistic(dataset, Lambda) - statistic(neighbour, Lambda)))
-    return {"record": i, "B": B, "norm_first": n1, "norm_second": n2,
-            "assumption_holds": bool(n1 <= B and n2 <= B),
-            "declared": float(sensitivity(dataset, Lambda, B)[i]), "realised": shift}
+    return {
+        "record": i,
+        "B": B,
+        "norm_first": n1,
+        "norm_second": n2,
+        "assumption_holds": bool(n1 <= B and n2 <= B),
+        "declared": float(sensitivity(dataset, Lambda, B)[i]),
+        "realised": shift,
+    }
 
 
 # ------------------------------------------------------------------------ baselines
@@ -252,17 +278,17 @@ def jorgensen_mechanism(dataset: UserDataset, rng, size=None, *, Lambda, thresho
     d = X.shape[1]
     denom = 2.0 * math.sqrt(d) * (1.0 + math.sqrt(d) * theta_bound(lam, d))
     m = 1 if size is None else size
-    keep = rng.random((m, eps.size)) < p                          # (m, n): one Poisson sample per release
-    masks, which = np.unique(keep, axis=0, return_inverse=True)   # the same kept set: one solve
+    keep = rng.random((m, eps.size)) < p  # (m, n): one Poisson sample per release
+    masks, which = np.unique(keep, axis=0, return_inverse=True)  # the same kept set: one solve
     which = which.reshape(-1)
     theta = np.zeros((masks.shape[0], d))
-    e = np.full(masks.shape[0], np.inf)                           # inf: no record kept, no noise
+    e = np.full(masks.shape[0], np.inf)  # inf: no record kept, no noise
     for u, mask in enumerate(masks):
         k = int(mask.sum())
         if k == 0:
-            continue                                              # theta = 0: reads no record
+            continue  # theta = 0: reads no record
         theta[u] = _solve(X[mask], y[mask], np.full(k, 1.0 / k), lam)
-        e[u] = lam * k * t / denom                                # eta at level t on k records
+        e[u] = lam * k * t / denom  # eta at level t on k records
         check_noise_scale(1.0 / e[u], theta[u], "1/eta (the L2-Laplace scale)")
     # Z / eta has density prop. to exp(-eta ||z||) when Z has exp(-||z||) (change of variables)
     out = l2_laplace_noise(1.0, d, rng, m) / e[which][:, None]

@@ -32,6 +32,7 @@ Stages (docs/design.md §4): ``user_totals`` -> ``statistic`` (noise-free g_T) -
 Floating point: the Laplace noise is numpy's float sampler; the floating-point attacks
 on textbook Laplace (Mironov 2012) are out of scope of this reference, as elsewhere here.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,16 +41,34 @@ from fractions import Fraction
 import numpy as np
 
 from ._checks import (
-    MAGNITUDE, check_epsilon, check_finite_array, check_generator, check_nonnegative, check_positive, check_size)
+    MAGNITUDE,
+    check_epsilon,
+    check_finite_array,
+    check_generator,
+    check_nonnegative,
+    check_positive,
+    check_size,
+)
 from .claims import PureDP
 from .data import UserDataset, check_dataset
 from .mechanisms import clip_interval, laplace_mechanism, laplace_scale
 from .neighbours import ADD_REMOVE_USER
 
 __all__ = [
-    "RELATION", "claim", "user_totals", "statistic", "sensitivity", "noise_scale", "mechanism",
-    "error_bound", "optimal_rank", "optimal_cap_nonprivate", "capped_sums",
-    "private_cap", "private_cap_claim", "private_cap_mechanism",
+    "RELATION",
+    "claim",
+    "user_totals",
+    "statistic",
+    "sensitivity",
+    "noise_scale",
+    "mechanism",
+    "error_bound",
+    "optimal_rank",
+    "optimal_cap_nonprivate",
+    "capped_sums",
+    "private_cap",
+    "private_cap_claim",
+    "private_cap_mechanism",
 ]
 
 RELATION = ADD_REMOVE_USER  # Def. 1: S ~ S' iff one is the other minus one user's data
@@ -69,14 +88,16 @@ def user_totals(dataset: UserDataset) -> np.ndarray:
     """
     check_dataset(dataset)
     if dataset.values.ndim != 1:
-        raise ValueError(f"dataset.values must be scalar per record (shape (n,)) for §3's sum, "
-                         f"got shape {dataset.values.shape}")
+        raise ValueError(
+            f"dataset.values must be scalar per record (shape (n,)) for §3's sum, got shape {dataset.values.shape}"
+        )
     neg = dataset.values < 0
     if neg.any():
         i = int(np.argmax(neg))
-        raise ValueError(f"dataset.values must be >= 0 (§3: non-negative contributions); "
-                         f"values[{i}] = {float(dataset.values[i])!r}")
-    return dataset.user_sums()                                  # (m,)
+        raise ValueError(
+            f"dataset.values must be >= 0 (§3: non-negative contributions); values[{i}] = {float(dataset.values[i])!r}"
+        )
+    return dataset.user_sums()  # (m,)
 
 
 def _cap(T, name: str = "T") -> float:
@@ -86,8 +107,8 @@ def _cap(T, name: str = "T") -> float:
 def statistic(dataset: UserDataset, T) -> float:
     """g_T(S) = sum_l min(x_l, T), noise-free (§3). The cap is visible: clip to [0, T]."""
     T = _cap(T)
-    x = user_totals(dataset)                                    # (m,), all >= 0
-    return float(np.sum(clip_interval(x, 0.0, T)))              # §3: g_T = sum min(x_l, T)
+    x = user_totals(dataset)  # (m,), all >= 0
+    return float(np.sum(clip_interval(x, 0.0, T)))  # §3: g_T = sum min(x_l, T)
 
 
 def sensitivity(T) -> float:
@@ -96,12 +117,12 @@ def sensitivity(T) -> float:
     Why: adding or removing user l changes g_T by exactly min(x_l, T) in [0, T], and a
     user with total >= T attains T.
     """
-    return _cap(T)                                              # eq. 2: max |g_T(S) - g_T(S')| = T
+    return _cap(T)  # eq. 2: max |g_T(S) - g_T(S')| = T
 
 
 def noise_scale(T, epsilon) -> float:
     """b = Delta_{g_T} / eps = T / eps (Def. 4 with eq. 2)."""
-    return laplace_scale(sensitivity(T), epsilon)               # Def. 4: scale Delta_f / eps
+    return laplace_scale(sensitivity(T), epsilon)  # Def. 4: scale Delta_f / eps
 
 
 def mechanism(dataset: UserDataset, T, epsilon, rng, size=None) -> np.ndarray:
@@ -137,7 +158,7 @@ def error_bound(x, T, epsilon) -> float:
 def optimal_rank(epsilon) -> int:
     """k = ceil(1/eps), computed exactly on the float eps (Fraction: no rounding of 1/eps)."""
     eps = check_epsilon(epsilon)
-    return math.ceil(1 / Fraction(eps))                         # eq. 6 -> ceil(1/eps)-th largest
+    return math.ceil(1 / Fraction(eps))  # eq. 6 -> ceil(1/eps)-th largest
 
 
 def optimal_cap_nonprivate(dataset: UserDataset, epsilon) -> float:
@@ -155,10 +176,10 @@ def optimal_cap_nonprivate(dataset: UserDataset, epsilon) -> float:
     audit of planted bug ``data-chosen-cap`` shows it). Use ``private_cap`` instead.
     """
     k = optimal_rank(epsilon)
-    x = user_totals(dataset)                                    # (m,)
+    x = user_totals(dataset)  # (m,)
     if k > x.size:
         return 0.0
-    return float(np.partition(x, x.size - k)[x.size - k])       # k-th largest, O(m)
+    return float(np.partition(x, x.size - k)[x.size - k])  # k-th largest, O(m)
 
 
 # ------------------------------------------------------------- the private cap
@@ -170,16 +191,18 @@ def capped_sums(dataset: UserDataset, T) -> np.ndarray:
     T = check_finite_array(T, "T", ndim=(0, 1))
     bad = (T < 0) | (T > MAGNITUDE[1]) | ((T > 0) & (T < MAGNITUDE[0]))
     if bad.any():
-        raise ValueError(f"T (the caps) must be 0 or lie in [{MAGNITUDE[0]:g}, {MAGNITUDE[1]:g}], "
-                         f"got {float(T.flat[int(np.argmax(bad))])!r}")
+        raise ValueError(
+            f"T (the caps) must be 0 or lie in [{MAGNITUDE[0]:g}, {MAGNITUDE[1]:g}], "
+            f"got {float(T.flat[int(np.argmax(bad))])!r}"
+        )
     return _capped_sums(np.sort(user_totals(dataset)), T)
 
 
 def _capped_sums(xs: np.ndarray, T: np.ndarray) -> np.ndarray:
     """``capped_sums`` from the user totals sorted ascending, ``xs`` (m,)."""
-    below = np.searchsorted(xs, T, side="right")                # |{x_l <= T}|
-    prefix = np.r_[0.0, np.cumsum(xs)]                          # (m+1,)
-    return prefix[below] + T * (xs.size - below)                # sum min(x_l, T)
+    below = np.searchsorted(xs, T, side="right")  # |{x_l <= T}|
+    prefix = np.r_[0.0, np.cumsum(xs)]  # (m+1,)
+    return prefix[below] + T * (xs.size - below)  # sum min(x_l, T)
 
 
 def _cap_intervals(xs: np.ndarray, U: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -190,9 +213,9 @@ def _cap_intervals(xs: np.ndarray, U: float, k: int) -> tuple[np.ndarray, np.nda
     m - (i + 1); on the first one, starting at 0, it is m - |{x_l <= 0}|. One pass, no search.
     """
     i0, i1 = np.searchsorted(xs, 0.0, side="right"), np.searchsorted(xs, U, side="left")  # xs[i0:i1] in (0, U)
-    last = i0 + np.flatnonzero(np.diff(xs[i0:i1], append=np.inf))   # last position of each distinct total
-    lo, hi = np.r_[0.0, xs[last]], np.r_[xs[last], U]                 # (J,) intervals [lo, hi]
-    above = xs.size - np.r_[i0, last + 1]                            # |{x_l > T}|, T in (lo, hi)
+    last = i0 + np.flatnonzero(np.diff(xs[i0:i1], append=np.inf))  # last position of each distinct total
+    lo, hi = np.r_[0.0, xs[last]], np.r_[xs[last], U]  # (J,) intervals [lo, hi]
+    above = xs.size - np.r_[i0, last + 1]  # |{x_l > T}|, T in (lo, hi)
     return lo, hi, -np.abs(above - k).astype(float)
 
 
@@ -220,10 +243,10 @@ def private_cap(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng, size=Non
 def _draw_caps(xs: np.ndarray, e_cap: float, k: int, U: float, rng, n_out: int) -> np.ndarray:
     """``private_cap``'s n_out draws of T (n_out,), from the user totals sorted ascending, ``xs``."""
     lo, hi, u = _cap_intervals(xs, U, k)
-    logw = np.log(hi - lo) + e_cap * u / 2.0                    # McSherry-Talwar: exp(eps u / 2)
+    logw = np.log(hi - lo) + e_cap * u / 2.0  # McSherry-Talwar: exp(eps u / 2)
     p = np.exp(logw - logw.max())
     j = rng.choice(lo.size, size=n_out, p=p / p.sum())
-    return rng.uniform(lo[j], hi[j])                            # (n_out,)
+    return rng.uniform(lo[j], hi[j])  # (n_out,)
 
 
 def private_cap_claim(epsilon_cap, epsilon_sum) -> PureDP:
@@ -234,8 +257,7 @@ def private_cap_claim(epsilon_cap, epsilon_sum) -> PureDP:
     return PureDP(check_epsilon(epsilon_cap, "epsilon_cap") + check_epsilon(epsilon_sum, "epsilon_sum"))
 
 
-def private_cap_mechanism(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng,
-                          size=None) -> np.ndarray:
+def private_cap_mechanism(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng, size=None) -> np.ndarray:
     """Release (T, g_T(S) + Lap(T / eps_sum)) with T from ``private_cap``; shape (2,) or (size, 2).
 
     Both T and the sum are released (T is needed to read the sum's bias). Why this is
@@ -244,9 +266,9 @@ def private_cap_mechanism(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng
     """
     e_cap, e_sum = check_epsilon(epsilon_cap, "epsilon_cap"), check_epsilon(epsilon_sum, "epsilon_sum")
     U, rng, n_out = check_positive(U, "U"), check_generator(rng), check_size(size)
-    xs = np.sort(user_totals(dataset))                          # (m,), ascending: once, for T and for g_T
+    xs = np.sort(user_totals(dataset))  # (m,), ascending: once, for T and for g_T
     T = _draw_caps(xs, e_cap, optimal_rank(e_sum), U, rng, 1 if n_out is None else n_out)  # private_cap
-    g_T = _capped_sums(xs, T)                                   # §3, one g_T per draw (capped_sums)
-    noisy = rng.laplace(g_T, T / e_sum)                         # Def. 4: Lap(T / eps_sum)
-    out = np.stack([T, noisy], axis=-1)                         # (size, 2)
+    g_T = _capped_sums(xs, T)  # §3, one g_T per draw (capped_sums)
+    noisy = rng.laplace(g_T, T / e_sum)  # Def. 4: Lap(T / eps_sum)
+    out = np.stack([T, noisy], axis=-1)  # (size, 2)
     return out[0] if size is None else out

@@ -57,6 +57,7 @@ Adding b with density proportional to exp(-eps ||b||_2 / Delta_2) (``mechanisms.
 with eta = eps / Delta_2) is eps-DP by the triangle inequality [CMS11, Thm 6]: the scale
 depends only on public parameters (tau, n_min, Lambda, R, Y, eps).
 """
+
 from __future__ import annotations
 
 import math
@@ -65,15 +66,32 @@ import numpy as np
 
 from . import erm
 from ._checks import (
-    check_epsilon, check_generator, check_int, check_noise_scale, check_nonnegative, check_positive, check_size)
+    check_epsilon,
+    check_generator,
+    check_int,
+    check_noise_scale,
+    check_nonnegative,
+    check_positive,
+    check_size,
+)
 from .claims import PureDP
 from .data import UserDataset, check_dataset
 from .mechanisms import l2_laplace_noise
 from .neighbours import ADD_REMOVE_USER
 
 __all__ = [
-    "RELATION", "claim", "kept_records", "effective_sample_size", "weights", "fit", "statistic",
-    "sensitivity", "noise_scale", "mechanism", "bias_bound", "bias_bound_tau0",
+    "RELATION",
+    "claim",
+    "kept_records",
+    "effective_sample_size",
+    "weights",
+    "fit",
+    "statistic",
+    "sensitivity",
+    "noise_scale",
+    "mechanism",
+    "bias_bound",
+    "bias_bound_tau0",
 ]
 
 RELATION = ADD_REMOVE_USER  # Amin Def. 1: neighbours differ by all data of one user
@@ -95,9 +113,9 @@ def kept_records(dataset: UserDataset, tau) -> np.ndarray:
     Amin §4: "If a user contributes more than tau examples ... we only take the first tau".
     """
     tau = _count(tau, "tau")
-    order, offsets = check_dataset(dataset).record_order                    # S_l = order[offsets[l]:offsets[l+1]]
+    order, offsets = check_dataset(dataset).record_order  # S_l = order[offsets[l]:offsets[l+1]]
     rank = np.arange(dataset.n) - np.repeat(offsets[:-1], dataset.counts)  # position within user
-    return np.sort(order[rank < tau])                        # (n_tau,)
+    return np.sort(order[rank < tau])  # (n_tau,)
 
 
 def effective_sample_size(dataset: UserDataset, tau) -> int:
@@ -110,7 +128,7 @@ def weights(dataset: UserDataset, tau, n_min) -> np.ndarray:
     n_min = _count(n_min, "n_min")
     keep = kept_records(dataset, tau)
     w = np.zeros(dataset.n)
-    w[keep] = 1.0 / max(keep.size, n_min)                    # n' = max(n_tau, n_min): module docstring
+    w[keep] = 1.0 / max(keep.size, n_min)  # n' = max(n_tau, n_min): module docstring
     return w
 
 
@@ -129,9 +147,11 @@ def fit(dataset: UserDataset, *, tau, Lambda, n_min, loss="logistic", R=1.0, Y=1
     tol = CERT_REL * _exact_sensitivity(tau=tau, Lambda=Lambda, n_min=n_min, loss=loss, R=R, Y=Y)
     fitted = erm.minimise(X[keep], y[keep], w[keep], Lambda, loss, tol=tol)
     if not fitted.error_bound <= tol:
-        raise RuntimeError(f"the minimiser is certified only to ||theta - theta*|| <= {fitted.error_bound:.3g}, "
-                           f"above tol = CERT_REL * Delta_2 = {tol:.3g} that the noise accounts for; "
-                           f"refusing to release (the data may be too ill-conditioned for double precision)")
+        raise RuntimeError(
+            f"the minimiser is certified only to ||theta - theta*|| <= {fitted.error_bound:.3g}, "
+            f"above tol = CERT_REL * Delta_2 = {tol:.3g} that the noise accounts for; "
+            f"refusing to release (the data may be too ill-conditioned for double precision)"
+        )
     return fitted
 
 
@@ -170,8 +190,9 @@ def noise_scale(*, epsilon, **params) -> float:
     return check_noise_scale(sensitivity(**params) / check_epsilon(epsilon), name="noise scale")
 
 
-def mechanism(dataset: UserDataset, rng, size=None, *, epsilon, tau, Lambda, n_min,
-              loss="logistic", R=1.0, Y=1.0) -> np.ndarray:
+def mechanism(
+    dataset: UserDataset, rng, size=None, *, epsilon, tau, Lambda, n_min, loss="logistic", R=1.0, Y=1.0
+) -> np.ndarray:
     """Algorithm 1 with output perturbation: theta-hat + b; shape (d,) or (size, d).
 
     b = r u with r ~ Gamma(d, Delta_2 / eps) and u uniform on the sphere
@@ -181,8 +202,8 @@ def mechanism(dataset: UserDataset, rng, size=None, *, epsilon, tau, Lambda, n_m
     size = check_size(size)
     params = dict(tau=tau, Lambda=Lambda, n_min=n_min, loss=loss, R=R, Y=Y)
     scale = noise_scale(epsilon=epsilon, **params)
-    theta = statistic(dataset, **params)                                  # (d,)
-    check_noise_scale(scale, theta)                                       # the noise can move theta
+    theta = statistic(dataset, **params)  # (d,)
+    check_noise_scale(scale, theta)  # the noise can move theta
     return theta + l2_laplace_noise(1.0 / scale, theta.size, rng, size)  # eta = eps / Delta_2
 
 
@@ -208,7 +229,7 @@ def bias_bound(dataset: UserDataset, tau, var_H=None) -> float:
     This is a statistic of the raw data (n, n_tau): it is NOT private.
     """
     n, n_tau = check_dataset(dataset).n, effective_sample_size(dataset, tau)
-    first = math.sqrt(0.5 * math.log(n / n_tau))                         # Prop. 1, first term
+    first = math.sqrt(0.5 * math.log(n / n_tau))  # Prop. 1, first term
     v = _var_h(var_H)
     return first if v is None else min(first, math.sqrt(2.0 * n / n_tau * v))
 

@@ -20,6 +20,7 @@ property suites compare sensitivities with the noise the claim implies.
 84(1), 2022, arXiv:1905.02383v3: Def. 2.1 (trade-off function), Def. 2.6 (mu-GDP),
 Thm 2.7 (Gaussian mechanism), Cor. 2.13 (the (eps, delta) profile), Cor. 3.3 (composition).
 """
+
 from __future__ import annotations
 
 import math
@@ -31,11 +32,17 @@ from scipy.optimize import brentq
 from scipy.special import erf, erfcx, ndtr, ndtri
 
 from ._checks import (
-    MAGNITUDE, check_delta, check_epsilon, check_finite_array, check_int, check_nonnegative, check_positive, check_real,
+    MAGNITUDE,
+    check_delta,
+    check_epsilon,
+    check_finite_array,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_real,
 )
 
-__all__ = ["Claim", "PureDP", "ApproxDP", "RenyiDP", "PersonalizedDP", "GaussianDP", "Claims",
-           "DEFAULT_GDP_DELTA"]
+__all__ = ["Claim", "PureDP", "ApproxDP", "RenyiDP", "PersonalizedDP", "GaussianDP", "Claims", "DEFAULT_GDP_DELTA"]
 
 
 @dataclass(frozen=True)
@@ -106,7 +113,7 @@ class PersonalizedDP:
         e = check_finite_array(self.epsilons, "epsilons", ndim=(1,))
         if e.size == 0:
             raise ValueError("epsilons must be non-empty")
-        for i in (int(np.argmin(e)), int(np.argmax(e))):     # a range: the extremes decide
+        for i in (int(np.argmin(e)), int(np.argmax(e))):  # a range: the extremes decide
             check_epsilon(float(e[i]), f"epsilons[{i}]")
         object.__setattr__(self, "epsilons", tuple(float(v) for v in e))
 
@@ -122,16 +129,16 @@ class PersonalizedDP:
 
 
 # ------------------------------------------------------------------ Gaussian DP
-DEFAULT_GDP_DELTA = 1e-5   # the delta of the reference's (eps, delta) claims (control.gaussian, Epasto ERM)
+DEFAULT_GDP_DELTA = 1e-5  # the delta of the reference's (eps, delta) claims (control.gaussian, Epasto ERM)
 
-_U = 2.0 ** -52            # unit roundoff of a double
+_U = 2.0**-52  # unit roundoff of a double
 _SQRT_HALF = math.sqrt(0.5)
-_BRACKET_STEPS = 400       # doublings when bracketing a: 2^400 spans any mu in [1e-50, 1e50]
-MAX_ACCOUNTING_EPSILON = 1e300   # delta_at accepts any eps up to this (an accounting query, not a claim)
+_BRACKET_STEPS = 400  # doublings when bracketing a: 2^400 spans any mu in [1e-50, 1e50]
+MAX_ACCOUNTING_EPSILON = 1e300  # delta_at accepts any eps up to this (an accounting query, not a claim)
 
 
-_LOG_UNDERFLOW = 800.0     # e^-800 is below the smallest positive double (4.9e-324 = e^-744.4)
-_CANCELLATION = 1e-4       # _profile integrates E1 - E2 when it is below this share of E1 + E2
+_LOG_UNDERFLOW = 800.0  # e^-800 is below the smallest positive double (4.9e-324 = e^-744.4)
+_CANCELLATION = 1e-4  # _profile integrates E1 - E2 when it is below this share of E1 + E2
 
 
 def _erfcx_gap(x: float, h: float) -> tuple[float, float]:
@@ -188,27 +195,27 @@ def _profile(a: float, mu: float) -> tuple[float, float]:
     delta <= Phi(a), true because e^eps Phi(b) >= 0. For a^2/2 > 800 (a may be -inf when
     eps/mu overflows) delta <= Phi(a) <= e^{-a^2/2}/2 is below the smallest double: delta = 0.
     """
-    if a < 0.0 and 0.5 * a * a > _LOG_UNDERFLOW:                        # delta < e^-800: 0 in doubles
-        return -math.inf, -0.5 * a * a                                   # Phi(a) <= e^{-a^2/2} / 2
+    if a < 0.0 and 0.5 * a * a > _LOG_UNDERFLOW:  # delta < e^-800: 0 in doubles
+        return -math.inf, -0.5 * a * a  # Phi(a) <= e^{-a^2/2} / 2
     if a < 0.0:
-        e1 = float(erfcx(-a * _SQRT_HALF))                               # E1 > E2: erfcx decreases
+        e1 = float(erfcx(-a * _SQRT_HALF))  # E1 > E2: erfcx decreases
         e2 = float(erfcx((mu - a) * _SQRT_HALF))
         log_t1 = math.log(0.5 * e1) - 0.5 * a * a
         diff, total = e1 - e2, e1 + e2
-        if not diff > _CANCELLATION * total:                             # small mu: integrate instead
+        if not diff > _CANCELLATION * total:  # small mu: integrate instead
             diff, rel_err = _erfcx_gap(-a * _SQRT_HALF, mu * _SQRT_HALF)
             r = 64.0 * _U * (1.0 + a * a) + 10.0 * rel_err
             log_d = math.log(0.5 * diff) - 0.5 * a * a
             return log_d, (min(log_t1, log_d + math.log1p(r)) if r < 1.0 else log_t1)
         log_d = math.log(0.5 * diff) - 0.5 * a * a if diff > 0 else -math.inf
-    elif mu * (0.5 * mu - a) <= 1.0:                                     # eps <= 1
+    elif mu * (0.5 * mu - a) <= 1.0:  # eps <= 1
         b = a - mu
         t1 = 0.5 * (float(erf(a * _SQRT_HALF)) + float(erf(-b * _SQRT_HALF)))
         t2 = math.expm1(mu * (0.5 * mu - a)) * float(ndtr(b))
         log_t1 = math.log(float(ndtr(a)))
         diff, total = t1 - t2, t1 + t2
         log_d = math.log(diff) if diff > 0 else -math.inf
-    else:                                 # eps > 1: Phi(a) >= 1/2 > 1.7 e^eps Phi(b) (above)
+    else:  # eps > 1: Phi(a) >= 1/2 > 1.7 e^eps Phi(b) (above)
         t1, t2 = float(ndtr(a)), 0.5 * float(erfcx((mu - a) * _SQRT_HALF)) * math.exp(-0.5 * a * a)
         log_t1 = math.log(t1)
         diff, total = t1 - t2, t1 + t2
@@ -237,8 +244,10 @@ class GaussianDP:
         object.__setattr__(self, "mu", check_positive(self.mu, "mu"))
         d = check_delta(self.delta)
         if d == 0.0:
-            raise ValueError("delta must lie in (0, 1): mu-GDP with mu > 0 is (eps, delta)-DP only for "
-                             "delta > 0 (DRS22, Cor. 2.13: delta(eps) > 0 for every eps), got 0.0")
+            raise ValueError(
+                "delta must lie in (0, 1): mu-GDP with mu > 0 is (eps, delta)-DP only for "
+                "delta > 0 (DRS22, Cor. 2.13: delta(eps) > 0 for every eps), got 0.0"
+            )
         object.__setattr__(self, "delta", d)
 
     def trade_off(self, alpha) -> float:
@@ -278,17 +287,17 @@ class GaussianDP:
             raise ValueError("delta must lie in (0, 1): no finite eps has delta(eps) = 0 under mu-GDP, got 0.0")
         mu, log_target = self.mu, math.log(d)
 
-        def f(a: float) -> float:                                 # increasing in a
+        def f(a: float) -> float:  # increasing in a
             return _profile(a, mu)[1] - log_target
 
-        a_hi = 0.5 * mu                                           # eps = 0
+        a_hi = 0.5 * mu  # eps = 0
         # delta(0) = 2 Phi(mu/2) - 1 = erf(mu / (2 sqrt 2)), accurate even for tiny mu; delta(eps)
         # decreases in eps, so delta(0) <= delta means eps = 0 (8 ulps cover erf's rounding).
         if float(erf(0.5 * mu * _SQRT_HALF)) * (1.0 + 8.0 * _U) <= d or f(a_hi) <= 0:
             return 0.0
         step = 1.0
         a_lo = min(a_hi, 0.0) - step
-        for _ in range(_BRACKET_STEPS):                           # delta(a) -> 0 as a -> -inf
+        for _ in range(_BRACKET_STEPS):  # delta(a) -> 0 as a -> -inf
             if f(a_lo) <= 0:
                 break
             step *= 2.0
@@ -296,10 +305,10 @@ class GaussianDP:
         else:
             raise RuntimeError(f"epsilon_at: no eps reaches delta = {d!r} for mu = {mu!r}")
         a = brentq(f, a_lo, a_hi, xtol=1e-300, rtol=4 * _U, maxiter=2000)
-        for k in range(1100):                                     # the root may round to the wrong side
+        for k in range(1100):  # the root may round to the wrong side
             if f(a) <= 0:
                 break
-            a -= (abs(a) + 1e-300) * _U * 2.0 ** k                # steps of 1, 2, 4, ... ulps down
+            a -= (abs(a) + 1e-300) * _U * 2.0**k  # steps of 1, 2, 4, ... ulps down
         else:
             raise RuntimeError(f"epsilon_at did not converge (mu = {mu!r}, delta = {d!r})")
         # eps = mu (mu/2 - a) has relative rounding error <= 2u; rounding up by 8u keeps a' <= a.
@@ -320,8 +329,10 @@ class GaussianDP:
         the claim says nothing an audit or a reader could use."""
         eps = self.epsilon_at(self.delta)
         if eps > MAGNITUDE[1]:
-            raise ValueError(f"mu = {self.mu!r} implies eps = {eps:.3g} at delta = {self.delta!r}, above "
-                             f"{MAGNITUDE[1]:g} (the supported range): this claim bounds nothing observable")
+            raise ValueError(
+                f"mu = {self.mu!r} implies eps = {eps:.3g} at delta = {self.delta!r}, above "
+                f"{MAGNITUDE[1]:g} (the supported range): this claim bounds nothing observable"
+            )
         return eps, self.delta
 
     def params(self) -> dict:
@@ -351,8 +362,10 @@ class Claims:
         return self.primary.as_eps_delta()
 
     def params(self) -> dict:
-        return {"primary": {"kind": self.primary.kind, "params": self.primary.params()},
-                "gdp": {"kind": self.gdp.kind, "params": self.gdp.params()}}
+        return {
+            "primary": {"kind": self.primary.kind, "params": self.primary.params()},
+            "gdp": {"kind": self.gdp.kind, "params": self.gdp.params()},
+        }
 
 
 Claim = PureDP | ApproxDP | RenyiDP | PersonalizedDP | GaussianDP | Claims

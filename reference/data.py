@@ -30,6 +30,7 @@ Validation happens on construction: shapes agree, values are finite, ids are
 non-negative integers, epsilons are > 0, and the dataset is not empty. A bad field
 raises ``ValueError`` (or ``TypeError``) naming the field and the first bad index.
 """
+
 from __future__ import annotations
 
 import time
@@ -82,7 +83,7 @@ def _epsilons(x, n: int) -> np.ndarray:
     if e.shape != (n,):
         raise ValueError(f"epsilons must have shape ({n},) to match values, got {e.shape}")
     if e.size:
-        for i in (int(np.argmin(e)), int(np.argmax(e))):   # the range is an interval: the extremes decide
+        for i in (int(np.argmin(e)), int(np.argmax(e))):  # the range is an interval: the extremes decide
             check_epsilon(float(e[i]), f"epsilons[{i}]")
     return e
 
@@ -109,13 +110,12 @@ def _stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
     Keys too wide to pack (bound * 2^b > 2^63) take the merge sort.
     """
     n = keys.size
-    b = max(n - 1, 1).bit_length()                        # positions 0 .. n-1 fit in b bits
+    b = max(n - 1, 1).bit_length()  # positions 0 .. n-1 fit in b bits
     if bound > 1 << (63 - b):
         return np.argsort(keys, kind="stable")
     packed = (keys.astype(np.int64) << b) | np.arange(n, dtype=np.int64)
     packed.sort()
     return packed & ((1 << b) - 1)
-
 
 
 # The radix path of _group_order: the HEAVY_USERS users with the most records are grouped by
@@ -151,6 +151,7 @@ def _sort_beats_radix() -> bool:
                 f()
                 times.append(time.perf_counter() - t)
             return min(times)
+
         _SORT_BEATS_RADIX = best(lambda: np.sort(keys)) < best(lambda: np.argsort(small, kind="stable"))
     return _SORT_BEATS_RADIX
 
@@ -160,7 +161,8 @@ def _group_order(user_index: np.ndarray, counts: np.ndarray) -> np.ndarray:
     S_0, S_1, ... in turn, each in record order. Equal to ``_stable_argsort(user_index, m)``,
     its reference (``tests/test_data.py`` checks the two agree, on skewed and flat users).
 
-    Why a second path (the bench target of docs/performance.md). ``_stable_argsort`` sorts n distinct packed keys. When a
+    Why a second path (the bench target of docs/performance.md). ``_stable_argsort`` sorts n distinct packed keys.
+    When a
     few users own most records (Zipf ownership), most of that sort is spent ordering records
     that one counting pass can place: numpy's stable argsort of a uint8 array is a radix
     sort (one O(n) pass). So the k <= 255 heaviest users get the key rank 0..k-1, every other
@@ -180,25 +182,26 @@ def _group_order(user_index: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """
     n, m = user_index.size, counts.size
     if n >= SORT_CALIBRATION_N and _sort_beats_radix():
-        return _stable_argsort(user_index, m)                         # one np.sort of packed 64-bit keys
+        return _stable_argsort(user_index, m)  # one np.sort of packed 64-bit keys
     k = min(HEAVY_USERS, m)
-    heavy = np.argpartition(counts, m - k)[m - k:] if k < m else np.arange(m)   # the k heaviest users
+    heavy = np.argpartition(counts, m - k)[m - k :] if k < m else np.arange(m)  # the k heaviest users
     if 2 * int(counts[heavy].sum()) < n:
         return _stable_argsort(user_index, m)
     rank = np.full(m, 255, dtype=np.uint8)
     rank[heavy] = np.arange(k, dtype=np.uint8)
-    by_rank = np.argsort(rank[user_index], kind="stable")            # radix sort: heavy blocks, then light
-    offsets = np.r_[0, np.cumsum(counts)]                              # CSR slots, (m+1,)
-    starts = np.r_[0, np.cumsum(counts[heavy])]                        # heavy blocks in by_rank
+    by_rank = np.argsort(rank[user_index], kind="stable")  # radix sort: heavy blocks, then light
+    offsets = np.r_[0, np.cumsum(counts)]  # CSR slots, (m+1,)
+    starts = np.r_[0, np.cumsum(counts[heavy])]  # heavy blocks in by_rank
     order = np.empty(n, dtype=np.int64)
-    free = np.ones(n, dtype=bool)                                      # the light users' slots
+    free = np.ones(n, dtype=bool)  # the light users' slots
     for r, l in enumerate(heavy):
-        order[offsets[l]:offsets[l + 1]] = by_rank[starts[r]:starts[r + 1]]
-        free[offsets[l]:offsets[l + 1]] = False
-    light = by_rank[starts[k]:]                                        # light records, record order
+        order[offsets[l] : offsets[l + 1]] = by_rank[starts[r] : starts[r + 1]]
+        free[offsets[l] : offsets[l + 1]] = False
+    light = by_rank[starts[k] :]  # light records, record order
     if light.size:
         order[free] = light[_stable_argsort(user_index[light], m)]
     return order
+
 
 @dataclass(frozen=True, eq=False)
 class UserDataset:
@@ -235,10 +238,17 @@ class UserDataset:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_arrays(cls, values, user_ids, *, labels=None, epsilons=None, task_ids=None,
-                    partition_ids=None) -> "UserDataset":
-        return cls(values=values, user_ids=user_ids, labels=labels, epsilons=epsilons, task_ids=task_ids,
-                   partition_ids=partition_ids)
+    def from_arrays(
+        cls, values, user_ids, *, labels=None, epsilons=None, task_ids=None, partition_ids=None
+    ) -> "UserDataset":
+        return cls(
+            values=values,
+            user_ids=user_ids,
+            labels=labels,
+            epsilons=epsilons,
+            task_ids=task_ids,
+            partition_ids=partition_ids,
+        )
 
     @classmethod
     def from_user_lists(cls, per_user_values, *, user_ids=None) -> "UserDataset":
@@ -247,13 +257,16 @@ class UserDataset:
         User l gets id ``user_ids[l]`` (default l); ids must be distinct (two lists with
         one id would silently merge two users into one). A user with no values is refused.
         """
-        if isinstance(per_user_values, (str, bytes, np.ndarray, set, frozenset, dict)) \
-                or not hasattr(per_user_values, "__len__"):
+        if isinstance(per_user_values, (str, bytes, np.ndarray, set, frozenset, dict)) or not hasattr(
+            per_user_values, "__len__"
+        ):
             raise TypeError(f"per_user_values must be a list of per-user lists, got {type(per_user_values).__name__}")
         if len(per_user_values) == 0:
             raise ValueError("per_user_values must hold at least one user")
-        lists = [np.atleast_1d(check_finite_array(u, f"per_user_values[{l}]", ndim=(0, 1)))
-                 for l, u in enumerate(per_user_values)]
+        lists = [
+            np.atleast_1d(check_finite_array(u, f"per_user_values[{l}]", ndim=(0, 1)))
+            for l, u in enumerate(per_user_values)
+        ]
         ids = np.arange(len(lists)) if user_ids is None else _ids(user_ids, "user_ids", len(lists))
         for l, u in enumerate(lists):
             if u.size == 0:
@@ -261,8 +274,9 @@ class UserDataset:
         uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
         if (counts > 1).any():
             dup = int(uniq[np.argmax(counts > 1)])
-            raise ValueError(f"user_ids must be distinct (one id per user list); id {dup} appears "
-                             f"{int(counts.max())} times")
+            raise ValueError(
+                f"user_ids must be distinct (one id per user list); id {dup} appears {int(counts.max())} times"
+            )
         sizes = np.array([u.size for u in lists])
         return cls(values=np.concatenate(lists), user_ids=np.repeat(ids, sizes))
 
@@ -285,17 +299,17 @@ class UserDataset:
         # sort of those positions (_group_order: a radix pass for the heaviest users, one sort
         # of packed pairs for the rest). No loop over records.
         ids = self.user_ids
-        if ids.max() <= 2 * ids.size + (1 << 20):              # dense ids: counting pass
+        if ids.max() <= 2 * ids.size + (1 << 20):  # dense ids: counting pass
             cnt = np.bincount(ids)
-            users = np.flatnonzero(cnt)                           # (m,)
-            counts = cnt[users]                                   # s_l, (m,)
+            users = np.flatnonzero(cnt)  # (m,)
+            counts = cnt[users]  # s_l, (m,)
             lookup = np.empty(cnt.size, dtype=np.int64)
             lookup[users] = np.arange(users.size)
-            user_index = lookup[ids]                              # (n,)
+            user_index = lookup[ids]  # (n,)
         else:
             users, user_index, counts = np.unique(ids, return_inverse=True, return_counts=True)
-        order = _group_order(user_index, counts)                 # S_l grouped, record order kept
-        offsets = np.r_[0, np.cumsum(counts)]                     # (m+1,)
+        order = _group_order(user_index, counts)  # S_l grouped, record order kept
+        offsets = np.r_[0, np.cumsum(counts)]  # (m+1,)
         return tuple(_readonly(a) for a in (users, order, offsets, user_index))
 
     @property
@@ -376,7 +390,7 @@ class UserDataset:
     def task_counts(self) -> np.ndarray:
         """n_t = |Omega_t|: the number of distinct users of each task, aligned with ``tasks``."""
         t = self._require_tasks()
-        pairs = np.unique(np.stack([t, self.user_ids]), axis=1)     # distinct (task, user)
+        pairs = np.unique(np.stack([t, self.user_ids]), axis=1)  # distinct (task, user)
         return np.bincount(np.searchsorted(self.tasks, pairs[0]), minlength=self.tasks.size)
 
     # ------------------------------------------------------------------ derived datasets
@@ -384,8 +398,9 @@ class UserDataset:
         """The dataset restricted to record indices ``idx`` (integers in [0, n); must leave one record)."""
         idx = np.asarray(idx)
         if idx.dtype.kind not in "iu" or idx.ndim != 1:
-            raise TypeError(f"idx must be a 1-D integer array of record indices, got dtype {idx.dtype}, "
-                            f"shape {idx.shape}")
+            raise TypeError(
+                f"idx must be a 1-D integer array of record indices, got dtype {idx.dtype}, shape {idx.shape}"
+            )
         if idx.size == 0:
             raise ValueError("idx must select at least one record (an empty dataset has no users)")
         bad = (idx < 0) | (idx >= self.n)
@@ -395,8 +410,14 @@ class UserDataset:
         if np.unique(idx).size != idx.size:
             raise ValueError("idx must not repeat a record: a record belongs to the dataset once")
         pick = lambda a: None if a is None else a[idx]  # noqa: E731
-        return UserDataset(self.values[idx], self.user_ids[idx], pick(self.labels),
-                           pick(self.epsilons), pick(self.task_ids), pick(self.partition_ids))
+        return UserDataset(
+            self.values[idx],
+            self.user_ids[idx],
+            pick(self.labels),
+            pick(self.epsilons),
+            pick(self.task_ids),
+            pick(self.partition_ids),
+        )
 
     def without_user(self, user_id: int) -> "UserDataset":
         """D minus every record of ``user_id`` (add/remove-user neighbour)."""
@@ -429,8 +450,11 @@ class EmptyDataset:
 
     def __post_init__(self):
         shape = self.value_shape
-        if not isinstance(shape, tuple) or len(shape) > 1 or not all(
-                isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in shape):
+        if (
+            not isinstance(shape, tuple)
+            or len(shape) > 1
+            or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in shape)
+        ):
             raise ValueError(f"value_shape must be () (scalar values) or (d,) with d >= 1, got {shape!r}")
 
     labels = epsilons = task_ids = partition_ids = None
@@ -463,6 +487,8 @@ EMPTY = EmptyDataset()
 def check_dataset(dataset, name: str = "dataset"):  # internal: the reference modules check their argument
     """A ``UserDataset`` (TypeError naming the argument otherwise)."""
     if not isinstance(dataset, UserDataset):
-        raise TypeError(f"{name} must be a userdp UserDataset (UserDataset.from_arrays(values, user_ids)), "
-                        f"got {type(dataset).__name__}")
+        raise TypeError(
+            f"{name} must be a userdp UserDataset (UserDataset.from_arrays(values, user_ids)), "
+            f"got {type(dataset).__name__}"
+        )
     return dataset

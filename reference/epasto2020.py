@@ -32,6 +32,7 @@ This needs (a) y in [0, B] - refused otherwise, never clipped (``_check_y``); (b
 only the counts). Floating point: beta_hat and Delta are computed in double precision;
 the usual floating-point attacks on textbook Laplace sampling are out of scope here.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -39,18 +40,41 @@ import numbers
 import numpy as np
 
 from ._checks import (
-    MAX_INT, check_epsilon, check_finite_array, check_in_interval, check_int, check_nonnegative, check_positive,
-    check_real)
+    MAX_INT,
+    check_epsilon,
+    check_finite_array,
+    check_in_interval,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_real,
+)
 from .claims import PureDP
 from .data import UserDataset, check_dataset
 from .mechanisms import laplace_mechanism, laplace_scale
 from .neighbours import REPLACE_USER
 
 __all__ = [
-    "RELATION", "claim", "user_weights", "wa_statistic", "wa_sensitivity", "wa_noise_scale",
-    "wa_mechanism", "wa_variance", "n_h", "lemma3_weights", "v", "optimal_h", "optimal_weights",
-    "optimal_wa_mechanism", "sample_limiting_weights", "v_prime", "best_integer_h",
-    "sample_limiting_mechanism", "best_sample_limiting_mechanism", "theorem2_instance",
+    "RELATION",
+    "claim",
+    "user_weights",
+    "wa_statistic",
+    "wa_sensitivity",
+    "wa_noise_scale",
+    "wa_mechanism",
+    "wa_variance",
+    "n_h",
+    "lemma3_weights",
+    "v",
+    "optimal_h",
+    "optimal_weights",
+    "optimal_wa_mechanism",
+    "sample_limiting_weights",
+    "v_prime",
+    "best_integer_h",
+    "sample_limiting_mechanism",
+    "best_sample_limiting_mechanism",
+    "theorem2_instance",
     "variance_ratio",
 ]
 
@@ -109,15 +133,18 @@ def _counts(dataset_or_counts) -> np.ndarray:
         return dataset_or_counts.counts
     s = np.asarray(dataset_or_counts)
     if s.dtype.kind not in "iu" or s.ndim != 1:
-        raise TypeError(f"counts must be a UserDataset or a 1-D integer array of s_l, "
-                        f"got {type(dataset_or_counts).__name__} of dtype {s.dtype}, shape {s.shape}")
+        raise TypeError(
+            f"counts must be a UserDataset or a 1-D integer array of s_l, "
+            f"got {type(dataset_or_counts).__name__} of dtype {s.dtype}, shape {s.shape}"
+        )
     if s.size == 0:
         raise ValueError("counts must hold at least one user size s_l, got an empty array")
     bad = (s < 1) | (s > MAX_INT)
     if bad.any():
         l = int(np.argmax(bad))
-        raise ValueError(f"counts must be integers in [1, {MAX_INT}] (an empty user owns no record); "
-                         f"counts[{l}] = {s[l]!r}")
+        raise ValueError(
+            f"counts must be integers in [1, {MAX_INT}] (an empty user owns no record); counts[{l}] = {s[l]!r}"
+        )
     return s.astype(np.int64)
 
 
@@ -127,8 +154,10 @@ def _user_index(dataset_or_counts, s: np.ndarray) -> np.ndarray:
         return dataset_or_counts.user_index
     n = int(s.sum())
     if n > MAX_LAYOUT:
-        raise ValueError(f"counts sum to {n} records; weights for a counts array are built in memory, "
-                         f"at most MAX_LAYOUT = {MAX_LAYOUT} records")
+        raise ValueError(
+            f"counts sum to {n} records; weights for a counts array are built in memory, "
+            f"at most MAX_LAYOUT = {MAX_LAYOUT} records"
+        )
     return np.repeat(np.arange(s.size), s)
 
 
@@ -151,7 +180,9 @@ def _h_array(h) -> np.ndarray:
 def _check_h(h, s: np.ndarray, *, integer: bool = False) -> float:
     """Lemma 3: s_1 <= h <= s_m (integer h for sample limiting, §3.2)."""
     if integer and (isinstance(h, bool) or not isinstance(h, numbers.Integral)):
-        raise TypeError(f"h must be an int for sample limiting (§3.2: an integer threshold), got {type(h).__name__} {h!r}")
+        raise TypeError(
+            f"h must be an int for sample limiting (§3.2: an integer threshold), got {type(h).__name__} {h!r}"
+        )
     v = check_real(h, "h")
     lo, hi = int(s.min()), int(s.max())
     if not (lo <= v <= hi):
@@ -209,7 +240,7 @@ def lemma3_weights(dataset_or_counts, h) -> np.ndarray:
     s = _counts(dataset_or_counts)
     h = _check_h(h, s)
     per_user = np.minimum(h, s) / (s * np.minimum(h, s).sum())  # (m,)  Lemma 3
-    return per_user[_user_index(dataset_or_counts, s)]           # (n,)
+    return per_user[_user_index(dataset_or_counts, s)]  # (n,)
 
 
 def v(counts, h, sigma, B, epsilon) -> np.ndarray:
@@ -219,9 +250,9 @@ def v(counts, h, sigma, B, epsilon) -> np.ndarray:
     oracle that ``optimal_h``'s closed form is tested against.
     """
     s, sigma, B, eps = _public_inputs(counts, sigma, B, epsilon)
-    h = _h_array(h)[..., None]                                   # (..., 1)
-    mins = np.minimum(h, s)                                      # (..., m)
-    nh = mins.sum(axis=-1)                                       # (...,)  n_h
+    h = _h_array(h)[..., None]  # (..., 1)
+    mins = np.minimum(h, s)  # (..., m)
+    nh = mins.sum(axis=-1)  # (...,)  n_h
     var = sigma**2 * (s * (mins / (nh[..., None] * s)) ** 2).sum(axis=-1)
     return var + 2.0 * (B * h[..., 0] / (eps * nh)) ** 2
 
@@ -231,10 +262,10 @@ def _pieces(s: np.ndarray):
     A_j = sum_{s_l <= u_j} s_l, r_j = #{s_l > u_j}, R_j = sum_{s_l > u_j} 1/s_l, so that
     n_h = A_j + r_j h and sum_l min(h, s_l)^2 / s_l = A_j + R_j h^2. Suffix sums, not
     differences, keep r_j and R_j free of cancellation. O(m log m) for the sort."""
-    u, mult = np.unique(s, return_counts=True)                   # (J,), (J,)
-    A = np.cumsum(u * mult.astype(float))[:-1]                   # (J-1,)
-    r = np.cumsum(mult[::-1])[::-1][1:].astype(float)            # (J-1,)
-    R = np.cumsum((mult / u)[::-1])[::-1][1:]                    # (J-1,)
+    u, mult = np.unique(s, return_counts=True)  # (J,), (J,)
+    A = np.cumsum(u * mult.astype(float))[:-1]  # (J-1,)
+    r = np.cumsum(mult[::-1])[::-1][1:].astype(float)  # (J-1,)
+    R = np.cumsum((mult / u)[::-1])[::-1][1:]  # (J-1,)
     return u.astype(float), A, r, R
 
 
@@ -255,9 +286,9 @@ def optimal_h(counts, sigma, B, epsilon) -> float:
     if u.size == 1:
         return float(u[0])
     K = 2.0 * B**2 / eps**2
-    P = sigma**2 * R + K                                         # > 0 since K > 0
-    h = np.clip(r * sigma**2 / P, u[:-1], u[1:])                 # piece minimisers
-    vals = (sigma**2 * A + P * h**2) / (A + r * h) ** 2          # Claim 1 on each piece
+    P = sigma**2 * R + K  # > 0 since K > 0
+    h = np.clip(r * sigma**2 / P, u[:-1], u[1:])  # piece minimisers
+    vals = (sigma**2 * A + P * h**2) / (A + r * h) ** 2  # Claim 1 on each piece
     return float(h[np.argmin(vals)])
 
 
@@ -291,8 +322,8 @@ def sample_limiting_weights(dataset_or_counts, h) -> np.ndarray:
         order, offsets = np.arange(user_index.size), np.r_[0, np.cumsum(s)]
     rank = np.empty(order.size, dtype=np.int64)
     rank[order] = np.arange(order.size) - np.repeat(offsets[:-1], s)  # position within S_l
-    keep = rank < h                                                   # i in T
-    return keep / float(np.minimum(h, s).sum())                       # 1[i in T] / n_h
+    keep = rank < h  # i in T
+    return keep / float(np.minimum(h, s).sum())  # 1[i in T] / n_h
 
 
 def v_prime(counts, h, sigma, B, epsilon) -> np.ndarray:
@@ -323,7 +354,7 @@ def best_integer_h(counts, sigma, B, epsilon) -> int:
     lo, hi = u[:-1, None], u[1:, None]
     cand = np.clip(np.stack([np.floor(h0), np.ceil(h0)], axis=1), lo, hi)  # (J-1, 2)
     nh = A[:, None] + r[:, None] * cand
-    vals = sigma**2 / nh + K * cand**2 / nh**2                               # Claim 2
+    vals = sigma**2 / nh + K * cand**2 / nh**2  # Claim 2
     flat = np.lexsort((cand.ravel(), vals.ravel()))[0]
     return int(cand.ravel()[flat])
 
@@ -352,7 +383,7 @@ def theorem2_instance(g: int) -> dict:
       derivative has the sign of h - g, so min_h v' = v'(g) = 3g/(4g^2) = 3/(4g).
     y in [0, B] forces sigma <= B/2, so we take B = 1, sigma = 1/2, eps = sqrt(8 g).
     """
-    g = check_int(g, "g", lo=1, hi=312)      # eps = sqrt(8 g) <= 50, the supported epsilon range
+    g = check_int(g, "g", lo=1, hi=312)  # eps = sqrt(8 g) <= 50, the supported epsilon range
     counts = np.r_[np.ones(g, dtype=np.int64), g * g + 1]
     return {"counts": counts, "sigma": 0.5, "B": 1.0, "epsilon": float(np.sqrt(8.0 * g))}
 

@@ -58,6 +58,7 @@ route: GaussianDP(mu).epsilon_at(delta) <= eps (tests/test_claims_gdp.py checks 
 [DRS22] J. Dong, A. Roth, W. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 84(1),
 2022, arXiv:1905.02383v3.
 """
+
 from __future__ import annotations
 
 import math
@@ -67,22 +68,41 @@ from scipy.optimize import brentq
 
 from . import erm
 from ._checks import (
-    check_delta, check_epsilon, check_finite_array, check_generator, check_int, check_noise_scale, check_positive,
-    check_size)
+    check_delta,
+    check_epsilon,
+    check_finite_array,
+    check_generator,
+    check_int,
+    check_noise_scale,
+    check_positive,
+    check_size,
+)
 from .claims import ApproxDP, Claims, GaussianDP
 from .data import UserDataset, check_dataset
 from .mechanisms import DEFAULT_RDP_ORDERS, clip_l2, gaussian_rdp, rdp_to_dp
 from .neighbours import REPLACE_USER
 
 __all__ = [
-    "RELATION", "claim", "gdp_mu", "gdp_claim", "weights", "user_weight_sums", "user_losses", "user_gradients",
-    "statistic", "lipschitz", "sensitivity", "epsilon_spent", "noise_scale", "step_size",
+    "RELATION",
+    "claim",
+    "gdp_mu",
+    "gdp_claim",
+    "weights",
+    "user_weight_sums",
+    "user_losses",
+    "user_gradients",
+    "statistic",
+    "lipschitz",
+    "sensitivity",
+    "epsilon_spent",
+    "noise_scale",
+    "step_size",
     "mechanism",
 ]
 
 RELATION = REPLACE_USER  # Epasto §2.2, S_l public; features and labels of one user change
-WEIGHT_SUM_TOL = 1e-9    # |sum_i c_i - 1| allowed for hand-passed weights (float rounding)
-MAX_STEPS = 10**6        # T: each step is one full pass over the data for every release
+WEIGHT_SUM_TOL = 1e-9  # |sum_i c_i - 1| allowed for hand-passed weights (float rounding)
+MAX_STEPS = 10**6  # T: each step is one full pass over the data for every release
 
 
 def claim(epsilon, delta) -> ApproxDP:
@@ -126,7 +146,7 @@ def weights(dataset: UserDataset, c) -> np.ndarray:
 
 def user_weight_sums(dataset: UserDataset, c) -> np.ndarray:
     """sum_{i in S_l} c_i for every user l, shape (m,)."""
-    c = weights(dataset, c)                           # checks the dataset first
+    c = weights(dataset, c)  # checks the dataset first
     return dataset.user_sums(c)
 
 
@@ -141,8 +161,8 @@ def user_losses(dataset: UserDataset, theta, c, *, loss="logistic", R=1.0, Y=1.0
 def user_gradients(dataset: UserDataset, theta, c, *, loss="logistic", R=1.0, Y=1.0) -> np.ndarray:
     """grad_theta l'(theta, M_j) = sum_{i in S_j} c_i grad l(theta, X_i), shape (m, d)."""
     X, y = erm.check_erm_data(dataset, loss, R, Y)
-    g = erm.record_gradients(theta, X, y, loss)                      # (n, d)
-    return dataset.user_sums(weights(dataset, c)[:, None] * g)       # (m, d)
+    g = erm.record_gradients(theta, X, y, loss)  # (n, d)
+    return dataset.user_sums(weights(dataset, c)[:, None] * g)  # (m, d)
 
 
 def statistic(dataset: UserDataset, theta, c, *, loss="logistic", R=1.0, Y=1.0) -> np.ndarray:
@@ -160,7 +180,7 @@ def lipschitz(loss="logistic", R=1.0, Y=1.0, radius=1.0) -> float:
     every R below is R (1 + 1e-12), as in ``erm.lipschitz``.
     """
     radius = check_positive(radius, "radius")
-    check_positive(Y, "Y")                           # checked for every loss
+    check_positive(Y, "Y")  # checked for every loss
     if erm._loss_name(loss) == "ridge":
         # ||(theta.x - y) x|| <= (||x|| radius + Y) ||x|| on C, with ||x|| <= R (1 + 1e-12).
         R, Y = check_positive(R, "R") * (1 + erm._NORM_SLACK), check_positive(Y, "Y")
@@ -170,7 +190,7 @@ def lipschitz(loss="logistic", R=1.0, Y=1.0, radius=1.0) -> float:
 
 def sensitivity(dataset: UserDataset, c, *, loss="logistic", R=1.0, Y=1.0, radius=1.0) -> float:
     """Delta_2 = 2 L max_l sum_{i in S_l} c_i: replace-user L2 sensitivity of ``statistic``."""
-    C_max = float(user_weight_sums(dataset, c).max())               # user-level Lipschitz / L
+    C_max = float(user_weight_sums(dataset, c).max())  # user-level Lipschitz / L
     return 2.0 * lipschitz(loss, R, Y, radius) * C_max
 
 
@@ -199,24 +219,27 @@ def _noise_multiplier(epsilon: float, delta: float, T: int) -> float:
             break
         hi += 1.0
     else:
-        raise RuntimeError(f"no noise multiplier up to e^{hi:g} reaches epsilon = {epsilon!r} (T = {T}, delta = {delta!r})")
+        raise RuntimeError(
+            f"no noise multiplier up to e^{hi:g} reaches epsilon = {epsilon!r} (T = {T}, delta = {delta!r})"
+        )
     for _ in range(300):
         if f(lo) > 0:
             break
         lo -= 1.0
     else:
-        raise RuntimeError(f"noise multipliers down to e^{lo:g} all reach epsilon = {epsilon!r} (T = {T}, delta = {delta!r})")
+        raise RuntimeError(
+            f"noise multipliers down to e^{lo:g} all reach epsilon = {epsilon!r} (T = {T}, delta = {delta!r})"
+        )
     s = brentq(f, lo, hi, xtol=1e-10)
     z = math.exp(s) * (1 + 1e-9)
-    for _ in range(1000):                                             # guard the rounding
+    for _ in range(1000):  # guard the rounding
         if f(math.log(z)) <= 0:
             return z
         z *= 1 + 1e-9
     raise RuntimeError(f"noise multiplier calibration did not converge (epsilon = {epsilon!r}, T = {T})")
 
 
-def noise_scale(dataset: UserDataset, c, *, epsilon, delta, T, loss="logistic", R=1.0, Y=1.0,
-                radius=1.0) -> float:
+def noise_scale(dataset: UserDataset, c, *, epsilon, delta, T, loss="logistic", R=1.0, Y=1.0, radius=1.0) -> float:
     """sigma = z Delta_2 with z the smallest multiplier that keeps T steps (eps, delta)-DP."""
     eps, d = check_epsilon(epsilon), check_delta(delta)
     if d == 0.0:
@@ -235,8 +258,9 @@ def step_size(*, sigma, d, T, loss="logistic", R=1.0, Y=1.0, radius=1.0) -> floa
     return radius / (G * math.sqrt(_steps(T)))
 
 
-def _noisy_gradient_descent(X, y, c, rng, size=None, *, sigma, T, loss="logistic", R=1.0, Y=1.0,
-                           radius=1.0) -> np.ndarray:
+def _noisy_gradient_descent(
+    X, y, c, rng, size=None, *, sigma, T, loss="logistic", R=1.0, Y=1.0, radius=1.0
+) -> np.ndarray:
     """Projected noisy GD with a given sigma; the average of theta_2..theta_{T+1}, (d,) or (size, d).
 
     theta_1 = 0; theta_{t+1} = Pi_C(theta_t - eta (sum_i c_i grad l(theta_t, X_i) + N(0, sigma^2 I))).
@@ -246,19 +270,20 @@ def _noisy_gradient_descent(X, y, c, rng, size=None, *, sigma, T, loss="logistic
     T = _steps(T)
     eta = step_size(sigma=sigma, d=X.shape[1], T=T, loss=loss, R=R, Y=Y, radius=radius)
     k = 1 if size is None else size
-    theta = np.zeros((k, X.shape[1]))                                 # (k, d): k independent runs
+    theta = np.zeros((k, X.shape[1]))  # (k, d): k independent runs
     total = np.zeros_like(theta)
     for _ in range(T):
-        g = erm._weighted_gradient(theta, X, y, c, loss)              # (k, d), no noise yet
-        g += rng.normal(0.0, sigma, size=g.shape)                     # Gaussian step, sigma above
-        theta = clip_l2(theta - eta * g, radius)                      # Pi_C: projection on the ball
+        g = erm._weighted_gradient(theta, X, y, c, loss)  # (k, d), no noise yet
+        g += rng.normal(0.0, sigma, size=g.shape)  # Gaussian step, sigma above
+        theta = clip_l2(theta - eta * g, radius)  # Pi_C: projection on the ball
         total += theta
     out = total / T
     return out[0] if size is None else out
 
 
-def mechanism(dataset: UserDataset, rng, size=None, *, c, epsilon, delta, T, loss="logistic",
-              R=1.0, Y=1.0, radius=1.0) -> np.ndarray:
+def mechanism(
+    dataset: UserDataset, rng, size=None, *, c, epsilon, delta, T, loss="logistic", R=1.0, Y=1.0, radius=1.0
+) -> np.ndarray:
     """Algorithm 2: noisy projected GD on sum_j l'(theta, M_j) with sigma from ``noise_scale``."""
     rng = check_generator(rng)
     size = check_size(size)

@@ -33,6 +33,7 @@ can be smaller; we calibrate to the paper's larger b. Dropping the absolute valu
 the sum over i (|sum_i c_{j,i}|, natural when copying Lemma 1 where c >= 0) under-counts
 and is a planted bug; so are a single row j and a per-record max.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -42,18 +43,45 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from ._checks import (
-    check_epsilon, check_finite_array, check_generator, check_in_interval, check_int, check_nonnegative,
-    check_positive, check_size)
+    check_epsilon,
+    check_finite_array,
+    check_generator,
+    check_in_interval,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_size,
+)
 from .claims import PureDP
 from .data import UserDataset, check_dataset
 from .mechanisms import laplace_mechanism
 from .neighbours import REPLACE_USER_LABELS, NeighbourPair
 
 __all__ = [
-    "RELATION", "CX_ATOL", "MAX_CONDITION", "claim", "features", "check_labels", "check_C", "user_l1",
-    "sensitivity", "noise_scale", "statistic", "mechanism", "total_variance", "ols_C",
-    "OptimalC", "dual_bound", "optimal_C", "optimal_C_all_records", "weights", "sample_limit_selection",
-    "sample_limited_C", "best_sample_limit_h", "best_sample_limit_hs", "sample_limited_ols_mechanism",
+    "RELATION",
+    "CX_ATOL",
+    "MAX_CONDITION",
+    "claim",
+    "features",
+    "check_labels",
+    "check_C",
+    "user_l1",
+    "sensitivity",
+    "noise_scale",
+    "statistic",
+    "mechanism",
+    "total_variance",
+    "ols_C",
+    "OptimalC",
+    "dual_bound",
+    "optimal_C",
+    "optimal_C_all_records",
+    "weights",
+    "sample_limit_selection",
+    "sample_limited_C",
+    "best_sample_limit_h",
+    "best_sample_limit_hs",
+    "sample_limited_ols_mechanism",
     "worst_case_pairs",
 ]
 
@@ -103,7 +131,7 @@ def check_C(C, dataset: UserDataset, atol: float = CX_ATOL) -> np.ndarray:
     """C, (d, n), refused unless C X = I_d to max-abs ``atol`` (Algorithm 3's parameter)."""
     X = features(dataset)
     n, d = X.shape
-    atol = check_positive(atol, "atol", hi=1e-2)          # C X = I to at most 1e-2 (a tolerance, not a switch)
+    atol = check_positive(atol, "atol", hi=1e-2)  # C X = I to at most 1e-2 (a tolerance, not a switch)
     C = check_finite_array(C, "C", ndim=(2,))
     if C.shape != (d, n):
         raise ValueError(f"C must have shape (d, n) = ({d}, {n}), got {C.shape}")
@@ -189,7 +217,7 @@ class OptimalC:
 
 
 def _kappa(B, epsilon, d) -> float:
-    return 2 * d * (check_positive(B, "B") / check_epsilon(epsilon)) ** 2   # Theorem 6: 2 d (B/eps)^2
+    return 2 * d * (check_positive(B, "B") / check_epsilon(epsilon)) ** 2  # Theorem 6: 2 d (B/eps)^2
 
 
 def _soft(A, thresholds):
@@ -217,7 +245,7 @@ def dual_bound(dataset: UserDataset, B, epsilon, sigma, Lambda, mu=None) -> floa
     Lambda = check_finite_array(Lambda, "Lambda", ndim=(2,))
     if Lambda.shape != (d, d):
         raise ValueError(f"Lambda must have shape (d, d) = ({d}, {d}), got {Lambda.shape}")
-    A = X @ Lambda.T                                           # (n, d), rows a_i
+    A = X @ Lambda.T  # (n, d), rows a_i
     if sigma == 0:
         top = _user_max(dataset.user_index, dataset.m, np.abs(A).max(axis=1))
         return kappa * (max(float(np.trace(Lambda)), 0.0) / float(top.sum())) ** 2
@@ -237,7 +265,7 @@ def _feasible(C, X, pinv=None) -> np.ndarray:
 
 def _primal(dataset, C, sigma, kappa) -> float:
     """Theorem 6's P(C) = sigma^2 ||C||_F^2 + kappa max_l W_l^2 (C already checked: solver-internal)."""
-    W = np.bincount(dataset.user_index, np.abs(C).sum(axis=0), dataset.m)      # user_l1, unchecked
+    W = np.bincount(dataset.user_index, np.abs(C).sum(axis=0), dataset.m)  # user_l1, unchecked
     return sigma**2 * float(np.sum(C * C)) + kappa * float(W.max()) ** 2
 
 
@@ -251,13 +279,14 @@ def _check_conditioning(X: np.ndarray) -> None:
     sv = np.linalg.svd(X, compute_uv=False)
     cond = np.inf if sv[-1] == 0 else float(sv[0] / sv[-1])
     if cond > MAX_CONDITION:
-        raise ValueError(f"features X have condition number {cond:.3g} > MAX_CONDITION = {MAX_CONDITION:g}: "
-                         f"the certified optimal-C solver is not reliable there; rescale or drop "
-                         f"near-degenerate columns")
+        raise ValueError(
+            f"features X have condition number {cond:.3g} > MAX_CONDITION = {MAX_CONDITION:g}: "
+            f"the certified optimal-C solver is not reliable there; rescale or drop "
+            f"near-degenerate columns"
+        )
 
 
-def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
-              max_iter: int = 500) -> OptimalC:
+def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6, max_iter: int = 500) -> OptimalC:
     """The C minimising Theorem 6's total variance, with relative duality gap <= ``rtol``
     (else RuntimeError). D is a difference of terms that can exceed the optimum by orders
     of magnitude, so its rounding floor is about 1e-10..1e-8 relative; the default 1e-6
@@ -291,22 +320,22 @@ def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
     T = _initial_working_set(dataset, C0)
     for _ in range(_MAX_ROUNDS):
         if T.all():
-            break                                    # every record: the reference solve below
-        sub = dataset.take(np.flatnonzero(T))        # every user keeps a record (see _initial_working_set)
+            break  # every record: the reference solve below
+        sub = dataset.take(np.flatnonzero(T))  # every user keeps a record (see _initial_working_set)
         try:
             res = _solve(sub, features(sub), B, epsilon, sigma, kappa, rtol, max_iter)
         except (ValueError, RuntimeError, np.linalg.LinAlgError):
-            break                                    # degenerate restricted problem: solve on all records
+            break  # degenerate restricted problem: solve on all records
         its += res.iterations
-        A = np.abs(X @ res.Lambda.T).max(axis=1)     # ||Lambda x_i||_inf for every record
+        A = np.abs(X @ res.Lambda.T).max(axis=1)  # ||Lambda x_i||_inf for every record
         thr = res.mu if res.mu is not None else _user_max(sub.user_index, dataset.m, A[T])
         out = A > thr[uidx]
-        if not (out & ~T).any():                     # no record outside T would enter: optimal for all
+        if not (out & ~T).any():  # no record outside T would enter: optimal for all
             try:
                 return _certify_full(dataset, X, res, T, sigma, kappa, B, epsilon, its, rtol)
             except RuntimeError:
-                break                                # not certified on all records: solve on all of them
-        T |= A > (1 - WS_MARGIN) * thr[uidx]         # the violators and the records close to violating
+                break  # not certified on all records: solve on all of them
+        T |= A > (1 - WS_MARGIN) * thr[uidx]  # the violators and the records close to violating
     res = _solve(dataset, X, B, epsilon, sigma, kappa, rtol, max_iter, C0=C0)
     return replace(res, iterations=res.iterations + its, working_set=dataset.n)
 
@@ -323,8 +352,9 @@ WS_START = 0.7
 WS_MARGIN = 0.1
 
 
-def optimal_C_all_records(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6,
-                          max_iter: int = 500) -> OptimalC:
+def optimal_C_all_records(
+    dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6, max_iter: int = 500
+) -> OptimalC:
     """``optimal_C`` without the working set: the dual solved on every record (the reference
     the fast path is tested against; same checks, same certificate)."""
     sigma, X, kappa, C0, rtol, max_iter = _checked(dataset, B, epsilon, sigma, rtol, max_iter)
@@ -336,7 +366,7 @@ def _checked(dataset, B, epsilon, sigma, rtol, max_iter):
     sigma = _check_sigma(sigma)
     X = features(dataset)
     kappa = _kappa(B, epsilon, X.shape[1])
-    C0 = ols_C(X)                                    # refuses rank-deficient X
+    C0 = ols_C(X)  # refuses rank-deficient X
     _check_conditioning(X)
     rtol = check_positive(rtol, "rtol", lo=1e-12, hi=1e-2)
     max_iter = check_int(max_iter, "max_iter", lo=1, hi=100_000)
@@ -366,9 +396,10 @@ def _certify_full(dataset, X, res, T, sigma, kappa, B, epsilon, its, rtol) -> Op
     C = np.zeros((X.shape[1], X.shape[0]))
     C[:, T] = res.C
     C = _feasible(C, X)
-    tol = 1e-6 if sigma == 0 else rtol               # sigma = 0: the LP's fixed certificate (_optimal_C_lp)
-    return replace(_certify(dataset, C, sigma, kappa, B, epsilon, res.Lambda, res.mu, its, tol),
-                   working_set=int(T.sum()))
+    tol = 1e-6 if sigma == 0 else rtol  # sigma = 0: the LP's fixed certificate (_optimal_C_lp)
+    return replace(
+        _certify(dataset, C, sigma, kappa, B, epsilon, res.Lambda, res.mu, its, tol), working_set=int(T.sum())
+    )
 
 
 def _solve(dataset, X, B, epsilon, sigma, kappa, rtol, max_iter, C0=None) -> OptimalC:
@@ -392,17 +423,17 @@ def _solve(dataset, X, B, epsilon, sigma, kappa, rtol, max_iter, C0=None) -> Opt
     reaches ``rtol``, RuntimeError.
     """
     if sigma == 0:
-        return _optimal_C_lp(dataset, X, B, epsilon, kappa)   # rtol: HiGHS's own tolerances
+        return _optimal_C_lp(dataset, X, B, epsilon, kappa)  # rtol: HiGHS's own tolerances
     C0 = ols_C(X) if C0 is None else C0
     k0 = min(kappa, sigma**2 * float(np.sum(C0 * C0)) / float(user_l1(dataset, C0).max()) ** 2)
-    if kappa >= k0 * LP_FIRST:                       # the noise term dominates: try the LP's C first
+    if kappa >= k0 * LP_FIRST:  # the noise term dominates: try the LP's C first
         lp = _lp_certified_for_sigma(dataset, X, B, epsilon, sigma, kappa, rtol)
         if lp is not None:
             return lp
     its = 0
-    for factor in CONTINUATION:                      # a finer path if a coarser one stalls
+    for factor in CONTINUATION:  # a finer path if a coarser one stalls
         k, Lam, mu = k0, 2 * sigma**2 * np.linalg.inv(X.T @ X), np.zeros(dataset.m)
-        for _ in range(_MAX_STAGES):                 # log(kappa/k0)/log(factor) <= 1300 stages in range
+        for _ in range(_MAX_STAGES):  # log(kappa/k0)/log(factor) <= 1300 stages in range
             Lam, mu, it = _newton(dataset, X, sigma, k, Lam, mu, rtol if k == kappa else 1e-3, max_iter)
             its += it
             if k == kappa:
@@ -410,10 +441,11 @@ def _solve(dataset, X, B, epsilon, sigma, kappa, rtol, max_iter, C0=None) -> Opt
             k = min(factor * k, kappa)
             Lam, mu = _rescale(X, dataset.user_index, sigma, k, Lam, mu)
         C = _feasible(_soft(X @ Lam.T, mu[dataset.user_index][:, None]).T / (2 * sigma**2), X)
-        if _primal(dataset, C, sigma, kappa) - dual_bound(dataset, B, epsilon, sigma, Lam, mu) \
-                <= rtol * _primal(dataset, C, sigma, kappa):
+        if _primal(dataset, C, sigma, kappa) - dual_bound(dataset, B, epsilon, sigma, Lam, mu) <= rtol * _primal(
+            dataset, C, sigma, kappa
+        ):
             break
-        if k0 / rtol <= kappa < k0 * LP_FIRST:     # the LP's C may certify where the paths stall
+        if k0 / rtol <= kappa < k0 * LP_FIRST:  # the LP's C may certify where the paths stall
             lp = _lp_certified_for_sigma(dataset, X, B, epsilon, sigma, kappa, rtol)
             if lp is not None:
                 return replace(lp, iterations=lp.iterations + its)
@@ -455,15 +487,15 @@ def _dual_value(X, uidx, sigma, kappa, Lam, mu) -> float:
 
 def _dual_state(X, uidx, m, sigma, kappa, Lam, mu):
     """D(Lambda, mu), its gradient (I - C X, W - t), the active set, its signs and C^T (n, d)."""
-    A = X @ Lam.T                                               # (n, d)
+    A = X @ Lam.T  # (n, d)
     th = mu[uidx][:, None]
     active = np.abs(A) > th
     S = np.where(active, A - np.sign(A) * th, 0.0)
-    Ct = S / (2 * sigma**2)                                     # C^T, (n, d)
+    Ct = S / (2 * sigma**2)  # C^T, (n, d)
     M = mu.sum()
     D = np.trace(Lam) - np.sum(S * S) / (4 * sigma**2) - M * M / (4 * kappa)
-    g_lam = np.eye(Lam.shape[0]) - Ct.T @ X                     # dD/dLambda = I - C X
-    g_mu = np.bincount(uidx, np.abs(Ct).sum(1), m) - M / (2 * kappa)   # dD/dmu_l = W_l - t
+    g_lam = np.eye(Lam.shape[0]) - Ct.T @ X  # dD/dLambda = I - C X
+    g_mu = np.bincount(uidx, np.abs(Ct).sum(1), m) - M / (2 * kappa)  # dD/dmu_l = W_l - t
     return D, np.concatenate([g_lam.ravel(), g_mu]), active, np.sign(A) * active, Ct
 
 
@@ -481,7 +513,7 @@ def _newton_step(X, U, sigma, kappa, active, sgn, grad, free_mu, damping):
     H_LL = np.zeros((d * d, d * d))
     for j in range(d):
         Xa = X[active[:, j]]
-        H_LL[j * d:(j + 1) * d, j * d:(j + 1) * d] = Xa.T @ Xa / (2 * sigma**2)
+        H_LL[j * d : (j + 1) * d, j * d : (j + 1) * d] = Xa.T @ Xa / (2 * sigma**2)
     # K[(j, k), l] = H_Lmu: the user sums of sgn_ji x_ik, all rows j in one sparse product
     K = -(U @ (sgn[:, :, None] * X[:, None, :]).reshape(n, d * d)).T / (2 * sigma**2)
     delta = (U @ active.sum(1)) / (2 * sigma**2)
@@ -493,7 +525,7 @@ def _newton_step(X, U, sigma, kappa, active, sgn, grad, free_mu, damping):
         wv = w[:, None] * v if v.ndim == 2 else w * v
         return wv - om * np.outer(w, w @ v).reshape(wv.shape) / (1 + om * w.sum())
 
-    gL, gM = grad[: d * d], grad[d * d:][free_mu]
+    gL, gM = grad[: d * d], grad[d * d :][free_mu]
     S = H_LL + reg * np.eye(d * d) - K @ Minv(K.T)
     pL = np.linalg.solve(S, gL - K @ Minv(gM))
     pM = Minv(gM - K.T @ pL)
@@ -506,7 +538,7 @@ def _newton(dataset, X, sigma, kappa, Lam, mu, rtol, max_iter):
     the damping grows (towards a projected gradient step) and the step is retried."""
     (n, d), m, uidx = X.shape, dataset.m, dataset.user_index
     U = sparse.csr_matrix((np.ones(n), (uidx, np.arange(n))), shape=(m, n))
-    pinv = np.linalg.solve(X.T @ X, X.T)                       # for _feasible, once
+    pinv = np.linalg.solve(X.T @ X, X.T)  # for _feasible, once
     damping = 1e-12
     for it in range(1, max_iter + 1):
         D, grad, active, sgn, Ct = _dual_state(X, uidx, m, sigma, kappa, Lam, mu)
@@ -514,22 +546,22 @@ def _newton(dataset, X, sigma, kappa, Lam, mu, rtol, max_iter):
         P = _primal(dataset, C, sigma, kappa)
         if (P - D) / P <= rtol:
             return Lam, mu, it
-        free_mu = ~((mu <= 0) & (grad[d * d:] < 0))             # bound active: stays at 0
+        free_mu = ~((mu <= 0) & (grad[d * d :] < 0))  # bound active: stays at 0
         pL, pM = _newton_step(X, U, sigma, kappa, active, sgn, grad, free_mu, damping)
         step = np.zeros(d * d + m)
-        step[: d * d], step[d * d:][free_mu] = pL, pM
+        step[: d * d], step[d * d :][free_mu] = pL, pM
         z = np.concatenate([Lam.ravel(), mu])
-        for k in range(30):                                    # Armijo on the projected path
+        for k in range(30):  # Armijo on the projected path
             zn = z + 0.5**k * step
-            zn[d * d:] = np.maximum(zn[d * d:], 0.0)
-            Dn = _dual_value(X, uidx, sigma, kappa, zn[: d * d].reshape(d, d), zn[d * d:])
+            zn[d * d :] = np.maximum(zn[d * d :], 0.0)
+            Dn = _dual_value(X, uidx, sigma, kappa, zn[: d * d].reshape(d, d), zn[d * d :])
             if Dn >= D + 1e-4 * grad @ (zn - z) and Dn >= D:
-                Lam, mu = zn[: d * d].reshape(d, d), zn[d * d:]
+                Lam, mu = zn[: d * d].reshape(d, d), zn[d * d :]
                 damping = max(damping / 10, 1e-12) if k == 0 else damping * 10 ** min(k, 4)
                 break
         else:
-            damping *= 1e4                                     # no ascent: damp harder, retry
-            if damping > 1e8:                                  # stalled at rounding level: stop
+            damping *= 1e4  # no ascent: damp harder, retry
+            if damping > 1e8:  # stalled at rounding level: stop
                 return Lam, mu, it
     return Lam, mu, max_iter
 
@@ -538,17 +570,18 @@ def _optimal_C_lp(dataset, X, B, epsilon, kappa) -> OptimalC:
     """sigma = 0: min t s.t. (C+ - C-) X = I, sum_{i in S_l} sum_j (C+ + C-)_{j,i} <= t, C+- >= 0."""
     n, d = X.shape
     m = dataset.m
-    A_eq1 = sparse.kron(sparse.eye(d), sparse.csr_matrix(X.T))            # row (j,k): sum_i c_ji X_ik
+    A_eq1 = sparse.kron(sparse.eye(d), sparse.csr_matrix(X.T))  # row (j,k): sum_i c_ji X_ik
     A_eq = sparse.hstack([A_eq1, -A_eq1, sparse.csr_matrix((d * d, 1))]).tocsr()
     U = sparse.csr_matrix((np.ones(n), (dataset.user_index, np.arange(n))), shape=(m, n))
-    Ud = sparse.hstack([U] * d)                                           # (m, d n)
+    Ud = sparse.hstack([U] * d)  # (m, d n)
     A_ub = sparse.hstack([Ud, Ud, -np.ones((m, 1))]).tocsr()
     cost = np.r_[np.zeros(2 * d * n), 1.0]
-    res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(m), A_eq=A_eq, b_eq=np.eye(d).ravel(),
-                  bounds=(0, None), method="highs")
+    res = linprog(
+        cost, A_ub=A_ub, b_ub=np.zeros(m), A_eq=A_eq, b_eq=np.eye(d).ravel(), bounds=(0, None), method="highs"
+    )
     if res.status != 0:
         raise RuntimeError(f"optimal_C: HiGHS failed on the sigma = 0 LP: {res.message}")
-    C = _feasible((res.x[: d * n] - res.x[d * n: 2 * d * n]).reshape(d, n), X)
+    C = _feasible((res.x[: d * n] - res.x[d * n : 2 * d * n]).reshape(d, n), X)
     Lam = np.asarray(res.eqlin.marginals).reshape(d, d)
     return _certify(dataset, C, 0.0, kappa, B, epsilon, Lam, None, int(res.nit), 1e-6)
 
@@ -598,7 +631,7 @@ def sample_limited_C(dataset: UserDataset, h, T) -> np.ndarray:
     T = _check_selection(dataset, h, T)
     X = features(dataset)
     C = np.zeros((X.shape[1], dataset.n))
-    C[:, T] = ols_C(X[T])                                            # C^s = (U^T U)^-1 U^T
+    C[:, T] = ols_C(X[T])  # C^s = (U^T U)^-1 U^T
     return C
 
 
@@ -612,8 +645,7 @@ def _check_selection(dataset: UserDataset, h: int, T) -> np.ndarray:
         i = int(np.argmax(bad))
         raise ValueError(f"T must hold record indices in [0, {dataset.n}); T[{i}] = {T[i].item()!r}")
     caps = np.minimum(dataset.counts, h)
-    if np.unique(T).size != T.size or \
-            not np.array_equal(np.bincount(dataset.user_index[T], minlength=dataset.m), caps):
+    if np.unique(T).size != T.size or not np.array_equal(np.bincount(dataset.user_index[T], minlength=dataset.m), caps):
         raise ValueError(f"T must hold exactly min(h, s_l) distinct records of every user l (h = {h})")
     return T
 
@@ -639,11 +671,11 @@ def best_sample_limit_hs(dataset: UserDataset, B, epsilons, sigma, rng) -> list[
         raise ValueError("epsilons must hold at least one privacy level")
     sigma, B = _check_sigma(sigma), check_positive(B, "B")
     key = check_generator(rng).random(dataset.n)
-    cands = []                                                 # (h, T, ||C||_F^2, max_l W_l)
+    cands = []  # (h, T, ||C||_F^2, max_l W_l)
     for h in range(int(dataset.counts.min()), int(dataset.counts.max()) + 1):
         T = _nested_selection(dataset, h, key)
-        try:                                                  # U rank-deficient or so ill-
-            C = check_C(sample_limited_C(dataset, h, T), dataset)   # conditioned that C^s X != I
+        try:  # U rank-deficient or so ill-
+            C = check_C(sample_limited_C(dataset, h, T), dataset)  # conditioned that C^s X != I
         except ValueError:
             continue
         cands.append((h, T, float(np.sum(C * C)), float(user_l1(dataset, C).max())))
@@ -661,9 +693,9 @@ def best_sample_limit_hs(dataset: UserDataset, B, epsilons, sigma, rng) -> list[
 
 def _nested_selection(dataset, h, key):
     """Records whose rank by ``key`` within their user is < h (uniform if key is i.i.d.)."""
-    order = np.lexsort((key, dataset.user_index))                     # grouped by user, random within
+    order = np.lexsort((key, dataset.user_index))  # grouped by user, random within
     starts = np.r_[0, np.cumsum(dataset.counts)[:-1]]
-    rank = np.arange(dataset.n) - np.repeat(starts, dataset.counts)   # rank within its user
+    rank = np.arange(dataset.n) - np.repeat(starts, dataset.counts)  # rank within its user
     return np.sort(order[rank < h])
 
 
@@ -679,9 +711,11 @@ def sample_limited_ols_mechanism(dataset: UserDataset, h, B, epsilon, rng, size=
     size = check_size(size)
     if T is None:
         if size not in (None, 1):
-            raise ValueError(f"size must be None or 1 when T is None (each call draws one selection T; "
-                             f"{size} releases would share it): pass T = sample_limit_selection(dataset, h, rng) "
-                             f"to release {size} times with one selection")
+            raise ValueError(
+                f"size must be None or 1 when T is None (each call draws one selection T; "
+                f"{size} releases would share it): pass T = sample_limit_selection(dataset, h, rng) "
+                f"to release {size} times with one selection"
+            )
         T = sample_limit_selection(dataset, h, rng)
     return mechanism(dataset, sample_limited_C(dataset, h, T), B, epsilon, rng, size)
 
@@ -692,28 +726,35 @@ def worst_case_pairs(dataset: UserDataset, C, B, *, max_brute: int = 14) -> list
     y_i = B [sigma_i = +1] vs B [sigma_i = -1], sigma maximising ||C_{S_l} sigma||_1 (brute
     force over {+-1}^{s_l} when s_l <= ``max_brute``, else sign(row j) for each j)."""
     B = check_positive(B, "B")
-    max_brute = check_int(max_brute, "max_brute", lo=0, hi=20)     # 2^20 sign vectors at most
+    max_brute = check_int(max_brute, "max_brute", lo=0, hi=20)  # 2^20 sign vectors at most
     W = user_l1(dataset, C)
     C = np.asarray(C, dtype=float)
     pairs = []
     for l in np.flatnonzero(W >= W.max() * (1 - 1e-12))[:2]:
         u = int(dataset.users[l])
-        Cl = C[:, dataset.records_of(u)]                                 # (d, s_l)
+        Cl = C[:, dataset.records_of(u)]  # (d, s_l)
         sig = _best_signs(Cl, max_brute)
         real = float(np.abs(Cl @ sig).sum()) * B
         a = RELATION.neighbour(dataset, u, B * (sig > 0))
         b = RELATION.neighbour(dataset, u, B * (sig < 0))
-        pairs.append(NeighbourPair(a, b, RELATION.name, u,
-                                   f"user {u} (s={Cl.shape[1]}): labels B*[sign>0] vs B*[sign<0]; "
-                                   f"||beta(D)-beta(D')||_1 = {real:.6g} of Delta_1 = {B * W[l]:.6g}"))
+        pairs.append(
+            NeighbourPair(
+                a,
+                b,
+                RELATION.name,
+                u,
+                f"user {u} (s={Cl.shape[1]}): labels B*[sign>0] vs B*[sign<0]; "
+                f"||beta(D)-beta(D')||_1 = {real:.6g} of Delta_1 = {B * W[l]:.6g}",
+            )
+        )
     return pairs
 
 
 def _best_signs(Cl, max_brute) -> np.ndarray:
     s = Cl.shape[1]
     if s <= max_brute:
-        grid = 1.0 - 2.0 * ((np.arange(2**s)[:, None] >> np.arange(s)) & 1)   # (2^s, s) in {+-1}
+        grid = 1.0 - 2.0 * ((np.arange(2**s)[:, None] >> np.arange(s)) & 1)  # (2^s, s) in {+-1}
         cands = grid
     else:
-        cands = np.where(Cl >= 0, 1.0, -1.0)                                   # (d, s)
+        cands = np.where(Cl >= 0, 1.0, -1.0)  # (d, s)
     return cands[int(np.argmax(np.abs(cands @ Cl.T).sum(axis=1)))]

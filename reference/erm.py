@@ -24,6 +24,7 @@ Losses, per record z_i = (x_i, y_i), with parameter theta in R^d:
 Data bounds are assumptions of the privacy proofs: features with ||x_i||_2 > R, or labels
 outside their set, are refused (ValueError naming the record), never clipped.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,17 @@ from ._checks import check_finite_array, check_int, check_positive
 from .data import UserDataset, check_dataset
 
 __all__ = [
-    "LOSSES", "Minimiser", "check_erm_data", "features", "record_losses", "record_gradients",
-    "weighted_gradient", "lipschitz", "smoothness", "ridge_theta_radius", "minimise",
+    "LOSSES",
+    "Minimiser",
+    "check_erm_data",
+    "features",
+    "record_losses",
+    "record_gradients",
+    "weighted_gradient",
+    "lipschitz",
+    "smoothness",
+    "ridge_theta_radius",
+    "minimise",
 ]
 
 LOSSES = ("logistic", "ridge")
@@ -65,12 +75,12 @@ def check_erm_data(dataset: UserDataset, loss: str, R, Y=1.0) -> tuple[np.ndarra
     if dataset.labels is None:
         raise ValueError("dataset.labels is None: ERM needs a label y_i for every record")
     X, y = features(dataset), dataset.labels
-    norms = np.linalg.norm(X, axis=1)                                     # (n,)
+    norms = np.linalg.norm(X, axis=1)  # (n,)
     bad = norms > R * (1 + _NORM_SLACK)
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"values must have ||x_i||_2 <= R = {R}; ||x_{i}||_2 = {norms[i]!r}")
-    Y = check_positive(Y, "Y")          # checked for every loss: a bad Y is never silently ignored
+    Y = check_positive(Y, "Y")  # checked for every loss: a bad Y is never silently ignored
     if loss == "logistic":
         bad = (y != 1.0) & (y != -1.0)
         if bad.any():
@@ -116,7 +126,7 @@ def _margins(theta: np.ndarray, X: np.ndarray) -> np.ndarray:
 def _record_losses(t, X, y, loss: str) -> np.ndarray:
     z = _margins(t, X)
     if loss == "logistic":
-        return np.logaddexp(0.0, -y * z)                 # log(1 + exp(-y theta.x)), stable
+        return np.logaddexp(0.0, -y * z)  # log(1 + exp(-y theta.x)), stable
     return 0.5 * (z - y) ** 2
 
 
@@ -130,7 +140,7 @@ def record_losses(theta, X, y, loss: str) -> np.ndarray:
 def _dloss(z: np.ndarray, y: np.ndarray, loss: str) -> np.ndarray:
     """d l / d(theta.x) at margin z: the gradient is this scalar times x."""
     if loss == "logistic":
-        return -y * expit(-y * z)                        # -y sigma(-y theta.x)
+        return -y * expit(-y * z)  # -y sigma(-y theta.x)
     return z - y
 
 
@@ -142,8 +152,8 @@ def record_gradients(theta, X, y, loss: str) -> np.ndarray:
 
 
 def _weighted_gradient(t, X, y, c, loss: str) -> np.ndarray:
-    g = _dloss(_margins(t, X), y, loss)                  # (n,) or (k, n)
-    return (g * c) @ X                                   # (d,) or (k, d)
+    g = _dloss(_margins(t, X), y, loss)  # (n,) or (k, n)
+    return (g * c) @ X  # (d,) or (k, d)
 
 
 def weighted_gradient(theta, X, y, c, loss: str) -> np.ndarray:
@@ -173,7 +183,7 @@ def lipschitz(loss: str, R, Y=1.0, Lambda=None) -> float:
     output-perturbation proof evaluates the gradient (CMS11 Lemma 7, see amin2019_erm).
     """
     R = check_positive(R, "R") * (1 + _NORM_SLACK)
-    Y = check_positive(Y, "Y")                       # checked for every loss
+    Y = check_positive(Y, "Y")  # checked for every loss
     if _loss_name(loss) == "logistic":
         return R
     if Lambda is None:
@@ -234,29 +244,29 @@ def minimise(X, y, w, Lambda, loss: str, *, tol: float = 1e-12, max_iter: int = 
     max_iter = check_int(max_iter, "max_iter", lo=1, hi=10_000)
     d = X.shape[1]
     if loss == "ridge":
-        A = (X * w[:, None]).T @ X + Lambda * np.eye(d)                   # (d, d)
-        theta = np.linalg.solve(A, (w * y) @ X)                           # (d,)
+        A = (X * w[:, None]).T @ X + Lambda * np.eye(d)  # (d, d)
+        theta = np.linalg.solve(A, (w * y) @ X)  # (d,)
         err = float(np.linalg.norm(_objective_grad(theta, X, y, w, Lambda, loss))) / Lambda
         return Minimiser(theta, err, 1)
     theta, err = np.zeros(d), math.inf
     for it in range(max_iter):
-        g = _objective_grad(theta, X, y, w, Lambda, loss)                # (d,)
+        g = _objective_grad(theta, X, y, w, Lambda, loss)  # (d,)
         err = float(np.linalg.norm(g)) / Lambda
         if err <= tol:
             return Minimiser(theta, err, it)
-        p = expit(theta @ X.T)                                            # (n,)
-        H = (X * (w * p * (1 - p))[:, None]).T @ X + Lambda * np.eye(d)   # Hessian, (d, d)
+        p = expit(theta @ X.T)  # (n,)
+        H = (X * (w * p * (1 - p))[:, None]).T @ X + Lambda * np.eye(d)  # Hessian, (d, d)
         step = np.linalg.solve(H, g)
         if np.linalg.norm(step) <= 1e-15 * (1.0 + np.linalg.norm(theta)):
-            return Minimiser(theta, err, it)                              # at rounding level
+            return Minimiser(theta, err, it)  # at rounding level
         grad_norm = lambda th: np.linalg.norm(_objective_grad(th, X, y, w, Lambda, loss))  # noqa: E731
         if grad_norm(theta - step) < err * Lambda:
-            theta = theta - step                                          # full Newton step helps
+            theta = theta - step  # full Newton step helps
             continue
         f0, t = _objective(theta, X, y, w, Lambda, loss), 1.0
         while _objective(theta - t * step, X, y, w, Lambda, loss) > f0 - 0.25 * t * (g @ step):
-            t *= 0.5                                                      # Armijo backtracking
-            if t < 1e-10:                                                 # f flat to rounding:
-                return Minimiser(theta, err, it)                          # certificate as reached
+            t *= 0.5  # Armijo backtracking
+            if t < 1e-10:  # f flat to rounding:
+                return Minimiser(theta, err, it)  # certificate as reached
         theta = theta - t * step
     raise RuntimeError(f"logistic minimiser did not reach tol={tol} in {max_iter} Newton steps (err={err!r})")

@@ -78,6 +78,7 @@ Lemma A.3 to f = omega_i L_i, whose strong-convexity constant is omega_i n_i lam
 1/(omega_i n_i lambda t): we follow the proof. T is rounded up to an integer >= 1; any T is
 private (the noise grows with sqrt(T)); the schedules read only public n_i and omega_i.
 """
+
 from __future__ import annotations
 
 import math
@@ -86,22 +87,40 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._checks import (
-    check_finite_array, check_generator, check_int, check_noise_scale, check_nonnegative, check_positive,
-    check_size)
+    check_finite_array,
+    check_generator,
+    check_int,
+    check_noise_scale,
+    check_nonnegative,
+    check_positive,
+    check_size,
+)
 from .data import UserDataset, check_dataset
 from .krichene2023_weights import check_counts, graph
 from .mechanisms import clip_l2
 from .neighbours import ADD_REMOVE_USER
 
 __all__ = [
-    "RELATION", "check_data", "budget", "clip_data", "statistic", "sensitivity", "noise_scale",
-    "symmetric_noise", "ssp_release", "solve", "ssp_mechanism", "gd_noise_scale", "weighted_gradient",
-    "theorem312_schedule", "gd_mechanism",
+    "RELATION",
+    "check_data",
+    "budget",
+    "clip_data",
+    "statistic",
+    "sensitivity",
+    "noise_scale",
+    "symmetric_noise",
+    "ssp_release",
+    "solve",
+    "ssp_mechanism",
+    "gd_noise_scale",
+    "weighted_gradient",
+    "theorem312_schedule",
+    "gd_mechanism",
 ]
 
 RELATION = ADD_REMOVE_USER
-_MAX_ELEMENTS = 10**9          # noise values drawn by one call
-_CHUNK = 2**22                 # outer-product entries formed at once in ``statistic`` (32 MB)
+_MAX_ELEMENTS = 10**9  # noise values drawn by one call
+_CHUNK = 2**22  # outer-product entries formed at once in ``statistic`` (32 MB)
 
 
 # ------------------------------------------------------------------------------ data
@@ -158,12 +177,12 @@ def statistic(dataset: UserDataset, w, *, m, Gamma_x, Gamma_star) -> tuple[np.nd
     x, y = clip_data(x, y, Gamma_x, Gamma_star)
     d = x.shape[1]
     A = np.zeros((m, d * d))
-    chunk = max(1, _CHUNK // (d * d))                                   # records per chunk: bounded memory
-    for s in range(0, t.size, chunk):                                   # a loop over record chunks, not tasks
+    chunk = max(1, _CHUNK // (d * d))  # records per chunk: bounded memory
+    for s in range(0, t.size, chunk):  # a loop over record chunks, not tasks
         sl = slice(s, s + chunk)
-        outer = (x[sl, :, None] * x[sl, None, :]).reshape(-1, d * d)    # (chunk, d*d)
-        A += _task_matrix(t[sl], w[sl], m) @ outer                      # line 5: sum_j w_ij x x^T
-    b = np.asarray(_task_matrix(t, w, m) @ (y[:, None] * x))            # line 6: sum_j w_ij y x
+        outer = (x[sl, :, None] * x[sl, None, :]).reshape(-1, d * d)  # (chunk, d*d)
+        A += _task_matrix(t[sl], w[sl], m) @ outer  # line 5: sum_j w_ij x x^T
+    b = np.asarray(_task_matrix(t, w, m) @ (y[:, None] * x))  # line 6: sum_j w_ij y x
     return A.reshape(m, d, d), b
 
 
@@ -190,7 +209,9 @@ def symmetric_noise(rng, shape, d) -> np.ndarray:
         raise TypeError(f"shape must be a tuple of ints (the leading axes), got {shape!r}")
     shape = tuple(check_int(s, "shape", lo=1) for s in shape)
     if math.prod(shape) * d * d > _MAX_ELEMENTS:
-        raise ValueError(f"prod(shape) * d^2 must be <= {_MAX_ELEMENTS:g} (one call's noise), got shape {shape}, d = {d}")
+        raise ValueError(
+            f"prod(shape) * d^2 must be <= {_MAX_ELEMENTS:g} (one call's noise), got shape {shape}, d = {d}"
+        )
     Z = rng.standard_normal((*shape, d, d))
     upper = np.triu(Z)
     return upper + np.swapaxes(np.triu(Z, 1), -1, -2)
@@ -208,8 +229,8 @@ def ssp_release(dataset: UserDataset, w, rng, size=None, *, m, Gamma_x, Gamma_st
     d = b.shape[1]
     if reps * m * d * (d + 1) > _MAX_ELEMENTS:
         raise ValueError(f"size * m * d (d + 1) must be <= {_MAX_ELEMENTS:g} (one call's noise), got size={size!r}")
-    A_hat = A + sA * symmetric_noise(rng, (reps, m), d)                 # line 5
-    b_hat = b + sb * rng.standard_normal((reps, m, d))                  # line 6
+    A_hat = A + sA * symmetric_noise(rng, (reps, m), d)  # line 5
+    b_hat = b + sb * rng.standard_normal((reps, m, d))  # line 6
     return (A_hat[0], b_hat[0]) if size is None else (A_hat, b_hat)
 
 
@@ -232,11 +253,11 @@ def solve(A_hat, b_hat, Lambda) -> np.ndarray:
     if np.any(lam < 0) or (lam.ndim == 1 and lam.shape != (A.shape[-3],)):
         raise ValueError(f"Lambda must be >= 0, a scalar or (m,) public values, got {lam!r:.60}")
     d = A.shape[-1]
-    vals, vecs = np.linalg.eigh(A)                                      # symmetric: (..., d), (..., d, d)
-    vals = np.maximum(vals, 0.0) + (lam[..., None] if lam.ndim else lam)   # Pi_PSD, then + lambda_i
+    vals, vecs = np.linalg.eigh(A)  # symmetric: (..., d), (..., d, d)
+    vals = np.maximum(vals, 0.0) + (lam[..., None] if lam.ndim else lam)  # Pi_PSD, then + lambda_i
     tol = d * np.finfo(float).eps * np.max(np.abs(vals), axis=-1, keepdims=True)
-    inv = np.where(vals > tol, 1.0 / np.where(vals > tol, vals, 1.0), 0.0)   # pseudo-inverse
-    coef = np.einsum("...kl,...k->...l", vecs, b) * inv                 # V^T b / lambda_+
+    inv = np.where(vals > tol, 1.0 / np.where(vals > tol, vals, 1.0), 0.0)  # pseudo-inverse
+    coef = np.einsum("...kl,...k->...l", vecs, b) * inv  # V^T b / lambda_+
     return np.einsum("...kl,...l->...k", vecs, coef)
 
 
@@ -266,11 +287,11 @@ def weighted_gradient(dataset: UserDataset, w, theta, *, m, Gamma, Lambda) -> np
     if th.shape[1:] != (m, d):
         raise ValueError(f"theta must be (m, d) = ({m}, {d}) or (s, m, d), got {np.shape(theta)}")
     s = th.shape[0]
-    at = th[:, t, :]                                                    # (s, N, d): theta_{task of record}
-    resid = np.einsum("snd,nd->sn", at, x) - y                          # theta.x - y
-    g = resid[:, :, None] * x[None] + lam * at                          # (s, N, d)
+    at = th[:, t, :]  # (s, N, d): theta_{task of record}
+    resid = np.einsum("snd,nd->sn", at, x) - y  # theta.x - y
+    g = resid[:, :, None] * x[None] + lam * at  # (s, N, d)
     norms = np.linalg.norm(g, axis=-1, keepdims=True)
-    g *= G / np.maximum(norms, G)                                       # clip each record's gradient to Gamma
+    g *= G / np.maximum(norms, G)  # clip each record's gradient to Gamma
     S = _task_matrix(t, w, m)
     out = np.asarray(S @ np.moveaxis(g, 1, 0).reshape(t.size, s * d)).reshape(m, s, d)
     out = np.moveaxis(out, 1, 0)
@@ -288,23 +309,22 @@ def theorem312_schedule(n_counts, omega, d, *, case, Gamma, radius=None, Lambda=
     G = check_positive(Gamma, "Gamma")
     if case == "a":
         diam = 2.0 * check_positive(radius, "radius")
-        T_thm = 2.0 / d * math.fsum(n**2) / math.fsum(om**-2.0)               # Theorem 3.12 (a)
+        T_thm = 2.0 / d * math.fsum(n**2) / math.fsum(om**-2.0)  # Theorem 3.12 (a)
     elif case == "b":
         lam = check_positive(Lambda, "Lambda")
-        T_thm = 2.0 / d * math.fsum(n) / math.fsum(1.0 / (om**2 * n))         # Theorem 3.12 (b), |Omega| = sum n_i
+        T_thm = 2.0 / d * math.fsum(n) / math.fsum(1.0 / (om**2 * n))  # Theorem 3.12 (b), |Omega| = sum n_i
     else:
         raise ValueError(f"case must be 'a' (Assumption 3.9) or 'b' (Assumption 3.10), got {case!r}")
     T = max(1, math.ceil(T_thm)) if T is None else check_int(T, "T (steps)")
-    t = np.arange(1, T + 1, dtype=float)[:, None]                              # (T, 1)
+    t = np.arange(1, T + 1, dtype=float)[:, None]  # (T, 1)
     if case == "a":
-        eta = diam / (G * np.sqrt(om**2 * n**2 + T * d / 2.0)) / np.sqrt(t)   # Theorem 3.12 (a)
+        eta = diam / (G * np.sqrt(om**2 * n**2 + T * d / 2.0)) / np.sqrt(t)  # Theorem 3.12 (a)
     else:
-        eta = 1.0 / (om * n * lam * t)                                         # Appendix A.4 (b)
+        eta = 1.0 / (om * n * lam * t)  # Appendix A.4 (b)
     return T, eta
 
 
-def gd_mechanism(dataset: UserDataset, w, rng, size=None, *, m, Gamma, Lambda, eta, radius,
-                 theta0=None) -> np.ndarray:
+def gd_mechanism(dataset: UserDataset, w, rng, size=None, *, m, Gamma, Lambda, eta, radius, theta0=None) -> np.ndarray:
     """Algorithm 2: theta^(T), shape (m, d) or (size, m, d); T = eta.shape[0] steps, eta (T, m) public."""
     rng, size = check_generator(rng), check_size(size)
     x, _, t, _ = check_data(dataset, m)
@@ -325,10 +345,10 @@ def gd_mechanism(dataset: UserDataset, w, rng, size=None, *, m, Gamma, Lambda, e
         if th0.shape != (m, d):
             raise ValueError(f"theta0 must be (m, d) = ({m}, {d}), got {th0.shape}")
         theta = np.broadcast_to(th0, (reps, m, d)).copy()
-    for k in range(T):                                                         # T steps; tasks batched
+    for k in range(T):  # T steps; tasks batched
         g = weighted_gradient(dataset, w, theta, m=m, Gamma=Gamma, Lambda=Lambda)
-        g += sigma * rng.standard_normal(g.shape)                              # line 6: + Gamma sqrt(T/2) xi
+        g += sigma * rng.standard_normal(g.shape)  # line 6: + Gamma sqrt(T/2) xi
         theta -= steps[k][None, :, None] * g
         norms = np.linalg.norm(theta, axis=-1, keepdims=True)
-        theta *= R / np.maximum(norms, R)                                      # Pi_C, C = ball of radius R
+        theta *= R / np.maximum(norms, R)  # Pi_C, C = ball of radius R
     return theta[0] if size is None else theta

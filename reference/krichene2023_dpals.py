@@ -18,20 +18,29 @@ U^(0) is drawn from a public distribution. The T steps compose adaptively to
 (alpha, alpha (beta_0 + T beta)) (``krichene2023_weights.total_rdp``). Only U is released;
 the predictions for user j use v_j computed from U and user j's data (the billboard model).
 """
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from ._checks import (
-    check_finite_array, check_generator, check_int, check_nonnegative, check_positive, check_real)
+from ._checks import check_finite_array, check_generator, check_int, check_nonnegative, check_positive, check_real
 from .data import UserDataset, check_dataset
 from . import krichene2023 as K
 from .krichene2023_weights import check_counts
 
-__all__ = ["power_law_graph", "appendix_c_problem", "low_rank_problem", "split", "task_rmse", "user_embeddings",
-           "dpals", "factor_rmse", "bucket_rmse"]
+__all__ = [
+    "power_law_graph",
+    "appendix_c_problem",
+    "low_rank_problem",
+    "split",
+    "task_rmse",
+    "user_embeddings",
+    "dpals",
+    "factor_rmse",
+    "bucket_rmse",
+]
 
 
 def power_law_graph(rng, *, m, n_users, a, tasks_per_user) -> tuple[np.ndarray, np.ndarray]:
@@ -44,9 +53,9 @@ def power_law_graph(rng, *, m, n_users, a, tasks_per_user) -> tuple[np.ndarray, 
         raise ValueError(f"m * n_users must be <= 1e9 (the membership draws), got m = {m}, n_users = {n}")
     a = check_positive(a, "a (power law)")
     k = check_positive(tasks_per_user, "tasks_per_user")
-    q = rng.random(m) ** (1.0 / a)                          # inverse cdf of a x^(a-1)
+    q = rng.random(m) ** (1.0 / a)  # inverse cdf of a x^(a-1)
     q = np.minimum(k * q / q.sum(), 1.0)
-    member = rng.random((n, m)) < q                          # (n, m)
+    member = rng.random((n, m)) < q  # (n, m)
     users, tasks = np.nonzero(member)
     return tasks, users
 
@@ -58,7 +67,7 @@ def appendix_c_problem(rng, *, m=100, n_users=10_000, d=5, a=1.0, tasks_per_user
     d = check_int(d, "d", hi=10**4)
     sigma_F = check_nonnegative(sigma_F, "sigma_F")
     tasks, users = power_law_graph(rng, m=m, n_users=n_users, a=a, tasks_per_user=tasks_per_user)
-    ball = lambda z: z / np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1.0)   # noqa: E731
+    ball = lambda z: z / np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1.0)  # noqa: E731
     u = ball(rng.standard_normal((n_users, d)))
     theta = ball(rng.standard_normal((m, d)))
     x = u[users]
@@ -109,7 +118,7 @@ def user_embeddings(dataset: UserDataset, U, *, m, Lambda) -> tuple[np.ndarray, 
     lam = check_positive(Lambda, "Lambda")
     d = U.shape[1]
     n = dataset.m
-    Ur = U[t]                                                          # (N, d)
+    Ur = U[t]  # (N, d)
     M = np.zeros((n, d * d))
     np.add.at(M, u, (Ur[:, :, None] * Ur[:, None, :]).reshape(-1, d * d))
     M = M.reshape(n, d, d) + lam * np.eye(d)
@@ -130,11 +139,11 @@ def dpals(train: UserDataset, w, rng, *, m, rank, steps, Gamma_x, Gamma_star, La
         if np.any(il < 0):
             raise ValueError(f"item_Lambda must be >= 0 (public), got {item_Lambda!r}")
     lam_items = Lambda if item_Lambda is None else item_Lambda
-    U = rng.standard_normal((m, rank)) / math.sqrt(rank)              # U^(0): public distribution
+    U = rng.standard_normal((m, rank)) / math.sqrt(rank)  # U^(0): public distribution
     ids = train.users
     for _ in range(steps):
-        users, V = user_embeddings(train, U, m=m, Lambda=Lambda)      # line 4
-        x = V[np.searchsorted(ids, train.user_ids)]                   # x_ij = v_j
+        users, V = user_embeddings(train, U, m=m, Lambda=Lambda)  # line 4
+        x = V[np.searchsorted(ids, train.user_ids)]  # x_ij = v_j
         step = train.with_fields(values=x)
         U = K.ssp_mechanism(step, w, rng, m=m, Gamma_x=Gamma_x, Gamma_star=Gamma_star, Lambda=lam_items)  # line 5
     return U

@@ -46,6 +46,7 @@ Reading chosen where the paper is silent or inconsistent (each said at the line)
   The counts are s-accurate with probability >= 1 - p for s = sigma Phi^-1(1 - p / (2m)) when
   no user has more than k tasks; otherwise they are biased down by the sampling.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,16 +56,41 @@ from scipy.optimize import brentq
 from scipy.special import ndtri
 
 from ._checks import (
-    check_delta, check_finite_array, check_generator, check_int, check_nonnegative, check_positive, check_real)
+    check_delta,
+    check_finite_array,
+    check_generator,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_real,
+)
 from .claims import ApproxDP, Claims, GaussianDP
 from .data import UserDataset, check_dataset
 from .mechanisms import DEFAULT_RDP_ORDERS, compose_rdp, gaussian_rdp, rdp_to_dp
 
 __all__ = [
-    "graph", "check_counts", "omega_star", "omega_mu", "uniform_omega", "clip_weights", "per_user_weights",
-    "user_budgets", "adaptive_weights", "uniform_sample_weights", "tail_sample_weights", "private_counts",
-    "count_rdp", "accuracy_margin", "estimated_omega", "improvement_ratios", "rdp", "total_rdp", "epsilon",
-    "beta_for_epsilon", "gdp_mu", "claim",
+    "graph",
+    "check_counts",
+    "omega_star",
+    "omega_mu",
+    "uniform_omega",
+    "clip_weights",
+    "per_user_weights",
+    "user_budgets",
+    "adaptive_weights",
+    "uniform_sample_weights",
+    "tail_sample_weights",
+    "private_counts",
+    "count_rdp",
+    "accuracy_margin",
+    "estimated_omega",
+    "improvement_ratios",
+    "rdp",
+    "total_rdp",
+    "epsilon",
+    "beta_for_epsilon",
+    "gdp_mu",
+    "claim",
 ]
 
 
@@ -72,8 +98,9 @@ __all__ = [
 def _positive_delta(delta) -> float:
     d = check_delta(delta)
     if d == 0.0:
-        raise ValueError("delta must lie in (0, 1) (a Renyi or Gaussian claim gives (eps, delta) only for "
-                         "delta > 0), got 0.0")
+        raise ValueError(
+            "delta must lie in (0, 1) (a Renyi or Gaussian claim gives (eps, delta) only for delta > 0), got 0.0"
+        )
     return d
 
 
@@ -89,11 +116,12 @@ def graph(dataset: UserDataset, m) -> tuple[np.ndarray, np.ndarray, int]:
     t = np.asarray(D.task_ids)
     if t.max() >= m:
         r = int(np.argmax(t >= m))
-        raise ValueError(f"task_ids must lie in [0, m) with m = {m} (the declared number of tasks); "
-                         f"task_ids[{r}] = {int(t[r])}")
+        raise ValueError(
+            f"task_ids must lie in [0, m) with m = {m} (the declared number of tasks); task_ids[{r}] = {int(t[r])}"
+        )
     u = np.asarray(D.user_index)
-    key = np.sort(u.astype(np.int64) * m + t)             # one key per (task, user) pair, sorted
-    if key.size > 1 and bool(np.any(key[1:] == key[:-1])):   # (np.unique hashes: 10x slower at 10^7)
+    key = np.sort(u.astype(np.int64) * m + t)  # one key per (task, user) pair, sorted
+    if key.size > 1 and bool(np.any(key[1:] == key[:-1])):  # (np.unique hashes: 10x slower at 10^7)
         raise ValueError("task_ids: the dataset repeats a (task, user) pair; Omega is a set, one record per pair")
     return t, u, D.m
 
@@ -107,8 +135,10 @@ def check_counts(n_counts, m, name: str = "n_counts") -> np.ndarray:
     bad = (n < 1) | (n > 1e15)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"{name} must have every n_i in [1, 1e15] (Assumption 4.1: every task has a user); "
-                         f"{name}[{i}] = {n[i]!r}: a task with no users")
+        raise ValueError(
+            f"{name} must have every n_i in [1, 1e15] (Assumption 4.1: every task has a user); "
+            f"{name}[{i}] = {n[i]!r}: a task with no users"
+        )
     return n
 
 
@@ -122,8 +152,8 @@ def omega_mu(n_counts, n_users, beta_bar, mu) -> np.ndarray:
     N = float(check_int(n_users, "n_users (n, the declared number of users)"))
     bb = check_positive(beta_bar, "beta_bar")
     mu = check_nonnegative(mu, "mu", hi=10.0)
-    scale = math.sqrt(N * bb / math.fsum(n ** (1.0 - 2.0 * mu)))   # §5: sqrt(n beta_bar / sum n^(1-2mu))
-    return n ** -mu * scale
+    scale = math.sqrt(N * bb / math.fsum(n ** (1.0 - 2.0 * mu)))  # §5: sqrt(n beta_bar / sum n^(1-2mu))
+    return n**-mu * scale
 
 
 def omega_star(n_counts, n_users, beta_bar, gamma) -> np.ndarray:
@@ -131,7 +161,7 @@ def omega_star(n_counts, n_users, beta_bar, gamma) -> np.ndarray:
     the solution of problem (10); gamma = 0 (Lipschitz) or 1 (strongly convex)."""
     if isinstance(gamma, bool) or gamma not in (0, 1):
         raise ValueError(f"gamma must be 0 (convex Lipschitz) or 1 (strongly convex), got {gamma!r}")
-    return omega_mu(n_counts, n_users, beta_bar, (1 + gamma) / 4)          # eq. (11) = §5 at mu = (1+gamma)/4
+    return omega_mu(n_counts, n_users, beta_bar, (1 + gamma) / 4)  # eq. (11) = §5 at mu = (1+gamma)/4
 
 
 def uniform_omega(n_counts, n_users, beta_bar) -> np.ndarray:
@@ -164,9 +194,9 @@ def clip_weights(dataset: UserDataset, omega, beta, m) -> np.ndarray:
     w_ij reads only the public omega and user j's own tasks Omega^j."""
     beta = check_positive(beta, "beta")
     om, u, n_present = _record_omega(dataset, omega, m)
-    B = np.bincount(u, weights=om * om, minlength=n_present)          # B_j, (n,)
-    factor = np.minimum(1.0, np.sqrt(beta / np.maximum(B, 1e-300)))    # eq. (12); B_j = 0: omega = 0 anyway
-    return om * factor[u]          # sum_i w_ij^2 <= beta up to the rounding of a sum (relative ~1e-15 n^j)
+    B = np.bincount(u, weights=om * om, minlength=n_present)  # B_j, (n,)
+    factor = np.minimum(1.0, np.sqrt(beta / np.maximum(B, 1e-300)))  # eq. (12); B_j = 0: omega = 0 anyway
+    return om * factor[u]  # sum_i w_ij^2 <= beta up to the rounding of a sum (relative ~1e-15 n^j)
 
 
 def per_user_weights(dataset: UserDataset, omega, beta, m) -> np.ndarray:
@@ -176,13 +206,16 @@ def per_user_weights(dataset: UserDataset, omega, beta, m) -> np.ndarray:
     beta = check_positive(beta, "beta")
     om, u, n_present = _record_omega(dataset, omega, m)
     if np.any(om <= 0):
-        raise ValueError("omega must be > 0 for per-user normalisation (a user with only zero weights has no direction)")
+        raise ValueError(
+            "omega must be > 0 for per-user normalisation (a user with only zero weights has no direction)"
+        )
     B = np.bincount(u, weights=om * om, minlength=n_present)
     return om * np.sqrt(beta / B)[u]
 
 
-def adaptive_weights(dataset: UserDataset, *, m, beta, mu, n_counts, n_users, beta_bar=None,
-                     normalise="clip") -> np.ndarray:
+def adaptive_weights(
+    dataset: UserDataset, *, m, beta, mu, n_counts, n_users, beta_bar=None, normalise="clip"
+) -> np.ndarray:
     """The adaptive weights of §5 from PUBLIC (or privately estimated) task sizes: omega_mu, then
     eq. (12) clipping (``normalise="clip"``, the paper) or per-user normalisation
     (``normalise="per-user"``, Appendix C). beta_bar defaults to beta (c(n) = 1; module docstring)."""
@@ -199,9 +232,9 @@ def adaptive_weights(dataset: UserDataset, *, m, beta, mu, n_counts, n_users, be
 # ------------------------------------------------------------------------- sampling baselines
 def _keep_first_k(u: np.ndarray, key: np.ndarray, k: int) -> np.ndarray:
     """For each user, True on its k records of smallest key (ties: record order)."""
-    order = np.lexsort((np.arange(u.size), key, u))                    # by user, then key, then record
+    order = np.lexsort((np.arange(u.size), key, u))  # by user, then key, then record
     us = u[order]
-    start = np.r_[0, np.flatnonzero(np.diff(us)) + 1]                  # first position of each user
+    start = np.r_[0, np.flatnonzero(np.diff(us)) + 1]  # first position of each user
     rank = np.arange(u.size) - np.repeat(start, np.diff(np.r_[start, u.size]))
     keep = np.empty(u.size, dtype=bool)
     keep[order] = rank < k
@@ -230,7 +263,7 @@ def tail_sample_weights(dataset: UserDataset, noisy_counts, *, m, k, beta) -> np
     if c.shape != (m,):
         raise ValueError(f"noisy_counts must have shape ({m},), got {c.shape}")
     rank = np.empty(m)
-    rank[np.lexsort((np.arange(m), c))] = np.arange(m)                 # by noisy count, then task id
+    rank[np.lexsort((np.arange(m), c))] = np.arange(m)  # by noisy count, then task id
     keep = _keep_first_k(u, rank[t], k)
     return np.where(keep, math.sqrt(beta / k), 0.0)
 
@@ -254,8 +287,9 @@ def private_counts(dataset: UserDataset, rng, *, m, k, sigma) -> np.ndarray:
 
 def count_rdp(orders, k, sigma) -> np.ndarray:
     """RDP of ``private_counts``: alpha k / (2 sigma^2) at each order (sensitivity sqrt(k))."""
-    return gaussian_rdp(orders, math.sqrt(check_int(k, "k (tasks counted per user)")),
-                        check_positive(sigma, "sigma (count noise)"))
+    return gaussian_rdp(
+        orders, math.sqrt(check_int(k, "k (tasks counted per user)")), check_positive(sigma, "sigma (count noise)")
+    )
 
 
 def accuracy_margin(sigma, m, failure) -> float:
@@ -277,7 +311,7 @@ def estimated_omega(noisy_counts, s, n_users, beta_bar, mu) -> np.ndarray:
     (Assumption 4.1: n_i >= 1) is post-processing of the noisy counts."""
     c = check_finite_array(noisy_counts, "noisy_counts", ndim=(1,))
     s = check_nonnegative(s, "s (count accuracy)")
-    return omega_mu(np.maximum(c + s, 1.0), n_users, beta_bar, mu)    # eq. (18): n_i -> n-hat_i + s
+    return omega_mu(np.maximum(c + s, 1.0), n_users, beta_bar, mu)  # eq. (18): n_i -> n-hat_i + s
 
 
 # ------------------------------------------------------------------------- §4 ratios
@@ -297,7 +331,7 @@ def rdp(orders, beta, runs=1) -> np.ndarray:
     ``runs`` runs (Algorithm 3's T steps) compose to (alpha, alpha beta runs) [Mironov 2017, Prop. 1]."""
     beta = check_positive(beta, "beta")
     runs = check_int(runs, "runs")
-    return gaussian_rdp(orders, math.sqrt(2.0 * beta * runs), 1.0)   # alpha (2 beta runs) / 2
+    return gaussian_rdp(orders, math.sqrt(2.0 * beta * runs), 1.0)  # alpha (2 beta runs) / 2
 
 
 def total_rdp(orders, beta, *, runs=1, count_k=None, count_sigma=None, count_releases=1) -> np.ndarray:
@@ -312,22 +346,32 @@ def total_rdp(orders, beta, *, runs=1, count_k=None, count_sigma=None, count_rel
     return compose_rdp(curve, *[count_rdp(orders, count_k, count_sigma)] * reps)
 
 
-def epsilon(beta, delta, *, runs=1, count_k=None, count_sigma=None, count_releases=1,
-            orders=DEFAULT_RDP_ORDERS) -> float:
+def epsilon(
+    beta, delta, *, runs=1, count_k=None, count_sigma=None, count_releases=1, orders=DEFAULT_RDP_ORDERS
+) -> float:
     """(eps, delta) of the total RDP curve [Canonne, Kamath, Steinke 2020, Prop. 12 via ``rdp_to_dp``]."""
     d = _positive_delta(delta)
-    curve = total_rdp(orders, beta, runs=runs, count_k=count_k, count_sigma=count_sigma,
-                      count_releases=count_releases)
+    curve = total_rdp(orders, beta, runs=runs, count_k=count_k, count_sigma=count_sigma, count_releases=count_releases)
     return rdp_to_dp(orders, curve, d)
 
 
-def beta_for_epsilon(target_epsilon, delta, *, runs=1, count_k=None, count_sigma=None, count_releases=1,
-                     orders=DEFAULT_RDP_ORDERS, rtol=1e-6) -> float:
+def beta_for_epsilon(
+    target_epsilon,
+    delta,
+    *,
+    runs=1,
+    count_k=None,
+    count_sigma=None,
+    count_releases=1,
+    orders=DEFAULT_RDP_ORDERS,
+    rtol=1e-6,
+) -> float:
     """The largest beta with epsilon(beta, ...) <= target_epsilon, by a bracketed root search in
     log beta (brentq) to relative ``rtol`` (default 1e-6), rounded down so the target holds.
 
     epsilon(beta) is continuous and non-decreasing in beta (every order's RDP increases)."""
     from ._checks import check_epsilon
+
     eps = check_epsilon(target_epsilon, "target_epsilon")
     d = _positive_delta(delta)
     rtol = check_positive(rtol, "rtol", lo=1e-12, hi=1e-2)
@@ -338,13 +382,15 @@ def beta_for_epsilon(target_epsilon, delta, *, runs=1, count_k=None, count_sigma
 
     lo, hi = math.log(1e-12), math.log(1e6)
     if f(lo) > 0:
-        raise ValueError(f"target_epsilon = {eps!r} is not reachable at delta = {d!r}: even beta = 1e-12 "
-                         f"exceeds it (the private counts alone may cost more)")
+        raise ValueError(
+            f"target_epsilon = {eps!r} is not reachable at delta = {d!r}: even beta = 1e-12 "
+            f"exceeds it (the private counts alone may cost more)"
+        )
     if f(hi) <= 0:
         raise ValueError(f"target_epsilon = {eps!r} allows beta > 1e6: outside the supported range")
     root = brentq(f, lo, hi, xtol=rtol / 4, rtol=4 * np.finfo(float).eps)
     b = math.exp(root - rtol / 2)
-    for _ in range(100):                       # step down until the target holds
+    for _ in range(100):  # step down until the target holds
         if f(math.log(b)) <= 0:
             return b
         b *= 1.0 - rtol / 4
@@ -361,8 +407,7 @@ def gdp_mu(beta, *, runs=1, count_k=None, count_sigma=None, count_releases=1) ->
     if count_k is not None or count_sigma is not None:
         if count_k is None or count_sigma is None:
             raise ValueError("count_k and count_sigma go together, got one of them")
-        mu2 += reps * check_int(count_k, "count_k") \
-            / check_positive(count_sigma, "count_sigma") ** 2
+        mu2 += reps * check_int(count_k, "count_k") / check_positive(count_sigma, "count_sigma") ** 2
     return math.sqrt(mu2)
 
 

@@ -9,7 +9,8 @@ Sources (cited at the line below):
   Privacy: Analytical Calibration and Optimal Denoising", ICML 2018, arXiv:1805.06530v2.
   Thm 8 (exact (eps, delta) condition of the Gaussian mechanism).
 - [M17] I. Mironov, "Renyi Differential Privacy", CSF 2017, arXiv:1702.07476v3.
-  Prop. 1 (composition), Prop. 3 (RDP -> (eps, delta)), Prop. 7 (Renyi divergence of two Gaussians) and Cor. 3 (Gaussian mechanism).
+  Prop. 1 (composition), Prop. 3 (RDP -> (eps, delta)), Prop. 7 (Renyi divergence of two Gaussians) and Cor. 3
+  (Gaussian mechanism).
 - [CKS20] C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential
   Privacy", NeurIPS 2020, arXiv:2004.00010v4, Prop. 12 (tighter RDP -> (eps, delta)),
   as implemented in dp_accounting's ``rdp_privacy_accountant.compute_epsilon``.
@@ -23,6 +24,7 @@ Conventions: randomness only from an explicit ``numpy.random.Generator``; ``size
 is one release, ``size=m`` stacks m independent releases on axis 0. Each stacked
 release carries the stated guarantee on its own; releasing all m of them composes.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,18 +34,38 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from ._checks import (
-    MAGNITUDE, check_delta, check_epsilon, check_finite_array, check_generator, check_int,
-    check_noise_scale, check_nonnegative, check_positive, check_sensitivity, check_size,
+    MAGNITUDE,
+    check_delta,
+    check_epsilon,
+    check_finite_array,
+    check_generator,
+    check_int,
+    check_noise_scale,
+    check_nonnegative,
+    check_positive,
+    check_sensitivity,
+    check_size,
 )
 
 __all__ = [
-    "DEFAULT_RDP_ORDERS", "laplace_scale", "laplace_mechanism", "gaussian_sigma_classical",
-    "gaussian_sigma_analytic", "gaussian_mechanism", "gaussian_gdp_mu", "l2_laplace_noise",
-    "l2_laplace_mechanism", "clip_interval", "clip_l2", "gaussian_rdp", "compose_rdp",
-    "rdp_to_dp", "rdp_delta",
+    "DEFAULT_RDP_ORDERS",
+    "laplace_scale",
+    "laplace_mechanism",
+    "gaussian_sigma_classical",
+    "gaussian_sigma_analytic",
+    "gaussian_mechanism",
+    "gaussian_gdp_mu",
+    "l2_laplace_noise",
+    "l2_laplace_mechanism",
+    "clip_interval",
+    "clip_l2",
+    "gaussian_rdp",
+    "compose_rdp",
+    "rdp_to_dp",
+    "rdp_delta",
 ]
 
-_MAX_ELEMENTS = 10**9   # noise values drawn by one call (8 GB of doubles)
+_MAX_ELEMENTS = 10**9  # noise values drawn by one call (8 GB of doubles)
 
 # The orders used by the Krichene et al. 2023 authors' accounting code (NOTES.md).
 DEFAULT_RDP_ORDERS = np.concatenate([np.linspace(1.1, 10.9, 99), np.arange(11, 64)])
@@ -83,7 +105,7 @@ def laplace_mechanism(value, sensitivity, epsilon, rng, size=None) -> np.ndarray
     """
     b = laplace_scale(sensitivity, epsilon)
     loc, shape = _value(value)
-    check_noise_scale(b, loc, "Laplace scale")          # the noise must be able to move the float
+    check_noise_scale(b, loc, "Laplace scale")  # the noise must be able to move the float
     rng = check_generator(rng)
     # Draw with loc=value (numpy broadcasts it): no second pass over the output.
     return np.asarray(rng.laplace(loc, b, _release_shape(size, shape)))
@@ -139,20 +161,24 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta, tol=1e-12) -> float:
     # DR14's guess, in logs so that no intermediate overflows: finite for every input in range.
     s_hi = math.log(Delta) - math.log(eps) + 0.5 * math.log(2.0 * math.log(1.25 / d))
     s_lo = s_hi
-    for _ in range(_BRACKET_STEPS):                      # sigma doubles: delta(sigma) -> 0
+    for _ in range(_BRACKET_STEPS):  # sigma doubles: delta(sigma) -> 0
         if f(s_hi) <= 0:
             break
         s_hi += math.log(2.0)
     else:
-        raise RuntimeError(f"gaussian_sigma_analytic: no sigma with delta(sigma) <= delta = {d!r} found "
-                           f"below {math.exp(s_hi):.3g} (sensitivity={Delta!r}, epsilon={eps!r})")
-    for _ in range(_BRACKET_STEPS):                      # sigma halves: delta(sigma) -> 1 > delta
+        raise RuntimeError(
+            f"gaussian_sigma_analytic: no sigma with delta(sigma) <= delta = {d!r} found "
+            f"below {math.exp(s_hi):.3g} (sensitivity={Delta!r}, epsilon={eps!r})"
+        )
+    for _ in range(_BRACKET_STEPS):  # sigma halves: delta(sigma) -> 1 > delta
         if f(s_lo) > 0:
             break
         s_lo -= math.log(2.0)
     else:
-        raise RuntimeError(f"gaussian_sigma_analytic: delta(sigma) <= delta = {d!r} even at sigma = "
-                           f"{math.exp(s_lo):.3g} (sensitivity={Delta!r}, epsilon={eps!r})")
+        raise RuntimeError(
+            f"gaussian_sigma_analytic: delta(sigma) <= delta = {d!r} even at sigma = "
+            f"{math.exp(s_lo):.3g} (sensitivity={Delta!r}, epsilon={eps!r})"
+        )
     s = brentq(f, s_lo, s_hi, xtol=tol / 4)
     sigma = math.exp(min(s + tol / 2, s_hi))  # |s - s*| <= tol/4 + rounding: step above s*
     for _ in range(1000):  # guard against rounding in f at the root
@@ -207,11 +233,12 @@ def l2_laplace_noise(eta, d, rng, size=None) -> np.ndarray:
     rng = check_generator(rng)
     m = 1 if check_size(size) is None else size
     if m * d > _MAX_ELEMENTS:
-        raise ValueError(f"size * d must be <= {_MAX_ELEMENTS:g} (one call's noise in memory), "
-                         f"got size={size!r}, d={d}")
-    r = rng.gamma(shape=d, scale=1.0 / eta, size=m)          # (m,)  radius
-    z = rng.standard_normal((m, d))                          # (m, d)
-    z *= (r / np.linalg.norm(z, axis=1))[:, None]            # r * Z/||Z||
+        raise ValueError(
+            f"size * d must be <= {_MAX_ELEMENTS:g} (one call's noise in memory), got size={size!r}, d={d}"
+        )
+    r = rng.gamma(shape=d, scale=1.0 / eta, size=m)  # (m,)  radius
+    z = rng.standard_normal((m, d))  # (m, d)
+    z *= (r / np.linalg.norm(z, axis=1))[:, None]  # r * Z/||Z||
     return z[0] if size is None else z
 
 
@@ -248,8 +275,8 @@ def clip_l2(x, radius) -> np.ndarray:
     """
     radius = check_positive(radius, "radius")
     a = check_finite_array(x, "x", ndim=(1, 2))
-    norms = np.linalg.norm(a, axis=-1, keepdims=True)       # (n, 1) or (1,)
-    return a * (radius / np.maximum(norms, radius))         # factor 1 when norm <= radius
+    norms = np.linalg.norm(a, axis=-1, keepdims=True)  # (n, 1) or (1,)
+    return a * (radius / np.maximum(norms, radius))  # factor 1 when norm <= radius
 
 
 # --------------------------------------------------------------------------- Renyi DP
@@ -315,7 +342,7 @@ def rdp_to_dp(orders, rdp, delta, *, method="cks2020") -> float:
     if method != "cks2020":
         raise ValueError(f"method must be 'cks2020' or 'mironov2017', got {method!r}")
     eps = r + np.log1p(-1.0 / a) - np.log(d * a) / (a - 1.0)
-    eps = np.where(d**2 + np.expm1(-r) > 0, 0.0, eps)     # KL shortcut, as dp_accounting
+    eps = np.where(d**2 + np.expm1(-r) > 0, 0.0, eps)  # KL shortcut, as dp_accounting
     return max(0.0, float(np.min(eps)))
 
 
@@ -328,12 +355,12 @@ def rdp_delta(orders, rdp, epsilon, *, method="cks2020") -> float:
     """
     a = _orders(orders)
     r = _rdp(rdp, a.shape[0])
-    eps = check_nonnegative(epsilon, "epsilon")   # an accounting query: any eps >= 0, no cap
+    eps = check_nonnegative(epsilon, "epsilon")  # an accounting query: any eps >= 0, no cap
     if method == "mironov2017":
         log_delta = (a - 1.0) * (r - eps)
     elif method == "cks2020":
         log_delta = (a - 1.0) * (r - eps + np.log1p(-1.0 / a)) - np.log(a)
-        with np.errstate(divide="ignore"):                   # rho = 0 gives log(0) = -inf
+        with np.errstate(divide="ignore"):  # rho = 0 gives log(0) = -inf
             log_delta = np.minimum(log_delta, 0.5 * np.log1p(-np.exp(-r)))
     else:
         raise ValueError(f"method must be 'cks2020' or 'mironov2017', got {method!r}")

@@ -2,18 +2,20 @@
 
 A privacy claim means nothing without its relation. The five papers use five:
 
-| object                 | name                 | what changes                                       | paper |
-|------------------------|----------------------|----------------------------------------------------|-------|
-| ``ADD_REMOVE_USER``    | add-remove-user      | all records of one user appear or vanish           | Amin 2019 §2; Krichene 2023 §2 |
-| ``REPLACE_USER``       | replace-user         | one user's values (and labels, if any) change;     | Epasto 2020 §2.2-4 |
-|                        |                      | S_l (who owns which record, hence s_l) is public   |       |
-| ``REPLACE_USER_LABELS``| replace-user-labels  | one user's labels change; features are public      | Epasto 2020 §5 ("label privacy") |
-| ``REPLACE_USER_ITEMS`` | replace-user-items   | one user's items change (the item count n_i kept)  | Zhao 2024 poster ("differ in items belonging to only one user") |
-| ``REPLACE_RECORD``     | replace-record       | record i's value and label change; claim eps_i     | Acharya 2024 Def. 2.1 |
-|                        |                      | (eps for every record under a PureDP/ApproxDP      | OpenDP ChangeOneDistance; |
-|                        |                      | claim: the libraries' "replace one record")        | diffprivlib (n public) |
-| ``ADD_REMOVE_RECORD``  | add-remove-record    | one record (all its fields) appears or vanishes;   | OpenDP SymmetricDistance; |
-|                        |                      | the records are a multiset (order does not matter) | python-dp; diffprivlib |
+- ``ADD_REMOVE_USER`` (add-remove-user): all records of one user appear or vanish
+  (Amin 2019 §2; Krichene 2023 §2).
+- ``REPLACE_USER`` (replace-user): one user's values (and labels, if any) change; S_l (who
+  owns which record, hence s_l) is public (Epasto 2020 §2.2-4).
+- ``REPLACE_USER_LABELS`` (replace-user-labels): one user's labels change; features are public
+  (Epasto 2020 §5, "label privacy").
+- ``REPLACE_USER_ITEMS`` (replace-user-items): one user's items change, the item count n_i kept
+  (Zhao 2024 poster: "differ in items belonging to only one user").
+- ``REPLACE_RECORD`` (replace-record): record i's value and label change; claim eps_i (eps for
+  every record under a PureDP/ApproxDP claim: the libraries' "replace one record"; Acharya
+  2024 Def. 2.1; OpenDP ChangeOneDistance; diffprivlib with n public).
+- ``ADD_REMOVE_RECORD`` (add-remove-record): one record (all its fields) appears or vanishes;
+  the records are a multiset, order does not matter (OpenDP SymmetricDistance; python-dp;
+  diffprivlib).
 
 Record-level relations know nothing of users: a record is the tuple of all its fields
 (value, label, user id, eps_i, task, partition key), and under add-remove-record the whole
@@ -44,6 +46,7 @@ record by record. ``unit`` in a ``NeighbourPair`` is the user id (or record inde
 changed; for add-remove-record, the index in the larger dataset of the first record equal to
 the one added or removed (equal records are interchangeable in a multiset).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -55,10 +58,23 @@ from ._checks import check_finite_array, check_generator, check_int, check_real
 from .data import EMPTY, EmptyDataset, UserDataset, check_dataset
 
 __all__ = [
-    "NeighbourPair", "Relation", "AddRemoveUser", "ReplaceUser", "ReplaceUserLabels",
-    "ReplaceUserItems", "ReplaceRecord", "AddRemoveRecord", "ADD_REMOVE_USER", "REPLACE_USER",
-    "REPLACE_USER_LABELS", "REPLACE_USER_ITEMS", "REPLACE_RECORD", "ADD_REMOVE_RECORD", "RELATIONS",
-    "get_relation", "is_neighbour",
+    "NeighbourPair",
+    "Relation",
+    "AddRemoveUser",
+    "ReplaceUser",
+    "ReplaceUserLabels",
+    "ReplaceUserItems",
+    "ReplaceRecord",
+    "AddRemoveRecord",
+    "ADD_REMOVE_USER",
+    "REPLACE_USER",
+    "REPLACE_USER_LABELS",
+    "REPLACE_USER_ITEMS",
+    "REPLACE_RECORD",
+    "ADD_REMOVE_RECORD",
+    "RELATIONS",
+    "get_relation",
+    "is_neighbour",
 ]
 
 
@@ -98,7 +114,7 @@ class _ReplaceUserField:
 
     name = ""
     field = "values"
-    also: tuple[str, ...] = ()   # other fields the relation lets change with ``field``
+    also: tuple[str, ...] = ()  # other fields the relation lets change with ``field``
     unit_kind = "user"
 
     def _column(self, D: UserDataset) -> np.ndarray:
@@ -126,7 +142,9 @@ class _ReplaceUserField:
         new = check_finite_array(new, arg)
         expected = (idx.size,) + col.shape[1:]
         if new.shape != expected:
-            raise ValueError(f"{arg} must have shape {expected} (one entry per record of user {user_id}), got {new.shape}")
+            raise ValueError(
+                f"{arg} must have shape {expected} (one entry per record of user {user_id}), got {new.shape}"
+            )
         col[idx] = new
         return col
 
@@ -169,7 +187,9 @@ class _ReplaceUserField:
                     if np.array_equal(new, col[idx]) and same_y:
                         continue
                     labels = None if ys is None else np.asarray(ys, dtype=float)
-                    what = f"user {u}: {self.field} -> {new.tolist()}" + ("" if ys is None else f", labels -> {[float(v) for v in ys]}")
+                    what = f"user {u}: {self.field} -> {new.tolist()}" + (
+                        "" if ys is None else f", labels -> {[float(v) for v in ys]}"
+                    )
                     yield NeighbourPair(D, self.neighbour(D, u, new, labels=labels), self.name, int(u), what)
 
     def sample(self, D: UserDataset, rng, lo, hi) -> NeighbourPair:
@@ -191,8 +211,9 @@ class _ReplaceUserField:
             shape = (D.records_of(u).size,) + col.shape[1:]
             a = self.neighbour(D, u, np.full(shape, lo))
             b = self.neighbour(D, u, np.full(shape, hi))
-            pairs.append(NeighbourPair(a, b, self.name, int(u),
-                                       f"user {u} (s={shape[0]}): {self.field} all {lo} vs all {hi}"))
+            pairs.append(
+                NeighbourPair(a, b, self.name, int(u), f"user {u} (s={shape[0]}): {self.field} all {lo} vs all {hi}")
+            )
         return pairs
 
 
@@ -214,6 +235,7 @@ class ReplaceUser(_ReplaceUserField):
 class ReplaceUserLabels(_ReplaceUserField):
     """Replace one user's labels, features and record ownership public (Epasto 2020 §5, label
     privacy)."""
+
     name = "replace-user-labels"
     field = "labels"
 
@@ -234,7 +256,7 @@ class AddRemoveUser:
 
     name = "add-remove-user"
     unit_kind = "user"
-    accepts_empty = True          # data.EMPTY may be one side of a pair
+    accepts_empty = True  # data.EMPTY may be one side of a pair
 
     def neighbour(self, D: UserDataset, user_id: int, new=None, *, labels=None) -> UserDataset:
         """Remove ``user_id`` (``new`` is None) or add it with values ``new`` (and ``labels``)."""
@@ -242,8 +264,9 @@ class AddRemoveUser:
         user_id = check_int(user_id, "user_id", lo=0, hi=np.iinfo(np.int64).max)
         if new is None:
             if D.m < 2:
-                raise ValueError("cannot remove the only user: a UserDataset is never empty; "
-                                 "pair D with data.EMPTY directly")
+                raise ValueError(
+                    "cannot remove the only user: a UserDataset is never empty; pair D with data.EMPTY directly"
+                )
             return D.without_user(user_id)
         if user_id in set(D.users.tolist()):
             raise ValueError(f"user_id {user_id} already present; choose a new id to add a user")
@@ -262,10 +285,12 @@ class AddRemoveUser:
         elif labels is not None:
             raise ValueError("labels must be None: the dataset has no labels")
         if D.epsilons is not None or D.task_ids is not None or D.partition_ids is not None:
-            raise ValueError("adding a user to a dataset with epsilons, task_ids or partition_ids needs them; "
-                             "build it directly")
-        return D.with_fields(values=np.concatenate([D.values, new]),
-                             user_ids=np.r_[D.user_ids, np.full(k, user_id)], **extra)
+            raise ValueError(
+                "adding a user to a dataset with epsilons, task_ids or partition_ids needs them; build it directly"
+            )
+        return D.with_fields(
+            values=np.concatenate([D.values, new]), user_ids=np.r_[D.user_ids, np.full(k, user_id)], **extra
+        )
 
     def changed_units(self, a: UserDataset, b: UserDataset) -> set[int]:
         """The users present on one side only; ``data.EMPTY`` may be either side."""
@@ -278,9 +303,10 @@ class AddRemoveUser:
         small, big = (a, b) if len(ua) <= len(ub) else (b, a)
         changed = set(big.users.tolist()) - set(small.users.tolist())
         kept = big.take(np.flatnonzero(~np.isin(big.user_ids, list(changed)))) if changed else big
-        if kept.n != small.n or not all(_same(getattr(kept, f), getattr(small, f))
-                                        for f in ("values", "user_ids", "labels", "epsilons", "task_ids",
-                                                  "partition_ids")):
+        if kept.n != small.n or not all(
+            _same(getattr(kept, f), getattr(small, f))
+            for f in ("values", "user_ids", "labels", "epsilons", "task_ids", "partition_ids")
+        ):
             raise ValueError("add-remove-user: the shared users' records differ")
         return changed
 
@@ -306,7 +332,9 @@ class AddRemoveUser:
             for combo in itertools.product(records, repeat=k):
                 new = np.array([p for p, _ in combo])
                 labels = None if D.labels is None else np.array([y for _, y in combo])
-                what = f"add user {new_id} with {new.tolist()}" + ("" if labels is None else f", labels {labels.tolist()}")
+                what = f"add user {new_id} with {new.tolist()}" + (
+                    "" if labels is None else f", labels {labels.tolist()}"
+                )
                 yield NeighbourPair(D, self.neighbour(D, new_id, new, labels=labels), self.name, new_id, what)
 
     def sample(self, D: UserDataset, rng, lo, hi) -> NeighbourPair:
@@ -317,24 +345,40 @@ class AddRemoveUser:
         u = int(rng.choice(D.users))
         return NeighbourPair(D, self.neighbour(D, u), self.name, u, f"remove user {u}")
 
-    def worst_case_pairs(self, D: UserDataset, lo, hi, *, k: int = 2,
-                         max_records: int | None = None) -> list[NeighbourPair]:
+    def worst_case_pairs(
+        self, D: UserDataset, lo, hi, *, k: int = 2, max_records: int | None = None
+    ) -> list[NeighbourPair]:
         """Remove each of the k heaviest users; add a user with max_records records all at hi / all at lo."""
         lo, hi = _bounds(lo, hi)
         k = check_int(k, "k", lo=1)
         check_dataset(D)
         if max_records is not None:
             max_records = check_int(max_records, "max_records", lo=1)
-        pairs = [NeighbourPair(D, self.neighbour(D, int(u)), self.name, int(u),
-                               f"remove heaviest user {u} (s={D.counts[D.position_of(u)]})")
-                 for u in _heaviest(D, k) if D.m >= 2]
+        pairs = [
+            NeighbourPair(
+                D,
+                self.neighbour(D, int(u)),
+                self.name,
+                int(u),
+                f"remove heaviest user {u} (s={D.counts[D.position_of(u)]})",
+            )
+            for u in _heaviest(D, k)
+            if D.m >= 2
+        ]
         r = int(D.counts.max()) if max_records is None else int(max_records)
         new_id = int(D.users.max()) + 1
         labels = np.full(r, hi) if D.labels is not None else None
         for v in (hi, lo):
             new = np.full((r,) + D.values.shape[1:], v)
-            pairs.append(NeighbourPair(D, self.neighbour(D, new_id, new, labels=labels), self.name,
-                                       new_id, f"add user {new_id} with {r} records at {v}"))
+            pairs.append(
+                NeighbourPair(
+                    D,
+                    self.neighbour(D, new_id, new, labels=labels),
+                    self.name,
+                    new_id,
+                    f"add user {new_id} with {r} records at {v}",
+                )
+            )
         return pairs
 
 
@@ -364,8 +408,12 @@ class ReplaceRecord:
 
     def changed_units(self, a: UserDataset, b: UserDataset) -> set[int]:
         check_dataset(a, "a"), check_dataset(b, "b")
-        if a.n != b.n or not (_same(a.user_ids, b.user_ids) and _same(a.epsilons, b.epsilons)
-                              and _same(a.task_ids, b.task_ids) and _same(a.partition_ids, b.partition_ids)):
+        if a.n != b.n or not (
+            _same(a.user_ids, b.user_ids)
+            and _same(a.epsilons, b.epsilons)
+            and _same(a.task_ids, b.task_ids)
+            and _same(a.partition_ids, b.partition_ids)
+        ):
             raise ValueError("replace-record keeps n, user_ids, epsilons, task_ids and partition_ids")
         diff = np.asarray(a.values != b.values).reshape(a.n, -1).any(axis=1)
         if a.labels is not None:
@@ -377,8 +425,9 @@ class ReplaceRecord:
         the positions that differ. A neighbour has the same shape and one such position."""
         ra, rb = _rows(a, "a"), _rows(b, "b")
         if ra.shape != rb.shape:
-            raise ValueError(f"replace-record keeps the number and shape of records; shapes "
-                             f"{ra.shape} and {rb.shape} differ")
+            raise ValueError(
+                f"replace-record keeps the number and shape of records; shapes {ra.shape} and {rb.shape} differ"
+            )
         return set(np.flatnonzero((ra != rb).any(axis=1)).tolist())
 
     def enumerate(self, D: UserDataset, grid, label_grid=None):
@@ -393,8 +442,13 @@ class ReplaceRecord:
                     x = np.reshape(combo, D.values.shape[1:])
                     if np.array_equal(x, D.values[i]) and (y is None or y == D.labels[i]):
                         continue
-                    yield NeighbourPair(D, self.neighbour(D, i, x, y), self.name, i,
-                                        f"record {i}: value -> {np.asarray(x).tolist()}, label -> {y}")
+                    yield NeighbourPair(
+                        D,
+                        self.neighbour(D, i, x, y),
+                        self.name,
+                        i,
+                        f"record {i}: value -> {np.asarray(x).tolist()}, label -> {y}",
+                    )
 
     def sample(self, D: UserDataset, rng, lo, hi) -> NeighbourPair:
         check_generator(rng)
@@ -404,8 +458,9 @@ class ReplaceRecord:
         y = None if D.labels is None else float(rng.uniform(lo, hi))
         return NeighbourPair(D, self.neighbour(D, i, x, y), self.name, i, f"record {i}: random")
 
-    def worst_case_pairs(self, D: UserDataset, lo, hi, *, label_lo=None, label_hi=None,
-                         records=None) -> list[NeighbourPair]:
+    def worst_case_pairs(
+        self, D: UserDataset, lo, hi, *, label_lo=None, label_hi=None, records=None
+    ) -> list[NeighbourPair]:
         """Records (default: the most and least protected) moved between the corners lo and hi."""
         lo, hi = _bounds(lo, hi)
         check_dataset(D)
@@ -417,8 +472,10 @@ class ReplaceRecord:
             label_hi = check_real(label_hi, "label_hi")
         ylo_, yhi_ = (lo if label_lo is None else label_lo), (hi if label_hi is None else label_hi)
         if not (np.isfinite(ylo_) and np.isfinite(yhi_) and ylo_ < yhi_):
-            raise ValueError(f"label_lo and label_hi must be finite with label_lo < label_hi, "
-                             f"got label_lo={ylo_!r}, label_hi={yhi_!r}")
+            raise ValueError(
+                f"label_lo and label_hi must be finite with label_lo < label_hi, "
+                f"got label_lo={ylo_!r}, label_hi={yhi_!r}"
+            )
         if records is not None:
             if isinstance(records, (str, bytes, set, frozenset)) or not hasattr(records, "__iter__"):
                 raise TypeError(f"records must be a list of record indices, got {type(records).__name__}")
@@ -451,11 +508,13 @@ def _record_columns(D, other) -> list[np.ndarray]:
     ``other`` is the dataset D is compared with, whose fields an empty D takes on."""
     if isinstance(D, EmptyDataset):
         cols = [np.zeros(0)] * (0 if isinstance(other, EmptyDataset) else other.d)
-        return cols + [np.zeros(0) for f in _RECORD_FIELDS
-                       if not isinstance(other, EmptyDataset) and getattr(other, f) is not None]
+        return cols + [
+            np.zeros(0) for f in _RECORD_FIELDS if not isinstance(other, EmptyDataset) and getattr(other, f) is not None
+        ]
     values = D.values.reshape(D.n, -1)
-    return [values[:, j] for j in range(values.shape[1])] + [getattr(D, f) for f in _RECORD_FIELDS
-                                                                if getattr(D, f) is not None]
+    return [values[:, j] for j in range(values.shape[1])] + [
+        getattr(D, f) for f in _RECORD_FIELDS if getattr(D, f) is not None
+    ]
 
 
 def _rows(x, name: str) -> np.ndarray:
@@ -478,8 +537,8 @@ def _one_extra(big: list[np.ndarray], small: list[np.ndarray], what: str) -> int
     mismatch[n] = True
     for cb, cs in zip(sb, ss):
         mismatch[:n] |= cb[:n] != cs
-    s = int(np.argmax(mismatch))            # sorted big = sorted small with one row inserted at s
-    keep = np.r_[0:s, s + 1:n + 1]
+    s = int(np.argmax(mismatch))  # sorted big = sorted small with one row inserted at s
+    keep = np.r_[0:s, s + 1 : n + 1]
     if not all(np.array_equal(cb[keep], cs) for cb, cs in zip(sb, ss)):
         raise ValueError(f"add-remove-record: {what} differ in more than one record")
     extra = ob[s]
@@ -516,22 +575,25 @@ class AddRemoveRecord:
         x = check_finite_array(new_value, "new_value", ndim=(0, 1))
         if D.n and x.shape != D.values.shape[1:]:
             raise ValueError(f"new_value must have shape {D.values.shape[1:]} (one record), got {x.shape}")
-        uid = (int(D.users.max()) + 1 if D.n else 0) if user_id is None else \
-            check_int(user_id, "user_id", lo=0, hi=np.iinfo(np.int64).max)
+        uid = (
+            (int(D.users.max()) + 1 if D.n else 0)
+            if user_id is None
+            else check_int(user_id, "user_id", lo=0, hi=np.iinfo(np.int64).max)
+        )
         fields = {"labels": (new_label, "new_label"), "partition_ids": (partition_id, "partition_id")}
         extra = {}
         for f, (v, arg) in fields.items():
             has = D.n > 0 and getattr(D, f) is not None
             if has != (v is not None) and D.n:
-                raise ValueError(f"{arg} is {'required' if has else 'not allowed'}: the dataset "
-                                 f"{'has' if has else 'has no'} {f}")
+                raise ValueError(
+                    f"{arg} is {'required' if has else 'not allowed'}: the dataset {'has' if has else 'has no'} {f}"
+                )
             if v is not None:
                 v = check_real(v, arg) if f == "labels" else check_int(v, arg, lo=0, hi=np.iinfo(np.int64).max)
                 extra[f] = np.r_[getattr(D, f) if D.n else np.zeros(0), v]
         if D.n and (D.epsilons is not None or D.task_ids is not None):
             raise ValueError("D: adding a record to a dataset with epsilons or task_ids needs them; build it directly")
-        return UserDataset(np.concatenate([D.values, x[None]]) if D.n else x[None],
-                           np.r_[D.user_ids, uid], **extra)
+        return UserDataset(np.concatenate([D.values, x[None]]) if D.n else x[None], np.r_[D.user_ids, uid], **extra)
 
     def changed_units(self, a, b) -> set[int]:
         """{index in the larger of a, b of the record added or removed}; ValueError when the
@@ -539,8 +601,10 @@ class AddRemoveRecord:
         _dataset_or_empty(a, "a"), _dataset_or_empty(b, "b")
         big, small = (a, b) if a.n >= b.n else (b, a)
         if small.n and any((getattr(big, f) is None) != (getattr(small, f) is None) for f in _RECORD_FIELDS):
-            raise ValueError("add-remove-record: the two datasets must have the same fields "
-                             "(labels, epsilons, task_ids, partition_ids)")
+            raise ValueError(
+                "add-remove-record: the two datasets must have the same fields "
+                "(labels, epsilons, task_ids, partition_ids)"
+            )
         if small.n and big.values.shape[1:] != small.values.shape[1:]:
             raise ValueError("add-remove-record: the values of the two datasets have different shapes")
         return {_one_extra(_record_columns(big, small), _record_columns(small, big), "the two datasets")}
@@ -566,14 +630,19 @@ class AddRemoveRecord:
             N = self.neighbour(D, i)
             yield NeighbourPair(D, N, self.name, _first_equal(D, i), f"remove record {i}")
         if D.n and (D.epsilons is not None or D.task_ids is not None or D.partition_ids is not None):
-            return                                  # an added record's level, task or key is not on a grid
+            return  # an added record's level, task or key is not on a grid
         ys = [None] if D.labels is None else list(g if label_grid is None else _grid(label_grid, "label_grid"))
         for combo in itertools.product(g, repeat=D.d):
             x = np.reshape(combo, D.values.shape[1:])
             for y in ys:
                 N = self.neighbour(D, new_value=x, new_label=y)
-                yield NeighbourPair(D, N, self.name, _first_equal(N, N.n - 1),
-                                    f"add record {np.asarray(x).tolist()}" + ("" if y is None else f", label {y}"))
+                yield NeighbourPair(
+                    D,
+                    N,
+                    self.name,
+                    _first_equal(N, N.n - 1),
+                    f"add record {np.asarray(x).tolist()}" + ("" if y is None else f", label {y}"),
+                )
 
     def sample(self, D, rng, lo, hi) -> NeighbourPair:
         """Remove a uniformly chosen record or add one (a new user, value and label uniform in
@@ -606,8 +675,15 @@ class AddRemoveRecord:
         if D.n:
             sums = D.values.reshape(D.n, -1).sum(axis=1)
             for i in dict.fromkeys([int(np.argmax(sums)), int(np.argmin(sums))]):
-                pairs.append(NeighbourPair(D, self.neighbour(D, i), self.name, _first_equal(D, i),
-                                           f"remove record {i} (value {np.asarray(D.values[i]).tolist()})"))
+                pairs.append(
+                    NeighbourPair(
+                        D,
+                        self.neighbour(D, i),
+                        self.name,
+                        _first_equal(D, i),
+                        f"remove record {i} (value {np.asarray(D.values[i]).tolist()})",
+                    )
+                )
         return pairs
 
 
@@ -625,8 +701,10 @@ REPLACE_USER_LABELS = ReplaceUserLabels()
 REPLACE_USER_ITEMS = ReplaceUserItems()
 REPLACE_RECORD = ReplaceRecord()
 ADD_REMOVE_RECORD = AddRemoveRecord()
-RELATIONS = {r.name: r for r in (ADD_REMOVE_USER, REPLACE_USER, REPLACE_USER_LABELS,
-                                 REPLACE_USER_ITEMS, REPLACE_RECORD, ADD_REMOVE_RECORD)}
+RELATIONS = {
+    r.name: r
+    for r in (ADD_REMOVE_USER, REPLACE_USER, REPLACE_USER_LABELS, REPLACE_USER_ITEMS, REPLACE_RECORD, ADD_REMOVE_RECORD)
+}
 Relation = AddRemoveUser | ReplaceUser | ReplaceUserLabels | ReplaceUserItems | ReplaceRecord | AddRemoveRecord
 
 
@@ -642,7 +720,9 @@ def is_neighbour(relation, a: UserDataset, b: UserDataset) -> bool:
     """True when a and b differ in exactly one unit of ``relation`` (a relation object).
     ``data.EMPTY`` is a neighbour only under the add/remove relations."""
     if not hasattr(relation, "changed_units"):
-        raise TypeError(f"relation must be a relation object (e.g. neighbours.REPLACE_USER), got {type(relation).__name__}")
+        raise TypeError(
+            f"relation must be a relation object (e.g. neighbours.REPLACE_USER), got {type(relation).__name__}"
+        )
     if (isinstance(a, EmptyDataset) or isinstance(b, EmptyDataset)) and not getattr(relation, "accepts_empty", False):
         return False
     try:

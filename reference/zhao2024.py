@@ -118,6 +118,7 @@ a deployment that treats them as private must not use this mechanism as it stand
 The cost: sorting the 2n breakpoints (d = 1) or a few Newton steps of O(n d^2) (d >= 2), and
 one sort of the n margins for gamma (O(n log n), not quadratic in n).
 """
+
 from __future__ import annotations
 
 import math
@@ -126,24 +127,49 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import (
-    check_delta, check_epsilon, check_finite_array, check_generator, check_int, check_noise_scale,
-    check_nonnegative, check_positive, check_size)
+    check_delta,
+    check_epsilon,
+    check_finite_array,
+    check_generator,
+    check_int,
+    check_noise_scale,
+    check_nonnegative,
+    check_positive,
+    check_size,
+)
 from .claims import ApproxDP
 from .data import UserDataset, check_dataset
 from .mechanisms import gaussian_sigma_analytic
 from . import zhao2024_solver as S
 
 __all__ = [
-    "DEFAULT_TAU", "DEFAULT_KAPPA0", "DEFAULT_TEST_SHARE", "SOLVER_SLACK", "local_averages",
-    "thresholds", "weights", "choose_cap", "huber_loss", "huber_gradient", "solve", "statistic",
-    "proposed_sensitivity", "ptr_distance", "budget", "clip", "Plan", "release_plan", "mechanism", "claim",
+    "DEFAULT_TAU",
+    "DEFAULT_KAPPA0",
+    "DEFAULT_TEST_SHARE",
+    "SOLVER_SLACK",
+    "local_averages",
+    "thresholds",
+    "weights",
+    "choose_cap",
+    "huber_loss",
+    "huber_gradient",
+    "solve",
+    "statistic",
+    "proposed_sensitivity",
+    "ptr_distance",
+    "budget",
+    "clip",
+    "Plan",
+    "release_plan",
+    "mechanism",
+    "claim",
 ]
 
-DEFAULT_TAU = 2.0          # T_i = tau R / sqrt(m_i)          (derived here, not from the paper)
-DEFAULT_KAPPA0 = 0.5       # proposed weight share in the quadratic region (derived here)
+DEFAULT_TAU = 2.0  # T_i = tau R / sqrt(m_i)          (derived here, not from the paper)
+DEFAULT_KAPPA0 = 0.5  # proposed weight share in the quadratic region (derived here)
 DEFAULT_TEST_SHARE = 0.25  # eps_t = share * epsilon; delta split in halves (derived here)
-SOLVER_SLACK = 1e-6        # e = SOLVER_SLACK * b: certified distance of s_hat to the minimiser
-_PASS_FAIL_FLOOR = 1e-12   # J makes P(fail | gamma = J) <= this (the cap only bounds the work)
+SOLVER_SLACK = 1e-6  # e = SOLVER_SLACK * b: certified distance of s_hat to the minimiser
+_PASS_FAIL_FLOOR = 1e-12  # J makes P(fail | gamma = J) <= this (the cap only bounds the work)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -190,8 +216,19 @@ def _noise_factor(epsilon: float, delta: float) -> float:
     return math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
 
 
-def choose_cap(m, R, epsilon, delta, *, d=1, tau=DEFAULT_TAU, kappa0=DEFAULT_KAPPA0,
-               test_share=DEFAULT_TEST_SHARE, candidates=64, support=None) -> float:
+def choose_cap(
+    m,
+    R,
+    epsilon,
+    delta,
+    *,
+    d=1,
+    tau=DEFAULT_TAU,
+    kappa0=DEFAULT_KAPPA0,
+    test_share=DEFAULT_TEST_SHARE,
+    candidates=64,
+    support=None,
+) -> float:
     """The cap minimising R^2 sum_i w_i^2 / m_i + d (b noise_factor)^2 over caps at the
     quantiles of the PUBLIC counts m (derived here, not from the paper).
 
@@ -209,7 +246,7 @@ def choose_cap(m, R, epsilon, delta, *, d=1, tau=DEFAULT_TAU, kappa0=DEFAULT_KAP
     kappa0 = _kappa0(kappa0)
     caps = np.unique(np.quantile(m, np.linspace(0.0, 1.0, candidates)).round())
     best, best_cap = math.inf, float(caps[-1])
-    for cap in caps:                                    # <= `candidates` O(n) passes
+    for cap in caps:  # <= `candidates` O(n) passes
         a = np.minimum(m, cap)
         w = a / a.sum()
         c = float(np.max(w * T))
@@ -258,16 +295,16 @@ def huber_loss(s, y, w, T) -> float:
 
 
 def _loss(r, w, T) -> float:
-    phi = np.where(r <= T, 0.5 * r * r, T * r - 0.5 * T * T)          # eq. (3), r_i = ||s - y_i||
+    phi = np.where(r <= T, 0.5 * r * r, T * r - 0.5 * T * T)  # eq. (3), r_i = ||s - y_i||
     return float(np.dot(w, phi))
 
 
 def huber_gradient(s, y, w, T) -> np.ndarray:
     """grad F(s) = sum_i w_i psi_i(s - y_i), psi_i(u) = u min(1, T_i / ||u||); shape (d,)."""
     y, w, T = _problem(y, w, T)
-    u = _point(s, y.shape[1])[None, :] - y                              # (n, d)
+    u = _point(s, y.shape[1])[None, :] - y  # (n, d)
     r = np.linalg.norm(u, axis=1)
-    a = w * T / np.maximum(r, T)                                       # w_i min(1, T_i/||u_i||)
+    a = w * T / np.maximum(r, T)  # w_i min(1, T_i/||u_i||)
     return a @ u
 
 
@@ -291,8 +328,10 @@ def _check_support(dataset, support) -> None:
     r = S._norms(v[:, None] if v.ndim == 1 else v)
     if (r > rho).any():
         i = int(np.argmax(r > rho))
-        raise ValueError(f"dataset: item {i} has norm {r[i]!r} > support = {rho!r} (the declared support "
-                         "the sensitivity bound assumes); pass support=None to drop the assumption")
+        raise ValueError(
+            f"dataset: item {i} has norm {r[i]!r} > support = {rho!r} (the declared support "
+            "the sensitivity bound assumes); pass support=None to drop the assumption"
+        )
 
 
 @dataclass(frozen=True)
@@ -311,7 +350,7 @@ class _Public:
     rho0: float
     J: int
     threshold: float
-    r_c: float                  # the noise fields are nan when R_c is None (``statistic``)
+    r_c: float  # the noise fields are nan when R_c is None (``statistic``)
     sigma_pass: float
     sigma_fallback: float
     budget: dict
@@ -324,32 +363,55 @@ def _public(dataset, *, epsilon, delta, R, R_c, tau, cap, kappa0, test_share, su
     R_c = None if R_c is None else check_positive(R_c, "R_c")
     d = 1 if dataset.values.ndim == 1 else dataset.values.shape[1]
     if d >= 2 and kappa0 < 0.5:
-        raise ValueError(f"kappa0 must be >= 1/2 for vector items (d = {d}): the guaranteed solver starts "
-                         f"from the weighted median (module docstring, item 5), got {kappa0!r}")
+        raise ValueError(
+            f"kappa0 must be >= 1/2 for vector items (d = {d}): the guaranteed solver starts "
+            f"from the weighted median (module docstring, item 5), got {kappa0!r}"
+        )
     m = dataset.counts.astype(float)
-    cap = choose_cap(m, R, epsilon, delta, d=d, tau=tau, kappa0=kappa0, test_share=test_share,
-                     support=support) if cap is None else check_positive(cap, "cap")
+    cap = (
+        choose_cap(m, R, epsilon, delta, d=d, tau=tau, kappa0=kappa0, test_share=test_share, support=support)
+        if cap is None
+        else check_positive(cap, "cap")
+    )
     w, T = weights(m, cap), thresholds(m, R, tau)
     b, _ = proposed_sensitivity(w, T, kappa0, support)
-    e = SOLVER_SLACK * b                                               # item 5
+    e = SOLVER_SLACK * b  # item 5
     if not S.feasible(w, T, d, e, kappa0):
-        raise ValueError(f"double precision cannot certify the solver's accuracy e = {e:.3g} for these "
-                         f"{m.size} users (8 x the rounding bound {S.rounding_bound(w, T, d):.3g} > e kappa0; "
-                         f"module docstring, item 5): lower the cap ({cap:g}) or the number of users")
-    L = math.log(1.0 / (2.0 * bud["delta_test"])) / bud["eps_test"]   # item 3
+        raise ValueError(
+            f"double precision cannot certify the solver's accuracy e = {e:.3g} for these "
+            f"{m.size} users (8 x the rounding bound {S.rounding_bound(w, T, d):.3g} > e kappa0; "
+            f"module docstring, item 5): lower the cap ({cap:g}) or the number of users"
+        )
+    L = math.log(1.0 / (2.0 * bud["delta_test"])) / bud["eps_test"]  # item 3
     J = int(math.ceil(L + math.log(0.5 / _PASS_FAIL_FLOOR) / bud["eps_test"]))
     eps_m = S.margin_gap(T, d)
-    B = (b + 2.0 * e + eps_m) * (1.0 + 4.0 * (J + 2) * S.U)           # item 3
-    rho0 = 0.0 if d == 1 else B                                        # item 5
+    B = (b + 2.0 * e + eps_m) * (1.0 + 4.0 * (J + 2) * S.U)  # item 3
+    rho0 = 0.0 if d == 1 else B  # item 5
     r_c = sigma_pass = sigma_fb = math.nan
     if R_c is not None:
-        r_c = (2.0 * math.sqrt(d) + d + 6.0) * S.U * R_c                # item 4: rounding of Clip
-        sigma_pass = gaussian_sigma_analytic(min(B + 2.0 * r_c, 2.0 * (R_c + r_c)), bud["eps_release"],
-                                             bud["delta_release"])
+        r_c = (2.0 * math.sqrt(d) + d + 6.0) * S.U * R_c  # item 4: rounding of Clip
+        sigma_pass = gaussian_sigma_analytic(
+            min(B + 2.0 * r_c, 2.0 * (R_c + r_c)), bud["eps_release"], bud["delta_release"]
+        )
         sigma_fb = gaussian_sigma_analytic(2.0 * (R_c + r_c), bud["eps_release"], bud["delta_release"])
-        check_noise_scale(sigma_pass, R_c + r_c, "sigma_pass")        # |Clip| <= R_c + r_c: public
-    return _Public(w=w, T=T, cap=float(cap), b=b, e=e, eps_margin=eps_m, B=B, shift=e + rho0, rho0=rho0, J=J,
-                   threshold=L, r_c=r_c, sigma_pass=sigma_pass, sigma_fallback=sigma_fb, budget=bud)
+        check_noise_scale(sigma_pass, R_c + r_c, "sigma_pass")  # |Clip| <= R_c + r_c: public
+    return _Public(
+        w=w,
+        T=T,
+        cap=float(cap),
+        b=b,
+        e=e,
+        eps_margin=eps_m,
+        B=B,
+        shift=e + rho0,
+        rho0=rho0,
+        J=J,
+        threshold=L,
+        r_c=r_c,
+        sigma_pass=sigma_pass,
+        sigma_fallback=sigma_fb,
+        budget=bud,
+    )
 
 
 def _estimate(dataset, pub: _Public, kappa0, support) -> tuple[np.ndarray, S.Solution]:
@@ -359,13 +421,33 @@ def _estimate(dataset, pub: _Public, kappa0, support) -> tuple[np.ndarray, S.Sol
     return y, S._solve(y, pub.w, pub.T, e=pub.e, kappa0=kappa0, rho=max(pub.rho0, pub.e))
 
 
-def statistic(dataset: UserDataset, *, R, epsilon, delta, tau=DEFAULT_TAU, cap=None,
-              kappa0=DEFAULT_KAPPA0, test_share=DEFAULT_TEST_SHARE, support=None) -> np.ndarray:
+def statistic(
+    dataset: UserDataset,
+    *,
+    R,
+    epsilon,
+    delta,
+    tau=DEFAULT_TAU,
+    cap=None,
+    kappa0=DEFAULT_KAPPA0,
+    test_share=DEFAULT_TEST_SHARE,
+    support=None,
+) -> np.ndarray:
     """mu0 of eq. (2), unclipped and noise-free: (d,) (a 1-element array for scalar items), the
     solver's point rounded to one float per coordinate (certified or not: ``release_plan``
     says which). ``cap=None`` uses ``choose_cap`` (which reads epsilon and delta)."""
-    pub = _public(dataset, epsilon=epsilon, delta=delta, R=R, R_c=None, tau=tau, cap=cap, kappa0=kappa0,
-                  test_share=test_share, support=support)
+    pub = _public(
+        dataset,
+        epsilon=epsilon,
+        delta=delta,
+        R=R,
+        R_c=None,
+        tau=tau,
+        cap=cap,
+        kappa0=kappa0,
+        test_share=test_share,
+        support=support,
+    )
     return _estimate(dataset, pub, _kappa0(kappa0), support)[1].z
 
 
@@ -378,7 +460,7 @@ def clip(v, R_c) -> np.ndarray:
     top = float(np.max(np.abs(v))) if v.size else 0.0
     if top == 0.0:
         return v.copy()
-    unit = v / top                                           # entries in [-1, 1]
+    unit = v / top  # entries in [-1, 1]
     r = float(np.sqrt(unit @ unit))
     return v.copy() if top * r <= R_c else unit * (R_c / r)
 
@@ -418,21 +500,21 @@ def ptr_distance(margins, w, *, B, shift, kappa0=DEFAULT_KAPPA0, J) -> int:
     B, shift = check_positive(B, "B"), check_nonnegative(shift, "shift")
     J = check_int(J, "J", lo=1)
     kappa0 = _kappa0(kappa0)
-    order = np.argsort(margins, kind="stable")                        # ascending
+    order = np.argsort(margins, kind="stable")  # ascending
     ms, ws = margins[order], w[order]
     w_max = float(w.max())
     j = np.arange(J)
-    t = (j + 1.0) * B + shift                                          # t_j, non-decreasing
-    k = np.searchsorted(ms, t, side="left")                            # ms[k_j:] have margin >= t_j
-    suffix = np.concatenate([np.cumsum(ws[::-1])[::-1], [0.0]])        # suffix[k] = sum of ws[k:], rounded
+    t = (j + 1.0) * B + shift  # t_j, non-decreasing
+    k = np.searchsorted(ms, t, side="left")  # ms[k_j:] have margin >= t_j
+    suffix = np.concatenate([np.cumsum(ws[::-1])[::-1], [0.0]])  # suffix[k] = sum of ws[k:], rounded
     value = suffix[k] - (j + 1) * w_max - kappa0
     # |rounding of value| <= (n + J + 3) u (sum w + (j + 1) w_max + kappa0) (sequential sums,
     # Higham 2002, eq. 4.4); where |value| is below it, decide the sign exactly (math.fsum).
-    slack = 1.01 * (w.size + J + 3) * 2.0 ** -53 * (float(np.sum(w)) + (j + 1) * w_max + kappa0)
+    slack = 1.01 * (w.size + J + 3) * 2.0**-53 * (float(np.sum(w)) + (j + 1) * w_max + kappa0)
     ok = value > 0
     for i in np.flatnonzero(np.abs(value) <= slack):
-        ok[i] = math.fsum(ws[int(k[i]):].tolist() + [-w_max] * (int(i) + 1) + [-kappa0]) > 0.0
-    return int(np.argmin(ok)) if not ok.all() else J                   # the counted j form a prefix
+        ok[i] = math.fsum(ws[int(k[i]) :].tolist() + [-w_max] * (int(i) + 1) + [-kappa0]) > 0.0
+    return int(np.argmin(ok)) if not ok.all() else J  # the counted j form a prefix
 
 
 def budget(epsilon, delta, test_share=DEFAULT_TEST_SHARE) -> dict:
@@ -445,54 +527,105 @@ def budget(epsilon, delta, test_share=DEFAULT_TEST_SHARE) -> dict:
     share = check_positive(test_share, "test_share")
     if not share < 1.0:
         raise ValueError(f"test_share must lie in (0, 1), got {share!r}")
-    return {"eps_test": share * eps, "eps_release": eps - share * eps,
-            "delta_test": dl / 2, "delta_release": dl / 2}
+    return {"eps_test": share * eps, "eps_release": eps - share * eps, "delta_test": dl / 2, "delta_release": dl / 2}
 
 
 @dataclass(frozen=True)
 class Plan:
     """Everything ``mechanism`` computes before drawing noise (for tests and reports)."""
 
-    mu0: np.ndarray          # (d,) the solver's point s_hat rounded (z), unclipped
-    clipped: np.ndarray      # (d,) Clip(mu0, R_c)
-    w: np.ndarray            # (n,) weights
-    T: np.ndarray            # (n,) thresholds
+    mu0: np.ndarray  # (d,) the solver's point s_hat rounded (z), unclipped
+    clipped: np.ndarray  # (d,) Clip(mu0, R_c)
+    w: np.ndarray  # (n,) weights
+    T: np.ndarray  # (n,) thresholds
     cap: float
-    b: float                 # proposed sensitivity 2c / kappa0, c = max w_i min(T_i, support)
-    B: float                 # (b + 2e + eps_margin)(1 + 4 (J + 2) u): the sensitivity of s_hat (item 3)
-    e: float                 # the certified accuracy SOLVER_SLACK * b
-    eps_margin: float        # public bound on a margin's rounding gap (item 5)
-    shift: float             # the thresholds' shift e + rho0 (item 3)
-    certified: bool          # the solver's certificate (item 5); False forces gamma = 0
-    eta: float               # the certificate's bound on ||grad F(s_hat)||
-    gamma: int               # the PTR distance (sensitivity 1)
-    J: int                   # its cap
-    threshold: float         # pass iff gamma + Laplace(1/eps_t) > threshold
-    r_c: float               # rounding bound of Clip (item 4)
+    b: float  # proposed sensitivity 2c / kappa0, c = max w_i min(T_i, support)
+    B: float  # (b + 2e + eps_margin)(1 + 4 (J + 2) u): the sensitivity of s_hat (item 3)
+    e: float  # the certified accuracy SOLVER_SLACK * b
+    eps_margin: float  # public bound on a margin's rounding gap (item 5)
+    shift: float  # the thresholds' shift e + rho0 (item 3)
+    certified: bool  # the solver's certificate (item 5); False forces gamma = 0
+    eta: float  # the certificate's bound on ||grad F(s_hat)||
+    gamma: int  # the PTR distance (sensitivity 1)
+    J: int  # its cap
+    threshold: float  # pass iff gamma + Laplace(1/eps_t) > threshold
+    r_c: float  # rounding bound of Clip (item 4)
     sigma_pass: float
     sigma_fallback: float
     budget: dict
 
 
-def release_plan(dataset: UserDataset, *, epsilon, delta, R, R_c, tau=DEFAULT_TAU, cap=None,
-                 kappa0=DEFAULT_KAPPA0, test_share=DEFAULT_TEST_SHARE, support=None) -> Plan:
+def release_plan(
+    dataset: UserDataset,
+    *,
+    epsilon,
+    delta,
+    R,
+    R_c,
+    tau=DEFAULT_TAU,
+    cap=None,
+    kappa0=DEFAULT_KAPPA0,
+    test_share=DEFAULT_TEST_SHARE,
+    support=None,
+) -> Plan:
     """The noise-free part of the mechanism: weights, mu0, the PTR distance, the noise scales.
     Total: every refusal reads public inputs only (``_Public``) or the declared support; no
     dataset in the domain makes it raise or warn (module docstring, item 5)."""
-    pub = _public(dataset, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap, kappa0=kappa0,
-                  test_share=test_share, support=support)
+    pub = _public(
+        dataset,
+        epsilon=epsilon,
+        delta=delta,
+        R=R,
+        R_c=R_c,
+        tau=tau,
+        cap=cap,
+        kappa0=kappa0,
+        test_share=test_share,
+        support=support,
+    )
     kappa0 = _kappa0(kappa0)
     _, sol = _estimate(dataset, pub, kappa0, support)
-    gamma = ptr_distance(sol.margins, pub.w, B=pub.B, shift=pub.shift, kappa0=kappa0, J=pub.J) \
-        if sol.certified else 0                                        # item 3: uncertified -> 0
-    return Plan(mu0=sol.z, clipped=clip(sol.z, R_c), w=pub.w, T=pub.T, cap=pub.cap, b=pub.b, B=pub.B, e=pub.e,
-                eps_margin=pub.eps_margin, shift=pub.shift, certified=sol.certified, eta=sol.eta, gamma=gamma,
-                J=pub.J, threshold=pub.threshold, r_c=pub.r_c, sigma_pass=pub.sigma_pass,
-                sigma_fallback=pub.sigma_fallback, budget=pub.budget)
+    gamma = (
+        ptr_distance(sol.margins, pub.w, B=pub.B, shift=pub.shift, kappa0=kappa0, J=pub.J) if sol.certified else 0
+    )  # item 3: uncertified -> 0
+    return Plan(
+        mu0=sol.z,
+        clipped=clip(sol.z, R_c),
+        w=pub.w,
+        T=pub.T,
+        cap=pub.cap,
+        b=pub.b,
+        B=pub.B,
+        e=pub.e,
+        eps_margin=pub.eps_margin,
+        shift=pub.shift,
+        certified=sol.certified,
+        eta=sol.eta,
+        gamma=gamma,
+        J=pub.J,
+        threshold=pub.threshold,
+        r_c=pub.r_c,
+        sigma_pass=pub.sigma_pass,
+        sigma_fallback=pub.sigma_fallback,
+        budget=pub.budget,
+    )
 
 
-def mechanism(dataset: UserDataset, rng, size=None, *, epsilon, delta, R, R_c, tau=DEFAULT_TAU,
-              cap=None, kappa0=DEFAULT_KAPPA0, test_share=DEFAULT_TEST_SHARE, support=None) -> np.ndarray:
+def mechanism(
+    dataset: UserDataset,
+    rng,
+    size=None,
+    *,
+    epsilon,
+    delta,
+    R,
+    R_c,
+    tau=DEFAULT_TAU,
+    cap=None,
+    kappa0=DEFAULT_KAPPA0,
+    test_share=DEFAULT_TEST_SHARE,
+    support=None,
+) -> np.ndarray:
     """HLM, poster eq. (4): Clip(mu0, R_c) + W, with W calibrated by propose-test-release.
 
     Shape: () or (size,) for scalar items, (d,) or (size, d) otherwise. Each of the ``size``
@@ -501,12 +634,22 @@ def mechanism(dataset: UserDataset, rng, size=None, *, epsilon, delta, R, R_c, t
     """
     rng = check_generator(rng)
     size = check_size(size)
-    p = release_plan(dataset, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap,
-                     kappa0=kappa0, test_share=test_share, support=support)
+    p = release_plan(
+        dataset,
+        epsilon=epsilon,
+        delta=delta,
+        R=R,
+        R_c=R_c,
+        tau=tau,
+        cap=cap,
+        kappa0=kappa0,
+        test_share=test_share,
+        support=support,
+    )
     k = 1 if size is None else size
-    Z = rng.laplace(0.0, 1.0 / p.budget["eps_test"], k)               # the test's noise
-    passed = p.gamma + Z > p.threshold                                 # item 3
-    sigma = np.where(passed, p.sigma_pass, p.sigma_fallback)           # item 4
+    Z = rng.laplace(0.0, 1.0 / p.budget["eps_test"], k)  # the test's noise
+    passed = p.gamma + Z > p.threshold  # item 3
+    sigma = np.where(passed, p.sigma_pass, p.sigma_fallback)  # item 4
     out = p.clipped[None, :] + sigma[:, None] * rng.standard_normal((k, p.clipped.size))
     if dataset.values.ndim == 1:
         out = out[:, 0]
@@ -517,5 +660,5 @@ def claim(epsilon, delta) -> ApproxDP:
     """(epsilon, delta)-DP under ``REPLACE_USER_ITEMS``: one user's items change, and the item
     counts m_i are PUBLIC (kept by the relation, read by the weights and thresholds; module
     docstring, items 1 and 4)."""
-    budget(epsilon, delta)                                  # same checks as the mechanism
+    budget(epsilon, delta)  # same checks as the mechanism
     return ApproxDP(epsilon, delta)

@@ -127,6 +127,7 @@ is dominated by "ptr" for kappa0 >= 0.69 (``tests/test_zhao2024_calibration.py``
 three constants). Analyses of smooth sensitivity that do not halve the budget exist, with
 other noise laws; they are not compared here.
 """
+
 from __future__ import annotations
 
 import math
@@ -136,27 +137,49 @@ import numpy as np
 from scipy import special
 
 from ._checks import (
-    check_delta, check_epsilon, check_generator, check_int, check_noise_scale, check_positive, check_size)
+    check_delta,
+    check_epsilon,
+    check_generator,
+    check_int,
+    check_noise_scale,
+    check_positive,
+    check_size,
+)
 from .claims import ApproxDP
 from .data import UserDataset, check_dataset
 from .mechanisms import gaussian_sigma_analytic
 from . import zhao2024 as Z
 
 __all__ = [
-    "CALIBRATIONS", "TUNED_KAPPAS", "TUNED_SHARES", "ITEM_VARIANCE", "GLOBAL_SLACK", "MAX_GLOBAL_STEPS",
-    "equalised_weights", "GlobalConstants", "global_constants", "GlobalPlan", "global_plan", "global_mechanism",
-    "choose_theta", "tune_ptr", "Calibration", "calibrate", "calibrated_mechanism", "claim",
+    "CALIBRATIONS",
+    "TUNED_KAPPAS",
+    "TUNED_SHARES",
+    "ITEM_VARIANCE",
+    "GLOBAL_SLACK",
+    "MAX_GLOBAL_STEPS",
+    "equalised_weights",
+    "GlobalConstants",
+    "global_constants",
+    "GlobalPlan",
+    "global_plan",
+    "global_mechanism",
+    "choose_theta",
+    "tune_ptr",
+    "Calibration",
+    "calibrate",
+    "calibrated_mechanism",
+    "claim",
 ]
 
 CALIBRATIONS = ("ptr-default", "ptr", "global")
-TUNED_KAPPAS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9)     # the kappa0 ``tune_ptr`` may propose
-TUNED_SHARES = (0.1, 0.15, 0.25, 0.35)             # the test shares eps_t / eps it may spend
-ITEM_VARIANCE = 1.0 / 3.0      # utility model: per-coordinate item variance in units of R^2 (uniform on [-R, R])
-GLOBAL_SLACK = 1e-6            # the solver's target error, relative to Delta (G4)
-MAX_GLOBAL_STEPS = 10_000      # G4: refuse a calibration that needs more (kappa_G too small)
-_U = 2.0**-53                  # unit roundoff of a double
-_K_SDS = 3.0                   # the pass proxy keeps K's mean 3 standard deviations above the bar
-_FLOOR = 1e-12                 # as zhao2024: the test's cap J makes P(fail | gamma = J) <= this
+TUNED_KAPPAS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9)  # the kappa0 ``tune_ptr`` may propose
+TUNED_SHARES = (0.1, 0.15, 0.25, 0.35)  # the test shares eps_t / eps it may spend
+ITEM_VARIANCE = 1.0 / 3.0  # utility model: per-coordinate item variance in units of R^2 (uniform on [-R, R])
+GLOBAL_SLACK = 1e-6  # the solver's target error, relative to Delta (G4)
+MAX_GLOBAL_STEPS = 10_000  # G4: refuse a calibration that needs more (kappa_G too small)
+_U = 2.0**-53  # unit roundoff of a double
+_K_SDS = 3.0  # the pass proxy keeps K's mean 3 standard deviations above the bar
+_FLOOR = 1e-12  # as zhao2024: the test's cap J makes P(fail | gamma = J) <= this
 
 
 # ------------------------------------------------------------------------------ inputs
@@ -166,8 +189,10 @@ def _counts(m) -> np.ndarray:
 
 def _rho(support) -> float:
     if support is None:
-        raise ValueError("support must be given (a radius rho > 0 with every item in the L2 ball of radius rho): "
-                         "the global calibration's curvature bound needs it; without one use calibration 'ptr'")
+        raise ValueError(
+            "support must be given (a radius rho > 0 with every item in the L2 ball of radius rho): "
+            "the global calibration's curvature bound needs it; without one use calibration 'ptr'"
+        )
     return check_positive(support, "support")
 
 
@@ -206,18 +231,18 @@ def equalised_weights(m, R, theta, *, tau=Z.DEFAULT_TAU, support) -> np.ndarray:
 class GlobalConstants:
     """The public quantities of calibration "global" (module docstring, G1-G5)."""
 
-    w: np.ndarray             # (n,) weights (``equalised_weights``)
-    T: np.ndarray             # (n,) thresholds
-    in_G: np.ndarray          # (n,) bool: T_i >= 2 rho_G (always in the quadratic region, G1)
-    rho: float                # the declared support
-    rho_s: float              # the iterates' ball (G4)
-    rho_G: float              # the ball every computed iterate lies in (G1)
-    kappa_G: float            # sum of w_i over G, rounded down
-    c: float                  # max_i w_i min(T_i, rho_G), rounded up
-    Delta: float              # 2 c / kappa_G (G3), rounded up
-    q: float                  # the solver's contraction factor (G4), rounded up
-    steps: int                # K: iterations of the solver
-    e: float                  # bound on ||x_K - s*|| (G4)
+    w: np.ndarray  # (n,) weights (``equalised_weights``)
+    T: np.ndarray  # (n,) thresholds
+    in_G: np.ndarray  # (n,) bool: T_i >= 2 rho_G (always in the quadratic region, G1)
+    rho: float  # the declared support
+    rho_s: float  # the iterates' ball (G4)
+    rho_G: float  # the ball every computed iterate lies in (G1)
+    kappa_G: float  # sum of w_i over G, rounded down
+    c: float  # max_i w_i min(T_i, rho_G), rounded up
+    Delta: float  # 2 c / kappa_G (G3), rounded up
+    q: float  # the solver's contraction factor (G4), rounded up
+    steps: int  # K: iterations of the solver
+    e: float  # bound on ||x_K - s*|| (G4)
     theta: float
 
 
@@ -232,31 +257,49 @@ def global_constants(m, R, theta, *, d=1, tau=Z.DEFAULT_TAU, support) -> GlobalC
     T = Z.thresholds(m, R, tau)
     w = equalised_weights(m, R, theta, tau=tau, support=rho)
     in_G = T >= 2.0 * rho_G
-    kappa_G = math.fsum(w[in_G]) * (1.0 - 2 * _U)                 # fsum: correctly rounded
+    kappa_G = math.fsum(w[in_G]) * (1.0 - 2 * _U)  # fsum: correctly rounded
     if not kappa_G > 0.0:
-        raise ValueError(f"no user has a threshold T_i = tau R / sqrt(m_i) >= 2 support (the largest is "
-                         f"{float(T.max())!r} < {2 * rho_G!r}): calibration 'global' has no guaranteed "
-                         "curvature here; use calibration 'ptr' (zhao2024.mechanism)")
+        raise ValueError(
+            f"no user has a threshold T_i = tau R / sqrt(m_i) >= 2 support (the largest is "
+            f"{float(T.max())!r} < {2 * rho_G!r}): calibration 'global' has no guaranteed "
+            "curvature here; use calibration 'ptr' (zhao2024.mechanism)"
+        )
     c = float(np.max(w * np.minimum(T, rho_G))) * (1.0 + 2 * _U)
     Delta = 2.0 * c / kappa_G * (1.0 + 2 * _U)
-    q = min(1.0, (1.0 - kappa_G) + 2.0 * (abs(1.0 - math.fsum(w)) + 2 * _U) + 4 * _U)   # G4, W = sum w rounded
+    q = min(1.0, (1.0 - kappa_G) + 2.0 * (abs(1.0 - math.fsum(w)) + 2 * _U) + 4 * _U)  # G4, W = sum w rounded
     if not q < 1.0:
-        raise ValueError(f"kappa_G = {kappa_G!r} is too small for the solver's contraction (q = 1); "
-                         "use calibration 'ptr'")
+        raise ValueError(
+            f"kappa_G = {kappa_G!r} is too small for the solver's contraction (q = 1); use calibration 'ptr'"
+        )
     delta_f = 4.0 * math.sqrt(d) * (n + 2 * d + 20) * _U * rho_G
     e_f = delta_f / (1.0 - q) * (1.0 + 4 * _U)
     target = max(GLOBAL_SLACK * Delta, 2.0 * e_f)
     if q == 0.0:
         steps = 1
     else:
-        need = math.log((target - e_f) / (2.0 * rho_G)) / math.log(q)     # q^K 2 rho_G <= target - e_f
-        steps = max(1, math.ceil(need * (1.0 + 1e-12)) + 1)               # +1: the logs' rounding
+        need = math.log((target - e_f) / (2.0 * rho_G)) / math.log(q)  # q^K 2 rho_G <= target - e_f
+        steps = max(1, math.ceil(need * (1.0 + 1e-12)) + 1)  # +1: the logs' rounding
     if steps > MAX_GLOBAL_STEPS:
-        raise ValueError(f"calibration 'global' would need {steps} solver steps > {MAX_GLOBAL_STEPS} "
-                         f"(kappa_G = {kappa_G:.3g}: the guaranteed curvature is too small); use calibration 'ptr'")
-    e = (q ** steps * 2.0 * rho_G + e_f) * (1.0 + 4 * _U)
-    return GlobalConstants(w=w, T=T, in_G=in_G, rho=rho, rho_s=rho_s, rho_G=rho_G, kappa_G=kappa_G, c=c,
-                           Delta=Delta, q=q, steps=int(steps), e=e, theta=float(theta))
+        raise ValueError(
+            f"calibration 'global' would need {steps} solver steps > {MAX_GLOBAL_STEPS} "
+            f"(kappa_G = {kappa_G:.3g}: the guaranteed curvature is too small); use calibration 'ptr'"
+        )
+    e = (q**steps * 2.0 * rho_G + e_f) * (1.0 + 4 * _U)
+    return GlobalConstants(
+        w=w,
+        T=T,
+        in_G=in_G,
+        rho=rho,
+        rho_s=rho_s,
+        rho_G=rho_G,
+        kappa_G=kappa_G,
+        c=c,
+        Delta=Delta,
+        q=q,
+        steps=int(steps),
+        e=e,
+        theta=float(theta),
+    )
 
 
 def _project(x: np.ndarray, radius: float) -> np.ndarray:
@@ -274,7 +317,7 @@ def _global_solve(y: np.ndarray, k: GlobalConstants) -> np.ndarray:
     for _ in range(k.steps):
         u = s[None, :] - y
         r = np.linalg.norm(u, axis=1)
-        g = (w * T / np.maximum(r, T)) @ u                      # sum_i w_i psi_i(s - y_i)
+        g = (w * T / np.maximum(r, T)) @ u  # sum_i w_i psi_i(s - y_i)
         s = _project((s - g)[None, :], k.rho_s)[0]
     return s
 
@@ -283,10 +326,10 @@ def _global_solve(y: np.ndarray, k: GlobalConstants) -> np.ndarray:
 class GlobalPlan:
     """Everything ``global_mechanism`` computes before drawing noise."""
 
-    mu0: np.ndarray           # (d,) x_K, within e of the exact minimiser s*
-    clipped: np.ndarray       # (d,) Clip(x_K, R_c)
+    mu0: np.ndarray  # (d,) x_K, within e of the exact minimiser s*
+    clipped: np.ndarray  # (d,) Clip(x_K, R_c)
     constants: GlobalConstants
-    sensitivity: float        # S of G5
+    sensitivity: float  # S of G5
     sigma: float
     epsilon: float
     delta: float
@@ -302,7 +345,7 @@ def _global_public(m, d, *, epsilon, delta, R, R_c, support, tau, theta):
     e_clip = (d + 8) * _U * R_c if R_c < k.rho_G else 0.0
     S = min((k.Delta + 2.0 * k.e + 2.0 * e_clip) * (1.0 + 4 * _U), 2.0 * R_c * (1.0 + (d + 8) * _U))
     sigma = gaussian_sigma_analytic(S, eps, dl)
-    check_noise_scale(sigma, min(R_c, k.rho_G), "sigma")     # public: the release's norm is <= min(R_c, rho_G)
+    check_noise_scale(sigma, min(R_c, k.rho_G), "sigma")  # public: the release's norm is <= min(R_c, rho_G)
     return k, R_c, S, sigma, eps, dl
 
 
@@ -311,19 +354,21 @@ def global_plan(dataset: UserDataset, *, epsilon, delta, R, R_c, support, tau=Z.
     checked before a record is read (``theta=None``: ``choose_theta`` on the counts)."""
     check_dataset(dataset)
     d = 1 if dataset.values.ndim == 1 else dataset.values.shape[1]
-    k, R_c, S, sigma, eps, dl = _global_public(dataset.counts, d, epsilon=epsilon, delta=delta, R=R, R_c=R_c,
-                                               support=support, tau=tau, theta=theta)
-    Z._check_support(dataset, k.rho)                           # the domain: items in the support
+    k, R_c, S, sigma, eps, dl = _global_public(
+        dataset.counts, d, epsilon=epsilon, delta=delta, R=R, R_c=R_c, support=support, tau=tau, theta=theta
+    )
+    Z._check_support(dataset, k.rho)  # the domain: items in the support
     y, _ = Z.local_averages(dataset)
-    y = _project(y, k.rho)                                     # rounding only (the items are in the support)
+    y = _project(y, k.rho)  # rounding only (the items are in the support)
     s = _global_solve(y, k)
     r = float(np.linalg.norm(s))
-    clipped = s if r <= R_c else s * (R_c / r)                 # Clip(x_K, R_c), eq. (4)
+    clipped = s if r <= R_c else s * (R_c / r)  # Clip(x_K, R_c), eq. (4)
     return GlobalPlan(mu0=s, clipped=clipped, constants=k, sensitivity=S, sigma=sigma, epsilon=eps, delta=dl)
 
 
-def global_mechanism(dataset: UserDataset, rng, size=None, *, epsilon, delta, R, R_c, support,
-                     tau=Z.DEFAULT_TAU, theta=None) -> np.ndarray:
+def global_mechanism(
+    dataset: UserDataset, rng, size=None, *, epsilon, delta, R, R_c, support, tau=Z.DEFAULT_TAU, theta=None
+) -> np.ndarray:
     """HLM with calibration "global": Clip(x_K, R_c) + N(0, sigma^2 I), sigma calibrated to the
     global sensitivity of G5 at the whole (epsilon, delta). Shape as ``zhao2024.mechanism``:
     () or (size,) for scalar items, (d,) or (size, d) otherwise; each release draws its own W."""
@@ -369,11 +414,22 @@ def choose_theta(m, R, epsilon, delta, *, d=1, tau=Z.DEFAULT_TAU, support, R_c, 
     inputs only. ValueError when no theta admits the calibration (no user with T_i >= 2 support)."""
     m = _counts(m)
     eps, dl = _budget(epsilon, delta)
-    best = _best_global(m, R, eps, dl, d=_d(d), tau=tau, support=_rho(support), R_c=check_positive(R_c, "R_c"),
-                        candidates=check_int(candidates, "candidates", lo=2, hi=10_000))
+    best = _best_global(
+        m,
+        R,
+        eps,
+        dl,
+        d=_d(d),
+        tau=tau,
+        support=_rho(support),
+        R_c=check_positive(R_c, "R_c"),
+        candidates=check_int(candidates, "candidates", lo=2, hi=10_000),
+    )
     if best is None:
-        raise ValueError("no theta admits calibration 'global' here (no user has T_i >= 2 support, or the "
-                         "guaranteed curvature is too small); use calibration 'ptr'")
+        raise ValueError(
+            "no theta admits calibration 'global' here (no user has T_i >= 2 support, or the "
+            "guaranteed curvature is too small); use calibration 'ptr'"
+        )
     return best[1]
 
 
@@ -384,17 +440,17 @@ def _ptr_model(mu, cnt, R, d, tau, rho, R_c, kappa0, share, cap, eps, dl, unit_r
     T = tau * R / np.sqrt(mu)
     c = float(np.max(w * np.minimum(T, rho)))
     b = 2.0 * c / kappa0
-    e = 1e-6 * b                                        # the PTR solver's slack (zhao2024 item 5)
+    e = 1e-6 * b  # the PTR solver's slack (zhao2024 item 5)
     B = b + 2.0 * e
     eps_t = share * eps
-    L = math.log(1.0 / dl) / eps_t                       # ln(1 / (2 delta_t)), delta_t = delta / 2
+    L = math.log(1.0 / dl) / eps_t  # ln(1 / (2 delta_t)), delta_t = delta / 2
     J = int(math.ceil(L + math.log(0.5 / _FLOOR) / eps_t))
     v = R * R * ITEM_VARIANCE / mu
     wmax = float(w.max())
 
-    def counted(j: int) -> bool:                          # level j of item 3, under the model
+    def counted(j: int) -> bool:  # level j of item 3, under the model
         slack = T - ((j + 1) * B + e)
-        p = special.gammainc(d / 2.0, np.maximum(slack, 0.0) ** 2 / (2.0 * v)) * (slack > 0)   # chi2_d cdf
+        p = special.gammainc(d / 2.0, np.maximum(slack, 0.0) ** 2 / (2.0 * v)) * (slack > 0)  # chi2_d cdf
         if math.isfinite(rho):
             p = np.where(slack >= 2.0 * rho, 1.0, p)
         mean = float(np.dot(cnt, w * p))
@@ -406,7 +462,7 @@ def _ptr_model(mu, cnt, R, d, tau, rho, R_c, kappa0, share, cap, eps, dl, unit_r
     elif not counted(0):
         gamma = 0
     else:
-        lo, hi = 0, J - 1                                  # counted(lo), not counted(hi): a prefix
+        lo, hi = 0, J - 1  # counted(lo), not counted(hi): a prefix
         while hi - lo > 1:
             mid = (lo + hi) // 2
             lo, hi = (mid, hi) if counted(mid) else (lo, mid)
@@ -440,8 +496,13 @@ def tune_ptr(m, R, epsilon, delta, *, d=1, tau=Z.DEFAULT_TAU, support=None, R_c,
             for cap in caps:
                 mse, gamma = _ptr_model(mu, cnt, R, d, tau, rho, R_c, kappa0, share, float(cap), eps, dl, unit_r)
                 if best is None or mse < best["predicted_mse"]:
-                    best = {"kappa0": kappa0, "test_share": share, "cap": float(cap), "predicted_mse": mse,
-                            "predicted_gamma": gamma}
+                    best = {
+                        "kappa0": kappa0,
+                        "test_share": share,
+                        "cap": float(cap),
+                        "predicted_mse": mse,
+                        "predicted_gamma": gamma,
+                    }
     return best
 
 
@@ -468,16 +529,18 @@ def calibrate(m, *, R, epsilon, delta, R_c, d=1, tau=Z.DEFAULT_TAU, support=None
     predicted = {"ptr": ptr["predicted_mse"], "global": None}
     glob = None
     if support is not None:
-        glob = _best_global(m, R, eps, dl, d=d, tau=tau, support=check_positive(support, "support"), R_c=R_c,
-                            candidates=64)
+        glob = _best_global(
+            m, R, eps, dl, d=d, tau=tau, support=check_positive(support, "support"), R_c=R_c, candidates=64
+        )
         predicted["global"] = None if glob is None else glob[0]
     if glob is not None and glob[0] < ptr["predicted_mse"]:
         return Calibration("global", {"theta": glob[1]}, predicted)
     return Calibration("ptr", {k: ptr[k] for k in ("kappa0", "test_share", "cap")}, predicted)
 
 
-def calibrated_mechanism(dataset: UserDataset, rng, size=None, *, epsilon, delta, R, R_c, tau=Z.DEFAULT_TAU,
-                         support=None, calibration=None) -> np.ndarray:
+def calibrated_mechanism(
+    dataset: UserDataset, rng, size=None, *, epsilon, delta, R, R_c, tau=Z.DEFAULT_TAU, support=None, calibration=None
+) -> np.ndarray:
     """HLM with the calibration ``calibrate`` picks from the public counts of ``dataset``:
     ``zhao2024.mechanism`` at the tuned (kappa0, test_share, cap), or ``global_mechanism``.
     (epsilon, delta)-DP under ``REPLACE_USER_ITEMS`` either way (module docstring).
@@ -492,13 +555,16 @@ def calibrated_mechanism(dataset: UserDataset, rng, size=None, *, epsilon, delta
     elif isinstance(calibration, Calibration) and calibration.kind in ("ptr", "global"):
         cal = calibration
     else:
-        raise TypeError(f"calibration must be None or a Calibration of kind 'ptr' or 'global' (from calibrate), "
-                        f"got {calibration!r}")
+        raise TypeError(
+            f"calibration must be None or a Calibration of kind 'ptr' or 'global' (from calibrate), got {calibration!r}"
+        )
     if cal.kind == "global":
-        return global_mechanism(dataset, rng, size, epsilon=epsilon, delta=delta, R=R, R_c=R_c, support=support,
-                                tau=tau, **cal.params)
-    return Z.mechanism(dataset, rng, size, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, support=support,
-                       **cal.params)
+        return global_mechanism(
+            dataset, rng, size, epsilon=epsilon, delta=delta, R=R, R_c=R_c, support=support, tau=tau, **cal.params
+        )
+    return Z.mechanism(
+        dataset, rng, size, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, support=support, **cal.params
+    )
 
 
 def claim(epsilon, delta) -> ApproxDP:

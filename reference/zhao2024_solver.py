@@ -65,6 +65,7 @@ in some coordinate) pull with T_i times a direction computed from halved coordin
 difference overflows; their rounding is in eta. No numpy warning is raised on any input
 (``np.errstate``): a warning would be an output that depends on the data.
 """
+
 from __future__ import annotations
 
 import math
@@ -74,23 +75,32 @@ import numpy as np
 
 from ._checks import check_finite_array, check_int, check_positive
 
-__all__ = ["U", "FAR", "NEWTON_STEPS", "PASSES_1D", "Solution", "rounding_bound", "margin_gap", "guarantee_steps",
-           "feasible"]     # the solver itself is ``zhao2024.solve`` (which checks its inputs)
+__all__ = [
+    "U",
+    "FAR",
+    "NEWTON_STEPS",
+    "PASSES_1D",
+    "Solution",
+    "rounding_bound",
+    "margin_gap",
+    "guarantee_steps",
+    "feasible",
+]  # the solver itself is ``zhao2024.solve`` (which checks its inputs)
 
-U = 2.0 ** -53          # unit roundoff of float64: |fl(x) - x| <= U |x|
-FAR = 2.0 ** 1000       # a local offset beyond this (in some coordinate) is far (see the module docstring)
-NEWTON_STEPS = 50       # the fast path's cap (d >= 2); the guaranteed path does not depend on it
+U = 2.0**-53  # unit roundoff of float64: |fl(x) - x| <= U |x|
+FAR = 2.0**1000  # a local offset beyond this (in some coordinate) is far (see the module docstring)
+NEWTON_STEPS = 50  # the fast path's cap (d >= 2); the guaranteed path does not depend on it
 _QUIET = dict(over="ignore", invalid="ignore", divide="ignore", under="ignore")
 
 
 @dataclass(frozen=True)
 class Solution:
-    z: np.ndarray          # (d,) fl(s_hat)
-    delta: np.ndarray      # (d,) s_hat = z + delta exactly
-    eta: float             # rigorous upper bound on ||grad F(s_hat)||
-    margins: np.ndarray    # (n,) rigorous lower bounds on T_i - ||s_hat - y_i|| (-inf for far users)
-    certified: bool        # eta < e K(e): ||s_hat - s*|| < e (Lemma C)
-    path: str              # "exact-1d", "newton" or "guaranteed"
+    z: np.ndarray  # (d,) fl(s_hat)
+    delta: np.ndarray  # (d,) s_hat = z + delta exactly
+    eta: float  # rigorous upper bound on ||grad F(s_hat)||
+    margins: np.ndarray  # (n,) rigorous lower bounds on T_i - ||s_hat - y_i|| (-inf for far users)
+    certified: bool  # eta < e K(e): ||s_hat - s*|| < e (Lemma C)
+    path: str  # "exact-1d", "newton" or "guaranteed"
 
 
 # --------------------------------------------------------------------------- public bounds
@@ -98,8 +108,10 @@ def _wT(w, T, d) -> tuple[np.ndarray, np.ndarray, int]:
     w = check_finite_array(w, "w", ndim=(1,))
     T = check_finite_array(T, "T", ndim=(1,))
     if w.size == 0 or T.shape != w.shape or (w < 0).any() or not w.sum() > 0 or (T <= 0).any():
-        raise ValueError(f"w and T must be non-empty of one shape, w >= 0 with a positive sum and T > 0; got "
-                         f"shapes {w.shape}, {T.shape}")
+        raise ValueError(
+            f"w and T must be non-empty of one shape, w >= 0 with a positive sum and T > 0; got "
+            f"shapes {w.shape}, {T.shape}"
+        )
     return w, T, check_int(d, "d", lo=1)
 
 
@@ -198,9 +210,9 @@ def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class _Frame:
     """Local offsets u_i = fl(z - y_i) around a float centre z; far rows as fixed directions."""
 
-    z: np.ndarray          # (d,)
-    u: np.ndarray          # (n, d); far rows hold 0 (unused)
-    far: np.ndarray        # (n,) bool
+    z: np.ndarray  # (d,)
+    u: np.ndarray  # (n, d); far rows hold 0 (unused)
+    far: np.ndarray  # (n,) bool
     direction: np.ndarray  # (n, d) unit vectors (z - y_i)/||z - y_i|| on far rows, else 0
     half_norm: np.ndarray  # (n,) ||(z - y_i)/2|| on far rows (>= FAR/2), else inf
 
@@ -212,7 +224,7 @@ def _frame(y: np.ndarray, z: np.ndarray) -> _Frame:
         direction = np.zeros_like(u)
         half = np.full(y.shape[0], np.inf)
         if far.any():
-            v = 0.5 * z[None, :] - 0.5 * y[far]               # finite: |z/2|, |y/2| <= max / 2
+            v = 0.5 * z[None, :] - 0.5 * y[far]  # finite: |z/2|, |y/2| <= max / 2
             half[far] = _norms(v)
             direction[far] = v / half[far][:, None]
         u = np.where(far[:, None], 0.0, u)
@@ -247,17 +259,17 @@ def _certify(y, w, T, z, delta, e: float, path: str) -> Solution:
     a, r, psi = _psi(fr, dl, T)
     nd = float(_norms(dl[None, :])[0])
     with np.errstate(**_QUIET):
-        E = U * (2.02 * r + 1.02 * nd)                              # ||a_hat_i - a_i||
-        outside = r * (1 - (d + 5) * U) - E > T                     # a_hat_i and a_i both outside the ball
+        E = U * (2.02 * r + 1.02 * nd)  # ||a_hat_i - a_i||
+        outside = r * (1 - (d + 5) * U) - E > T  # a_hat_i and a_i both outside the ball
         if d == 1:
-            lip = np.where(outside, 0.0, 1.0)                      # psi = T sign(a): exact outside
+            lip = np.where(outside, 0.0, 1.0)  # psi = T sign(a): exact outside
         else:
             lip = np.where(outside, np.minimum(1.0, 2 * T / (r * (1 - (d + 5) * U))), 1.0)
         err = lip * E + (d + 8) * U * np.minimum(r, T)
         far_err = T * (2 * nd / np.maximum(2 * fr.half_norm - nd, 1e-300) + (d + 9) * U)
         err = np.where(fr.far, far_err if d > 1 else 0.0, err)
         g, levels = _pairwise_sum(w[:, None] * psi)
-        wpsi = w * np.minimum(np.where(fr.far, T, r), T)           # ||w_i psi_i||
+        wpsi = w * np.minimum(np.where(fr.far, T, r), T)  # ||w_i psi_i||
         gn = float(_norms(g[None, :])[0])
         rounding = math.fsum(w * err) + (U + levels * U * (1 + U) ** levels) * math.fsum(wpsi) + U * gn
         eta = gn * (1 + (d + 4) * U) + rounding * (1 + 4 * U)
@@ -269,7 +281,7 @@ def _certify(y, w, T, z, delta, e: float, path: str) -> Solution:
 
 
 # --------------------------------------------------------------------------- d = 1: exact
-PASSES_1D = 80          # public cap on the recentred passes of ``_solve_1d`` (see there)
+PASSES_1D = 80  # public cap on the recentred passes of ``_solve_1d`` (see there)
 
 
 def _piece_root(y, w, T, z: np.ndarray) -> float:
@@ -278,16 +290,16 @@ def _piece_root(y, w, T, z: np.ndarray) -> float:
     over the breakpoints (direct evaluation, O(n) each) finds the piece, whose root is exact."""
     fr = _frame(y, z)
     u = fr.u[:, 0].copy()
-    u[fr.far] = np.copysign(np.inf, fr.direction[fr.far, 0])            # far: +-inf offsets
+    u[fr.far] = np.copysign(np.inf, fr.direction[fr.far, 0])  # far: +-inf offsets
     with np.errstate(**_QUIET):
-        bp = np.sort(np.concatenate([-u - T, -u + T]))             # user i is quadratic on [-u_i - T_i, -u_i + T_i]
-    bp = bp[np.isfinite(bp)]                                        # the median's own user is near: bp has >= 2
+        bp = np.sort(np.concatenate([-u - T, -u + T]))  # user i is quadratic on [-u_i - T_i, -u_i + T_i]
+    bp = bp[np.isfinite(bp)]  # the median's own user is near: bp has >= 2
 
     def g(t: float) -> float:
         with np.errstate(**_QUIET):
             return float(w @ np.clip(u + t, -T, T))
 
-    a, b = 0, bp.size - 1                                           # g(bp[0]) <= 0 <= g(bp[-1])
+    a, b = 0, bp.size - 1  # g(bp[0]) <= 0 <= g(bp[-1])
     while b - a > 1:
         mid = (a + b) // 2
         if g(bp[mid]) <= 0:
@@ -296,8 +308,8 @@ def _piece_root(y, w, T, z: np.ndarray) -> float:
             b = mid
     lo, hi = float(bp[a]), float(bp[b])
     with np.errstate(**_QUIET):
-        S = math.fsum(w[(-u - T <= lo) & (-u + T >= hi)])            # slope on the piece [lo, hi]
-        t = lo - g(lo) / S if S > 0 else 0.5 * lo + 0.5 * hi     # S = 0: a flat piece (no unique root)
+        S = math.fsum(w[(-u - T <= lo) & (-u + T >= hi)])  # slope on the piece [lo, hi]
+        t = lo - g(lo) / S if S > 0 else 0.5 * lo + 0.5 * hi  # S = 0: a flat piece (no unique root)
     return min(max(t, lo), hi)
 
 
@@ -368,6 +380,7 @@ def _line_search(fr: _Frame, dl, p, w, T) -> float:
     """t >= 0 minimising F(delta - t p), p = grad F(delta): F is convex along the line, so its
     slope -<grad F(delta - t p), p> is non-decreasing; doubling brackets the sign change and
     bisection narrows it to 0.1% (at most ~1100 doublings in the float range, 60 halvings)."""
+
     def slope(t: float) -> float:
         return -float(_grad(fr, dl - t * p, w, T) @ p)
 
@@ -407,13 +420,13 @@ def _newton(y, w, T, target: float) -> tuple[np.ndarray, np.ndarray]:
             step = None
         if step is not None and np.all(np.isfinite(step)) and float(g @ step) > 0:
             t, slope = 1.0, float(g @ step)
-            for _ in range(40):                                   # Armijo backtracking
+            for _ in range(40):  # Armijo backtracking
                 Fc = _loss(fr, dl - t * step, w, T)
                 if Fc <= F - 1e-4 * t * slope:
                     dl, F, moved = dl - t * step, Fc, True
                     break
                 t *= 0.5
-        if not moved:                                             # exact line search along -g
+        if not moved:  # exact line search along -g
             cand = dl - _line_search(fr, dl, g, w, T) * g
             Fc = _loss(fr, cand, w, T)
             if not (np.all(np.isfinite(cand)) and Fc < F):
@@ -441,7 +454,7 @@ def _guaranteed(y, w, T, target: float, kappa0: float, rho: float, n1: int, n2: 
     gap = margin_gap(T, d)
     x = x_prev = np.zeros(d)
     t = 1.0
-    for k in range(n1):                                        # Beck and Teboulle 2009, FISTA (no prox)
+    for k in range(n1):  # Beck and Teboulle 2009, FISTA (no prox)
         t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
         v = x + ((t - 1.0) / t_next) * (x - x_prev) if k else x
         x_prev, x, t = x, v - _grad(fr, v, w, T) / L, t_next
@@ -451,12 +464,12 @@ def _guaranteed(y, w, T, target: float, kappa0: float, rho: float, n1: int, n2: 
         gn = float(_norms((w @ psi)[None, :])[0])
         if gn <= target:
             return z0, x
-        eps_k = 2.0 * L * R0 * R0 / (k + 2) ** 2                  # after k + 1 steps
+        eps_k = 2.0 * L * R0 * R0 / (k + 2) ** 2  # after k + 1 steps
         inside = eps_k < 0.5 * kappa0 * rho * rho
         Dk = (math.sqrt(2.0 * eps_k / kappa0) if inside else 0.5 * rho + eps_k / (kappa0 * rho)) * (1 + 1e-9)
         if (inside and gn > Dk + slack) or math.fsum(w[r <= T - rho + Dk + gap]) <= kappa0:
-            return z0, x                                       # not conditioned: nothing to guarantee
-    for _ in range(n2):                                        # gradient descent, step 1/L
+            return z0, x  # not conditioned: nothing to guarantee
+    for _ in range(n2):  # gradient descent, step 1/L
         g = _grad(fr, x, w, T)
         if float(_norms(g[None, :])[0]) <= target:
             break

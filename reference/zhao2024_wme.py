@@ -5,7 +5,8 @@
   Our copy is the poster only (../shared/papers/zhao2024-huber-user-level-mean-POSTER.md);
   its panel "Two-stage method (WME) [1]" describes the baseline below.
 - [1] D. Levy, Z. Sun, K. Amin, S. Kale, A. Kulesza, M. Mohri, A. T. Suresh, "Learning with
-  User-Level Privacy", NeurIPS 2021, arXiv:2102.11845 (the WME). The repository has no copy of it, so no algorithm or equation number of Levy et al. is cited: the
+  User-Level Privacy", NeurIPS 2021, arXiv:2102.11845 (the WME). The repository has no copy of it, so no algorithm
+  or equation number of Levy et al. is cited: the
   structure follows the poster's summary, and every detail the poster does not fix is
   labelled "derived here, not from the paper".
 - [DR14] Dwork, Roth, "The Algorithmic Foundations of Differential Privacy", 2014:
@@ -113,6 +114,7 @@ near mu holds >= (n - F) / 3. So, for every integer f with (n - f)/3 > f,
 P(mu_j not in I_j) <= P(Bin(n, beta) > f) + (K - 1) Q(((n - f)/3 - f) / (sqrt(2) sigma_1)),
 with Q(x) = 1 - Phi(x); for d > 1, a union bound over the d' coordinates.
 """
+
 from __future__ import annotations
 
 import math
@@ -121,24 +123,48 @@ import numbers
 import numpy as np
 
 from ._checks import (
-    MAGNITUDE, check_delta, check_epsilon, check_finite_array, check_generator, check_int, check_noise_scale,
-    check_positive, check_real, check_size)
+    MAGNITUDE,
+    check_delta,
+    check_epsilon,
+    check_finite_array,
+    check_generator,
+    check_int,
+    check_noise_scale,
+    check_positive,
+    check_real,
+    check_size,
+)
 from .claims import ApproxDP, Claims, GaussianDP
 from .data import UserDataset, check_dataset
 from .mechanisms import gaussian_gdp_mu, gaussian_sigma_analytic
 from .neighbours import REPLACE_USER_ITEMS
 
 __all__ = [
-    "RELATION", "DEFAULT_BETA", "MAX_D", "padded_dimension", "fwht", "random_signs", "rotate", "unrotate",
-    "wme_radius", "wme_histogram", "wme_localise", "wme_statistic", "wme_budgets",
-    "wme_sensitivities", "wme_noise_scales", "wme_gdp_mu", "wme_claim", "wme_mechanism",
+    "RELATION",
+    "DEFAULT_BETA",
+    "MAX_D",
+    "padded_dimension",
+    "fwht",
+    "random_signs",
+    "rotate",
+    "unrotate",
+    "wme_radius",
+    "wme_histogram",
+    "wme_localise",
+    "wme_statistic",
+    "wme_budgets",
+    "wme_sensitivities",
+    "wme_noise_scales",
+    "wme_gdp_mu",
+    "wme_claim",
+    "wme_mechanism",
 ]
 
-RELATION = REPLACE_USER_ITEMS       # poster eq. (1): one user's items differ; n and m_i public
-DEFAULT_BETA = 0.05                 # derived here, not from the paper: per-user Hoeffding failure
-_ROUND_UP = 1.0 + 2.0**-50          # covers two roundings (each <= 2^-53 relative) of a product
-_CHUNK = 2**22                      # floats per array in one chunk of releases (32 MB)
-MAX_D = 2**20                       # d <= 2^20: a rotation of n averages holds n x d' floats (d' < 2^21)
+RELATION = REPLACE_USER_ITEMS  # poster eq. (1): one user's items differ; n and m_i public
+DEFAULT_BETA = 0.05  # derived here, not from the paper: per-user Hoeffding failure
+_ROUND_UP = 1.0 + 2.0**-50  # covers two roundings (each <= 2^-53 relative) of a product
+_CHUNK = 2**22  # floats per array in one chunk of releases (32 MB)
+MAX_D = 2**20  # d <= 2^20: a rotation of n averages holds n x d' floats (d' < 2^21)
 
 
 # ------------------------------------------------------------------------------ inputs
@@ -163,8 +189,10 @@ def _min_count(m) -> int:
         return check_int(m, "m (items per user)")
     a = np.asarray(m) if isinstance(m, (list, tuple, np.ndarray)) else None
     if a is None or a.dtype.kind not in "iu" or a.ndim != 1:
-        raise TypeError(f"m must be an int or a 1-D integer array of items per user, got {type(m).__name__}"
-                        + ("" if a is None else f" of dtype {a.dtype}, shape {a.shape}"))
+        raise TypeError(
+            f"m must be an int or a 1-D integer array of items per user, got {type(m).__name__}"
+            + ("" if a is None else f" of dtype {a.dtype}, shape {a.shape}")
+        )
     if a.size == 0:
         raise ValueError("m must hold at least one user's item count, got an empty array")
     i = int(np.argmin(a))
@@ -209,8 +237,10 @@ def _local_averages(dataset, R: float) -> np.ndarray:
     bad = size > R
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"dataset values must lie in the declared support {what} (the WME's bin grid "
-                         f"assumes it; derived here, not from the paper); record {i} has norm {float(size[i])!r}")
+        raise ValueError(
+            f"dataset values must lie in the declared support {what} (the WME's bin grid "
+            f"assumes it; derived here, not from the paper); record {i} has norm {float(size[i])!r}"
+        )
     return D.local_averages().reshape(D.m, D.d)
 
 
@@ -223,16 +253,17 @@ def fwht(x) -> np.ndarray:
     if a.ndim == 0 or a.shape[-1] == 0 or a.shape[-1] & (a.shape[-1] - 1):
         raise ValueError(f"x must have a last axis whose length is a power of two, got shape {a.shape}")
     if a.size and float(np.max(np.abs(a))) > MAGNITUDE[1]:
-        raise ValueError(f"x entries must have |x| <= {MAGNITUDE[1]:g} (the supported range; sums of "
-                         f"d' <= 2^21 of them stay finite)")
+        raise ValueError(
+            f"x entries must have |x| <= {MAGNITUDE[1]:g} (the supported range; sums of d' <= 2^21 of them stay finite)"
+        )
     lead, n = a.shape[:-1], a.shape[-1]
     h = 1
-    while h < n:                                    # pass h: pairs (i, i + h) inside blocks of 2h
+    while h < n:  # pass h: pairs (i, i + h) inside blocks of 2h
         blocks = a.reshape(*lead, n // (2 * h), 2, h)
         top, bottom = blocks[..., 0, :], blocks[..., 1, :]
         a = np.stack((top + bottom, top - bottom), axis=-2).reshape(*lead, n)
         h *= 2
-    return a.copy() if a is x else a                # d' = 1: never hand back the caller's array
+    return a.copy() if a is x else a  # d' = 1: never hand back the caller's array
 
 
 def random_signs(d, rng, size=None) -> np.ndarray:
@@ -311,8 +342,8 @@ def _grid_size(R: float, tau: float) -> int:
 def _histogram(Z: np.ndarray, R: float, tau: float, K: int) -> np.ndarray:
     """c[r, j, k] = #{i : z_ij of rotation r in bin k}, shape (k_rot, d', K); one bincount."""
     k_rot, _, d_pad = Z.shape
-    b = np.floor((Z + R) / tau).astype(np.int64)           # bin [e_k, e_k+1), e_k = -R + k tau
-    np.clip(b, 0, K - 1, out=b)                           # z = R (= e_K) goes to the last bin
+    b = np.floor((Z + R) / tau).astype(np.int64)  # bin [e_k, e_k+1), e_k = -R + k tau
+    np.clip(b, 0, K - 1, out=b)  # z = R (= e_K) goes to the last bin
     cell = (np.arange(k_rot)[:, None, None] * d_pad + np.arange(d_pad)) * K + b
     return np.bincount(cell.ravel(), minlength=k_rot * d_pad * K).reshape(k_rot, d_pad, K).astype(float)
 
@@ -339,7 +370,7 @@ def wme_histogram(dataset: UserDataset, R, *, beta=DEFAULT_BETA, signs=None) -> 
 def _noisy_argmax(counts: np.ndarray, sigma1: float, rng, k: int) -> np.ndarray:
     """The chosen bin per release and coordinate, (k, d'): argmax of counts + N(0, sigma_1^2)."""
     noisy = counts + sigma1 * rng.standard_normal((k, *counts.shape[1:]))
-    return np.argmax(noisy, axis=-1)                       # ties have probability 0
+    return np.argmax(noisy, axis=-1)  # ties have probability 0
 
 
 def _interval(j, tau: float, R: float):
@@ -352,8 +383,9 @@ def _choose(counts: np.ndarray, sigma1: float, tau: float, R: float, rng, k: int
     return _interval(_noisy_argmax(counts, sigma1, rng, k), tau, R)
 
 
-def wme_localise(dataset: UserDataset, epsilon, delta, R, rng, size=None, *, beta=DEFAULT_BETA,
-                 signs=None) -> tuple[np.ndarray, np.ndarray]:
+def wme_localise(
+    dataset: UserDataset, epsilon, delta, R, rng, size=None, *, beta=DEFAULT_BETA, signs=None
+) -> tuple[np.ndarray, np.ndarray]:
     """Stage I: (lo, hi), the intervals I_j in rotated coordinates, each (d',) or (size, d').
 
     ``epsilon``, ``delta`` are this stage's budget (eps_1, delta_1 of ``wme_budgets``):
@@ -371,10 +403,10 @@ def wme_localise(dataset: UserDataset, epsilon, delta, R, rng, size=None, *, bet
     sigma1 = _sigma_1(d_pad, n, eps, dl)
     counts = _histogram(_rotated_averages(Y, s, R), R, tau, K)
     lo, hi = [], []
-    step = max(1, _CHUNK // (d_pad * K))                           # releases per chunk (memory)
+    step = max(1, _CHUNK // (d_pad * K))  # releases per chunk (memory)
     for start in range(0, k, step):
         c = min(step, k - start)
-        part = counts if counts.shape[0] == 1 else counts[start:start + c]
+        part = counts if counts.shape[0] == 1 else counts[start : start + c]
         a, b = _choose(part, sigma1, tau, R, rng, c)
         lo.append(a)
         hi.append(b)
@@ -402,11 +434,13 @@ def wme_statistic(dataset: UserDataset, lo, hi, R, *, signs=None) -> np.ndarray:
     try:
         k_shape = np.broadcast_shapes(lo.shape[:-1], hi.shape[:-1], () if s is None else s.shape[:-1])
     except ValueError:
-        raise ValueError(f"lo, hi and signs must have the same number of rows, got shapes {lo.shape}, "
-                         f"{hi.shape}, {None if s is None else s.shape}") from None
+        raise ValueError(
+            f"lo, hi and signs must have the same number of rows, got shapes {lo.shape}, "
+            f"{hi.shape}, {None if s is None else s.shape}"
+        ) from None
     if (lo > hi).any():
         raise ValueError("lo must be <= hi in every coordinate (an interval), got lo > hi somewhere")
-    Z = _rotated_averages(Y, s, R)                                      # (1 or k, n, d')
+    Z = _rotated_averages(Y, s, R)  # (1 or k, n, d')
     out = _clipped_mean(Z, lo.reshape(-1, d_pad), hi.reshape(-1, d_pad))
     return out.reshape(*k_shape, d_pad)
 
@@ -437,21 +471,21 @@ def _scaled_sigma(sensitivity: float, eps: float, delta: float) -> float:
 
 
 def _delta_1(d_pad: int) -> float:
-    return math.sqrt(2.0 * d_pad)                     # stage I: one unit moves in each of d' rows
+    return math.sqrt(2.0 * d_pad)  # stage I: one unit moves in each of d' rows
 
 
 def _delta_2(d_pad: int, n: int, tau: float, R: float) -> float:
-    return min(3.0 * tau * math.sqrt(d_pad), 2.0 * R) / n     # stage II: box diagonal, or 2R (projection)
+    return min(3.0 * tau * math.sqrt(d_pad), 2.0 * R) / n  # stage II: box diagonal, or 2R (projection)
 
 
 def _sigma_1(d_pad: int, n: int, eps1: float, delta1: float) -> float:
     sigma = _scaled_sigma(_delta_1(d_pad), eps1, delta1)
-    return check_noise_scale(sigma, float(n), "sigma_1 (stage I)")           # counts are <= n
+    return check_noise_scale(sigma, float(n), "sigma_1 (stage I)")  # counts are <= n
 
 
 def _sigma_2(d_pad: int, n: int, tau: float, R: float, eps2: float, delta2: float) -> float:
     sigma = _scaled_sigma(_delta_2(d_pad, n, tau, R), eps2, delta2)
-    return check_noise_scale(sigma, R, "sigma_2 (stage II)")    # |clipped mean| <= R (clip of [-R, R] data)
+    return check_noise_scale(sigma, R, "sigma_2 (stage II)")  # |clipped mean| <= R (clip of [-R, R] data)
 
 
 def wme_sensitivities(dataset: UserDataset, R, *, beta=DEFAULT_BETA) -> tuple[float, float]:
@@ -461,8 +495,7 @@ def wme_sensitivities(dataset: UserDataset, R, *, beta=DEFAULT_BETA) -> tuple[fl
     return _delta_1(d_pad), _delta_2(d_pad, n, tau, R)
 
 
-def wme_noise_scales(dataset: UserDataset, epsilon, delta, R, *, beta=DEFAULT_BETA,
-                     split=0.5) -> tuple[float, float]:
+def wme_noise_scales(dataset: UserDataset, epsilon, delta, R, *, beta=DEFAULT_BETA, split=0.5) -> tuple[float, float]:
     """(sigma_1, sigma_2) = (Delta_1 s_1, Delta_2 s_2), s_k = gaussian_sigma_analytic(1, eps_k, delta_k)."""
     e1, d1, e2, d2 = wme_budgets(epsilon, delta, split)
     _, _, d_pad, n, tau, _, R = _public(dataset, R, beta)
@@ -487,8 +520,9 @@ def wme_claim(epsilon, delta, *, split=0.5) -> Claims:
 
 
 # -------------------------------------------------------------------------- the release
-def wme_mechanism(dataset: UserDataset, epsilon, delta, R, rng, size=None, *, beta=DEFAULT_BETA,
-                  split=0.5) -> np.ndarray:
+def wme_mechanism(
+    dataset: UserDataset, epsilon, delta, R, rng, size=None, *, beta=DEFAULT_BETA, split=0.5
+) -> np.ndarray:
     """The WME release: shape () or (size,) for scalar values, (d,) or (size, d) otherwise.
 
     Each release draws its own signs (d > 1), stage-I noise and stage-II noise; releases
@@ -498,30 +532,30 @@ def wme_mechanism(dataset: UserDataset, epsilon, delta, R, rng, size=None, *, be
     Y, d, d_pad, n, tau, K, R = _public(dataset, R, beta)
     e1, d1, e2, d2 = wme_budgets(epsilon, delta, split)
     rng, size = check_generator(rng), check_size(size)
-    sigma1 = _sigma_1(d_pad, n, e1, d1)                                 # Delta_1 = sqrt(2 d')
-    sigma2 = _sigma_2(d_pad, n, tau, R, e2, d2)                 # Delta_2 = min(3 tau sqrt(d'), 2R) / n
+    sigma1 = _sigma_1(d_pad, n, e1, d1)  # Delta_1 = sqrt(2 d')
+    sigma2 = _sigma_2(d_pad, n, tau, R, e2, d2)  # Delta_2 = min(3 tau sqrt(d'), 2R) / n
     k = 1 if size is None else size
     per_release = d_pad * max(K, n)
     step = max(1, _CHUNK // per_release)
     out = np.empty((k, d))
-    if d == 1:                # no rotation: one histogram, and the clipped mean of each of the K bins
-        counts = _histogram(Y[None], R, tau, K)                          # (1, 1, K)
-        lo, hi = _interval(np.arange(K)[:, None], tau, R)                # every possible interval, (K, 1)
-        means = _clipped_mean(Y[None], lo, hi)                           # (K, 1): O(K n) once, not per release
+    if d == 1:  # no rotation: one histogram, and the clipped mean of each of the K bins
+        counts = _histogram(Y[None], R, tau, K)  # (1, 1, K)
+        lo, hi = _interval(np.arange(K)[:, None], tau, R)  # every possible interval, (K, 1)
+        means = _clipped_mean(Y[None], lo, hi)  # (K, 1): O(K n) once, not per release
         for start in range(0, k, _CHUNK):
             c = min(_CHUNK, k - start)
-            j = _noisy_argmax(counts, sigma1, rng, c)                    # stage I, (c, 1)
-            out[start:start + c] = means[j[:, 0]] + sigma2 * rng.standard_normal((c, 1))   # stage II
+            j = _noisy_argmax(counts, sigma1, rng, c)  # stage I, (c, 1)
+            out[start : start + c] = means[j[:, 0]] + sigma2 * rng.standard_normal((c, 1))  # stage II
         return _shape(out, dataset, size)
     for start in range(0, k, step):
         c = min(step, k - start)
-        s = random_signs(d, rng, c)                                      # (c, d')  step 0
-        Z = _rotated_averages(Y, s, R)                                   # (c, n, d')
-        counts = _histogram(Z, R, tau, K)                                # (c, d', K)
-        lo, hi = _choose(counts, sigma1, tau, R, rng, c)                 # stage I, (c, d')
-        z = _clipped_mean(Z, lo, hi)                                     # stage II, (c, d')
+        s = random_signs(d, rng, c)  # (c, d')  step 0
+        Z = _rotated_averages(Y, s, R)  # (c, n, d')
+        counts = _histogram(Z, R, tau, K)  # (c, d', K)
+        lo, hi = _choose(counts, sigma1, tau, R, rng, c)  # stage I, (c, d')
+        z = _clipped_mean(Z, lo, hi)  # stage II, (c, d')
         z += sigma2 * rng.standard_normal((c, d_pad))
-        out[start:start + c] = unrotate(z, s, d)                         # step 4: U^T z
+        out[start : start + c] = unrotate(z, s, d)  # step 4: U^T z
     return _shape(out, dataset, size)
 
 

@@ -10,6 +10,7 @@ on two cores a multi-threaded OpenBLAS waits for busy cores at each call: measur
 default run at a load average of about 3, ``test_working_set_falls_back_to_all_records``
 took 191.7 s against 1.9 s alone. Results never depend on the thread count, only the time.
 """
+
 import os
 
 import pytest
@@ -18,10 +19,20 @@ from hypothesis import HealthCheck, settings
 from userdp.audits.engine.blas import single_threaded_blas
 
 settings.register_profile("dev", max_examples=30, deadline=None)
-settings.register_profile("ci", max_examples=100, deadline=None, derandomize=True, database=None,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("thorough", max_examples=2000, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "thorough",
+    max_examples=2000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

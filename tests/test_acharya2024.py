@@ -1,6 +1,7 @@
 """Acharya et al. 2024 (PDP-OP): the property suite on the reference, the planted bugs,
 closed forms and bad input. Oracles: hand-computed d = 1 ridge and eta, the paper's
 formulas written out, the suite's own oracles (``properties/acharya2024.py``)."""
+
 from __future__ import annotations
 
 import math
@@ -13,6 +14,7 @@ from userdp.properties import acharya2024 as P
 from userdp.properties.adapter import check_property, check_suite_property
 from userdp.reference import acharya2024 as A
 from userdp.reference.data import UserDataset
+
 
 def _run(prop, impl):
     """One property run as a validator runs it: the suite's strategy, hard examples and effort
@@ -31,10 +33,13 @@ def test_sampled_neighbour_property_needs_a_neighbour():
     # Without a neighbour the property has no usable example (a caller bug, raised), where it
     # used to pass silently; pdp_examples() draws one under the suite's relation by default.
     with pytest.raises(RuntimeError, match="no usable example"):
-        check_property(P.prop_loss_bounded_on_sampled_neighbour, P.pdp_examples(neighbour=False), P.REFERENCE,
-                       max_examples=5)
-    assert check_property(P.prop_loss_bounded_on_sampled_neighbour, P.pdp_examples(), P.REFERENCE,
-                          max_examples=10).verdict == "pass"
+        check_property(
+            P.prop_loss_bounded_on_sampled_neighbour, P.pdp_examples(neighbour=False), P.REFERENCE, max_examples=5
+        )
+    assert (
+        check_property(P.prop_loss_bounded_on_sampled_neighbour, P.pdp_examples(), P.REFERENCE, max_examples=10).verdict
+        == "pass"
+    )
 
 
 @pytest.mark.parametrize("prop", P.ALL_PROPERTIES, ids=lambda p: p.__name__)
@@ -67,18 +72,32 @@ def test_every_property_fails_on_some_planted_bug():
     # prop_noise_scale_is_public on a scale read from the data, prop_refuses_out_of_domain on
     # a statistic that clips.
     assert missing == {"prop_noise_scale_is_public", "prop_refuses_out_of_domain"}
-    leaky = P.Adapter("bug: B from the data", None, P.REFERENCE.statistic, None,
-                      lambda D, *, Lambda: A.noise_scale(D, Lambda, B=max(1e-3, A.unregularised_norm(D))))
+    leaky = P.Adapter(
+        "bug: B from the data",
+        None,
+        P.REFERENCE.statistic,
+        None,
+        lambda D, *, Lambda: A.noise_scale(D, Lambda, B=max(1e-3, A.unregularised_norm(D))),
+    )
     assert _run(P.prop_noise_scale_is_public, leaky).verdict == "invariant violation"
-    clipping = P.Adapter("bug: clips", None, lambda D, *, Lambda: A.statistic(
-        D.with_fields(values=np.clip(D.values, 0, 1), labels=np.clip(D.labels, -1, 1)), Lambda))
+    clipping = P.Adapter(
+        "bug: clips",
+        None,
+        lambda D, *, Lambda: A.statistic(
+            D.with_fields(values=np.clip(D.values, 0, 1), labels=np.clip(D.labels, -1, 1)), Lambda
+        ),
+    )
     assert _run(P.prop_refuses_out_of_domain, clipping).verdict == "invariant violation"
 
 
 # ------------------------------------------------------------------ closed forms
 def _one_d(x, y, eps):
-    return UserDataset(np.asarray(x, float).reshape(-1, 1), np.arange(len(y)), labels=np.asarray(y, float),
-                       epsilons=np.asarray(eps, float))
+    return UserDataset(
+        np.asarray(x, float).reshape(-1, 1),
+        np.arange(len(y)),
+        labels=np.asarray(y, float),
+        epsilons=np.asarray(eps, float),
+    )
 
 
 def test_d1_closed_forms():
@@ -95,9 +114,9 @@ def test_d1_closed_forms():
 
 def test_theta_bound_branches():
     # B(lambda) = min(1/sqrt(lambda), sqrt(d)/lambda): 1/sqrt wins for lambda < d, sqrt(d)/lambda above.
-    assert A.theta_bound(0.25, 4) == pytest.approx(2.0)          # min(2, 8)
-    assert A.theta_bound(16.0, 4) == pytest.approx(0.125)        # min(0.25, 0.125)
-    assert A.theta_bound(16.0, 4, B=3.0) == 3.0                  # Assumption 3.3's constant
+    assert A.theta_bound(0.25, 4) == pytest.approx(2.0)  # min(2, 8)
+    assert A.theta_bound(16.0, 4) == pytest.approx(0.125)  # min(0.25, 0.125)
+    assert A.theta_bound(16.0, 4, B=3.0) == 3.0  # Assumption 3.3's constant
 
 
 def test_theorem34_neighbour_breaking_the_assumption():
@@ -112,7 +131,7 @@ def test_theorem34_neighbour_breaking_the_assumption():
     good = A.theorem34_sensitivity(ex.dataset, D2, ex.Lambda, 10.0)
     assert good["assumption_holds"] and good["realised"] <= good["declared"]
     shift = np.linalg.norm(A.statistic(ex.dataset, ex.Lambda) - A.statistic(D2, ex.Lambda))
-    assert shift <= A.sensitivity(ex.dataset, ex.Lambda)[0]       # Theorem 3.2's B(lambda) is always valid
+    assert shift <= A.sensitivity(ex.dataset, ex.Lambda)[0]  # Theorem 3.2's B(lambda) is always valid
 
 
 def test_jorgensen_closed_forms():
@@ -120,7 +139,7 @@ def test_jorgensen_closed_forms():
     p = A.jorgensen_probabilities(eps, 1.0)
     np.testing.assert_allclose(p, np.expm1(eps) / math.expm1(1.0), rtol=1e-15)
     assert p[-1] == 1.0
-    np.testing.assert_allclose(A.jorgensen_levels(eps, 1.0), eps, rtol=1e-12)   # ln(1 + p (e^t - 1)) = eps
+    np.testing.assert_allclose(A.jorgensen_levels(eps, 1.0), eps, rtol=1e-12)  # ln(1 + p (e^t - 1)) = eps
     np.testing.assert_allclose(A.jorgensen_levels(eps, 0.5), np.minimum(eps, 0.5), rtol=1e-12)
     assert A.jorgensen_threshold(_one_d([0.5] * 3, [0.0] * 3, eps), "mean") == pytest.approx(eps.mean())
 
@@ -158,9 +177,9 @@ def test_bad_input_names_the_argument():
         A.statistic(D.with_fields(labels=np.array([0.0, -1.5])), 1.0)
     with pytest.raises(ValueError, match="B"):
         A.mechanism(D, rng, Lambda=1.0, B=0.0)
-    with pytest.raises(ValueError, match="values"):                      # d = 0
+    with pytest.raises(ValueError, match="values"):  # d = 0
         A.statistic(UserDataset(np.zeros((2, 0)), np.arange(2), labels=np.zeros(2), epsilons=np.ones(2)), 1.0)
     with pytest.raises(ValueError):
-        UserDataset(np.zeros((0, 1)), np.arange(0), labels=np.zeros(0), epsilons=np.ones(0))   # n = 0
+        UserDataset(np.zeros((0, 1)), np.arange(0), labels=np.zeros(0), epsilons=np.ones(0))  # n = 0
     with pytest.raises(ValueError, match="threshold"):
         A.jorgensen_mechanism(D, rng, Lambda=1.0, threshold="median")

@@ -4,6 +4,7 @@ Oracles: the closed form of theta_bar in d = 1 (a scalar ridge), the paper's Del
 (Theorem A.4) written out here, the exact L2-Laplace loss ||shift|| eta, and the harness's
 guarantee (a correct mechanism is flagged with probability <= alpha).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,7 +18,7 @@ from userdp.reference.claims import PersonalizedDP
 
 
 def test_audit_records_are_the_most_stringent_the_most_lenient_and_a_middle_one():
-    assert R.audit_records((0.3, 0.1, 0.9, 0.5)) == [1, 2, 3]           # argmin, argmax, sorted middle
+    assert R.audit_records((0.3, 0.1, 0.9, 0.5)) == [1, 2, 3]  # argmin, argmax, sorted middle
     assert R.audit_records(R.PROFILE) == [0, 7, 4]
 
 
@@ -56,8 +57,16 @@ def test_declared_noise_model_matches_the_mechanism():
         assert loss == pytest.approx(R.realised_share(p.first, p, 100.0) * s.claim.epsilons[p.unit], rel=1e-9)
 
 
-@pytest.mark.parametrize("name", ["acharya2024.pdp-op", "acharya2024.pdp-op-d2", "acharya2024.nonpersonalized",
-                                  "acharya2024.jorgensen-max", "acharya2024.jorgensen-mean"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "acharya2024.pdp-op",
+        "acharya2024.pdp-op-d2",
+        "acharya2024.nonpersonalized",
+        "acharya2024.jorgensen-max",
+        "acharya2024.jorgensen-mean",
+    ],
+)
 def test_reference_entries_are_not_flagged(name):
     # A correct mechanism is flagged with probability <= alpha = 1e-5 here (confidence
     # 1 - 1e-5): the false-failure probability of this test.
@@ -68,10 +77,12 @@ def test_reference_entries_are_not_flagged(name):
 
 def _scaled_noise_mechanism(factor):
     """PDP-OP whose noise radius is scaled by ``factor`` (a planted bug for factor < 1)."""
+
     def mechanism(D, rng, size):
         theta = A.statistic(D, 100.0)
         z = A.mechanism(D, rng, size, Lambda=100.0) - theta
         return theta + factor * z
+
     return mechanism
 
 
@@ -82,8 +93,16 @@ def test_planted_noise_too_small_for_one_record_is_flagged():
     # ~2.0 > 1.5 by more than 15 standard errors: a miss has probability far below 1e-4. At
     # confidence 1 - 1e-5, eps_lb exceeds the true loss with probability <= 1e-5.
     s = get("acharya2024.pdp-op").setup()
-    r = audit(_scaled_noise_mechanism(0.7), s.pairs, s.claim, samples=100_000, confidence=1 - 1e-5, seed=0,
-              output="vector", noise_family="l2laplace")
+    r = audit(
+        _scaled_noise_mechanism(0.7),
+        s.pairs,
+        s.claim,
+        samples=100_000,
+        confidence=1 - 1e-5,
+        seed=0,
+        output="vector",
+        noise_family="l2laplace",
+    )
     assert r.verdict == "violation" and r.witness.unit == 7
     assert 1.5 < r.epsilon_lower_bound <= 1.5 * R.realised_share(s.pairs[1].first, s.pairs[1], 100.0) / 0.7
 
@@ -105,12 +124,14 @@ def test_per_record_refutes_a_planted_violation_at_the_reproductions_level():
     # 2.11 on record 7, as above): its witness's bound at alpha = 1e-4 / 9 is ~1.9 > 1.5, so
     # the claim fails; the reference's (true loss 1.479 <= 1.5) is never above 1.5 (undecided).
     from userdp.audits.engine import verdicts as V
+
     s = get("acharya2024.pdp-op").setup()
     lenient = [p for p in s.pairs if p.unit == 7]
     for mech, verdict in ((_scaled_noise_mechanism(0.7), "fails"), (s.mechanism, "undecided")):
         r = audit(mech, lenient, s.claim, samples=100_000, seed=0, output="vector", noise_family="l2laplace")
-        (c,) = V.decide([V.claim("record 7", V.refutable("eps_lb", R._witness_bound(r.witness), below=1.5))],
-                        error=1e-4 / 9)
+        (c,) = V.decide(
+            [V.claim("record 7", V.refutable("eps_lb", R._witness_bound(r.witness), below=1.5))], error=1e-4 / 9
+        )
         assert c["verdict"] == verdict, (c["intervals"], verdict)
         # at the audit's own alpha = 0.05 the bound is the audit's reported eps_lb (the numerator
         # count read by the witness's ordering; swapping them would give another number)
@@ -123,5 +144,7 @@ def test_per_record_reproduction_quick_claims():
     out = R.per_record(quick=True)
     assert [c["verdict"] for c in out["claims"]] == ["undecided", "holds"]
     assert {(r["entry"], r["record"]) for r in out["table"]} == {
-        (e, i) for e in ("acharya2024.pdp-op", "acharya2024.pdp-op-d2", "PDP-OP d = 30 (not registered)")
-        for i in (0, 4, 7)}
+        (e, i)
+        for e in ("acharya2024.pdp-op", "acharya2024.pdp-op-d2", "PDP-OP d = 30 (not registered)")
+        for i in (0, 4, 7)
+    }

@@ -7,6 +7,7 @@ L2-Laplace noise, against which the reference mechanism's Monte Carlo is compare
 Statistical tests use fixed seeds and state their false-failure probability (docs/design.md §7).
 The full-size runs (10,000 releases per cell) are marked slow.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,7 +26,7 @@ from userdp.audits.registry import all_reproductions
 from userdp.reference import acharya2024 as A
 
 README_SHA256 = "388eff679557d08ac19f463d025de5e0b4adc482537c8456d19934d78621fd47"  # ../shared/data/README.md
-FIRST_ROW = "19,female,27.9,0,yes,southwest,16884.924"                                # insurance.csv, line 2
+FIRST_ROW = "19,female,27.9,0,yes,southwest,16884.924"  # insurance.csv, line 2
 DATA = resources.files("userdp.audits.registry").joinpath("data")
 
 
@@ -44,7 +45,7 @@ def test_registered_with_a_first_line_each():
 def test_paper_tables_are_consistent_with_each_other():
     # The paper prints PDP-OP's column twice: Table 1 and Table 3 (synthetic), Table 2 and
     # Table 4 (Medical Cost), from the same runs. Our transcriptions must agree on it.
-    for lam in set(R.TABLE1) & set(R.TABLE3):                   # 1, 3, ..., 100, 200
+    for lam in set(R.TABLE1) & set(R.TABLE3):  # 1, 3, ..., 100, 200
         assert (R.TABLE1[lam][0], R.TABLE1[lam][2]) == (R.TABLE3[lam][0], R.TABLE3[lam][4])
     assert set(R.TABLE2) == set(R.TABLE4) == set(R.GRID_MEDICAL)
     for lam in R.TABLE2:
@@ -64,31 +65,43 @@ def test_shipped_csv_matches_its_provenance():
 def test_package_data_lists_the_shipped_files():
     cfg = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert set(cfg["tool"]["setuptools"]["package-data"]["userdp.audits.registry"]) == {
-        "data/insurance.csv", "data/PROVENANCE.md"}
+        "data/insurance.csv",
+        "data/PROVENANCE.md",
+    }
 
 
 def test_loaded_table_is_1338_by_7():
     t = R.load_medical_cost()
     assert tuple(t) == ("age", "sex", "bmi", "children", "smoker", "region", "charges")
-    assert {len(v) for v in t.values()} == {1338}                 # data README: 1,338 rows
-    assert (t["age"][0], t["sex"][0], t["charges"][0]) == (19.0, "female", 16884.924)   # FIRST_ROW
+    assert {len(v) for v in t.values()} == {1338}  # data README: 1,338 rows
+    assert (t["age"][0], t["sex"][0], t["charges"][0]) == (19.0, "female", 16884.924)  # FIRST_ROW
 
 
 def test_prepared_medical_is_in_the_domain():
     X, y = R.prepare_medical(R.load_medical_cost())
     assert X.shape == (1338, 12) and y.shape == (1338,)
     assert X.min() >= 0.0 and X.max() <= 1.0 and y.min() >= 0.0 and y.max() <= 1.0
-    assert np.all(X[:, -1] == 1.0)                                 # intercept
-    for cols in ((3, 5), (5, 7), (7, 11)):                         # sex, smoker, region: one level each
+    assert np.all(X[:, -1] == 1.0)  # intercept
+    for cols in ((3, 5), (5, 7), (7, 11)):  # sex, smoker, region: one level each
         assert np.all(X[:, slice(*cols)].sum(1) == 1.0)
     # FIRST_ROW by hand: age (19-18)/46, bmi (27.9-15)/40, 0 children, female, smoker, southwest
     np.testing.assert_allclose(X[0], [1 / 46, 12.9 / 40, 0, 1, 0, 0, 1, 0, 0, 0, 1, 1], rtol=1e-12)
     assert y[0] == pytest.approx(16884.924 / 65000, rel=1e-12)
 
 
-@pytest.mark.parametrize("column,value", [("age", 65.0), ("age", 17.0), ("bmi", 55.5), ("children", 6.0),
-                                          ("charges", -1.0), ("charges", 65000.01), ("region", "north"),
-                                          ("smoker", "sometimes")])
+@pytest.mark.parametrize(
+    "column,value",
+    [
+        ("age", 65.0),
+        ("age", 17.0),
+        ("bmi", 55.5),
+        ("children", 6.0),
+        ("charges", -1.0),
+        ("charges", 65000.01),
+        ("region", "north"),
+        ("smoker", "sometimes"),
+    ],
+)
 def test_a_value_outside_the_public_bounds_is_refused(column, value):
     t = R.load_medical_cost()
     t[column] = t[column].astype(object)
@@ -109,7 +122,7 @@ def test_split_is_the_papers():
     theta = np.linalg.lstsq(X[tr], y[tr], rcond=None)[0]
     charges = R.load_medical_cost()["charges"]
     mse = np.mean((X[te] @ theta - y[te]) ** 2) * (65000 / (charges.max() - charges.min())) ** 2
-    assert abs(mse - 9.43e-3) <= 0.005e-3                          # Table 4 prints 3 digits
+    assert abs(mse - 9.43e-3) <= 0.005e-3  # Table 4 prints 3 digits
 
 
 # ------------------------------------------------------------------------ synthetic setup
@@ -127,7 +140,7 @@ def test_synthetic_setup_is_noise_free_linear():
     # y = x.theta* / sqrt(d) exactly: OLS on the training set fits the test set to rounding
     theta = np.linalg.lstsq(s.D.values, s.D.labels, rcond=None)[0]
     assert np.max(np.abs(s.X_test @ theta - s.y_test)) < 1e-12
-    assert np.linalg.norm(theta) * math.sqrt(30) == pytest.approx(1.0, rel=1e-10)    # ||theta*|| = 1
+    assert np.linalg.norm(theta) * math.sqrt(30) == pytest.approx(1.0, rel=1e-10)  # ||theta*|| = 1
 
 
 def test_monte_carlo_matches_the_closed_form():
@@ -136,8 +149,9 @@ def test_monte_carlo_matches_the_closed_form():
     # Gamma/normal noise (all moments finite): false failure ~2 * 5.7e-7 under the CLT.
     s = R.synthetic_setup()
     releases = A.mechanism(s.D, np.random.default_rng(11), 200_000, Lambda=10.0)
-    for mc, exact in zip(R.release_losses(releases, s.X_test, s.y_test, 10.0),
-                         R.expected_losses(s.D, 10.0, s.X_test, s.y_test)):
+    for mc, exact in zip(
+        R.release_losses(releases, s.X_test, s.y_test, 10.0), R.expected_losses(s.D, 10.0, s.X_test, s.y_test)
+    ):
         assert abs(mc.mean() - exact) <= 5 * mc.std(ddof=1) / math.sqrt(mc.size)
 
 
@@ -194,6 +208,7 @@ def test_table1_design_is_the_stated_power_computation():
         jj = np.arange(1, n + 1)
         ok = jj[stats.binom.cdf(jj - 1, n, 0.5) <= alpha]
         return stats.binom.cdf(ok.max() - 1, n, R.INSTANCE_P_BELOW) if ok.size else 0.0
+
     assert power(n) >= 0.9 and all(power(k) < 0.9 for k in range(n - 30, n))
 
 
@@ -221,16 +236,16 @@ def test_table3_quick(quick):
     # a cell does not depend on the grid: Tables 1 and 3 share their PDP-OP draws
     t1 = {(r["lambda"], r["loss"]): r["PDP-OP"] for r in quick["table1"]["table"]}
     shared = {(r["lambda"], r["loss"]): r["PDP-OP"] for r in out["table"] if (r["lambda"], r["loss"]) in t1}
-    assert len(shared) == 24 and all(t1[k] == v for k, v in shared.items())     # 12 common lambdas
-    assert [r["J max paper"] for r in out["table"] if r["lambda"] == 25] == [0.0181, 13.1]    # Table 3, sic
+    assert len(shared) == 24 and all(t1[k] == v for k, v in shared.items())  # 12 common lambdas
+    assert [r["J max paper"] for r in out["table"] if r["lambda"] == 25] == [0.0181, 13.1]  # Table 3, sic
 
 
 def test_medical_quick(quick):
     out = quick["medical"]
-    assert [c["verdict"] for c in out["claims"][:2]] == ["holds", "holds"], out["claims"]    # exact
+    assert [c["verdict"] for c in out["claims"][:2]] == ["holds", "holds"], out["claims"]  # exact
     assert all(c["verdict"] != "fails" for c in out["claims"]), out["claims"]
     _rows_agree_with_closed_form(out["table"], ("PDP-OP", "non-pers"))
-    assert [r["non-private paper"] for r in out["table"][:2]] == [9.43e-3, 1.08e-2]        # Table 4, lambda = 0.01
+    assert [r["non-private paper"] for r in out["table"][:2]] == [9.43e-3, 1.08e-2]  # Table 4, lambda = 0.01
 
 
 def test_plot_is_written(quick, tmp_path):

@@ -4,6 +4,7 @@ reference, its planted bugs (tests/planted/amin2019_erm.py) and the registry ent
 
 Oracles: closed forms, brute force over all neighbours on small grids, scipy's Gamma law.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,9 +35,9 @@ def test_kept_records_first_tau_per_user():
     D = UserDataset(np.zeros(7), np.array([5, 3, 5, 5, 3, 7, 5]), labels=np.ones(7))
     # by hand: user 5 owns 0, 2, 3, 6 -> first two 0, 2; user 3: 1, 4; user 7: 5
     np.testing.assert_array_equal(A.kept_records(D, 2), [0, 1, 2, 4, 5])
-    assert A.effective_sample_size(D, 2) == 5                        # min(4,2)+min(2,2)+min(1,2)
+    assert A.effective_sample_size(D, 2) == 5  # min(4,2)+min(2,2)+min(1,2)
     w = A.weights(D, 2, n_min=8)
-    assert w[[0, 1, 2, 4, 5]] == pytest.approx(np.full(5, 1 / 8)) and w[[3, 6]].sum() == 0   # n' = max(5, 8)
+    assert w[[0, 1, 2, 4, 5]] == pytest.approx(np.full(5, 1 / 8)) and w[[3, 6]].sum() == 0  # n' = max(5, 8)
 
 
 def test_amin_sensitivity_closed_form():
@@ -58,6 +59,7 @@ def test_amin_refuses_a_minimiser_certified_worse_than_the_noise_accounts_for(mo
     # Delta_2 + 2 tol, so a solver result certified only to more than tol must be refused.
     # Planted bug: a solver that stops early (certificate 10 tol) - refused, never released.
     from userdp.reference import erm
+
     real = erm.minimise
 
     def sloppy(X, y, w, Lambda, loss, *, tol, **kw):
@@ -65,28 +67,34 @@ def test_amin_refuses_a_minimiser_certified_worse_than_the_noise_accounts_for(mo
         return erm.Minimiser(m.theta, 10 * tol, m.iterations)
 
     D = _data()
-    A.fit(D, **AMIN)                                                 # the real solver is certified
+    A.fit(D, **AMIN)  # the real solver is certified
     monkeypatch.setattr(erm, "minimise", sloppy)
     with pytest.raises(RuntimeError, match="certified only to"):
         A.mechanism(D, np.random.default_rng(0), epsilon=1.0, **AMIN)
 
 
 def test_amin_bias_bound_proposition1():
-    D = _data()                                                      # n = 30, n_tau(3) = 18
+    D = _data()  # n = 30, n_tau(3) = 18
     assert A.effective_sample_size(D, 3) == 18
     assert A.bias_bound(D, 3) == pytest.approx(math.sqrt(0.5 * math.log(30 / 18)), rel=1e-14)
     assert A.bias_bound(D, 3, var_H=0.01) == pytest.approx(math.sqrt(2 * 30 / 18 * 0.01), rel=1e-14)
     assert A.bias_bound_tau0(0.25) == pytest.approx(math.sqrt(0.5 * math.log(4)), rel=1e-14)
-    assert A.bias_bound_tau0(1.0) == 0.0                             # keep everything: no bias
+    assert A.bias_bound_tau0(1.0) == 0.0  # keep everything: no bias
     # second line of Prop. 1 bounds the first when tau = tau0 n: n_tau / n >= tau0
     assert A.bias_bound(D, 3) <= A.bias_bound_tau0(3 / 30)
 
 
-@pytest.mark.parametrize("bad, match", [
-    (dict(tau=0), r"tau must be an integer in \[1, "), (dict(tau=2.5), "tau must be an int"),
-    (dict(n_min=0), r"n_min must be an integer in \[1, "), (dict(epsilon=0.0), "epsilon"),
-    (dict(Lambda=-1.0), "Lambda"), (dict(loss="hinge"), "loss must be one of"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(tau=0), r"tau must be an integer in \[1, "),
+        (dict(tau=2.5), "tau must be an int"),
+        (dict(n_min=0), r"n_min must be an integer in \[1, "),
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(Lambda=-1.0), "Lambda"),
+        (dict(loss="hinge"), "loss must be one of"),
+    ],
+)
 def test_amin_bad_input(bad, match):
     p = dict(epsilon=1.0, **AMIN) | bad
     with pytest.raises((ValueError, TypeError), match=match):
@@ -142,6 +150,7 @@ def test_noise_scale_property_sees_a_data_dependent_reference_mechanism(monkeypa
     def leaky(D, rng, size=None, *, epsilon, **p):
         n_tau = A.effective_sample_size(D, p["tau"])
         return real(D, rng, size, epsilon=epsilon * n_tau / max(n_tau, p["n_min"]), **p)
+
     monkeypatch.setattr(A, "mechanism", leaky)
     f = check_property(P.prop_noise_scale_is_public, P.amin_pairs(), P.amin_reference(), max_examples=60)
     assert f.verdict == "invariant violation" and "depends on the data" in f.message, f
@@ -160,9 +169,9 @@ def test_amin_brute_force_all_neighbours_on_grid(loss):
         t0, Delta = A.statistic(D, **p), A.sensitivity(**p)
         for D2 in P.amin_brute_force_pairs(D, points, labels, 3):
             gap = np.linalg.norm(A.statistic(D2, **p) - t0)
-            assert gap <= Delta * (1 + 1e-9) + 1e-9, (p, gap, Delta)   # tolerance: see properties/amin2019_erm.py
+            assert gap <= Delta * (1 + 1e-9) + 1e-9, (p, gap, Delta)  # tolerance: see properties/amin2019_erm.py
             worst = max(worst, gap / Delta)
-    assert worst > 0.2   # the bound is not vacuous here: some neighbour moves theta-hat by > Delta_2 / 5
+    assert worst > 0.2  # the bound is not vacuous here: some neighbour moves theta-hat by > Delta_2 / 5
 
 
 # ============================================================================= planted bugs

@@ -28,6 +28,7 @@ for a bad value), against whatever ``userdp`` is installed; entries absent from 
 are counted as skipped. ``--compare BEFORE.json AFTER.json`` prints the before/after table
 of two saved probes (calls per class, per module, and how the calls moved between classes).
 """
+
 from __future__ import annotations
 
 import faulthandler
@@ -54,7 +55,7 @@ import pytest
 
 import bad_input_table as T
 
-TIME_LIMIT = 5.0          # seconds per call; every valid call of the table takes < 0.5 s
+TIME_LIMIT = 5.0  # seconds per call; every valid call of the table takes < 0.5 s
 # SIGALRM is only seen between Python bytecodes: a hang inside one C call (a BLAS or scipy
 # loop) would not be interrupted. Then faulthandler dumps every thread's stack and ends
 # the process (exit status 1) after BACKSTOP seconds, so such a hang fails the run instead
@@ -68,9 +69,11 @@ _backstop_stream = None
 
 def _backstop_file():
     global _backstop_stream
-    if _backstop_stream is None:            # a bare descriptor: nothing to close at exit
+    if _backstop_stream is None:  # a bare descriptor: nothing to close at exit
         _backstop_stream = os.open(BACKSTOP_LOG, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     return _backstop_stream
+
+
 # A bad size or dimension (size = 10^8 + 1, d = 2^31) that slips through makes numpy allocate
 # gigabytes; on a shared machine that is everyone's memory. Each call may grow the address
 # space by MEMORY_LIMIT bytes only: beyond that its allocation fails (MemoryError, a crash).
@@ -96,6 +99,7 @@ class _MemoryCap:
         if now is None:
             return self
         import resource
+
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         cap = now + MEMORY_LIMIT
         if hard != resource.RLIM_INFINITY:
@@ -108,12 +112,23 @@ class _MemoryCap:
     def __exit__(self, *exc):
         if self.old is not None:
             import resource
+
             resource.setrlimit(resource.RLIMIT_AS, self.old)
         return False
 
-MODULES = ["userdp.audits.engine.bounds", "userdp.audits.engine.harness", "userdp.properties.adapter", "userdp.audits.engine.ceiling",
-           "userdp.audits.engine.whitebox", "userdp.audits.validation.run", "userdp.audits.engine.verdicts", "userdp.audits.validation.protocol",
-           "userdp.audits.validation.vectors", "userdp.audits.validation.vector_cases"]
+
+MODULES = [
+    "userdp.audits.engine.bounds",
+    "userdp.audits.engine.harness",
+    "userdp.properties.adapter",
+    "userdp.audits.engine.ceiling",
+    "userdp.audits.engine.whitebox",
+    "userdp.audits.validation.run",
+    "userdp.audits.engine.verdicts",
+    "userdp.audits.validation.protocol",
+    "userdp.audits.validation.vectors",
+    "userdp.audits.validation.vector_cases",
+]
 
 # Public names that are not functions of user input, with the reason.
 EXEMPT = {
@@ -159,15 +174,17 @@ EXEMPT = {
     "vector_cases.BugClass": "a record of the package's own vocabulary (BUG_CLASSES), never built from user input",
     "vector_cases.Design": "a record of the package's own designs (DESIGNS), never built from user input",
     "validation.run.register_validation": "registry plumbing (registry modules call it at import; a second spec for "
-                                    "one algorithm must not be left registered by a table call); its refusals "
-                                    "are tested in tests/audits/test_validate_cli.py",
+    "one algorithm must not be left registered by a table call); its refusals "
+    "are tested in tests/audits/test_validate_cli.py",
 }
 
 
 def _modules():
     import userdp.reference as R
-    names = ["userdp.reference"] + [f"userdp.reference.{m.name}" for m in pkgutil.iter_modules(R.__path__)
-                                    if not m.name.startswith("_")]
+
+    names = ["userdp.reference"] + [
+        f"userdp.reference.{m.name}" for m in pkgutil.iter_modules(R.__path__) if not m.name.startswith("_")
+    ]
     return [importlib.import_module(n) for n in names + MODULES]
 
 
@@ -188,7 +205,7 @@ def _takes_arguments(func) -> bool:
 
 def _public_methods(cls):
     attrs = {}
-    for klass in reversed(cls.__mro__):                  # inherited methods too (userdp classes only)
+    for klass in reversed(cls.__mro__):  # inherited methods too (userdp classes only)
         if klass.__module__.startswith("userdp"):
             attrs.update(vars(klass))
     for name, attr in attrs.items():
@@ -205,8 +222,9 @@ def required_names(modules=None) -> dict[str, set[str]]:
     a public instance of a userdp class whose class is not public needs its methods itself."""
     need: dict[str, set[str]] = {}
     modules = _modules() if modules is None else modules
-    classes = {getattr(m, n) for m in modules for n in getattr(m, "__all__", [])
-               if isinstance(getattr(m, n), type)}                # public somewhere: covered there
+    classes = {
+        getattr(m, n) for m in modules for n in getattr(m, "__all__", []) if isinstance(getattr(m, n), type)
+    }  # public somewhere: covered there
     for mod in modules:
         short = _short(mod)
         public = {n: getattr(mod, n) for n in getattr(mod, "__all__", [])}
@@ -241,7 +259,7 @@ def classify(entry, param: str, value, expect_ok: bool = False) -> tuple[str, st
     """(class, detail) of one call: good / weak / crash / hang / silent, or ok / fails for a valid one."""
     try:
         kwargs = entry.valid()
-    except Exception as exc:                              # the table's own valid arguments failed
+    except Exception as exc:  # the table's own valid arguments failed
         return "crash", f"valid() raised {type(exc).__name__}: {exc}"
     if param is not None:
         kwargs[param] = value
@@ -252,7 +270,7 @@ def classify(entry, param: str, value, expect_ok: bool = False) -> tuple[str, st
     faulthandler.dump_traceback_later(BACKSTOP, exit=True, file=_backstop_file())
     try:
         with warnings.catch_warnings(), _MemoryCap():
-            warnings.simplefilter("error")                # a warning is not an answer
+            warnings.simplefilter("error")  # a warning is not an answer
             entry.call(**kwargs)
     except _Timeout:
         return "hang", f"no answer within {TIME_LIMIT} s"
@@ -264,7 +282,7 @@ def classify(entry, param: str, value, expect_ok: bool = False) -> tuple[str, st
         if any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", msg) for n in names):
             return "good", msg
         return "weak", f"{type(exc).__name__} does not name {param!r}: {msg}"
-    except Exception as exc:                              # noqa: BLE001 - classified, not hidden
+    except Exception as exc:  # noqa: BLE001 - classified, not hidden
         return ("fails" if expect_ok else "crash"), f"{type(exc).__name__}: {exc}"
     finally:
         faulthandler.cancel_dump_traceback_later()
@@ -313,7 +331,7 @@ def test_every_entry_names_a_public_callable_and_legacy_ones_are_gone():
 def test_table_names_are_unique_and_every_entry_has_bad_values():
     names = Counter(e.name for e in T.TABLE)
     assert [n for n, k in names.items() if k > 1] == []
-    no_args = {"reference.allow_large_epsilon"}                  # takes no argument at all
+    no_args = {"reference.allow_large_epsilon"}  # takes no argument at all
     assert [e.name for e in CURRENT if not e.bad and e.name not in no_args] == []
 
 
@@ -340,20 +358,27 @@ def _is_51(v) -> bool:
 
 def epsilon_params(entry) -> list[str]:
     """The entry's privacy-level parameters: a bad value is 51.0 or a sequence holding it."""
-    return [p for p, values in entry.bad.items()
-            if any(_is_51(v) or (isinstance(v, (list, tuple)) and any(_is_51(x) for x in v)) for v in values)]
+    return [
+        p
+        for p, values in entry.bad.items()
+        if any(_is_51(v) or (isinstance(v, (list, tuple)) and any(_is_51(x) for x in v)) for v in values)
+    ]
 
 
 def _set_to(valid_value, x: float):
     """The valid value of a privacy-level parameter with every level replaced by ``x``."""
     if isinstance(valid_value, (list, tuple, np.ndarray)):
-        return type(valid_value)([x] * len(valid_value)) if not isinstance(valid_value, np.ndarray) \
+        return (
+            type(valid_value)([x] * len(valid_value))
+            if not isinstance(valid_value, np.ndarray)
             else np.full(valid_value.shape, x)
+        )
     return x
 
 
 def large_epsilon_failures(entry) -> list[str]:
     from userdp.reference import allow_large_epsilon
+
     out = []
     for p in epsilon_params(entry):
         if (entry.name, p) in LARGE_EPSILON_EXEMPT:
@@ -382,11 +407,21 @@ EPSILON_ENTRIES = [e for e in CURRENT if epsilon_params(e)]
 def test_the_epsilon_cap_covers_the_mechanisms():
     # The opt-in is tested on every entry with a privacy level; these must be among them.
     names = {e.name for e in EPSILON_ENTRIES}
-    for must in ("mechanisms.laplace_mechanism", "amin2019.mechanism", "amin2019.private_cap_mechanism",
-                 "amin2019_erm.mechanism", "epasto2020.wa_mechanism", "epasto2020.optimal_wa_mechanism",
-                 "epasto2020.sample_limiting_mechanism", "epasto2020_erm.mechanism", "epasto2020_gwa.mechanism",
-                 "epasto2020_gwa.sample_limited_ols_mechanism", "claims.PureDP", "claims.PersonalizedDP",
-                 "data.UserDataset"):
+    for must in (
+        "mechanisms.laplace_mechanism",
+        "amin2019.mechanism",
+        "amin2019.private_cap_mechanism",
+        "amin2019_erm.mechanism",
+        "epasto2020.wa_mechanism",
+        "epasto2020.optimal_wa_mechanism",
+        "epasto2020.sample_limiting_mechanism",
+        "epasto2020_erm.mechanism",
+        "epasto2020_gwa.mechanism",
+        "epasto2020_gwa.sample_limited_ols_mechanism",
+        "claims.PureDP",
+        "claims.PersonalizedDP",
+        "data.UserDataset",
+    ):
         assert must in names, must
     assert {k[0] for k in LARGE_EPSILON_EXEMPT} <= names
 
@@ -397,33 +432,38 @@ def test_epsilon_above_50_is_refused_unless_opted_in(entry):
     assert not failures, f"{entry.name}: {len(failures)} epsilon-cap call(s) wrong:\n  " + "\n  ".join(failures)
 
 
-def _capped(epsilon):                  # the intended check: 50 unless opted in, 1e50 always
+def _capped(epsilon):  # the intended check: 50 unless opted in, 1e50 always
     from userdp.reference._checks import check_epsilon
+
     return check_epsilon(epsilon)
 
 
-def _cap_ignores_opt_in(epsilon):      # planted: a hard-coded cap the opt-in does not reach
+def _cap_ignores_opt_in(epsilon):  # planted: a hard-coded cap the opt-in does not reach
     if not 1e-50 <= epsilon <= 50.0:
         raise ValueError(f"epsilon must lie in [1e-50, 50], got {epsilon!r}")
 
 
-def _no_cap(epsilon):                  # planted: only positivity checked
+def _no_cap(epsilon):  # planted: only positivity checked
     if not epsilon > 0:
         raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
 
 
 def _opt_in_lifts_everything(epsilon):  # planted: the opt-in also lifts the magnitude range
     from userdp.reference._checks import _LARGE_EPSILON
+
     if not (1e-50 <= epsilon <= (math.inf if _LARGE_EPSILON.get() else 50.0)):
         raise ValueError(f"epsilon out of range, got {epsilon!r}")
 
 
-@pytest.mark.parametrize("func,want", [
-    (_capped, []),
-    (_cap_ignores_opt_in, ["epsilon = 51 inside allow_large_epsilon(): fails"]),
-    (_no_cap, ["epsilon = 51 without the opt-in: silent", "epsilon = 1e60 inside allow_large_epsilon(): silent"]),
-    (_opt_in_lifts_everything, ["epsilon = 1e60 inside allow_large_epsilon(): silent"]),
-])
+@pytest.mark.parametrize(
+    "func,want",
+    [
+        (_capped, []),
+        (_cap_ignores_opt_in, ["epsilon = 51 inside allow_large_epsilon(): fails"]),
+        (_no_cap, ["epsilon = 51 without the opt-in: silent", "epsilon = 1e60 inside allow_large_epsilon(): silent"]),
+        (_opt_in_lifts_everything, ["epsilon = 1e60 inside allow_large_epsilon(): silent"]),
+    ],
+)
 def test_the_epsilon_cap_check_catches_planted_caps(func, want):
     e = T.Entry("planted.cap", func, lambda: dict(epsilon=1.0), {"epsilon": T.EPS()})
     got = [f.split(":")[0] + ":" + f.split(":")[1] for f in large_epsilon_failures(e)]
@@ -448,7 +488,7 @@ class _Rel:
     def neighbour(self, D, user_id):
         return D
 
-    def changed_units(self):                # no argument: nothing to refuse
+    def changed_units(self):  # no argument: nothing to refuse
         return set()
 
 
@@ -469,10 +509,14 @@ def test_a_new_public_function_without_an_entry_is_caught():
     _Rel.__module__ = "userdp.planted_fake"
     mod = _planted_module(new_estimator=new_estimator, Shiny=Shiny, SOME_TOL=1e-9, REL=inst)
     need = required_names([mod])
-    assert set(need) == {"planted_fake.new_estimator", "planted_fake.Shiny", "planted_fake.Shiny.fit",
-                         "planted_fake.REL.neighbour"}
+    assert set(need) == {
+        "planted_fake.new_estimator",
+        "planted_fake.Shiny",
+        "planted_fake.Shiny.fit",
+        "planted_fake.REL.neighbour",
+    }
     have = {e.name for e in CURRENT}
-    assert all(not (ok & have) for ok in need.values())      # none of them has an entry
+    assert all(not (ok & have) for ok in need.values())  # none of them has an entry
 
 
 def test_every_scoped_module_declares_its_public_api():
@@ -489,8 +533,9 @@ def test_a_documented_valid_value_that_fails_and_a_broken_valid_call_are_reporte
         return x
 
     e = T.Entry("planted.ok", f, lambda: dict(x=1.0), {"x": [-1.0]}, ok={"x": [0.0]})
-    assert entry_failures(e) == ["x = 0.0 (documented valid): fails: ValueError: "
-                                 "x = 0 is refused (planted: 0 was documented valid)"]
+    assert entry_failures(e) == [
+        "x = 0.0 (documented valid): fails: ValueError: x = 0 is refused (planted: 0 was documented valid)"
+    ]
     broken = T.Entry("planted.valid", f, lambda: dict(x=0.0), {"x": [-1.0]})
     assert entry_failures(broken)[0].startswith("the valid call fails")
 
@@ -506,19 +551,19 @@ def test_a_message_must_name_the_argument_as_a_word():
 
 
 def _silent(epsilon):
-    return 1.0 / epsilon if epsilon == epsilon else 0.0         # NaN slips through
+    return 1.0 / epsilon if epsilon == epsilon else 0.0  # NaN slips through
 
 
 def _crash(epsilon):
-    return {}["epsilon"]                                        # KeyError, not a refusal
+    return {}["epsilon"]  # KeyError, not a refusal
 
 
 def _weak(epsilon):
-    raise ValueError("bad value")                               # does not name the argument
+    raise ValueError("bad value")  # does not name the argument
 
 
 def _hang(epsilon):
-    while True:                                                 # never returns
+    while True:  # never returns
         pass
 
 
@@ -532,8 +577,10 @@ def _good(epsilon):
     raise ValueError(f"epsilon must be finite, got {epsilon!r}")
 
 
-@pytest.mark.parametrize("func,want", [(_silent, "silent"), (_crash, "crash"), (_weak, "weak"), (_hang, "hang"),
-                                       (_huge, "crash"), (_good, "good")])
+@pytest.mark.parametrize(
+    "func,want",
+    [(_silent, "silent"), (_crash, "crash"), (_weak, "weak"), (_hang, "hang"), (_huge, "crash"), (_good, "good")],
+)
 def test_the_grader_classes_planted_input_checks(func, want, monkeypatch):
     # Planted bugs of input checking itself: the grader must tell each failure class apart.
     monkeypatch.setattr(sys.modules[__name__], "TIME_LIMIT", 0.3)
@@ -551,8 +598,14 @@ def test_a_hang_inside_one_c_call_ends_the_process_with_a_dump():
         print(B.classify(e, "epsilon", 1.0))
     """)
     here = pathlib.Path(__file__).parent
-    run = subprocess.run([sys.executable, "-c", code], cwd=here, capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "PYTHONPATH": str(here)})
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=here,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(here)},
+    )
     assert run.returncode == 1 and run.stdout == "", (run.returncode, run.stdout, run.stderr[-500:])
     assert "Timeout (0:00:01)!" in run.stderr and "in classify" in run.stderr
 
@@ -581,18 +634,34 @@ def probe() -> dict:
             for i, v in enumerate(values):
                 t0 = time.perf_counter()
                 cls, detail = classify(e, param, v)
-                rows.append({"function": e.name, "module": e.name.split(".")[0], "param": param, "index": i,
-                             "value": re.sub(r" at 0x[0-9a-f]+", "", repr(v))[:60], "class": cls,
-                             "detail": detail[:300],
-                             "seconds": round(time.perf_counter() - t0, 3)})
+                rows.append(
+                    {
+                        "function": e.name,
+                        "module": e.name.split(".")[0],
+                        "param": param,
+                        "index": i,
+                        "value": re.sub(r" at 0x[0-9a-f]+", "", repr(v))[:60],
+                        "class": cls,
+                        "detail": detail[:300],
+                        "seconds": round(time.perf_counter() - t0, 3),
+                    }
+                )
     counts = Counter(r["class"] for r in rows)
-    return {"userdp": _installed(), "calls": len(rows), "functions": len({r["function"] for r in rows}),
-            "counts": {k: counts.get(k, 0) for k in CLASSES}, "by_module": _by_module(rows),
-            "skipped_entries": skipped, "valid_call_fails": valid_fails, "rows": rows}
+    return {
+        "userdp": _installed(),
+        "calls": len(rows),
+        "functions": len({r["function"] for r in rows}),
+        "counts": {k: counts.get(k, 0) for k in CLASSES},
+        "by_module": _by_module(rows),
+        "skipped_entries": skipped,
+        "valid_call_fails": valid_fails,
+        "rows": rows,
+    }
 
 
 def _installed() -> str:
     import userdp.reference
+
     return str(pathlib.Path(userdp.reference.__file__).resolve().parent.parent)
 
 
@@ -621,25 +690,38 @@ def compare(before: dict, after: dict) -> str:
     key = lambda r: (r["function"], r["param"], r.get("index", r["value"]))  # noqa: E731 (same table: same index)
     b, a = {key(r): r for r in before["rows"]}, {key(r): r for r in after["rows"]}
     both = [k for k in b if k in a]
-    out = [f"{len(both)} calls in both runs ({len(b) - len(both)} only before, {len(a) - len(both)} only after)",
-           "", "class     before   after"]
+    out = [
+        f"{len(both)} calls in both runs ({len(b) - len(both)} only before, {len(a) - len(both)} only after)",
+        "",
+        "class     before   after",
+    ]
     for k in CLASSES:
         out.append(f"{k:8s} {sum(b[x]['class'] == k for x in both):7d} {sum(a[x]['class'] == k for x in both):7d}")
     for label, side in (("before", b), ("after", a)):
         out += ["", _table(f"{label}: module", _by_module([side[x] for x in both]))]
     moves = Counter((b[x]["class"], a[x]["class"]) for x in both)
-    out += ["", "moves (before -> after): " + ", ".join(f"{p} -> {q}: {n}" for (p, q), n in sorted(moves.items())
-                                                        if p != q)]
+    out += [
+        "",
+        "moves (before -> after): " + ", ".join(f"{p} -> {q}: {n}" for (p, q), n in sorted(moves.items()) if p != q),
+    ]
     worse = [x for x in both if b[x]["class"] == "good" and a[x]["class"] != "good"]
     out += [f"good before, not after: {len(worse)}"] + [
         f"  {a[x]['class']:7s} {a[x]['function']}({a[x]['param']}={a[x]['value']}); before: {b[x]['detail'][:80]}"
-        for x in worse]
+        for x in worse
+    ]
     return "\n".join(out)
 
 
 def test_compare_counts_the_calls_both_probes_made():
-    row = lambda f, i, c: {"function": f, "module": f.split(".")[0], "param": "p", "index": i,  # noqa: E731
-                           "value": str(i), "class": c, "detail": ""}
+    row = lambda f, i, c: {  # noqa: E731
+        "function": f,
+        "module": f.split(".")[0],
+        "param": "p",
+        "index": i,  # noqa: E731
+        "value": str(i),
+        "class": c,
+        "detail": "",
+    }
     before = {"rows": [row("m.f", 0, "silent"), row("m.f", 1, "good"), row("m.g", 0, "crash")]}
     after = {"rows": [row("m.f", 0, "good"), row("m.f", 1, "weak"), row("m.h", 0, "good")]}
     text = compare(before, after)
@@ -650,14 +732,19 @@ def test_compare_counts_the_calls_both_probes_made():
 
 def main(argv=None) -> int:
     import argparse
+
     ap = argparse.ArgumentParser(description="bad-input probe of the installed userdp (issue 7)")
     ap.add_argument("--report", action="store_true", help="also list every call that is not good")
     ap.add_argument("--json", metavar="FILE", help="write every call's class to FILE")
-    ap.add_argument("--compare", nargs=2, metavar=("BEFORE.json", "AFTER.json"),
-                    help="print the before/after table of two saved probes (runs nothing)")
+    ap.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("BEFORE.json", "AFTER.json"),
+        help="print the before/after table of two saved probes (runs nothing)",
+    )
     a = ap.parse_args(argv)
     global _backstop_stream
-    _backstop_stream = sys.stderr                        # a script: the dump goes to the terminal
+    _backstop_stream = sys.stderr  # a script: the dump goes to the terminal
     if a.compare:
         with open(a.compare[0]) as f0, open(a.compare[1]) as f1:
             print(compare(json.load(f0), json.load(f1)))

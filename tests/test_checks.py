@@ -1,4 +1,5 @@
 """The shared argument checks name the argument, the value and the bound."""
+
 import numpy as np
 import pytest
 
@@ -19,7 +20,9 @@ def test_delta_in_unit_interval(bad):
 
 @pytest.mark.parametrize("bad", [0.0, -2.0])
 def test_sensitivity_positive(bad):
-    with pytest.raises(ValueError, match=r"sensitivity must be finite and > 0, in \[1e-50, 1e\+50\] \(the supported range\), got"):
+    with pytest.raises(
+        ValueError, match=r"sensitivity must be finite and > 0, in \[1e-50, 1e\+50\] \(the supported range\), got"
+    ):
         C.check_sensitivity(bad)
 
 

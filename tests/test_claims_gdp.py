@@ -9,6 +9,7 @@ discretisation. dp_accounting is a test-only dependency, imported here only.
 
 Every check below is also run on a planted wrong formula (``*_BUGS``) and must reject it.
 """
+
 from __future__ import annotations
 
 import functools
@@ -53,7 +54,7 @@ def _profile_rel_error(delta_fn) -> float:
     return worst
 
 
-PROFILE_TOL = 1e-9   # measured agreement ~1e-12 (both are double-precision closed forms)
+PROFILE_TOL = 1e-9  # measured agreement ~1e-12 (both are double-precision closed forms)
 PROFILE_BUGS = {
     # sigma and mu confused: the profile of N(0, mu^2), i.e. of (1/mu)-GDP
     "sigma-for-mu": lambda mu, eps: GaussianDP(1.0 / mu).delta_at(eps),
@@ -91,8 +92,10 @@ def _small_mu_ok(delta_fn) -> bool:
     + O(mu^2)); at mu = 1e-40 the O(mu^2) term is 40 digits below, so rel 1e-12 is rounding
     (eps = s mu stays in the supported range [1e-50, ...])."""
     mu = 1e-40
-    return all(delta_fn(mu, s * mu) == pytest.approx(mu * (norm.pdf(s) - s * norm.sf(s)), rel=1e-12, abs=0)
-               for s in (0.0, 0.5, 1.0, 3.0, 8.0))
+    return all(
+        delta_fn(mu, s * mu) == pytest.approx(mu * (norm.pdf(s) - s * norm.sf(s)), rel=1e-12, abs=0)
+        for s in (0.0, 0.5, 1.0, 3.0, 8.0)
+    )
 
 
 def test_delta_at_small_mu_first_order():
@@ -164,8 +167,8 @@ def test_epsilon_at_is_the_exact_conversion(mu, delta):
     g = GaussianDP(mu, delta)
     assert _conversion_ok(lambda m, d: GaussianDP(m).epsilon_at(d), mu, delta)
     eps = g.epsilon_at(delta)
-    assert g.delta_at(eps) <= delta            # the guarantee holds at the returned eps
-    assert g.as_eps_delta() == (eps, delta)    # as_eps_delta is the conversion at the claim's delta
+    assert g.delta_at(eps) <= delta  # the guarantee holds at the returned eps
+    assert g.as_eps_delta() == (eps, delta)  # as_eps_delta is the conversion at the claim's delta
 
 
 @pytest.mark.parametrize("bug", sorted(CONVERSION_BUGS))
@@ -176,7 +179,7 @@ def test_conversion_check_rejects_planted_formula(bug):
 def test_epsilon_at_zero_when_delta_exceeds_total_variation():
     # delta(0) = 2 Phi(mu/2) - 1 (closed form): at or below delta, eps = 0
     mu = 0.1
-    tv = 2 * norm.cdf(mu / 2) - 1                           # 0.0399
+    tv = 2 * norm.cdf(mu / 2) - 1  # 0.0399
     assert GaussianDP(mu).epsilon_at(tv * 1.001) == 0.0
     assert GaussianDP(mu).epsilon_at(tv * 0.999) > 0.0
 
@@ -194,8 +197,13 @@ def _composed_pld(mus: tuple, pessimistic: bool):
     composed; pessimistic upper- and optimistic lower-bounds the exact delta(eps)."""
     d = None
     for mu in mus:
-        p = pld.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0, pessimistic_estimate=pessimistic,
-                                        use_connect_dots=pessimistic, value_discretization_interval=1e-4)
+        p = pld.from_gaussian_mechanism(
+            1.0 / mu,
+            sensitivity=1.0,
+            pessimistic_estimate=pessimistic,
+            use_connect_dots=pessimistic,
+            value_discretization_interval=1e-4,
+        )
         d = p if d is None else d.compose(p)
     return d
 
@@ -203,22 +211,23 @@ def _composed_pld(mus: tuple, pessimistic: bool):
 def _composition_ok(compose_fn, mus) -> bool:
     g = compose_fn(mus)
     lo, hi = _composed_pld(tuple(mus), False), _composed_pld(tuple(mus), True)
-    return all(lo.get_delta_for_epsilon(e) <= g.delta_at(e) <= hi.get_delta_for_epsilon(e)
-               for e in (0.25, 1.0, 2.0, 4.0))
+    return all(
+        lo.get_delta_for_epsilon(e) <= g.delta_at(e) <= hi.get_delta_for_epsilon(e) for e in (0.25, 1.0, 2.0, 4.0)
+    )
 
 
-COMPOSE_MUS = (0.3, 0.4, 1.2)   # sqrt(0.09 + 0.16 + 1.44) = 1.3
+COMPOSE_MUS = (0.3, 0.4, 1.2)  # sqrt(0.09 + 0.16 + 1.44) = 1.3
 COMPOSITION_BUGS = {
-    "sum-of-mu": lambda mus: GaussianDP(sum(mus)),                          # basic composition
-    "sqrt-of-sum": lambda mus: GaussianDP(math.sqrt(sum(mus))),             # squares forgotten
-    "max-of-mu": lambda mus: GaussianDP(max(mus)),                          # parallel, not sequential
+    "sum-of-mu": lambda mus: GaussianDP(sum(mus)),  # basic composition
+    "sqrt-of-sum": lambda mus: GaussianDP(math.sqrt(sum(mus))),  # squares forgotten
+    "max-of-mu": lambda mus: GaussianDP(max(mus)),  # parallel, not sequential
 }
 
 
 def test_compose_closed_form_and_dp_accounting():
     g = GaussianDP(0.3).compose(GaussianDP(0.4), GaussianDP(1.2))
     assert g.mu == pytest.approx(1.3, rel=1e-15, abs=0)
-    assert GaussianDP(0.3, delta=1e-7).compose(GaussianDP(0.4)).delta == 1e-7   # keeps its delta
+    assert GaussianDP(0.3, delta=1e-7).compose(GaussianDP(0.4)).delta == 1e-7  # keeps its delta
     assert _composition_ok(lambda mus: GaussianDP(mus[0]).compose(*map(GaussianDP, mus[1:])), COMPOSE_MUS)
     # T equal steps: sqrt(T) mu
     assert GaussianDP(0.5).compose(*[GaussianDP(0.5)] * 15).mu == pytest.approx(2.0, rel=1e-15, abs=0)
@@ -234,8 +243,10 @@ def test_claims_carries_both_and_reports_the_primary():
     c = Claims(ApproxDP(1.0, 1e-5), GaussianDP(0.268))
     assert c.as_eps_delta() == (1.0, 1e-5)
     assert c.kind == "claims"
-    assert c.params() == {"primary": {"kind": "approx", "params": ApproxDP(1.0, 1e-5).params()},
-                          "gdp": {"kind": "gdp", "params": {"mu": 0.268, "delta": 1e-5}}}
+    assert c.params() == {
+        "primary": {"kind": "approx", "params": ApproxDP(1.0, 1e-5).params()},
+        "gdp": {"kind": "gdp", "params": {"mu": 0.268, "delta": 1e-5}},
+    }
     assert Claims(RenyiDP(2.0, 0.5, 1e-5), GaussianDP(1.0)).as_eps_delta() == RenyiDP(2.0, 0.5, 1e-5).as_eps_delta()
 
 
@@ -280,8 +291,10 @@ def _declared_mu_is_exact(mu_fn, sensitivity, sigma) -> bool:
     """The declared mu's profile equals the exact hockey stick of N(0, sigma^2) vs
     N(sensitivity, sigma^2) (dp_accounting), i.e. the declared mu is the mechanism's exact mu."""
     g, oracle = GaussianDP(mu_fn(sensitivity, sigma)), GaussianPrivacyLoss(sigma, sensitivity=sensitivity)
-    return all(abs(g.delta_at(e) - oracle.get_delta_for_epsilon(e)) <= 1e-9 * oracle.get_delta_for_epsilon(e)
-               for e in (0.0, 0.5, 1.0, 2.0))
+    return all(
+        abs(g.delta_at(e) - oracle.get_delta_for_epsilon(e)) <= 1e-9 * oracle.get_delta_for_epsilon(e)
+        for e in (0.0, 0.5, 1.0, 2.0)
+    )
 
 
 GAUSSIAN_MU_BUGS = {
@@ -320,8 +333,8 @@ def _epasto_mu_ok(mu_fn, eps, delta, T) -> bool:
     if not exact <= mu <= exact * (1 + 1e-13):
         return False
     steps = lambda pess: pld.from_gaussian_mechanism(  # noqa: E731
-        sigma, sensitivity=Delta, pessimistic_estimate=pess, use_connect_dots=pess,
-        value_discretization_interval=1e-4).self_compose(T)
+        sigma, sensitivity=Delta, pessimistic_estimate=pess, use_connect_dots=pess, value_discretization_interval=1e-4
+    ).self_compose(T)
     lo, hi = steps(False), steps(True)
     g = GaussianDP(mu)
     # eps where delta >= 1e-7: below that the FFT composition's ~1e-15 absolute rounding
@@ -331,8 +344,8 @@ def _epasto_mu_ok(mu_fn, eps, delta, T) -> bool:
 
 EPASTO_CASES = [(1.0, 1e-5, 1), (1.0, 1e-5, 10), (2.0, 1e-6, 50)]
 EPASTO_MU_BUGS = {
-    "no-composition": lambda eps, d, T: E.gdp_mu(eps, d, T) / math.sqrt(T),      # one step's mu
-    "linear-in-T": lambda eps, d, T: E.gdp_mu(eps, d, T) * math.sqrt(T),         # T mu, basic composition
+    "no-composition": lambda eps, d, T: E.gdp_mu(eps, d, T) / math.sqrt(T),  # one step's mu
+    "linear-in-T": lambda eps, d, T: E.gdp_mu(eps, d, T) * math.sqrt(T),  # T mu, basic composition
 }
 
 

@@ -2,6 +2,7 @@
 
 Oracles: plain-Python loops over records (brute force), never the code under test.
 """
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -70,30 +71,42 @@ def test_without_user_and_take():
         D.without_user(8)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(values=[1.0, 2.0], user_ids=[0]), r"user_ids must have shape \(2,\)"),
-    (dict(values=[1.0, np.nan], user_ids=[0, 1]), r"values must be finite; values\[1\]"),
-    (dict(values=[1.0, np.inf], user_ids=[0, 1]), r"values\[1\] = inf"),
-    (dict(values=[1.0, 2.0], user_ids=[0, -1]), r"user_ids must be non-negative; user_ids\[1\]"),
-    (dict(values=[1.0, 2.0], user_ids=[0, 1.5]), r"user_ids must be integers; user_ids\[1\] = 1.5"),
-    (dict(values=[], user_ids=[]), "at least one record"),
-    (dict(values=[1.0, 2.0], user_ids=[0, 1], labels=[1.0]), r"labels must have shape \(2,\)"),
-    (dict(values=[1.0, 2.0], user_ids=[0, 1], labels=[1.0, np.nan]), r"labels\[1\]"),
-    (dict(values=[1.0, 2.0], user_ids=[0, 1], epsilons=[1.0, 0.0]), r"epsilons\[1\] must be finite and > 0, in \[1e-50, 50\].*got 0.0"),
-    (dict(values=[1.0, 2.0], user_ids=[0, 1], epsilons=[-1.0, 1.0]), r"epsilons\[0\] must be finite and > 0.*got -1.0"),
-    (dict(values=[1.0, 2.0], user_ids=[0, 1], task_ids=[0, -2]), r"task_ids must be non-negative"),
-    (dict(values=np.zeros((2, 0)), user_ids=[0, 1]), "at least one column"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(values=[1.0, 2.0], user_ids=[0]), r"user_ids must have shape \(2,\)"),
+        (dict(values=[1.0, np.nan], user_ids=[0, 1]), r"values must be finite; values\[1\]"),
+        (dict(values=[1.0, np.inf], user_ids=[0, 1]), r"values\[1\] = inf"),
+        (dict(values=[1.0, 2.0], user_ids=[0, -1]), r"user_ids must be non-negative; user_ids\[1\]"),
+        (dict(values=[1.0, 2.0], user_ids=[0, 1.5]), r"user_ids must be integers; user_ids\[1\] = 1.5"),
+        (dict(values=[], user_ids=[]), "at least one record"),
+        (dict(values=[1.0, 2.0], user_ids=[0, 1], labels=[1.0]), r"labels must have shape \(2,\)"),
+        (dict(values=[1.0, 2.0], user_ids=[0, 1], labels=[1.0, np.nan]), r"labels\[1\]"),
+        (
+            dict(values=[1.0, 2.0], user_ids=[0, 1], epsilons=[1.0, 0.0]),
+            r"epsilons\[1\] must be finite and > 0, in \[1e-50, 50\].*got 0.0",
+        ),
+        (
+            dict(values=[1.0, 2.0], user_ids=[0, 1], epsilons=[-1.0, 1.0]),
+            r"epsilons\[0\] must be finite and > 0.*got -1.0",
+        ),
+        (dict(values=[1.0, 2.0], user_ids=[0, 1], task_ids=[0, -2]), r"task_ids must be non-negative"),
+        (dict(values=np.zeros((2, 0)), user_ids=[0, 1]), "at least one column"),
+    ],
+)
 def test_bad_fields_raise_value_error_naming_the_field(kwargs, match):
     with pytest.raises(ValueError, match=match):
         UserDataset(**kwargs)
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(values=[1.0, 2.0], user_ids=["a", "b"]),
-    dict(values=[1.0, 2.0], user_ids=[True, False]),
-    dict(values=["x", "y"], user_ids=[0, 1]),
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(values=[1.0, 2.0], user_ids=["a", "b"]),
+        dict(values=[1.0, 2.0], user_ids=[True, False]),
+        dict(values=["x", "y"], user_ids=[0, 1]),
+    ],
+)
 def test_bad_types_raise_type_error(kwargs):
     with pytest.raises(TypeError):
         UserDataset(**kwargs)
@@ -109,11 +122,14 @@ def test_task_helpers_need_task_ids():
         UserDataset([1.0], [0]).task_users(0)
 
 
-_BOUNDS = st.one_of(st.integers(1, 2**20), st.integers(2**45, 2**63 - 1))   # small, and near the packing limit
+_BOUNDS = st.one_of(st.integers(1, 2**20), st.integers(2**45, 2**63 - 1))  # small, and near the packing limit
 
 
-@given(st.tuples(_BOUNDS, st.integers(1, 3000)).flatmap(
-    lambda bn: hnp.arrays(np.int64, bn[1], elements=st.integers(0, bn[0] - 1)).map(lambda k: (k, bn[0]))))
+@given(
+    st.tuples(_BOUNDS, st.integers(1, 3000)).flatmap(
+        lambda bn: hnp.arrays(np.int64, bn[1], elements=st.integers(0, bn[0] - 1)).map(lambda k: (k, bn[0]))
+    )
+)
 def test_stable_argsort_of_packed_pairs_matches_numpy_stable_argsort(keys_bound):
     # Oracle: numpy's own stable argsort (a merge sort). Bounds near 2^63 / 2^b (n <= 3000:
     # b <= 12) reach both branches: packed pairs (bound * 2^b <= 2^63) and the merge-sort fallback.
@@ -134,7 +150,7 @@ def test_stable_argsort_keeps_record_order_among_equal_keys_at_scale():
     # default quicksort, or packing without the position) would reorder equal keys.
     keys = np.random.default_rng(5).integers(0, 300, 100_000)
     assert np.array_equal(data._stable_argsort(keys, 300), np.argsort(keys, kind="stable"))
-    wide = keys * 2**50                                    # too wide to pack: the fallback
+    wide = keys * 2**50  # too wide to pack: the fallback
     assert np.array_equal(data._stable_argsort(wide, 300 * 2**50), np.argsort(wide, kind="stable"))
 
 
@@ -148,7 +164,7 @@ def _skewed_ids(draw):
     sizes = np.array(heavy + light)
     ids = np.repeat(np.arange(sizes.size), sizes)
     perm = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).permutation(ids.size)
-    gaps = draw(st.integers(1, 5))                                   # users need not be 0..m-1
+    gaps = draw(st.integers(1, 5))  # users need not be 0..m-1
     return ids[perm] * gaps
 
 
@@ -170,7 +186,7 @@ def test_group_order_at_the_heavy_user_limit(m_heavy):
     rng = np.random.default_rng(m_heavy)
     sizes = np.r_[rng.integers(20, 60, m_heavy), rng.integers(1, 4, 40)]
     ids = rng.permutation(np.repeat(np.arange(sizes.size), sizes))
-    assert 2 * np.sort(sizes)[-min(255, sizes.size):].sum() >= ids.size
+    assert 2 * np.sort(sizes)[-min(255, sizes.size) :].sum() >= ids.size
     got, want = _group_order_of(ids)
     assert np.array_equal(got, want)
 

@@ -19,6 +19,7 @@ Commands run from the repository root (`examples.*` and `tests/...` resolve as i
 through bash, with this venv's `bin` first on PATH. A command shown on several pages runs
 once and is checked against every block that shows it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -35,7 +36,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", flags=re.M | re.S)
-COMMENT = re.compile(r"""\s#\s*([^'"#]*)$""")          # a trailing shell comment outside quotes
+COMMENT = re.compile(r"""\s#\s*([^'"#]*)$""")  # a trailing shell comment outside quotes
 FILE_LINE = re.compile(r"# ([A-Za-z_]\w*\.py)\s*$")
 
 
@@ -63,6 +64,7 @@ def page_files(page: pathlib.Path) -> dict[str, str]:
 @dataclass
 class Shown:
     """One command as shown on one page, with the output lines shown under it."""
+
     page: pathlib.Path
     line: int
     command: str
@@ -122,25 +124,38 @@ def test_command_runs_as_shown(command, shown, tmp_path):
             files[name] = src
     for name, src in files.items():
         (tmp_path / name).write_text(src)
-    env = dict(os.environ, USERDP_DOCS_NESTED="1", PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]).rstrip(
-        os.pathsep), PATH=os.pathsep.join([str(pathlib.Path(sys.executable).parent), os.environ["PATH"]]))
+    env = dict(
+        os.environ,
+        USERDP_DOCS_NESTED="1",
+        PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        PATH=os.pathsep.join([str(pathlib.Path(sys.executable).parent), os.environ["PATH"]]),
+    )
     proc = subprocess.run(["bash", "-c", command], cwd=REPO, env=env, capture_output=True, text=True, timeout=3600)
     printed = {l.rstrip() for l in (proc.stdout + "\n" + proc.stderr).splitlines()}
     for s in shown:
         where = f"{rel(s.page)}:{s.line}"
-        assert proc.returncode in s.statuses, \
-            f"{where}: `{command}` exited {proc.returncode}, the page says {s.statuses}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        assert proc.returncode in s.statuses, (
+            f"{where}: `{command}` exited {proc.returncode}, the page says "
+            f"{s.statuses}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
         missing = [l for l in s.output if l not in printed]
         assert not missing, f"{where}: lines shown but not printed by `{command}`: {missing}\n{proc.stdout[-3000:]}"
 
 
 def test_the_parser_reads_status_slowness_and_continuations(tmp_path):
     page = tmp_path / "p.md"
-    page.write_text("x\n```console\n$ userdp a \\\n  --b 1  # exit 1, slow\nout 1\n...\n$ userdp c  # exit 0|1\n"
-                    "```\n```\n$ not a console block\n```\n")
+    page.write_text(
+        "x\n```console\n$ userdp a \\\n  --b 1  # exit 1, slow\nout 1\n...\n$ userdp c  # exit 0|1\n"
+        "```\n```\n$ not a console block\n```\n"
+    )
     a, c = console_commands(page)
-    assert (a.command, a.statuses, a.slow, a.output, a.line) == ("userdp a --b 1  # exit 1, slow", (1,), True,
-                                                                  ["out 1"], 3)
+    assert (a.command, a.statuses, a.slow, a.output, a.line) == (
+        "userdp a --b 1  # exit 1, slow",
+        (1,),
+        True,
+        ["out 1"],
+        3,
+    )
     assert (c.command, c.statuses, c.slow, c.output) == ("userdp c  # exit 0|1", (0, 1), False, [])
     assert parse_options("""userdp audit --kwargs '{"a": "#x"}'""") == ((0,), False)
 
@@ -152,9 +167,13 @@ def test_the_pages_show_commands():
 
 
 # ------------------------------------------------------------------ python blocks
-OWN_TESTS = ("from_user_lists", "check_property", "allow_large_epsilon")   # run by the tests below, with their output
-PY_BLOCKS = [pytest.param(p, n, b, id=f"{rel(p)}:{n}") for p in PAGES for n, b in blocks(p, "python")
-             if not any(k in b for k in OWN_TESTS)]
+OWN_TESTS = ("from_user_lists", "check_property", "allow_large_epsilon")  # run by the tests below, with their output
+PY_BLOCKS = [
+    pytest.param(p, n, b, id=f"{rel(p)}:{n}")
+    for p in PAGES
+    for n, b in blocks(p, "python")
+    if not any(k in b for k in OWN_TESTS)
+]
 
 
 def run_python(body: str, where: str) -> list[str]:
@@ -193,16 +212,19 @@ def test_suite_example_flags_the_planted_bug():
 
 def test_large_epsilon_example_refuses_then_releases():
     import numpy as np
+
     lines = run_python(_block("docs/validate.md", "allow_large_epsilon"), "docs/validate.md")
-    assert lines[0].startswith("refused: epsilon must be finite and > 0, in [1e-50, 50]") and \
-        "allow_large_epsilon()" in lines[0], lines
+    assert (
+        lines[0].startswith("refused: epsilon must be finite and > 0, in [1e-50, 50]")
+        and "allow_large_epsilon()" in lines[0]
+    ), lines
     assert lines[1].startswith("released: ") and np.isfinite(float(lines[1].split(": ")[1])), lines
 
 
 # ------------------------------------------------------------------ the call-shape table of docs/validate.md
 def _shape_rows():
     text = (REPO / "docs" / "validate.md").read_text()
-    table = text[text.index("| algorithm | keyword parameters |"):]
+    table = text[text.index("| algorithm | keyword parameters |") :]
     rows = [l for l in table.splitlines()[2:] if l.startswith("| `")]
     return [tuple(c.strip().strip("`") for c in r.strip("|").split("|")) for r in rows]
 
@@ -210,6 +232,7 @@ def _shape_rows():
 def test_call_shape_table_is_what_signature_prints(capsys):
     from userdp.audits.cli import main as cli
     from userdp.audits.registry import all_entries
+
     rows = _shape_rows()
     validated = sorted(e.name for e in all_entries() if e.kind == "reference")
     assert sorted(r[0] for r in rows) == validated, "one row per algorithm validate supports"
@@ -217,9 +240,10 @@ def test_call_shape_table_is_what_signature_prints(capsys):
         assert cli.main(["validate", algorithm, "--signature"]) == 0
         out = capsys.readouterr().out
         assert f"one release per call:  f(dataset, rng, *, {params})" in out, algorithm
-        reads = out[out.index("this algorithm reads:"):out.index("neighbouring relation and claim:")]
-        assert [l.split()[0] for l in reads.splitlines()[1:] if l.startswith("  ") and not l.startswith("   ")] \
-            == [f.strip() for f in fields.split(",")], algorithm
+        reads = out[out.index("this algorithm reads:") : out.index("neighbouring relation and claim:")]
+        assert [l.split()[0] for l in reads.splitlines()[1:] if l.startswith("  ") and not l.startswith("   ")] == [
+            f.strip() for f in fields.split(",")
+        ], algorithm
         assert f"neighbouring relation and claim: {relation}" in out, algorithm
         assert f"returns one release: {release}" in out, algorithm
 
@@ -231,7 +255,7 @@ LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 @pytest.mark.parametrize("page", [pytest.param(p, id=rel(p)) for p in PAGES])
 def test_links_point_to_files_that_exist(page):
     for target in LINK.findall(page.read_text()):
-        if re.match(r"[a-z]+:", target):            # http:, https:, mailto:
+        if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
             continue
         assert (page.parent / target).exists(), f"{rel(page)} links to {target}, which does not exist"
 

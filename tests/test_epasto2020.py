@@ -4,6 +4,7 @@ audits and the Theorem 2 reproduction.
 Tolerances: closed forms below are exact rationals evaluated in double precision, so
 they are compared with rel=1e-12 (a few ulps of rounding, far below any real error).
 """
+
 from __future__ import annotations
 
 
@@ -135,8 +136,9 @@ def test_mechanism_needs_a_generator():
 # ---------------------------------------------------- exact optimisers against brute force
 profiles = user_size_profiles(max_users=12, max_size=40)
 # sigma: 0 or a magnitude in [1e-6, 2] (the reference refuses 0 < sigma < 1e-50, _checks.MAGNITUDE)
-publics = st.tuples(st.one_of(st.just(0.0), st.floats(1e-6, 2.0)), st.sampled_from([0.5, 1.0, 3.0]),
-                    st.floats(0.05, 20.0))
+publics = st.tuples(
+    st.one_of(st.just(0.0), st.floats(1e-6, 2.0)), st.sampled_from([0.5, 1.0, 3.0]), st.floats(0.05, 20.0)
+)
 
 
 @given(profiles, publics)
@@ -154,7 +156,7 @@ def test_optimal_h_matches_brute_force(s, pub):
 def test_best_integer_h_matches_exhaustive_search(s, pub):
     sigma, B, eps = pub
     ints = np.arange(s.min(), s.max() + 1)
-    vals = E.v_prime(s, ints, sigma, B, eps)                       # every admissible integer h
+    vals = E.v_prime(s, ints, sigma, B, eps)  # every admissible integer h
     got = E.best_integer_h(s, sigma, B, eps)
     assert float(E.v_prime(s, got, sigma, B, eps)) <= vals.min() * (1 + 1e-12)
 
@@ -172,8 +174,7 @@ def test_no_weights_beat_lemma3(data):
     # Lemma 3 / Claim 1: no c >= 0 with sum 1 has a smaller Lemma 2 variance than v(h*).
     D = data.draw(P.wa_examples(max_users=6, max_records_per_user=5, relation=None))
     c = data.draw(weights_summing_to(1.0, D.dataset.n))
-    best = float(E.v(D.dataset.counts, E.optimal_h(D.dataset.counts, D.sigma, D.B, D.epsilon),
-                     D.sigma, D.B, D.epsilon))
+    best = float(E.v(D.dataset.counts, E.optimal_h(D.dataset.counts, D.sigma, D.B, D.epsilon), D.sigma, D.B, D.epsilon))
     assert E.wa_variance(D.dataset, c, D.sigma, D.B, D.epsilon) >= best * (1 - 1e-9)
 
 
@@ -194,6 +195,7 @@ def test_theorem2_ratio_increases_towards_three_halves():
 
 
 # --------------------------------------------------------------- the property suite
+
 
 def _check(prop, impl, max_examples=None):
     """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
@@ -227,8 +229,9 @@ def test_planted_bug_caught_by_property(bug, prop_name):
 def test_add_remove_reading_caught_by_property():
     # Reading ambiguity: the optimal weights depend on every s_l, so under add/remove-user
     # the noise scale changes with the added/removed user; the property sees it.
-    finding = check_property(P.prop_sensitivity_bounds_sampled_neighbour,
-                             P.wa_examples(relation=ADD_REMOVE_USER), P.REFERENCE_WA)
+    finding = check_property(
+        P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(relation=ADD_REMOVE_USER), P.REFERENCE_WA
+    )
     assert finding.verdict == "invariant violation", finding
     assert "noise scale" in finding.message or "sensitivity" in finding.message
 
@@ -237,16 +240,21 @@ def test_neighbour_property_without_neighbours_is_a_suite_error():
     # wa_examples(relation=None) gives no usable example: a bug of the test, never a
     # verdict against the implementation (it used to be an "invariant violation").
     with pytest.raises(RuntimeError, match="no usable example"):
-        check_property(P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(relation=None), P.REFERENCE_WA,
-                       max_examples=5)
+        check_property(
+            P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(relation=None), P.REFERENCE_WA, max_examples=5
+        )
 
 
 def test_wa_examples_draw_a_neighbour_under_the_suite_relation_by_default():
     # The default of the strategy is the suite's relation (issue 13 item 3): a caller who
     # writes wa_examples() for the neighbour property gets usable examples, not a suite error.
     assert P.RELATION is E.RELATION is REPLACE_USER
-    assert check_property(P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(), P.REFERENCE_WA,
-                          max_examples=20).verdict == "pass"
+    assert (
+        check_property(
+            P.prop_sensitivity_bounds_sampled_neighbour, P.wa_examples(), P.REFERENCE_WA, max_examples=20
+        ).verdict
+        == "pass"
+    )
 
 
 def test_every_bug_has_a_catcher_and_provenance():
@@ -259,7 +267,7 @@ def test_every_property_fails_on_some_planted_bug():
     # No property that cannot fail: each one is shown failing on a planted bug (review finding 3).
     caught = {name for bug in BUGS for name in bug.caught_by}
     assert {p.__name__ for p in P.ALL_PROPERTIES} <= caught, {p.__name__ for p in P.ALL_PROPERTIES} - caught
-    assert set(P.STRATEGIES) == set(P.ALL_PROPERTIES)          # and the tests above run them all
+    assert set(P.STRATEGIES) == set(P.ALL_PROPERTIES)  # and the tests above run them all
 
 
 def test_oracles_by_hand():
@@ -282,11 +290,13 @@ def test_oracles_by_hand():
 # --------------------------------------------------------------------------- audits
 def _default_pairs():
     from userdp.audits.registry.epasto2020 import default_dataset
+
     return REPLACE_USER.worst_case_pairs(default_dataset(), 0.0, 1.0)
 
 
-@pytest.mark.parametrize("mech", [E.optimal_wa_mechanism, E.best_sample_limiting_mechanism],
-                         ids=["wa", "sample-limiting"])
+@pytest.mark.parametrize(
+    "mech", [E.optimal_wa_mechanism, E.best_sample_limiting_mechanism], ids=["wa", "sample-limiting"]
+)
 def test_reference_audit_is_tight_and_passes(mech):
     pairs = _default_pairs()
 
@@ -303,8 +313,11 @@ def test_reference_audit_is_tight_and_passes(mech):
     # The witness user realises Delta exactly: its weight is the maximal W_l (here the two
     # heaviest users, s = 50 and 25, are both capped at h* ~ 1.91, so either can be the witness).
     D = res.witness.pair.first
-    c = E.optimal_weights(D, 1.0, 1.0)[0] if mech is E.optimal_wa_mechanism else \
-        E.sample_limiting_weights(D, E.best_integer_h(D.counts, None, 1.0, 1.0))
+    c = (
+        E.optimal_weights(D, 1.0, 1.0)[0]
+        if mech is E.optimal_wa_mechanism
+        else E.sample_limiting_weights(D, E.best_integer_h(D.counts, None, 1.0, 1.0))
+    )
     W = D.user_sums(c)
     assert W[D.position_of(res.witness.unit)] == pytest.approx(W.max(), rel=TIGHT)
 
@@ -347,8 +360,7 @@ def test_registered_planted_entry_is_flagged():
 
     entry = registry.get("epasto2020.planted.add-remove-user")
     setup = entry.setup()
-    res = audit(setup.mechanism, setup.pairs, setup.claim, samples=entry.samples,
-                confidence=1 - 1e-4, seed=20202)
+    res = audit(setup.mechanism, setup.pairs, setup.claim, samples=entry.samples, confidence=1 - 1e-4, seed=20202)
     # Reading ambiguity (add/remove-user instead of §2.2's replace-user): removing user 1
     # halves the noise scale (n_h: 2 -> 1 at h* = s_1), so the true loss is unbounded in the
     # tails. Measured eps_lb = 2.88 at this seed (witness counts 16 vs 819 of 9e4). A miss
@@ -361,6 +373,7 @@ def test_registered_planted_entry_is_flagged():
 def test_reproduction_plot(tmp_path):
     pytest.importorskip("matplotlib", reason="plot extra (matplotlib) not installed")
     import userdp.audits.registry.epasto2020 as R
+
     f = tmp_path / "theorem2.png"
     R.reproduce_theorem2(plot=str(f))
     assert f.stat().st_size > 1000

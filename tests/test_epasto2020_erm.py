@@ -5,6 +5,7 @@ reference, its planted bugs (tests/planted/epasto2020_erm.py) and the registry e
 Oracles: closed forms, brute force over all replacements on small grids, dp_accounting's RDP
 and PLD accountants.
 """
+
 from __future__ import annotations
 
 import math
@@ -78,7 +79,7 @@ def test_epasto_sigma_matches_dp_accounting(T, delta):
     assert acc.get_epsilon(delta) <= 1.0 + 1e-12
     pld = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
     pld.compose(event)
-    assert pld.get_epsilon(delta) <= 1.0    # PLD is tighter than RDP: the RDP sigma is conservative
+    assert pld.get_epsilon(delta) <= 1.0  # PLD is tighter than RDP: the RDP sigma is conservative
 
 
 def test_gaussian_privacy_profile_oracle():
@@ -88,15 +89,18 @@ def test_gaussian_privacy_profile_oracle():
     # composition, so >= the exact value and within 1e-5 at interval 1e-4); and composition:
     # T steps at mu_1 equal one step at sqrt(T) mu_1.
     from dp_accounting.pld import privacy_loss_distribution as pld
+
     for mu in (0.1, 1.0, 3.0):
         assert math.exp(P.gaussian_log_delta(mu, 0.0)) == pytest.approx(2 * stats.norm.cdf(mu / 2) - 1, rel=1e-12)
     for mu, eps in [(0.5, 1.0), (2.0, 3.0), (0.3, 2.0), (1.5, 0.5), (4.0, 10.0)]:
-        want = pld.from_gaussian_mechanism(standard_deviation=1 / mu, sensitivity=1.0,
-                                           value_discretization_interval=1e-4).get_delta_for_epsilon(eps)
+        want = pld.from_gaussian_mechanism(
+            standard_deviation=1 / mu, sensitivity=1.0, value_discretization_interval=1e-4
+        ).get_delta_for_epsilon(eps)
         assert math.exp(P.gaussian_log_delta(mu, eps)) == pytest.approx(want, rel=1e-9)
     T, mu1 = 25, 0.2
-    composed = pld.from_gaussian_mechanism(standard_deviation=1 / mu1, sensitivity=1.0,
-                                           value_discretization_interval=1e-4).self_compose(T)
+    composed = pld.from_gaussian_mechanism(
+        standard_deviation=1 / mu1, sensitivity=1.0, value_discretization_interval=1e-4
+    ).self_compose(T)
     exact = math.exp(P.gaussian_log_delta(math.sqrt(T) * mu1, 1.0))
     assert exact <= composed.get_delta_for_epsilon(1.0) <= exact * (1 + 1e-5)
     # tiny deltas keep their digits in logs: mu = 0.3, eps = 2 gives 1.52e-12 (dp_accounting above)
@@ -107,7 +111,7 @@ def test_epasto_mechanism_shapes_and_domain():
     D = _data()
     out = E.mechanism(D, np.random.default_rng(5), 1000, c=_c(D), epsilon=1.0, delta=1e-5, T=5, radius=0.7)
     assert out.shape == (1000, 2)
-    assert np.linalg.norm(out, axis=1).max() <= 0.7 * (1 + 1e-12)   # average of points in the ball
+    assert np.linalg.norm(out, axis=1).max() <= 0.7 * (1 + 1e-12)  # average of points in the ball
     one = E.mechanism(D, np.random.default_rng(5), c=_c(D), epsilon=1.0, delta=1e-5, T=5)
     assert one.shape == (2,)
 
@@ -119,8 +123,7 @@ def test_epasto_properties_pass_on_reference(prop):
 
 
 def test_epasto_gradient_bound_passes_on_reference_with_ridge():
-    f = check_property(P.prop_gradient_within_sensitivity, P.epasto_pairs("ridge"), P.REFERENCE,
-                       max_examples=60)
+    f = check_property(P.prop_gradient_within_sensitivity, P.epasto_pairs("ridge"), P.REFERENCE, max_examples=60)
     assert f.verdict == "pass", f
 
 

@@ -6,6 +6,7 @@ module, independent code), weak duality checked against random feasible C, and b
 force over all label neighbours. Statistical tests use fixed seeds and state their
 false-failure probability (<= 1e-4, docs/design.md §7).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,7 +28,7 @@ def orth(e1=(3, 1, 1), e2=(2, 1), label=0.5):
 
 def generic(n=40, d=3, m=9, seed=7, B=1.0):
     rng = np.random.default_rng(seed)
-    ids = np.r_[np.arange(m), rng.integers(0, 3, n - m)]          # users 0..2 heavy, all present
+    ids = np.r_[np.arange(m), rng.integers(0, 3, n - m)]  # users 0..2 heavy, all present
     return UserDataset(rng.uniform(-1, 1, (n, d)), ids, labels=rng.uniform(0, B, n))
 
 
@@ -39,7 +40,7 @@ def test_ols_C_on_orthogonal_design_and_b_closed_form():
     C = G.ols_C(G.features(D))
     np.testing.assert_allclose(G.user_l1(D, C), [3 / 5, 1 / 5, 1 / 5, 2 / 3, 1 / 3], rtol=1e-12)
     assert G.noise_scale(D, C, 2.0, 0.5) == pytest.approx(2 * (2 / 3) / 0.5, rel=1e-12)
-    np.testing.assert_allclose(G.statistic(D, C, 1.0), [0.5, 0.5], rtol=1e-12)   # C y with y = 0.5
+    np.testing.assert_allclose(G.statistic(D, C, 1.0), [0.5, 0.5], rtol=1e-12)  # C y with y = 0.5
 
 
 def test_mechanism_shapes_and_noise_is_added():
@@ -58,11 +59,11 @@ def test_theorem6_total_variance_monte_carlo():
     # about 6e-7 under the CLT (<= 1e-4).
     D = generic()
     X, B, eps, a = G.features(D), 1.0, 2.0, 0.2
-    beta = np.array([0.1, -0.1, 0.05])                               # |x . beta| <= 0.25
+    beta = np.array([0.1, -0.1, 0.05])  # |x . beta| <= 0.25
     C = G.optimal_C(D, B, eps, a / np.sqrt(3)).C
     rng = np.random.default_rng(20200606)
     N = 40_000
-    Y = 0.5 + X @ beta + rng.uniform(-a, a, (N, D.n))                # rows stay in [0, 1]
+    Y = 0.5 + X @ beta + rng.uniform(-a, a, (N, D.n))  # rows stay in [0, 1]
     assert Y.min() >= 0 and Y.max() <= B
     out = Y @ C.T + rng.laplace(0.0, G.noise_scale(D, C, B, eps), (N, 3))
     err = ((out - beta - 0.5 * (C @ np.ones(D.n))) ** 2).sum(axis=1)  # C(0.5 1) is the shift's image
@@ -73,7 +74,8 @@ def test_theorem6_total_variance_monte_carlo():
 def test_d1_with_unit_features_is_algorithm1_and_matches_lemma3():
     # d = 1, X = 1: C X = I is sum c_i = 1 and Theorem 6 is Lemma 2, so the optimum equals
     # Claim 1's min_h v(h) (§3 reference, Lemma 3 closed form: independent code).
-    from userdp.reference import epasto2020 as E   # the project's own module: never a silent skip
+    from userdp.reference import epasto2020 as E  # the project's own module: never a silent skip
+
     counts = np.array([7, 4, 2, 1, 1, 1])
     D = UserDataset(np.ones(counts.sum()), np.repeat(np.arange(6), counts), labels=np.zeros(counts.sum()))
     for B, eps, sigma in [(1.0, 1.0, 0.5), (1.0, 8.0, 1.0), (2.0, 30.0, 1.0)]:
@@ -112,7 +114,7 @@ def test_weak_duality_and_optimality_against_random_feasible_C():
     B, eps, sigma = 1.0, 2.0, 0.7
     opt = G.optimal_C(D, B, eps, sigma)
     rng = np.random.default_rng(11)
-    proj = np.eye(D.n) - X @ np.linalg.solve(X.T @ X, X.T)               # onto {N : N X = 0}
+    proj = np.eye(D.n) - X @ np.linalg.solve(X.T @ X, X.T)  # onto {N : N X = 0}
     for scale in (1e-4, 1e-2, 1.0):
         for _ in range(20):
             Cp = opt.C + scale * rng.standard_normal((3, D.n)) @ proj
@@ -128,6 +130,7 @@ def test_optimal_C_sigma_zero_lp():
     # 2-record user, e on the 4 singles: 2c + 4e = 1, max(2c, e) least at e = 2c = 1/5.
     # So max_l W_l = 1/5 and the variance (2 d (B/eps)^2 = 1) is 1/25 <= 1/g^4 = 1/16.
     from userdp.audits.registry.epasto2020_gwa import EX1, example1
+
     opt = G.optimal_C(example1(2), **EX1)
     assert opt.gap <= 1e-7
     assert opt.variance == pytest.approx(1 / 25, rel=1e-9)
@@ -136,6 +139,7 @@ def test_optimal_C_sigma_zero_lp():
 def test_optimal_C_runs_at_n3000_d10():
     # The issue's size: n = 3000, d = 10, Zipf(1.5) users, moderate noise ratio.
     from userdp.audits.registry.epasto2020_gwa import zipf_user_ids
+
     rng = np.random.default_rng(4)
     D = UserDataset(rng.standard_normal((3000, 10)), zipf_user_ids(3000, 1.5, rng), labels=rng.uniform(0, 1, 3000))
     opt = G.optimal_C(D, 1.0, 1.0, 1.0, rtol=1e-8)
@@ -152,6 +156,7 @@ def test_optimal_C_runs_at_n3000_d10():
 # two C by sqrt(gap_a V_a) / sigma + sqrt(gap_b V_b) / sigma.
 def _ws_instance(seed, n, alpha, d):
     from userdp.audits.registry.epasto2020_gwa import synthetic_instance
+
     return synthetic_instance(n, np.random.default_rng(seed), alpha=alpha, d=d)
 
 
@@ -161,12 +166,13 @@ def _check_against_all_records(D, B, eps, sigma, fast, rtol=1e-6):
     X = G.features(D)
     assert np.abs(fast.C @ X - np.eye(X.shape[1])).max() <= 1e-10
     V = P.theorem6_variance(D, fast.C, B, eps, sigma)
-    lb, scale = P.dual_bound_oracle(D, B, eps, sigma, fast.Lambda, fast.mu)     # on ALL records
+    lb, scale = P.dual_bound_oracle(D, B, eps, sigma, fast.Lambda, fast.mu)  # on ALL records
     assert V - lb <= rtol * V + P.DUAL_ROUNDING * scale, ("fast path not certified on all records", V, lb)
-    assert fast.variance == pytest.approx(V, rel=1e-9) and fast.lower_bound == pytest.approx(lb, rel=1e-9,
-                                                                                         abs=P.DUAL_ROUNDING * scale)
+    assert fast.variance == pytest.approx(V, rel=1e-9) and fast.lower_bound == pytest.approx(
+        lb, rel=1e-9, abs=P.DUAL_ROUNDING * scale
+    )
     lb_ref, scale_ref = P.dual_bound_oracle(D, B, eps, sigma, ref.Lambda, ref.mu)
-    assert V >= lb_ref - P.DUAL_ROUNDING * scale_ref                             # weak duality, across
+    assert V >= lb_ref - P.DUAL_ROUNDING * scale_ref  # weak duality, across
     assert P.theorem6_variance(D, ref.C, B, eps, sigma) >= lb - P.DUAL_ROUNDING * scale
     if sigma > 0:
         tol = (np.sqrt(max(fast.gap, 1e-8) * fast.variance) + np.sqrt(max(ref.gap, 1e-8) * ref.variance)) / sigma
@@ -181,7 +187,7 @@ def test_working_set_agrees_with_all_records(seed, n, eps):
     D, _, B, sigma = _ws_instance(seed, n, 1.5, 9)
     T0 = G._initial_working_set(D, G.ols_C(G.features(D)))
     fast = G.optimal_C(D, B, eps, sigma)
-    live = np.abs(fast.C).max(axis=0) > 1e-9 * np.abs(fast.C).max()             # records C uses
+    live = np.abs(fast.C).max(axis=0) > 1e-9 * np.abs(fast.C).max()  # records C uses
     assert (live & ~T0).any(), "the instance no longer needs the working set to grow"
     _check_against_all_records(D, B, eps, sigma, fast)
 
@@ -199,10 +205,10 @@ def test_working_set_with_sigma_zero_lp_and_lp_first():
 def test_working_set_falls_back_to_all_records(monkeypatch):
     # A working set whose restricted problem is degenerate (one record per user: rank-deficient
     # X_T, ols_C refuses it) must not surface as an error: optimal_C solves on all records.
-    D, _, B, sigma = _ws_instance(0, 300, 1.2, 9)                               # m = 3 users
+    D, _, B, sigma = _ws_instance(0, 300, 1.2, 9)  # m = 3 users
     first = np.zeros(D.n, bool)
     first[np.unique(D.user_index, return_index=True)[1]] = True
-    assert first.sum() < G.features(D).shape[1]                                 # too few for C X = I
+    assert first.sum() < G.features(D).shape[1]  # too few for C X = I
     monkeypatch.setattr(G, "_initial_working_set", lambda D_, C0: first.copy())
     _check_against_all_records(D, B, 1.0, sigma, G.optimal_C(D, B, 1.0, sigma))
     # ... and a working-set solution that fails the certificate on all records (rounding):
@@ -211,6 +217,7 @@ def test_working_set_falls_back_to_all_records(monkeypatch):
 
     def refuse(*args, **kw):
         raise RuntimeError("planted: not certified on all records")
+
     monkeypatch.setattr(G, "_certify_full", refuse)
     opt = G.optimal_C(D, B, 1.0, sigma)
     assert opt.working_set == D.n
@@ -243,11 +250,17 @@ def test_working_set_agreement_is_a_property():
     # alpha <= 2: a few users hold most records, the regime the working set is for (at larger
     # alpha most users have <= 4 d records and T is nearly every record)
     @hsettings(max_examples=20, database=None, derandomize=True, deadline=None)
-    @given(st.integers(0, 2**32 - 1), st.integers(150, 2000), st.floats(1.25, 2.0), st.integers(2, 6),
-           st.sampled_from([0.1, 1.0, 10.0]))
+    @given(
+        st.integers(0, 2**32 - 1),
+        st.integers(150, 2000),
+        st.floats(1.25, 2.0),
+        st.integers(2, 6),
+        st.sampled_from([0.1, 1.0, 10.0]),
+    )
     def agree(seed, n, alpha, d, eps):
         D, _, B, sigma = _ws_instance(seed, n, alpha, d)
         _check_against_all_records(D, B, eps, sigma, G.optimal_C(D, B, eps, sigma))
+
     agree()
 
 
@@ -255,9 +268,10 @@ def test_planted_working_set_without_growth_is_caught():
     # Planted bug: certify the first working set's solution on T only (optimal on T is not
     # optimal on all records). On (0, 3000) T0 misses records the optimum uses.
     from planted.epasto2020_gwa import optimal_C_first_working_set_only
+
     D, _, B, sigma = _ws_instance(0, 3000, 1.5, 9)
     bug = optimal_C_first_working_set_only(D, B, 1.0, sigma)
-    assert bug.gap <= 1e-6                                                       # it claims a certificate
+    assert bug.gap <= 1e-6  # it claims a certificate
     with pytest.raises(AssertionError, match="not certified on all records"):
         _check_against_all_records(D, B, 1.0, sigma, bug)
 
@@ -287,8 +301,17 @@ def test_sample_limited_ols_without_T_refuses_shared_selection():
         G.sample_limited_ols_mechanism(D, 2, 1.0, 1.0, np.random.default_rng(1), size=3)
     # each call draws its own T: the noise-free parts C^s y of 200 calls are not all equal
     D2 = D.with_fields(labels=np.linspace(0.0, 1.0, D.n))
-    stats = {tuple(np.round(G.statistic(D2, G.sample_limited_C(D2, 2, G.sample_limit_selection(
-        D2, 2, np.random.default_rng(s))), 1.0), 12)) for s in range(200)}
+    stats = {
+        tuple(
+            np.round(
+                G.statistic(
+                    D2, G.sample_limited_C(D2, 2, G.sample_limit_selection(D2, 2, np.random.default_rng(s))), 1.0
+                ),
+                12,
+            )
+        )
+        for s in range(200)
+    }
     assert len(stats) > 1
 
 
@@ -333,7 +356,7 @@ def test_bad_parameters_refused():
 
 @pytest.mark.parametrize("h", [0, 4, -1])
 def test_h_outside_s1_sm_refused(h):
-    D, _ = bad_cases()                                     # s_1 = 1, s_m = 3
+    D, _ = bad_cases()  # s_1 = 1, s_m = 3
     with pytest.raises(ValueError, match="h must be"):
         G.sample_limit_selection(D, h, np.random.default_rng(0))
 
@@ -348,9 +371,9 @@ def test_h_not_integer_and_bad_T_refused():
 
 # ----------------------------------------------------------------------- properties
 REFERENCES = [P.REFERENCE_GWA, P.REFERENCE_SL_OLS]
-TINY = P.gwa_examples(max_users=3, max_records_per_user=3, relation=None)    # no neighbour drawn
+TINY = P.gwa_examples(max_users=3, max_records_per_user=3, relation=None)  # no neighbour drawn
 TINY_PAIRS = P.gwa_examples(max_users=3, max_records_per_user=3, relation=G.RELATION)
-OPTIMALITY = P.prop_minimises_total_variance      # sample limiting is private but not optimal
+OPTIMALITY = P.prop_minimises_total_variance  # sample limiting is private but not optimal
 
 
 def _check(prop, impl):
@@ -386,8 +409,16 @@ def test_reference_adapter_computes_C_from_the_labelled_dataset(monkeypatch):
     def leaky(D, B, epsilon, sigma, **kw):
         opt = real(D, B, epsilon, sigma, **kw)
         a = float(np.mean(D.labels)) / B
-        return G.OptimalC((1 - a) * opt.C + a * G.ols_C(G.features(D)), opt.variance, opt.lower_bound,
-                          opt.gap, opt.Lambda, opt.mu, opt.iterations)
+        return G.OptimalC(
+            (1 - a) * opt.C + a * G.ols_C(G.features(D)),
+            opt.variance,
+            opt.lower_bound,
+            opt.gap,
+            opt.Lambda,
+            opt.mu,
+            opt.iterations,
+        )
+
     P._cache.clear()
     monkeypatch.setattr(G, "optimal_C", leaky)
     try:
@@ -444,6 +475,7 @@ def test_every_gwac_property_fails_on_some_planted_bug():
 def test_gwac_examples_satisfy_CX_identity_and_include_signed_C():
     # The strategy's C: C X = I always, and both kinds drawn (X^+ and X^+ + Z (I - X X^+)).
     from hypothesis import given, settings as hsettings
+
     seen = set()
 
     @hsettings(max_examples=60, database=None, derandomize=True)
@@ -452,6 +484,7 @@ def test_gwac_examples_satisfy_CX_identity_and_include_signed_C():
         X = G.features(ex.dataset)
         assert np.abs(ex.C @ X - np.eye(X.shape[1])).max() <= G.CX_ATOL
         seen.add(bool(np.allclose(ex.C, np.linalg.pinv(X))))
+
     run()
     assert seen == {True, False}
 
@@ -466,18 +499,21 @@ def test_planted_bug_caught_by_property(bug):
 
 
 # ----------------------------------------------------------------------- audits
-CONFIDENCE = 1 - 1e-4   # a correct mechanism is flagged with probability <= 1e-4 (harness guarantee)
+CONFIDENCE = 1 - 1e-4  # a correct mechanism is flagged with probability <= 1e-4 (harness guarantee)
 
 
 def _audit(setup, samples=100_000, seed=2020):
     from userdp.audits.engine.harness import audit
-    return audit(setup.mechanism, setup.pairs, setup.claim, samples=samples, confidence=CONFIDENCE,
-                 seed=seed, output="vector")
+
+    return audit(
+        setup.mechanism, setup.pairs, setup.claim, samples=samples, confidence=CONFIDENCE, seed=seed, output="vector"
+    )
 
 
 @pytest.mark.parametrize("build", ["build_gwa", "build_sample_limited_ols"])
 def test_reference_audit_no_violation_and_tight(build):
     from userdp.audits.registry import epasto2020_gwa as R
+
     res = _audit(getattr(R, build)(**R.DEFAULTS))
     assert res.verdict == "no violation found"
     # Power, not false failure: the pair realises Delta_1 exactly along one axis; the 1-D
@@ -494,6 +530,7 @@ def test_planted_bug_caught_by_audit(bug):
     # "violation" here is evidence at that level; the bugs' true losses are >= 1.67 eps.
     from userdp.audits.registry import epasto2020_gwa as R
     from userdp.audits.registry import AuditSetup
+
     D = R.orthogonal_dataset()
     p = R.DEFAULTS
     lo = -p["B"] if bug.name == "gwa-labels-in-minus-B-B" else 0.0
@@ -510,6 +547,7 @@ def test_planted_bug_caught_by_audit(bug):
 # ----------------------------------------------------------------------- reproductions
 def test_claim3_reproduction_holds():
     from userdp.audits.registry.epasto2020_gwa import claim3
+
     out = claim3()
     assert [r["g"] for r in out["table"]] == list(range(2, 11))
     assert all(c["holds"] for c in out["claims"]), out["claims"]
@@ -518,6 +556,7 @@ def test_claim3_reproduction_holds():
 def test_synthetic_smoke():
     # Tiny version of the §6 experiment (structure and finiteness only; the full run is slow).
     from userdp.audits.registry.epasto2020_gwa import synthetic
+
     out = synthetic(ns=(300,), epsilons=(1.0,), reps=1)
     assert len(out["table"]) == 1 and {"ours", "h*", "h_max"} <= set(out["table"][0])
     assert all(np.isfinite(out["table"][0][k]) for k in ("ours", "h*", "h_max"))
@@ -530,12 +569,14 @@ def test_synthetic_design_is_the_stated_power_computation():
     # cell decide "holds" with probability >= 0.9 and 30 do not (binomial, brute force here)
     from scipy import stats
     from userdp.audits.registry import epasto2020_gwa as R
+
     alpha = 1e-4 / 36
 
     def power(n):
         jj = np.arange(1, n + 1)
         ok = jj[stats.binom.cdf(jj - 1, n, 0.5) <= alpha]
         return stats.binom.cdf(ok.max() - 1, n, 0.05) if ok.size else 0.0
+
     assert R.SYNTH_REPS == 31 and power(31) >= 0.9 > max(power(n) for n in range(2, 31))
 
 
@@ -543,14 +584,20 @@ def test_synthetic_claims_decide_planted_instances():
     # Planted per-instance expected errors: ours clearly best on every instance -> holds;
     # ours worse than h* on most instances -> the first claim fails; a coin flip -> undecided.
     from userdp.audits.registry.epasto2020_gwa import _synthetic_claims
+
     rng = np.random.default_rng(5)
 
     def cells(ratio_h, ratio_max):
-        return {(600, 1.0): [{"ours": (0, 1.0), "h*": (0, r1), "h_max": (0, r1 * r2)}
-                             for r1, r2 in zip(ratio_h(rng, 31), ratio_max(rng, 31))]}
-    big = lambda g, n: np.exp(1 + g.random(n))              # noqa: E731  (ratios in [e, e^2])
-    small = lambda g, n: np.exp(-1 - g.random(n))           # noqa: E731
-    coin = lambda g, n: np.exp(g.standard_normal(n))        # noqa: E731
+        return {
+            (600, 1.0): [
+                {"ours": (0, 1.0), "h*": (0, r1), "h_max": (0, r1 * r2)}
+                for r1, r2 in zip(ratio_h(rng, 31), ratio_max(rng, 31))
+            ]
+        }
+
+    big = lambda g, n: np.exp(1 + g.random(n))  # noqa: E731  (ratios in [e, e^2])
+    small = lambda g, n: np.exp(-1 - g.random(n))  # noqa: E731
+    coin = lambda g, n: np.exp(g.standard_normal(n))  # noqa: E731
     rows = [{"n": 600, "eps": 1.0, **{k: 1.0 for k in ("ours", "h*", "h_max", "E_ours", "E_h*", "E_h_max")}}]
     assert [c["verdict"] for c in _synthetic_claims(rows, cells(big, big), 31, False)] == ["holds", "holds"]
     assert _synthetic_claims(rows, cells(small, big), 31, False)[0]["verdict"] == "fails"
@@ -562,6 +609,7 @@ def test_synthetic_full_runs():
     # The full §6 run (3 n x 3 eps x 31 instances, the power computation's). Measured: both
     # claims hold (2026-11-25); asserted here only that none fails.
     from userdp.audits.registry.epasto2020_gwa import synthetic
+
     out = synthetic()
     assert len(out["table"]) == 9 and all(c["verdict"] != "fails" for c in out["claims"]), out["claims"]
 

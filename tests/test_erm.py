@@ -4,6 +4,7 @@
 Oracles: finite differences, scipy.optimize, least squares on the augmented system, the
 Lipschitz bound attained in closed form.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,7 +30,7 @@ def test_gradients_match_central_differences(loss):
     D = _data(loss=loss)
     X, y = erm.check_erm_data(D, loss, 1.0)
     theta, h = np.array([0.3, -0.8]), 1e-6
-    G = erm.record_gradients(theta, X, y, loss)                      # (n, d)
+    G = erm.record_gradients(theta, X, y, loss)  # (n, d)
     for j in range(2):
         e = np.eye(2)[j] * h
         fd = (erm.record_losses(theta + e, X, y, loss) - erm.record_losses(theta - e, X, y, loss)) / (2 * h)
@@ -44,7 +45,7 @@ def test_minimiser_matches_scipy_and_certificate(loss):
     w, Lam = np.full(D.n, 1 / D.n), 0.3
     m = erm.minimise(X, y, w, Lam, loss)
     f = lambda t: w @ erm.record_losses(t, X, y, loss) + 0.5 * Lam * t @ t  # noqa: E731
-    g = lambda t: erm.weighted_gradient(t, X, y, w, loss) + Lam * t       # noqa: E731
+    g = lambda t: erm.weighted_gradient(t, X, y, w, loss) + Lam * t  # noqa: E731
     ref = optimize.minimize(f, np.ones(2), jac=g, method="BFGS", options={"gtol": 1e-12})
     # scipy stops at ||grad|| <= 1e-12-ish, i.e. ||t - t*|| <= 1e-12 / Lambda ~ 3e-12 (strong convexity)
     np.testing.assert_allclose(m.theta, ref.x, atol=1e-9)
@@ -59,8 +60,9 @@ def test_ridge_minimiser_is_the_normal_equations():
     # Second method: least squares on the augmented system [sqrt(w) X; sqrt(Lam) I] t = [sqrt(w) y; 0].
     Xa = np.vstack([np.sqrt(w)[:, None] * X, math.sqrt(Lam) * np.eye(2)])
     ya = np.r_[np.sqrt(w) * y, 0, 0]
-    np.testing.assert_allclose(erm.minimise(X, y, w, Lam, "ridge").theta, np.linalg.lstsq(Xa, ya, rcond=None)[0],
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        erm.minimise(X, y, w, Lam, "ridge").theta, np.linalg.lstsq(Xa, ya, rcond=None)[0], atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("loss", erm.LOSSES)
@@ -68,7 +70,7 @@ def test_lipschitz_bound_holds(loss):
     rng = np.random.default_rng(3)
     Lam, R, Y = 0.2, 1.0, 1.0
     X = rng.normal(size=(500, 3))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)                   # ||x|| = R: the worst case
+    X /= np.linalg.norm(X, axis=1, keepdims=True)  # ||x|| = R: the worst case
     y = np.where(rng.random(500) < 0.5, -1.0, 1.0)
     L = erm.lipschitz(loss, R, Y, Lam)
     for _ in range(50):
@@ -85,7 +87,7 @@ def test_lipschitz_bound_holds(loss):
 def test_bad_erm_data_is_refused():
     D = _data()
     with pytest.raises(ValueError, match="R = 0.5"):
-        erm.check_erm_data(D, "logistic", 0.5)                       # ||x|| up to 0.99 > 0.5
+        erm.check_erm_data(D, "logistic", 0.5)  # ||x|| up to 0.99 > 0.5
     with pytest.raises(ValueError, match=r"labels\[0\]"):
         erm.check_erm_data(D.with_fields(labels=np.r_[0.5, D.labels[1:]]), "logistic", 1.0)
     with pytest.raises(ValueError, match=r"\[-Y, Y\]"):

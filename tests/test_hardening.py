@@ -4,6 +4,7 @@ The systematic table of bad inputs lives in tests/test_bad_input.py; these tests
 failure modes behind the checks (the "planted bug" is the unchecked computation itself,
 run here through numpy directly) and the boundaries of the supported ranges.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,17 +45,19 @@ def test_at_the_threshold_the_noise_still_moves_the_float_most_of_the_time():
     out = M.laplace_mechanism(2.0**52, 1.0, 1.0, np.random.default_rng(1), size=10_000)
     assert stats.binom.cdf(5499, 10_000, math.exp(-0.5)) < 1e-20
     assert np.mean(out != 2.0**52) >= 0.55
-    with pytest.raises(ValueError, match="2\\^52"):          # one ulp above the threshold
+    with pytest.raises(ValueError, match="2\\^52"):  # one ulp above the threshold
         check_noise_scale(1.0, np.nextafter(NOISE_RESOLUTION, np.inf))
 
 
 def test_scale_that_underflows_or_overflows_is_refused():
     # Issue 7 item 2: sensitivity 1e-200 with eps 1e200 gave scale 0 (an exact release);
     # both inputs are now outside the supported ranges, and the computed scale is checked.
-    assert 1e-200 / 1e200 == 0.0                              # the unchecked computation
-    for call in (lambda: M.laplace_mechanism(1.0, 1e-200, 1e200, np.random.default_rng(0)),
-                 lambda: M.laplace_mechanism(1.0, 5e-324, 1.0, np.random.default_rng(0)),
-                 lambda: M.laplace_scale(1.0, 5e-324)):
+    assert 1e-200 / 1e200 == 0.0  # the unchecked computation
+    for call in (
+        lambda: M.laplace_mechanism(1.0, 1e-200, 1e200, np.random.default_rng(0)),
+        lambda: M.laplace_mechanism(1.0, 5e-324, 1.0, np.random.default_rng(0)),
+        lambda: M.laplace_scale(1.0, 5e-324),
+    ):
         with pytest.raises(ValueError, match="sensitivity|epsilon"):
             call()
     for bad in (0.0, math.inf, math.nan, -1.0):
@@ -71,14 +74,14 @@ def test_epsilon_above_50_needs_the_explicit_opt_in():
         M.laplace_mechanism(0.0, 1.0, 51.0, rng)
     with allow_large_epsilon():
         assert np.isfinite(M.laplace_mechanism(0.0, 1.0, 51.0, rng))
-        with allow_large_epsilon():                             # nesting keeps it on
+        with allow_large_epsilon():  # nesting keeps it on
             M.laplace_scale(1.0, 1e3)
         M.laplace_scale(1.0, 1e3)
         with pytest.raises(ValueError, match=r"in \[1e-50, 1e\+50\]"):
-            M.laplace_scale(1.0, 1e60)                          # the magnitude range still holds
-    with pytest.raises(ValueError, match="allow_large_epsilon"):    # off again after the block
+            M.laplace_scale(1.0, 1e60)  # the magnitude range still holds
+    with pytest.raises(ValueError, match="allow_large_epsilon"):  # off again after the block
         M.laplace_scale(1.0, 51.0)
-    with pytest.raises(RuntimeError):                           # an exception inside resets it
+    with pytest.raises(RuntimeError):  # an exception inside resets it
         with allow_large_epsilon():
             raise RuntimeError("boom")
     with pytest.raises(ValueError, match="allow_large_epsilon"):
@@ -103,8 +106,9 @@ def _refused(call) -> bool:
 
 
 # ------------------------------------------------------------------------------ hangs
-@pytest.mark.parametrize("Delta,eps,delta", [(1e50, 1e-50, 1e-300), (1e-50, 50.0, 0.5), (1.0, 1e-50, 1e-5),
-                                             (1e50, 50.0, 1e-12)])
+@pytest.mark.parametrize(
+    "Delta,eps,delta", [(1e50, 1e-50, 1e-300), (1e-50, 50.0, 0.5), (1.0, 1e-50, 1e-5), (1e50, 50.0, 1e-12)]
+)
 def test_analytic_gaussian_at_the_range_corners_returns_fast_and_scales(Delta, eps, delta):
     # Issue 7: the bracket search started at inf and never moved for (1e308, 0.5, 1e-5).
     # Oracle: delta(sigma) depends on sigma / Delta only [BW18, Thm 8], so the corner must
@@ -115,8 +119,9 @@ def test_analytic_gaussian_at_the_range_corners_returns_fast_and_scales(Delta, e
     assert s == pytest.approx(Delta * M.gaussian_sigma_analytic(1.0, eps, delta), rel=1e-9)
 
 
-@pytest.mark.parametrize("B,eps,sigma", [(1.0, 1e-50, 0.5), (1e50, 1e-50, 1e-50), (1.0, 1e-3, 0.5),
-                                         (1e-50, 50.0, 1e50)])
+@pytest.mark.parametrize(
+    "B,eps,sigma", [(1.0, 1e-50, 0.5), (1e50, 1e-50, 1e-50), (1.0, 1e-3, 0.5), (1e-50, 50.0, 1e50)]
+)
 def test_optimal_C_at_the_range_corners_is_certified_and_fast(B, eps, sigma):
     # Issue 7: optimal_C(..., epsilon=5e-324) never returned. In range, the noise-dominated
     # regime is answered by the sigma = 0 LP, certified for sigma by weak duality
@@ -132,11 +137,14 @@ def test_optimal_C_at_the_range_corners_is_certified_and_fast(B, eps, sigma):
     assert opt.gap <= 1e-6
     V = G.total_variance(D, opt.C, B, eps, sigma)
     assert V == pytest.approx(opt.variance, rel=1e-12)
-    lower = G.dual_bound(D, B, eps, 0.0, opt.Lambda) if opt.mu is None else \
-        G.dual_bound(D, B, eps, sigma, opt.Lambda, opt.mu)
+    lower = (
+        G.dual_bound(D, B, eps, 0.0, opt.Lambda)
+        if opt.mu is None
+        else G.dual_bound(D, B, eps, sigma, opt.Lambda, opt.mu)
+    )
     # lower <= V up to rounding: when sigma^2 ||C||^2 dominates both are the same sum (1 ulp apart)
     assert lower == pytest.approx(opt.lower_bound, rel=1e-9) and lower <= V * (1 + 1e-12)
-    proj = np.eye(D.n) - X @ np.linalg.solve(X.T @ X, X.T)             # onto {N : N X = 0}
+    proj = np.eye(D.n) - X @ np.linalg.solve(X.T @ X, X.T)  # onto {N : N X = 0}
     for scale in (1e-6, 1e-3, 1.0):
         Cp = opt.C + scale * np.abs(opt.C).max() * rng.standard_normal((2, D.n)) @ proj
         assert G.total_variance(D, Cp, B, eps, sigma) >= opt.lower_bound * (1 - 1e-12)

@@ -2,6 +2,7 @@
 the accounting against dp-accounting, and bad input. Oracles: hand-computed weights and
 statistics, the paper's formulas written out, dp_accounting's RDP accountant (a second
 library), and the suite's own oracles (``properties/krichene2023.py``)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -26,8 +27,9 @@ def _run(prop, impl, strategy=None, n=None):
     (the statistical property: exactly one fixed example, false failure <= 3 x STAT_LEVEL < 1e-4);
     ``strategy`` and ``n`` override them for the larger-graph runs."""
     strategy = P.STRATEGIES[prop] if strategy is None else strategy
-    return check_property(prop, strategy, impl, max_examples=n or P.MAX_EXAMPLES.get(prop, 100),
-                          examples=P.EXAMPLES.get(prop, ()))
+    return check_property(
+        prop, strategy, impl, max_examples=n or P.MAX_EXAMPLES.get(prop, 100), examples=P.EXAMPLES.get(prop, ())
+    )
 
 
 def test_statistical_property_runs_once_on_a_fixed_example():
@@ -43,9 +45,16 @@ def test_reference_passes(prop):
     assert f.verdict == "pass", f
 
 
-@pytest.mark.parametrize("prop", [P.prop_budget_holds, P.prop_sensitivity_every_user,
-                                  P.prop_public_inputs_only, P.prop_gradient_sensitivity_every_user],
-                         ids=lambda p: p.__name__)
+@pytest.mark.parametrize(
+    "prop",
+    [
+        P.prop_budget_holds,
+        P.prop_sensitivity_every_user,
+        P.prop_public_inputs_only,
+        P.prop_gradient_sensitivity_every_user,
+    ],
+    ids=lambda p: p.__name__,
+)
 def test_reference_passes_on_larger_random_graphs(prop):
     f = _run(prop, P.REFERENCE, LARGER, n=40)
     assert f.verdict == "pass", f
@@ -73,29 +82,48 @@ def test_every_property_fails_on_some_planted_bug():
     props = P.ALL_PROPERTIES
     missing = {p.__name__ for p in props} - caught
     # Four properties have no planted bug in BUGS; each is shown to fail here on a wrong stage.
-    assert missing == {"prop_declared_sensitivity_is_appendix_a1", "prop_closed_form_solves_problem_10",
-                       "prop_ratios_at_least_one", "prop_estimated_weights_underestimate"}
-    half = dataclasses.replace(P.REFERENCE, name="bug: sensitivity without sqrt(beta)",
-                               sensitivity=lambda *, beta, Gamma_x, Gamma_star, **_: (Gamma_x**2, Gamma_x**2 * Gamma_star))
+    assert missing == {
+        "prop_declared_sensitivity_is_appendix_a1",
+        "prop_closed_form_solves_problem_10",
+        "prop_ratios_at_least_one",
+        "prop_estimated_weights_underestimate",
+    }
+    half = dataclasses.replace(
+        P.REFERENCE,
+        name="bug: sensitivity without sqrt(beta)",
+        sensitivity=lambda *, beta, Gamma_x, Gamma_star, **_: (Gamma_x**2, Gamma_x**2 * Gamma_star),
+    )
     assert _run(P.prop_declared_sensitivity_is_appendix_a1, half).verdict == "invariant violation"
-    mu_third = dataclasses.replace(P.REFERENCE, name="bug: n^-1/3",     # eq. (11) with the wrong exponent
-                                   omega=lambda n_counts, *, n_users, beta_bar, mu: W.omega_mu(n_counts, n_users, beta_bar, mu * 4 / 3))
+    mu_third = dataclasses.replace(
+        P.REFERENCE,
+        name="bug: n^-1/3",  # eq. (11) with the wrong exponent
+        omega=lambda n_counts, *, n_users, beta_bar, mu: W.omega_mu(n_counts, n_users, beta_bar, mu * 4 / 3),
+    )
     assert _run(P.prop_closed_form_solves_problem_10, mu_third).verdict == "invariant violation"
-    r_sq = dataclasses.replace(P.REFERENCE, name="bug: R_0 squared",
-                               ratios=lambda n_counts: (W.improvement_ratios(n_counts)[0] ** 2,
-                                                       W.improvement_ratios(n_counts)[1]))
+    r_sq = dataclasses.replace(
+        P.REFERENCE,
+        name="bug: R_0 squared",
+        ratios=lambda n_counts: (W.improvement_ratios(n_counts)[0] ** 2, W.improvement_ratios(n_counts)[1]),
+    )
     assert _run(P.prop_ratios_at_least_one, r_sq).verdict == "invariant violation"
     # the mu-family at mu = 1 in place of eq. (11): the normaliser falls as the counts grow (App. B fails)
-    mu_one = dataclasses.replace(P.REFERENCE, name="bug: omega at mu = 1",
-                                 omega=lambda n_counts, *, n_users, beta_bar, mu: W.omega_mu(n_counts, n_users, beta_bar, 1.0))
+    mu_one = dataclasses.replace(
+        P.REFERENCE,
+        name="bug: omega at mu = 1",
+        omega=lambda n_counts, *, n_users, beta_bar, mu: W.omega_mu(n_counts, n_users, beta_bar, 1.0),
+    )
     assert _run(P.prop_estimated_weights_underestimate, mu_one).verdict == "invariant violation"
 
 
 # ------------------------------------------------------------------ closed forms
 def _tiny():
     # tasks 0, 1; user 0 in both, user 1 in task 0. x, y chosen inside the bounds (Gamma_x = Gamma_* = 1).
-    return UserDataset(np.array([[0.6, 0.0], [0.0, 0.5], [0.3, 0.4]]), np.array([0, 0, 1]),
-                       labels=np.array([0.5, -0.2, 0.4]), task_ids=np.array([0, 1, 0]))
+    return UserDataset(
+        np.array([[0.6, 0.0], [0.0, 0.5], [0.3, 0.4]]),
+        np.array([0, 0, 1]),
+        labels=np.array([0.5, -0.2, 0.4]),
+        task_ids=np.array([0, 1, 0]),
+    )
 
 
 def test_weights_closed_form():
@@ -110,8 +138,9 @@ def test_weights_closed_form():
     # per-user normalisation (Appendix C): every user at beta = 1
     np.testing.assert_allclose(W.user_budgets(D, W.per_user_weights(D, om, 1.0, 2), 2), [1.0, 1.0], rtol=1e-15)
     # eq. (11) gamma = 0 is mu = 1/4: omega = n^-1/4 / sqrt((sqrt 2 + 1) / 2)
-    np.testing.assert_allclose(W.omega_star([2.0, 1.0], 2, 1.0, 0),
-                               np.array([2**-0.25, 1.0]) / math.sqrt((math.sqrt(2) + 1) / 2), rtol=1e-15)
+    np.testing.assert_allclose(
+        W.omega_star([2.0, 1.0], 2, 1.0, 0), np.array([2**-0.25, 1.0]) / math.sqrt((math.sqrt(2) + 1) / 2), rtol=1e-15
+    )
 
 
 def test_ssp_statistic_by_hand():
@@ -141,7 +170,7 @@ def test_symmetric_noise_sensitivity_constant():
 def test_solve_matches_regularised_normal_equations():
     rng = np.random.default_rng(4)
     A = rng.normal(size=(5, 3, 3))
-    A = A @ np.swapaxes(A, -1, -2)                            # PSD
+    A = A @ np.swapaxes(A, -1, -2)  # PSD
     b = rng.normal(size=(5, 3))
     th = K.solve(A, b, 0.7)
     want = np.stack([np.linalg.lstsq(A[i] + 0.7 * np.eye(3), b[i], rcond=None)[0] for i in range(5)])
@@ -156,7 +185,8 @@ def test_solve_matches_regularised_normal_equations():
 
 def test_gd_schedule_theorem_3_12():
     n, om = np.array([4.0, 1.0]), np.array([0.5, 1.0])
-    # (a): T = (2/d) sum n^2 / sum omega^-2 = (2/2) 17 / 5 = 3.4 -> 4; eta_i^(t) = 2R / (Gamma sqrt(om^2 n^2 + T d/2) sqrt t)
+    # (a): T = (2/d) sum n^2 / sum omega^-2 = (2/2) 17 / 5 = 3.4 -> 4; eta_i^(t) = 2R / (Gamma sqrt(om^2 n^2 + T
+    # d/2) sqrt t)
     T, eta = K.theorem312_schedule(n, om, 2, case="a", Gamma=1.0, radius=1.0)
     assert T == 4
     np.testing.assert_allclose(eta[0], [2 / math.sqrt(4 + 4), 2 / math.sqrt(1 + 4)], rtol=1e-15)
@@ -179,8 +209,17 @@ def test_gd_mechanism_noise_scale():
     # Var = eta^2 Gamma^2 / 2 = 0.5; the sample variance of 20,000 draws has sd sqrt(2/19999) 0.5 = 0.005:
     # |s^2 - 0.5| < 0.03 fails with probability < 1e-8 (6 sd).
     D = UserDataset(np.array([[1.0]]), np.array([0]), labels=np.array([1.0]), task_ids=np.array([0]))
-    th = K.gd_mechanism(D, np.array([0.0]), np.random.default_rng(3), 20_000, m=1, Gamma=1.0, Lambda=0.0,
-                        eta=np.ones((1, 1)), radius=1e6)
+    th = K.gd_mechanism(
+        D,
+        np.array([0.0]),
+        np.random.default_rng(3),
+        20_000,
+        m=1,
+        Gamma=1.0,
+        Lambda=0.0,
+        eta=np.ones((1, 1)),
+        radius=1e6,
+    )
     assert abs(th.var() - 0.5) < 0.03
 
 
@@ -188,6 +227,7 @@ def test_gd_mechanism_noise_scale():
 def test_rdp_against_dp_accounting():
     dp_accounting = pytest.importorskip("dp_accounting", reason="the independent oracle of the [test] extra")
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
+
     orders = list(DEFAULT_RDP_ORDERS)
     for beta, runs, k, sigma in ((0.5, 1, None, None), (0.03, 5, 3, 20.0), (2.0, 2, 1, 4.0)):
         acc = rdp_acc.RdpAccountant(orders)
@@ -206,7 +246,7 @@ def test_beta_for_epsilon_is_the_inverse_to_1e_6():
     for eps, kw in ((1.0, {}), (0.5, dict(runs=4)), (5.0, dict(count_k=5, count_sigma=30.0, runs=3))):
         b = W.beta_for_epsilon(eps, 1e-5, **kw)
         assert W.epsilon(b, 1e-5, **kw) <= eps
-        assert W.epsilon(b * (1 + 2e-6), 1e-5, **kw) > eps * (1 - 1e-12)   # within relative 1e-6 (+ margin)
+        assert W.epsilon(b * (1 + 2e-6), 1e-5, **kw) > eps * (1 - 1e-12)  # within relative 1e-6 (+ margin)
     # Theorem 3.3's translation: beta <= eps^2 / (8 log(1/delta)) suffices for (eps, delta)-DP
     for eps in (0.5, 1.0, 3.0):
         assert W.beta_for_epsilon(eps, 1e-5) >= eps**2 / (8 * math.log(1e5))
@@ -240,14 +280,14 @@ def test_private_counts_noise_and_cap():
     D = UserDataset(np.zeros((4, 1)), np.array([0, 0, 0, 1]), labels=np.zeros(4), task_ids=np.array([0, 1, 2, 0]))
     c = W.private_counts(D, np.random.default_rng(0), m=3, k=2, sigma=1e-9)
     assert round(c.sum()) == 3 and np.all(np.round(c) <= [2, 1, 1])
-    np.testing.assert_allclose(W.count_rdp([2.0], 2, 1.0), [2.0], rtol=1e-15)        # alpha k / (2 sigma^2)
-    assert W.accuracy_margin(1.0, 1, 0.05) == pytest.approx(1.959964, rel=1e-6)     # Phi^-1(0.975)
+    np.testing.assert_allclose(W.count_rdp([2.0], 2, 1.0), [2.0], rtol=1e-15)  # alpha k / (2 sigma^2)
+    assert W.accuracy_margin(1.0, 1, 0.05) == pytest.approx(1.959964, rel=1e-6)  # Phi^-1(0.975)
 
 
 def test_sampling_baselines():
     D = UserDataset(np.zeros((5, 1)), np.array([0, 0, 0, 1, 1]), labels=np.zeros(5), task_ids=np.array([0, 1, 2, 1, 2]))
     w = W.tail_sample_weights(D, np.array([5.0, 1.0, 3.0]), m=3, k=2, beta=2.0)
-    np.testing.assert_allclose(w, [0, 1, 1, 1, 1])                  # user 0 drops task 0 (largest count)
+    np.testing.assert_allclose(w, [0, 1, 1, 1, 1])  # user 0 drops task 0 (largest count)
     u = W.uniform_sample_weights(D, np.random.default_rng(1), m=3, k=1, beta=2.0)
     assert np.bincount(D.user_index, weights=u > 0).tolist() == [1, 1] and set(u) <= {0.0, math.sqrt(2)}
 
@@ -265,7 +305,7 @@ def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="mu"):
         W.adaptive_weights(D, m=2, beta=1.0, mu=-0.5, n_counts=[2, 1], n_users=2)
     with pytest.raises(ValueError, match="n_counts"):
-        W.adaptive_weights(D, m=2, beta=1.0, mu=0.5, n_counts=[2, 0], n_users=2)   # a task with no users
+        W.adaptive_weights(D, m=2, beta=1.0, mu=0.5, n_counts=[2, 0], n_users=2)  # a task with no users
     with pytest.raises(ValueError, match="alpha"):
         W.rdp([1.0, 2.0], 1.0)
     with pytest.raises(ValueError, match="delta"):
@@ -273,4 +313,4 @@ def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="task_ids"):
         K.statistic(D.with_fields(task_ids=None), w, m=2, Gamma_x=1.0, Gamma_star=1.0)
     with pytest.raises(ValueError, match="task_ids"):
-        K.statistic(D, w, m=1, Gamma_x=1.0, Gamma_star=1.0)                          # task 1 >= m
+        K.statistic(D, w, m=1, Gamma_x=1.0, Gamma_star=1.0)  # task 1 >= m

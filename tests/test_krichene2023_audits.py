@@ -5,6 +5,7 @@ eq. (12) clipping to beta), the Gaussian shift sqrt(2 beta) in noise units that 
 docstring derives, and the harness's guarantee (a correct mechanism is flagged with
 probability <= 1 - confidence).
 """
+
 from __future__ import annotations
 
 import math
@@ -18,10 +19,12 @@ from userdp.audits.registry import get
 from userdp.audits.registry import krichene2023 as R
 from userdp.reference import krichene2023_weights as W
 
-AUDIT_ENTRY = {"unclipped-labels-unit-bound": "krichene2023.planted.unclipped-labels",
-               "counts-used-twice-charged-once": "krichene2023.planted.counts-twice",
-               "gd-sigma-gamma": "krichene2023.planted.gd-sigma-gamma",
-               "rdp-half-for-the-pair": "krichene2023.planted.rdp-half"}
+AUDIT_ENTRY = {
+    "unclipped-labels-unit-bound": "krichene2023.planted.unclipped-labels",
+    "counts-used-twice-charged-once": "krichene2023.planted.counts-twice",
+    "gd-sigma-gamma": "krichene2023.planted.gd-sigma-gamma",
+    "rdp-half-for-the-pair": "krichene2023.planted.rdp-half",
+}
 
 
 def test_audit_graph_weights_closed_form():

@@ -4,6 +4,7 @@ Oracles: Appendix C's stated construction (20 tasks per user in expectation, m =
 an 80/20 split), the RDP accounting against its target (every method spends the same
 (eps, 1e-5)), and the claims of the quick runs (slow: about a minute together).
 """
+
 from __future__ import annotations
 
 import math
@@ -27,11 +28,11 @@ def test_synthetic_data_is_appendix_c():
     train, test, theta = R.synthetic_data(1.0)
     n = train.n + test.n
     assert theta.shape == (100, 5) and np.all(np.linalg.norm(theta, axis=1) <= 1 + 1e-12)
-    assert np.all(np.linalg.norm(train.values, axis=1) <= 1 + 1e-12)            # u_j in the unit ball
+    assert np.all(np.linalg.norm(train.values, axis=1) <= 1 + 1e-12)  # u_j in the unit ball
     # 20 tasks per user in expectation (q rescaled to sum 20, none above 1 at this seed): the mean
     # over 10^4 users has sd <= sqrt(20 / 10^4) = 0.045, so 0.2 is > 4 sd (the data is seeded: fixed).
     assert abs(n / 10_000 - 20) < 0.2
-    assert abs(test.n / n - 0.2) < 0.005                                        # sd sqrt(0.16 / 2e5) = 0.0009
+    assert abs(test.n / n - 0.2) < 0.005  # sd sqrt(0.16 / 2e5) = 0.0009
     # sigma_F = 1e-3: the labels are <u_j, theta_i> + noise of sd 1e-3
     resid = train.labels - np.einsum("nd,nd->n", train.values, theta[train.task_ids])
     assert abs(resid.std() / 1e-3 - 1) < 0.01
@@ -40,7 +41,9 @@ def test_synthetic_data_is_appendix_c():
 def test_head_tail_methods_spend_the_same_budget():
     for eps in (2.0, 10.0):
         b = R.budgets(eps)
-        with_counts = W.epsilon(b["beta_counts"], R.DELTA, runs=R.HT_STEPS, count_k=R.HT_K, count_sigma=b["count_sigma"])
+        with_counts = W.epsilon(
+            b["beta_counts"], R.DELTA, runs=R.HT_STEPS, count_k=R.HT_K, count_sigma=b["count_sigma"]
+        )
         without = W.epsilon(b["beta_uniform"], R.DELTA, runs=R.HT_STEPS)
         for spent in (with_counts, without):
             assert eps * (1 - 1e-5) <= spent <= eps
@@ -91,6 +94,7 @@ def test_head_tail_pairs_releases_on_one_training_stream():
     # release r of every method at one eps draws its U^(0) and noise from [SEED, 8, stream, eps, r]:
     # the same for all methods (common random numbers), different across r and eps
     import inspect
+
     src = inspect.getsource(R.head_tail_releases)
     assert "[SEED, 8, stream, int(eps), r]" in src and "[SEED, 7, stream, int(eps), i, r]" in src
 

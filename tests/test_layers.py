@@ -11,6 +11,7 @@ a function-local import is still a dependency, so it cannot stand in for a layer
 
 Oracle: the parse below, checked on planted graphs (a back edge and a cycle must be reported).
 """
+
 from __future__ import annotations
 
 import ast
@@ -20,7 +21,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TOPS = {"reference": "userdp.reference", "properties": "userdp.properties", "audits": "userdp.audits"}
-AUDIT_PARTS = ("engine", "registry", "validation", "bench", "cli")     # lowest first
+AUDIT_PARTS = ("engine", "registry", "validation", "bench", "cli")  # lowest first
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -31,8 +32,9 @@ def _module_name(path: pathlib.Path) -> str:
 
 
 def _modules() -> dict[str, pathlib.Path]:
-    return {_module_name(p): p for top in TOPS for p in sorted((ROOT / top).rglob("*.py"))
-            if "__pycache__" not in p.parts}
+    return {
+        _module_name(p): p for top in TOPS for p in sorted((ROOT / top).rglob("*.py")) if "__pycache__" not in p.parts
+    }
 
 
 def _imports(name: str, path: pathlib.Path, known: set[str]) -> set[str]:
@@ -45,7 +47,7 @@ def _imports(name: str, path: pathlib.Path, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = name.split(".") if is_pkg else name.split(".")[:-1]
-                base = base[:len(base) - (node.level - 1)]
+                base = base[: len(base) - (node.level - 1)]
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
@@ -53,7 +55,7 @@ def _imports(name: str, path: pathlib.Path, known: set[str]) -> set[str]:
         else:
             continue
         for t in targets:
-            while t and t not in known:          # "userdp.audits.engine.harness.audit" -> the module
+            while t and t not in known:  # "userdp.audits.engine.harness.audit" -> the module
                 t = t.rpartition(".")[0]
             if t and t != name:
                 out.add(t)
@@ -88,8 +90,13 @@ def layer_violations(graph: dict[str, set[str]]) -> list[str]:
                 bad.append(f"{m} imports {t}: reference imports nothing above it")
             elif top == "properties" and ttop not in ("reference", "properties"):
                 bad.append(f"{m} imports {t}: properties imports only reference")
-            elif top == "audits" and ttop == "audits" and len(t.split(".")) > 2 and trank > rank \
-                    and len(m.split(".")) > 2:
+            elif (
+                top == "audits"
+                and ttop == "audits"
+                and len(t.split(".")) > 2
+                and trank > rank
+                and len(m.split(".")) > 2
+            ):
                 bad.append(f"{m} imports {t}: audits' parts are ordered {' < '.join(AUDIT_PARTS)}")
     return sorted(bad)
 
@@ -129,9 +136,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_is_read():
     g = import_graph()
     assert len(g) >= 60
-    assert "userdp.audits.engine.harness" in g["userdp.audits"]                 # the re-export
-    assert "userdp.reference.data" in g["userdp.reference.neighbours"]          # a relative import
-    assert "userdp.audits.validation.run" in g["userdp.audits.cli.main"]        # a function-local import
+    assert "userdp.audits.engine.harness" in g["userdp.audits"]  # the re-export
+    assert "userdp.reference.data" in g["userdp.reference.neighbours"]  # a relative import
+    assert "userdp.audits.validation.run" in g["userdp.audits.cli.main"]  # a function-local import
 
 
 def test_layers_are_in_order():
@@ -142,12 +149,15 @@ def test_no_import_cycle():
     assert cycles(import_graph()) == []
 
 
-@pytest.mark.parametrize("edge,expected", [
-    (("userdp.reference.data", "userdp.properties.adapter"), "reference imports nothing above it"),
-    (("userdp.properties.adapter", "userdp.audits.engine.harness"), "properties imports only reference"),
-    (("userdp.audits.engine.harness", "userdp.audits.registry.amin2019"), "audits' parts are ordered"),
-    (("userdp.audits.registry.amin2019", "userdp.audits.cli.main"), "audits' parts are ordered"),
-])
+@pytest.mark.parametrize(
+    "edge,expected",
+    [
+        (("userdp.reference.data", "userdp.properties.adapter"), "reference imports nothing above it"),
+        (("userdp.properties.adapter", "userdp.audits.engine.harness"), "properties imports only reference"),
+        (("userdp.audits.engine.harness", "userdp.audits.registry.amin2019"), "audits' parts are ordered"),
+        (("userdp.audits.registry.amin2019", "userdp.audits.cli.main"), "audits' parts are ordered"),
+    ],
+)
 def test_planted_back_edge_is_reported(edge, expected):
     g = import_graph()
     g[edge[0]] = g[edge[0]] | {edge[1]}

@@ -9,6 +9,7 @@ rule does reject.
 Oracles are independent of the code under test: scipy.stats distributions, closed forms
 derived by hand below, and dp_accounting (imported only here, never by the package).
 """
+
 from __future__ import annotations
 
 import math
@@ -135,8 +136,7 @@ def test_clip_interval():
 finite = st.floats(-1e6, 1e6, allow_nan=False)
 
 
-@given(st.lists(st.lists(finite, min_size=3, max_size=3), min_size=1, max_size=8),
-       st.floats(1e-3, 1e3))
+@given(st.lists(st.lists(finite, min_size=3, max_size=3), min_size=1, max_size=8), st.floats(1e-3, 1e3))
 def test_clip_l2_rows(rows, radius):
     x = np.array(rows)  # (n, 3)
     y = M.clip_l2(x, radius)
@@ -171,8 +171,15 @@ def test_classical_sigma_closed_form_and_domain():
         M.gaussian_sigma_classical(1.0, 0.5, 0.0)
 
 
-ANALYTIC_CASES = [(1.0, 1.0, 1e-5), (1.0, 0.5, 1e-5), (3.0, 0.1, 1e-6), (1.0, 5.0, 1e-8),
-                  (1.0, 10.0, 1e-10), (0.2, 1e-3, 1e-3), (1.0, 2.0, 0.3)]
+ANALYTIC_CASES = [
+    (1.0, 1.0, 1e-5),
+    (1.0, 0.5, 1e-5),
+    (3.0, 0.1, 1e-6),
+    (1.0, 5.0, 1e-8),
+    (1.0, 10.0, 1e-10),
+    (0.2, 1e-3, 1e-3),
+    (1.0, 2.0, 0.3),
+]
 
 
 @pytest.mark.parametrize("Delta,eps,delta", ANALYTIC_CASES)
@@ -187,7 +194,8 @@ def test_analytic_sigma_is_the_smallest_satisfying_bw18(Delta, eps, delta):
         assert bw18_delta(s * (1 - 1e-9), Delta, eps) > delta
     # dp_accounting's own calibration (binary search, tolerance 1e-7 absolute on sigma)
     ref = GaussianPrivacyLoss.from_privacy_guarantee(
-        DifferentialPrivacyParameters(eps, delta), sensitivity=Delta).standard_deviation
+        DifferentialPrivacyParameters(eps, delta), sensitivity=Delta
+    ).standard_deviation
     assert s == pytest.approx(ref, rel=1e-6, abs=2e-7)
     if eps < 1:
         assert s <= M.gaussian_sigma_classical(Delta, eps, delta)
@@ -237,8 +245,14 @@ def test_cks_never_exceeds_mironov(orders, data, delta):
     assert 0 <= cks <= mir * (1 + 1e-12)
 
 
-ACCOUNTANT_CASES = [(1.0, 1, 1e-5), (0.8, 10, 1e-6), (2.0, 100, 1e-5), (5.0, 1000, 1e-8),
-                    (20.0, 3, 1e-3), (0.5, 50, 1e-9)]
+ACCOUNTANT_CASES = [
+    (1.0, 1, 1e-5),
+    (0.8, 10, 1e-6),
+    (2.0, 100, 1e-5),
+    (5.0, 1000, 1e-8),
+    (20.0, 3, 1e-3),
+    (0.5, 50, 1e-9),
+]
 
 
 @pytest.mark.parametrize("z,k,delta", ACCOUNTANT_CASES)
@@ -262,11 +276,18 @@ def test_heterogeneous_composition_matches_dp_accounting():
     assert M.rdp_to_dp(orders, ours, 1e-6) == pytest.approx(acc.get_epsilon(1e-6), rel=1e-9)
 
 
-@pytest.mark.parametrize("orders,rdp,delta", [([2.0, 5.0], [1e-6, 1e-5], 0.5),  # KL shortcut -> 0
-                                              ([2.0], [0.5], 0.5),               # cks formula < 0 -> clipped to 0
-                                              ([3.0, 30.0], [np.inf, 2.0], 1e-5)])  # infinite rho at one order
+@pytest.mark.parametrize(
+    "orders,rdp,delta",
+    [
+        ([2.0, 5.0], [1e-6, 1e-5], 0.5),  # KL shortcut -> 0
+        ([2.0], [0.5], 0.5),  # cks formula < 0 -> clipped to 0
+        ([3.0, 30.0], [np.inf, 2.0], 1e-5),
+    ],
+)  # infinite rho at one order
 def test_rdp_to_dp_edge_cases_match_dp_accounting(orders, rdp, delta):
-    assert M.rdp_to_dp(orders, rdp, delta) == pytest.approx(dp_rdp.compute_epsilon(orders, rdp, delta)[0], rel=1e-12, abs=0)
+    assert M.rdp_to_dp(orders, rdp, delta) == pytest.approx(
+        dp_rdp.compute_epsilon(orders, rdp, delta)[0], rel=1e-12, abs=0
+    )
 
 
 # ---------------------------------------------------------------------- bad input

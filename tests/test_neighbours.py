@@ -1,6 +1,5 @@
 """Neighbouring relations: every produced neighbour differs in exactly one unit, and the
 brute-force enumeration is complete (counted against closed-form counts on tiny grids)."""
-from math import comb
 
 import numpy as np
 import pytest
@@ -54,12 +53,13 @@ def test_add_remove_enumeration_is_complete_in_d2_with_labels():
     # Independent oracle: the added users written out by nested loops over coordinates and
     # labels (no itertools), compared as sets. The old enumeration (multisets of flattened
     # coordinates, labels fixed at 0) never added the one-record user x = (1, 0), y = +1.
-    D = UserDataset(np.array([[0.5, 0.5], [0.0, 1.0], [1.0, 1.0]]), np.array([3, 3, 7]),
-                    labels=np.array([1.0, -1.0, 1.0]))
+    D = UserDataset(
+        np.array([[0.5, 0.5], [0.0, 1.0], [1.0, 1.0]]), np.array([3, 3, 7]), labels=np.array([1.0, -1.0, 1.0])
+    )
     grid, labels = [0.0, 1.0], [-1.0, 1.0]
     pairs = list(N.ADD_REMOVE_USER.enumerate(D, grid, max_records=2, label_grid=labels))
-    records = [((a, b), y) for a in grid for b in grid for y in labels]            # 8 records
-    want = {(r,) for r in records} | {(r, q) for r in records for q in records}    # 8 + 64 users
+    records = [((a, b), y) for a in grid for b in grid for y in labels]  # 8 records
+    want = {(r,) for r in records} | {(r, q) for r in records for q in records}  # 8 + 64 users
     added = [_added_user(p) for p in pairs if p.second.n > D.n]
     removed = {p.unit for p in pairs if p.second.n < D.n}
     assert removed == {3, 7}
@@ -73,11 +73,12 @@ def test_replace_user_enumeration_moves_labels_too_in_d2():
     # Epasto §2.2: a user's data points (x, y) are replaced, so labels move with the values.
     # Independent count: a user of s records has (|grid|^(s d) |labels|^s) - 1 neighbours,
     # and the neighbours are distinct; checked against an explicit nested-loop set for user 7.
-    D = UserDataset(np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([3, 3, 7]),
-                    labels=np.array([1.0, -1.0, 1.0]))
+    D = UserDataset(
+        np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([3, 3, 7]), labels=np.array([1.0, -1.0, 1.0])
+    )
     grid, labels = [0.0, 1.0], [-1.0, 1.0]
     pairs = list(N.REPLACE_USER.enumerate(D, grid, label_grid=labels))
-    assert len(pairs) == (2 ** 4 * 2 ** 2 - 1) + (2 ** 2 * 2 - 1)
+    assert len(pairs) == (2**4 * 2**2 - 1) + (2**2 * 2 - 1)
     seen = {(p.unit, tuple(p.second.values.ravel()), tuple(p.second.labels)) for p in pairs}
     assert len(seen) == len(pairs)
     user7 = {(tuple(p.second.values[2]), p.second.labels[2]) for p in pairs if p.unit == 7}
@@ -86,7 +87,7 @@ def test_replace_user_enumeration_moves_labels_too_in_d2():
     for p in pairs:
         assert N.REPLACE_USER.changed_units(p.first, p.second) == {p.unit}
     # the values-only relations keep the labels fixed
-    assert len(list(N.REPLACE_USER_ITEMS.enumerate(D, grid))) == (2 ** 4 - 1) + (2 ** 2 - 1)
+    assert len(list(N.REPLACE_USER_ITEMS.enumerate(D, grid))) == (2**4 - 1) + (2**2 - 1)
 
 
 def test_replace_record_and_labels_enumeration(tiny):
@@ -95,7 +96,7 @@ def test_replace_record_and_labels_enumeration(tiny):
     assert len(pairs) == D.n * 2 * 2  # every (x, y) on the grid differs from (x_i, 0)
     assert all(N.REPLACE_RECORD.changed_units(p.first, p.second) == {p.unit} for p in pairs)
     lab = list(N.REPLACE_USER_LABELS.enumerate(D, [-1.0, 1.0]))
-    assert len(lab) == sum(2 ** s for s in D.counts)
+    assert len(lab) == sum(2**s for s in D.counts)
     assert all(N.REPLACE_USER_LABELS.changed_units(p.first, p.second) == {p.unit} for p in lab)
 
 
@@ -104,7 +105,7 @@ def test_replace_record_and_labels_enumeration(tiny):
 def test_sampled_pairs_differ_in_exactly_the_named_unit(name, data):
     p = data.draw(neighbouring_pairs(name))
     rel = N.get_relation(name)
-    assert rel.changed_units(p.first, p.second) == {p.unit}      # never D itself
+    assert rel.changed_units(p.first, p.second) == {p.unit}  # never D itself
 
 
 @pytest.mark.parametrize("name", sorted(N.RELATIONS))
@@ -136,17 +137,24 @@ def test_is_neighbour_rejects_two_changed_users(tiny):
     assert not N.is_neighbour(N.REPLACE_USER, tiny, tiny.without_user(2))
 
 
-@pytest.mark.parametrize("call, exc, match", [
-    (lambda D: N.REPLACE_USER.neighbour(D, 4, [1.0]), ValueError, r"new must have shape \(3,\)"),
-    (lambda D: N.REPLACE_USER.neighbour(D, 4, [1.0, np.nan, 0.0]), ValueError, r"new must be finite"),
-    (lambda D: N.REPLACE_USER.worst_case_pairs(D, 1.0, 0.0), ValueError, "lo < hi"),
-    (lambda D: N.REPLACE_RECORD.neighbour(D, 99, 0.0), ValueError, r"i \(record index\) must be an integer in \[0, 5\], got 99"),
-    (lambda D: N.ADD_REMOVE_USER.neighbour(D, 4, [1.0]), ValueError, "user_id 4 already present"),
-    (lambda D: N.ADD_REMOVE_USER.neighbour(D.take([0]), 4), ValueError, "cannot remove the only user"),
-    (lambda D: N.REPLACE_USER_LABELS.neighbour(D, 4, [0.0, 0.0, 0.0]), ValueError, "needs dataset.labels"),
-    (lambda D: N.get_relation("nope"), ValueError, "relation must be one of"),
-    (lambda D: N.REPLACE_USER.sample(D, 0, 0.0, 1.0), TypeError, "numpy.random.Generator"),
-])
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda D: N.REPLACE_USER.neighbour(D, 4, [1.0]), ValueError, r"new must have shape \(3,\)"),
+        (lambda D: N.REPLACE_USER.neighbour(D, 4, [1.0, np.nan, 0.0]), ValueError, r"new must be finite"),
+        (lambda D: N.REPLACE_USER.worst_case_pairs(D, 1.0, 0.0), ValueError, "lo < hi"),
+        (
+            lambda D: N.REPLACE_RECORD.neighbour(D, 99, 0.0),
+            ValueError,
+            r"i \(record index\) must be an integer in \[0, 5\], got 99",
+        ),
+        (lambda D: N.ADD_REMOVE_USER.neighbour(D, 4, [1.0]), ValueError, "user_id 4 already present"),
+        (lambda D: N.ADD_REMOVE_USER.neighbour(D.take([0]), 4), ValueError, "cannot remove the only user"),
+        (lambda D: N.REPLACE_USER_LABELS.neighbour(D, 4, [0.0, 0.0, 0.0]), ValueError, "needs dataset.labels"),
+        (lambda D: N.get_relation("nope"), ValueError, "relation must be one of"),
+        (lambda D: N.REPLACE_USER.sample(D, 0, 0.0, 1.0), TypeError, "numpy.random.Generator"),
+    ],
+)
 def test_bad_input(tiny, call, exc, match):
     with pytest.raises(exc, match=match):
         call(tiny)

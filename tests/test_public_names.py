@@ -5,6 +5,7 @@ registered instance) where the module's docstring or the line that defines it sa
 Oracle: the modules' own text (``ast``), independent of the code under test; planted: a module
 without ``__all__`` and an exported function without a docstring must be reported.
 """
+
 from __future__ import annotations
 
 import ast
@@ -15,7 +16,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TOPS = {"reference": "userdp.reference", "properties": "userdp.properties", "audits": "userdp.audits"}
-NOT_IMPORTED = {"userdp.audits.cli.__main__"}      # running it is the command
+NOT_IMPORTED = {"userdp.audits.cli.__main__"}  # running it is the command
 
 
 def modules() -> dict[str, pathlib.Path]:
@@ -35,8 +36,9 @@ def _comment_of(path: pathlib.Path, name: str) -> bool:
     """The line that assigns ``name`` at module level carries a comment, or the line above it does."""
     lines = path.read_text(encoding="utf-8").splitlines()
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
-            if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             here = lines[node.lineno - 1]
             above = lines[node.lineno - 2].strip() if node.lineno >= 2 else ""
@@ -68,11 +70,13 @@ def test_module_exports_documented_names(name):
 
 def test_planted_module_without_all_or_docstring_is_reported(tmp_path):
     import types
+
     m = types.ModuleType("planted", "A planted module.")
     assert undocumented(m, tmp_path / "x.py") == ["(no __all__)"]
 
     def f():
         return 1
+
     m.__all__ = ["f"]
     m.f = f
     assert undocumented(m, tmp_path / "x.py") == ["f"]

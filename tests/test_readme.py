@@ -4,6 +4,7 @@ Its console commands (the tour's library audit and validate run, with the output
 and its python block are run by tests/test_docs.py, which runs every command of README.md and
 docs/**/*.md; its length and links are checked there too.
 """
+
 import pathlib
 import re
 
@@ -32,5 +33,7 @@ def test_readme_tour_shows_the_library_audit_under_both_relations():
     # README's console block shows the same calls (run by tests/test_docs.py).
     text = README.read_text()
     for relation, pair in (("replace-record", "'[1,1,1]' '[1,1,0]'"), ("add-remove-record", "'[1,1,1]' '[1,1]'")):
-        assert ("$ userdp audit --mechanism diffprivlib.tools:sum --kwargs '{\"epsilon\": 1, \"bounds\": [0, 1]}' "
-                f"--claim pure:epsilon=1 --relation {relation} --pair {pair}") in text
+        assert (
+            '$ userdp audit --mechanism diffprivlib.tools:sum --kwargs \'{"epsilon": 1, "bounds": [0, 1]}\' '
+            f"--claim pure:epsilon=1 --relation {relation} --pair {pair}"
+        ) in text

@@ -1,9 +1,15 @@
 """The named builders produce what they promise (so property suites see the hard cases)."""
+
 import numpy as np
 from hypothesis import given, settings, strategies as st, find
 
-from userdp.properties.strategies import (epsilon_profiles, task_user_graphs, user_datasets,
-                                          user_size_profiles, weights_summing_to)
+from userdp.properties.strategies import (
+    epsilon_profiles,
+    task_user_graphs,
+    user_datasets,
+    user_size_profiles,
+    weights_summing_to,
+)
 
 
 @given(user_size_profiles())
@@ -22,8 +28,8 @@ def test_acharya_mix(args):
     n, eps = args
     n_c, n_m = int(np.floor(0.34 * n)), int(np.floor(0.43 * n))
     assert ((eps[:n_c] >= 0.01) & (eps[:n_c] <= 0.2)).all()
-    assert ((eps[n_c:n_c + n_m] >= 0.2) & (eps[n_c:n_c + n_m] <= 1.0)).all()
-    assert (eps[n_c + n_m:] == 1.0).all()
+    assert ((eps[n_c : n_c + n_m] >= 0.2) & (eps[n_c : n_c + n_m] <= 1.0)).all()
+    assert (eps[n_c + n_m :] == 1.0).all()
 
 
 @given(st.integers(1, 20).flatmap(lambda n: weights_summing_to(2.5, n)))
@@ -43,5 +49,6 @@ def test_task_graphs_are_skewed():
     def each(D):
         n_t = D.task_counts()
         assert (n_t >= 1).all()
+
     each()
     find(task_user_graphs(), lambda D: D.tasks.size >= 3 and D.task_counts().max() >= 3 * D.task_counts().min())

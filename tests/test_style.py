@@ -4,6 +4,7 @@ puts them in ``.ci/run``, which runs the README's test command verbatim.
 
 Planted: a file with an unused import and one formatted otherwise must make each command fail.
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -31,10 +32,13 @@ def test_ruff_format_check_passes():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("command,source", [
-    (("check", "."), "import os\n"),                                  # F401: unused import
-    (("format", "--check", "."), "x = {  'a':1 }\n"),                 # not in ruff's format
-])
+@pytest.mark.parametrize(
+    "command,source",
+    [
+        (("check", "."), "import os\n"),  # F401: unused import
+        (("format", "--check", "."), "x = {  'a':1 }\n"),  # not in ruff's format
+    ],
+)
 def test_planted_style_error_is_caught(tmp_path, command, source):
     (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
     (tmp_path / "bad.py").write_text(source)

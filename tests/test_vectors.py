@@ -12,6 +12,7 @@ in ``NOT_STAGE_BUGS`` with the reason, and the table is complete: a new planted 
 in one of them. Those whose stages ARE the reference's (the bug is in the release) must pass
 every vector: the vectors do not flag correct stages.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -42,7 +43,7 @@ def run(capsys, *argv):
 def _planted() -> dict:
     out = {}
     for m in pkgutil.iter_modules(planted.__path__):
-        if m.name == "auditor":             # bugs of the auditor itself (its bounds and sets), not of a DP implementation
+        if m.name == "auditor":  # bugs of the auditor itself (its bounds and sets), not of a DP implementation
             continue
         mod = importlib.import_module(f"planted.{m.name}")
         for v in vars(mod).values():
@@ -53,8 +54,12 @@ def _planted() -> dict:
 
 
 def _corpus() -> dict:
-    return {e.id: e for m in pkgutil.iter_modules(corpus.__path__) if not m.name.startswith(("_", "test", "report"))
-            for e in importlib.import_module(f"corpus.{m.name}").CORPUS}
+    return {
+        e.id: e
+        for m in pkgutil.iter_modules(corpus.__path__)
+        if not m.name.startswith(("_", "test", "report"))
+        for e in importlib.import_module(f"corpus.{m.name}").CORPUS
+    }
 
 
 PLANTED, CORPUS = _planted(), _corpus()
@@ -65,35 +70,75 @@ STAGE_BUGS = {
     "amin2019/half-sensitivity": "amin2019.capped-sum",
     "amin2019/optimal-cap-interpolated-quantile": "amin2019.capped-sum",
     "amin2019/optimal-cap-off-by-one": "amin2019.capped-sum",
-    **{f"epasto2020/{n}": "epasto2020.wa" for n in (
-        "mean-user-weight-sensitivity", "weights-not-normalised", "laplace-scale-uses-n", "cap-per-record",
-        "sigma-from-data", "laplace-scale-times-eps", "statistic-ignores-weights", "lemma3-weight-not-split",
-        "equal-user-weights")},
+    **{
+        f"epasto2020/{n}": "epasto2020.wa"
+        for n in (
+            "mean-user-weight-sensitivity",
+            "weights-not-normalised",
+            "laplace-scale-uses-n",
+            "cap-per-record",
+            "sigma-from-data",
+            "laplace-scale-times-eps",
+            "statistic-ignores-weights",
+            "lemma3-weight-not-split",
+            "equal-user-weights",
+        )
+    },
     "epasto2020/sample-limiting-record-sensitivity": "epasto2020.sample-limiting",
-    **{f"epasto2020_gwa/{n}": "epasto2020.gwa" for n in (
-        "gwac-b-single-row", "gwac-labels-in-minus-B-B", "gwac-no-CX-check", "gwac-statistic-ignores-C")},
-    **{f"acharya2024/{n}": "acharya2024.pdp-op" for n in (
-        "weights-eps-over-n", "eta-d-for-sqrt-d", "lambda-zero-no-noise", "average-record-sensitivity",
-        "theorem34-violated-B")},
-    **{f"krichene2023/{n}": "krichene2023.ssp" for n in (
-        "eq12-clipping-skipped", "budget-w-not-w-squared", "exact-counts-no-charge", "unclipped-labels-unit-bound")},
-    **{f"zhao2024/{n}": "zhao2024.hlm" for n in (
-        "capped-solver-refuses", "weights-not-normalised", "threshold-not-scaled-with-m", "ptr-delta-not-composed",
-        "ptr-distance-without-movement", "ptr-kappa0-from-data")},
+    **{
+        f"epasto2020_gwa/{n}": "epasto2020.gwa"
+        for n in ("gwac-b-single-row", "gwac-labels-in-minus-B-B", "gwac-no-CX-check", "gwac-statistic-ignores-C")
+    },
+    **{
+        f"acharya2024/{n}": "acharya2024.pdp-op"
+        for n in (
+            "weights-eps-over-n",
+            "eta-d-for-sqrt-d",
+            "lambda-zero-no-noise",
+            "average-record-sensitivity",
+            "theorem34-violated-B",
+        )
+    },
+    **{
+        f"krichene2023/{n}": "krichene2023.ssp"
+        for n in (
+            "eq12-clipping-skipped",
+            "budget-w-not-w-squared",
+            "exact-counts-no-charge",
+            "unclipped-labels-unit-bound",
+        )
+    },
+    **{
+        f"zhao2024/{n}": "zhao2024.hlm"
+        for n in (
+            "capped-solver-refuses",
+            "weights-not-normalised",
+            "threshold-not-scaled-with-m",
+            "ptr-delta-not-composed",
+            "ptr-distance-without-movement",
+            "ptr-kappa0-from-data",
+        )
+    },
     "zhao2024_wme/localisation-delta-not-composed": "zhao2024.wme",
-    **{f"amin2019_erm/{n}": "amin2019.erm-output-perturbation" for n in (
-        "tau-per-record", "record-level-sensitivity", "data-dependent-n-tau")},
+    **{
+        f"amin2019_erm/{n}": "amin2019.erm-output-perturbation"
+        for n in ("tau-per-record", "record-level-sensitivity", "data-dependent-n-tau")
+    },
     **{f"epasto2020_erm/{n}": "epasto2020.weighted-erm" for n in ("no-composition", "mean-user-weight")},
     "acharya2024/nonpersonalized-mean-eps": "acharya2024.nonpersonalized",
     "acharya2024/jorgensen-linear-probability": "acharya2024.jorgensen-max",
     "krichene2023/gd-sigma-gamma": "krichene2023.noisy-gd",
-    **{f"zhao2024/{n}": "zhao2024.hlm-global" for n in (
-        "global-curvature-from-radius", "global-no-sign-flip", "global-one-solver-step")},
+    **{
+        f"zhao2024/{n}": "zhao2024.hlm-global"
+        for n in ("global-curvature-from-radius", "global-no-sign-flip", "global-one-solver-step")
+    },
 }
 
 _RELEASE = "its noise-free stages are the reference's; the bug is in the release (the audit catches it)"
-_OPTIMAL_GWA = ("GWA with C chosen inside (Theorem 6's optimum, or a rival), a call shape (B, epsilon, sigma) "
-                "that epasto2020.gwa does not validate: it validates GWA_C for a GIVEN C")
+_OPTIMAL_GWA = (
+    "GWA with C chosen inside (Theorem 6's optimum, or a rival), a call shape (B, epsilon, sigma) "
+    "that epasto2020.gwa does not validate: it validates GWA_C for a GIVEN C"
+)
 NOT_STAGE_BUGS = {
     # the release is wrong, the stages right: these must pass every vector
     "acharya2024/gamma-scale-eta": _RELEASE,
@@ -101,20 +146,30 @@ NOT_STAGE_BUGS = {
     # release-only records (no adapter)
     **{k: "a release-only record: no stages to check" for k, b in PLANTED.items() if b.adapter is None},
     # stages outside a validatable algorithm's call shape
-    **{f"epasto2020_gwa/{n}": _OPTIMAL_GWA for n in (
-        "gwa-b-single-row", "gwa-b-per-record-max", "gwa-b-signed-sum", "gwa-labels-in-minus-B-B", "gwa-C-reads-labels",
-        "gwa-ols-C", "gwa-ridge-C", "gwa-statistic-uses-ols")},
+    **{
+        f"epasto2020_gwa/{n}": _OPTIMAL_GWA
+        for n in (
+            "gwa-b-single-row",
+            "gwa-b-per-record-max",
+            "gwa-b-signed-sum",
+            "gwa-labels-in-minus-B-B",
+            "gwa-C-reads-labels",
+            "gwa-ols-C",
+            "gwa-ridge-C",
+            "gwa-statistic-uses-ols",
+        )
+    },
     "epasto2020_gwa/sl-ols-one-dimensional-scale": "sample-limited OLS at Claim 2's best h (B, epsilon, sigma), a "
-                                                   "call shape that epasto2020.sample-limited-ols (a given h) does "
-                                                   "not validate",
+    "call shape that epasto2020.sample-limited-ols (a given h) does "
+    "not validate",
     "krichene2023/lambda-inside-the-sum": "its statistic takes the regulariser lambda (Algorithm 1 line 5 with "
-                                          "lambda inside the sum); krichene2023.ssp releases A-hat, b-hat without it",
+    "lambda inside the sum); krichene2023.ssp releases A-hat, b-hat without it",
     "krichene2023/gd-sum-clip-only": "its stage is the gradient at an iterate theta, which the vectors (stages of "
-                                     "the inputs alone) do not pin",
+    "the inputs alone) do not pin",
     "krichene2023/rdp-half-for-the-pair": "its stage is the RDP curve at given orders, an accounting function of "
-                                          "no vector's call shape",
+    "no vector's call shape",
     "epasto2020_erm/per-user-renormalised-weights": "its stage is the gradient at an iterate theta, which the "
-                                                    "vectors (stages of the inputs alone) do not pin",
+    "vectors (stages of the inputs alone) do not pin",
 }
 
 
@@ -130,7 +185,7 @@ def test_every_planted_and_corpus_bug_has_exactly_one_class():
     bugs = {k for k, e in CORPUS.items() if e.bug_type != "none"}
     assert sorted(listed_planted) == sorted(PLANTED), set(listed_planted) ^ set(PLANTED)
     assert sorted(listed_corpus) == sorted(bugs), set(listed_corpus) ^ bugs
-    assert len(PLANTED) >= 60 and len(bugs) >= 45                     # the records exist (not an empty match)
+    assert len(PLANTED) >= 60 and len(bugs) >= 45  # the records exist (not an empty match)
 
 
 def test_the_stage_bug_table_is_complete():
@@ -145,7 +200,7 @@ def test_every_validatable_algorithm_has_vectors(documents):
         invalid = [v for v in doc["vectors"] if v["result"] == "invalid"]
         assert valid and invalid, a
         assert set(doc["flags"]) == {f for v in doc["vectors"] for f in v["flags"]} <= set(BUG_CLASSES)
-        for v in doc["vectors"]:                                # the datasets are the protocol's
+        for v in doc["vectors"]:  # the datasets are the protocol's
             Pr.check_message(v["dataset"], "dataset")
             Pr.check_message(v["params"], "params")
             assert v["result"] == "valid" or "mechanism" in v["refused_by"]
@@ -191,12 +246,14 @@ def test_export_writes_one_file_per_algorithm_and_the_index_is_current(tmp_path,
     assert files == sorted(f"{a}.json" for a in DESIGNS)
     for a in DESIGNS:
         doc = Vec.load(tmp_path / f"{a}.json")
-        assert {k: v for k, v in doc.items() if k != "generator"} == \
-            json.loads(json.dumps({k: v for k, v in documents[a].items() if k != "generator"}))
+        assert {k: v for k, v in doc.items() if k != "generator"} == json.loads(
+            json.dumps({k: v for k, v in documents[a].items() if k != "generator"})
+        )
         assert Vec.check(doc, DESIGNS[a].reference()).verdict == "pass"
     index = (tmp_path / "index.md").read_text()
-    assert index == (ROOT / "docs" / "vectors.md").read_text(), \
+    assert index == (ROOT / "docs" / "vectors.md").read_text(), (
         "docs/vectors.md is stale: userdp vectors export --out DIR --index docs/vectors.md"
+    )
 
 
 def test_vectors_command_line_refuses_bad_input(capsys, tmp_path):
@@ -205,10 +262,19 @@ def test_vectors_command_line_refuses_bad_input(capsys, tmp_path):
     code, _, err = run(capsys, "vectors", "export", "--out", str(tmp_path / "missing"))
     assert code == 2 and "not a directory" in err
     Vec.export(["epasto2020.wa"], tmp_path)
-    code, _, err = run(capsys, "vectors", "check", "amin2019.capped-sum", "--command", "true",
-                       "--file", str(tmp_path / "epasto2020.wa.json"))
+    code, _, err = run(
+        capsys,
+        "vectors",
+        "check",
+        "amin2019.capped-sum",
+        "--command",
+        "true",
+        "--file",
+        str(tmp_path / "epasto2020.wa.json"),
+    )
     assert code == 2 and "holds the vectors of epasto2020.wa" in err
     (tmp_path / "bad.json").write_text('{"schema": "other"}')
-    code, _, err = run(capsys, "vectors", "check", "amin2019.capped-sum", "--command", "true",
-                       "--file", str(tmp_path / "bad.json"))
+    code, _, err = run(
+        capsys, "vectors", "check", "amin2019.capped-sum", "--command", "true", "--file", str(tmp_path / "bad.json")
+    )
     assert code == 2 and "not a userdp vector file" in err

@@ -5,6 +5,7 @@ Oracles: the closed forms of the module docstrings (capped sum: a user at total 
 g_T by T; GWA on orthogonal data: labels 0 vs B of the heaviest user reach Delta_1; ridge:
 ``erm.ridge_realised_ratio``), and hand-computed norms. Deterministic: no sampling.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,7 +23,7 @@ from userdp.reference import amin2019 as A
 
 
 def test_realised_ratio_is_the_norm_of_the_shift_over_eps_times_scale():
-    shift = np.array([0.3, -0.4])                              # L1 0.7, L2 0.5
+    shift = np.array([0.3, -0.4])  # L1 0.7, L2 0.5
     for family, norm in (("laplace", 0.7), ("l2laplace", 0.5)):
         nm = NoiseModel(family, lambda D: D * shift, 0.25)
         assert realised_ratio(nm, 0.0, 1.0, 2.0) == pytest.approx(norm / (2.0 * 0.25), rel=1e-15)
@@ -37,7 +38,7 @@ def test_gaussian_noise_needs_the_declared_sensitivity():
     nm = NoiseModel("gaussian", lambda D: D * np.array([3.0, 4.0]), 7.0)
     with pytest.raises(ValueError, match="depends on delta"):
         realised_ratio(nm, 0.0, 1.0, 1.0)
-    assert realised_ratio(nm, 0.0, 1.0, 1.0, sensitivity=10.0) == pytest.approx(0.5, rel=1e-15)   # ||(3, 4)|| / 10
+    assert realised_ratio(nm, 0.0, 1.0, 1.0, sensitivity=10.0) == pytest.approx(0.5, rel=1e-15)  # ||(3, 4)|| / 10
 
 
 def test_search_without_starts_begins_at_the_box_centre():
@@ -106,6 +107,7 @@ def test_logistic_ratio_bound_and_a_planted_lambda_bug():
     # Lambda / 4 while the noise is calibrated for Lambda: the search's pair moves it by more
     # than the derived bound and by more than Delta_2 itself.
     from userdp.reference import amin2019_erm as AE
+
     assert W.logistic_ratio_bound(10.0) == pytest.approx(0.5249791875, abs=1e-9)
     e = get("amin2019.erm-output-perturbation")
     s = e.setup()
@@ -121,7 +123,8 @@ def test_whitebox_reproduction_quick():
     out = W.whitebox_sensitivity(quick=True)
     assert [c["holds"] for c in out["claims"]] == [True, True, True]
     assert {r["entry"] for r in out["table"]} == set(W.ENTRIES) | {"epasto2020.weighted-erm (one GD step)"} | {
-        f"{e} (record {i})" for e in W.ACHARYA_ENTRIES for i in (0, 4, 7)} | {"zhao2024.hlm (ratio to B)"}
+        f"{e} (record {i})" for e in W.ACHARYA_ENTRIES for i in (0, 4, 7)
+    } | {"zhao2024.hlm (ratio to B)"}
     hlm = next(r for r in out["table"] if r["entry"] == "zhao2024.hlm (ratio to B)")
     assert hlm["realised_ratio"] == pytest.approx(hlm["closed_form"], abs=1e-6) and hlm["closed_form"] < 1
     lg = out["logistic"]
@@ -131,11 +134,13 @@ def test_whitebox_reproduction_quick():
 def test_acharya_closed_form_agrees_with_the_registry_share():
     # the reproduction's closed form (d = 1) against realised_share of the registry's pairs
     from userdp.audits.registry import acharya2024 as RAC
+
     closed = W._acharya_closed_forms()
     s = get("acharya2024.pdp-op").setup()
     for p in s.pairs:
         assert closed[f"acharya2024.pdp-op (record {p.unit})"] == pytest.approx(
-            RAC.realised_share(p.first, p, 100.0), rel=1e-12)
+            RAC.realised_share(p.first, p, 100.0), rel=1e-12
+        )
 
 
 def test_unknown_entry_has_no_space():
@@ -168,6 +173,7 @@ def _logistic_gradient_diameter(radius: float = 1.0) -> float:
     theta = r e_1. The distance is attained at hull vertices of the gradient set."""
     from scipy.spatial import ConvexHull
     from scipy.special import expit
+
     a, p = np.meshgrid(np.linspace(0, 1, 41), np.linspace(0, 2 * np.pi, 721)[:-1])
     v = np.c_[(a * np.cos(p)).ravel(), (a * np.sin(p)).ravel()]
     best = 0.0
@@ -198,6 +204,7 @@ def test_hlm_row_flags_a_planted_half_B():
     # statistic is Clip(mu0) / B; with B / 2 the registry's pair realises 2 x 0.943 > 1.
     from userdp.audits.registry import zhao2024 as RZ
     from userdp.reference import zhao2024 as Z
+
     noise, B, _ = W.hlm_spaces()
     pair = RZ.worst_case_pair(1)
     p = RZ._params()

@@ -2,6 +2,7 @@
 forms and the PTR arithmetic. Oracles: hand-computed Huber minimisers (1-d, two and three
 users), the suite's oracles (``properties/zhao2024.py``: the gradient and loss written out,
 scipy's BFGS, brute force over replaced users), the Laplace tail in closed form."""
+
 from __future__ import annotations
 
 import math
@@ -15,6 +16,7 @@ from userdp.properties import zhao2024 as P
 from userdp.properties.adapter import check_suite_property
 from userdp.reference import zhao2024 as Z
 from userdp.reference.data import UserDataset
+
 
 def _run(prop, impl):
     """One property run as a validator runs it: the suite's strategy, hard examples and effort."""
@@ -47,13 +49,13 @@ def test_reference_on_the_planted_pair_is_not_flagged():
     # The reference (fallback branch, gamma = 0) on the pair the planted bugs fail: a correct
     # mechanism is flagged with probability <= 1 - confidence = 1e-5 (false failure).
     from planted.zhao2024 import two_cluster_pair
+
     pair = two_cluster_pair()
     for R_c in (1.0, 100.0):
         p = Z.release_plan(pair.first, epsilon=1.0, delta=1e-5, R=1.0, R_c=R_c)
         assert p.gamma == 0
         mech = lambda D, rng, size=None, R_c=R_c: Z.mechanism(D, rng, size, epsilon=1.0, delta=1e-5, R=1.0, R_c=R_c)  # noqa: E731
-        r = audit(mech, [pair], Z.claim(1.0, 1e-5), samples=20_000, seed=1, confidence=1 - 1e-5,
-                  output="continuous")
+        r = audit(mech, [pair], Z.claim(1.0, 1e-5), samples=20_000, seed=1, confidence=1 - 1e-5, output="continuous")
         assert r.verdict == "no violation found", r
 
 
@@ -61,18 +63,28 @@ def test_every_property_fails_on_some_planted_bug():
     caught = {name for bug in BUGS for name in bug.caught_by}
     missing = {p.__name__ for p in P.ALL_PROPERTIES} - caught
     # Shown to fail here rather than in BUGS (their bugs are not privacy bugs):
-    assert missing == {"prop_thresholds_decrease", "prop_first_order_condition", "prop_no_better_point_than_scipy",
-                       "prop_weighted_mean_when_thresholds_large"}
+    assert missing == {
+        "prop_thresholds_decrease",
+        "prop_first_order_condition",
+        "prop_no_better_point_than_scipy",
+        "prop_weighted_mean_when_thresholds_large",
+    }
     ref = P.REFERENCE
-    rising = P.HLMAdapter("bug: T increasing in m", **{**_stages(ref), "thresholds": lambda D, **p: p["R"] * np.sqrt(D.counts)})
+    rising = P.HLMAdapter(
+        "bug: T increasing in m", **{**_stages(ref), "thresholds": lambda D, **p: p["R"] * np.sqrt(D.counts)}
+    )
     assert _run(P.prop_thresholds_decrease, rising).verdict == "invariant violation"
     # a solver that stops early (the weighted mean): fails the FOC, BFGS and (not here) nothing else
-    early = P.HLMAdapter("bug: weighted mean as the minimiser",
-                         **{**_stages(ref), "statistic": lambda D, **p: ref.weights(D, **p) @ P._y(D)})
+    early = P.HLMAdapter(
+        "bug: weighted mean as the minimiser",
+        **{**_stages(ref), "statistic": lambda D, **p: ref.weights(D, **p) @ P._y(D)},
+    )
     assert _run(P.prop_first_order_condition, early).verdict == "invariant violation"
     assert _run(P.prop_no_better_point_than_scipy, early).verdict == "invariant violation"
     # a weighted median (all users in the linear region): not the weighted mean when T is large
-    median = P.HLMAdapter("bug: coordinate-wise median", **{**_stages(ref), "statistic": lambda D, **p: np.median(P._y(D), axis=0)})
+    median = P.HLMAdapter(
+        "bug: coordinate-wise median", **{**_stages(ref), "statistic": lambda D, **p: np.median(P._y(D), axis=0)}
+    )
     assert _run(P.prop_weighted_mean_when_thresholds_large, median).verdict == "invariant violation"
 
 
@@ -108,8 +120,9 @@ def test_flat_gradient_at_the_weighted_mean_is_solved_exactly():
     # user is in its linear region, so grad F is flat there (the case that stalled a capped Newton
     # solver). At the minimiser the two users at -50 are quadratic and the third pulls with
     # T sign(s - 50) = -2: (2 (s + 50) - 2) / 3 = 0 -> s = -49. The same in d = 3 along an axis.
-    assert Z.statistic(_users([-50, -50, 50], [1, 1, 1]), R=1.0, epsilon=1.0, delta=1e-5)[0] == \
-        pytest.approx(-49.0, abs=1e-9)
+    assert Z.statistic(_users([-50, -50, 50], [1, 1, 1]), R=1.0, epsilon=1.0, delta=1e-5)[0] == pytest.approx(
+        -49.0, abs=1e-9
+    )
     D3 = UserDataset(np.array([[-50.0, 0, 0], [-50.0, 0, 0], [50.0, 0, 0]]), np.arange(3))
     np.testing.assert_allclose(Z.statistic(D3, R=1.0, epsilon=1.0, delta=1e-5), [-49.0, 0, 0], atol=1e-9)
 
@@ -119,7 +132,7 @@ def test_the_issue_pairs_release_on_both_sides():
     # capped-solver-refuses) and released on the other. Now both sides release, certified, and
     # the closed form holds: 51 users at 0 (quadratic: T = 2) and 48 at +100 each adding
     # clip(s - 100, -2, 2) = -2 to the gradient: 51 s - 96 = 0, s = 96 / 51 = 1.882 < T.
-    u = 2e5 + np.random.default_rng(2).uniform(-1.0, 1.0, 100_000)       # float spacing at 10^5 users
+    u = 2e5 + np.random.default_rng(2).uniform(-1.0, 1.0, 100_000)  # float spacing at 10^5 users
     u[0] = 2e5 - 0.267
     big = P._pair(u, 0, 2e5 - 0.189, "10^5 users within 1 of 2e5")
     for pair in P.HARD_PAIRS + (big,):
@@ -135,6 +148,7 @@ def test_certificate_bounds_the_distance_to_a_second_solver():
     # the exact root of the piecewise-linear d = 1 gradient found by brute force over the 2n
     # breakpoints in exact rational arithmetic (fractions), independent of the solver.
     from fractions import Fraction
+
     rng = np.random.default_rng(5)
     for n in (3, 7, 25):
         y = np.round(rng.normal(0, 3, n), 3)
@@ -145,6 +159,7 @@ def test_certificate_bounds_the_distance_to_a_second_solver():
 
         def g(s):
             return sum(wi * min(max(s - yi, -ti), ti) for yi, wi, ti in zip(Y, W, TT))
+
         bps = sorted({yi + sg * ti for yi, ti in zip(Y, TT) for sg in (-1, 1)})
         k = max(i for i, b in enumerate(bps) if g(b) <= 0)
         lo, hi = bps[k], bps[min(k + 1, len(bps) - 1)]
@@ -179,12 +194,14 @@ def test_refusals_read_public_inputs_only():
         msgs.add(str(exc.value))
     assert len(msgs) == 1
     from userdp.reference import zhao2024_solver as S
+
     w, T = Z.weights(np.ones(10), 1.0), Z.thresholds(np.ones(10), 1.0)
     assert S.feasible(w, T, 1, 1e-6, 0.5) and not S.feasible(w, T, 1, 1e-20, 0.5)
 
 
 def test_clip_has_no_overflow_and_no_warning():
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         np.testing.assert_allclose(Z.clip(np.array([0.0, 0.0]), 1.0), [0.0, 0.0])
@@ -229,7 +246,7 @@ def test_pass_probability_at_gamma_zero_is_delta_test():
 
 def test_mechanism_shapes_and_fallback_spread():
     rng = np.random.default_rng(0)
-    D = P.HARD_EXAMPLES[1].dataset          # gamma = 0: the fallback branch w.p. >= 1 - delta_t
+    D = P.HARD_EXAMPLES[1].dataset  # gamma = 0: the fallback branch w.p. >= 1 - delta_t
     out = Z.mechanism(D, rng, 20_000, epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0)
     assert out.shape == (20_000,)
     p = Z.release_plan(D, epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0)
@@ -246,6 +263,6 @@ def test_choose_cap_is_public_and_caps_the_heavy_user():
     # The cap reads only the counts: two datasets with the same m but different items agree.
     m = np.array([1] * 50 + [2] * 30 + [10] * 15 + [1000] * 5)
     cap = Z.choose_cap(m, 1.0, 1.0, 1e-5)
-    assert 1 <= cap < 1000                  # the heavy users do not get weight 1000 / sum
+    assert 1 <= cap < 1000  # the heavy users do not get weight 1000 / sum
     w = Z.weights(m, cap)
     assert w.max() == pytest.approx(cap / np.minimum(m, cap).sum())

@@ -4,6 +4,7 @@ Oracles: the closed form of the Huber minimiser when every user but one sits in 
 quadratic region (a weighted mean shifted by the outlier's bounded pull), and the
 harness's guarantee (a correct mechanism is flagged with probability <= 1 - confidence).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,7 +29,7 @@ def test_extreme_pair_shift_closed_form():
         others = np.arange(D.m) != k
         for p, ds in ((a, pair.first), (b, pair.second)):
             y = ds.local_averages()
-            assert np.all(np.abs(p.mu0[0] - y[others]) <= p.T[others])     # the closed form's premise
+            assert np.all(np.abs(p.mu0[0] - y[others]) <= p.T[others])  # the closed form's premise
         expected = 2 * a.w[k] * a.T[k] / (1 - a.w[k])
         assert abs(b.mu0[0] - a.mu0[0]) == pytest.approx(expected, rel=1e-6)
         assert R.realised_share(pair) == pytest.approx(expected / a.B, rel=1e-6)
@@ -57,7 +58,7 @@ def test_worst_case_pair_realises_kappa0_over_the_cluster_weight(d):
     np.testing.assert_allclose(b.mu0 - a.mu0, 2 * w * T / K * np.eye(d)[0], atol=1e-9)
     assert R.realised_share(pair) == pytest.approx(2 * w * T / K / a.B, rel=1e-6)
     assert R.realised_share(pair) == pytest.approx(0.5 / K, rel=1e-4)
-    assert a.gamma == b.gamma == a.J                   # the pure-Gaussian noise model holds
+    assert a.gamma == b.gamma == a.J  # the pure-Gaussian noise model holds
 
 
 @pytest.mark.parametrize("name", ["zhao2024.hlm", "zhao2024.hlm-d3"])

@@ -5,6 +5,7 @@ refusals on public inputs, and the registry entry ``zhao2024.hlm-global``.
 Oracles, independent of the module: the property suite's (brute force over replaced users,
 the exact rational minimiser in d = 1, the gradient written out, the Balle-Wang delta written
 with scipy), hand-computed minimisers and weights, and the harness's guarantee for the audit."""
+
 from __future__ import annotations
 
 import math
@@ -57,15 +58,26 @@ def test_every_global_property_fails_on_some_planted_bug():
 
     def too_small(D, **p):
         ns = ref.noise_scale(D, **p)
-        return {**ns, "sigma": ns["sigma"] * 0.75}      # sigma of (4/3 eps, delta) or so: too small
+        return {**ns, "sigma": ns["sigma"] * 0.75}  # sigma of (4/3 eps, delta) or so: too small
 
-    bug = P.HLMAdapter("bug: sigma too small", **{s: getattr(ref, s) for s in P.HLMAdapter.STAGES
-                                                  if s != "noise_scale"}, noise_scale=too_small)
+    bug = P.HLMAdapter(
+        "bug: sigma too small",
+        **{s: getattr(ref, s) for s in P.HLMAdapter.STAGES if s != "noise_scale"},
+        noise_scale=too_small,
+    )
     assert _run(P.prop_global_noise_calibrated, bug).verdict == "invariant violation"
 
 
-@pytest.mark.parametrize("prop", [P.prop_sensitivity_bound_brute_force, P.prop_ptr_distance_sensitivity_one,
-                                  P.prop_noise_calibrated, P.prop_noise_scales_public], ids=lambda p: p.__name__)
+@pytest.mark.parametrize(
+    "prop",
+    [
+        P.prop_sensitivity_bound_brute_force,
+        P.prop_ptr_distance_sensitivity_one,
+        P.prop_noise_calibrated,
+        P.prop_noise_scales_public,
+    ],
+    ids=lambda p: p.__name__,
+)
 def test_tuned_ptr_passes_the_privacy_properties(prop):
     # zhao2024.mechanism at tune_ptr's (kappa0, test_share, cap): the PTR proof holds for every
     # such choice read from the counts (reference/zhao2024_calibration.py); brute force checks it.
@@ -84,8 +96,9 @@ def test_tuned_ptr_passes_every_property(prop):
 def test_equalised_weights_closed_form():
     # m = (1, 4, 16), R = rho = 1, tau = 2: T = (2, 1, 1/2), t = min(T, 1) = (1, 1, 1/2);
     # theta = 2: a = min(m, theta / t) = (1, 2, 4), w = (1, 2, 4) / 7.
-    np.testing.assert_allclose(C.equalised_weights([1, 4, 16], 1.0, 2.0, support=1.0), [1 / 7, 2 / 7, 4 / 7],
-                               rtol=1e-15)
+    np.testing.assert_allclose(
+        C.equalised_weights([1, 4, 16], 1.0, 2.0, support=1.0), [1 / 7, 2 / 7, 4 / 7], rtol=1e-15
+    )
     # theta large: w prop. to m; theta small: w prop. to 1 / t (equal pulls w_i t_i)
     np.testing.assert_allclose(C.equalised_weights([1, 4, 16], 1.0, 1e6, support=1.0), np.array([1, 4, 16]) / 21)
     np.testing.assert_allclose(C.equalised_weights([1, 4, 16], 1.0, 1e-3, support=1.0), np.array([1, 1, 2]) / 4)
@@ -144,13 +157,15 @@ def test_calibration_reads_only_the_counts():
         got = C.calibrated_mechanism(D, np.random.default_rng(1), 4, **kw)
         mech = C.global_mechanism if cal.kind == "global" else Z.mechanism
         np.testing.assert_array_equal(got, mech(D, np.random.default_rng(1), 4, **kw, **cal.params))
-        np.testing.assert_array_equal(got, C.calibrated_mechanism(D, np.random.default_rng(1), 4, calibration=cal, **kw))
+        np.testing.assert_array_equal(
+            got, C.calibrated_mechanism(D, np.random.default_rng(1), 4, calibration=cal, **kw)
+        )
 
 
 def test_calibrate_picks_global_only_with_one_item_users_and_a_support():
     kw = dict(epsilon=1.0, delta=1e-5, R=1.0, R_c=10.0)
-    assert C.calibrate(np.full(50, 20), support=1.0, **kw).kind == "ptr"      # T = 0.45 < 2: no G
-    assert C.calibrate(np.ones(50, int), support=None, **kw).kind == "ptr"    # no support: no G
+    assert C.calibrate(np.full(50, 20), support=1.0, **kw).kind == "ptr"  # T = 0.45 < 2: no G
+    assert C.calibrate(np.ones(50, int), support=None, **kw).kind == "ptr"  # no support: no G
     assert C.calibrate(np.ones(500, int), support=1.0, **kw).kind == "global"
 
 
@@ -160,8 +175,7 @@ def test_global_refuses_on_public_inputs_before_reading_a_record():
     # name "item ... > support").
     D = _users([5.0, -5.0, 0.0], [2, 3, 4])
     with pytest.raises(ValueError, match="calibration 'global' has no guaranteed curvature"):
-        C.global_mechanism(D, np.random.default_rng(0), epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0, support=1.0,
-                           theta=1.0)
+        C.global_mechanism(D, np.random.default_rng(0), epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0, support=1.0, theta=1.0)
     with pytest.raises(ValueError, match="support must be given"):
         C.global_plan(D, epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0, support=None, theta=1.0)
     with pytest.raises(ValueError, match="no theta admits"):
@@ -196,7 +210,7 @@ def test_global_mechanism_shapes_and_spread():
     assert out.std() == pytest.approx(p.sigma, rel=0.05)
     assert abs(out.mean() - p.clipped[0]) < 6 * p.sigma / math.sqrt(20_000)
     D3 = UserDataset(np.zeros((6, 3)), np.arange(6))
-    kw3 = dict(kw, R=2.0)                                   # d = 3: T = 4 >= 2 rho_G
+    kw3 = dict(kw, R=2.0)  # d = 3: T = 4 >= 2 rho_G
     assert C.global_mechanism(D3, np.random.default_rng(0), None, **kw3).shape == (3,)
     assert C.global_mechanism(D3, np.random.default_rng(0), 5, **kw3).shape == (5, 3)
 
@@ -213,7 +227,7 @@ def test_registry_pair_realises_its_closed_form_share():
     light = m <= 4
     for plan, D in ((a, pair.first), (b, pair.second)):
         dist = np.abs(plan.mu0[0] - D.local_averages())
-        assert np.all(dist[light] <= k.T[light]) and np.all(dist[~light] > k.T[~light])     # the premise
+        assert np.all(dist[light] <= k.T[light]) and np.all(dist[~light] > k.T[~light])  # the premise
     c = float(np.max(k.w * np.minimum(k.T, 1.0)))
     expected = 2 * c / math.fsum(k.w[light])
     assert abs(b.mu0[0] - a.mu0[0]) == pytest.approx(expected, rel=1e-6)

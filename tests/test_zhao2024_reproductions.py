@@ -4,6 +4,7 @@ Each quick run is seeded; the assertions below are the robust parts of its findi
 with its margin in standard errors (se of a log MSE ratio ~ sqrt(se_a^2/a^2 + se_b^2/b^2),
 measured at 40 trials). A margin of >= 4 se makes a flip under another seed a < 1e-4 event
 (normal tail 3.2e-5)."""
+
 from __future__ import annotations
 
 import math

@@ -17,6 +17,7 @@ The default run scans a few hundred pairs; ``-m slow`` scans the sizes reported 
 docs/papers/zhao2024.md (``python3 -m pytest tests/test_zhao2024_totality.py -m slow -s``
 prints the counts).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -97,8 +98,7 @@ def scan(counts: dict, seed: int = 0, max_n: int = 100_000) -> Counter:
     the first pair that breaks totality, gamma's sensitivity or the certification condition."""
     rng = np.random.default_rng(seed)
     tally = Counter()
-    make = {"small": _small, "clusters": _clusters, "extreme": _extreme,
-            "magnitude": lambda r: _magnitude(r, max_n)}
+    make = {"small": _small, "clusters": _clusters, "extreme": _extreme, "magnitude": lambda r: _magnitude(r, max_n)}
     for family, draws in counts.items():
         for _ in range(draws):
             for D, D2 in make[family](rng):
@@ -124,6 +124,7 @@ def test_scan_catches_a_data_dependent_refusal(monkeypatch):
     # Planted: the capped solver of tests/planted/zhao2024.py put back in front of the release
     # (it raises RuntimeError on some datasets): the scan must report it.
     from planted.zhao2024 import _capped_newton
+
     original = Z.release_plan
 
     def capped(D, **p):
@@ -132,6 +133,7 @@ def test_scan_catches_a_data_dependent_refusal(monkeypatch):
         if not _capped_newton(y, q.w, q.T, q.e * Z.DEFAULT_KAPPA0 / 2)[1] <= q.e * Z.DEFAULT_KAPPA0 / 2:
             raise RuntimeError("solve stopped above its certificate; refusing to release")
         return q
+
     monkeypatch.setattr(Z, "release_plan", capped)
     with pytest.raises(RuntimeError, match="refusing to release"):
         scan({"clusters": 40}, seed=0, max_n=5000)

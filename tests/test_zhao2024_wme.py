@@ -13,6 +13,7 @@ dp_accounting's privacy-loss distributions for the composed claim.
 Statistical tests: fixed seeds, and each states its false-failure probability (<= 1e-4).
 Tolerances: closed forms in double precision are compared at rel 1e-12 (a few ulps).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -29,13 +30,13 @@ from userdp.properties import zhao2024_wme as P
 from userdp.properties.adapter import check_suite_property
 from userdp.properties.strategies import neighbouring_pairs, user_datasets
 from userdp.reference import zhao2024_wme as W
-from userdp.reference.claims import ApproxDP, Claims, GaussianDP
+from userdp.reference.claims import ApproxDP, Claims
 from userdp.reference.data import UserDataset
 from userdp.reference.mechanisms import gaussian_sigma_analytic
 from userdp.reference.neighbours import REPLACE_USER_ITEMS
 
 TIGHT = 1e-12
-ALPHA = 1e-4                          # false-failure budget of each statistical test
+ALPHA = 1e-4  # false-failure budget of each statistical test
 # beta = 2/e makes ln(2/beta) = 1, so tau = R sqrt(2/m): m = 8 items gives tau = R/2, and the
 # grid on [-1, 1] is e = (-1, -0.5, 0, 0.5, 1), K = 4 bins.
 BETA_HALF = 2.0 / math.e
@@ -73,7 +74,7 @@ def test_rotation_is_orthogonal_and_unrotate_inverts_it(d):
     d_pad = W.padded_dimension(d)
     assert d_pad == 2 ** math.ceil(math.log2(d))
     s = W.random_signs(d, rng)
-    U = hadamard(d_pad) @ np.diag(s) / math.sqrt(d_pad)          # brute-force matrix
+    U = hadamard(d_pad) @ np.diag(s) / math.sqrt(d_pad)  # brute-force matrix
     np.testing.assert_allclose(U @ U.T, np.eye(d_pad), atol=TIGHT)
     x = rng.normal(size=(4, d))
     z = W.rotate(x, s)
@@ -104,8 +105,9 @@ def test_random_signs_are_fair_at_every_position():
 def test_radius_is_hoeffding_at_the_smallest_user():
     # Hoeffding, items in [-R, R]: 2 exp(-m t^2 / (2 R^2)) = beta  <=>  t = R sqrt(2 ln(2/beta) / m).
     assert W.wme_radius(20, 1.0, 0.05) == pytest.approx(math.sqrt(2 * math.log(40) / 20), rel=TIGHT)
-    assert W.wme_radius(np.array([50, 8, 200]), 2.0, 0.1) == pytest.approx(2 * math.sqrt(2 * math.log(20) / 8),
-                                                                          rel=TIGHT)
+    assert W.wme_radius(np.array([50, 8, 200]), 2.0, 0.1) == pytest.approx(
+        2 * math.sqrt(2 * math.log(20) / 8), rel=TIGHT
+    )
     assert W.wme_radius(8, 1.0, BETA_HALF) == pytest.approx(0.5, rel=TIGHT)
     D = UserDataset.from_user_lists([[0.1] * 30, [0.2] * 3, [0.3] * 10])
     assert W.wme_radius(D.counts, 1.0) == pytest.approx(math.sqrt(2 * math.log(2 / 0.05) / 3), rel=TIGHT)
@@ -119,7 +121,7 @@ def test_histogram_by_hand():
     # d = 2 with a given rotation: U = H_2 diag(s) / sqrt 2; z = U y by hand.
     s = np.array([1.0, -1.0])
     Y = np.array([[0.6, 0.0], [0.0, 0.6], [-0.3, -0.3]])
-    Z = Y @ (hadamard(2) @ np.diag(s) / math.sqrt(2)).T         # (0.42, 0.42), (-0.42, 0.42), (0, -0.42)
+    Z = Y @ (hadamard(2) @ np.diag(s) / math.sqrt(2)).T  # (0.42, 0.42), (-0.42, 0.42), (0, -0.42)
     want = np.zeros((2, 4))
     for z in Z:
         for j in range(2):
@@ -155,8 +157,9 @@ def test_histogram_sensitivity_is_sqrt_2d_by_brute_force():
     s = np.array([1.0, -1.0])
     D2 = users([[0.5, 0.1], [-0.2, 0.3], [0.0, -0.6]])
     c2 = W.wme_histogram(D2, 1.0, beta=BETA_HALF, signs=s)
-    worst2 = max(np.linalg.norm(W.wme_histogram(N, 1.0, beta=BETA_HALF, signs=s) - c2)
-                 for N in _replacements_disk(D2, 0.1))
+    worst2 = max(
+        np.linalg.norm(W.wme_histogram(N, 1.0, beta=BETA_HALF, signs=s) - c2) for N in _replacements_disk(D2, 0.1)
+    )
     assert worst2 == pytest.approx(2.0, rel=TIGHT)
 
 
@@ -166,8 +169,9 @@ def test_statistic_is_the_clipped_mean_by_hand():
     # interval [-0.5, 1.0]: clip -> (-0.5, -0.2, 0.1, 0.7), mean 0.1/4 = 0.025.
     assert W.wme_statistic(D, [-0.5], [1.0], 1.0) == pytest.approx([0.025], rel=TIGHT)
     # two intervals at once (rows): [-1, 0.5] -> (-0.9, -0.2, 0.1, 0.5), mean -0.125.
-    np.testing.assert_allclose(W.wme_statistic(D, [[-0.5], [-1.0]], [[1.0], [0.5]], 1.0),
-                               [[0.025], [-0.125]], rtol=TIGHT)
+    np.testing.assert_allclose(
+        W.wme_statistic(D, [[-0.5], [-1.0]], [[1.0], [0.5]], 1.0), [[0.025], [-0.125]], rtol=TIGHT
+    )
 
 
 def _intervals(R, tau):
@@ -186,8 +190,9 @@ def test_statistic_sensitivity_d1_by_brute_force(m, tau):
     D = users([-1.0, 0.1, 0.4], m=m)
     lo, hi = _intervals(1.0, tau)
     base = W.wme_statistic(D, lo[:, None], hi[:, None], 1.0)[:, 0]
-    moves = np.array([W.wme_statistic(N, lo[:, None], hi[:, None], 1.0)[:, 0] - base
-                      for N in _replacements_1d(D, 0.05)])
+    moves = np.array(
+        [W.wme_statistic(N, lo[:, None], hi[:, None], 1.0)[:, 0] - base for N in _replacements_1d(D, 0.05)]
+    )
     bound = min(3 * tau, 2.0) / n
     assert W.wme_sensitivities(D, 1.0, beta=BETA_HALF) == pytest.approx((math.sqrt(2), bound), rel=TIGHT)
     worst = np.abs(moves).max(axis=0)
@@ -208,8 +213,10 @@ def test_statistic_sensitivity_d2_by_brute_force(m, tau):
     boxes_lo = np.array([(a, b) for a in lo for b in lo])
     boxes_hi = boxes_lo + 3 * tau
     base = W.wme_statistic(D2, boxes_lo, boxes_hi, 1.0, signs=s)
-    worst = max(np.linalg.norm(W.wme_statistic(N, boxes_lo, boxes_hi, 1.0, signs=s) - base, axis=1).max()
-                for N in _replacements_disk(D2, 0.1))
+    worst = max(
+        np.linalg.norm(W.wme_statistic(N, boxes_lo, boxes_hi, 1.0, signs=s) - base, axis=1).max()
+        for N in _replacements_disk(D2, 0.1)
+    )
     bound = min(3 * tau * math.sqrt(2), 2.0) / n
     assert worst <= bound * (1 + TIGHT)
     assert W.wme_sensitivities(D2, 1.0, beta=BETA_HALF) == pytest.approx((2.0, bound), rel=TIGHT)
@@ -221,11 +228,13 @@ def _pair_signs_box(draw):
     (inside the ball of radius R = sqrt(d)), d in {1, 2, 3}, a rotation, beta, and one box of
     the grid (a bin k_j per rotated coordinate)."""
     d = draw(st.sampled_from([1, 2, 3]))
-    pair = draw(neighbouring_pairs(REPLACE_USER_ITEMS, user_datasets(dim=None if d == 1 else d,
-                                                                     value_range=(-1.0, 1.0)), -1.0, 1.0))
+    pair = draw(
+        neighbouring_pairs(
+            REPLACE_USER_ITEMS, user_datasets(dim=None if d == 1 else d, value_range=(-1.0, 1.0)), -1.0, 1.0
+        )
+    )
     d_pad = W.padded_dimension(d)
-    signs = None if d == 1 else np.array(draw(st.lists(st.sampled_from([1.0, -1.0]), min_size=d_pad,
-                                                       max_size=d_pad)))
+    signs = None if d == 1 else np.array(draw(st.lists(st.sampled_from([1.0, -1.0]), min_size=d_pad, max_size=d_pad)))
     beta = draw(st.floats(0.01, 0.99))
     R = math.sqrt(d)
     tau = W.wme_radius(pair.first.counts, R, beta)
@@ -276,7 +285,7 @@ def test_noise_scales_are_the_analytic_gaussian_of_the_stated_sensitivities(d):
     s1, s2 = W.wme_noise_scales(D, 1.0, 1e-5, 1.0, beta=BETA_HALF, split=0.3)
     assert s1 == pytest.approx(gaussian_sigma_analytic(D1, 0.3, 5e-6), rel=1.1e-9)
     assert s2 == pytest.approx(gaussian_sigma_analytic(D2, 0.7, 5e-6), rel=1.1e-9)
-    assert s1 / D1 >= gaussian_sigma_analytic(1.0, 0.3, 5e-6)       # the round-up keeps sigma / Delta >= s
+    assert s1 / D1 >= gaussian_sigma_analytic(1.0, 0.3, 5e-6)  # the round-up keeps sigma / Delta >= s
     assert s2 / D2 >= gaussian_sigma_analytic(1.0, 0.7, 5e-6)
 
 
@@ -309,10 +318,13 @@ def test_composed_gaussians_meet_the_claim_per_dp_accounting(split):
     # Gaussian stages (sensitivity 1, noise s_k) has delta(eps) <= delta, and its eps at
     # delta agrees with the GDP claim's (the composition of Gaussians is exactly Gaussian).
     from dp_accounting.pld import privacy_loss_distribution as pld
+
     eps, delta = 1.0, 1e-5
     e1, d1, e2, d2 = W.wme_budgets(eps, delta, split)
-    stages = [pld.from_gaussian_mechanism(gaussian_sigma_analytic(1.0, e, dl), value_discretization_interval=1e-4)
-              for e, dl in ((e1, d1), (e2, d2))]
+    stages = [
+        pld.from_gaussian_mechanism(gaussian_sigma_analytic(1.0, e, dl), value_discretization_interval=1e-4)
+        for e, dl in ((e1, d1), (e2, d2))
+    ]
     composed = stages[0].compose(stages[1])
     assert composed.get_delta_for_epsilon(eps) <= delta
     g = W.wme_claim(eps, delta, split=split).gdp
@@ -341,7 +353,7 @@ def test_localisation_follows_the_exact_law_of_the_noisy_argmax():
     lo, hi = W.wme_localise(D, 1.0, 5e-6, R, np.random.default_rng(5), size=T_, beta=BETA_HALF)
     assert lo.shape == (T_, 1) and np.allclose(hi - lo, 3 * tau, rtol=TIGHT)
     k = chosen_bin(lo[:, 0], R, tau)
-    np.testing.assert_allclose(lo[:, 0], -R + (k - 1) * tau, atol=TIGHT)        # lo = e_k - tau exactly
+    np.testing.assert_allclose(lo[:, 0], -R + (k - 1) * tau, atol=TIGHT)  # lo = e_k - tau exactly
     sigma1 = math.sqrt(2) * gaussian_sigma_analytic(1.0, 1.0, 5e-6)
     p = _argmax_law([1, 30, 36, 0], sigma1)
     assert p.sum() == pytest.approx(1.0, abs=1e-9)
@@ -374,7 +386,7 @@ def test_interval_holds_the_true_mean_at_the_stated_rate_d1():
     e1, d1, _, _ = W.wme_budgets(2.0, 1e-5, 0.5)
     sigma1 = math.sqrt(2) * gaussian_sigma_analytic(1.0, e1, d1)
     p_b = _coverage_bound(n, math.ceil(2 * R / tau), sigma1, beta)
-    assert p_b < 0.1                                                   # the bound says something here
+    assert p_b < 0.1  # the bound says something here
     rng = np.random.default_rng(2024)
     ids = np.repeat(np.arange(n), m)
     misses = 0
@@ -498,13 +510,14 @@ def test_each_release_draws_its_own_rotation():
     # that drew one rotation for all its releases fails the second check.
     Y = np.r_[np.tile([0.7, 0.1, 0.2], (150, 1)), np.tile([-0.6, -0.5, 0.3], (100, 1))]
     D = users(Y)
-    free = np.array([_noise_free_release(Y, np.array(s), 1.0, 0.5)
-                     for s in itertools.product([1.0, -1.0], repeat=4)])     # (16, 3), s_1 = +1 first
+    free = np.array(
+        [_noise_free_release(Y, np.array(s), 1.0, 0.5) for s in itertools.product([1.0, -1.0], repeat=4)]
+    )  # (16, 3), s_1 = +1 first
     assert np.ptp(free[:8], axis=0).max() < 1e-12 and np.ptp(free[8:], axis=0).max() < 1e-12
-    assert np.abs(free[0] - free[8]).min() > 0.05                     # the premise: two classes, by s_1
+    assert np.abs(free[0] - free[8]).min() > 0.05  # the premise: two classes, by s_1
     _, sigma2 = W.wme_noise_scales(D, 20.0, 1e-5, 1.0, beta=BETA_HALF)
     out = W.wme_mechanism(D, 20.0, 1e-5, 1.0, np.random.default_rng(100), size=64, beta=BETA_HALF)
-    dist = np.linalg.norm(out[:, None, :] - free[None], axis=2)                             # (64, 16)
+    dist = np.linalg.norm(out[:, None, :] - free[None], axis=2)  # (64, 16)
     assert (dist.min(axis=1) <= sigma2 * math.sqrt(stats.chi2.isf(1e-6, 3))).all()
     first_sign_positive = dist.argmin(axis=1) < 8
     assert 0 < first_sign_positive.sum() < 64
@@ -514,14 +527,15 @@ def test_release_shapes_and_reproducibility():
     D1 = users(np.linspace(-0.5, 0.5, 10))
     Dcol = UserDataset.from_arrays(D1.values[:, None], D1.user_ids)
     D3 = users(np.tile([0.1, 0.2, -0.1], (10, 1)))
-    g = lambda: np.random.default_rng(1)                             # noqa: E731
+    g = lambda: np.random.default_rng(1)  # noqa: E731
     assert W.wme_mechanism(D1, 1.0, 1e-5, 1.0, g()).shape == ()
     assert W.wme_mechanism(D1, 1.0, 1e-5, 1.0, g(), size=4).shape == (4,)
     assert W.wme_mechanism(Dcol, 1.0, 1e-5, 1.0, g()).shape == (1,)
     assert W.wme_mechanism(D3, 1.0, 1e-5, 1.0, g()).shape == (3,)
     assert W.wme_mechanism(D3, 1.0, 1e-5, 1.0, g(), size=5).shape == (5, 3)
-    np.testing.assert_array_equal(W.wme_mechanism(D3, 1.0, 1e-5, 1.0, g(), size=5),
-                                  W.wme_mechanism(D3, 1.0, 1e-5, 1.0, g(), size=5))
+    np.testing.assert_array_equal(
+        W.wme_mechanism(D3, 1.0, 1e-5, 1.0, g(), size=5), W.wme_mechanism(D3, 1.0, 1e-5, 1.0, g(), size=5)
+    )
     # Independent releases: each draws its own rotation, so the releases differ pairwise.
     out = W.wme_mechanism(D3, 1.0, 1e-5, 1.0, g(), size=50)
     assert np.unique(out, axis=0).shape[0] == 50
@@ -531,7 +545,7 @@ def test_release_shapes_and_reproducibility():
 def test_bad_input_named_in_the_brief():
     D = users([0.1, 0.2])
     with pytest.raises(ValueError, match=r"\bm\[1\]"):
-        W.wme_radius(np.array([3, 0]), 1.0)                         # a user with zero items
+        W.wme_radius(np.array([3, 0]), 1.0)  # a user with zero items
     with pytest.raises(ValueError, match=r"\bR\b"):
         W.wme_mechanism(D, 1.0, 1e-5, 0.0, np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"\bR\b"):
@@ -548,7 +562,7 @@ def test_bad_input_named_in_the_brief():
             W.wme_mechanism(D, 1.0, 1e-5, 1.0, np.random.default_rng(0), split=v)
     with pytest.raises(ValueError, match=r"dataset.*\|x\| <= R = 0\.15"):
         W.wme_mechanism(D, 1.0, 1e-5, 0.15, np.random.default_rng(0))
-    D3 = users(np.array([[0.6, 0.6, 0.6]]))                          # norm 1.04 > 1
+    D3 = users(np.array([[0.6, 0.6, 0.6]]))  # norm 1.04 > 1
     with pytest.raises(ValueError, match=r"dataset.*\|\|x\|\|_2 <= R = 1\.0"):
         W.wme_mechanism(D3, 1.0, 1e-5, 1.0, np.random.default_rng(0))
     with pytest.raises(TypeError, match=r"\brng\b"):

@@ -2,4 +2,5 @@
 
 ``run`` measures and prints; ``cases`` holds the benchmarks, one ``Benchmark`` per row.
 """
+
 __all__: list[str] = []

@@ -2,6 +2,7 @@
 (what is timed, against what, at which sizes, and its target). ``cases`` builds them, ``run``
 measures them; both import this module, which imports neither.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,9 +18,9 @@ class Case:
     ours: Callable[[], Any]
     baseline: Callable[[], Any] | None = None
     input_bytes: int = 0
-    fresh: Callable[[], None] | None = None      # untimed, before each call of ``ours`` (e.g. a new dataset)
+    fresh: Callable[[], None] | None = None  # untimed, before each call of ``ours`` (e.g. a new dataset)
     check: Callable[[], str | None] | None = None  # after timing: None, or why the result is wrong
-    note: str = ""                                 # extra figures for the row (e.g. iterations, gap)
+    note: str = ""  # extra figures for the row (e.g. iterations, gap)
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,9 @@ class Benchmark:
     copies: float | None = None
     need: Callable[[int], float] = field(default=lambda n: 0.0)
     cores: int = 1
-    min_size: int = 100            # the smallest size a test run (hidden --scale) may shrink it to
+    min_size: int = 100  # the smallest size a test run (hidden --scale) may shrink it to
     memory_size: int | None = None  # the size of the memory row (default: ``size``)
-    requires: Callable[[], str | None] | None = None   # why it cannot run on this machine (a missing tool), or None
+    requires: Callable[[], str | None] | None = None  # why it cannot run on this machine (a missing tool), or None
 
     def target_size(self, quick: bool) -> int:
         return self.quick_size if quick and self.quick_size is not None else self.size

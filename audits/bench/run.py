@@ -30,6 +30,7 @@ run, with the figures; a benchmark that needs more cores than the machine has, l
 BLAS runs single-threaded while benchmarks run (``blas.single_threaded_blas``, as the
 command line always does), so that pytest and ``userdp bench`` measure the same thing.
 """
+
 from __future__ import annotations
 
 import gc
@@ -45,11 +46,23 @@ from userdp.audits.bench.cases import BENCHMARKS
 from userdp.audits.bench.model import Benchmark, Case
 from userdp.audits.engine.blas import openblas_thread_setters, single_threaded_blas
 
-__all__ = ["Case", "Benchmark", "interleaved", "measure", "measure_scaling", "measure_memory", "machine",
-           "available_memory", "SLOPE_BOUND", "get", "names", "all_benchmarks"]
+__all__ = [
+    "Case",
+    "Benchmark",
+    "interleaved",
+    "measure",
+    "measure_scaling",
+    "measure_memory",
+    "machine",
+    "available_memory",
+    "SLOPE_BOUND",
+    "get",
+    "names",
+    "all_benchmarks",
+]
 
 SLOPE_BOUND = 1.3
-MEMORY_HEADROOM = 0.8        # a benchmark runs if its estimated need is <= this share of the available memory
+MEMORY_HEADROOM = 0.8  # a benchmark runs if its estimated need is <= this share of the available memory
 
 
 # ------------------------------------------------------------------ the timer
@@ -132,7 +145,7 @@ def _blas() -> str:
         deps = np.show_config(mode="dicts")["Build Dependencies"]
         b = deps["blas"]
         return f"{b.get('name', '?')} {b.get('version', '')}".strip()
-    except Exception:              # numpy < 1.25 has no mode="dicts"; the name is then unknown
+    except Exception:  # numpy < 1.25 has no mode="dicts"; the name is then unknown
         return "unknown"
 
 
@@ -146,14 +159,25 @@ def machine() -> dict:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count()
-    return {"cpu": _cpu_model(), "cores": os.cpu_count(), "cores_usable": usable,
-            "memory_bytes": _total_memory(), "memory_available_bytes": available_memory(),
-            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-            "python": platform.python_version(), "numpy": np.__version__, "blas": _blas(),
-            "blas_threads": bench_threads[0] if bench_threads else None,
-            "blas_threads_note": (f"as you set it ({', '.join(f'{k}={v}' for k, v in chosen.items())})" if chosen
-                                  else "userdp sets 1 while it runs (audits/engine/blas.py)" if setters
-                                  else "no OpenBLAS found: its threads are not controlled")}
+    return {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "cores_usable": usable,
+        "memory_bytes": _total_memory(),
+        "memory_available_bytes": available_memory(),
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "blas": _blas(),
+        "blas_threads": bench_threads[0] if bench_threads else None,
+        "blas_threads_note": (
+            f"as you set it ({', '.join(f'{k}={v}' for k, v in chosen.items())})"
+            if chosen
+            else "userdp sets 1 while it runs (audits/engine/blas.py)"
+            if setters
+            else "no OpenBLAS found: its threads are not controlled"
+        ),
+    }
 
 
 # ------------------------------------------------------------------ measuring
@@ -167,19 +191,35 @@ def _not_run(b: Benchmark, n: int) -> str | None:
         return missing
     need, avail = b.need(n), available_memory()
     if need > MEMORY_HEADROOM * avail:
-        return (f"needs about {need / 2**30:.1f} GiB of memory at this size, {avail / 2**30:.1f} GiB available "
-                f"(runs when the need is <= {MEMORY_HEADROOM:.0%} of it)")
+        return (
+            f"needs about {need / 2**30:.1f} GiB of memory at this size, {avail / 2**30:.1f} GiB available "
+            f"(runs when the need is <= {MEMORY_HEADROOM:.0%} of it)"
+        )
     return None
 
 
 def _row(b: Benchmark, n: int, **fields) -> dict:
-    return {"name": b.name, "work": b.work, "size": b.size_text(n), "n": n, "baseline": b.baseline,
-            "seconds": None, "baseline_seconds": None, "ratio": None, "target": b.target,
-            "target_kind": b.kind, "met": None, "status": "run", "note": "", **fields}
+    return {
+        "name": b.name,
+        "work": b.work,
+        "size": b.size_text(n),
+        "n": n,
+        "baseline": b.baseline,
+        "seconds": None,
+        "baseline_seconds": None,
+        "ratio": None,
+        "target": b.target,
+        "target_kind": b.kind,
+        "met": None,
+        "status": "run",
+        "note": "",
+        **fields,
+    }
 
 
-def measure(b: Benchmark, *, quick: bool = False, n: int | None = None, rounds: int | None = None,
-            cache: dict | None = None) -> dict:
+def measure(
+    b: Benchmark, *, quick: bool = False, n: int | None = None, rounds: int | None = None, cache: dict | None = None
+) -> dict:
     """The target row of ``b``: times, ratio, target, met (None: nothing to meet), status, note.
 
     status "not run" (with the reason in ``note``) when the machine cannot run it; "error"
@@ -195,7 +235,7 @@ def measure(b: Benchmark, *, quick: bool = False, n: int | None = None, rounds: 
         t_ours, t_base = interleaved(case.ours, case.baseline, rounds, fresh=case.fresh, warmup=b.warmup)
         problem = case.check() if case.check is not None else None
     note = "; ".join(s for s in (case.note, f"WRONG RESULT: {problem}" if problem else "") if s)
-    del case                                        # its inputs: before the next benchmark builds its own
+    del case  # its inputs: before the next benchmark builds its own
     if cache is not None:
         cache[(b.name, n)] = (t_ours, note)
     ratio = None if t_base is None else t_ours / t_base
@@ -211,13 +251,25 @@ def slope(sizes, seconds) -> float:
     return float(np.polyfit(np.log(np.asarray(sizes, float)), np.log(np.asarray(seconds, float)), 1)[0])
 
 
-def measure_scaling(b: Benchmark, *, quick: bool = False, sizes=None, rounds: int | None = None,
-                    cache: dict | None = None) -> dict:
+def measure_scaling(
+    b: Benchmark, *, quick: bool = False, sizes=None, rounds: int | None = None, cache: dict | None = None
+) -> dict:
     """Our time at three sizes a factor of 10 apart and the log-log slope; met if <= SLOPE_BOUND."""
     sizes = tuple(b.scaling_sizes(quick) if sizes is None else sizes)
     rounds = (b.quick_rounds if quick else b.rounds) if rounds is None else rounds
-    row = {"name": b.name, "work": b.work, "sizes": list(sizes), "seconds": [], "slope": None, "last_step_slope": None,
-           "complexity": b.complexity, "bound": SLOPE_BOUND, "met": None, "status": "run", "note": ""}
+    row = {
+        "name": b.name,
+        "work": b.work,
+        "sizes": list(sizes),
+        "seconds": [],
+        "slope": None,
+        "last_step_slope": None,
+        "complexity": b.complexity,
+        "bound": SLOPE_BOUND,
+        "met": None,
+        "status": "run",
+        "note": "",
+    }
     for n in sizes:
         why = _not_run(b, n)
         if why is not None:
@@ -236,11 +288,16 @@ def measure_scaling(b: Benchmark, *, quick: bool = False, sizes=None, rounds: in
             if cache is not None:
                 cache[(b.name, n)] = (t, note)
         row["seconds"].append(t)
-        if note and (b.scaling_note or "WRONG RESULT" in note):      # per-size figures where they explain the slope
+        if note and (b.scaling_note or "WRONG RESULT" in note):  # per-size figures where they explain the slope
             notes.append(f"n = {n}: {note}")
     s, last = slope(sizes, row["seconds"]), slope(sizes[1:], row["seconds"][1:])
-    return {**row, "slope": s, "last_step_slope": last, "met": bool(s <= SLOPE_BOUND),
-            "note": "; ".join(x for x in (b.scaling_note or _slope_reading(s, last), *notes) if x)}
+    return {
+        **row,
+        "slope": s,
+        "last_step_slope": last,
+        "met": bool(s <= SLOPE_BOUND),
+        "note": "; ".join(x for x in (b.scaling_note or _slope_reading(s, last), *notes) if x),
+    }
 
 
 def _slope_reading(s: float, last: float) -> str:
@@ -248,8 +305,10 @@ def _slope_reading(s: float, last: float) -> str:
     if s > SLOPE_BOUND:
         return f"slope {s:.2f} above {SLOPE_BOUND}: more than n log n work"
     if s < 0.9:
-        return (f"slope {s:.2f} below 1: fixed per-call costs (checks, small arrays, Python) weigh on the smallest "
-                f"size; between the two largest sizes it is {last:.2f}")
+        return (
+            f"slope {s:.2f} below 1: fixed per-call costs (checks, small arrays, Python) weigh on the smallest "
+            f"size; between the two largest sizes it is {last:.2f}"
+        )
     return ""
 
 
@@ -257,6 +316,7 @@ def trace_call(case: Case) -> dict:
     """One call of ``case.ours`` under tracemalloc: the input's bytes and the peak of what the
     call allocates beyond what existed before it (numpy reports its buffers to tracemalloc)."""
     import tracemalloc
+
     if case.fresh is not None:
         case.fresh()
     gc.collect()
@@ -271,9 +331,20 @@ def trace_call(case: Case) -> dict:
 
 
 def memory_row(b: Benchmark, n: int, traced: dict | None = None, why: str | None = None) -> dict:
-    row = {"name": b.name, "work": b.work, "size": b.size_text(n), "n": n, "input_bytes": None,
-           "working_bytes": None, "copies": None, "bound": b.copies, "rss_bytes": None, "met": None,
-           "status": "run", "note": ""}
+    row = {
+        "name": b.name,
+        "work": b.work,
+        "size": b.size_text(n),
+        "n": n,
+        "input_bytes": None,
+        "working_bytes": None,
+        "copies": None,
+        "bound": b.copies,
+        "rss_bytes": None,
+        "met": None,
+        "status": "run",
+        "note": "",
+    }
     if traced is None:
         return {**row, "status": "not run", "note": why}
     copies = traced["working_bytes"] / traced["input_bytes"]
@@ -291,7 +362,8 @@ def _peak_rss() -> int:
     except OSError:
         pass
     import resource
-    scale = 1 if platform.system() == "Darwin" else 1024                  # macOS: bytes, Linux: kilobytes
+
+    scale = 1 if platform.system() == "Darwin" else 1024  # macOS: bytes, Linux: kilobytes
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
@@ -307,6 +379,7 @@ def measure_memory(b: Benchmark, *, n: int | None = None) -> dict:
     """Peak working memory of one call of ours at size n (default: the full size), in a spawned child."""
     from concurrent.futures import ProcessPoolExecutor
     import multiprocessing
+
     n = b.size if n is None else n
     why = _not_run(b, n)
     if why is not None:
@@ -334,18 +407,30 @@ def run(benchmarks, *, quick: bool, progress=None, memory: bool = True, debug: b
                 msg = _target_progress(r)
             elif what == "scaling":
                 scaling.append(r := measure_scaling(b, quick=quick, cache=cache))
-                msg = (f"slope {r['slope']:.2f} over n = {', '.join(map(str, r['sizes']))}"
-                       if r["status"] == "run" else f"NOT RUN: {r['note']}")
+                msg = (
+                    f"slope {r['slope']:.2f} over n = {', '.join(map(str, r['sizes']))}"
+                    if r["status"] == "run"
+                    else f"NOT RUN: {r['note']}"
+                )
             else:
                 mem.append(r := measure_memory(b, n=b.memory_size))
-                msg = (f"working memory {r['copies']:.2f} x the input ({r['input_bytes'] / 2**20:.0f} MiB)"
-                       if r["status"] == "run" else f"NOT RUN: {r['note']}")
-        except Exception as exc:          # reported in its row; the run goes on (exit 3 at the end)
+                msg = (
+                    f"working memory {r['copies']:.2f} x the input ({r['input_bytes'] / 2**20:.0f} MiB)"
+                    if r["status"] == "run"
+                    else f"NOT RUN: {r['note']}"
+                )
+        except Exception as exc:  # reported in its row; the run goes on (exit 3 at the end)
             if debug:
                 import traceback
+
                 traceback.print_exc()
-            err = {"name": b.name, "work": b.work, "met": None, "status": "error",
-                   "note": f"{type(exc).__name__}: {exc}"}
+            err = {
+                "name": b.name,
+                "work": b.work,
+                "met": None,
+                "status": "error",
+                "note": f"{type(exc).__name__}: {exc}",
+            }
             {"target": rows, "scaling": scaling, "memory": mem}[what].append(err)
             msg = f"ERROR {err['note']}"
         if progress is not None:
@@ -356,19 +441,22 @@ def run(benchmarks, *, quick: bool, progress=None, memory: bool = True, debug: b
 def _target_progress(r: dict) -> str:
     if r["status"] != "run":
         return f"NOT RUN: {r['note']}"
-    head = f"{r['seconds']:.3g} s" + (f" vs {r['baseline_seconds']:.3g} s, ratio {r['ratio']:.2f}"
-                                       if r["ratio"] is not None else "")
+    head = f"{r['seconds']:.3g} s" + (
+        f" vs {r['baseline_seconds']:.3g} s, ratio {r['ratio']:.2f}" if r["ratio"] is not None else ""
+    )
     return head + ("" if r["met"] is None else (", met" if r["met"] else ", MISSED"))
 
 
 def summary(tables: dict) -> dict:
     every = [r for t in tables.values() for r in t]
-    return {"checks": sum(r["met"] is not None for r in every),
-            "met": sum(r["met"] is True for r in every),
-            "missed": sum(r["met"] is False for r in every),
-            "not_run": sum(r["status"] == "not run" for r in every),
-            "errors": sum(r["status"] == "error" for r in every),
-            "missed_names": sorted({r["name"] for r in every if r["met"] is False})}
+    return {
+        "checks": sum(r["met"] is not None for r in every),
+        "met": sum(r["met"] is True for r in every),
+        "missed": sum(r["met"] is False for r in every),
+        "not_run": sum(r["status"] == "not run" for r in every),
+        "errors": sum(r["status"] == "error" for r in every),
+        "missed_names": sorted({r["name"] for r in every if r["met"] is False}),
+    }
 
 
 def fmt_seconds(s) -> str:
@@ -386,6 +474,7 @@ def scaled(n: int, scale: float, min_size: int) -> int:
 def select(only: list[str] | None) -> list[Benchmark]:
     """The benchmarks named by ``--only`` (every one when None); an unknown name is a usage error."""
     from userdp.audits.engine.usercode import UsageError
+
     benches = all_benchmarks()
     if not only:
         return benches
@@ -402,19 +491,27 @@ def resized(b: Benchmark, scale: float) -> Benchmark:
         return b
     lo = b.min_size
     steps = lambda s: None if s is None else tuple(scaled(s[0], scale, lo) * 10**k for k in range(3))  # noqa: E731
-    return replace(b, size=scaled(b.size, scale, lo) if b.size else lo, memory_size=scaled(b.size, scale, lo),
-                   quick_size=None if b.quick_size is None else scaled(b.quick_size, scale, lo),
-                   scaling=steps(b.scaling), quick_scaling=steps(b.quick_scaling))
+    return replace(
+        b,
+        size=scaled(b.size, scale, lo) if b.size else lo,
+        memory_size=scaled(b.size, scale, lo),
+        quick_size=None if b.quick_size is None else scaled(b.quick_size, scale, lo),
+        scaling=steps(b.scaling),
+        quick_scaling=steps(b.quick_scaling),
+    )
 
 
 def command(args) -> int:
     """``userdp bench [--quick] [--json] [--only NAME]``: the tables, the machine; exit 1 if a target is missed."""
     from userdp.audits.engine.report import Progress, to_json
+
     benches = [resized(b, args.scale) for b in select(args.only)]
     progress = Progress("bench")
     info = machine()
-    progress.note(f"{len(benches)} benchmark(s), {'quick' if args.quick else 'full'} run; "
-                  f"{info['cores']} cores, load average {_load(info)}")
+    progress.note(
+        f"{len(benches)} benchmark(s), {'quick' if args.quick else 'full'} run; "
+        f"{info['cores']} cores, load average {_load(info)}"
+    )
     tables = run(benches, quick=args.quick, progress=progress.step, debug=args.debug)
     info["load_average_after"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     total = summary(tables)
@@ -453,48 +550,86 @@ def _met_text(r: dict) -> str:
 
 def print_tables(tables: dict, info: dict, total: dict, *, quick: bool) -> None:
     from userdp.audits.engine.report import table
-    print(f"userdp bench{' --quick' if quick else ''}: our time against the simplest baseline, in one run "
-          f"(min of interleaved rounds)")
-    print(f"machine: {info['cpu']}; {info['cores']} cores ({info['cores_usable']} usable), "
-          f"{_gib(info['memory_bytes'])} memory ({_gib(info['memory_available_bytes'])} available); "
-          f"load average {_load(info)} at the start, {_load(info, 'load_average_after')} at the end")
-    print(f"         Python {info['python']}, numpy {info['numpy']}, BLAS {info['blas']}: "
-          f"{info['blas_threads'] if info['blas_threads'] is not None else '?'} thread(s) while benchmarks run "
-          f"({info['blas_threads_note']})")
-    rows = [{"name": r["name"], "work": r["work"], "size": r.get("size", "-"), "ours": fmt_seconds(r.get("seconds")),
-             "baseline": r.get("baseline") or "-", "baseline time": fmt_seconds(r.get("baseline_seconds")),
-             "ratio": "-" if r.get("ratio") is None else f"{r['ratio']:.2f}x", "target": _target_text(r),
-             "met": _met_text(r)} for r in tables["rows"]]
+
+    print(
+        f"userdp bench{' --quick' if quick else ''}: our time against the simplest baseline, in one run "
+        f"(min of interleaved rounds)"
+    )
+    print(
+        f"machine: {info['cpu']}; {info['cores']} cores ({info['cores_usable']} usable), "
+        f"{_gib(info['memory_bytes'])} memory ({_gib(info['memory_available_bytes'])} available); "
+        f"load average {_load(info)} at the start, {_load(info, 'load_average_after')} at the end"
+    )
+    print(
+        f"         Python {info['python']}, numpy {info['numpy']}, BLAS {info['blas']}: "
+        f"{info['blas_threads'] if info['blas_threads'] is not None else '?'} thread(s) while benchmarks run "
+        f"({info['blas_threads_note']})"
+    )
+    rows = [
+        {
+            "name": r["name"],
+            "work": r["work"],
+            "size": r.get("size", "-"),
+            "ours": fmt_seconds(r.get("seconds")),
+            "baseline": r.get("baseline") or "-",
+            "baseline time": fmt_seconds(r.get("baseline_seconds")),
+            "ratio": "-" if r.get("ratio") is None else f"{r['ratio']:.2f}x",
+            "target": _target_text(r),
+            "met": _met_text(r),
+        }
+        for r in tables["rows"]
+    ]
     if rows:
         print("\ntargets (ratio = our time / the baseline's time, both measured in this run):")
         print(table(rows, indent="  "))
     notes = [(what, r) for what, t in tables.items() for r in t if r.get("note")]
-    scale_rows = [{"name": r["name"], "sizes": ", ".join(_short(n) for n in r.get("sizes", [])),
-                   "times": ", ".join(fmt_seconds(s) for s in r.get("seconds", [])),
-                   "slope": "-" if r.get("slope") is None else f"{r['slope']:.2f}",
-                   "last step": "-" if r.get("last_step_slope") is None else f"{r['last_step_slope']:.2f}",
-                   "expected": r.get("complexity", ""), "met": _met_text(r)} for r in tables["scaling"]]
+    scale_rows = [
+        {
+            "name": r["name"],
+            "sizes": ", ".join(_short(n) for n in r.get("sizes", [])),
+            "times": ", ".join(fmt_seconds(s) for s in r.get("seconds", [])),
+            "slope": "-" if r.get("slope") is None else f"{r['slope']:.2f}",
+            "last step": "-" if r.get("last_step_slope") is None else f"{r['last_step_slope']:.2f}",
+            "expected": r.get("complexity", ""),
+            "met": _met_text(r),
+        }
+        for r in tables["scaling"]
+    ]
     if scale_rows:
-        print(f"\nscaling (our time at three sizes a factor of 10 apart; slope of log time against log n over the "
-              f"three, met if <= {SLOPE_BOUND}: linear or n log n work; last step: the slope between the two "
-              f"largest sizes, where fixed costs weigh least):")
+        print(
+            f"\nscaling (our time at three sizes a factor of 10 apart; slope of log time against log n over the "
+            f"three, met if <= {SLOPE_BOUND}: linear or n log n work; last step: the slope between the two "
+            f"largest sizes, where fixed costs weigh least):"
+        )
         print(table(scale_rows, indent="  "))
-    mem_rows = [{"name": r["name"], "size": r.get("size", "-"), "input": _mib(r.get("input_bytes")),
-                 "working peak": _mib(r.get("working_bytes")),
-                 "copies": "-" if r.get("copies") is None else f"{r['copies']:.2f}",
-                 "bound": "-" if r.get("bound") is None else f"<= {r['bound']:g}",
-                 "process peak RSS": _mib(r.get("rss_bytes")), "met": _met_text(r)} for r in tables["memory"]]
+    mem_rows = [
+        {
+            "name": r["name"],
+            "size": r.get("size", "-"),
+            "input": _mib(r.get("input_bytes")),
+            "working peak": _mib(r.get("working_bytes")),
+            "copies": "-" if r.get("copies") is None else f"{r['copies']:.2f}",
+            "bound": "-" if r.get("bound") is None else f"<= {r['bound']:g}",
+            "process peak RSS": _mib(r.get("rss_bytes")),
+            "met": _met_text(r),
+        }
+        for r in tables["memory"]
+    ]
     if mem_rows:
-        print("\nmemory (one call in a fresh child process; working peak = the most it allocates beyond its "
-              "inputs (tracemalloc), copies = working peak / input bytes; peak RSS of the whole child):")
+        print(
+            "\nmemory (one call in a fresh child process; working peak = the most it allocates beyond its "
+            "inputs (tracemalloc), copies = working peak / input bytes; peak RSS of the whole child):"
+        )
         print(table(mem_rows, indent="  "))
     if notes:
         print("\nnotes:")
         for what, r in notes:
             print(f"  {r['name']} ({_TABLE_NAMES[what]}): {r['note']}")
-    print(f"\n{total['checks']} checks: {total['met']} met, {total['missed']} missed"
-          + (f" ({', '.join(total['missed_names'])})" if total["missed"] else "")
-          + f", {total['not_run']} not run, {total['errors']} errors; {total['elapsed_seconds']:.0f} s.")
+    print(
+        f"\n{total['checks']} checks: {total['met']} met, {total['missed']} missed"
+        + (f" ({', '.join(total['missed_names'])})" if total["missed"] else "")
+        + f", {total['not_run']} not run, {total['errors']} errors; {total['elapsed_seconds']:.0f} s."
+    )
 
 
 _TABLE_NAMES = {"rows": "target", "scaling": "scaling", "memory": "memory"}

@@ -4,4 +4,5 @@
 no target can set the exit status, and ``program`` drives a target written in any language
 through the process protocol (docs/protocol.md).
 """
+
 __all__: list[str] = []

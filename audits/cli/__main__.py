@@ -1,4 +1,5 @@
 """``python -m userdp.audits.cli``: the ``userdp`` command."""
+
 import sys
 
 from userdp.audits.cli.main import main

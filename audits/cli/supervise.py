@@ -34,6 +34,7 @@ only threads it can inherit then are OpenBLAS's idle pool, which handles fork (i
 ``pthread_atfork`` handlers). ``audit()`` called from Python has no supervisor: its worker
 processes are still ended on an error or Ctrl-C (``parallel.Sampler``).
 """
+
 from __future__ import annotations
 
 import errno
@@ -51,13 +52,16 @@ from userdp.audits.engine.parallel import prctl
 __all__ = ["run", "available", "QUIET", "EXIT_ERROR"]
 
 EXIT_ERROR = 3
-QUIET = 5.0                     # seconds without a line on stderr before a progress line (USERDP_PROGRESS_EVERY)
-TICK = 0.25                     # seconds between looks at the child and the slots
-KILL_WAIT = 2.0                 # seconds to wait for killed processes to disappear
-TRACKER_WAIT = 0.5              # seconds the resource tracker may take to clean up and exit
+QUIET = 5.0  # seconds without a line on stderr before a progress line (USERDP_PROGRESS_EVERY)
+TICK = 0.25  # seconds between looks at the child and the slots
+KILL_WAIT = 2.0  # seconds to wait for killed processes to disappear
+TRACKER_WAIT = 0.5  # seconds the resource tracker may take to clean up and exit
 _SUBREAPER, _PDEATHSIG = 36, 1  # prctl options (linux/prctl.h)
-_SIGNALS = {signal.SIGINT: "interrupted (Ctrl-C)", signal.SIGTERM: "terminated (SIGTERM)",
-            signal.SIGHUP: "hung up (SIGHUP)"}
+_SIGNALS = {
+    signal.SIGINT: "interrupted (Ctrl-C)",
+    signal.SIGTERM: "terminated (SIGTERM)",
+    signal.SIGHUP: "hung up (SIGHUP)",
+}
 
 
 class _Stop(BaseException):
@@ -82,7 +86,7 @@ def run(argv: list[str], command) -> int:
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     pid = os.fork()
-    if pid == 0:                                    # the child: never returns
+    if pid == 0:  # the child: never returns
         _child(argv, command, me, (res_r, res_w), (err_r, err_w))
     os.close(res_w)
     os.close(err_w)
@@ -101,18 +105,18 @@ def run(argv: list[str], command) -> int:
 def _child(argv, command, parent: int, res, err) -> None:
     code = EXIT_ERROR
     try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the supervisor's to handle
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's to handle
         for s in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(s, signal.SIG_DFL)
         prctl(_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:                      # the supervisor ended before the call took
+        if os.getppid() != parent:  # the supervisor ended before the call took
             os._exit(EXIT_ERROR)
         os.close(res[0])
         os.close(err[0])
-        os.dup2(err[1], 2)                              # stderr through the supervisor (progress by time)
+        os.dup2(err[1], 2)  # stderr through the supervisor (progress by time)
         os.close(err[1])
         code = command(argv)
-    except BaseException:                               # never: the command catches everything
+    except BaseException:  # never: the command catches everything
         try:
             traceback.print_exc()
         except BaseException:
@@ -140,6 +144,7 @@ def _close_multiprocessing() -> None:
         return
     try:
         from multiprocessing import util
+
         util._exit_function()
     except BaseException:
         pass
@@ -152,7 +157,7 @@ class _Supervisor:
         self.last_line = self.t0
         self.at_line_start = True
         self.report = b""
-        self.status = None                              # the child's wait status, once it ended
+        self.status = None  # the child's wait status, once it ended
         self.slow = set()
         try:
             self.quiet = float(os.environ.get("USERDP_PROGRESS_EVERY", QUIET))
@@ -167,7 +172,7 @@ class _Supervisor:
                 hung = self._loop()
             except _Stop as stop:
                 for s in _SIGNALS:
-                    signal.signal(s, signal.SIG_IGN)     # a second Ctrl-C: already stopping
+                    signal.signal(s, signal.SIG_IGN)  # a second Ctrl-C: already stopping
                 self._kill_all()
                 self._drain(0.1)
                 self._say(f"userdp: {_SIGNALS[stop.signum]}: every process of this run was stopped")
@@ -178,12 +183,14 @@ class _Supervisor:
                 deadline, timeout = watch.settings(self.dir)
                 self._kill_all()
                 self._drain(0.5)
-                self._say(f"userdp: error: your code did not return within --timeout {timeout:g} s: "
-                          f"{self._slot_text(hung)} has run for {time.monotonic() - hung.call_t:.1f} s. It is "
-                          "taken to hang, and every process of this run was stopped (raise --timeout if the "
-                          "call is only slow)")
+                self._say(
+                    f"userdp: error: your code did not return within --timeout {timeout:g} s: "
+                    f"{self._slot_text(hung)} has run for {time.monotonic() - hung.call_t:.1f} s. It is "
+                    "taken to hang, and every process of this run was stopped (raise --timeout if the "
+                    "call is only slow)"
+                )
                 return EXIT_ERROR
-            self._kill_all()                             # whatever the run left behind
+            self._kill_all()  # whatever the run left behind
             self._drain(KILL_WAIT)
             return self._verdict()
         finally:
@@ -247,13 +254,14 @@ class _Supervisor:
             key = (v.pid, v.seq, v.index)
             if ran > deadline and key not in self.slow:
                 self.slow.add(key)
-                self._say(f"userdp [{self._elapsed(now)}] slow: {self._slot_text(v)} has run for {ran:.1f} s "
-                          f"(--deadline {deadline:g} s); it is ended as hung at --timeout {timeout:g} s")
+                self._say(
+                    f"userdp [{self._elapsed(now)}] slow: {self._slot_text(v)} has run for {ran:.1f} s "
+                    f"(--deadline {deadline:g} s); it is ended as hung at --timeout {timeout:g} s"
+                )
         if now - self.last_line >= self.quiet:
             if busy:
                 for v in busy:
-                    self._say(f"userdp [{self._elapsed(now)}] working: {self._slot_text(v)}"
-                              f"{_pace(v, now)}")
+                    self._say(f"userdp [{self._elapsed(now)}] working: {self._slot_text(v)}{_pace(v, now)}")
             else:
                 self._say(f"userdp [{self._elapsed(now)}] working (no message for {now - self.last_line:.0f} s)")
         return None
@@ -327,27 +335,35 @@ class _Supervisor:
             return int(text)
         # the child ended without its report: the code it ran ended it
         status = self.status
-        code = (-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)) \
-            if status is not None else None
+        code = (
+            (-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)) if status is not None else None
+        )
         how = watch.exit_text(code)
         v = watch.read_slot(self.dir, self.pid)
         if v is not None and v.busy:
             self._say(f"userdp: error: your code ended the userdp process during {v.where()}: {how}")
         elif self.command == "validate":
-            self._say(f"userdp: error: the userdp process ended while validating your implementation, in a "
-                      f"call that userdp does not record one by one: {how}. userdp itself never ends a "
-                      "process this way; run the target's calls alone to find which one does")
+            self._say(
+                f"userdp: error: the userdp process ended while validating your implementation, in a "
+                f"call that userdp does not record one by one: {how}. userdp itself never ends a "
+                "process this way; run the target's calls alone to find which one does"
+            )
         else:
-            self._say(f"userdp: internal error: the userdp process ended outside your code: {how}. If nothing "
-                      "killed it from outside, this is a bug in userdp; please report it")
+            self._say(
+                f"userdp: internal error: the userdp process ended outside your code: {how}. If nothing "
+                "killed it from outside, this is a bug in userdp; please report it"
+            )
         return EXIT_ERROR
 
 
 def _pace(v, now: float) -> str:
-    """"; 1.02 s a call; this call 0.4 s so far" (the mean over the region's finished calls)."""
+    """ "; 1.02 s a call; this call 0.4 s so far" (the mean over the region's finished calls)."""
     per = v.seconds_per_call()
-    this = f"this call {max(0.0, now - v.call_t):.1f} s so far" if v.index >= 0 else \
-        f"{max(0.0, now - v.region_t):.1f} s so far"
+    this = (
+        f"this call {max(0.0, now - v.call_t):.1f} s so far"
+        if v.index >= 0
+        else f"{max(0.0, now - v.region_t):.1f} s so far"
+    )
     return f"; {per:.3g} s a call; {this}" if per is not None else f"; {this}"
 
 
@@ -357,7 +373,7 @@ def _write_all(fd: int, data: bytes) -> None:
             n = os.write(fd, data)
         except InterruptedError:
             continue
-        except OSError as exc:                        # stderr closed: nothing to say it on
+        except OSError as exc:  # stderr closed: nothing to say it on
             if exc.errno in (errno.EPIPE, errno.EBADF):
                 return
             raise
@@ -378,7 +394,7 @@ def _alive(pid: int) -> bool:
             data = f.read()
     except OSError:
         return False
-    return data[data.rindex(b")") + 2:data.rindex(b")") + 3] != b"Z"
+    return data[data.rindex(b")") + 2 : data.rindex(b")") + 3] != b"Z"
 
 
 def _descendants(root: int) -> list[int]:
@@ -394,7 +410,7 @@ def _descendants(root: int) -> list[int]:
         try:
             with open(f"/proc/{name}/stat", "rb") as f:
                 data = f.read()
-            ppid = int(data[data.rindex(b")") + 2:].split()[1])
+            ppid = int(data[data.rindex(b")") + 2 :].split()[1])
         except (OSError, ValueError, IndexError):
             continue
         children.setdefault(ppid, []).append(int(name))

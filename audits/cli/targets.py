@@ -7,12 +7,13 @@ mechanism raised (any ``BaseException``, ``SystemExit`` included: ``user_code``)
 ``UserCodeError`` (exit 3); anything else that escapes is an internal error of userdp
 (exit 3). A pair whose sides are of two kinds, or identical, is bad input (``_check_sides``).
 The mechanism is wrapped in ``UserMechanism``: it keeps the user's function's name for the
-messages and pickles as the recipe that rebuilds it in a worker process. A registry entry's mechanism is ours: when it refuses a value
+messages and pickles as the recipe that rebuilds it in a worker process. A registry entry's mechanism is ours: when
+it refuses a value
 the user gave with ``--param``, that is bad input (2); when it fails on its defaults, a bug (3).
 """
+
 from __future__ import annotations
 
-import importlib
 import inspect
 import itertools
 import json
@@ -26,22 +27,47 @@ from userdp.reference.claims import ApproxDP, PersonalizedDP, PureDP, RenyiDP
 from userdp.reference.data import EmptyDataset, UserDataset
 from userdp.reference.neighbours import RELATIONS
 
-from userdp.audits.engine import watch
 from userdp.audits.engine.usercode import UsageError, UserCodeError, import_user_module, user_code
 from userdp.audits.engine.harness import IncompleteAudit, audit, efficiency_report
-from userdp.audits.engine.parallel import DuplicateStreamsError, SchedulerError, VaryingOutputError, batched, calling_convention, fingerprint
+from userdp.audits.engine.parallel import (
+    DuplicateStreamsError,
+    SchedulerError,
+    VaryingOutputError,
+    batched,
+    calling_convention,
+    fingerprint,
+)
 from userdp.audits.registry import AuditSetup, get
 from userdp.audits.engine.report import fmt
-from userdp.audits.engine.sampling import AuditPair, MechanismError, UserCallError, draw, is_interrupt, raised_text
+from userdp.audits.engine.sampling import AuditPair, MechanismError, UserCallError, draw
 
-__all__ = ["UsageError", "UserCodeError", "CLAIM_FORMS", "Target", "UserMechanism", "parse_params", "parse_claim",
-           "check_params", "registry_target", "external_target", "call_target", "check_relation_name", "check_pairs",
-           "run_audit", "run_efficiency", "user_code"]
+__all__ = [
+    "UsageError",
+    "UserCodeError",
+    "CLAIM_FORMS",
+    "Target",
+    "UserMechanism",
+    "parse_params",
+    "parse_claim",
+    "check_params",
+    "registry_target",
+    "external_target",
+    "call_target",
+    "check_relation_name",
+    "check_pairs",
+    "run_audit",
+    "run_efficiency",
+    "user_code",
+]
 
-DEFAULT_SAMPLES = 200_000       # external mechanisms and entries without their own default
-MAX_PAIRS = 100                 # the harness's default max_pairs
-CLAIM_FORMS = ("pure:epsilon=1", "approx:epsilon=1,delta=1e-6", "renyi:alpha=2,rho=0.5,delta=1e-6",
-               "personalized:epsilons=[1,2,0.5]")
+DEFAULT_SAMPLES = 200_000  # external mechanisms and entries without their own default
+MAX_PAIRS = 100  # the harness's default max_pairs
+CLAIM_FORMS = (
+    "pure:epsilon=1",
+    "approx:epsilon=1,delta=1e-6",
+    "renyi:alpha=2,rho=0.5,delta=1e-6",
+    "personalized:epsilons=[1,2,0.5]",
+)
 _CLAIMS = {"pure": PureDP, "approx": ApproxDP, "renyi": RenyiDP, "personalized": PersonalizedDP}
 
 
@@ -51,6 +77,7 @@ class _Recipe:
     """How a worker process rebuilds a target's mechanism: import ``spec`` (module:callable)
     from ``path`` and call it, as the command line did (``kind``: "factory", "call" or
     "registry"). Plain data, so it pickles where the mechanism (often a closure) does not."""
+
     kind: str
     spec: str
     params: dict
@@ -83,8 +110,12 @@ class UserMechanism:
         self.mechanism, self.recipe = mechanism, recipe
         self.__signature__ = inspect.signature(mechanism)
         self._named = (module, qualname)
-        self.__qualname__ = qualname or getattr(mechanism, "__qualname__", None) or \
-            getattr(mechanism, "__name__", None) or type(mechanism).__name__
+        self.__qualname__ = (
+            qualname
+            or getattr(mechanism, "__qualname__", None)
+            or getattr(mechanism, "__name__", None)
+            or type(mechanism).__name__
+        )
         self.__module__ = module or getattr(mechanism, "__module__", None) or type(mechanism).__module__
 
     def __call__(self, *args, **kwargs):
@@ -202,8 +233,10 @@ def check_params(params: dict, defaults: dict, where: str, *, closed: bool = Tru
     for k, v in params.items():
         d = defaults.get(k, inspect.Parameter.empty)
         if d is not inspect.Parameter.empty and not _fits(v, d):
-            raise UsageError(f"--param {k}={json.dumps(v) if not isinstance(v, str) else v}: {k} must be "
-                             f"{_kind_of_default(d)} (its default is {d!r}), got {v!r}")
+            raise UsageError(
+                f"--param {k}={json.dumps(v) if not isinstance(v, str) else v}: {k} must be "
+                f"{_kind_of_default(d)} (its default is {d!r}), got {v!r}"
+            )
         out[k] = float(v) if isinstance(d, float) and not isinstance(v, bool) else v
     return out
 
@@ -212,18 +245,18 @@ def check_params(params: dict, defaults: dict, where: str, *, closed: bool = Tru
 @dataclass
 class Target:
     name: str
-    kind: str                  # "reference" | "control" | "planted" | "external"
+    kind: str  # "reference" | "control" | "planted" | "external"
     relation: str
-    mechanism: object          # (dataset, rng, size) -> ndarray
+    mechanism: object  # (dataset, rng, size) -> ndarray
     pairs: list
     claim: object
-    output: str | None         # None: inferred from the outputs (harness.audit)
+    output: str | None  # None: inferred from the outputs (harness.audit)
     samples: int
-    params: dict               # the parameters in force
-    overrides: dict            # what --param changed
-    expected: str | None       # None: external, or --param changed a default
-    noise: object = None       # the setup's ceiling.NoiseModel, if it declares one
-    relation_check: str | None = None   # what --relation checked of the pairs (external targets)
+    params: dict  # the parameters in force
+    overrides: dict  # what --param changed
+    expected: str | None  # None: external, or --param changed a default
+    noise: object = None  # the setup's ceiling.NoiseModel, if it declares one
+    relation_check: str | None = None  # what --relation checked of the pairs (external targets)
 
 
 def registry_target(entry, raw: dict, samples: int | None = None) -> Target:
@@ -239,23 +272,41 @@ def registry_target(entry, raw: dict, samples: int | None = None) -> Target:
         setup = entry.setup(**params)
     except (ValueError, TypeError) as exc:
         if not changed:
-            raise                                   # our own defaults refused: a bug (exit 3)
+            raise  # our own defaults refused: a bug (exit 3)
         raise UsageError(f"{entry.name} refused {_param_text(changed)}: {exc}") from None
     mechanism = _wrap(setup.mechanism, _Recipe("registry", entry.name, dict(raw), os.getcwd()))
-    return Target(entry.name, entry.kind, entry.relation, mechanism, setup.pairs, setup.claim, setup.output,
-                  samples or entry.samples or DEFAULT_SAMPLES,
-                  {**entry.params, **params}, changed, None if changed else entry.expected, setup.noise)
+    return Target(
+        entry.name,
+        entry.kind,
+        entry.relation,
+        mechanism,
+        setup.pairs,
+        setup.claim,
+        setup.output,
+        samples or entry.samples or DEFAULT_SAMPLES,
+        {**entry.params, **params},
+        changed,
+        None if changed else entry.expected,
+        setup.noise,
+    )
 
 
 def _param_text(params: dict) -> str:
     return " ".join(f"--param {k}={json.dumps(v)}" for k, v in params.items())
 
 
-def external_target(name: str, raw: dict, *, claim: str | None = None, relation: str | None = None,
-                    output: str | None = None, samples: int | None = None) -> Target:
+def external_target(
+    name: str,
+    raw: dict,
+    *,
+    claim: str | None = None,
+    relation: str | None = None,
+    output: str | None = None,
+    samples: int | None = None,
+) -> Target:
     """``module:callable`` called with the ``--param`` values ``raw``; ``claim`` is a --claim spec;
     ``relation`` a name of ``neighbours.RELATIONS`` (or None: "unspecified"), checked on the pairs."""
-    given = parse_claim(claim) if claim else None          # input checks before any user code runs
+    given = parse_claim(claim) if claim else None  # input checks before any user code runs
     check_relation_name(relation)
     factory = _load_factory(name)
     params = _bind(factory, name, raw)
@@ -266,8 +317,9 @@ def external_target(name: str, raw: dict, *, claim: str | None = None, relation:
         mechanism, pairs, output, noise = made.mechanism, made.pairs, output or made.output, made.noise
     elif isinstance(made, tuple) and len(made) == 2:
         if given is None:
-            raise UsageError(f"{name} returned (mechanism, pairs): give the claim with --claim, "
-                             f"one of: {', '.join(CLAIM_FORMS)}")
+            raise UsageError(
+                f"{name} returned (mechanism, pairs): give the claim with --claim, one of: {', '.join(CLAIM_FORMS)}"
+            )
         (mechanism, pairs), the_claim = made, given
     else:
         raise UsageError(f"{name} must return an AuditSetup or (mechanism, pairs), got {type(made).__name__}")
@@ -278,8 +330,21 @@ def external_target(name: str, raw: dict, *, claim: str | None = None, relation:
     pairs = _external_pairs(pairs, name)
     checked = None if relation is None else check_pairs(relation, pairs)
     mechanism = _wrap(mechanism, _Recipe("factory", name, params, os.getcwd()))
-    return Target(name, "external", relation or "unspecified", mechanism, pairs,
-                  the_claim, output, samples or DEFAULT_SAMPLES, params, params, None, noise, checked)
+    return Target(
+        name,
+        "external",
+        relation or "unspecified",
+        mechanism,
+        pairs,
+        the_claim,
+        output,
+        samples or DEFAULT_SAMPLES,
+        params,
+        params,
+        None,
+        noise,
+        checked,
+    )
 
 
 def _json_arg(text: str, flag: str):
@@ -295,8 +360,16 @@ def _tuples(v):
     return tuple(_tuples(x) for x in v) if isinstance(v, list) else v
 
 
-def call_target(spec: str, kwargs: str | None, pairs: list, *, claim: str | None, relation: str | None = None,
-                output: str | None = None, samples: int | None = None) -> Target:
+def call_target(
+    spec: str,
+    kwargs: str | None,
+    pairs: list,
+    *,
+    claim: str | None,
+    relation: str | None = None,
+    output: str | None = None,
+    samples: int | None = None,
+) -> Target:
     """A one-line audit of a library call: ``spec`` (module:callable) is called as
     ``f(dataset, **kwargs)``, one release per call (``--mechanism``, ``--kwargs`` a JSON object
     whose arrays become tuples, each ``--pair`` two JSON datasets), against the ``--claim`` spec (required). The call
@@ -305,7 +378,7 @@ def call_target(spec: str, kwargs: str | None, pairs: list, *, claim: str | None
     does not)."""
     if claim is None:
         raise UsageError(f"--mechanism {spec}: give the claim with --claim, one of: {', '.join(CLAIM_FORMS)}")
-    the_claim = parse_claim(claim)                       # input checks before any user code runs
+    the_claim = parse_claim(claim)  # input checks before any user code runs
     check_relation_name(relation)
     kw = {} if kwargs is None else _json_arg(kwargs, "--kwargs")
     if not isinstance(kw, dict):
@@ -319,8 +392,21 @@ def call_target(spec: str, kwargs: str | None, pairs: list, *, claim: str | None
     mechanism = UserMechanism(_CallWith(f, kw), _Recipe("call", spec, kw, os.getcwd()), mod, attr)
     the_pairs = _external_pairs(sides, spec)
     checked = None if relation is None else check_pairs(relation, the_pairs)
-    return Target(spec, "external", relation or "unspecified", mechanism, the_pairs, the_claim, output,
-                  samples or DEFAULT_SAMPLES, kw, kw, None, None, checked)
+    return Target(
+        spec,
+        "external",
+        relation or "unspecified",
+        mechanism,
+        the_pairs,
+        the_claim,
+        output,
+        samples or DEFAULT_SAMPLES,
+        kw,
+        kw,
+        None,
+        None,
+        checked,
+    )
 
 
 def check_relation_name(relation) -> None:
@@ -356,9 +442,13 @@ def check_pairs(relation: str, pairs: list[AuditPair]) -> str:
         if _datasets(p):
             test = rel.changed_units
             a, b = p.first, p.second
-            if (isinstance(a, EmptyDataset) or isinstance(b, EmptyDataset)) and not getattr(rel, "accepts_empty", False):
-                raise UsageError(f"--relation {relation}: {p.description!r} is not a pair of neighbours: an empty "
-                                 "dataset has a neighbour only under add-remove-user and add-remove-record")
+            if (isinstance(a, EmptyDataset) or isinstance(b, EmptyDataset)) and not getattr(
+                rel, "accepts_empty", False
+            ):
+                raise UsageError(
+                    f"--relation {relation}: {p.description!r} is not a pair of neighbours: an empty "
+                    "dataset has a neighbour only under add-remove-user and add-remove-record"
+                )
         else:
             a, b = _sequence(p.first), _sequence(p.second)
             test = getattr(rel, "changed_positions", None)
@@ -370,15 +460,22 @@ def check_pairs(relation: str, pairs: list[AuditPair]) -> str:
         except (ValueError, TypeError) as exc:
             raise UsageError(f"--relation {relation}: {p.description!r} is not a pair of neighbours: {exc}") from None
         if len(units) != 1:
-            raise UsageError(f"--relation {relation}: {p.description!r} is not a pair of neighbours: it differs in "
-                             f"{len(units)} {getattr(rel, 'unit_kind', 'unit')}s {sorted(units)[:5]}, not one")
+            raise UsageError(
+                f"--relation {relation}: {p.description!r} is not a pair of neighbours: it differs in "
+                f"{len(units)} {getattr(rel, 'unit_kind', 'unit')}s {sorted(units)[:5]}, not one"
+            )
         checked += 1
     text = f"--relation {relation}: {checked} pair(s) checked to be neighbours"
     if unchecked:
-        why = ("their sides are not UserDatasets or sequences of numbers" if hasattr(rel, "changed_positions")
-               else f"{relation} defines neighbours of UserDatasets only, and their sides are not UserDatasets")
-        text += (f"; {len(unchecked)} pair(s) NOT checked (pairs {unchecked[:5]}"
-                 f"{', ...' if len(unchecked) > 5 else ''}: {why})")
+        why = (
+            "their sides are not UserDatasets or sequences of numbers"
+            if hasattr(rel, "changed_positions")
+            else f"{relation} defines neighbours of UserDatasets only, and their sides are not UserDatasets"
+        )
+        text += (
+            f"; {len(unchecked)} pair(s) NOT checked (pairs {unchecked[:5]}"
+            f"{', ...' if len(unchecked) > 5 else ''}: {why})"
+        )
     return text
 
 
@@ -412,9 +509,10 @@ def _external_pairs(pairs, name: str) -> list[AuditPair]:
     try:
         it = iter(pairs)
     except TypeError:
-        raise UsageError(f"{name}: pairs must be a pair or an iterable of pairs, "
-                         f"got {type(pairs).__name__}") from None
-    items = user_code(f"iterating the pairs from your factory {name}", lambda: list(itertools.islice(it, MAX_PAIRS + 1)))
+        raise UsageError(f"{name}: pairs must be a pair or an iterable of pairs, got {type(pairs).__name__}") from None
+    items = user_code(
+        f"iterating the pairs from your factory {name}", lambda: list(itertools.islice(it, MAX_PAIRS + 1))
+    )
     if not items:
         raise UsageError(f"{name}: no neighbouring pairs; the audit needs at least one")
     if len(items) > MAX_PAIRS:
@@ -439,14 +537,18 @@ def _check_sides(p: AuditPair, name: str) -> None:
     violation found" would read as a pass. Both are UsageErrors naming the pair."""
     a, b = p.first, p.second
     if isinstance(a, (UserDataset, EmptyDataset)) != isinstance(b, (UserDataset, EmptyDataset)):
-        raise UsageError(f"{name}: {p.description!r} has a {_dataset_kind(a)} on one side and a {_dataset_kind(b)} "
-                         "on the other: the two sides of a pair must be datasets of one kind (two UserDatasets, "
-                         "a UserDataset and data.EMPTY, or two sequences of records)")
+        raise UsageError(
+            f"{name}: {p.description!r} has a {_dataset_kind(a)} on one side and a {_dataset_kind(b)} "
+            "on the other: the two sides of a pair must be datasets of one kind (two UserDatasets, "
+            "a UserDataset and data.EMPTY, or two sequences of records)"
+        )
     fa = fingerprint(a)
     if fa is not None and fa == fingerprint(b):
-        raise UsageError(f"{name}: {p.description!r}: its two datasets are identical, so no test can tell them "
-                         "apart and 'no violation found' would mean nothing: a pair must differ in one unit of "
-                         "its relation (a record, a user)")
+        raise UsageError(
+            f"{name}: {p.description!r}: its two datasets are identical, so no test can tell them "
+            "apart and 'no violation found' would mean nothing: a pair must differ in one unit of "
+            "its relation (a record, a user)"
+        )
 
 
 def _has_sides(obj) -> bool:
@@ -471,8 +573,9 @@ def _one_pair(p, i: int, name: str) -> AuditPair:
     elif isinstance(p, tuple) and len(p) in (2, 3):
         first, second, desc, unit = p[0], p[1], (p[2] if len(p) == 3 else None), None
     else:
-        raise UsageError(f"{name}: pair {i} must be (D, D'), (D, D', description) or have .first and "
-                         f".second, got {type(p).__name__}")
+        raise UsageError(
+            f"{name}: pair {i} must be (D, D'), (D, D', description) or have .first and .second, got {type(p).__name__}"
+        )
     desc = str(desc) if desc else f"pair {i}: {_pair_text(first, second)}"
     return AuditPair(first, second, desc, None if unit is None else int(unit), i)
 
@@ -482,8 +585,11 @@ def _pair_text(first, second) -> str:
     a, b = _numbers(first), _numbers(second)
     if a is not None and b is not None and a.shape == b.shape and a.size > 6:
         diff = np.flatnonzero(a.ravel() != b.ravel())
-        where = "; ".join(f"[{', '.join(map(str, np.unravel_index(i, a.shape)))}]: "
-                          f"{fmt(a.ravel()[i].item())} vs {fmt(b.ravel()[i].item())}" for i in diff[:3])
+        where = "; ".join(
+            f"[{', '.join(map(str, np.unravel_index(i, a.shape)))}]: "
+            f"{fmt(a.ravel()[i].item())} vs {fmt(b.ravel()[i].item())}"
+            for i in diff[:3]
+        )
         more = f" and {diff.size - 3} more" if diff.size > 3 else ""
         return f"arrays of shape {a.shape} differing at {diff.size} position(s): {where}{more}"
     return f"{_summary(first, a)} vs {_summary(second, b)}"
@@ -509,8 +615,15 @@ def _summary(x, a) -> str:
 
 
 # ------------------------------------------------------------------ running an audit
-def run_audit(target: Target, confidence: float, seed: int, progress=None, workers: int | None = None,
-              scheduler: str | None = None, **options):
+def run_audit(
+    target: Target,
+    confidence: float,
+    seed: int,
+    progress=None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    **options,
+):
     """audit(); an exception is classified by its origin (see the module docstring), except
     ``IncompleteAudit`` (some pairs finished), which the caller reports with its result; an
     unusable --scheduler is bad input. ``options``: ``noise_family`` (replaces the setup's
@@ -518,9 +631,19 @@ def run_audit(target: Target, confidence: float, seed: int, progress=None, worke
     an audit that cannot use them is bad input."""
     t = target
     try:
-        return audit(t.mechanism, t.pairs, t.claim, samples=t.samples, confidence=confidence,
-                     seed=seed, output=t.output, progress=progress, workers=workers, scheduler=scheduler,
-                     **{"noise_family": None if t.noise is None else t.noise.family, **options})
+        return audit(
+            t.mechanism,
+            t.pairs,
+            t.claim,
+            samples=t.samples,
+            confidence=confidence,
+            seed=seed,
+            output=t.output,
+            progress=progress,
+            workers=workers,
+            scheduler=scheduler,
+            **{"noise_family": None if t.noise is None else t.noise.family, **options},
+        )
     except IncompleteAudit:
         raise
     except SchedulerError as exc:
@@ -545,7 +668,7 @@ def run_efficiency(target: Target, result) -> dict:
     target's is a UsageError (exit 2); a registry entry's is a bug in userdp (exit 3)."""
     if target.noise is None:
         return efficiency_report(None, target.pairs, result)
-    try:                                    # the shape of one release, for the declaration's check
+    try:  # the shape of one release, for the declaration's check
         a, _ = draw(batched(target.mechanism), target.pairs[0], [np.random.default_rng(0)] * 2, 2)
     except MechanismError as exc:
         raise mechanism_error(target, exc) from exc
@@ -560,16 +683,15 @@ def run_efficiency(target: Target, result) -> dict:
 def mechanism_error(target: Target, exc: MechanismError) -> Exception:
     cause = exc.__cause__
     what = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
-    if target.kind == "external" and isinstance(exc, UserCallError):     # complete: the function, the call
+    if target.kind == "external" and isinstance(exc, UserCallError):  # complete: the function, the call
         text = str(exc)
         return UserCodeError(f"your {text}" if text.startswith("mechanism ") else text)
     if target.kind == "external":
         if isinstance(cause, VaryingOutputError):
             return UserCodeError(f"your mechanism returned outputs of varying shape or type: {cause}\n  ({exc})")
         if isinstance(cause, DuplicateStreamsError):
-            return UserCodeError(f"your mechanism's samples are not independent across worker processes: "
-                                 f"{cause}")
+            return UserCodeError(f"your mechanism's samples are not independent across worker processes: {cause}")
         return UserCodeError(f"your mechanism raised {what}\n  ({exc})")
     if target.overrides and isinstance(cause, (ValueError, TypeError)):
         return UsageError(f"{target.name} refused {_param_text(target.overrides)}: {cause}")
-    return exc                                    # a registry mechanism failed on its defaults: a bug
+    return exc  # a registry mechanism failed on its defaults: a bug

@@ -9,4 +9,5 @@ in worker processes and record its calls, ``targets`` imports a user's ``module:
 ``report`` and ``plot`` present results, ``verdicts`` decides a reproduction's claims.
 It knows nothing of the papers.
 """
+
 __all__: list[str] = []

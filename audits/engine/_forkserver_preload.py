@@ -10,6 +10,7 @@ engine; the fork server imports the modules of ``parallel.preload`` too (the com
 registers itself there, as a worker of the ``userdp`` program imports it as its main module),
 so that a worker costs a fork and an unpickling.
 """
+
 import os
 import signal
 
@@ -17,9 +18,9 @@ from userdp.audits.engine import parallel  # noqa: F401  (the preload: workers s
 
 __all__ = ["ENV"]
 
-ENV = "USERDP_FORKSERVER_PARENT"    # the environment variable that carries the starting process id
+ENV = "USERDP_FORKSERVER_PARENT"  # the environment variable that carries the starting process id
 
 _parent = os.environ.pop(ENV, None)
 if _parent is not None and _parent.isdigit():
-    if parallel.prctl(1, signal.SIGKILL) and os.getppid() != int(_parent):   # it ended before the call took
+    if parallel.prctl(1, signal.SIGKILL) and os.getppid() != int(_parent):  # it ended before the call took
         os._exit(1)

@@ -15,6 +15,7 @@ restores the previous count. It does nothing when OPENBLAS_NUM_THREADS or OMP_NU
 is set (the user chose), or where the libraries cannot be found (other systems, other
 BLAS): results never depend on it, only the time does.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,16 +26,19 @@ __all__ = ["single_threaded_blas", "openblas_thread_setters"]
 
 # (setter, getter) symbol names: plain OpenBLAS, and the prefixed/suffixed builds that
 # numpy (64-bit integers) and scipy wheels bundle.
-_SYMBOLS = [("openblas_set_num_threads", "openblas_get_num_threads"),
-            ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
-            ("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
-            ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads")]
+_SYMBOLS = [
+    ("openblas_set_num_threads", "openblas_get_num_threads"),
+    ("openblas_set_num_threads64_", "openblas_get_num_threads64_"),
+    ("scipy_openblas_set_num_threads64_", "scipy_openblas_get_num_threads64_"),
+    ("scipy_openblas_set_num_threads", "scipy_openblas_get_num_threads"),
+]
 
 
 def openblas_thread_setters() -> list[tuple]:
     """(set_num_threads, get_num_threads) of every OpenBLAS library loaded in this process."""
     import numpy.linalg  # noqa: F401  (load both bundled BLAS libraries first, so both are found)
     import scipy.linalg  # noqa: F401
+
     try:
         with open("/proc/self/maps") as f:
             paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})

@@ -67,6 +67,7 @@ Scores used only to *choose* a set on the selection share (``projected_bound``,
 ``projected_mu_bound``) need not be valid; they use the Wilson interval because it is
 vectorised and cheap.
 """
+
 from __future__ import annotations
 
 import math
@@ -77,11 +78,25 @@ from scipy.special import ndtri
 from statsmodels.stats.proportion import proportion_confint
 
 from userdp.reference._checks import (
-    check_delta, check_finite_array, check_int, check_nonnegative, check_positive, check_real,
+    check_delta,
+    check_finite_array,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_real,
 )
 
-__all__ = ["cp_lower", "cp_upper", "epsilon_lower_bound", "p_value", "projected_bound",
-           "error_rate_upper_bounds", "mu_lower_bound", "gdp_p_value", "projected_mu_bound"]
+__all__ = [
+    "cp_lower",
+    "cp_upper",
+    "epsilon_lower_bound",
+    "p_value",
+    "projected_bound",
+    "error_rate_upper_bounds",
+    "mu_lower_bound",
+    "gdp_p_value",
+    "projected_mu_bound",
+]
 
 
 def _level(a, name: str, hi: float = 0.5) -> float:
@@ -196,8 +211,9 @@ def _wilson(k: np.ndarray, n: float, z: float, upper: bool) -> np.ndarray:
     return (centre + half if upper else centre - half) / (1 + z * z / n)
 
 
-def projected_bound(k1, k2, n_sel: int, n_count: int, alpha: float, delta: float = 0.0,
-                    z_sel: float = 2.0) -> np.ndarray:
+def projected_bound(
+    k1, k2, n_sel: int, n_count: int, alpha: float, delta: float = 0.0, z_sel: float = 2.0
+) -> np.ndarray:
     """Rank candidate sets by the bound they are expected to give on the counting share.
 
     p and q are first shrunk to two-sigma Wilson bounds on the selection share (so a

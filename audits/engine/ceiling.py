@@ -34,6 +34,7 @@ The entry declares its noise with ``NoiseModel`` (``AuditSetup.noise``): the rel
 statistic(D) + Z with Z from ``family`` at ``scale(D)``. The ceiling is taken over all the
 entry's candidate pairs (the perfect test also knows the best pair).
 """
+
 from __future__ import annotations
 
 import math
@@ -46,14 +47,13 @@ from scipy.special import ndtr, ndtri
 
 from userdp.reference._checks import check_delta, check_finite_array, check_int, check_positive, check_real
 
-__all__ = ["NOISE_FAMILIES", "NoiseModel", "Ceiling", "ceiling", "plugin_epsilon_bound",
-           "plugin_mu_bound"]
+__all__ = ["NOISE_FAMILIES", "NoiseModel", "Ceiling", "ceiling", "plugin_epsilon_bound", "plugin_mu_bound"]
 
 NOISE_FAMILIES = ("laplace", "gaussian", "l2laplace")
-MC_DRAWS = 4_000_000      # Monte Carlo draws of the privacy-loss variable (8 batches)
+MC_DRAWS = 4_000_000  # Monte Carlo draws of the privacy-loss variable (8 batches)
 MC_BATCHES = 8
-MC_SEED = 20231           # fixed: the ceiling is a number, not a random variable
-_GRID = 4001              # sets on the 1-D closed-form grid before refinement
+MC_SEED = 20231  # fixed: the ceiling is a number, not a random variable
+_GRID = 4001  # sets on the 1-D closed-form grid before refinement
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,9 @@ class NoiseModel:
         if self.family not in NOISE_FAMILIES:
             raise ValueError(f"noise family must be one of {NOISE_FAMILIES}, got {self.family!r}")
         if not callable(self.statistic):
-            raise TypeError(f"noise statistic must be callable as statistic(dataset), got {type(self.statistic).__name__}")
+            raise TypeError(
+                f"noise statistic must be callable as statistic(dataset), got {type(self.statistic).__name__}"
+            )
         if not callable(self.scale):
             check_positive(self.scale, "noise scale")
 
@@ -86,8 +88,9 @@ class NoiseModel:
         except (TypeError, ValueError):
             raise TypeError(f"noise statistic must return real numbers on this dataset, got {value!r:.80}") from None
         if loc.ndim != 1 or not np.all(np.isfinite(loc)):
-            raise ValueError(f"noise statistic must return a finite scalar or (d,) vector on this dataset, "
-                             f"got {loc!r:.80}")
+            raise ValueError(
+                f"noise statistic must return a finite scalar or (d,) vector on this dataset, got {loc!r:.80}"
+            )
         s = self.scale(dataset) if callable(self.scale) else self.scale
         return loc, check_positive(s, "noise scale")
 
@@ -108,15 +111,20 @@ def _check_pairs(pairs) -> list:
 class Ceiling:
     """The perfect test's plug-in bounds on the entry's best pair."""
 
-    epsilon: float                   # eps ceiling (of the primary claim's eps, delta test)
-    mu: float | None                 # mu ceiling, for a Gaussian-DP claim
-    pair_index: int                  # the pair where the eps ceiling is reached
-    method: str                      # "closed form" or "Monte Carlo, N draws (seed)"
-    standard_error: float            # of the eps ceiling (0 for closed forms)
+    epsilon: float  # eps ceiling (of the primary claim's eps, delta test)
+    mu: float | None  # mu ceiling, for a Gaussian-DP claim
+    pair_index: int  # the pair where the eps ceiling is reached
+    method: str  # "closed form" or "Monte Carlo, N draws (seed)"
+    standard_error: float  # of the eps ceiling (0 for closed forms)
 
     def to_dict(self) -> dict:
-        return {"epsilon": self.epsilon, "mu": self.mu, "pair_index": self.pair_index,
-                "method": self.method, "standard_error": self.standard_error}
+        return {
+            "epsilon": self.epsilon,
+            "mu": self.mu,
+            "pair_index": self.pair_index,
+            "method": self.method,
+            "standard_error": self.standard_error,
+        }
 
 
 # ------------------------------------------------------------------ the plug-in bounds
@@ -222,6 +230,7 @@ def _draw(family: str, scale: float, d: int, rng, n: int) -> np.ndarray:
     if family == "laplace":
         return rng.laplace(0.0, scale, (n, d))
     from userdp.reference.mechanisms import l2_laplace_noise
+
     return l2_laplace_noise(1.0 / scale, d, rng, n)
 
 
@@ -229,35 +238,40 @@ def _mc_curves(family: str, shift: np.ndarray, scale: float, draws: int, batches
     """Per batch: (P, Q) of the sets {L >= c} at logit-spaced ranks, with the favoured side D."""
     rng = np.random.default_rng(seed)
     per = draws // batches
-    ranks = np.unique(np.round(per / (1.0 + np.exp(-np.linspace(-math.log(per), math.log(per), _GRID)))).astype(np.int64))
+    ranks = np.unique(
+        np.round(per / (1.0 + np.exp(-np.linspace(-math.log(per), math.log(per), _GRID)))).astype(np.int64)
+    )
     ranks = ranks[(ranks >= 1) & (ranks <= per)]
     out = []
     for _ in range(batches):
-        z = _draw(family, scale, shift.size, rng, per)                       # X - stat(D) under D
-        L = _log_density(family, z, scale) - _log_density(family, z + shift, scale)   # ln p_D / p_D'(X = stat(D) + z)
+        z = _draw(family, scale, shift.size, rng, per)  # X - stat(D) under D
+        L = _log_density(family, z, scale) - _log_density(family, z + shift, scale)  # ln p_D / p_D'(X = stat(D) + z)
         order = np.argsort(-L, kind="stable")
-        w = np.cumsum(np.exp(-L[order]))                                      # sum of dP_D'/dP_D
-        out.append((ranks / per, np.minimum(w[ranks - 1] / per, 1.0)))   # Q <= 1 (MC noise can pass it)
+        w = np.cumsum(np.exp(-L[order]))  # sum of dP_D'/dP_D
+        out.append((ranks / per, np.minimum(w[ranks - 1] / per, 1.0)))  # Q <= 1 (MC noise can pass it)
     return out
 
 
-def _pair_ceiling(noise: NoiseModel, first, second, n: int, alpha: float, delta: float, gdp: bool,
-                  draws: int, seed: int):
+def _pair_ceiling(
+    noise: NoiseModel, first, second, n: int, alpha: float, delta: float, gdp: bool, draws: int, seed: int
+):
     """(eps ceiling, mu ceiling or None, method, standard error) on one pair."""
     m1, s1 = noise.locate(first)
     m2, s2 = noise.locate(second)
     if m1.shape != m2.shape:
         raise ValueError(f"noise statistic has shape {m1.shape} on the first dataset and {m2.shape} on the second")
     if not math.isclose(s1, s2, rel_tol=1e-12):
-        raise ValueError(f"noise scale differs between the pair's datasets ({s1!r} vs {s2!r}): "
-                         "the ceiling is computed for an additive release with one noise scale")
+        raise ValueError(
+            f"noise scale differs between the pair's datasets ({s1!r} vs {s2!r}): "
+            "the ceiling is computed for an additive release with one noise scale"
+        )
     shift = m1 - m2
-    eps_score = lambda P, Q: _plugin_eps(P, Q, n, alpha, delta)   # noqa: E731
-    mu_score = lambda P, Q: _plugin_mu(P, Q, n, alpha)            # noqa: E731
+    eps_score = lambda P, Q: _plugin_eps(P, Q, n, alpha, delta)  # noqa: E731
+    mu_score = lambda P, Q: _plugin_mu(P, Q, n, alpha)  # noqa: E731
     nonzero = np.flatnonzero(shift)
     family = noise.family
     if family == "l2laplace" and shift.size == 1:
-        family = "laplace"                                   # in d = 1 the L2-Laplace is Laplace
+        family = "laplace"  # in d = 1 the L2-Laplace is Laplace
     if family == "gaussian" or (family == "laplace" and nonzero.size <= 1):
         size = float(np.linalg.norm(shift)) if family == "gaussian" else float(np.abs(shift).sum())
         eps = _best_1d(family, size, s1, eps_score)
@@ -275,9 +289,18 @@ def _pair_ceiling(noise: NoiseModel, first, second, n: int, alpha: float, delta:
     return eps, mu, f"Monte Carlo, {draws} draws (seed {seed})", se
 
 
-def ceiling(noise: NoiseModel, pairs, *, samples: int, confidence: float, delta: float = 0.0,
-            gdp: bool = False, output_shape: tuple | None = None, draws: int = MC_DRAWS,
-            seed: int = MC_SEED) -> Ceiling:
+def ceiling(
+    noise: NoiseModel,
+    pairs,
+    *,
+    samples: int,
+    confidence: float,
+    delta: float = 0.0,
+    gdp: bool = False,
+    output_shape: tuple | None = None,
+    draws: int = MC_DRAWS,
+    seed: int = MC_SEED,
+) -> Ceiling:
     """The perfect test's plug-in eps ceiling (and mu ceiling when ``gdp``) over ``pairs``
     (objects with .first and .second), at ``samples`` per side and ``confidence``.
 
@@ -294,8 +317,11 @@ def ceiling(noise: NoiseModel, pairs, *, samples: int, confidence: float, delta:
     draws = check_int(draws, "draws", lo=MC_BATCHES * 100, hi=10**8)
     seed = check_int(seed, "seed", lo=0, hi=2**63 - 1)
     pairs = _check_pairs(pairs)
-    if output_shape is not None and (not isinstance(output_shape, tuple) or len(output_shape) > 1
-                                     or not all(isinstance(k, (int, np.integer)) and k >= 1 for k in output_shape)):
+    if output_shape is not None and (
+        not isinstance(output_shape, tuple)
+        or len(output_shape) > 1
+        or not all(isinstance(k, (int, np.integer)) and k >= 1 for k in output_shape)
+    ):
         raise ValueError(f"output_shape must be None, () or (d,) with d >= 1, got {output_shape!r}")
     best = None
     for i, p in enumerate(pairs):
@@ -303,10 +329,13 @@ def ceiling(noise: NoiseModel, pairs, *, samples: int, confidence: float, delta:
             loc, _ = noise.locate(p.first)
             want = (1,) if tuple(output_shape) == () else tuple(output_shape)
             if loc.shape != want:
-                raise ValueError(f"noise: the declared statistic has shape {loc.shape}, but the mechanism's "
-                                 f"output has shape {tuple(output_shape)} per release")
-        eps, mu, method, se = _pair_ceiling(noise, p.first, p.second, samples, 1.0 - confidence, delta, gdp,
-                                            draws, seed)
+                raise ValueError(
+                    f"noise: the declared statistic has shape {loc.shape}, but the mechanism's "
+                    f"output has shape {tuple(output_shape)} per release"
+                )
+        eps, mu, method, se = _pair_ceiling(
+            noise, p.first, p.second, samples, 1.0 - confidence, delta, gdp, draws, seed
+        )
         if best is None or eps > best.epsilon:
             best = Ceiling(eps, best.mu if best is not None else None, i, method, se)
         if gdp and (best.mu is None or mu > best.mu):

@@ -87,6 +87,7 @@ the finding, and is itself a valid audit of round(M), a post-processing of M.
 
 "No violation found" means only that: it is never evidence of privacy.
 """
+
 from __future__ import annotations
 
 import math
@@ -100,15 +101,48 @@ from userdp.reference._checks import check_int
 from userdp.reference.claims import Claims, GaussianDP, PersonalizedDP
 
 from userdp.audits.engine.ceiling import NoiseModel, _check_pairs, ceiling
-from userdp.audits.engine.bounds import epsilon_lower_bound, error_rate_upper_bounds, gdp_p_value, mu_lower_bound, p_value
-from userdp.audits.engine.parallel import (BATCHED, REPRO_DRAWS, Sampler, VaryingOutputError, calling_convention,
-                       check_reproducible, default_workers)
-from userdp.audits.engine.sampling import OUTPUT_KINDS, MechanismError, draw, encode, infer_kind, mechanism_name, normalize_pairs
+from userdp.audits.engine.bounds import (
+    epsilon_lower_bound,
+    error_rate_upper_bounds,
+    gdp_p_value,
+    mu_lower_bound,
+    p_value,
+)
+from userdp.audits.engine.parallel import (
+    BATCHED,
+    REPRO_DRAWS,
+    Sampler,
+    VaryingOutputError,
+    calling_convention,
+    check_reproducible,
+    default_workers,
+)
+from userdp.audits.engine.sampling import (
+    OUTPUT_KINDS,
+    MechanismError,
+    draw,
+    encode,
+    infer_kind,
+    mechanism_name,
+    normalize_pairs,
+)
 from userdp.audits.engine.rejection import AtomSet, StatisticThreshold, Threshold, check_noise_family
 from userdp.audits.engine.search import best_candidates, check_gdp_output, check_noise_family_output, rank_pairs
 
-__all__ = ["audit", "AuditResult", "efficiency_report", "Witness", "GDPAudit", "GDPWitness", "MechanismError", "VIOLATION",
-           "NO_VIOLATION", "PairResult", "PairFailure", "IncompleteAudit"]
+__all__ = [
+    "audit",
+    "AuditResult",
+    "efficiency_report",
+    "Witness",
+    "GDPAudit",
+    "GDPWitness",
+    "MechanismError",
+    "VIOLATION",
+    "NO_VIOLATION",
+    "PairResult",
+    "PairFailure",
+    "IncompleteAudit",
+]
 
 VIOLATION = "violation"
 NO_VIOLATION = "no violation found"
@@ -121,14 +155,14 @@ class Witness:
     pair_description: str
     pair_index: int
     unit: int | None
-    rejection_set: object            # rejection.Threshold or rejection.ValueSet
-    ordering: str                    # "first over second": p = Pr[M(first) in S]
-    counts: dict                     # {"first": k, "second": k, "n_per_side": n}
-    claim_epsilon: float             # the eps this pair is compared with (eps_i for personalized)
-    p_value: float                   # exact p-value of H0 for this candidate
-    adjusted_p_value: float          # Holm-adjusted over all tested candidates
-    candidates_tested: int           # m, the multiplicity the bound accounts for
-    pair: object = None              # the pair object itself (not serialised)
+    rejection_set: object  # rejection.Threshold or rejection.ValueSet
+    ordering: str  # "first over second": p = Pr[M(first) in S]
+    counts: dict  # {"first": k, "second": k, "n_per_side": n}
+    claim_epsilon: float  # the eps this pair is compared with (eps_i for personalized)
+    p_value: float  # exact p-value of H0 for this candidate
+    adjusted_p_value: float  # Holm-adjusted over all tested candidates
+    candidates_tested: int  # m, the multiplicity the bound accounts for
+    pair: object = None  # the pair object itself (not serialised)
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in asdict(self).items() if k not in ("pair", "rejection_set")}
@@ -146,15 +180,15 @@ class GDPWitness:
     pair_description: str
     pair_index: int
     unit: int | None
-    rejection_set: object            # rejection.Threshold
+    rejection_set: object  # rejection.Threshold
     ordering: str
-    null_side: str                   # "second" or "first": the dataset of H0 (the side S disfavours)
-    counts: dict                     # {"first": k, "second": k, "n_per_side": n}
-    error_rates: dict                # {"fpr", "fnr"}: counting-share estimates; "*_upper": CP at alpha/(2m)
+    null_side: str  # "second" or "first": the dataset of H0 (the side S disfavours)
+    counts: dict  # {"first": k, "second": k, "n_per_side": n}
+    error_rates: dict  # {"fpr", "fnr"}: counting-share estimates; "*_upper": CP at alpha/(2m)
     claim_mu: float
-    p_value: float                   # exact p-value of H0: on or above the mu-GDP curve
-    adjusted_p_value: float          # Holm-adjusted over all tested candidates (eps and GDP)
-    candidates_tested: int           # m, eps and GDP hypotheses together
+    p_value: float  # exact p-value of H0: on or above the mu-GDP curve
+    adjusted_p_value: float  # Holm-adjusted over all tested candidates (eps and GDP)
+    candidates_tested: int  # m, eps and GDP hypotheses together
     pair: object = None
 
     def to_dict(self) -> dict:
@@ -167,14 +201,18 @@ class GDPWitness:
 class GDPAudit:
     """The trade-off-curve side of an audit of a Gaussian-DP claim."""
 
-    mu: float                        # the claimed mu
-    mu_lower_bound: float            # >= 0; holds with the audit's confidence, jointly with eps_lb
-    tightness: float                 # mu_lower_bound / mu
+    mu: float  # the claimed mu
+    mu_lower_bound: float  # >= 0; holds with the audit's confidence, jointly with eps_lb
+    tightness: float  # mu_lower_bound / mu
     witness: GDPWitness
 
     def to_dict(self) -> dict:
-        return {"mu": self.mu, "mu_lower_bound": self.mu_lower_bound, "tightness": self.tightness,
-                "witness": self.witness.to_dict()}
+        return {
+            "mu": self.mu,
+            "mu_lower_bound": self.mu_lower_bound,
+            "tightness": self.tightness,
+            "witness": self.witness.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -188,9 +226,14 @@ class PairResult:
     mu_lower_bound: float | None = None
 
     def to_dict(self) -> dict:
-        return {"pair_description": self.witness.pair_description, "pair_index": self.witness.pair_index,
-                "epsilon_lower_bound": self.epsilon_lower_bound, "tightness": self.tightness,
-                "mu_lower_bound": self.mu_lower_bound, "witness": self.witness.to_dict()}
+        return {
+            "pair_description": self.witness.pair_description,
+            "pair_index": self.witness.pair_index,
+            "epsilon_lower_bound": self.epsilon_lower_bound,
+            "tightness": self.tightness,
+            "mu_lower_bound": self.mu_lower_bound,
+            "witness": self.witness.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -199,7 +242,7 @@ class PairFailure:
 
     pair_description: str
     pair_index: int
-    stage: str                       # "pilot" or "confirm"
+    stage: str  # "pilot" or "confirm"
     error: str
 
     def to_dict(self) -> dict:
@@ -212,34 +255,43 @@ class FloatingPointFinding:
     the same mechanism on outputs rounded to ``digits`` significant digits (module
     docstring, "Floating-point leaks")."""
 
-    cause: str                       # why rounding decides the witness set's boundary
-    digits: int                      # significant digits the re-audit rounds every output to
+    cause: str  # why rounding decides the witness set's boundary
+    digits: int  # significant digits the re-audit rounds every output to
     rounded_epsilon_lower_bound: float
     rounded_verdict: str
-    rounded_witness: str             # the re-audit's witness set, described
-    leak: bool                       # the violation vanishes on rounded outputs: a floating-point leak
+    rounded_witness: str  # the re-audit's witness set, described
+    leak: bool  # the violation vanishes on rounded outputs: a floating-point leak
 
     @property
     def explanation(self) -> str:
         lb = f"eps_lb = {self.rounded_epsilon_lower_bound:.4f}"
         if not self.leak:
-            return (f"the witness set's boundary is decided by rounding ({self.cause}), but the re-audit on outputs "
-                    f"rounded to {self.digits} significant digits still finds a violation ({lb}): the loss does "
-                    "not live in the outputs' low-order bits")
-        return (f"the witness set's boundary is decided by rounding ({self.cause}). The loss "
-                "it shows lives in the low-order bits of the outputs, whose pattern differs between the two "
-                "datasets (Mironov 2012, 'On significance of the least significant bits for differential "
-                "privacy', CCS: x + noise in floating point reaches different sets of numbers for different "
-                f"x). The noise scale is not the issue: on the same outputs rounded to {self.digits} significant "
-                f"digits the re-audit finds {lb}, {self.rounded_verdict}. A fix releases values on a fixed "
-                "grid (Mironov's snapping mechanism: clamp, then round to a power of 2 above the noise scale's "
-                "resolution) or draws the noise exactly (a discrete or secure sampler)")
+            return (
+                f"the witness set's boundary is decided by rounding ({self.cause}), but the re-audit on outputs "
+                f"rounded to {self.digits} significant digits still finds a violation ({lb}): the loss does "
+                "not live in the outputs' low-order bits"
+            )
+        return (
+            f"the witness set's boundary is decided by rounding ({self.cause}). The loss "
+            "it shows lives in the low-order bits of the outputs, whose pattern differs between the two "
+            "datasets (Mironov 2012, 'On significance of the least significant bits for differential "
+            "privacy', CCS: x + noise in floating point reaches different sets of numbers for different "
+            f"x). The noise scale is not the issue: on the same outputs rounded to {self.digits} significant "
+            f"digits the re-audit finds {lb}, {self.rounded_verdict}. A fix releases values on a fixed "
+            "grid (Mironov's snapping mechanism: clamp, then round to a power of 2 above the noise scale's "
+            "resolution) or draws the noise exactly (a discrete or secure sampler)"
+        )
 
     def to_dict(self) -> dict:
-        return {"cause": self.cause, "digits": self.digits,
-                "rounded_epsilon_lower_bound": self.rounded_epsilon_lower_bound,
-                "rounded_verdict": self.rounded_verdict, "rounded_witness": self.rounded_witness,
-                "leak": self.leak, "explanation": self.explanation}
+        return {
+            "cause": self.cause,
+            "digits": self.digits,
+            "rounded_epsilon_lower_bound": self.rounded_epsilon_lower_bound,
+            "rounded_verdict": self.rounded_verdict,
+            "rounded_witness": self.rounded_witness,
+            "leak": self.leak,
+            "explanation": self.explanation,
+        }
 
 
 @dataclass(frozen=True)
@@ -248,17 +300,19 @@ class AuditResult:
     epsilon_lower_bound: float
     confidence: float
     samples: int
-    verdict: str                     # a violation if the eps side OR the GDP side finds one
+    verdict: str  # a violation if the eps side OR the GDP side finds one
     tightness: float
     witness: Witness
     termination_reason: str
     elapsed_seconds: float
-    gdp: GDPAudit | None = None      # present iff the claim is (or declares) GaussianDP
-    reproducible: bool | None = None  # same outputs from the same seed (None: undetermined, parallel.check_reproducible)
-    calling: str = BATCHED           # the mechanism's calling convention (parallel.calling_convention)
-    pairs: tuple = ()                # PairResult of every confirmed pair that finished
-    failed_pairs: tuple = ()         # PairFailure of every pair on which the mechanism raised
-    floating_point: FloatingPointFinding | None = None   # a violation whose set rounding decides, re-audited
+    gdp: GDPAudit | None = None  # present iff the claim is (or declares) GaussianDP
+    reproducible: bool | None = (
+        None  # same outputs from the same seed (None: undetermined, parallel.check_reproducible)
+    )
+    calling: str = BATCHED  # the mechanism's calling convention (parallel.calling_convention)
+    pairs: tuple = ()  # PairResult of every confirmed pair that finished
+    failed_pairs: tuple = ()  # PairFailure of every pair on which the mechanism raised
+    floating_point: FloatingPointFinding | None = None  # a violation whose set rounding decides, re-audited
 
     @property
     def finding(self) -> str | None:
@@ -266,14 +320,17 @@ class AuditResult:
         ``floating_point``), "privacy loss" (any other violation), or None (no violation found)."""
         if self.verdict != VIOLATION:
             return None
-        return "floating-point leak" if self.floating_point is not None and self.floating_point.leak \
-            else "privacy loss"
+        return "floating-point leak" if self.floating_point is not None and self.floating_point.leak else "privacy loss"
 
     def report_dict(self) -> dict:
         """``to_dict()`` (the reported bound) and the run: reproducible, calling, pairs, failed_pairs."""
-        return {**self.to_dict(), "reproducible": self.reproducible, "calling": self.calling,
-                "pairs": [p.to_dict() for p in self.pairs],
-                "failed_pairs": [f.to_dict() for f in self.failed_pairs]}
+        return {
+            **self.to_dict(),
+            "reproducible": self.reproducible,
+            "calling": self.calling,
+            "pairs": [p.to_dict() for p in self.pairs],
+            "failed_pairs": [f.to_dict() for f in self.failed_pairs],
+        }
 
     def to_dict(self) -> dict:
         c = self.claim
@@ -301,19 +358,21 @@ class IncompleteAudit(MechanismError):
     def __init__(self, result: AuditResult, first: Exception):
         self.result = result
         n = len(result.failed_pairs)
-        super().__init__(f"the mechanism raised on {n} pair(s), first on "
-                         f"{result.failed_pairs[0].pair_description!r}: {first}; the result covers the "
-                         f"{len(result.pairs)} pair(s) that finished")
+        super().__init__(
+            f"the mechanism raised on {n} pair(s), first on "
+            f"{result.failed_pairs[0].pair_description!r}: {first}; the result covers the "
+            f"{len(result.pairs)} pair(s) that finished"
+        )
 
 
-MAX_SAMPLES = 10**8   # outputs per side of one call (the mechanism returns them in memory)
+MAX_SAMPLES = 10**8  # outputs per side of one call (the mechanism returns them in memory)
 
 # Floating-point leaks (module docstring). tests/planted/auditor.py plants "not named" with
 # ROUNDING_ON = False.
 ROUNDING_ON = True
-ROUND_DIGITS = 6        # significant digits of the rounded re-audit
-ROUNDING_BAND = 1e-9    # |s(x) - t| <= this x max(|t|, median |s|): membership decided by rounding
-ROUNDING_SHARE = 0.5    # share of the witness set's hits in that band that marks its boundary
+ROUND_DIGITS = 6  # significant digits of the rounded re-audit
+ROUNDING_BAND = 1e-9  # |s(x) - t| <= this x max(|t|, median |s|): membership decided by rounding
+ROUNDING_SHARE = 0.5  # share of the witness set's hits in that band that marks its boundary
 
 
 def round_outputs(x):
@@ -327,8 +386,8 @@ def round_outputs(x):
         return x
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         e = np.floor(np.log10(np.abs(x)))
-        decimals = np.where(np.isfinite(e), ROUND_DIGITS - 1 - e, 0.0)    # digits kept after the point
-        up = 10.0 ** np.abs(decimals)                                     # exact powers of ten up to 1e22
+        decimals = np.where(np.isfinite(e), ROUND_DIGITS - 1 - e, 0.0)  # digits kept after the point
+        up = 10.0 ** np.abs(decimals)  # exact powers of ten up to 1e22
         # x * 10^d rounded, then divided by 10^d (d >= 0), or x / 10^-d rounded, times 10^-d:
         # the nearest float to the decimal, as np.round(x, d) gives (1.0 stays 1.0)
         out = np.where(decimals >= 0, np.rint(x * up) / up, np.rint(x / up) * up)
@@ -344,8 +403,10 @@ def rounding_decided(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> str | None
     counting share)."""
     s = c.rejection_set
     if isinstance(s, AtomSet):
-        return (f"the set is {len(s.values)} atom value(s), exact values that repeat, which rounding in the "
-                "mechanism's arithmetic can make")
+        return (
+            f"the set is {len(s.values)} atom value(s), exact values that repeat, which rounding in the "
+            "mechanism's arithmetic can make"
+        )
     if not isinstance(s, (Threshold, StatisticThreshold)) or not math.isfinite(s.t):
         return None
     side = ca if c.first_over_second else cb
@@ -358,16 +419,25 @@ def rounding_decided(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> str | None
     share = float(np.mean(np.abs(hits - s.t) <= ROUNDING_BAND * scale))
     if share < ROUNDING_SHARE:
         return None
-    extreme = (s.tail == "upper" and s.t >= x.max() - ROUNDING_BAND * scale) or \
-        (s.tail == "lower" and s.t <= x.min() + ROUNDING_BAND * scale)
+    extreme = (s.tail == "upper" and s.t >= x.max() - ROUNDING_BAND * scale) or (
+        s.tail == "lower" and s.t <= x.min() + ROUNDING_BAND * scale
+    )
     where = "on the statistic's attained extreme" if extreme else "on a plateau of the statistic"
-    return (f"threshold t = {s.t!r} {where}: {share:.0%} of the set's {hits.size} hits lie within "
-            f"{ROUNDING_BAND:g} x {scale:.3g} of t, where only the last bits of the outputs decide membership")
+    return (
+        f"threshold t = {s.t!r} {where}: {share:.0%} of the set's {hits.size} hits lie within "
+        f"{ROUNDING_BAND:g} x {scale:.3g} of t, where only the last bits of the outputs decide membership"
+    )
 
 
 def _floating_point(cause: str, rounded: AuditResult) -> FloatingPointFinding:
-    return FloatingPointFinding(cause, ROUND_DIGITS, rounded.epsilon_lower_bound, rounded.verdict,
-                                rounded.witness.rejection_set.describe(), rounded.verdict != VIOLATION)
+    return FloatingPointFinding(
+        cause,
+        ROUND_DIGITS,
+        rounded.epsilon_lower_bound,
+        rounded.verdict,
+        rounded.witness.rejection_set.describe(),
+        rounded.verdict != VIOLATION,
+    )
 
 
 def _check_int(value, name: str, lo: int, hi: int = MAX_SAMPLES) -> int:
@@ -413,17 +483,34 @@ def _pair_claims(claim, pairs) -> list[tuple[float, float]]:
     out = []
     for p in pairs:
         if p.unit is None or not 0 <= p.unit < len(claim.epsilons):
-            raise ValueError(f"a PersonalizedDP claim needs each pair's .unit to be a record index in "
-                             f"[0, {len(claim.epsilons)}); {p.description!r} has unit {p.unit!r}")
+            raise ValueError(
+                f"a PersonalizedDP claim needs each pair's .unit to be a record index in "
+                f"[0, {len(claim.epsilons)}); {p.description!r} has unit {p.unit!r}"
+            )
         out.append(claim.for_record(p.unit).as_eps_delta())
     return out
 
 
-def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: float = 0.95,
-          seed, selection_fraction: float = 0.1, output: str | None = None,
-          confirm_pairs: int = 3, sets_per_pair: int = 1, pilot_samples: int | None = None,
-          max_pairs: int = 100, noise_family: str | None = None, progress=None,
-          workers: int | None = None, scheduler: str | None = None, rounding_check: bool = True) -> AuditResult:
+def audit(
+    mechanism,
+    pair_or_generator,
+    claim,
+    *,
+    samples: int,
+    confidence: float = 0.95,
+    seed,
+    selection_fraction: float = 0.1,
+    output: str | None = None,
+    confirm_pairs: int = 3,
+    sets_per_pair: int = 1,
+    pilot_samples: int | None = None,
+    max_pairs: int = 100,
+    noise_family: str | None = None,
+    progress=None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    rounding_check: bool = True,
+) -> AuditResult:
     """Audit ``mechanism`` on one pair or many; see the module docstring for the method.
 
     mechanism: ``mechanism(dataset, rng, size)`` returning ``size`` outputs, or one release
@@ -463,7 +550,7 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     on some pairs but not all (module docstring).
     """
     t0 = time.perf_counter()
-    calling_convention(mechanism)                  # a mechanism that cannot be called: refuse first
+    calling_convention(mechanism)  # a mechanism that cannot be called: refuse first
     samples = _check_int(samples, "samples", 100)
     confidence = _check_open_unit(confidence, "confidence")
     f = selection_fraction
@@ -489,23 +576,54 @@ def audit(mechanism, pair_or_generator, claim, *, samples: int, confidence: floa
     if not isinstance(rounding_check, (bool, np.bool_)):
         raise TypeError(f"rounding_check must be True or False, got {type(rounding_check).__name__} {rounding_check!r}")
     pairs = normalize_pairs(pair_or_generator, _check_int(max_pairs, "max_pairs", 1, hi=100_000))
-    run = dict(mechanism=mechanism, pairs=pairs, claim=claim, samples=samples, confidence=confidence, root=root,
-               f=f, output=output, confirm_pairs=confirm_pairs, sets_per_pair=sets_per_pair,
-               pilot_samples=pilot_samples, noise_family=noise_family, progress=progress, workers=workers,
-               scheduler=scheduler)
+    run = dict(
+        mechanism=mechanism,
+        pairs=pairs,
+        claim=claim,
+        samples=samples,
+        confidence=confidence,
+        root=root,
+        f=f,
+        output=output,
+        confirm_pairs=confirm_pairs,
+        sets_per_pair=sets_per_pair,
+        pilot_samples=pilot_samples,
+        noise_family=noise_family,
+        progress=progress,
+        workers=workers,
+        scheduler=scheduler,
+    )
     result, rounding = _run(**run, t0=t0)
     if not (rounding_check and ROUNDING_ON and result.verdict == VIOLATION and rounding is not None):
         return result
     if progress is not None:
-        progress(f"the witness set's boundary is decided by rounding ({rounding}): re-auditing on outputs "
-                 f"rounded to {ROUND_DIGITS} significant digits")
+        progress(
+            f"the witness set's boundary is decided by rounding ({rounding}): re-auditing on outputs "
+            f"rounded to {ROUND_DIGITS} significant digits"
+        )
     rounded, _ = _run(**run, t0=time.perf_counter(), transform=round_outputs)
-    return replace(result, floating_point=_floating_point(rounding, rounded),
-                   elapsed_seconds=time.perf_counter() - t0)
+    return replace(result, floating_point=_floating_point(rounding, rounded), elapsed_seconds=time.perf_counter() - t0)
 
 
-def _run(mechanism, pairs, claim, samples, confidence, root, f, output, confirm_pairs, sets_per_pair,
-         pilot_samples, noise_family, progress, workers, scheduler, t0, transform=None):
+def _run(
+    mechanism,
+    pairs,
+    claim,
+    samples,
+    confidence,
+    root,
+    f,
+    output,
+    confirm_pairs,
+    sets_per_pair,
+    pilot_samples,
+    noise_family,
+    progress,
+    workers,
+    scheduler,
+    t0,
+    transform=None,
+):
     """The audit proper (module docstring) of checked arguments; (result, rounding), where
     rounding says why the witness set's boundary is decided by rounding, or is None.
     ``transform`` maps each drawn side (the rounded re-audit)."""
@@ -514,40 +632,54 @@ def _run(mechanism, pairs, claim, samples, confidence, root, f, output, confirm_
     claims = _pair_claims(claim, pairs)
     gdp = _gdp_of(claim)
     if gdp is not None and output is not None:
-        check_gdp_output(output)                   # a declared discrete output: refuse before drawing
-    sides = 1 if gdp is None else 2                # hypotheses per set: eps, and mu when declared
+        check_gdp_output(output)  # a declared discrete output: refuse before drawing
+    sides = 1 if gdp is None else 2  # hypotheses per set: eps, and mu when declared
     alpha = 1.0 - confidence
     pilot_root, confirm_root = root.spawn(2)
     confirm_seeds = confirm_root.spawn(len(pairs))
     mech = Sampler(mechanism, workers=workers, scheduler=scheduler, progress=progress, planned=samples)
     with mech:
-        mech.pair = pairs[0]                       # names the pair in the sampler's messages
+        mech.pair = pairs[0]  # names the pair in the sampler's messages
         try:
             mech.reproducible = check_reproducible(mech, (pairs[0].first, pairs[0].second), root.spawn(1)[0])
         except VaryingOutputError as exc:
-            raise MechanismError(f"mechanism {mechanism_name(mechanism)} on {pairs[0].description!r} (the "
-                                 f"reproducibility check, {REPRO_DRAWS} calls per side): {exc}") from exc
+            raise MechanismError(
+                f"mechanism {mechanism_name(mechanism)} on {pairs[0].description!r} (the "
+                f"reproducibility check, {REPRO_DRAWS} calls per side): {exc}"
+            ) from exc
         if mech.reproducible is False and progress is not None:
-            progress("warning: two calls with generators from the same seed gave different outputs: the "
-                     "mechanism draws from a generator of its own, so this audit is not reproducible from "
-                     "its seed (the bound stays valid: its samples are still independent)")
+            progress(
+                "warning: two calls with generators from the same seed gave different outputs: the "
+                "mechanism draws from a generator of its own, so this audit is not reproducible from "
+                "its seed (the bound stays valid: its samples are still independent)"
+            )
         chosen = list(range(len(pairs)))
-        failures = []                              # (pair, stage, MechanismError)
+        failures = []  # (pair, stage, MechanismError)
         reason = f"sample budget spent: {samples} outputs per side"
         if len(pairs) > confirm_pairs:
             n_pilot = min(samples, max(1000, samples // 10)) if pilot_samples is None else pilot_samples
             m_guess = confirm_pairs * sets_per_pair * sides
-            order, failed = rank_pairs(mech, pairs, claims, pilot_root.spawn(len(pairs)), pilot_samples=n_pilot,
-                                       n_count=n_cnt, alpha=alpha / m_guess, output=output, progress=progress,
-                                       mu=None if gdp is None else gdp.mu, noise_family=noise_family,
-                                       transform=transform)
+            order, failed = rank_pairs(
+                mech,
+                pairs,
+                claims,
+                pilot_root.spawn(len(pairs)),
+                pilot_samples=n_pilot,
+                n_count=n_cnt,
+                alpha=alpha / m_guess,
+                output=output,
+                progress=progress,
+                mu=None if gdp is None else gdp.mu,
+                noise_family=noise_family,
+                transform=transform,
+            )
             failures += [(pairs[i], "pilot", exc) for i, exc in failed]
             chosen = sorted(order[:confirm_pairs])
             reason += f"; pilot ({n_pilot} per side) ranked {len(pairs)} pairs, top {confirm_pairs} confirmed"
 
-        m = max(1, len(chosen)) * sets_per_pair * sides   # the planned m, kept if a confirmed pair fails
-        tested = []      # (pair, candidate, k1, k2, eps_lb, p-value, eps compared with)
-        rounding = {}    # id(candidate) -> why rounding decides its boundary (candidates above their claim)
+        m = max(1, len(chosen)) * sets_per_pair * sides  # the planned m, kept if a confirmed pair fails
+        tested = []  # (pair, candidate, k1, k2, eps_lb, p-value, eps compared with)
+        rounding = {}  # id(candidate) -> why rounding decides its boundary (candidates above their claim)
         tested_gdp = []  # (pair, candidate, k1, k2, mu_lb, p-value, mu compared with)
         for j, i in enumerate(chosen):
             pair, (eps, delta) = pairs[i], claims[i]
@@ -564,8 +696,9 @@ def _run(mechanism, pairs, claim, samples, confidence, root, f, output, confirm_
                 a, b = transform(a), transform(b)
             kind = infer_kind(a, output)
             ea, eb, values = encode(a, b, kind)
-            cands = best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, sets_per_pair,
-                                    noise_family=noise_family)
+            cands = best_candidates(
+                ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, sets_per_pair, noise_family=noise_family
+            )
             ca, cb = ea[n_sel:], eb[n_sel:]
             for c in cands:
                 k1, k2 = _count(c, kind, ca, cb)
@@ -575,28 +708,44 @@ def _run(mechanism, pairs, claim, samples, confidence, root, f, output, confirm_
                     rounding[id(c)] = rounding_decided(c, kind, ca, cb)
             text = f"eps_lb {max(t[4] for t in tested if t[0] is pair):.4f}"
             if gdp is not None:
-                for c in best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta,
-                                         sets_per_pair, gdp=True, noise_family=noise_family):
+                for c in best_candidates(
+                    ea[:n_sel],
+                    eb[:n_sel],
+                    kind,
+                    values,
+                    n_cnt,
+                    alpha / m,
+                    delta,
+                    sets_per_pair,
+                    gdp=True,
+                    noise_family=noise_family,
+                ):
                     k1, k2 = _count(c, kind, ca, cb)
-                    lb = mu_lower_bound(k1, k2, n_cnt, alpha / m)      # mu > 0, so 0 is always a lower bound
+                    lb = mu_lower_bound(k1, k2, n_cnt, alpha / m)  # mu > 0, so 0 is always a lower bound
                     tested_gdp.append((pair, c, k1, k2, max(lb, 0.0), gdp_p_value(k1, k2, n_cnt, gdp.mu), gdp.mu))
                 text += f", mu_lb {max(t[4] for t in tested_gdp if t[0] is pair):.4f}"
             if progress is not None:
                 progress(f"confirmed {j + 1}/{len(chosen)}: {pair.description}: {text}")
     if not tested:
-        raise failures[0][2]                        # no pair finished: the first error, as it was raised
+        raise failures[0][2]  # no pair finished: the first error, as it was raised
     reject, adj = _holm([t[5] for t in tested + tested_gdp], alpha)
-    result = _result(claim, tested, reject, adj[:len(tested)], m, confidence, samples, n_cnt, reason, t0)
-    result = replace(result, reproducible=mech.reproducible, calling=mech.calling,
-                     pairs=_pair_results(tested, adj[:len(tested)], tested_gdp, m, n_cnt),
-                     failed_pairs=tuple(PairFailure(p.description, p.index, stage, str(exc))
-                                        for p, stage, exc in failures))
+    result = _result(claim, tested, reject, adj[: len(tested)], m, confidence, samples, n_cnt, reason, t0)
+    result = replace(
+        result,
+        reproducible=mech.reproducible,
+        calling=mech.calling,
+        pairs=_pair_results(tested, adj[: len(tested)], tested_gdp, m, n_cnt),
+        failed_pairs=tuple(PairFailure(p.description, p.index, stage, str(exc)) for p, stage, exc in failures),
+    )
     if gdp is not None:
-        result = replace(result, gdp=_gdp_result(tested_gdp, adj[len(tested):], m, n_cnt, alpha),
-                         elapsed_seconds=time.perf_counter() - t0)
+        result = replace(
+            result,
+            gdp=_gdp_result(tested_gdp, adj[len(tested) :], m, n_cnt, alpha),
+            elapsed_seconds=time.perf_counter() - t0,
+        )
     if failures:
         first = failures[0][2]
-        raise IncompleteAudit(result, first) from (first.__cause__ or first)   # the mechanism's own exception
+        raise IncompleteAudit(result, first) from (first.__cause__ or first)  # the mechanism's own exception
     best = tested[_best(tested, range(len(tested)))][1]
     return result, rounding.get(id(best))
 
@@ -604,7 +753,7 @@ def _run(mechanism, pairs, claim, samples, confidence, root, f, output, confirm_
 def _count(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> tuple[int, int]:
     """(k1, k2) of candidate c on the counting share: k1 on the side S favours."""
     s = c.rejection_set
-    projected = kind == "vector" or isinstance(s, StatisticThreshold)     # a learned statistic of a scalar too
+    projected = kind == "vector" or isinstance(s, StatisticThreshold)  # a learned statistic of a scalar too
     xa, xb = (s.project(ca), s.project(cb)) if projected else (ca, cb)
     ka, kb = int(np.count_nonzero(s.mask(xa))), int(np.count_nonzero(s.mask(xb)))
     return (ka, kb) if c.first_over_second else (kb, ka)
@@ -623,7 +772,7 @@ def _holm(pvals: list[float], alpha: float):
     m = p.size
     order = np.argsort(p, kind="stable")
     ps = p[order]
-    steps = np.arange(m, 0, -1)                                       # m - j + 1 for j = 1..m
+    steps = np.arange(m, 0, -1)  # m - j + 1 for j = 1..m
     notreject = ps > alpha / steps
     first = int(np.argmax(notreject)) if notreject.any() else m
     reject_sorted = np.arange(m) < first
@@ -647,21 +796,39 @@ def _best(tested, among) -> int:
 def _witness(entry, adjusted: float, m: int, n_cnt: int) -> Witness:
     pair, c, k1, k2, lb, p, eps = entry
     return Witness(
-        pair_description=pair.description, pair_index=pair.index, unit=pair.unit,
+        pair_description=pair.description,
+        pair_index=pair.index,
+        unit=pair.unit,
         rejection_set=c.rejection_set,
         ordering="first over second" if c.first_over_second else "second over first",
-        counts={"first": k1 if c.first_over_second else k2,
-                "second": k2 if c.first_over_second else k1,
-                "n_per_side": n_cnt},
-        claim_epsilon=eps, p_value=p, adjusted_p_value=float(adjusted), candidates_tested=m, pair=pair)
+        counts={
+            "first": k1 if c.first_over_second else k2,
+            "second": k2 if c.first_over_second else k1,
+            "n_per_side": n_cnt,
+        },
+        claim_epsilon=eps,
+        p_value=p,
+        adjusted_p_value=float(adjusted),
+        candidates_tested=m,
+        pair=pair,
+    )
 
 
 def _result(claim, tested, reject, adj, m, confidence, samples, n_cnt, reason, t0) -> AuditResult:
     best = _best(tested, range(len(tested)))
     lb, eps = tested[best][4], tested[best][6]
     verdict = VIOLATION if bool(np.any(reject)) else NO_VIOLATION
-    return AuditResult(claim, float(lb), confidence, samples, verdict, _tightness(lb, eps),
-                       _witness(tested[best], adj[best], m, n_cnt), reason, time.perf_counter() - t0)
+    return AuditResult(
+        claim,
+        float(lb),
+        confidence,
+        samples,
+        verdict,
+        _tightness(lb, eps),
+        _witness(tested[best], adj[best], m, n_cnt),
+        reason,
+        time.perf_counter() - t0,
+    )
 
 
 def _pair_results(tested, adj, tested_gdp, m: int, n_cnt: int) -> tuple:
@@ -674,8 +841,14 @@ def _pair_results(tested, adj, tested_gdp, m: int, n_cnt: int) -> tuple:
     for pair in distinct:
         j = _best(tested, [k for k, t in enumerate(tested) if t[0] is pair])
         mu = [t[4] for t in tested_gdp if t[0] is pair]
-        out.append(PairResult(float(tested[j][4]), _tightness(tested[j][4], tested[j][6]),
-                              _witness(tested[j], adj[j], m, n_cnt), float(max(mu)) if mu else None))
+        out.append(
+            PairResult(
+                float(tested[j][4]),
+                _tightness(tested[j][4], tested[j][6]),
+                _witness(tested[j], adj[j], m, n_cnt),
+                float(max(mu)) if mu else None,
+            )
+        )
     return tuple(out)
 
 
@@ -686,12 +859,20 @@ def _gdp_result(tested, adj, m, n_cnt, alpha) -> GDPAudit:
     fpr_hi, fnr_hi = error_rate_upper_bounds(k1, k2, n_cnt, alpha / m)
     fos = c.first_over_second
     witness = GDPWitness(
-        pair_description=pair.description, pair_index=pair.index, unit=pair.unit,
-        rejection_set=c.rejection_set, ordering="first over second" if fos else "second over first",
+        pair_description=pair.description,
+        pair_index=pair.index,
+        unit=pair.unit,
+        rejection_set=c.rejection_set,
+        ordering="first over second" if fos else "second over first",
         null_side="second" if fos else "first",
         counts={"first": k1 if fos else k2, "second": k2 if fos else k1, "n_per_side": n_cnt},
         error_rates={"fpr": k2 / n_cnt, "fnr": (n_cnt - k1) / n_cnt, "fpr_upper": fpr_hi, "fnr_upper": fnr_hi},
-        claim_mu=mu, p_value=p, adjusted_p_value=float(adj[best]), candidates_tested=m, pair=pair)
+        claim_mu=mu,
+        p_value=p,
+        adjusted_p_value=float(adj[best]),
+        candidates_tested=m,
+        pair=pair,
+    )
     return GDPAudit(mu, float(lb), lb / mu, witness)
 
 
@@ -713,8 +894,15 @@ def efficiency_report(noise: NoiseModel | None, pairs, result, output_shape: tup
     primary = claim.primary if isinstance(claim, Claims) else claim
     pairs = [result.witness.pair] if isinstance(primary, PersonalizedDP) else pairs
     delta = primary.as_eps_delta()[1]
-    c = ceiling(noise, pairs, samples=result.samples, confidence=result.confidence, delta=delta,
-                gdp=result.gdp is not None, output_shape=output_shape)
+    c = ceiling(
+        noise,
+        pairs,
+        samples=result.samples,
+        confidence=result.confidence,
+        delta=delta,
+        gdp=result.gdp is not None,
+        output_shape=output_shape,
+    )
     eff = result.epsilon_lower_bound / c.epsilon if c.epsilon > 0 else None
     mu_eff = (result.gdp.mu_lower_bound / c.mu) if result.gdp is not None and c.mu and c.mu > 0 else None
     return {"ceiling": c.to_dict(), "efficiency": eff, "mu_efficiency": mu_eff}

@@ -83,6 +83,7 @@ are submitted to the cluster (the mechanism travels with cloudpickle, so it must
 importable on the workers or defined by value, e.g. in a function). The connection is
 given ``SCHEDULER_TIMEOUT`` seconds, then ``SchedulerError``: never a hang.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -104,22 +105,50 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 
 from userdp.audits.engine import watch
-from userdp.audits.engine.sampling import NO_RELEASE, UserCallError, as_outputs, is_interrupt, mechanism_name, raised_text
+from userdp.audits.engine.sampling import (
+    NO_RELEASE,
+    UserCallError,
+    as_outputs,
+    is_interrupt,
+    mechanism_name,
+    raised_text,
+)
 
-__all__ = ["BATCHED", "SCALAR", "SCALAR_RNG", "SHARD", "REPRO_DRAWS", "SCHEDULER_TIMEOUT", "calling_convention", "Sampler",
-           "batched", "check_reproducible", "default_workers", "worker_cap", "VaryingOutputError",
-           "DuplicateStreamsError", "SchedulerError", "MutatedInputError", "OutputTooLargeError", "WorkerDiedError",
-           "UserExitError",
-           "fingerprint", "available_memory", "discard_inherited_pydp_buffer", "START_METHOD", "preload"]
+__all__ = [
+    "BATCHED",
+    "SCALAR",
+    "SCALAR_RNG",
+    "SHARD",
+    "REPRO_DRAWS",
+    "SCHEDULER_TIMEOUT",
+    "calling_convention",
+    "Sampler",
+    "batched",
+    "check_reproducible",
+    "default_workers",
+    "worker_cap",
+    "VaryingOutputError",
+    "DuplicateStreamsError",
+    "SchedulerError",
+    "MutatedInputError",
+    "OutputTooLargeError",
+    "WorkerDiedError",
+    "UserExitError",
+    "fingerprint",
+    "available_memory",
+    "discard_inherited_pydp_buffer",
+    "START_METHOD",
+    "preload",
+]
 
 BATCHED, SCALAR_RNG, SCALAR = "batched", "scalar(dataset, rng)", "scalar(dataset)"
-SHARD = 5000                    # releases per shard (the unit of work, progress and seeding)
-SCHEDULER_TIMEOUT = 10.0        # seconds to reach a Dask scheduler and find a worker
-PROGRESS_EVERY = 1.0            # seconds between shard progress lines (the last shard always)
-WORKERS_PER_CORE = 4            # the pool's cap: a few per core still helps a mechanism that waits on I/O
-MEMORY_FACTOR = 6               # bytes the audit holds per byte of a side's releases (both sides, the
-                                # stacked arrays, their encoded copies), rounded up
-START_METHOD = None             # None: "forkserver" (or "spawn"), "fork" for a mechanism that cannot be pickled
+SHARD = 5000  # releases per shard (the unit of work, progress and seeding)
+SCHEDULER_TIMEOUT = 10.0  # seconds to reach a Dask scheduler and find a worker
+PROGRESS_EVERY = 1.0  # seconds between shard progress lines (the last shard always)
+WORKERS_PER_CORE = 4  # the pool's cap: a few per core still helps a mechanism that waits on I/O
+MEMORY_FACTOR = 6  # bytes the audit holds per byte of a side's releases (both sides, the
+# stacked arrays, their encoded copies), rounded up
+START_METHOD = None  # None: "forkserver" (or "spawn"), "fork" for a mechanism that cannot be pickled
 _KINDS = {"b": "bool", "i": "integer", "u": "integer", "f": "float", "U": "str"}
 _SIGNATURES = "mechanism(dataset, rng, size) (batched), mechanism(dataset, rng) or mechanism(dataset)"
 _INDEX, _FIRST, _CALL_T = watch.INDEX, watch.FIRST, watch.CALL_T
@@ -158,7 +187,7 @@ def default_workers() -> int:
     """The cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
-    except AttributeError:                                    # not on Linux
+    except AttributeError:  # not on Linux
         return os.cpu_count() or 1
 
 
@@ -168,8 +197,10 @@ def worker_cap(workers: int) -> tuple[int, str | None]:
     cap = WORKERS_PER_CORE * default_workers()
     if workers <= cap:
         return workers, None
-    return cap, (f"{workers} workers capped at {cap}: {WORKERS_PER_CORE} per core on {default_workers()} "
-                 f"core(s), and one only for a shard of {SHARD} releases that waits")
+    return cap, (
+        f"{workers} workers capped at {cap}: {WORKERS_PER_CORE} per core on {default_workers()} "
+        f"core(s), and one only for a shard of {SHARD} releases that waits"
+    )
 
 
 def calling_convention(mechanism) -> str:
@@ -180,8 +211,10 @@ def calling_convention(mechanism) -> str:
     try:
         sig = inspect.signature(mechanism)
     except (TypeError, ValueError):
-        raise TypeError(f"mechanism {name}: its signature cannot be read, so it is unclear how to call it; "
-                        f"wrap it in a def with one of the signatures {_SIGNATURES}") from None
+        raise TypeError(
+            f"mechanism {name}: its signature cannot be read, so it is unclear how to call it; "
+            f"wrap it in a def with one of the signatures {_SIGNATURES}"
+        ) from None
     params = list(sig.parameters.values())
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required = sum(p.default is p.empty for p in positional)
@@ -194,12 +227,17 @@ def calling_convention(mechanism) -> str:
             return SCALAR_RNG
         if required == 1:
             return SCALAR
-    why = (f"required keyword-only parameter(s) {kw_required}" if kw_required else
-           f"{required} required positional parameters")
-    raise TypeError(f"mechanism {name}{sig} is ambiguous ({why}): it must be callable as {_SIGNATURES}, "
-                    "where the batched form has exactly 3 required positional parameters or a third named "
-                    "'size', and the one-release form with an optional second parameter names it 'rng'; "
-                    "wrap it in a def, e.g. `def mechanism(dataset, rng): return f(dataset)`")
+    why = (
+        f"required keyword-only parameter(s) {kw_required}"
+        if kw_required
+        else f"{required} required positional parameters"
+    )
+    raise TypeError(
+        f"mechanism {name}{sig} is ambiguous ({why}): it must be callable as {_SIGNATURES}, "
+        "where the batched form has exactly 3 required positional parameters or a third named "
+        "'size', and the one-release form with an optional second parameter names it 'rng'; "
+        "wrap it in a def, e.g. `def mechanism(dataset, rng): return f(dataset)`"
+    )
 
 
 # ------------------------------------------------------------------ guards
@@ -261,27 +299,31 @@ def _check_memory(name: str, per_release: int, side_size: int, example=None) -> 
     raise OutputTooLargeError(
         f"mechanism {name}: one release is {one}; {side_size:,} releases per side need about {_size_text(need)} "
         f"with the audit's copies, more than the {_size_text(avail)} of memory available: audit a smaller "
-        "release (one coordinate, or a summary of it) or fewer --samples")
+        "release (one coordinate, or a summary of it) or fewer --samples"
+    )
 
 
 def _memory_error(name: str, exc: BaseException, per_release: int | None, where: str) -> OutputTooLargeError:
     size = "" if not per_release else f" (one release is {_size_text(per_release)})"
-    return OutputTooLargeError(f"mechanism {name} ran out of memory {where}{size}: audit a smaller release "
-                               f"(one coordinate, or a summary of it) or fewer --samples ({raised_text(exc)})")
+    return OutputTooLargeError(
+        f"mechanism {name} ran out of memory {where}{size}: audit a smaller release "
+        f"(one coordinate, or a summary of it) or fewer --samples ({raised_text(exc)})"
+    )
 
 
 def _mutated(name: str, where: str, calls: str) -> MutatedInputError:
     return MutatedInputError(
         f"mechanism {name} modified its input: {where} changed during {calls}. A mechanism must "
         "not change the dataset it is given (every call must see the same neighbouring pair): copy it "
-        "first, e.g. `records = list(dataset)`")
+        "first, e.g. `records = list(dataset)`"
+    )
 
 
 # ------------------------------------------------------------------ one shard
 def _form(x) -> tuple:
     a = np.asarray(x)
-    if a.dtype == object and a.ndim == 1 and any(v is None for v in a):     # a multi-partition release:
-        cells = [v for v in a if v is not None]                           # None in cells not released
+    if a.dtype == object and a.ndim == 1 and any(v is None for v in a):  # a multi-partition release:
+        cells = [v for v in a if v is not None]  # None in cells not released
         return a.shape, _KINDS.get(np.asarray(cells).dtype.kind, "object") if cells else None
     return a.shape, _KINDS.get(a.dtype.kind, str(a.dtype))
 
@@ -291,16 +333,16 @@ def _stack(outputs: list, start: int) -> np.ndarray:
     Calls that returned ``NO_RELEASE`` (None) make it a masked array (``sampling.as_outputs``)."""
     first = type(outputs[0])
     same_scalar = issubclass(first, (int, float, bool, np.generic)) and all(type(o) is first for o in outputs)
-    if same_scalar:                                      # the fast path: one plain scalar type throughout
+    if same_scalar:  # the fast path: one plain scalar type throughout
         return np.asarray(outputs)
     released = [(i, o) for i, o in enumerate(outputs) if o is not NO_RELEASE]
-    gaps = False                                         # some output has a cell not released
+    gaps = False  # some output has a cell not released
     if released:
         i0, f0 = released[0][0], _form(released[0][1])
         for i, o in released:
             f = _form(o)
             gaps = gaps or np.asarray(o).dtype == object
-            if f[1] is None and f[0] == f0[0]:           # no cell released: fits any type
+            if f[1] is None and f[0] == f0[0]:  # no cell released: fits any type
                 continue
             if f0[1] is None and f[0] == f0[0]:
                 i0, f0 = i, f
@@ -328,18 +370,33 @@ def _join(parts: list, tasks) -> np.ndarray:
         return np.concatenate(parts) if len(parts) > 1 else parts[0]
     if formed:
         ref = next(p for p in parts if _part_form(p) is not None)
-        parts = [p if _part_form(p) is not None else
-                 np.ma.MaskedArray(np.zeros((p.shape[0],) + ref.shape[1:], ref.dtype), mask=True) for p in parts]
+        parts = [
+            p
+            if _part_form(p) is not None
+            else np.ma.MaskedArray(np.zeros((p.shape[0],) + ref.shape[1:], ref.dtype), mask=True)
+            for p in parts
+        ]
     return np.ma.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
 def _varying(i: int, f: tuple, start: int, f0: tuple) -> VaryingOutputError:
-    return VaryingOutputError(f"call {i} returned shape {f[0]} ({f[1]}), but call {start} returned shape "
-                              f"{f0[0]} ({f0[1]}); every call must return the same shape and type")
+    return VaryingOutputError(
+        f"call {i} returned shape {f[0]} ({f[1]}), but call {start} returned shape "
+        f"{f0[0]} ({f0[1]}); every call must return the same shape and type"
+    )
 
 
-def _shard(mechanism, calling: str, dataset, seed, start: int, size: int, where: str = "the dataset",
-           side_size: int = 0, planned: int = 0) -> np.ndarray:
+def _shard(
+    mechanism,
+    calling: str,
+    dataset,
+    seed,
+    start: int,
+    size: int,
+    where: str = "the dataset",
+    side_size: int = 0,
+    planned: int = 0,
+) -> np.ndarray:
     """``size`` releases, calls ``start`` to ``start + size - 1`` of the side (``side_size``
     calls in all; the memory check is for ``planned`` releases per side, when larger). Each
     call is recorded in this process's watch slot; what the user's code does wrong is a
@@ -369,8 +426,9 @@ def _shard(mechanism, calling: str, dataset, seed, start: int, size: int, where:
             raise
         call = int(ints[_INDEX])
         if isinstance(exc, MemoryError):
-            raise _memory_error(name, exc, _release_bytes(outputs[0]) if outputs else None,
-                                f"at call {call} on {where}") from exc
+            raise _memory_error(
+                name, exc, _release_bytes(outputs[0]) if outputs else None, f"at call {call} on {where}"
+            ) from exc
         cls = UserCallError if isinstance(exc, Exception) else UserExitError
         raise cls(f"mechanism {name} {raised_text(exc)} at call {call} on {where}") from exc
     finally:
@@ -384,21 +442,21 @@ def _shard(mechanism, calling: str, dataset, seed, start: int, size: int, where:
 
 
 # ------------------------------------------------------------------ worker processes
-_WORKER = {}                    # what each worker process runs: the pickled mechanism and how to call it
+_WORKER = {}  # what each worker process runs: the pickled mechanism and how to call it
 
 
 def _install(payload, mechanism, calling: str, name: str, watch_dir: str | None, forked: bool) -> None:
     """Pool initializer (module docstring): signals, parent death, stdout, generators, the mechanism."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)            # Ctrl-C is the parent's (or the supervisor's)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's (or the supervisor's)
     _die_with_parent()
     try:
         sys.stdout.flush()
-        os.dup2(2, 1)                                        # the user's prints: stderr, never the result
+        os.dup2(2, 1)  # the user's prints: stderr, never the result
     except (OSError, ValueError):
         pass
     sys.stdout = sys.stderr
     watch.use(watch_dir)
-    np.random.seed()            # from the operating system: a mechanism using them gets its own stream
+    np.random.seed()  # from the operating system: a mechanism using them gets its own stream
     random.seed()
     if forked and "pydp" in sys.modules:
         discard_inherited_pydp_buffer()
@@ -416,8 +474,7 @@ def _worker_mechanism():
             except BaseException as exc:
                 if is_interrupt(exc):
                     raise
-                raise UserCallError(f"loading mechanism {w['name']} in a worker process {raised_text(exc)}") \
-                    from None
+                raise UserCallError(f"loading mechanism {w['name']} in a worker process {raised_text(exc)}") from None
     return w["mechanism"]
 
 
@@ -428,7 +485,7 @@ def _pooled_shard(dataset, seed, start: int, size: int, where: str, side_size: i
 def _die_with_parent() -> None:
     """Linux: this process gets SIGKILL when its parent ends (``PR_SET_PDEATHSIG``)."""
     parent = os.getppid()
-    if prctl(1, signal.SIGKILL) and os.getppid() != parent:   # the parent ended before the call took
+    if prctl(1, signal.SIGKILL) and os.getppid() != parent:  # the parent ended before the call took
         os._exit(1)
 
 
@@ -438,6 +495,7 @@ def prctl(option: int, value: int) -> bool:
         return False
     try:
         import ctypes
+
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
@@ -465,6 +523,7 @@ def discard_inherited_pydp_buffer() -> None:
     if pid == _pydp_guarded_pid:
         return
     from pydp.algorithms import numerical_mechanisms
+
     burn = numerical_mechanisms.LaplaceMechanism(1.0, 1.0)
     for _ in range(SECURE_URBG_BUFFER_BYTES // 8):
         burn.add_noise(0.0)
@@ -480,10 +539,10 @@ def _start_method(picklable: bool) -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
-_FORKSERVER_STARTED_BY = None   # the process that started the fork server (a forked child starts its own)
+_FORKSERVER_STARTED_BY = None  # the process that started the fork server (a forked child starts its own)
 
 
-_PRELOAD: list[str] = []       # more modules the fork server imports (``preload``)
+_PRELOAD: list[str] = []  # more modules the fork server imports (``preload``)
 
 
 def preload(module: str) -> None:
@@ -501,15 +560,17 @@ def _prepare_forkserver() -> None:
     if _FORKSERVER_STARTED_BY == os.getpid():
         return
     from multiprocessing import forkserver
+
     names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
     chosen = any(os.environ.get(k) for k in names)
-    os.environ["USERDP_FORKSERVER_PARENT"] = str(os.getpid())      # _forkserver_preload: die with this process
+    os.environ["USERDP_FORKSERVER_PARENT"] = str(os.getpid())  # _forkserver_preload: die with this process
     try:
         if not chosen:
             for k in names:
                 os.environ[k] = "1"
         multiprocessing.get_context("forkserver").set_forkserver_preload(
-            ["userdp.audits.engine._forkserver_preload", *_PRELOAD])
+            ["userdp.audits.engine._forkserver_preload", *_PRELOAD]
+        )
         forkserver.ensure_running()
     finally:
         os.environ.pop("USERDP_FORKSERVER_PARENT", None)
@@ -519,7 +580,7 @@ def _prepare_forkserver() -> None:
     _FORKSERVER_STARTED_BY = os.getpid()
 
 
-PREFIX_FALSE_ALARM = 1e-12     # Pr[two independent shards share their first K outputs], all pairs together
+PREFIX_FALSE_ALARM = 1e-12  # Pr[two independent shards share their first K outputs], all pairs together
 
 
 def _prefix_length(plain: list, shortest: int, n_shards: int) -> int | None:
@@ -531,7 +592,7 @@ def _prefix_length(plain: list, shortest: int, n_shards: int) -> int | None:
     prefix to mean anything; whole shards are still compared)."""
     data = np.concatenate([d.reshape(d.shape[0], -1) for d, _ in plain])
     mask = np.concatenate([m.reshape(m.shape[0], -1)[:, :1] for _, m in plain])
-    if data.dtype.kind not in "biuf":                   # str labels: their codes
+    if data.dtype.kind not in "biuf":  # str labels: their codes
         data = np.unique(data.ravel(), return_inverse=True)[1].reshape(data.shape)
     if data.shape[1] == 1 and not mask.any():
         _, counts = np.unique(data[:, 0], return_counts=True)
@@ -559,17 +620,16 @@ class Sampler:
     duplicate-stream check.
     """
 
-    def __init__(self, mechanism, *, workers: int = 1, scheduler: str | None = None, progress=None,
-                 planned: int = 0):
+    def __init__(self, mechanism, *, workers: int = 1, scheduler: str | None = None, progress=None, planned: int = 0):
         self.mechanism, self.calling = mechanism, calling_convention(mechanism)
         self.workers, self.scheduler, self.progress = workers, scheduler, progress
-        self.planned = planned               # releases per side the caller will ask for (the memory check)
+        self.planned = planned  # releases per side the caller will ask for (the memory check)
         self.pair = self.reproducible = None
-        self.__qualname__ = getattr(mechanism, "__qualname__", None)   # how draw() names it in its messages
+        self.__qualname__ = getattr(mechanism, "__qualname__", None)  # how draw() names it in its messages
         self.__module__ = getattr(mechanism, "__module__", None)
-        self.start_method = None             # how the pool's workers were started, once they were
+        self.start_method = None  # how the pool's workers were started, once they were
         self._pool = self._client = self._own_watch = None
-        self._per_release = 0                # bytes of the largest release seen (a batched call's memory check)
+        self._per_release = 0  # bytes of the largest release seen (a batched call's memory check)
 
     def __repr__(self) -> str:
         return mechanism_name(self.mechanism)
@@ -599,8 +659,9 @@ class Sampler:
         n = -(-size // SHARD)
         seeds = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist()).spawn(n)
         where = self.describe(dataset)
-        tasks = [(dataset, seeds[j], j * SHARD, min(SHARD, size - j * SHARD), where, size, self.planned)
-                 for j in range(n)]
+        tasks = [
+            (dataset, seeds[j], j * SHARD, min(SHARD, size - j * SHARD), where, size, self.planned) for j in range(n)
+        ]
         if self._client is not None:
             parts = self._dask(tasks)
         elif self.workers > 1 and n > 1:
@@ -643,12 +704,13 @@ class Sampler:
         except MemoryError as exc:
             raise _memory_error(name, exc, self._per_release, f"on {where}") from exc
         except Exception:
-            raise                                   # draw() names it with its pair, as it always did
+            raise  # draw() names it with its pair, as it always did
         except BaseException as exc:
             if is_interrupt(exc):
                 raise
-            raise UserExitError(f"mechanism {name} {raised_text(exc)} on {where} (one batched call of "
-                                f"{size} releases)") from exc
+            raise UserExitError(
+                f"mechanism {name} {raised_text(exc)} on {where} (one batched call of {size} releases)"
+            ) from exc
         finally:
             s.leave()
         if fp is not None and fingerprint(dataset) != fp:
@@ -675,11 +737,11 @@ class Sampler:
         futures = {}
         try:
             with warnings.catch_warnings():
-                if self.start_method == "fork":    # Python >= 3.12 warns on fork() with threads: said in _start_pool
+                if self.start_method == "fork":  # Python >= 3.12 warns on fork() with threads: said in _start_pool
                     warnings.filterwarnings("ignore", r".*use of fork\(\) may lead to deadlocks", DeprecationWarning)
                 for j, task in enumerate(tasks):
                     futures[self._pool.submit(_pooled_shard, *task)] = j
-        except BrokenProcessPool as exc:           # a worker died as the shards were handed out
+        except BrokenProcessPool as exc:  # a worker died as the shards were handed out
             for f in futures:
                 f.cancel()
             pool, self._pool = self._pool, None
@@ -687,7 +749,7 @@ class Sampler:
         parts, t = [None] * len(tasks), _Ticker(self, tasks)
         try:
             for f, j in reversed(list(futures.items())):
-                if not f.cancel():                 # the workers have reached this shard
+                if not f.cancel():  # the workers have reached this shard
                     break
                 del futures[f]
                 parts[j] = _shard(self.mechanism, self.calling, *tasks[j])
@@ -706,26 +768,35 @@ class Sampler:
             payload, why = None, f"{type(exc).__name__}: {exc}"
         method = _start_method(payload is not None)
         n, capped = worker_cap(self.workers)
-        n -= 1                                      # this process is one of the workers (_pooled)
+        n -= 1  # this process is one of the workers (_pooled)
         if method == "fork":
-            n = min(n, n_tasks - 1)                 # a fork context starts every worker at once
+            n = min(n, n_tasks - 1)  # a fork context starts every worker at once
         if capped and self.progress is not None:
             self.progress(f"note: {capped}")
         if method == "fork" and self.progress is not None:
-            self.progress(f"note: mechanism {name} cannot be pickled ({why}), so its {n} other worker process(es) "
-                          "are forked from this one; a threaded library loaded here (polars, for one) can hang a "
-                          "forked worker. Define the mechanism at module level to have its workers started "
-                          "by a fork server")
+            self.progress(
+                f"note: mechanism {name} cannot be pickled ({why}), so its {n} other worker process(es) "
+                "are forked from this one; a threaded library loaded here (polars, for one) can hang a "
+                "forked worker. Define the mechanism at module level to have its workers started "
+                "by a fork server"
+            )
         if method == "forkserver":
             _prepare_forkserver()
         watch_dir = watch.directory()
-        if watch_dir is None:                       # audit() from Python: a private record of the workers
+        if watch_dir is None:  # audit() from Python: a private record of the workers
             watch_dir = self._own_watch = watch.make_directory("workers")
-        initargs = (payload, self.mechanism if method == "fork" else None, self.calling, name, watch_dir,
-                    method == "fork")
+        initargs = (
+            payload,
+            self.mechanism if method == "fork" else None,
+            self.calling,
+            name,
+            watch_dir,
+            method == "fork",
+        )
         self.start_method = method
-        return ProcessPoolExecutor(n, mp_context=multiprocessing.get_context(method), initializer=_install,
-                                   initargs=initargs)
+        return ProcessPoolExecutor(
+            n, mp_context=multiprocessing.get_context(method), initializer=_install, initargs=initargs
+        )
 
     def _kill_pool(self) -> None:
         """End the workers at once (an error or an interrupt: their shards are not wanted)."""
@@ -738,9 +809,12 @@ class Sampler:
         pool.shutdown(wait=False, cancel_futures=True)
 
     def _dask(self, tasks) -> list:
-        futures = {self._client.submit(_shard, self.mechanism, self.calling, *task, pure=False): j
-                   for j, task in enumerate(tasks)}
+        futures = {
+            self._client.submit(_shard, self.mechanism, self.calling, *task, pure=False): j
+            for j, task in enumerate(tasks)
+        }
         from distributed import as_completed as dask_completed
+
         return self._gather(futures, tasks, dask_completed)
 
     def _gather(self, futures: dict, tasks, completed=as_completed, parts=None, ticker=None) -> list:
@@ -752,7 +826,7 @@ class Sampler:
                 parts[j] = f.result()
                 t.done(j)
         except BrokenProcessPool as exc:
-            pool, self._pool = self._pool, None      # a worker died: a fresh pool next time
+            pool, self._pool = self._pool, None  # a worker died: a fresh pool next time
             raise self._worker_died(pool) from exc
         finally:
             for f in futures:
@@ -763,7 +837,7 @@ class Sampler:
         """Which worker ended, in which call and how: the pool's exit codes and the workers' slots."""
         manager = getattr(pool, "_executor_manager_thread", None)
         if manager is not None:
-            manager.join(5.0)                       # it terminates the other workers (SIGTERM) and joins them
+            manager.join(5.0)  # it terminates the other workers (SIGTERM) and joins them
         codes = {pid: p.exitcode for pid, p in (getattr(pool, "_processes", None) or {}).items()}
         pool.shutdown(wait=False, cancel_futures=True)
         ended = [pid for pid, c in codes.items() if c is not None and c != -signal.SIGTERM] or list(codes)
@@ -783,11 +857,12 @@ class Sampler:
         K = _prefix_length(plain, min(t[3] for t in tasks), len(parts))
         whole, prefix = {}, {}
         for j, (data, mask) in enumerate(plain):
-            if (data != data[0]).any() or (mask != mask[0]).any():    # a constant shard: equal by nature
+            if (data != data[0]).any() or (mask != mask[0]).any():  # a constant shard: equal by nature
                 self._refuse_if_seen(whole, _digest(data) + _digest(mask), j, tasks, "identical outputs")
             if K is not None:
-                self._refuse_if_seen(prefix, _digest(data[:K]) + _digest(mask[:K]), j, tasks,
-                                     f"the same first {K} outputs")
+                self._refuse_if_seen(
+                    prefix, _digest(data[:K]) + _digest(mask[:K]), j, tasks, f"the same first {K} outputs"
+                )
 
     @staticmethod
     def _refuse_if_seen(seen: dict, key: bytes, j: int, tasks, what: str) -> None:
@@ -797,7 +872,8 @@ class Sampler:
                 f"shards {k} and {j} (calls {tasks[k][2]} and {tasks[j][2]} on) returned {what}: the mechanism "
                 "draws from a generator of its own, and the worker processes replay copies of it, so the "
                 "samples are not independent; create the generator inside the call (or use the rng it is "
-                "given), or run with workers=1")
+                "given), or run with workers=1"
+            )
 
 
 class _Ticker:
@@ -814,27 +890,28 @@ class _Ticker:
             return
         if self.count == len(self.tasks) or now - self.last >= PROGRESS_EVERY:
             self.last = now
-            self.s.progress(f"{self.s.where(self.tasks[j][0])}: shard {j + 1} done, {self.count}/{len(self.tasks)} "
-                            f"shards of {self.size} releases")
+            self.s.progress(
+                f"{self.s.where(self.tasks[j][0])}: shard {j + 1} done, {self.count}/{len(self.tasks)} "
+                f"shards of {self.size} releases"
+            )
 
 
 def _connect(address: str):
     try:
         from distributed import Client
     except ImportError:
-        raise SchedulerError("a Dask scheduler needs the optional extra: pip install 'userdp[distributed]'") \
-            from None
+        raise SchedulerError("a Dask scheduler needs the optional extra: pip install 'userdp[distributed]'") from None
     try:
         client = Client(address, timeout=SCHEDULER_TIMEOUT)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise SchedulerError(f"cannot reach the Dask scheduler at {address!r} within {SCHEDULER_TIMEOUT:g} s: "
-                             f"{exc}") from exc
+        raise SchedulerError(
+            f"cannot reach the Dask scheduler at {address!r} within {SCHEDULER_TIMEOUT:g} s: {exc}"
+        ) from exc
     try:
         client.wait_for_workers(1, timeout=SCHEDULER_TIMEOUT)
     except (OSError, TimeoutError) as exc:
         client.close()
-        raise SchedulerError(f"the Dask scheduler at {address!r} has no worker after {SCHEDULER_TIMEOUT:g} s") \
-            from exc
+        raise SchedulerError(f"the Dask scheduler at {address!r} has no worker after {SCHEDULER_TIMEOUT:g} s") from exc
     return client
 
 
@@ -844,7 +921,7 @@ def batched(mechanism):
     return Sampler(mechanism)
 
 
-REPRO_DRAWS = 16          # outputs per call of the reproducibility check
+REPRO_DRAWS = 16  # outputs per call of the reproducibility check
 
 
 def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> bool | None:
@@ -859,7 +936,7 @@ def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> boo
         try:
             a, b = (as_outputs(mechanism(dataset, np.random.default_rng(seed), REPRO_DRAWS)) for _ in range(2))
         except (VaryingOutputError, MutatedInputError, OutputTooLargeError, UserExitError, WorkerDiedError):
-            raise                       # a broken mechanism, not an undetermined check: the caller reports it
+            raise  # a broken mechanism, not an undetermined check: the caller reports it
         except Exception:
             return None
         (da, ma), (db, mb) = ((np.ma.filled(x, 0), np.ma.getmaskarray(x)) for x in (a, b))

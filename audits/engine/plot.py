@@ -6,6 +6,7 @@ claimed eps, the measured eps_lb and the witness; the legend names the two datas
 the pair's description and sits below the axes, so it never hides S. Discrete outputs
 appear in their natural (sorted) order. Needs the ``plot`` extra (matplotlib).
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -18,8 +19,8 @@ from userdp.audits.engine.sampling import NO_RELEASE_LABEL, as_outputs, encode, 
 
 __all__ = ["plot_audit", "pyplot", "side_labels"]
 
-MAX_CATEGORIES = 40       # discrete outputs: the most frequent ones, shown in natural order
-WRAP = 100                # title line width, characters
+MAX_CATEGORIES = 40  # discrete outputs: the most frequent ones, shown in natural order
+WRAP = 100  # title line width, characters
 
 
 def pyplot():
@@ -30,6 +31,7 @@ def pyplot():
         raise ImportError("--plot needs matplotlib: pip install 'userdp[plot]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -42,7 +44,7 @@ def side_labels(description: str) -> tuple[str, str]:
     """
     left, sep, right = description.partition(" vs ")
     if not sep or " vs " in right:
-        return "D: the first dataset", f"D': D after \"{description}\""
+        return "D: the first dataset", f'D\': D after "{description}"'
     right = right.split(";")[0].strip()
     prefix = left[: left.index(": ") + 2] if ": " in left else ""
     if right.startswith("+ "):
@@ -52,14 +54,13 @@ def side_labels(description: str) -> tuple[str, str]:
     return f"D: {left.strip()}", f"D': {right}"
 
 
-def plot_audit(mechanism, result, path: str, *, samples: int = 20_000, seed: int = 0,
-               name: str | None = None) -> None:
+def plot_audit(mechanism, result, path: str, *, samples: int = 20_000, seed: int = 0, name: str | None = None) -> None:
     """Write the witness plot of ``result`` to ``path``: the release distributions of the witness
     pair, redrawn (``samples`` per side, ``seed``), with the rejection set shaded."""
     plt = pyplot()
     w = result.witness
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence([seed, 7]).spawn(2)]
-    a = as_outputs(mechanism(w.pair.first, rngs[0], samples))       # masked rows: no release
+    a = as_outputs(mechanism(w.pair.first, rngs[0], samples))  # masked rows: no release
     b = as_outputs(mechanism(w.pair.second, rngs[1], samples))
     first, second = side_labels(w.pair_description)
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
@@ -76,22 +77,29 @@ def plot_audit(mechanism, result, path: str, *, samples: int = 20_000, seed: int
 def _threshold_panel(ax, a, b, s, first: str, second: str, samples: int) -> None:
     scalar = isinstance(s, Threshold) and s.projection is None
     xa, xb = (released_floats(a), released_floats(b)) if scalar else (s.project(a), s.project(b))
-    ra, rb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]                # released (NaN: no release)
+    ra, rb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]  # released (NaN: no release)
     both = np.r_[ra, rb] if ra.size + rb.size else np.zeros(1)
     lo, hi = np.percentile(both, [0.5, 99.5])
     if np.isfinite(s.t):
         lo, hi = min(lo, s.t), max(hi, s.t)
-    pad = 0.03 * (hi - lo) or 1.0                    # S stays visible when t is an end of the range
+    pad = 0.03 * (hi - lo) or 1.0  # S stays visible when t is an end of the range
     bins = np.linspace(lo - pad, hi + pad, 80)
     width = bins[1] - bins[0]
     none = ""
-    if ra.size < xa.size or rb.size < xb.size:       # heights are fractions of all outputs, so the bars
-        none = (f"; {NO_RELEASE_LABEL}: {1 - ra.size / xa.size:.3g} of M(D), "     # and "no release" add to 1
-                f"{1 - rb.size / xb.size:.3g} of M(D')")
+    if ra.size < xa.size or rb.size < xb.size:  # heights are fractions of all outputs, so the bars
+        none = (
+            f"; {NO_RELEASE_LABEL}: {1 - ra.size / xa.size:.3g} of M(D), "  # and "no release" add to 1
+            f"{1 - rb.size / xb.size:.3g} of M(D')"
+        )
     for x, label in ((ra, f"M(D), {first}"), (rb, f"M(D'), {second}")):
-        ax.hist(np.clip(x, bins[0], bins[-1]), bins=bins, alpha=0.5, weights=np.full(x.size, 1 / (samples * width)),
-                label=_wrap(label))
-    t = min(max(s.t, bins[0]), bins[-1])             # an infinite t ({released}, {no release}) at the range's end
+        ax.hist(
+            np.clip(x, bins[0], bins[-1]),
+            bins=bins,
+            alpha=0.5,
+            weights=np.full(x.size, 1 / (samples * width)),
+            label=_wrap(label),
+        )
+    t = min(max(s.t, bins[0]), bins[-1])  # an infinite t ({released}, {no release}) at the range's end
     lo_s, hi_s = (t, bins[-1]) if s.tail == "upper" else (bins[0], t)
     ax.axvspan(lo_s, hi_s, color="red", alpha=0.12, zorder=0, label=_wrap(f"witness set S = {s.describe()}"))
     if np.isfinite(s.t):
@@ -99,8 +107,11 @@ def _threshold_panel(ax, a, b, s, first: str, second: str, samples: int) -> None
     if isinstance(s, StatisticThreshold):
         what = f"learned statistic {s.formula()} ({s.statistic})"
     else:
-        what = "output" if s.projection is None else \
-            "projected output <w, x>, w = (" + ", ".join(fmt(v, 3) for v in s.projection) + ")"
+        what = (
+            "output"
+            if s.projection is None
+            else "projected output <w, x>, w = (" + ", ".join(fmt(v, 3) for v in s.projection) + ")"
+        )
     ax.set_xlabel(f"{what}  (0.5%-99.5% range; tails clipped into the end bins{none})")
     ax.set_ylabel(f"density ({samples} fresh outputs per side)")
 
@@ -109,15 +120,22 @@ def _discrete_panel(ax, a, b, s, first: str, second: str, samples: int) -> None:
     ca, cb, values = encode(a, b, "discrete")
     fa = np.bincount(ca, minlength=len(values)) / samples
     fb = np.bincount(cb, minlength=len(values)) / samples
-    keep = np.sort(np.argsort(-(fa + fb), kind="stable")[:MAX_CATEGORIES])   # values are sorted: natural order
+    keep = np.sort(np.argsort(-(fa + fb), kind="stable")[:MAX_CATEGORIES])  # values are sorted: natural order
     idx = np.arange(keep.size)
     witness = set(s.values)
     ax.bar(idx - 0.2, fa[keep], 0.4, zorder=2, label=_wrap(f"M(D), {first}"))
     ax.bar(idx + 0.2, fb[keep], 0.4, zorder=2, label=_wrap(f"M(D'), {second}"))
     marked = [j for j, c in enumerate(keep) if values[c] in witness]
     for k, j in enumerate(marked):
-        ax.axvspan(j - 0.5, j + 0.5, color="red", alpha=0.12, lw=0, zorder=0,
-                   label=_wrap(f"witness set S = {s.describe(limit=6)}") if k == 0 else None)
+        ax.axvspan(
+            j - 0.5,
+            j + 0.5,
+            color="red",
+            alpha=0.12,
+            lw=0,
+            zorder=0,
+            label=_wrap(f"witness set S = {s.describe(limit=6)}") if k == 0 else None,
+        )
     labels = [_category(values[c]) for c in keep]
     ax.set_xticks(idx, labels, rotation=90 if max(map(len, labels)) > 3 else 0, fontsize=7)
     ax.set_xlim(-0.6, keep.size - 0.4)

@@ -68,6 +68,7 @@ directions for the k sets that reach the counting share; m (the multiplicity) is
 The same holds for atom sets (their values are read off the selection share), corner sets
 and release patterns (harness.py, "Why the bound is valid").
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -84,13 +85,23 @@ from userdp.audits.engine.ceiling import NOISE_FAMILIES
 from userdp.audits.engine.report import capped_values
 from userdp.audits.engine.sampling import NO_RELEASE_LABEL, released_cells, released_floats, released_rows
 
-__all__ = ["Threshold", "StatisticThreshold", "ValueSet", "ValueThreshold", "AtomSet", "ReleasePatternSet",
-           "Candidate", "choose_scalar",
-           "choose_continuous", "choose_vector", "choose_discrete"]
+__all__ = [
+    "Threshold",
+    "StatisticThreshold",
+    "ValueSet",
+    "ValueThreshold",
+    "AtomSet",
+    "ReleasePatternSet",
+    "Candidate",
+    "choose_scalar",
+    "choose_continuous",
+    "choose_vector",
+    "choose_discrete",
+]
 
-_GRID = 2048          # candidate thresholds per direction (quantiles of the pooled selection share)
-_MAX_AXES = 32        # coordinate axes tried as projections up to this dimension
-_MODEL_Z_SEL = 1e-6   # selection shrinkage (Wilson sds) of model-predicted counts: none to speak of
+_GRID = 2048  # candidate thresholds per direction (quantiles of the pooled selection share)
+_MAX_AXES = 32  # coordinate axes tried as projections up to this dimension
+_MODEL_Z_SEL = 1e-6  # selection shrinkage (Wilson sds) of model-predicted counts: none to speak of
 
 
 @dataclass(frozen=True)
@@ -109,7 +120,7 @@ class Threshold:
 
     def project(self, outputs: np.ndarray) -> np.ndarray:
         if self.projection is None:
-            return released_floats(outputs)                       # NaN = no release
+            return released_floats(outputs)  # NaN = no release
         return project_cells(released_cells(outputs), np.asarray(self.projection))
 
     def mask(self, x: np.ndarray) -> np.ndarray:
@@ -123,10 +134,14 @@ class Threshold:
     def describe(self) -> str:
         lhs = "x" if self.projection is None else "<w, x>"
         op = ">=" if self.tail == "upper" else "<="
-        if math.isinf(self.t):                      # the ends of the families with "no release" (choose_scalar)
+        if math.isinf(self.t):  # the ends of the families with "no release" (choose_scalar)
             every_x = (self.t < 0) == (self.tail == "upper")
-            return {(True, False): "{released}", (True, True): "{every output}",
-                    (False, True): "{no release}", (False, False): "{}"}[every_x, self.missing]
+            return {
+                (True, False): "{released}",
+                (True, True): "{every output}",
+                (False, True): "{no release}",
+                (False, False): "{}",
+            }[every_x, self.missing]
         return f"{{{lhs} {op} {self.t:.6g}{' or no release' if self.missing else ''}}}"
 
     def to_dict(self) -> dict:
@@ -163,7 +178,7 @@ class StatisticThreshold:
     missing: bool = False
 
     def project(self, outputs: np.ndarray) -> np.ndarray:
-        x = released_cells(outputs)                                   # (n, d), NaN: cell not released
+        x = released_cells(outputs)  # (n, d), NaN: cell not released
         params = tuple(map(np.asarray, self.params))
         gaps = np.isnan(x)
         if not gaps.any():
@@ -184,9 +199,11 @@ class StatisticThreshold:
     def formula(self) -> str:
         if self.statistic == "orthant":
             return "min_{j in J} (x_j - m2_j) / delta_j, J = {" + ", ".join(str(int(j)) for j in self.params[0]) + "}"
-        return {"l2-distance-difference": "||x - m2||_2 - ||x - m1||_2",
-                "l1-distance-difference": "||(x - m2) / b||_1 - ||(x - m1) / b||_1",
-                "logistic-classifier": "<w, (z, z^2, ||z||)>"}[self.statistic]
+        return {
+            "l2-distance-difference": "||x - m2||_2 - ||x - m1||_2",
+            "l1-distance-difference": "||(x - m2) / b||_1 - ||(x - m1) / b||_1",
+            "logistic-classifier": "<w, (z, z^2, ||z||)>",
+        }[self.statistic]
 
     def describe(self) -> str:
         op = ">=" if self.tail == "upper" else "<="
@@ -194,11 +211,21 @@ class StatisticThreshold:
         return f"{{{self.formula()} {op} {self.t:.6g}{gap}}} ({self.statistic}, learned on the selection share)"
 
     def to_dict(self) -> dict:
-        names = {"l2-distance-difference": ("m1", "m2"), "l1-distance-difference": ("m1", "m2", "b"),
-                 "logistic-classifier": ("centre", "spread", "w"), "orthant": ("J", "m2", "delta")}[self.statistic]
-        d = {"type": "statistic", "statistic": self.statistic, "formula": self.formula(),
-             "params": {k: list(v) for k, v in zip(names, self.params)},
-             "tail": self.tail, "t": self.t, "description": self.describe()}
+        names = {
+            "l2-distance-difference": ("m1", "m2"),
+            "l1-distance-difference": ("m1", "m2", "b"),
+            "logistic-classifier": ("centre", "spread", "w"),
+            "orthant": ("J", "m2", "delta"),
+        }[self.statistic]
+        d = {
+            "type": "statistic",
+            "statistic": self.statistic,
+            "formula": self.formula(),
+            "params": {k: list(v) for k, v in zip(names, self.params)},
+            "tail": self.tail,
+            "t": self.t,
+            "description": self.describe(),
+        }
         if self.missing:
             d["no_release"] = True
         return d
@@ -236,17 +263,23 @@ def _classifier_score(x, centre, spread, w):
     return _classifier_features(x, centre, spread) @ w
 
 
-STATISTICS = {"l2-distance-difference": _l2_difference, "l1-distance-difference": _l1_difference,
-              "logistic-classifier": _classifier_score, "orthant": _orthant}
+STATISTICS = {
+    "l2-distance-difference": _l2_difference,
+    "l1-distance-difference": _l1_difference,
+    "logistic-classifier": _classifier_score,
+    "orthant": _orthant,
+}
 
 # The likelihood-ratio statistic of each declared family: (statistic, centre estimator).
 # Gaussian: the loss is linear in x; the difference-of-means direction already tests it.
-_FAMILY_STATISTIC = {"l2laplace": ("l2-distance-difference", np.mean),
-                     "laplace": ("l1-distance-difference", np.median),
-                     "gaussian": None}
+_FAMILY_STATISTIC = {
+    "l2laplace": ("l2-distance-difference", np.mean),
+    "laplace": ("l1-distance-difference", np.median),
+    "gaussian": None,
+}
 
-CLASSIFIER_RIDGE = 1e-3       # L2 penalty per output (features are standardised)
-CLASSIFIER_STEPS = 25         # Newton steps at most; stops when the step is below 1e-6
+CLASSIFIER_RIDGE = 1e-3  # L2 penalty per output (features are standardised)
+CLASSIFIER_STEPS = 25  # Newton steps at most; stops when the step is below 1e-6
 
 
 def _fit_classifier(a: np.ndarray, b: np.ndarray):
@@ -261,14 +294,14 @@ def _fit_classifier(a: np.ndarray, b: np.ndarray):
         return None
     spread = np.where(spread > 0, spread, 1.0)
     phi = _classifier_features(x, centre, spread)
-    phi = np.hstack([phi, np.ones((phi.shape[0], 1))])              # intercept (not kept: t absorbs it)
+    phi = np.hstack([phi, np.ones((phi.shape[0], 1))])  # intercept (not kept: t absorbs it)
     y = np.r_[np.ones(a.shape[0]), np.zeros(b.shape[0])]
     lam = CLASSIFIER_RIDGE * x.shape[0]
     penalty = np.full(phi.shape[1], lam)
     penalty[-1] = 0.0
     w = np.zeros(phi.shape[1])
     for _ in range(CLASSIFIER_STEPS):
-        p = 0.5 * (1.0 + np.tanh(0.5 * (phi @ w)))                  # sigmoid, overflow-free
+        p = 0.5 * (1.0 + np.tanh(0.5 * (phi @ w)))  # sigmoid, overflow-free
         grad = phi.T @ (p - y) + penalty * w
         hess = (phi * (p * (1 - p))[:, None]).T @ phi + np.diag(penalty)
         step = np.linalg.solve(hess + 1e-12 * np.eye(w.size), grad)
@@ -316,7 +349,7 @@ class ValueSet:
         return np.isin(codes, np.asarray(self.codes, dtype=np.int64))
 
     def contains(self, outputs) -> np.ndarray:
-        if any(isinstance(v, tuple) for v in self.values):    # rows: compared cell by cell, NaN = not released
+        if any(isinstance(v, tuple) for v in self.values):  # rows: compared cell by cell, NaN = not released
             x = released_cells(outputs)
             gaps = np.isnan(x)
             out = np.zeros(x.shape[0], dtype=bool)
@@ -326,7 +359,7 @@ class ValueSet:
                     hit &= gaps[:, j] if c is None else x[:, j] == c
                 out |= hit
             return out
-        rows, released = released_rows(outputs)                  # (n, k), (n,)
+        rows, released = released_rows(outputs)  # (n, k), (n,)
         out = np.zeros(rows.shape[0], dtype=bool)
         for v in self.values:
             out |= ~released if v is None else released & np.all(rows == np.asarray(v), axis=1)
@@ -400,11 +433,14 @@ class ReleasePatternSet:
         return f"{{released cells are {shown}{more}}}"
 
     def to_dict(self) -> dict:
-        return {"type": "release-pattern", **capped_values([list(p) for p in self.patterns]),
-                "description": self.describe()}
+        return {
+            "type": "release-pattern",
+            **capped_values([list(p) for p in self.patterns]),
+            "description": self.describe(),
+        }
 
 
-PATTERN_MAX_CELLS = 62     # release patterns are int64 bit masks
+PATTERN_MAX_CELLS = 62  # release patterns are int64 bit masks
 
 
 def _pattern_codes(released: np.ndarray) -> np.ndarray:
@@ -484,7 +520,7 @@ def _grid_ranks(N: int) -> np.ndarray:
     """Ranks of the pooled sample at logit-spaced masses: dense in both tails, where
     small-mass sets live, and one point per ~1/_GRID of mass in the middle. Repeated
     ranks are kept, so an atom keeps as many grid points as its mass earns."""
-    lim = np.log(N)                                   # logit(1/N) ~ -ln N
+    lim = np.log(N)  # logit(1/N) ~ -ln N
     u = 1.0 / (1.0 + np.exp(-np.linspace(-lim, lim, _GRID)))
     return np.clip(np.round(u * (N - 1)).astype(np.int64), 0, N - 1)
 
@@ -511,21 +547,33 @@ def _model_counts(a: np.ndarray, b: np.ndarray, grid: np.ndarray, family: str):
     if family == "gaussian":
         la, lb = a.mean(), b.mean()
         s = math.sqrt(0.5 * (a.var(ddof=1) + b.var(ddof=1)))
-        sf = lambda t, m: special.ndtr((m - t) / s)                                  # noqa: E731
+        sf = lambda t, m: special.ndtr((m - t) / s)  # noqa: E731
     else:
         la, lb = np.median(a), np.median(b)
         s = 0.5 * (np.mean(np.abs(a - la)) + np.mean(np.abs(b - lb)))
-        sf = lambda t, m: np.where(t >= m, 0.5 * np.exp(-(t - m) / s),              # noqa: E731
-                                   1.0 - 0.5 * np.exp(-(m - t) / s))
+        sf = lambda t, m: np.where(  # noqa: E731
+            t >= m,
+            0.5 * np.exp(-(t - m) / s),  # noqa: E731
+            1.0 - 0.5 * np.exp(-(m - t) / s),
+        )
     if not s > 0:
         return None
     ge_a, ge_b = n * sf(grid, la), n * sf(grid, lb)
     return ge_a, ge_b, n - ge_a, n - ge_b
 
 
-def choose_scalar(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delta: float,
-                  k: int = 1, projection=None, *, gdp: bool = False,
-                  noise_family: str | None = None) -> list[Candidate]:
+def choose_scalar(
+    a: np.ndarray,
+    b: np.ndarray,
+    n_count: int,
+    alpha: float,
+    delta: float,
+    k: int = 1,
+    projection=None,
+    *,
+    gdp: bool = False,
+    noise_family: str | None = None,
+) -> list[Candidate]:
     """Best k thresholds on scalars a (first) and b (second), both tails, both orderings;
     scored for eps_lb, or for mu_lb when ``gdp`` (then ``delta`` is not used).
 
@@ -543,45 +591,62 @@ def choose_scalar(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delt
     release}), and t = -inf, +inf give {released} and {no release} themselves. A declared
     noise family does not describe "no release", so its counts are then not used."""
     n = a.shape[0]
-    ra, rb = a[~np.isnan(a)], b[~np.isnan(b)]                       # released outputs (NaN: no release)
-    na, nb = n - ra.size, n - rb.size                                # "no release" counts
+    ra, rb = a[~np.isnan(a)], b[~np.isnan(b)]  # released outputs (NaN: no release)
+    na, nb = n - ra.size, n - rb.size  # "no release" counts
     sa, sb = np.sort(ra), np.sort(rb)
-    pooled = np.sort(np.concatenate([sa, sb]), kind="stable")     # merges two sorted runs
+    pooled = np.sort(np.concatenate([sa, sb]), kind="stable")  # merges two sorted runs
     grid = pooled[_grid_ranks(pooled.size)] if pooled.size else pooled
-    if na or nb:    # t = -inf / +inf: {released} and {no release} as ends of the families below
+    if na or nb:  # t = -inf / +inf: {released} and {no release} as ends of the families below
         grid = np.concatenate([[-np.inf], grid, [np.inf]])
-    ge_a = sa.size - np.searchsorted(sa, grid, "left")               # (G,) counts of released a >= t
+    ge_a = sa.size - np.searchsorted(sa, grid, "left")  # (G,) counts of released a >= t
     ge_b = sb.size - np.searchsorted(sb, grid, "left")
-    le_a = np.searchsorted(sa, grid, "right")                        # (G,) counts of released a <= t
+    le_a = np.searchsorted(sa, grid, "right")  # (G,) counts of released a <= t
     le_b = np.searchsorted(sb, grid, "right")
     # a projection of i.i.d. Gaussian noise is Gaussian; of Laplace noise it is not
     fits = noise_family is not None and (projection is None or noise_family == "gaussian") and not (na or nb)
     model = _model_counts(a, b, grid, noise_family) if fits else None
     counted = [(ge_a, ge_b), (le_a, le_b)] + ([(ge_a + na, ge_b + nb), (le_a + na, le_b + nb)] if na or nb else [])
     predicted = counted if model is None else [(model[0], model[1]), (model[2], model[3])]
-    shapes = [("upper", False), ("lower", False), ("upper", True), ("lower", True)][:len(counted)]   # (tail, missing)
+    shapes = [("upper", False), ("lower", False), ("upper", True), ("lower", True)][: len(counted)]  # (tail, missing)
     families = [(tail, fos, missing) for tail, missing in shapes for fos in (True, False)]
     k1 = np.concatenate([x if fos else y for (x, y) in predicted for fos in (True, False)])
     k2 = np.concatenate([y if fos else x for (x, y) in predicted for fos in (True, False)])
-    seen = (np.concatenate([x if fos else y for (x, y) in counted for fos in (True, False)]),
-            np.concatenate([y if fos else x for (x, y) in counted for fos in (True, False)]))
+    seen = (
+        np.concatenate([x if fos else y for (x, y) in counted for fos in (True, False)]),
+        np.concatenate([y if fos else x for (x, y) in counted for fos in (True, False)]),
+    )
     # Model counts carry no selection noise: no shrinkage on the selection share (z_sel ~ 0),
     # only the counting share's own Wilson interval; empirical counts keep the default shrinkage.
     z = {"z_sel": _MODEL_Z_SEL} if model is not None else {}
-    scores = (projected_mu_bound(k1, k2, n, n_count, alpha, **z) if gdp
-              else projected_bound(k1, k2, n, n_count, alpha, delta, **z))
+    scores = (
+        projected_mu_bound(k1, k2, n, n_count, alpha, **z)
+        if gdp
+        else projected_bound(k1, k2, n, n_count, alpha, delta, **z)
+    )
     ranked = _smooth(scores.reshape(len(families), grid.size)).reshape(-1)
     out = []
     for i in _top(ranked, k):
         tail, fos, missing = families[i // grid.size]
         t = float(grid[i % grid.size])
-        out.append(Candidate(Threshold(tail, t, projection, missing), fos, float(scores[i]),
-                             (int(seen[0][i]), int(seen[1][i]))))                 # the observed counts
+        out.append(
+            Candidate(
+                Threshold(tail, t, projection, missing), fos, float(scores[i]), (int(seen[0][i]), int(seen[1][i]))
+            )
+        )  # the observed counts
     return out
 
 
-def choose_continuous(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delta: float,
-                      k: int = 1, *, gdp: bool = False, noise_family: str | None = None) -> list[Candidate]:
+def choose_continuous(
+    a: np.ndarray,
+    b: np.ndarray,
+    n_count: int,
+    alpha: float,
+    delta: float,
+    k: int = 1,
+    *,
+    gdp: bool = False,
+    noise_family: str | None = None,
+) -> list[Candidate]:
     """Scalar outputs: the thresholds of ``choose_scalar`` and thresholds on the logistic
     classifier statistic s(x) = <w, (z, z^2, |z|)> fitted on the selection share.
 
@@ -607,18 +672,21 @@ def choose_continuous(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, 
     won, score = _atoms_win(a, b, atoms, n_count, alpha, delta, noise_family)
     if not won:
         return cands
-    found = [replace(c, score=min(c.score, score) if i else score)
-             for i, c in enumerate(_best(_atom_families(a, b, atoms), a.shape[0], n_count, alpha, delta, k))]
+    found = [
+        replace(c, score=min(c.score, score) if i else score)
+        for i, c in enumerate(_best(_atom_families(a, b, atoms), a.shape[0], n_count, alpha, delta, k))
+    ]
     return (found + cands)[:k]
 
 
-def _continuous_sets(a, b, n_count: int, alpha: float, delta: float, k: int, *, gdp: bool = False,
-                     noise_family: str | None = None) -> list[Candidate]:
+def _continuous_sets(
+    a, b, n_count: int, alpha: float, delta: float, k: int, *, gdp: bool = False, noise_family: str | None = None
+) -> list[Candidate]:
     """The thresholds and the classifier statistic's thresholds (``choose_continuous``)."""
     cands = choose_scalar(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
     if np.isnan(a).any() or np.isnan(b).any():
         return cands
-    fa, fb = a[:SCALAR_FIT_MAX, None], b[:SCALAR_FIT_MAX, None]     # i.i.d.: the first ones are a sample
+    fa, fb = a[:SCALAR_FIT_MAX, None], b[:SCALAR_FIT_MAX, None]  # i.i.d.: the first ones are a sample
     fit = _fit_classifier(fa, fb)
     if fit is not None and not _monotone(fit, np.r_[fa[:, 0], fb[:, 0]]):
         s = StatisticThreshold("logistic-classifier", tuple(tuple(map(float, v)) for v in fit), "upper", 0.0)
@@ -630,8 +698,8 @@ def _continuous_sets(a, b, n_count: int, alpha: float, delta: float, k: int, *, 
 
 
 # ------------------------------------------------------------------ atoms of continuous outputs
-ATOMS_ON = True        # tests/planted/auditor.py plants "atoms off" by setting it False
-ATOM_MAX = 100_000     # distinct repeated values kept (the most frequent): a rounded output has many
+ATOMS_ON = True  # tests/planted/auditor.py plants "atoms off" by setting it False
+ATOM_MAX = 100_000  # distinct repeated values kept (the most frequent): a rounded output has many
 
 
 def _atoms(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
@@ -666,8 +734,14 @@ def _atom_families(a: np.ndarray, b: np.ndarray, atoms: np.ndarray) -> list:
     out = []
     for fos, (x, y) in ((True, (ca, cb)), (False, (cb, ca))):
         order = seen[np.argsort(-((x[seen] + 0.5) / (y[seen] + 0.5)), kind="stable")]
-        out.append((fos, lambda r, o=order: AtomSet(tuple(float(v) for v in atoms[o[: r + 1]])),
-                    np.cumsum(x[order]), np.cumsum(y[order])))
+        out.append(
+            (
+                fos,
+                lambda r, o=order: AtomSet(tuple(float(v) for v in atoms[o[: r + 1]])),
+                np.cumsum(x[order]),
+                np.cumsum(y[order]),
+            )
+        )
     return out
 
 
@@ -684,29 +758,34 @@ def _atoms_win(a, b, atoms, n_count: int, alpha: float, delta: float, noise_fami
     h = a.shape[0] // 2
     if h < 2:
         return False, -np.inf
-    halves = ((a[:h], b[:h]), (a[h:2 * h], b[h:2 * h]))
+    halves = ((a[:h], b[:h]), (a[h : 2 * h], b[h : 2 * h]))
     total = {"atoms": 0.0, "thresholds": 0.0}
-    for (pa, pb), (sa, sb) in (halves, halves[::-1]):                  # propose on one half, score on the other
-        proposals = {"atoms": [c for fam in _atom_families(pa, pb, atoms)
-                               for c in _best([fam], h, n_count, alpha, delta, 1)],
-                     "thresholds": choose_scalar(pa, pb, n_count, alpha, delta, 8, noise_family=noise_family)}
+    for (pa, pb), (sa, sb) in (halves, halves[::-1]):  # propose on one half, score on the other
+        proposals = {
+            "atoms": [c for fam in _atom_families(pa, pb, atoms) for c in _best([fam], h, n_count, alpha, delta, 1)],
+            "thresholds": choose_scalar(pa, pb, n_count, alpha, delta, 8, noise_family=noise_family),
+        }
         for name, found in proposals.items():
-            best = 0.0                            # as the audit reports max(eps_lb, 0): no evidence scores 0
-            for fos in (True, False):             # each family's best set in each ordering of the pair
+            best = 0.0  # as the audit reports max(eps_lb, 0): no evidence scores 0
+            for fos in (True, False):  # each family's best set in each ordering of the pair
                 c = next((c for c in found if c.first_over_second == fos), None)
                 if c is None:
                     continue
                 ka, kb = (int(np.count_nonzero(c.rejection_set.mask(x))) for x in (sa, sb))
                 k1, k2 = (ka, kb) if fos else (kb, ka)
-                best = max(best, float(projected_bound(np.array([k1]), np.array([k2]), h, n_count, alpha, delta,
-                                                       z_sel=_MODEL_Z_SEL)[0]))
+                best = max(
+                    best,
+                    float(
+                        projected_bound(np.array([k1]), np.array([k2]), h, n_count, alpha, delta, z_sel=_MODEL_Z_SEL)[0]
+                    ),
+                )
             total[name] += best
     return bool(total["atoms"] > total["thresholds"]), total["atoms"] / 2
 
 
-SCALAR_FIT_MAX = 10_000           # selection outputs per side the scalar classifier is fitted on (its 3
-                                  # weights need few; at 10^5 per side the fit cost 53 ms, more than the audit)
-MONOTONE_RANGE = (0.005, 0.995)   # the quantiles of the selection outputs where _monotone looks
+SCALAR_FIT_MAX = 10_000  # selection outputs per side the scalar classifier is fitted on (its 3
+# weights need few; at 10^5 per side the fit cost 53 ms, more than the audit)
+MONOTONE_RANGE = (0.005, 0.995)  # the quantiles of the selection outputs where _monotone looks
 
 
 def _monotone(fit, x: np.ndarray) -> bool:
@@ -729,7 +808,7 @@ def _directions(a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
     d = a.shape[1]
     if a.shape[0] < 2 or b.shape[0] < 2:
         return []
-    diff = a.mean(axis=0) - b.mean(axis=0)                            # (d,)
+    diff = a.mean(axis=0) - b.mean(axis=0)  # (d,)
     cov = 0.5 * (np.cov(a, rowvar=False).reshape(d, d) + np.cov(b, rowvar=False).reshape(d, d))
     ridge = 1e-9 * max(float(np.trace(cov)) / d, 1e-300)
     dirs = [np.linalg.solve(cov + ridge * np.eye(d), diff), diff]
@@ -740,7 +819,7 @@ def _column_stats(a: np.ndarray, b: np.ndarray):
     """Per coordinate: medians m1 (a) and m2 (b) and mean absolute deviations s1, s2 from them,
     over the released cells (NaN where a side released none)."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)               # a column with no released cell
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column with no released cell
         m1, m2 = np.nanmedian(a, axis=0), np.nanmedian(b, axis=0)
         s1, s2 = np.nanmean(np.abs(a - m1), axis=0), np.nanmean(np.abs(b - m2), axis=0)
     return m1, m2, s1, s2
@@ -763,7 +842,7 @@ def _axes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.union1d(np.argsort(-shift, kind="stable")[:half], np.argsort(-spread, kind="stable")[:half])
 
 
-ORTHANT_SIZES = (2, 3, 4, 8)   # |J| of the corner sets tried: the coordinates with the largest shifts
+ORTHANT_SIZES = (2, 3, 4, 8)  # |J| of the corner sets tried: the coordinates with the largest shifts
 
 
 def _orthant_statistics(a: np.ndarray, b: np.ndarray) -> list[tuple[str, tuple]]:
@@ -783,7 +862,7 @@ def _orthant_statistics(a: np.ndarray, b: np.ndarray) -> list[tuple[str, tuple]]
     m1, m2, s1, s2 = _column_stats(a, b)
     delta = m1 - m2
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.abs(delta) / (0.5 * (s1 + s2))                           # inf: a deterministic shift
+        z = np.abs(delta) / (0.5 * (s1 + s2))  # inf: a deterministic shift
     ok = np.flatnonzero(np.isfinite(delta) & (delta != 0) & ~np.isnan(z))
     ranked = ok[np.argsort(-z[ok], kind="stable")]
     out = []
@@ -801,18 +880,30 @@ def check_noise_family(noise_family) -> str | None:
     return noise_family
 
 
-def choose_vector(a: np.ndarray, b: np.ndarray, n_count: int, alpha: float, delta: float,
-                  k: int = 1, *, gdp: bool = False, noise_family: str | None = None) -> list[Candidate]:
+def choose_vector(
+    a: np.ndarray,
+    b: np.ndarray,
+    n_count: int,
+    alpha: float,
+    delta: float,
+    k: int = 1,
+    *,
+    gdp: bool = False,
+    noise_family: str | None = None,
+) -> list[Candidate]:
     """Learn directions and statistics on the selection share (a, b: (n, d)), then thresholds
     on each (``_vector_families``); ``noise_family`` adds that family's likelihood-ratio
     statistic. A multi-partition release (NaN: a cell not released) also gets the unions of
     release patterns (``ReleasePatternSet``: "released in both partitions", ...). Every
     family competes for the k sets on its selection-share score."""
     check_noise_family(noise_family)
-    cands = [c for _, tmpl in _vector_families(a, b, noise_family)
-             for c in _family_candidates(tmpl, a, b, n_count, alpha, delta, k, gdp, noise_family)]
+    cands = [
+        c
+        for _, tmpl in _vector_families(a, b, noise_family)
+        for c in _family_candidates(tmpl, a, b, n_count, alpha, delta, k, gdp, noise_family)
+    ]
     if not gdp and a.shape[1] <= PATTERN_MAX_CELLS and (np.isnan(a).any() or np.isnan(b).any()):
-        cands += _pattern_candidates(a, b, n_count, alpha, delta, k)       # which partitions were released
+        cands += _pattern_candidates(a, b, n_count, alpha, delta, k)  # which partitions were released
     cands.sort(key=lambda c: -c.score)
     return cands[:k]
 
@@ -823,24 +914,38 @@ def _vector_families(a: np.ndarray, b: np.ndarray, noise_family: str | None) -> 
     is a Threshold (a projection) or a StatisticThreshold with t = 0, its threshold to be
     chosen. The key names the family."""
     d = a.shape[1]
-    full_a, full_b = a[~np.isnan(a).any(axis=1)], b[~np.isnan(b).any(axis=1)]   # every cell released
-    out = [(("direction", i), Threshold("upper", 0.0, tuple(map(float, w))))
-           for i, w in enumerate(_directions(full_a, full_b))]
+    full_a, full_b = a[~np.isnan(a).any(axis=1)], b[~np.isnan(b).any(axis=1)]  # every cell released
+    out = [
+        (("direction", i), Threshold("upper", 0.0, tuple(map(float, w))))
+        for i, w in enumerate(_directions(full_a, full_b))
+    ]
     out += [(("axis", int(j)), Threshold("upper", 0.0, tuple(map(float, np.eye(d)[j])))) for j in _axes(a, b)]
     learned = _learned_statistics(full_a, full_b, noise_family) if min(full_a.shape[0], full_b.shape[0]) >= 2 else []
     out += [(("statistic", name), StatisticThreshold(name, params, "upper", 0.0)) for name, params in learned]
-    out += [(("orthant", len(params[0])), StatisticThreshold(name, params, "upper", 0.0))
-            for name, params in _orthant_statistics(a, b)]
+    out += [
+        (("orthant", len(params[0])), StatisticThreshold(name, params, "upper", 0.0))
+        for name, params in _orthant_statistics(a, b)
+    ]
     return out
 
 
-def _family_candidates(tmpl, a, b, n_count: int, alpha: float, delta: float, k: int, gdp: bool,
-                       noise_family: str | None) -> list[Candidate]:
+def _family_candidates(
+    tmpl, a, b, n_count: int, alpha: float, delta: float, k: int, gdp: bool, noise_family: str | None
+) -> list[Candidate]:
     """The k best thresholds of one family on a, b, as candidates of its set type."""
     if isinstance(tmpl, Threshold):
         w = np.asarray(tmpl.projection)
-        return choose_scalar(project_cells(a, w), project_cells(b, w), n_count, alpha, delta, k,
-                             projection=tmpl.projection, gdp=gdp, noise_family=noise_family)
+        return choose_scalar(
+            project_cells(a, w),
+            project_cells(b, w),
+            n_count,
+            alpha,
+            delta,
+            k,
+            projection=tmpl.projection,
+            gdp=gdp,
+            noise_family=noise_family,
+        )
     out = []
     for c in choose_scalar(tmpl.project(a), tmpl.project(b), n_count, alpha, delta, k, gdp=gdp):
         t = c.rejection_set
@@ -858,8 +963,17 @@ def _ordered(values: list) -> np.ndarray | None:
     return np.asarray(released, dtype=np.int64)[np.argsort(num, kind="stable")]
 
 
-def choose_discrete(a: np.ndarray, b: np.ndarray, values: list, n_count: int, alpha: float,
-                    delta: float, k: int = 1, *, ordered: bool = True) -> list[Candidate]:
+def choose_discrete(
+    a: np.ndarray,
+    b: np.ndarray,
+    values: list,
+    n_count: int,
+    alpha: float,
+    delta: float,
+    k: int = 1,
+    *,
+    ordered: bool = True,
+) -> list[Candidate]:
     """The k best prefixes of the likelihood-ratio ranking of the codes a, b (int arrays;
     values[c] = output), or, for ordered values, the k best thresholds {x <= t}, {x >= t} (t a
     value seen on the selection share) when the thresholds win the family comparison below;
@@ -881,14 +995,16 @@ def choose_discrete(a: np.ndarray, b: np.ndarray, values: list, n_count: int, al
     ordered = _ordered(values) if ordered else None
     if ordered is None or a.shape[0] < 4:
         return _best(value_sets, a.shape[0], n_count, alpha, delta, k)
-    count = lambda x: np.bincount(x, minlength=m)                                             # noqa: E731
+    count = lambda x: np.bincount(x, minlength=m)  # noqa: E731
     thresholds = _threshold_families(count(a), count(b), ordered, values)
     h = a.shape[0] // 2
-    halves = ((a[:h], b[:h]), (a[h:2 * h], b[h:2 * h]))
+    halves = ((a[:h], b[:h]), (a[h : 2 * h], b[h : 2 * h]))
     total = {"values": 0.0, "thresholds": 0.0}
-    for (pa, pb), (sa, sb) in (halves, halves[::-1]):                  # propose on one half, score on the other
-        proposals = {"values": _discrete_families(pa, pb, values),
-                     "thresholds": _threshold_families(count(pa), count(pb), ordered, values)}
+    for (pa, pb), (sa, sb) in (halves, halves[::-1]):  # propose on one half, score on the other
+        proposals = {
+            "values": _discrete_families(pa, pb, values),
+            "thresholds": _threshold_families(count(pa), count(pb), ordered, values),
+        }
         for name, fams in proposals.items():
             c = _best(fams, h, n_count, alpha, delta, 1)[0]
             inside = c.rejection_set.mask
@@ -903,7 +1019,7 @@ def _discrete_families(a, b, values: list) -> list:
     """(first over second, set builder from a position r, k1, k2) for the prefixes of the
     likelihood-ratio ranking of the codes a (first) and b (second), values[c] = output."""
     m = len(values)
-    ca = np.bincount(a, minlength=m).astype(float)                   # (C,)
+    ca = np.bincount(a, minlength=m).astype(float)  # (C,)
     cb = np.bincount(b, minlength=m).astype(float)
     seen = np.flatnonzero(ca + cb > 0)
     out = []
@@ -924,10 +1040,22 @@ def _threshold_families(ca, cb, ordered: np.ndarray, values: list) -> list:
         for fos, (x, y) in ((True, (ca, cb)), (False, (cb, ca))):
             xo, yo = x[ordered].astype(float), y[ordered].astype(float)
             x0, y0 = (float(x[none[0]]), float(y[none[0]])) if missing else (0.0, 0.0)
-            out.append((fos, lambda r, o=ordered, at=at, ms=missing: _value_threshold(values, "lower", o, at[r], ms),
-                        x0 + np.cumsum(xo)[at], y0 + np.cumsum(yo)[at]))                           # {x <= t}
-            out.append((fos, lambda r, o=ordered, at=at, ms=missing: _value_threshold(values, "upper", o, at[r], ms),
-                        x0 + np.cumsum(xo[::-1])[::-1][at], y0 + np.cumsum(yo[::-1])[::-1][at]))   # {x >= t}
+            out.append(
+                (
+                    fos,
+                    lambda r, o=ordered, at=at, ms=missing: _value_threshold(values, "lower", o, at[r], ms),
+                    x0 + np.cumsum(xo)[at],
+                    y0 + np.cumsum(yo)[at],
+                )
+            )  # {x <= t}
+            out.append(
+                (
+                    fos,
+                    lambda r, o=ordered, at=at, ms=missing: _value_threshold(values, "upper", o, at[r], ms),
+                    x0 + np.cumsum(xo[::-1])[::-1][at],
+                    y0 + np.cumsum(yo[::-1])[::-1][at],
+                )
+            )  # {x >= t}
     return out
 
 
@@ -941,8 +1069,9 @@ def _best(families: list, n_sel: int, n_count: int, alpha: float, delta: float, 
     for i in _top(scores, k):
         j = int(np.searchsorted(ends, i, side="right"))
         fos, build = families[j][:2]
-        out.append(Candidate(build(int(i) - (int(ends[j - 1]) if j else 0)), fos, float(scores[i]),
-                             (int(k1[i]), int(k2[i]))))
+        out.append(
+            Candidate(build(int(i) - (int(ends[j - 1]) if j else 0)), fos, float(scores[i]), (int(k1[i]), int(k2[i])))
+        )
     return out
 
 
@@ -956,5 +1085,6 @@ def _value_threshold(values: list, tail: str, ordered: np.ndarray, p: int, missi
     codes = list(ordered[: p + 1] if tail == "lower" else ordered[p:])
     if missing:
         codes.append(values.index(None))
-    return ValueThreshold(tail, float(values[ordered[p]]), tuple(values[c] for c in codes),
-                          tuple(int(c) for c in codes), missing)
+    return ValueThreshold(
+        tail, float(values[ordered[p]]), tuple(values[c] for c in codes), tuple(int(c) for c in codes), missing
+    )

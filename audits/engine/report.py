@@ -20,6 +20,7 @@ saved original stdout. A reader that leaves early (``userdp audit ... | head -1`
 the rest of the result go nowhere, never the exit status: the verdict's status is
 returned all the same (``SafeStream``), so ``set -o pipefail`` sees a violation.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -68,7 +69,7 @@ def _plain(x, pointer: str, nonfinite: dict):
     raise TypeError(f"cannot encode {type(x).__name__} at {pointer or '/'} as JSON")
 
 
-WITNESS_VALUES_MAX = 1000     # values a witness set lists in JSON; the rest are counted and digested
+WITNESS_VALUES_MAX = 1000  # values a witness set lists in JSON; the rest are counted and digested
 
 
 def capped_values(values: list, limit: int = WITNESS_VALUES_MAX) -> dict:
@@ -80,12 +81,16 @@ def capped_values(values: list, limit: int = WITNESS_VALUES_MAX) -> dict:
     if len(values) <= limit:
         return {"values": values}
     text = json.dumps(_plain(values, "", {}), separators=(",", ":"))
-    return {"values": values[:limit], "values_count": len(values),
-            "values_sha256": hashlib.sha256(text.encode()).hexdigest(), "values_truncated": True}
+    return {
+        "values": values[:limit],
+        "values_count": len(values),
+        "values_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "values_truncated": True,
+    }
 
 
 def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")          # RFC 6901, section 3
+    return key.replace("~", "~0").replace("/", "~1")  # RFC 6901, section 3
 
 
 def to_json(schema: str, body: dict) -> str:
@@ -110,7 +115,7 @@ def fmt(x, digits: int = 4) -> str:
         v = float(x)
         if not math.isfinite(v):
             return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-        if v == int(v) and abs(v) < 1e15:                     # a whole number: all its digits
+        if v == int(v) and abs(v) < 1e15:  # a whole number: all its digits
             return str(int(v))
         return f"{v:.{digits}g}"
     return str(x)
@@ -121,8 +126,7 @@ def pct(p: float) -> str:
     return f"{100 * p:.6g}%"
 
 
-def table(rows: list[dict], columns: list[str] | None = None, *, formats: dict | None = None,
-          indent: str = "") -> str:
+def table(rows: list[dict], columns: list[str] | None = None, *, formats: dict | None = None, indent: str = "") -> str:
     """Rows of dicts as an aligned text table; ``formats`` maps a column to a callable."""
     if not rows:
         return ""
@@ -133,8 +137,10 @@ def table(rows: list[dict], columns: list[str] | None = None, *, formats: dict |
     widths = [max(len(c), *(len(row[j]) for row in cells)) for j, c in enumerate(columns)]
 
     def line(values):
-        return indent + "  ".join(v.rjust(w) if num else v.ljust(w)
-                                  for v, w, num in zip(values, widths, numeric)).rstrip()
+        return (
+            indent + "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
+        )
+
     return "\n".join([line(columns)] + [line(row) for row in cells])
 
 
@@ -157,8 +163,7 @@ class Progress:
         t = self.elapsed()
         left = f", ~{_duration(t / done * (total - done))} left" if 0 < done < total else ""
         head = f"{self.label} " if self.label else ""
-        print(f"{head}[{done}/{total}, {_duration(t)} elapsed{left}] {message}".rstrip(),
-              file=self.stream, flush=True)
+        print(f"{head}[{done}/{total}, {_duration(t)} elapsed{left}] {message}".rstrip(), file=self.stream, flush=True)
 
     def note(self, message: str) -> None:
         """A message without a step count (e.g. the harness's own 'pilot 2/4: ...' lines)."""
@@ -208,7 +213,7 @@ class SafeStream(io.TextIOBase):
 
     def _leave(self) -> None:
         self.broken = True
-        try:                                             # nothing more for the departed reader, ever
+        try:  # nothing more for the departed reader, ever
             fd = self._s.fileno()
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, fd)
@@ -230,7 +235,7 @@ class SafeStream(io.TextIOBase):
         return getattr(self._s, "encoding", "utf-8")
 
 
-_RESULTS = None       # the result stream while a command runs under command_output()
+_RESULTS = None  # the result stream while a command runs under command_output()
 
 
 @contextlib.contextmanager
@@ -250,13 +255,16 @@ def command_output(isolate: bool):
         try:
             saved.flush()
             fd_saved = os.dup(1)
-            os.dup2(2, 1)                                # native code and subprocesses: stderr
+            os.dup2(2, 1)  # native code and subprocesses: stderr
         except (OSError, ValueError):
             fd_saved = None
-        if fd_saved is not None and fd == 1:             # the real stdout: write the result to its saved copy
-            result = io.TextIOWrapper(io.FileIO(os.dup(fd_saved), "w"), encoding=getattr(saved, "encoding", None),
-                                      errors=getattr(saved, "errors", None),
-                                      line_buffering=getattr(saved, "line_buffering", False))
+        if fd_saved is not None and fd == 1:  # the real stdout: write the result to its saved copy
+            result = io.TextIOWrapper(
+                io.FileIO(os.dup(fd_saved), "w"),
+                encoding=getattr(saved, "encoding", None),
+                errors=getattr(saved, "errors", None),
+                line_buffering=getattr(saved, "line_buffering", False),
+            )
     _RESULTS = SafeStream(result)
     sys.stdout = sys.stderr if isolate else _RESULTS
     try:

@@ -42,6 +42,7 @@ on them also comes with "some cell it reads not released" added, and {every cell
 released} and its complement are sets too. The discrete tests read a row as a tuple with
 ``None`` in its unreleased cells.
 """
+
 from __future__ import annotations
 
 import signal
@@ -49,13 +50,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MechanismError", "UserCallError", "BadOutputError", "AuditPair", "normalize_pairs", "draw", "encode",
-           "OUTPUT_KINDS", "NO_RELEASE", "released_cells", "released_floats", "released_rows", "is_interrupt",
-           "raised_text", "output_kind_text"]
+__all__ = [
+    "MechanismError",
+    "UserCallError",
+    "BadOutputError",
+    "AuditPair",
+    "normalize_pairs",
+    "draw",
+    "encode",
+    "OUTPUT_KINDS",
+    "NO_RELEASE",
+    "released_cells",
+    "released_floats",
+    "released_rows",
+    "is_interrupt",
+    "raised_text",
+    "output_kind_text",
+]
 
 OUTPUT_KINDS = ("continuous", "vector", "discrete", "categorical")
-NO_RELEASE = None                 # what a one-release mechanism returns when it publishes nothing
-NO_RELEASE_LABEL = "no release"   # how reports and JSON name it
+NO_RELEASE = None  # what a one-release mechanism returns when it publishes nothing
+NO_RELEASE_LABEL = "no release"  # how reports and JSON name it
 
 
 class MechanismError(RuntimeError):
@@ -124,8 +139,9 @@ def _is_pair(obj) -> bool:
         return True
     if isinstance(obj, tuple) and len(obj) == 3 and isinstance(obj[2], str):
         return not any(hasattr(x, "first") and hasattr(x, "second") for x in obj[:2])
-    return isinstance(obj, tuple) and len(obj) == 2 and not any(
-        hasattr(x, "first") and hasattr(x, "second") for x in obj)
+    return (
+        isinstance(obj, tuple) and len(obj) == 2 and not any(hasattr(x, "first") and hasattr(x, "second") for x in obj)
+    )
 
 
 def _one(obj, index: int) -> AuditPair:
@@ -138,8 +154,10 @@ def _one(obj, index: int) -> AuditPair:
     elif isinstance(obj, tuple) and len(obj) == 3 and isinstance(obj[2], str):
         first, second, desc, unit = obj[0], obj[1], obj[2], None
     else:
-        raise TypeError(f"pair {index} must be a 2-tuple (D, D'), a 3-tuple (D, D', description) or have "
-                        f".first/.second, got {type(obj).__name__}")
+        raise TypeError(
+            f"pair {index} must be a 2-tuple (D, D'), a 3-tuple (D, D', description) or have "
+            f".first/.second, got {type(obj).__name__}"
+        )
     desc = desc or f"pair {index}: {_short(first)} vs {_short(second)}"
     return AuditPair(first, second, str(desc), None if unit is None else int(unit), index)
 
@@ -175,35 +193,43 @@ def draw(mechanism, pair: AuditPair, rngs, size: int) -> tuple[np.ndarray, np.nd
     its kind; str outputs are labels, tested as categories."""
     name = mechanism_name(mechanism)
     if hasattr(mechanism, "pair"):
-        mechanism.pair = pair                     # a parallel.Sampler names the pair in its messages
+        mechanism.pair = pair  # a parallel.Sampler names the pair in its messages
     outs = []
     for side, dataset, rng in (("first", pair.first, rngs[0]), ("second", pair.second, rngs[1])):
         where = f"on the {side} dataset of {pair.description!r}"
         try:
             out = mechanism(dataset, rng, size)
         except UserCallError:
-            raise                                 # complete already: the call, the dataset
+            raise  # complete already: the call, the dataset
         except Exception as exc:
             raise MechanismError(f"mechanism {name} raised {type(exc).__name__} {where}: {exc}") from exc
         out = as_outputs(out, f"mechanism {name} {where}")
         if out.ndim == 0 or out.shape[0] != size:
             got = "a single value (shape ())" if out.ndim == 0 else f"{out.shape[0]} outputs (shape {out.shape})"
-            raise BadOutputError(f"mechanism {name} returned {got} {where}; expected {size} outputs "
-                                 f"(shape ({size},) or ({size}, k)), one per row")
+            raise BadOutputError(
+                f"mechanism {name} returned {got} {where}; expected {size} outputs "
+                f"(shape ({size},) or ({size}, k)), one per row"
+            )
         if out.dtype.kind not in "biufU":
-            raise BadOutputError(f"mechanism {name} returned {output_kind_text(out)} {where}; expected numbers, "
-                                 "str labels, or None for no release")
+            raise BadOutputError(
+                f"mechanism {name} returned {output_kind_text(out)} {where}; expected numbers, "
+                "str labels, or None for no release"
+            )
         data = np.ma.getdata(out)
         masked = np.ma.isMaskedArray(out)
         if data.dtype.kind == "f" and np.isnan(data[~np.ma.getmaskarray(out)] if masked else data).any():
             bad = (np.isnan(data) & ~np.ma.getmaskarray(out)).reshape(size, -1).any(1)
-            raise BadOutputError(f"mechanism {name} returned NaN {where} (first at output {int(np.argmax(bad))}, "
-                                 "the call of that number for a one-release mechanism); return None for no release")
+            raise BadOutputError(
+                f"mechanism {name} returned NaN {where} (first at output {int(np.argmax(bad))}, "
+                "the call of that number for a one-release mechanism); return None for no release"
+            )
         outs.append(out)
     outs = _shape_unreleased(outs)
     if outs[0].shape != outs[1].shape:
-        raise BadOutputError(f"mechanism {name} returned different shapes on the two sides of "
-                             f"{pair.description!r}: {outs[0].shape} vs {outs[1].shape}")
+        raise BadOutputError(
+            f"mechanism {name} returned different shapes on the two sides of "
+            f"{pair.description!r}: {outs[0].shape} vs {outs[1].shape}"
+        )
     return outs[0], outs[1]
 
 
@@ -231,7 +257,7 @@ def as_outputs(out, where: str = "mechanism"):
     else:
         try:
             arr = np.asarray(out)
-        except ValueError:                       # rows and None mixed: numpy cannot stack them
+        except ValueError:  # rows and None mixed: numpy cannot stack them
             arr = np.empty(len(out), dtype=object)
             arr[:] = list(out)
         if arr.dtype != object or arr.ndim == 0:
@@ -252,8 +278,10 @@ def as_outputs(out, where: str = "mechanism"):
     rows_mask = mask.reshape(mask.shape[0], -1)
     partial = rows_mask.any(1) != rows_mask.all(1)
     if partial.any() and data.ndim != 2:
-        raise BadOutputError(f"{where}: output {int(np.argmax(partial))} is partly masked; 'no release' masks a whole "
-                         "output, or the cells of a row (a multi-partition release, shape (size, k))")
+        raise BadOutputError(
+            f"{where}: output {int(np.argmax(partial))} is partly masked; 'no release' masks a whole "
+            "output, or the cells of a row (a multi-partition release, shape (size, k))"
+        )
     if not mask.any():
         return data
     return np.ma.MaskedArray(data, mask=np.array(mask))
@@ -267,8 +295,10 @@ def _cell_masked(rows: list, where: str) -> np.ma.MaskedArray:
         if r is not NO_RELEASE:
             cells = np.ravel(np.asarray(r, dtype=object))
             if k is not None and cells.size != k:
-                raise ValueError(f"{where}: multi-partition outputs of {k} and {cells.size} cells; every "
-                                 "output must have the same number of cells")
+                raise ValueError(
+                    f"{where}: multi-partition outputs of {k} and {cells.size} cells; every "
+                    "output must have the same number of cells"
+                )
             k = cells.size
     cells = [np.ravel(np.asarray(r, dtype=object)) if r is not NO_RELEASE else None for r in rows]
     given = [None if c is None else np.array([v is not None for v in c]) for c in cells]
@@ -298,8 +328,11 @@ def _shape_unreleased(outs: list) -> list:
     its own: it takes the other side's."""
     for i in (0, 1):
         o, other = outs[i], outs[1 - i]
-        if np.ma.isMaskedArray(o) and _missing_rows(o).all() and not (
-                np.ma.isMaskedArray(other) and _missing_rows(other).all()):
+        if (
+            np.ma.isMaskedArray(o)
+            and _missing_rows(o).all()
+            and not (np.ma.isMaskedArray(other) and _missing_rows(other).all())
+        ):
             n = o.shape[0]
             outs[i] = np.ma.MaskedArray(np.zeros((n,) + other.shape[1:], other.dtype), mask=True)
     return outs
@@ -309,8 +342,9 @@ def released_rows(outputs) -> tuple[np.ndarray, np.ndarray]:
     """(rows (n, k) of the data, (n,) True where released) of raw outputs."""
     x = as_outputs(outputs)
     n = x.shape[0]
-    return np.asarray(np.ma.getdata(x)).reshape(n, -1), ~_missing_rows(x) if np.ma.isMaskedArray(x) \
-        else np.ones(n, bool)
+    return np.asarray(np.ma.getdata(x)).reshape(n, -1), ~_missing_rows(x) if np.ma.isMaskedArray(x) else np.ones(
+        n, bool
+    )
 
 
 def released_cells(outputs) -> np.ndarray:
@@ -335,10 +369,12 @@ def released_floats(outputs) -> np.ndarray:
 def infer_kind(out: np.ndarray, declared: str | None) -> str:
     """The declared kind, or: str labels -> "categorical" (the only kind for them); integer or
     bool dtype -> "discrete"; rows -> "vector"; else "continuous"."""
-    if out.dtype.kind == "U":                 # str outputs: labels, whose order means nothing
+    if out.dtype.kind == "U":  # str outputs: labels, whose order means nothing
         if declared not in (None, "categorical"):
-            raise ValueError(f"output={declared!r} cannot test str outputs: labels are tested as categories "
-                             "(output='categorical', the default for str outputs)")
+            raise ValueError(
+                f"output={declared!r} cannot test str outputs: labels are tested as categories "
+                "(output='categorical', the default for str outputs)"
+            )
         return "categorical"
     if declared is not None:
         if declared not in OUTPUT_KINDS:
@@ -364,7 +400,7 @@ def encode(a: np.ndarray, b: np.ndarray, kind: str):
             return released_floats(a), released_floats(b), None
         return a.reshape(n).astype(float, copy=False), b.reshape(n).astype(float, copy=False), None
     if kind == "vector":
-        a2, b2 = released_cells(a), released_cells(b)                 # NaN: a cell not released
+        a2, b2 = released_cells(a), released_cells(b)  # NaN: a cell not released
         if np.isinf(a2).any() or np.isinf(b2).any():
             raise ValueError("vector outputs must be finite to be projected")
         return a2, b2, None
@@ -381,7 +417,7 @@ def encode(a: np.ndarray, b: np.ndarray, kind: str):
         values = [tuple(v.item() for v in row) for row in uniq]
     codes[kept] = inv.reshape(-1)
     if not kept.all():
-        codes[~kept] = len(values)                # "no release": one more value, None
+        codes[~kept] = len(values)  # "no release": one more value, None
         values.append(NO_RELEASE)
     return codes[:n], codes[n:], values
 
@@ -397,13 +433,14 @@ def _encode_cells(a, b):
     """Discrete codes of multi-partition rows: each distinct row, with None in its unreleased
     cells, is one value; a row with no cell released is "no release"."""
     n = a.shape[0]
-    both = np.concatenate([released_cells(a), released_cells(b)])     # (2n, k), NaN: not released
+    both = np.concatenate([released_cells(a), released_cells(b)])  # (2n, k), NaN: not released
     gaps = np.isnan(both)
-    key = np.hstack([np.where(gaps, 0.0, both), gaps.astype(float)])    # the gaps are part of the value
+    key = np.hstack([np.where(gaps, 0.0, both), gaps.astype(float)])  # the gaps are part of the value
     uniq, inv = _unique_rows(key)
     k = both.shape[1]
-    values = [None if row[k:].all() else tuple(None if g else _number(v) for v, g in zip(row[:k], row[k:]))
-              for row in uniq]
+    values = [
+        None if row[k:].all() else tuple(None if g else _number(v) for v, g in zip(row[:k], row[k:])) for row in uniq
+    ]
     return inv[:n].reshape(-1), inv[n:].reshape(-1), values
 
 
@@ -419,7 +456,7 @@ def _unique_rows(x: np.ndarray):
     if float(np.prod(np.asarray(radices, dtype=float))) >= 2.0**62:
         return np.unique(x, axis=0, return_inverse=True)
     key = np.zeros(x.shape[0], dtype=np.int64)
-    for (u, inv), r in zip(cols, radices):       # lexicographic: first column most significant
+    for (u, inv), r in zip(cols, radices):  # lexicographic: first column most significant
         key = key * r + inv.reshape(-1)
     _, first, inv = np.unique(key, return_index=True, return_inverse=True)
     return x[first], inv

@@ -8,6 +8,7 @@ record closest to a violation comes first); with a Gaussian-DP claim, by the lar
 and the trade-off score minus mu. Only the top few are confirmed on fresh samples; pilot
 outputs never enter a bound, so ranking costs no confidence.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,7 +26,8 @@ def check_gdp_output(kind: str) -> None:
             "claim: a GaussianDP claim is audited through its trade-off curve with thresholds on "
             "continuous outputs (output='continuous' or 'vector'), and this mechanism's output is "
             "discrete; audit the (eps, delta) the claim implies instead, with the discrete "
-            "(likelihood-ratio value-set) test: claim=ApproxDP(*GaussianDP(mu, delta).as_eps_delta())")
+            "(likelihood-ratio value-set) test: claim=ApproxDP(*GaussianDP(mu, delta).as_eps_delta())"
+        )
 
 
 def check_noise_family_output(kind: str, noise_family) -> None:
@@ -34,11 +36,23 @@ def check_noise_family_output(kind: str, noise_family) -> None:
         raise ValueError(
             f"noise_family={noise_family!r} declares additive continuous noise, and this mechanism's "
             "output is discrete (the value-set test already uses the likelihood ratio of the "
-            "observed frequencies); pass noise_family=None")
+            "observed frequencies); pass noise_family=None"
+        )
 
 
-def best_candidates(a, b, kind: str, values, n_count: int, alpha: float, delta: float, k: int,
-                    *, gdp: bool = False, noise_family: str | None = None):
+def best_candidates(
+    a,
+    b,
+    kind: str,
+    values,
+    n_count: int,
+    alpha: float,
+    delta: float,
+    k: int,
+    *,
+    gdp: bool = False,
+    noise_family: str | None = None,
+):
     """The k best candidate sets on selection outputs a (first) and b (second); for the
     trade-off audit (mu_lb) when ``gdp``. ``noise_family`` adds that family's
     likelihood-ratio statistic for vector outputs; for a scalar output the likelihood ratio
@@ -48,8 +62,10 @@ def best_candidates(a, b, kind: str, values, n_count: int, alpha: float, delta: 
         check_gdp_output(kind)
     check_noise_family_output(kind, noise_family)
     if kind == "continuous" and noise_family is not None and (np.isnan(a).any() or np.isnan(b).any()):
-        raise ValueError(f"noise_family={noise_family!r} declares a release that is always made (a value plus "
-                         "noise), and this mechanism returned 'no release' (None); pass noise_family=None")
+        raise ValueError(
+            f"noise_family={noise_family!r} declares a release that is always made (a value plus "
+            "noise), and this mechanism returned 'no release' (None); pass noise_family=None"
+        )
     if kind == "continuous":
         return choose_continuous(a, b, n_count, alpha, delta, k, gdp=gdp, noise_family=noise_family)
     if kind == "vector":
@@ -57,9 +73,21 @@ def best_candidates(a, b, kind: str, values, n_count: int, alpha: float, delta: 
     return choose_discrete(a, b, values, n_count, alpha, delta, k, ordered=kind == "discrete")
 
 
-def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: int,
-               alpha: float, output: str | None, progress=None, mu: float | None = None,
-               noise_family: str | None = None, transform=None) -> tuple[list[int], list]:
+def rank_pairs(
+    mechanism,
+    pairs,
+    claims,
+    seeds,
+    *,
+    pilot_samples: int,
+    n_count: int,
+    alpha: float,
+    output: str | None,
+    progress=None,
+    mu: float | None = None,
+    noise_family: str | None = None,
+    transform=None,
+) -> tuple[list[int], list]:
     """(order, failures): the indices of the pairs whose pilot ran, from most to least
     promising (by pilot score - eps, or with a Gaussian-DP claim ``mu``, the larger of that
     and trade-off score - mu), and [(index, MechanismError)] for the pairs whose mechanism
@@ -68,7 +96,7 @@ def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: 
     keys, failures = [], []
     for i, (pair, (eps, delta), ss) in enumerate(zip(pairs, claims, seeds)):
         rngs = [np.random.default_rng(s) for s in ss.spawn(2)]
-        mechanism.pair = pair                       # names the pair in the sampler's progress lines
+        mechanism.pair = pair  # names the pair in the sampler's progress lines
         try:
             a, b = draw(mechanism, pair, rngs, pilot_samples)
         except MechanismError as exc:
@@ -85,8 +113,7 @@ def rank_pairs(mechanism, pairs, claims, seeds, *, pilot_samples: int, n_count: 
         keys.append(best[0].score - eps if best else -np.inf)
         text = f"score {keys[-1] + eps:.4f}"
         if mu is not None:
-            g = best_candidates(ea, eb, kind, values, n_count, alpha, delta, 1, gdp=True,
-                                noise_family=noise_family)
+            g = best_candidates(ea, eb, kind, values, n_count, alpha, delta, 1, gdp=True, noise_family=noise_family)
             g_key = g[0].score - mu if g else -np.inf
             keys[-1] = max(keys[-1], g_key)
             text += f", mu score {g_key + mu:.4f}"

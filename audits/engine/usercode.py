@@ -3,6 +3,7 @@ the import path, calling it as a watched region, and the two errors that set the
 (``UsageError``, 2: bad input to userdp; ``UserCodeError``, 3: the user's code raised). Used by
 ``userdp audit`` (audits/cli/targets.py), ``userdp validate`` and ``userdp bench``.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -38,8 +39,7 @@ def user_code(what: str, f, *args, **kwargs):
             raise UserCodeError(f"{what} {raised_text(exc)}") from exc
 
 
-def import_user_module(target: str, what: str = "an external mechanism is module:callable",
-                       usage_error: type = None):
+def import_user_module(target: str, what: str = "an external mechanism is module:callable", usage_error: type = None):
     """(module, attribute) of ``module:attribute``, imported with the current directory on the
     import path, as ``python -m`` does. A malformed text or a module that cannot be found is
     ``usage_error`` (default ``UsageError``; exit 2); a module that raises on import is the

@@ -55,6 +55,7 @@ probability >= POWER = 0.9 at that effect (``t_power``, ``replications_for_power
 ``median_power``, ``median_replications`` for order statistics). When the effect measured
 here is smaller than the design's, the claim may be undecided: the interval says by how much.
 """
+
 from __future__ import annotations
 
 import math
@@ -68,16 +69,39 @@ from userdp.reference._checks import check_finite_array, check_int, check_real
 
 from userdp.audits.engine.report import fmt
 
-__all__ = ["HOLDS", "FAILS", "UNDECIDED", "VERDICTS", "ERROR", "POWER", "Interval", "exact", "mean", "normal",
-           "ratio", "max_normal", "median", "refutable", "all_of", "any_of", "claim", "decide", "check_claims",
-           "t_power", "replications_for_power", "median_bounds_index", "median_power", "median_replications"]
+__all__ = [
+    "HOLDS",
+    "FAILS",
+    "UNDECIDED",
+    "VERDICTS",
+    "ERROR",
+    "POWER",
+    "Interval",
+    "exact",
+    "mean",
+    "normal",
+    "ratio",
+    "max_normal",
+    "median",
+    "refutable",
+    "all_of",
+    "any_of",
+    "claim",
+    "decide",
+    "check_claims",
+    "t_power",
+    "replications_for_power",
+    "median_bounds_index",
+    "median_power",
+    "median_replications",
+]
 
 HOLDS, FAILS, UNDECIDED = "holds", "fails", "undecided"
 VERDICTS = (HOLDS, FAILS, UNDECIDED)
-ERROR = 1e-4          # per reproduction: Pr[some decided verdict is wrong] <= ERROR
-POWER = 0.9           # the design's probability of deciding "holds" at the paper's effect
+ERROR = 1e-4  # per reproduction: Pr[some decided verdict is wrong] <= ERROR
+POWER = 0.9  # the design's probability of deciding "holds" at the paper's effect
 METHODS = ("exact", "t", "normal", "ratio (log, delta method)", "order statistics", "lower confidence bound")
-MAX_N = 10**7         # replications: the supported range of the power searches
+MAX_N = 10**7  # replications: the supported range of the power searches
 _INF = math.inf
 
 
@@ -130,23 +154,25 @@ def _optional_n(n) -> int | None:
 class Interval:
     """A confidence interval [low, high] for theta, the claim's region (above, below) and
     the verdict the rule gives (module docstring). Built by the comparisons below."""
+
     what: str
     estimate: float
     low: float
     high: float
-    above: float = -_INF            # the claim: above < theta < below (closed for exact and lower bounds)
+    above: float = -_INF  # the claim: above < theta < below (closed for exact and lower bounds)
     below: float = _INF
     method: str = "exact"
-    level: float | None = None      # two-sided level 1 - 2 alpha (one-sided 1 - alpha for a lower bound)
-    n: int | None = None            # replications behind the interval
-    strict: bool = False            # exact only: the region is open
+    level: float | None = None  # two-sided level 1 - 2 alpha (one-sided 1 - alpha for a lower bound)
+    n: int | None = None  # replications behind the interval
+    strict: bool = False  # exact only: the region is open
 
     def __post_init__(self):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         if not self.above < self.below:
-            raise ValueError(f"the claim's region must be non-empty: above = {self.above!r} < below = "
-                             f"{self.below!r} is violated")
+            raise ValueError(
+                f"the claim's region must be non-empty: above = {self.above!r} < below = {self.below!r} is violated"
+            )
         if math.isnan(self.low) or math.isnan(self.high) or self.low > self.high:
             raise ValueError(f"{self.what}: interval [{self.low!r}, {self.high!r}] must have low <= high, no NaN")
 
@@ -191,23 +217,42 @@ class Interval:
         return gap / width if math.isfinite(width) and width > 0 else gap
 
     def to_dict(self) -> dict:
-        return {"what": self.what, "estimate": self.estimate, "low": self.low, "high": self.high,
-                "region": {"above": self.above, "below": self.below, "closed": self.closed},
-                "method": self.method, "level": self.level, "n": self.n, "verdict": self.verdict,
-                "text": self.text()}
+        return {
+            "what": self.what,
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "region": {"above": self.above, "below": self.below, "closed": self.closed},
+            "method": self.method,
+            "level": self.level,
+            "n": self.n,
+            "verdict": self.verdict,
+            "text": self.text(),
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> "Interval":
         """The inverse of ``to_dict`` (an exact interval's openness is read from ``closed``)."""
         r = d["region"]
-        return cls(d["what"], d["estimate"], d["low"], d["high"], r["above"], r["below"], d["method"], d["level"],
-                   d["n"], strict=d["method"] == "exact" and not r["closed"])
+        return cls(
+            d["what"],
+            d["estimate"],
+            d["low"],
+            d["high"],
+            r["above"],
+            r["below"],
+            d["method"],
+            d["level"],
+            d["n"],
+            strict=d["method"] == "exact" and not r["closed"],
+        )
 
 
 @dataclass(frozen=True)
 class _Comparison:
     """A comparison not yet built: ``build(alpha)`` gives its Interval with each end at
     one-sided level alpha; ``units``: how many such ends its verdict can rely on (0 when exact)."""
+
     units: int
     build: Callable[[float], Interval]
 
@@ -215,6 +260,7 @@ class _Comparison:
 @dataclass(frozen=True)
 class _Group:
     """Comparisons combined by "all" (every one must hold) or "any" (one suffices)."""
+
     combine: str
     parts: tuple
 
@@ -227,12 +273,16 @@ def _parts(parts, name: str) -> tuple:
     if isinstance(parts, (_Comparison, _Group)):
         return (parts,)
     if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
-        raise TypeError(f"{name} must be a comparison (exact, mean, normal, ratio, max_normal, median, refutable), "
-                        f"a group (all_of, any_of) or a sequence of them, got {type(parts).__name__}")
+        raise TypeError(
+            f"{name} must be a comparison (exact, mean, normal, ratio, max_normal, median, refutable), "
+            f"a group (all_of, any_of) or a sequence of them, got {type(parts).__name__}"
+        )
     out = tuple(parts)
     if not out or not all(isinstance(c, (_Comparison, _Group)) for c in out):
-        raise TypeError(f"{name} must hold one or more comparisons or groups (exact, mean, normal, ratio, "
-                        f"max_normal, median, refutable, all_of, any_of), got {out!r:.200}")
+        raise TypeError(
+            f"{name} must hold one or more comparisons or groups (exact, mean, normal, ratio, "
+            f"max_normal, median, refutable, all_of, any_of), got {out!r:.200}"
+        )
     return out
 
 
@@ -273,6 +323,7 @@ def mean(what: str, samples, *, above=None, below=None) -> _Comparison:
             return Interval(what, m, -_INF, _INF, a, b, "t", 1 - 2 * alpha, 1)
         h = float(stats.t.isf(alpha, x.size - 1)) * float(x.std(ddof=1) / math.sqrt(x.size))
         return Interval(what, m, m - h, m + h, a, b, "t", 1 - 2 * alpha, int(x.size))
+
     return _Comparison(_sides(a, b), build)
 
 
@@ -287,6 +338,7 @@ def normal(what: str, estimate, se, *, above=None, below=None, n=None) -> _Compa
     def build(alpha):
         h = float(stats.norm.isf(alpha)) * s
         return Interval(what, m, m - h, m + h, a, b, "normal", 1 - 2 * alpha, n)
+
     return _Comparison(_sides(a, b), build)
 
 
@@ -307,8 +359,10 @@ def ratio(what: str, num, num_se, den, den_se, *, above=None, below=None, n=None
     def build(alpha):
         r, s = p / q, math.hypot(sp / p, sq / q)
         z = float(stats.norm.isf(alpha))
-        return Interval(what, r, r * math.exp(-z * s), r * math.exp(z * s), a, b, "ratio (log, delta method)",
-                        1 - 2 * alpha, n)
+        return Interval(
+            what, r, r * math.exp(-z * s), r * math.exp(z * s), a, b, "ratio (log, delta method)", 1 - 2 * alpha, n
+        )
+
     return _Comparison(_sides(a, b), build)
 
 
@@ -329,8 +383,18 @@ def max_normal(what: str, estimates, ses, *, above=None, below=None) -> _Compari
 
     def build(alpha):
         h = float(stats.norm.isf(alpha)) * se
-        return Interval(what, float(est.max()), float((est - h).max()), float((est + h).max()), a, b, "normal",
-                        1 - 2 * alpha, int(est.size))
+        return Interval(
+            what,
+            float(est.max()),
+            float((est - h).max()),
+            float((est + h).max()),
+            a,
+            b,
+            "normal",
+            1 - 2 * alpha,
+            int(est.size),
+        )
+
     return _Comparison(int(est.size) * _sides(a, b), build)
 
 
@@ -340,7 +404,7 @@ def median_bounds_index(n, alpha) -> int:
     <= alpha (at most j - 1 values <= the median happens with at most that probability,
     since each is <= it with probability >= 1/2)."""
     n, alpha = check_int(n, "n", lo=1, hi=MAX_N), _alpha(alpha)
-    j = int(stats.binom.ppf(alpha, n, 0.5))          # smallest k with cdf(k) >= alpha
+    j = int(stats.binom.ppf(alpha, n, 0.5))  # smallest k with cdf(k) >= alpha
     while j >= 0 and stats.binom.cdf(j, n, 0.5) > alpha:
         j -= 1
     return j + 1
@@ -359,6 +423,7 @@ def median(what: str, samples, *, above=None, below=None) -> _Comparison:
         j = median_bounds_index(int(x.size), alpha)
         lo, hi = (float(x[j - 1]), float(x[x.size - j])) if j >= 1 else (-_INF, _INF)
         return Interval(what, float(np.median(x)), lo, hi, a, b, "order statistics", 1 - 2 * alpha, int(x.size))
+
     return _Comparison(_sides(a, b), build)
 
 
@@ -378,6 +443,7 @@ def refutable(what: str, lower_bound, *, below) -> _Comparison:
         if math.isnan(lb):
             raise ValueError(f"{what}: the lower bound is NaN")
         return Interval(what, lb, lb, _INF, a, b, "lower confidence bound", 1 - alpha)
+
     return _Comparison(1, build)
 
 
@@ -439,11 +505,19 @@ def decide(claims, *, error=ERROR) -> list[dict]:
     for c in claims:
         intervals: list[Interval] = []
         verdict = _evaluate(c.group, alpha, intervals)
-        out.append({"statement": c.statement, "verdict": verdict,
-                    "holds": {HOLDS: True, FAILS: False, UNDECIDED: None}[verdict],
-                    "evidence": c.evidence, "combine": _structure(c.group, iter(range(len(intervals)))),
-                    "alpha": alpha if c.group.units else None, "error": error, "interval_ends": k,
-                    "intervals": [i.to_dict() for i in intervals]})
+        out.append(
+            {
+                "statement": c.statement,
+                "verdict": verdict,
+                "holds": {HOLDS: True, FAILS: False, UNDECIDED: None}[verdict],
+                "evidence": c.evidence,
+                "combine": _structure(c.group, iter(range(len(intervals)))),
+                "alpha": alpha if c.group.units else None,
+                "error": error,
+                "interval_ends": k,
+                "intervals": [i.to_dict() for i in intervals],
+            }
+        )
     return out
 
 
@@ -453,10 +527,16 @@ def check_claims(claims, name: str = "reproduction") -> None:
     if not isinstance(claims, list):
         raise TypeError(f"claims of {name} must be a list, got {type(claims).__name__}")
     for i, c in enumerate(claims):
-        if not isinstance(c, dict) or c.get("verdict") not in VERDICTS or not isinstance(c.get("intervals"), list) \
-                or not c["intervals"]:
-            raise TypeError(f"claims of {name}: claim {i} must be a dict with a verdict in {VERDICTS} and its "
-                            f"intervals (build claims with userdp.audits.engine.verdicts.decide), got {c!r:.200}")
+        if (
+            not isinstance(c, dict)
+            or c.get("verdict") not in VERDICTS
+            or not isinstance(c.get("intervals"), list)
+            or not c["intervals"]
+        ):
+            raise TypeError(
+                f"claims of {name}: claim {i} must be a dict with a verdict in {VERDICTS} and its "
+                f"intervals (build claims with userdp.audits.engine.verdicts.decide), got {c!r:.200}"
+            )
 
 
 # ------------------------------------------------------------------ power
@@ -474,7 +554,7 @@ def replications_for_power(effect_over_sd, alpha, power=POWER, n_max=100_000) ->
     if not d > 0:
         raise ValueError(f"effect_over_sd must be > 0, got {d!r}")
     power, n_max = _alpha(power, "power", hi=1.0), check_int(n_max, "n_max", lo=2, hi=MAX_N)
-    lo = 2                                           # power increases with n: bisect on [2, n_max]
+    lo = 2  # power increases with n: bisect on [2, n_max]
     if t_power(d, n_max, alpha) < power:
         raise ValueError(f"no n <= n_max = {n_max} reaches power {power} at effect_over_sd {d}")
     hi = n_max
@@ -506,8 +586,8 @@ def median_replications(p_below, alpha, power=POWER, n_max=200_000) -> int:
     power, n_max = _alpha(power, "power", hi=1.0), check_int(n_max, "n_max", lo=1, hi=MAX_N)
     for start in range(1, n_max + 1, 4096):
         n = np.arange(start, min(start + 4096, n_max + 1))
-        k = stats.binom.ppf(alpha, n, 0.5)                               # smallest k with cdf(k) >= alpha
-        k = np.where(stats.binom.cdf(k, n, 0.5) > alpha, k - 1, k)       # largest k with cdf(k) <= alpha: j - 1
+        k = stats.binom.ppf(alpha, n, 0.5)  # smallest k with cdf(k) >= alpha
+        k = np.where(stats.binom.cdf(k, n, 0.5) > alpha, k - 1, k)  # largest k with cdf(k) <= alpha: j - 1
         ok = np.flatnonzero(np.where(k >= 0, stats.binom.cdf(k, n, p), 0.0) >= power)
         if ok.size:
             return int(n[ok[0]])

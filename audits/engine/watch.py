@@ -23,6 +23,7 @@ fields at 40 region start and 48 call start (``time.monotonic()``, which is one 
 every process on the machine); int64 at 56 the region's first call index; the label's
 UTF-8 bytes from 64.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -33,18 +34,33 @@ import signal
 import tempfile
 import time
 
-__all__ = ["ENV", "SLOT_BYTES", "Slot", "SlotView", "slot", "use", "directory", "region", "read_all",
-           "read_slot", "configure", "settings", "exit_text", "make_directory", "DEFAULT_DEADLINE",
-           "DEFAULT_TIMEOUT"]
+__all__ = [
+    "ENV",
+    "SLOT_BYTES",
+    "Slot",
+    "SlotView",
+    "slot",
+    "use",
+    "directory",
+    "region",
+    "read_all",
+    "read_slot",
+    "configure",
+    "settings",
+    "exit_text",
+    "make_directory",
+    "DEFAULT_DEADLINE",
+    "DEFAULT_TIMEOUT",
+]
 
 ENV = "USERDP_WATCH"
 SLOT_BYTES = 1024
 LABEL_AT = 64
 LABEL_MAX = SLOT_BYTES - LABEL_AT
-STATE, INDEX, CALLS, SEQ, LABEL_LEN, FIRST = 0, 1, 2, 3, 4, 7   # int64 fields
-REGION_T, CALL_T = 5, 6                                         # float64 fields
-DEFAULT_DEADLINE = 10.0   # seconds: a call running longer is reported as slow
-DEFAULT_TIMEOUT = 600.0   # seconds: a call running longer is taken to hang and ended
+STATE, INDEX, CALLS, SEQ, LABEL_LEN, FIRST = 0, 1, 2, 3, 4, 7  # int64 fields
+REGION_T, CALL_T = 5, 6  # float64 fields
+DEFAULT_DEADLINE = 10.0  # seconds: a call running longer is reported as slow
+DEFAULT_TIMEOUT = 600.0  # seconds: a call running longer is taken to hang and ended
 _SETTINGS = "settings"
 
 
@@ -86,8 +102,8 @@ class Slot:
 
     def _write(self, label: str, calls: int) -> None:
         data = label.encode("utf-8", "replace")[:LABEL_MAX]
-        self.ints[STATE] = 0                                  # a reader skips a half-written slot
-        self._buf[LABEL_AT:LABEL_AT + len(data)] = data
+        self.ints[STATE] = 0  # a reader skips a half-written slot
+        self._buf[LABEL_AT : LABEL_AT + len(data)] = data
         self.ints[LABEL_LEN] = len(data)
         self.ints[CALLS], self.ints[INDEX], self.ints[FIRST] = calls, -1, 0
         self.ints[SEQ] += 1
@@ -97,11 +113,11 @@ class Slot:
 
     def label(self) -> str:
         n = max(0, min(int(self.ints[LABEL_LEN]), LABEL_MAX))
-        return bytes(self._buf[LABEL_AT:LABEL_AT + n]).decode("utf-8", "replace")
+        return bytes(self._buf[LABEL_AT : LABEL_AT + n]).decode("utf-8", "replace")
 
 
-_DIR = None                  # the watch directory this process writes into (None: private slot)
-_SLOT: tuple | None = None   # (pid, Slot): a forked child makes its own
+_DIR = None  # the watch directory this process writes into (None: private slot)
+_SLOT: tuple | None = None  # (pid, Slot): a forked child makes its own
 
 
 def make_directory(kind: str) -> str:
@@ -115,7 +131,7 @@ def make_directory(kind: str) -> str:
     except OSError:
         names = []
     for name in names:
-        owner = name[len(prefix):].split("-")[0] if name.startswith(prefix) else ""
+        owner = name[len(prefix) :].split("-")[0] if name.startswith(prefix) else ""
         if owner.isdigit() and not _pid_alive(int(owner)):
             path = os.path.join(root, name)
             try:
@@ -158,7 +174,7 @@ def slot() -> Slot:
         d = directory()
         try:
             s = Slot(None if d is None else os.path.join(d, str(pid)))
-        except OSError:                          # the directory went away: nobody is watching
+        except OSError:  # the directory went away: nobody is watching
             s = Slot(None)
         _SLOT = (pid, s)
     return _SLOT[1]
@@ -188,7 +204,7 @@ class SlotView:
         self.first = int(ints[FIRST])
         self.region_t, self.call_t = float(floats[REGION_T]), float(floats[CALL_T])
         n = max(0, min(int(ints[LABEL_LEN]), LABEL_MAX))
-        self.label = bytes(raw[LABEL_AT:LABEL_AT + n]).decode("utf-8", "replace")
+        self.label = bytes(raw[LABEL_AT : LABEL_AT + n]).decode("utf-8", "replace")
 
     def where(self) -> str:
         """The call, as a message names it: "<label>, call 17 of 5000" or "<label>"."""
@@ -258,12 +274,19 @@ def exit_text(code: int | None) -> str:
     if code is None:
         return "it ended (how is unknown)"
     if code >= 0:
-        return (f"it exited with status {code} in the middle of the call, without a result (os._exit({code}) "
-                "or an equivalent, in the code or a library it calls)")
+        return (
+            f"it exited with status {code} in the middle of the call, without a result (os._exit({code}) "
+            "or an equivalent, in the code or a library it calls)"
+        )
     try:
         name = signal.Signals(-code).name
     except ValueError:
         name = f"signal {-code}"
-    why = (" (a crash in native code)" if name in _CRASH else
-           " (from outside, or by the out-of-memory killer)" if name == "SIGKILL" else "")
+    why = (
+        " (a crash in native code)"
+        if name in _CRASH
+        else " (from outside, or by the out-of-memory killer)"
+        if name == "SIGKILL"
+        else ""
+    )
     return f"it was killed by {name}{why}"

@@ -30,6 +30,7 @@ lack) from the space's own starting points and from ``random_starts`` uniform po
 and keeps the best. A search is a lower bound on the worst case, never a proof that none
 is worse; the ratio of the best pair found is exact (no sampling).
 """
+
 from __future__ import annotations
 
 import math
@@ -68,7 +69,9 @@ class Space:
         try:
             b = np.asarray(self.bounds, dtype=float)
         except (TypeError, ValueError):
-            raise TypeError(f"space bounds must be a list of (lo, hi) pairs of reals, got {self.bounds!r:.80}") from None
+            raise TypeError(
+                f"space bounds must be a list of (lo, hi) pairs of reals, got {self.bounds!r:.80}"
+            ) from None
         if b.ndim != 2 or b.shape[1] != 2 or b.shape[0] == 0:
             raise ValueError(f"space bounds must be a non-empty list of (lo, hi) pairs, got shape {b.shape}")
         if not (np.all(np.isfinite(b)) and np.all(b[:, 0] <= b[:, 1])):
@@ -81,30 +84,40 @@ class Space:
             except (TypeError, ValueError):
                 raise TypeError(f"space starts must be vectors of reals, got {s!r:.80}") from None
             if s.shape != (b.shape[0],) or not (np.all(s >= b[:, 0]) and np.all(s <= b[:, 1])):
-                raise ValueError(f"space starts must be points of the box ({b.shape[0]} parameters within bounds), got {s!r}")
+                raise ValueError(
+                    f"space starts must be points of the box ({b.shape[0]} parameters within bounds), got {s!r}"
+                )
 
 
 @dataclass(frozen=True)
 class WhiteboxResult:
-    ratio: float                     # the best realised ratio found (exact for that pair)
+    ratio: float  # the best realised ratio found (exact for that pair)
     theta: tuple[float, ...]
     space: str
     pair: tuple[Any, Any] = field(repr=False)
     description: str = ""
     evaluations: int = 0
-    per_space: dict = field(default_factory=dict)   # space name -> best ratio there
+    per_space: dict = field(default_factory=dict)  # space name -> best ratio there
 
     def to_dict(self) -> dict:
-        return {"ratio": self.ratio, "theta": list(self.theta), "space": self.space,
-                "description": self.description, "evaluations": self.evaluations, "per_space": dict(self.per_space)}
+        return {
+            "ratio": self.ratio,
+            "theta": list(self.theta),
+            "space": self.space,
+            "description": self.description,
+            "evaluations": self.evaluations,
+            "per_space": dict(self.per_space),
+        }
 
 
 def _family_norm(noise, sensitivity) -> int:
     if not isinstance(noise, NoiseModel):
         raise TypeError(f"noise must be a userdp.audits.engine.ceiling.NoiseModel, got {type(noise).__name__}")
     if noise.family == "gaussian" and sensitivity is None:
-        raise ValueError("sensitivity must be given for gaussian noise: its privacy loss has no single ratio "
-                         "(its eps depends on delta), so the ratio is taken to the declared L2 sensitivity")
+        raise ValueError(
+            "sensitivity must be given for gaussian noise: its privacy loss has no single ratio "
+            "(its eps depends on delta), so the ratio is taken to the declared L2 sensitivity"
+        )
     return _NORMS[noise.family]
 
 
@@ -128,8 +141,17 @@ def realised_ratio(noise: NoiseModel, first, second, epsilon: float, sensitivity
     return shift / (epsilon * b1)
 
 
-def search(noise: NoiseModel, spaces, epsilon: float, *, sensitivity: float | None = None,
-           random_starts: int = 6, seed: int = 0, maxiter: int = 200, progress=None) -> WhiteboxResult:
+def search(
+    noise: NoiseModel,
+    spaces,
+    epsilon: float,
+    *,
+    sensitivity: float | None = None,
+    random_starts: int = 6,
+    seed: int = 0,
+    maxiter: int = 200,
+    progress=None,
+) -> WhiteboxResult:
     """The pair of largest realised ratio over ``spaces`` (module docstring)."""
     _family_norm(noise, sensitivity)
     epsilon = check_epsilon(epsilon)
@@ -153,24 +175,23 @@ def search(noise: NoiseModel, spaces, epsilon: float, *, sensitivity: float | No
         evals = []
 
         def objective(theta):
-            theta = np.clip(theta, lo, hi)                # the optimisers may step on the boundary
+            theta = np.clip(theta, lo, hi)  # the optimisers may step on the boundary
             r = realised_ratio(noise, *space.build(theta), epsilon, sensitivity)
             evals.append(1)
             return -r if math.isfinite(r) else -1e300
 
         starts = [np.asarray(s, float) for s in space.starts]
         starts += [rng.uniform(lo, hi) for _ in range(random_starts)]
-        starts = starts or [(lo + hi) / 2]                # no start given: the box's centre
+        starts = starts or [(lo + hi) / 2]  # no start given: the box's centre
         top = (-math.inf, None)
         for x0 in starts:
             for method in ("L-BFGS-B", "Nelder-Mead"):
-                res = minimize(objective, x0, method=method, bounds=list(zip(lo, hi)),
-                               options={"maxiter": maxiter})
+                res = minimize(objective, x0, method=method, bounds=list(zip(lo, hi)), options={"maxiter": maxiter})
                 theta = np.clip(res.x, lo, hi)
                 r = realised_ratio(noise, *space.build(theta), epsilon, sensitivity)
                 if r > top[0]:
                     top = (r, theta)
-                x0 = theta                                # Nelder-Mead polishes L-BFGS-B's point
+                x0 = theta  # Nelder-Mead polishes L-BFGS-B's point
         per_space[space.name] = top[0]
         evaluations += len(evals)
         if progress is not None:
@@ -179,5 +200,9 @@ def search(noise: NoiseModel, spaces, epsilon: float, *, sensitivity: float | No
             best = (top[0], top[1], space)
     ratio, theta, space = best
     pair = space.build(theta)
-    text = space.describe(theta) if space.describe is not None else f"{space.name} at theta = {np.round(theta, 4).tolist()}"
+    text = (
+        space.describe(theta)
+        if space.describe is not None
+        else f"{space.name} at theta = {np.round(theta, 4).tolist()}"
+    )
     return WhiteboxResult(float(ratio), tuple(map(float, theta)), space.name, pair, text, evaluations, per_space)

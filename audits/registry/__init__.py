@@ -29,6 +29,7 @@ An ``AuditSetup`` whose release is additive noise of a known family on a noise-f
 statistic declares it (``noise=NoiseModel(family, statistic, scale)``, ``audits/engine/ceiling.py``):
 the report then gives the statistical ceiling and the audit's efficiency against it.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -38,20 +39,30 @@ from typing import Any, Callable, Mapping, Sequence
 
 from userdp.audits.engine.ceiling import NoiseModel
 
-__all__ = ["AuditSetup", "Entry", "register", "all_entries", "get", "register_reproduction",
-           "get_reproduction", "all_reproductions", "KINDS", "EXPECTED"]
+__all__ = [
+    "AuditSetup",
+    "Entry",
+    "register",
+    "all_entries",
+    "get",
+    "register_reproduction",
+    "get_reproduction",
+    "all_reproductions",
+    "KINDS",
+    "EXPECTED",
+]
 
 KINDS = ("reference", "control", "planted")
 EXPECTED = ("no violation found", "violation")
-OUTPUTS = ("continuous", "vector", "discrete", "categorical")   # sampling.OUTPUT_KINDS
+OUTPUTS = ("continuous", "vector", "discrete", "categorical")  # sampling.OUTPUT_KINDS
 
 
 @dataclass(frozen=True)
 class AuditSetup:
-    mechanism: Callable            # (dataset, rng, size) -> ndarray
-    pairs: Sequence                # candidate neighbouring pairs (NeighbourPair or 2-tuples)
-    claim: Any                     # a userdp.reference.claims claim
-    output: str = "continuous"     # one of OUTPUTS (audits/engine/sampling.py says what each means)
+    mechanism: Callable  # (dataset, rng, size) -> ndarray
+    pairs: Sequence  # candidate neighbouring pairs (NeighbourPair or 2-tuples)
+    claim: Any  # a userdp.reference.claims claim
+    output: str = "continuous"  # one of OUTPUTS (audits/engine/sampling.py says what each means)
     noise: NoiseModel | None = None  # the release is noise.statistic(D) + noise: gives the ceiling
 
     def __post_init__(self):
@@ -59,25 +70,29 @@ class AuditSetup:
             raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
         if self.noise is not None:
             if not isinstance(self.noise, NoiseModel):
-                raise TypeError(f"noise must be None or a userdp.audits.engine.ceiling.NoiseModel, got {type(self.noise).__name__}")
+                raise TypeError(
+                    f"noise must be None or a userdp.audits.engine.ceiling.NoiseModel, got {type(self.noise).__name__}"
+                )
             if self.output in ("discrete", "categorical"):
-                raise ValueError(f"noise: a {self.noise.family} noise model declares a continuous release, "
-                                 f"but output is {self.output!r} (the ceiling applies to additive continuous noise)")
+                raise ValueError(
+                    f"noise: a {self.noise.family} noise model declares a continuous release, "
+                    f"but output is {self.output!r} (the ceiling applies to additive continuous noise)"
+                )
 
 
 @dataclass(frozen=True)
 class Entry:
-    name: str                      # e.g. "control.laplace", "epasto2020.wa"
-    kind: str                      # "reference" | "control" | "planted"
-    paper: str                     # e.g. "Epasto et al. 2020 (NeurIPS 2020)" or "control"
+    name: str  # e.g. "control.laplace", "epasto2020.wa"
+    kind: str  # "reference" | "control" | "planted"
+    paper: str  # e.g. "Epasto et al. 2020 (NeurIPS 2020)" or "control"
     algorithm: str
     relation: str
-    function: str                  # dotted path of the reference function
-    expected: str                  # "no violation found" | "violation"
+    function: str  # dotted path of the reference function
+    expected: str  # "no violation found" | "violation"
     build: Callable[..., AuditSetup]
     params: Mapping[str, Any] = field(default_factory=dict)
     true_epsilon: float | None = None
-    samples: int | None = None     # per-entry default for --all, if it needs more
+    samples: int | None = None  # per-entry default for --all, if it needs more
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -88,8 +103,7 @@ class Entry:
     def setup(self, **overrides) -> AuditSetup:
         unknown = set(overrides) - set(self.params)
         if unknown:
-            raise ValueError(f"{self.name}: unknown parameter(s) {sorted(unknown)}; "
-                             f"known: {sorted(self.params)}")
+            raise ValueError(f"{self.name}: unknown parameter(s) {sorted(unknown)}; known: {sorted(self.params)}")
         return self.build(**{**self.params, **overrides})
 
 

@@ -28,6 +28,7 @@ and the profile ``PROFILE`` (eps from 0.25 to 1.5). The entries:
 - ``acharya2024.jorgensen-max``, ``-mean`` (d = 1): sampling + uniform estimator at level t,
   claimed at the amplified per-record level min(eps_i, t) (``jorgensen_levels``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,8 +46,8 @@ from userdp.audits.registry import AuditSetup, Entry, register, register_reprodu
 __all__ = ["PROFILE", "audit_dataset", "audit_records", "corner_pairs", "per_record", "realised_share"]
 
 PAPER = "Acharya et al. 2024"
-PROFILE = (0.25, 0.5, 0.75, 1.0, 1.0, 1.25, 1.5, 1.5)   # public eps_i of the audit dataset
-SAMPLES = 1_000_000          # one L2-Laplace draw per release: 10^6 take ~1 s in d <= 2
+PROFILE = (0.25, 0.5, 0.75, 1.0, 1.0, 1.25, 1.5, 1.5)  # public eps_i of the audit dataset
+SAMPLES = 1_000_000  # one L2-Laplace draw per release: 10^6 take ~1 s in d <= 2
 JORGENSEN_SAMPLES = 100_000  # one Poisson sample per release, equal kept sets solved once: ~2 s
 
 
@@ -71,8 +72,9 @@ def corner_pairs(D: UserDataset, records) -> list[NeighbourPair]:
     for i in records:
         a = A.RELATION.neighbour(D, i, ones, -1.0)
         b = A.RELATION.neighbour(D, i, ones, 1.0)
-        pairs.append(NeighbourPair(a, b, A.RELATION.name, int(i),
-                                   f"record {i} (eps_i = {D.epsilons[i]:g}): x = 1, y = -1 vs +1"))
+        pairs.append(
+            NeighbourPair(a, b, A.RELATION.name, int(i), f"record {i} (eps_i = {D.epsilons[i]:g}): x = 1, y = -1 vs +1")
+        )
     return pairs
 
 
@@ -107,9 +109,10 @@ def build_nonpersonalized(Lambda: float = 100.0) -> AuditSetup:
     def mechanism(dataset, rng, size):
         return A.nonpersonalized_mechanism(dataset, rng, size, Lambda=Lambda)
 
-    flat = lambda ds: ds.with_fields(epsilons=A.nonpersonalized_epsilons(ds))     # noqa: E731
-    noise = NoiseModel("l2laplace", lambda ds: A.statistic(flat(ds), Lambda),
-                       lambda ds: A.noise_scale(flat(ds), Lambda))
+    flat = lambda ds: ds.with_fields(epsilons=A.nonpersonalized_epsilons(ds))  # noqa: E731
+    noise = NoiseModel(
+        "l2laplace", lambda ds: A.statistic(flat(ds), Lambda), lambda ds: A.noise_scale(flat(ds), Lambda)
+    )
     return AuditSetup(mechanism, corner_pairs(D, audit_records()), A.claim(D), output="vector", noise=noise)
 
 
@@ -132,25 +135,64 @@ def build_jorgensen_mean(Lambda: float = 100.0) -> AuditSetup:
     return _jorgensen_setup("mean", Lambda)
 
 
-_COMMON = dict(kind="reference", paper=PAPER, relation=A.RELATION.name, expected="no violation found",
-               true_epsilon=None)
-register(Entry(name="acharya2024.pdp-op", algorithm="Algorithm 1 (PDP-OP), eta of Theorem 3.2, d = 1",
-               function="userdp.reference.acharya2024.mechanism", build=build_pdp_op,
-               params={"Lambda": 100.0}, samples=SAMPLES, **_COMMON))
-register(Entry(name="acharya2024.pdp-op-d2", algorithm="Algorithm 1 (PDP-OP), eta of Theorem 3.2, d = 2",
-               function="userdp.reference.acharya2024.mechanism", build=build_pdp_op_d2,
-               params={"Lambda": 100.0}, samples=SAMPLES, **_COMMON))
-register(Entry(name="acharya2024.nonpersonalized", algorithm="output perturbation at min eps (the §4 baseline), d = 1",
-               function="userdp.reference.acharya2024.nonpersonalized_mechanism", build=build_nonpersonalized,
-               params={"Lambda": 100.0}, samples=SAMPLES, **_COMMON))
-register(Entry(name="acharya2024.jorgensen-max",
-               algorithm="Jorgensen et al. 2015 sampling at t = max eps + uniform estimator, d = 1",
-               function="userdp.reference.acharya2024.jorgensen_mechanism", build=build_jorgensen_max,
-               params={"Lambda": 100.0}, samples=JORGENSEN_SAMPLES, **_COMMON))
-register(Entry(name="acharya2024.jorgensen-mean",
-               algorithm="Jorgensen et al. 2015 sampling at t = mean eps + uniform estimator, d = 1",
-               function="userdp.reference.acharya2024.jorgensen_mechanism", build=build_jorgensen_mean,
-               params={"Lambda": 100.0}, samples=JORGENSEN_SAMPLES, **_COMMON))
+_COMMON = dict(
+    kind="reference", paper=PAPER, relation=A.RELATION.name, expected="no violation found", true_epsilon=None
+)
+register(
+    Entry(
+        name="acharya2024.pdp-op",
+        algorithm="Algorithm 1 (PDP-OP), eta of Theorem 3.2, d = 1",
+        function="userdp.reference.acharya2024.mechanism",
+        build=build_pdp_op,
+        params={"Lambda": 100.0},
+        samples=SAMPLES,
+        **_COMMON,
+    )
+)
+register(
+    Entry(
+        name="acharya2024.pdp-op-d2",
+        algorithm="Algorithm 1 (PDP-OP), eta of Theorem 3.2, d = 2",
+        function="userdp.reference.acharya2024.mechanism",
+        build=build_pdp_op_d2,
+        params={"Lambda": 100.0},
+        samples=SAMPLES,
+        **_COMMON,
+    )
+)
+register(
+    Entry(
+        name="acharya2024.nonpersonalized",
+        algorithm="output perturbation at min eps (the §4 baseline), d = 1",
+        function="userdp.reference.acharya2024.nonpersonalized_mechanism",
+        build=build_nonpersonalized,
+        params={"Lambda": 100.0},
+        samples=SAMPLES,
+        **_COMMON,
+    )
+)
+register(
+    Entry(
+        name="acharya2024.jorgensen-max",
+        algorithm="Jorgensen et al. 2015 sampling at t = max eps + uniform estimator, d = 1",
+        function="userdp.reference.acharya2024.jorgensen_mechanism",
+        build=build_jorgensen_max,
+        params={"Lambda": 100.0},
+        samples=JORGENSEN_SAMPLES,
+        **_COMMON,
+    )
+)
+register(
+    Entry(
+        name="acharya2024.jorgensen-mean",
+        algorithm="Jorgensen et al. 2015 sampling at t = mean eps + uniform estimator, d = 1",
+        function="userdp.reference.acharya2024.jorgensen_mechanism",
+        build=build_jorgensen_mean,
+        params={"Lambda": 100.0},
+        samples=JORGENSEN_SAMPLES,
+        **_COMMON,
+    )
+)
 
 
 # ------------------------------------------------------------ reproduction: per-record audits
@@ -169,41 +211,84 @@ def per_record(plot=None, quick: bool = False, progress=None) -> dict:
     from userdp.audits import audit
     from userdp.audits.engine.ceiling import ceiling
 
-    rows, bounds, jobs = [], [], [("acharya2024.pdp-op", 1, 100.0), ("acharya2024.pdp-op-d2", 2, 100.0),
-                      ("PDP-OP d = 30 (not registered)", 30, 1000.0)]
+    rows, bounds, jobs = (
+        [],
+        [],
+        [
+            ("acharya2024.pdp-op", 1, 100.0),
+            ("acharya2024.pdp-op-d2", 2, 100.0),
+            ("PDP-OP d = 30 (not registered)", 30, 1000.0),
+        ],
+    )
     done, total = 0, 3 * len(jobs)
     for name, d, lam in jobs:
         setup = _pdp_setup(d, lam)
         n = (100_000 if d <= 2 else 20_000) if quick else (SAMPLES if d <= 2 else 100_000)
         for pair in setup.pairs:
             eps_i = setup.claim.epsilons[pair.unit]
-            r = audit(setup.mechanism, [pair], setup.claim, samples=n, seed=0, output="vector",
-                      noise_family="l2laplace")
-            top = ceiling(setup.noise, [pair], samples=n, confidence=0.95, delta=0.0, gdp=False,
-                          output_shape=(d,), draws=1_000_000 if quick else 4_000_000).epsilon
+            r = audit(
+                setup.mechanism, [pair], setup.claim, samples=n, seed=0, output="vector", noise_family="l2laplace"
+            )
+            top = ceiling(
+                setup.noise,
+                [pair],
+                samples=n,
+                confidence=0.95,
+                delta=0.0,
+                gdp=False,
+                output_shape=(d,),
+                draws=1_000_000 if quick else 4_000_000,
+            ).epsilon
             w = r.witness
-            bounds.append((f"{name}, record {pair.unit}: eps_lb (the witness set's counts, each bound at alpha / "
-                           f"{w.candidates_tested})", eps_i, w))
-            rows.append({"entry": name, "d": d, "record": pair.unit, "eps_i": eps_i, "samples": n,
-                         "eps_lb": r.epsilon_lower_bound, "tightness": r.epsilon_lower_bound / eps_i,
-                         "ceiling": top, "efficiency": r.epsilon_lower_bound / top if top > 0 else None,
-                         "share_of_Delta_i": realised_share(pair.first, pair, lam), "verdict": r.verdict})
+            bounds.append(
+                (
+                    f"{name}, record {pair.unit}: eps_lb (the witness set's counts, each bound at alpha / "
+                    f"{w.candidates_tested})",
+                    eps_i,
+                    w,
+                )
+            )
+            rows.append(
+                {
+                    "entry": name,
+                    "d": d,
+                    "record": pair.unit,
+                    "eps_i": eps_i,
+                    "samples": n,
+                    "eps_lb": r.epsilon_lower_bound,
+                    "tightness": r.epsilon_lower_bound / eps_i,
+                    "ceiling": top,
+                    "efficiency": r.epsilon_lower_bound / top if top > 0 else None,
+                    "share_of_Delta_i": realised_share(pair.first, pair, lam),
+                    "verdict": r.verdict,
+                }
+            )
             done += 1
             if progress is not None:
                 progress(done, total, f"{name} record {pair.unit}: eps_lb {r.epsilon_lower_bound:.4f} / {eps_i:g}")
     lenient = [r for r in rows if r["d"] <= 2 and r["eps_i"] == max(PROFILE)]
-    return {"setup": f"profile {list(PROFILE)}; pairs: record i at x = 1, y = -1 vs +1; lambda 100 (d <= 2), "
-                     "1000 (d = 30)",
-            "table": rows,
-            "claims": decide([
-                claim("no record's privacy loss exceeds its own eps_i (the personalized claim): an audit can "
-                      "refute it, never confirm it, so it is undecided unless refuted",
-                      [refutable(what, _witness_bound(w), below=eps_i) for what, eps_i, w in bounds],
-                      evidence=f"eps_lb / eps_i at 95% per audit: largest {max(r['tightness'] for r in rows):.3f}"),
-                claim("the most lenient record is audited at tightness >= 0.9 in d <= 2 (the audit's 95% eps_lb at "
-                      "seed 0: a measurement of the audit, exact)",
-                      [exact(f"d = {r['d']}, record {r['record']}: eps_lb / eps_i", r["tightness"], above=0.9)
-                       for r in lenient])])}
+    return {
+        "setup": f"profile {list(PROFILE)}; pairs: record i at x = 1, y = -1 vs +1; lambda 100 (d <= 2), 1000 (d = 30)",
+        "table": rows,
+        "claims": decide(
+            [
+                claim(
+                    "no record's privacy loss exceeds its own eps_i (the personalized claim): an audit can "
+                    "refute it, never confirm it, so it is undecided unless refuted",
+                    [refutable(what, _witness_bound(w), below=eps_i) for what, eps_i, w in bounds],
+                    evidence=f"eps_lb / eps_i at 95% per audit: largest {max(r['tightness'] for r in rows):.3f}",
+                ),
+                claim(
+                    "the most lenient record is audited at tightness >= 0.9 in d <= 2 (the audit's 95% eps_lb at "
+                    "seed 0: a measurement of the audit, exact)",
+                    [
+                        exact(f"d = {r['d']}, record {r['record']}: eps_lb / eps_i", r["tightness"], above=0.9)
+                        for r in lenient
+                    ],
+                ),
+            ]
+        ),
+    }
 
 
 def _witness_bound(w):
@@ -212,8 +297,12 @@ def _witness_bound(w):
     own alpha: valid for any alpha, since the union bound over the m candidates holds
     whichever one the counting share made the witness."""
     from userdp.audits.engine.bounds import epsilon_lower_bound
-    k1, k2 = (w.counts["first"], w.counts["second"]) if w.ordering == "first over second" else \
-        (w.counts["second"], w.counts["first"])
+
+    k1, k2 = (
+        (w.counts["first"], w.counts["second"])
+        if w.ordering == "first over second"
+        else (w.counts["second"], w.counts["first"])
+    )
     return lambda alpha: max(epsilon_lower_bound(k1, k2, w.counts["n_per_side"], alpha / w.candidates_tested), 0.0)
 
 

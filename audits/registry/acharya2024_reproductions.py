@@ -40,6 +40,7 @@ Why our numbers differ from the paper's:
   impact_lambda_plevel_34_43_23.py (test_size = 0.2, the grid of the tables), whose CSV matches
   the tables digit for digit. We follow the tables.
 """
+
 from __future__ import annotations
 
 import csv
@@ -60,15 +61,35 @@ from userdp.audits.engine.plot import pyplot
 from userdp.audits.registry import register_reproduction
 
 __all__ = [
-    "GRID_MEDICAL", "GRID_TABLE1", "GRID_TABLE3", "INSTANCES", "INSTANCE_P_BELOW", "MEDICAL_SHA256",
-    "PAPER_MIN_RATIO", "PILOT_LOG_SD", "PROFILE", "QUICK_INSTANCES", "TABLE1", "TABLE2", "TABLE3", "TABLE4",
-    "expected_losses", "instance_claims", "instance_min_ratios", "load_medical_cost", "paper_split",
-    "prepare_medical", "privacy_profile", "release_losses", "synthetic_setup", "table1"
+    "GRID_MEDICAL",
+    "GRID_TABLE1",
+    "GRID_TABLE3",
+    "INSTANCES",
+    "INSTANCE_P_BELOW",
+    "MEDICAL_SHA256",
+    "PAPER_MIN_RATIO",
+    "PILOT_LOG_SD",
+    "PROFILE",
+    "QUICK_INSTANCES",
+    "TABLE1",
+    "TABLE2",
+    "TABLE3",
+    "TABLE4",
+    "expected_losses",
+    "instance_claims",
+    "instance_min_ratios",
+    "load_medical_cost",
+    "paper_split",
+    "prepare_medical",
+    "privacy_profile",
+    "release_losses",
+    "synthetic_setup",
+    "table1",
 ]
 
-SEED = 2024                # data, profile and noise (fixed before the first run)
-SPLIT_SEED = 21            # the authors' random_state
-TEST_FRACTION = 0.2        # the authors' test_size (Tables 1-4)
+SEED = 2024  # data, profile and noise (fixed before the first run)
+SPLIT_SEED = 21  # the authors' random_state
+TEST_FRACTION = 0.2  # the authors' test_size (Tables 1-4)
 DRAWS, QUICK_DRAWS = 10_000, 1_000
 
 # §4 "Choice of privacy budgets": default profile
@@ -83,18 +104,37 @@ GRID_MEDICAL = (0.01, 0.05, 0.1, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 2, 3, 5)
 # column order of each table (arXiv:2401.17127v1, §4).
 # Table 1: PDP-OP, non-personalized.
 TABLE1 = {
-    1: (854, 4.60e5, 3.32e3, 1.77e6), 3: (38.8, 2.08e4, 382, 2.03e5), 5: (9.78, 5.20e3, 150, 8.08e4),
-    7: (3.81, 2.06e3, 83.6, 4.46e4), 10: (1.49, 818, 45.8, 2.45e4), 15: (0.530, 275, 23.4, 1.26e4),
-    20: (0.254, 129, 14.9, 8.01e3), 25: (0.144, 74.5, 10.7, 5.63e3), 50: (0.0228, 11.1, 3.06, 1.64e3),
-    75: (0.00935, 3.78, 1.56, 829), 100: (0.00582, 1.80, 1.01, 536), 125: (0.00439, 1.06, 0.737, 391),
-    150: (0.00368, 0.679, 0.573, 305), 175: (0.00333, 0.476, 0.467, 249), 200: (0.00309, 0.364, 0.397, 210)}
+    1: (854, 4.60e5, 3.32e3, 1.77e6),
+    3: (38.8, 2.08e4, 382, 2.03e5),
+    5: (9.78, 5.20e3, 150, 8.08e4),
+    7: (3.81, 2.06e3, 83.6, 4.46e4),
+    10: (1.49, 818, 45.8, 2.45e4),
+    15: (0.530, 275, 23.4, 1.26e4),
+    20: (0.254, 129, 14.9, 8.01e3),
+    25: (0.144, 74.5, 10.7, 5.63e3),
+    50: (0.0228, 11.1, 3.06, 1.64e3),
+    75: (0.00935, 3.78, 1.56, 829),
+    100: (0.00582, 1.80, 1.01, 536),
+    125: (0.00439, 1.06, 0.737, 391),
+    150: (0.00368, 0.679, 0.573, 305),
+    175: (0.00333, 0.476, 0.467, 249),
+    200: (0.00309, 0.364, 0.397, 210),
+}
 # Table 2: PDP-OP, non-personalized.
 TABLE2 = {
-    0.01: (1.19e5, 2.18e8, 1.22e5, 2.31e8), 0.05: (1.03e3, 1.89e6, 1.16e3, 2.12e6),
-    0.1: (134, 2.49e5, 170, 3.08e5), 0.5: (1.30, 2.40e3, 3.03, 5.52e3), 0.6: (0.810, 1.47e3, 2.02, 3.65e3),
-    0.7: (0.529, 926, 1.47, 2.61e3), 0.8: (0.378, 636, 1.11, 1.98e3), 0.9: (0.278, 459, 0.879, 1.54e3),
-    1: (0.215, 345, 0.712, 1.24e3), 2: (0.0680, 51.8, 0.226, 319), 3: (0.0552, 17.3, 0.139, 152),
-    5: (0.0554, 4.49, 0.0965, 62.5)}
+    0.01: (1.19e5, 2.18e8, 1.22e5, 2.31e8),
+    0.05: (1.03e3, 1.89e6, 1.16e3, 2.12e6),
+    0.1: (134, 2.49e5, 170, 3.08e5),
+    0.5: (1.30, 2.40e3, 3.03, 5.52e3),
+    0.6: (0.810, 1.47e3, 2.02, 3.65e3),
+    0.7: (0.529, 926, 1.47, 2.61e3),
+    0.8: (0.378, 636, 1.11, 1.98e3),
+    0.9: (0.278, 459, 0.879, 1.54e3),
+    1: (0.215, 345, 0.712, 1.24e3),
+    2: (0.0680, 51.8, 0.226, 319),
+    3: (0.0552, 17.3, 0.139, 152),
+    5: (0.0554, 4.49, 0.0965, 62.5),
+}
 # Table 3: PDP-OP, Jorgensen max, Jorgensen mean, non-private (lambda = 25, J max: sic, see docstring).
 TABLE3 = {
     1: (854, 1.09e3, 1.89e3, 5.73e-32, 3.32e3, 4.16e3, 7.55e3, 2.01e-3),
@@ -111,8 +151,9 @@ TABLE3 = {
     200: (0.00309, 0.00325, 0.00392, 5.73e-32, 0.397, 0.497, 0.902, 2.42e-3),
     300: (0.00268, 0.00276, 0.00304, 5.73e-32, 0.242, 0.302, 0.546, 2.42e-3),
     400: (0.00256, 0.00260, 0.00276, 5.73e-32, 0.175, 0.216, 0.392, 2.42e-3),
-    500: (0.00251, 0.00254, 0.00262, 5.73e-32, 0.136, 0.170, 0.306, 2.43e-3)}
-TABLE3_TYPO = (25, "unreg")     # Table 3 prints J max = 1.81e-2; the authors' CSV: 0.1811
+    500: (0.00251, 0.00254, 0.00262, 5.73e-32, 0.136, 0.170, 0.306, 2.43e-3),
+}
+TABLE3_TYPO = (25, "unreg")  # Table 3 prints J max = 1.81e-2; the authors' CSV: 0.1811
 # Table 4: PDP-OP, Jorgensen max, Jorgensen mean, non-private.
 TABLE4 = {
     0.01: (1.19e5, 1.50e5, 2.87e5, 9.43e-3, 1.22e5, 1.52e5, 2.93e5, 1.08e-2),
@@ -126,22 +167,24 @@ TABLE4 = {
     1: (0.215, 0.261, 0.476, 9.43e-3, 0.712, 0.870, 1.62, 4.30e-2),
     2: (0.0680, 0.0753, 0.106, 9.43e-3, 0.226, 0.265, 0.459, 5.19e-2),
     3: (0.0552, 0.0572, 0.0687, 9.43e-3, 0.139, 0.159, 0.252, 5.69e-2),
-    5: (0.0554, 0.0561, 0.0589, 9.43e-3, 0.0965, 0.105, 0.143, 6.27e-2)}
+    5: (0.0554, 0.0561, 0.0589, 9.43e-3, 0.0965, 0.105, 0.143, 6.27e-2),
+}
 
 
 # ----------------------------------------------------------------------------- setup
 class Setup(NamedTuple):
-    D: UserDataset           # training records with their profile eps_i
-    X_test: np.ndarray       # (N_test, d)
-    y_test: np.ndarray       # (N_test,)
+    D: UserDataset  # training records with their profile eps_i
+    X_test: np.ndarray  # (N_test, d)
+    y_test: np.ndarray  # (N_test,)
 
 
 def privacy_profile(n: int, rng, f_c, f_m, eps_c, eps_m, eps_l) -> np.ndarray:
     """§4: the first floor(f_c n) records eps ~ U(eps_c, eps_m), the next floor(f_m n)
     eps ~ U(eps_m, eps_l), the rest eps_l (the authors' ``set_epsilons``), shape (n,)."""
     n_c, n_m = math.floor(f_c * n), math.floor(f_m * n)
-    return np.concatenate([rng.uniform(eps_c, eps_m, n_c), rng.uniform(eps_m, eps_l, n_m),
-                           np.full(n - n_c - n_m, float(eps_l))])
+    return np.concatenate(
+        [rng.uniform(eps_c, eps_m, n_c), rng.uniform(eps_m, eps_l, n_m), np.full(n - n_c - n_m, float(eps_l))]
+    )
 
 
 def paper_split(n: int, test_fraction: float = TEST_FRACTION, seed: int = SPLIT_SEED):
@@ -166,15 +209,15 @@ def synthetic_setup(seed: int = SEED, n: int = 100, d: int = 30) -> Setup:
     """§4 synthetic data: x ~ U[0, 1]^d, theta* uniform on S^{d-1}, y = x.theta* / sqrt(d)
     (|y| <= 1, no label noise), split 80/20, profile on the training records."""
     rng = np.random.default_rng([seed, 0])
-    X = rng.random((n, d))                                   # (n, d)
+    X = rng.random((n, d))  # (n, d)
     theta = rng.standard_normal(d)
-    theta /= np.linalg.norm(theta)                           # N(0, I) / norm: uniform on the sphere
+    theta /= np.linalg.norm(theta)  # N(0, I) / norm: uniform on the sphere
     return _setup(X, X @ theta / math.sqrt(d), seed)
 
 
 # ------------------------------------------------------------------- Medical Cost data
 MEDICAL_CSV = "data/insurance.csv"
-MEDICAL_SHA256 = "388eff679557d08ac19f463d025de5e0b4adc482537c8456d19934d78621fd47"   # data/PROVENANCE.md
+MEDICAL_SHA256 = "388eff679557d08ac19f463d025de5e0b4adc482537c8456d19934d78621fd47"  # data/PROVENANCE.md
 MEDICAL_COLUMNS = ("age", "sex", "bmi", "children", "smoker", "region", "charges")
 # Public bounds, fixed without reading any record's value at run time (a record outside is
 # refused, never clipped). age: the data set covers insured US adults below Medicare age
@@ -184,8 +227,11 @@ MEDICAL_COLUMNS = ("age", "sex", "bmi", "children", "smoker", "region", "charges
 # (18-64, 15.96-53.13, 0-5, 1121.87-63770.43); a deployment fixes them from domain knowledge.
 PUBLIC_BOUNDS = {"age": (18.0, 64.0), "bmi": (15.0, 55.0), "children": (0.0, 5.0), "charges": (0.0, 65000.0)}
 # One-hot levels, every level kept (the authors' get_dummies(drop_first=False), sorted).
-LEVELS = {"sex": ("female", "male"), "smoker": ("no", "yes"),
-          "region": ("northeast", "northwest", "southeast", "southwest")}
+LEVELS = {
+    "sex": ("female", "male"),
+    "smoker": ("no", "yes"),
+    "region": ("northeast", "northwest", "southeast", "southwest"),
+}
 
 
 def load_medical_cost() -> dict[str, np.ndarray]:
@@ -206,12 +252,14 @@ def prepare_medical(table: dict) -> tuple[np.ndarray, np.ndarray]:
     """(X (n, 12), y (n,)): age, bmi, children scaled by ``PUBLIC_BOUNDS`` into [0, 1], one-hot
     sex, smoker, region (every level), an intercept column; y = charges scaled into [0, 1].
     A value outside its public bounds, or an unknown level, is refused (ValueError)."""
+
     def scaled(c):
         v, (lo, hi) = np.asarray(table[c], dtype=float), PUBLIC_BOUNDS[c]
         bad = np.flatnonzero(~((v >= lo) & (v <= hi)))
         if bad.size:
-            raise ValueError(f"{c}[{bad[0]}] = {v[bad[0]]!r} is outside the public bounds [{lo:g}, {hi:g}]: "
-                             "refused (never clipped)")
+            raise ValueError(
+                f"{c}[{bad[0]}] = {v[bad[0]]!r} is outside the public bounds [{lo:g}, {hi:g}]: refused (never clipped)"
+            )
         return (v - lo) / (hi - lo)
 
     def one_hot(c):
@@ -221,8 +269,17 @@ def prepare_medical(table: dict) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError(f"{c}[{bad[0]}] = {v[bad[0]]!r} is not one of the public levels {LEVELS[c]}: refused")
         return (v[:, None] == np.array(LEVELS[c])).astype(float)
 
-    X = np.column_stack([scaled("age"), scaled("bmi"), scaled("children"), one_hot("sex"), one_hot("smoker"),
-                         one_hot("region"), np.ones(len(table["age"]))])
+    X = np.column_stack(
+        [
+            scaled("age"),
+            scaled("bmi"),
+            scaled("children"),
+            one_hot("sex"),
+            one_hot("smoker"),
+            one_hot("region"),
+            np.ones(len(table["age"])),
+        ]
+    )
     return X, scaled("charges")
 
 
@@ -235,7 +292,7 @@ def medical_setup(seed: int = SEED) -> Setup:
 def release_losses(releases: np.ndarray, X_test, y_test, Lambda) -> tuple[np.ndarray, np.ndarray]:
     """§4 Metrics, per release: (1) mean (y - x.theta)^2 over the test set; (2) (1) + lambda
     ||theta||^2. releases (m, d) -> two arrays (m,)."""
-    r = releases @ X_test.T - y_test                                   # (m, N_test)
+    r = releases @ X_test.T - y_test  # (m, N_test)
     mse = np.mean(r * r, axis=1)
     return mse, mse + Lambda * np.einsum("ij,ij->i", releases, releases)
 
@@ -257,9 +314,11 @@ def nonprivate_losses(D: UserDataset, Lambda, X_test, y_test) -> tuple[float, fl
     (1) of ordinary least squares (lambda = 0; minimum-norm solution, the one-hot columns and
     the intercept are collinear) and (2) of the uniform-weight ridge solution at lambda."""
     ols = np.linalg.lstsq(D.values, D.labels, rcond=None)[0]
-    ridge = A.statistic(_flat(D), Lambda)                     # weights 1/n
-    return (float(np.mean((X_test @ ols - y_test) ** 2)),
-            float(release_losses(ridge[None], X_test, y_test, Lambda)[1][0]))
+    ridge = A.statistic(_flat(D), Lambda)  # weights 1/n
+    return (
+        float(np.mean((X_test @ ols - y_test) ** 2)),
+        float(release_losses(ridge[None], X_test, y_test, Lambda)[1][0]),
+    )
 
 
 def _flat(D: UserDataset) -> UserDataset:
@@ -273,7 +332,7 @@ METHODS = {
     "J max": lambda D, rng, m, lam: A.jorgensen_mechanism(D, rng, m, Lambda=lam, threshold="max"),
     "J mean": lambda D, rng, m, lam: A.jorgensen_mechanism(D, rng, m, Lambda=lam, threshold="mean"),
 }
-CLOSED_FORM = {"PDP-OP": lambda D: D, "non-pers": _flat}     # methods whose expectation is exact
+CLOSED_FORM = {"PDP-OP": lambda D: D, "non-pers": _flat}  # methods whose expectation is exact
 
 
 def run(setup: Setup, grid, methods, draws: int, seed: int = SEED, progress=None, paper=None) -> list[dict]:
@@ -287,8 +346,11 @@ def run(setup: Setup, grid, methods, draws: int, seed: int = SEED, progress=None
         for j, name in enumerate(methods):
             rng = np.random.default_rng([seed, 2, list(METHODS).index(name), round(lam * 1000)])
             losses = release_losses(METHODS[name](setup.D, rng, draws, lam), setup.X_test, setup.y_test, lam)
-            exact = expected_losses(CLOSED_FORM[name](setup.D), lam, setup.X_test, setup.y_test) \
-                if name in CLOSED_FORM else (None, None)
+            exact = (
+                expected_losses(CLOSED_FORM[name](setup.D), lam, setup.X_test, setup.y_test)
+                if name in CLOSED_FORM
+                else (None, None)
+            )
             for k, row in enumerate(cells):
                 row[name] = float(losses[k].mean())
                 row[f"{name} se"] = float(losses[k].std(ddof=1) / math.sqrt(draws))
@@ -319,10 +381,17 @@ def _ratio_claim(rows, at_least: float, statement: str, paper_min: float):
     mc = [r["non-pers"] / r["PDP-OP"] for r in rows]
     exact_ratio = [r["non-pers E"] / r["PDP-OP E"] for r in rows]
     worst = rows[int(np.argmin(exact_ratio))]
-    return claim(statement, exact(f"smallest E non-pers / E PDP-OP over lambda and both losses (lambda = "
-                                  f"{worst['lambda']:g}, {worst['loss']})", min(exact_ratio), above=at_least),
-                 evidence=f"Monte Carlo ratio: min {min(mc):.3g}, median {np.median(mc):.3g}, max {max(mc):.3g}; "
-                          f"paper's table: min {paper_min:.3g}")
+    return claim(
+        statement,
+        exact(
+            f"smallest E non-pers / E PDP-OP over lambda and both losses (lambda = "
+            f"{worst['lambda']:g}, {worst['loss']})",
+            min(exact_ratio),
+            above=at_least,
+        ),
+        evidence=f"Monte Carlo ratio: min {min(mc):.3g}, median {np.median(mc):.3g}, max {max(mc):.3g}; "
+        f"paper's table: min {paper_min:.3g}",
+    )
 
 
 def _e(r, m: str) -> tuple[float, float]:
@@ -345,8 +414,11 @@ def _mc_le(rows, a: str, b: str, statement: str):
     where it straddles 0 (the two are close at large lambda, where the noise-free bias
     dominates both), holds where every interval lies below 0."""
     rel = [(r[b] - r[a]) / r[b] for r in rows]
-    return claim(statement, _le(rows, a, b, f"E {a} - E {b}"),
-                 evidence=f"relative gain (b - a) / b from {min(rel):.1%} to {max(rel):.1%} (Monte Carlo means)")
+    return claim(
+        statement,
+        _le(rows, a, b, f"E {a} - E {b}"),
+        evidence=f"relative gain (b - a) / b from {min(rel):.1%} to {max(rel):.1%} (Monte Carlo means)",
+    )
 
 
 def _gain_claim(rows, lo: float, hi: float, statement: str):
@@ -358,33 +430,52 @@ def _gain_claim(rows, lo: float, hi: float, statement: str):
         g.append(1.0 - ep / ej)
         se.append(math.hypot(sp / ej, ep * sj / ej**2))
     i = int(np.argmax(g))
-    return claim(statement, max_normal("largest gain 1 - E PDP-OP / E J max over lambda and both losses", g, se,
-                                       above=lo, below=hi),
-                 evidence=f"largest at lambda = {rows[i]['lambda']:g} ({rows[i]['loss']}); "
-                          f"paper: {_paper_gain(rows):.1%}")
+    return claim(
+        statement,
+        max_normal("largest gain 1 - E PDP-OP / E J max over lambda and both losses", g, se, above=lo, below=hi),
+        evidence=f"largest at lambda = {rows[i]['lambda']:g} ({rows[i]['loss']}); paper: {_paper_gain(rows):.1%}",
+    )
 
 
 def _paper_gain(rows) -> float:
-    return max((r["J max paper"] - r["PDP-OP paper"]) / r["J max paper"] for r in rows
-               if (r["lambda"], r["loss"]) != TABLE3_TYPO)
+    return max(
+        (r["J max paper"] - r["PDP-OP paper"]) / r["J max paper"]
+        for r in rows
+        if (r["lambda"], r["loss"]) != TABLE3_TYPO
+    )
 
 
 def _worst_claim(rows, statement: str):
     """E J mean >= E PDP-OP and >= E J max in every row (as _mc_le, the other way)."""
     ratio = [r["J mean"] / r["J max"] for r in rows]
-    comps = [c for r in rows for c in (
-        normal(f"lambda = {r['lambda']:g}, {r['loss']}: E J mean - E PDP-OP", _e(r, "J mean")[0] - _e(r, "PDP-OP")[0],
-               math.hypot(_e(r, "J mean")[1], _e(r, "PDP-OP")[1]), above=0.0),
-        normal(f"lambda = {r['lambda']:g}, {r['loss']}: E J mean - E J max", r["J mean"] - r["J max"],
-               math.hypot(r["J mean se"], r["J max se"]), above=0.0))]
+    comps = [
+        c
+        for r in rows
+        for c in (
+            normal(
+                f"lambda = {r['lambda']:g}, {r['loss']}: E J mean - E PDP-OP",
+                _e(r, "J mean")[0] - _e(r, "PDP-OP")[0],
+                math.hypot(_e(r, "J mean")[1], _e(r, "PDP-OP")[1]),
+                above=0.0,
+            ),
+            normal(
+                f"lambda = {r['lambda']:g}, {r['loss']}: E J mean - E J max",
+                r["J mean"] - r["J max"],
+                math.hypot(r["J mean se"], r["J max se"]),
+                above=0.0,
+            ),
+        )
+    ]
     return claim(statement, comps, evidence=f"J mean / J max from {min(ratio):.3g} to {max(ratio):.3g}")
 
 
 def _setup_text(setup: Setup, draws: int, quick: bool, what: str) -> str:
     eps = setup.D.epsilons
-    return (f"{what}: {setup.D.n} training / {setup.y_test.size} test records, d = {setup.D.values.shape[1]}; "
-            f"profile sum eps = {eps.sum():.4g}, min eps = {eps.min():.4g}; {draws} releases per cell"
-            f"{' (--quick)' if quick else ''}; seed {SEED}, split seed {SPLIT_SEED}")
+    return (
+        f"{what}: {setup.D.n} training / {setup.y_test.size} test records, d = {setup.D.values.shape[1]}; "
+        f"profile sum eps = {eps.sum():.4g}, min eps = {eps.min():.4g}; {draws} releases per cell"
+        f"{' (--quick)' if quick else ''}; seed {SEED}, split seed {SPLIT_SEED}"
+    )
 
 
 # ---------------------------------------------------------------------- reproductions
@@ -400,7 +491,7 @@ def _setup_text(setup: Setup, draws: int, quick: bool, what: str) -> str:
 # fraction INSTANCE_P_BELOW of instances would fall below 100; INSTANCES is the fewest
 # instances for which the order-statistic interval of the median then lies above 100 with
 # probability >= 0.9 at the run's alpha = 1e-4 / 2 (two claims).
-PAPER_MIN_RATIO = min(min(v[1] / v[0], v[3] / v[2]) for v in TABLE1.values())      # 117.8
+PAPER_MIN_RATIO = min(min(v[1] / v[0], v[3] / v[2]) for v in TABLE1.values())  # 117.8
 PILOT_LOG_SD, PILOT_INSTANCES = 0.9922, 1000
 _SD_UCL = PILOT_LOG_SD * math.sqrt((PILOT_INSTANCES - 1) / chi2.ppf(0.2, PILOT_INSTANCES - 1))
 INSTANCE_P_BELOW = float(norm.cdf(-math.log(PAPER_MIN_RATIO / 100.0) / _SD_UCL))
@@ -414,9 +505,15 @@ def instance_min_ratios(seeds=range(QUICK_INSTANCES), grid=GRID_TABLE1) -> np.nd
     out = []
     for seed in seeds:
         s = synthetic_setup(seed)
-        out.append(min(q / p for lam in grid
-                       for p, q in zip(expected_losses(s.D, lam, s.X_test, s.y_test),
-                                       expected_losses(_flat(s.D), lam, s.X_test, s.y_test))))
+        out.append(
+            min(
+                q / p
+                for lam in grid
+                for p, q in zip(
+                    expected_losses(s.D, lam, s.X_test, s.y_test), expected_losses(_flat(s.D), lam, s.X_test, s.y_test)
+                )
+            )
+        )
     return np.array(out)
 
 
@@ -425,12 +522,22 @@ def instance_claims(mins, note: str, study: str) -> list[dict]:
     median of M above 10 and above 100 (order-statistic intervals, ``verdicts.median``)."""
     what = "median over instances of M = min over lambda, losses of E non-pers / E PDP-OP"
     mins = np.asarray(mins, dtype=float)
-    return decide([
-        claim("§4.1 Table 1: PDP-OP's test loss is >= 10x below non-personalized at every lambda, unregularised and "
-              "regularised, on a typical instance", median(what, mins, above=10.0),
-              evidence=f"{np.mean(mins >= 10):.0%} of {mins.size} instances reach 10x at every lambda; {note}"),
-        claim("§4.1: 'several orders of magnitude ... roughly 100': >= 100x at every lambda, both losses, on a "
-              "typical instance", median(what, mins, above=100.0), evidence=study)])
+    return decide(
+        [
+            claim(
+                "§4.1 Table 1: PDP-OP's test loss is >= 10x below non-personalized at every lambda, unregularised and "
+                "regularised, on a typical instance",
+                median(what, mins, above=10.0),
+                evidence=f"{np.mean(mins >= 10):.0%} of {mins.size} instances reach 10x at every lambda; {note}",
+            ),
+            claim(
+                "§4.1: 'several orders of magnitude ... roughly 100': >= 100x at every lambda, both losses, on a "
+                "typical instance",
+                median(what, mins, above=100.0),
+                evidence=study,
+            ),
+        ]
+    )
 
 
 def table1(plot=None, quick: bool = False, progress=None) -> dict:
@@ -451,9 +558,14 @@ def table1(plot=None, quick: bool = False, progress=None) -> dict:
     setup = synthetic_setup()
     n_inst = QUICK_INSTANCES if quick else INSTANCES
     total = len(GRID_TABLE1) * 2 + 1
-    rows = run(setup, GRID_TABLE1, ("PDP-OP", "non-pers"), draws,
-               progress=None if progress is None else (lambda i, _, msg: progress(i, total, msg)),
-               paper=_paper(TABLE1, ("PDP-OP", "non-pers")))
+    rows = run(
+        setup,
+        GRID_TABLE1,
+        ("PDP-OP", "non-pers"),
+        draws,
+        progress=None if progress is None else (lambda i, _, msg: progress(i, total, msg)),
+        paper=_paper(TABLE1, ("PDP-OP", "non-pers")),
+    )
     for r in rows:
         bias = release_losses(A.statistic(setup.D, r["lambda"])[None], setup.X_test, setup.y_test, r["lambda"])
         r["PDP-OP bias share"] = float(bias[("unreg", "reg").index(r["loss"])][0]) / r["PDP-OP E"]
@@ -462,18 +574,27 @@ def table1(plot=None, quick: bool = False, progress=None) -> dict:
         progress(total, total, f"{n_inst} instances: median M {np.median(mins):.3g}")
     ours = min(r["non-pers E"] / r["PDP-OP E"] for r in rows)
     below = [r for r in rows if r["non-pers E"] / r["PDP-OP E"] < 100]
-    study = (f"{n_inst} instances (seeds 0..{n_inst - 1}, exact): >= 100x at every lambda in "
-             f"{np.mean(mins >= 100):.0%}, >= 10x in {np.mean(mins >= 10):.0%}; M 5-95% "
-             f"{np.percentile(mins, 5):.3g}-{np.percentile(mins, 95):.3g}; "
-             f"our seeded instance: M = {ours:.3g}"
-             + (f" ({len(below)} rows below 100x, all with PDP-OP bias share >= "
-                f"{min(r['PDP-OP bias share'] for r in below):.2f})" if below else "")
-             + f"; the paper's: {PAPER_MIN_RATIO:.3g}; design: {INSTANCES} instances for power 0.9 at the paper's M")
+    study = (
+        f"{n_inst} instances (seeds 0..{n_inst - 1}, exact): >= 100x at every lambda in "
+        f"{np.mean(mins >= 100):.0%}, >= 10x in {np.mean(mins >= 10):.0%}; M 5-95% "
+        f"{np.percentile(mins, 5):.3g}-{np.percentile(mins, 95):.3g}; "
+        f"our seeded instance: M = {ours:.3g}"
+        + (
+            f" ({len(below)} rows below 100x, all with PDP-OP bias share >= "
+            f"{min(r['PDP-OP bias share'] for r in below):.2f})"
+            if below
+            else ""
+        )
+        + f"; the paper's: {PAPER_MIN_RATIO:.3g}; design: {INSTANCES} instances for power 0.9 at the paper's M"
+    )
     if plot:
         _plot(plot, rows, ("PDP-OP", "non-pers"), "Acharya et al. 2024 Table 1 (synthetic d = 30, n = 100)")
     claims = instance_claims(mins, f"our seeded instance: M = {ours:.3g}; the paper's: {PAPER_MIN_RATIO:.3g}", study)
-    return {"setup": _setup_text(setup, draws, quick, "synthetic") + f"; claims on {n_inst} instances",
-            "table": rows, "claims": claims}
+    return {
+        "setup": _setup_text(setup, draws, quick, "synthetic") + f"; claims on {n_inst} instances",
+        "table": rows,
+        "claims": claims,
+    }
 
 
 def table3(plot=None, quick: bool = False, progress=None) -> dict:
@@ -487,16 +608,36 @@ def table3(plot=None, quick: bool = False, progress=None) -> dict:
     the three. Same data and PDP-OP noise streams as ``acharya2024-table1``."""
     draws = QUICK_DRAWS if quick else DRAWS
     setup = synthetic_setup()
-    rows = run(setup, GRID_TABLE3, ("PDP-OP", "J max", "J mean"), draws, progress=progress,
-               paper=_paper(TABLE3, ("PDP-OP", "J max", "J mean", "non-private")))
+    rows = run(
+        setup,
+        GRID_TABLE3,
+        ("PDP-OP", "J max", "J mean"),
+        draws,
+        progress=progress,
+        paper=_paper(TABLE3, ("PDP-OP", "J max", "J mean", "non-private")),
+    )
     if plot:
         _plot(plot, rows, ("PDP-OP", "J max", "J mean"), "Acharya et al. 2024 Table 3 (synthetic d = 30, n = 100)")
-    return {"setup": _setup_text(setup, draws, quick, "synthetic"), "table": rows, "claims": decide([
-        _mc_le(rows, "PDP-OP", "J max", "§4.2 Table 3: PDP-OP <= Jorgensen max at every lambda, both losses"),
-        _gain_claim(rows, 0.10, 0.30, "§4.2: 'improvements in loss of up to roughly 20 percent under the max "
-                                      "threshold': the largest gain is in (10%, 30%)"),
-        _worst_claim(rows, "§4.2: Jorgensen mean is consistently worse: the worst of the three at every "
-                           "lambda, both losses")])}
+    return {
+        "setup": _setup_text(setup, draws, quick, "synthetic"),
+        "table": rows,
+        "claims": decide(
+            [
+                _mc_le(rows, "PDP-OP", "J max", "§4.2 Table 3: PDP-OP <= Jorgensen max at every lambda, both losses"),
+                _gain_claim(
+                    rows,
+                    0.10,
+                    0.30,
+                    "§4.2: 'improvements in loss of up to roughly 20 percent under the max "
+                    "threshold': the largest gain is in (10%, 30%)",
+                ),
+                _worst_claim(
+                    rows,
+                    "§4.2: Jorgensen mean is consistently worse: the worst of the three at every lambda, both losses",
+                ),
+            ]
+        ),
+    }
 
 
 def medical(plot=None, quick: bool = False, progress=None) -> dict:
@@ -521,15 +662,30 @@ def medical(plot=None, quick: bool = False, progress=None) -> dict:
     ols = rows[0]["non-private"] / _label_rescale(load_medical_cost()["charges"])
     if plot:
         _plot(plot, rows, ("PDP-OP", "non-pers", "J max", "J mean"), "Acharya et al. 2024 Tables 2, 4 (Medical Cost)")
-    return {"setup": _setup_text(setup, draws, quick, "Medical Cost"), "table": rows, "claims": decide([
-        claim("data check: OLS test loss on our split, on the paper's min-max label scale, rounds to Table 4's "
-              "non-private 9.43e-3 (the split is the paper's)",
-              exact("OLS test loss, rescaled", ols, above=9.425e-3, below=9.435e-3),
-              evidence=f"ours {rows[0]['non-private']:.6g} on the public-bounds scale; / ((max - min) / 65000)^2"),
-        _ratio_claim(rows, 10.0, "§4.1 Table 2: PDP-OP's test loss is >= 10x below non-personalized at every "
-                                 "lambda, both losses", paper_min),
-        _mc_le(rows, "PDP-OP", "J max", "§4.2 Table 4: PDP-OP <= Jorgensen max at every lambda, both losses"),
-        _worst_claim(rows, "§4.2 Table 4: Jorgensen mean is the worst of the three at every lambda, both losses")])}
+    return {
+        "setup": _setup_text(setup, draws, quick, "Medical Cost"),
+        "table": rows,
+        "claims": decide(
+            [
+                claim(
+                    "data check: OLS test loss on our split, on the paper's min-max label scale, rounds to Table 4's "
+                    "non-private 9.43e-3 (the split is the paper's)",
+                    exact("OLS test loss, rescaled", ols, above=9.425e-3, below=9.435e-3),
+                    evidence=f"ours {rows[0]['non-private']:.6g} on the public-bounds scale; / ((max - min) / 65000)^2",
+                ),
+                _ratio_claim(
+                    rows,
+                    10.0,
+                    "§4.1 Table 2: PDP-OP's test loss is >= 10x below non-personalized at every lambda, both losses",
+                    paper_min,
+                ),
+                _mc_le(rows, "PDP-OP", "J max", "§4.2 Table 4: PDP-OP <= Jorgensen max at every lambda, both losses"),
+                _worst_claim(
+                    rows, "§4.2 Table 4: Jorgensen mean is the worst of the three at every lambda, both losses"
+                ),
+            ]
+        ),
+    }
 
 
 def _label_rescale(charges) -> float:
@@ -541,12 +697,12 @@ def _label_rescale(charges) -> float:
 
 
 def _plot(path, rows, methods, title: str) -> None:
-    plt = pyplot()                           # the plot extra; a clear ImportError without it
+    plt = pyplot()  # the plot extra; a clear ImportError without it
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     unreg = [r for r in rows if r["loss"] == "unreg"]
     lam = [r["lambda"] for r in unreg]
     for m in methods:
-        line, = ax.plot(lam, [r[m] for r in unreg], marker="o", label=m)
+        (line,) = ax.plot(lam, [r[m] for r in unreg], marker="o", label=m)
         if f"{m} paper" in unreg[0]:
             ax.plot(lam, [r[f"{m} paper"] for r in unreg], ls="--", color=line.get_color(), label=f"{m} (paper)")
     ax.set(xscale="log", yscale="log", xlabel="lambda", ylabel="unregularised test loss")

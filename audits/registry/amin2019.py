@@ -32,6 +32,7 @@ T = ``optimal_cap_nonprivate(D)``; expected "violation".
 
 Reproduction ``amin2019-sum``: §3's Example (Fig. 1) on a synthetic power-law dataset.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,27 +51,34 @@ from userdp.audits.registry import AuditSetup, Entry, register, register_reprodu
 from userdp.audits.engine.plot import pyplot
 
 __all__ = [
-    "EPS", "EPSILONS", "EPS_CAP", "EPS_SUM", "T_PUBLIC", "U", "build_capped_sum", "build_private_cap",
-    "expected_abs_error", "private_cap_realised_loss", "reproduce_sum"
+    "EPS",
+    "EPSILONS",
+    "EPS_CAP",
+    "EPS_SUM",
+    "T_PUBLIC",
+    "U",
+    "build_capped_sum",
+    "build_private_cap",
+    "expected_abs_error",
+    "private_cap_realised_loss",
+    "reproduce_sum",
 ]
 
 PAPER = "Amin et al. 2019 (ICML 2019, PMLR 97:263-271)"
 T_PUBLIC, EPS = 1.0, 1.0
-EPS_CAP, EPS_SUM, U = 0.5, 3.0, 1.0   # sum-heavy split: see the module docstring
-B_EM = 0.7          # one user at b = 0.7 U: best of b in {0.05, 0.2, 0.5, 0.6, 0.7, 0.8, 0.85} (scan, seeds 0-1)
-EM_DELTA = 0.0368   # two users here: the cap's exact loss on the add-a-user-at-U pair is 0.939 eps_cap (k = 2)
+EPS_CAP, EPS_SUM, U = 0.5, 3.0, 1.0  # sum-heavy split: see the module docstring
+B_EM = 0.7  # one user at b = 0.7 U: best of b in {0.05, 0.2, 0.5, 0.6, 0.7, 0.8, 0.85} (scan, seeds 0-1)
+EM_DELTA = 0.0368  # two users here: the cap's exact loss on the add-a-user-at-U pair is 0.939 eps_cap (k = 2)
 
 
 def _default_dataset() -> UserDataset:
     """Six users of 1-4 records in [0, 1]; totals 0.3 .. 2.6 (some above T = 1)."""
-    return UserDataset.from_user_lists([[0.9, 0.8, 0.5, 0.4], [0.7, 0.6], [0.3], [0.2, 0.6, 0.1],
-                                        [1.0], [0.5]])
+    return UserDataset.from_user_lists([[0.9, 0.8, 0.5, 0.4], [0.7, 0.6], [0.3], [0.2, 0.6, 0.1], [1.0], [0.5]])
 
 
 def _add(D: UserDataset, values, what: str) -> NeighbourPair:
     u = int(D.users.max()) + 1
-    return NeighbourPair(D, ADD_REMOVE_USER.neighbour(D, u, np.asarray(values, float)),
-                         ADD_REMOVE_USER.name, u, what)
+    return NeighbourPair(D, ADD_REMOVE_USER.neighbour(D, u, np.asarray(values, float)), ADD_REMOVE_USER.name, u, what)
 
 
 def build_capped_sum(T: float = T_PUBLIC, epsilon: float = EPS) -> AuditSetup:
@@ -81,12 +89,14 @@ def build_capped_sum(T: float = T_PUBLIC, epsilon: float = EPS) -> AuditSetup:
 
     def mechanism(dataset, rng, size):
         return A.mechanism(dataset, T, epsilon, rng, size=size)
+
     noise = NoiseModel("laplace", lambda D: A.statistic(D, T), A.noise_scale(T, epsilon))
     return AuditSetup(mechanism, pairs, A.claim(epsilon), output="continuous", noise=noise)
 
 
-def private_cap_realised_loss(epsilon_cap: float = EPS_CAP, epsilon_sum: float = EPS_SUM,
-                              b: float = B_EM, U: float = U) -> float:
+def private_cap_realised_loss(
+    epsilon_cap: float = EPS_CAP, epsilon_sum: float = EPS_SUM, b: float = B_EM, U: float = U
+) -> float:
     """sup over (T, s) of ln p_D'(T, s) / p_D(T, s) for D = {one user at b}, D' = D + a user at U.
 
     Needs k = ceil(1/eps_sum) = 1 (eps_sum >= 1) and 0 < b < U. EM (density prop. to
@@ -104,28 +114,53 @@ def private_cap_realised_loss(epsilon_cap: float = EPS_CAP, epsilon_sum: float =
 def build_private_cap(epsilon_cap: float = EPS_CAP, epsilon_sum: float = EPS_SUM, U: float = U) -> AuditSetup:
     """Entry ``amin2019.capped-sum-private-cap``: the cap chosen by the exponential mechanism, then
     the capped sum; the claim is the composition of the two budgets."""
-    pairs = [_add(UserDataset.from_user_lists([[B_EM * U]]), [U], f"1 user at {B_EM * U:g} vs + one user at U = {U}"),
-             _add(_default_dataset(), [U], f"default dataset vs + one user at U = {U}"),
-             _add(UserDataset.from_user_lists([[EM_DELTA], [EM_DELTA]]), [U],
-                  f"2 users at {EM_DELTA} vs + one user at U = {U} (best pair at k = 2)")]
+    pairs = [
+        _add(UserDataset.from_user_lists([[B_EM * U]]), [U], f"1 user at {B_EM * U:g} vs + one user at U = {U}"),
+        _add(_default_dataset(), [U], f"default dataset vs + one user at U = {U}"),
+        _add(
+            UserDataset.from_user_lists([[EM_DELTA], [EM_DELTA]]),
+            [U],
+            f"2 users at {EM_DELTA} vs + one user at U = {U} (best pair at k = 2)",
+        ),
+    ]
 
     def mechanism(dataset, rng, size):
         return A.private_cap_mechanism(dataset, epsilon_cap, epsilon_sum, U, rng, size=size)
+
     return AuditSetup(mechanism, pairs, A.private_cap_claim(epsilon_cap, epsilon_sum), output="vector")
 
 
-register(Entry(
-    name="amin2019.capped-sum", kind="reference", paper=PAPER, algorithm="§3 capped sum g_T + Lap(T/eps)",
-    relation=ADD_REMOVE_USER.name, function="userdp.reference.amin2019.mechanism",
-    expected="no violation found", build=build_capped_sum,
-    params={"T": T_PUBLIC, "epsilon": EPS}, true_epsilon=EPS, samples=1_000_000))
+register(
+    Entry(
+        name="amin2019.capped-sum",
+        kind="reference",
+        paper=PAPER,
+        algorithm="§3 capped sum g_T + Lap(T/eps)",
+        relation=ADD_REMOVE_USER.name,
+        function="userdp.reference.amin2019.mechanism",
+        expected="no violation found",
+        build=build_capped_sum,
+        params={"T": T_PUBLIC, "epsilon": EPS},
+        true_epsilon=EPS,
+        samples=1_000_000,
+    )
+)
 
-register(Entry(
-    name="amin2019.capped-sum-private-cap", kind="reference", paper=PAPER,
-    algorithm="§3 capped sum with T from an exponential-mechanism quantile (eq. 6 target)",
-    relation=ADD_REMOVE_USER.name, function="userdp.reference.amin2019.private_cap_mechanism",
-    expected="no violation found", build=build_private_cap,
-    params={"epsilon_cap": EPS_CAP, "epsilon_sum": EPS_SUM, "U": U}, true_epsilon=None, samples=1_000_000))
+register(
+    Entry(
+        name="amin2019.capped-sum-private-cap",
+        kind="reference",
+        paper=PAPER,
+        algorithm="§3 capped sum with T from an exponential-mechanism quantile (eq. 6 target)",
+        relation=ADD_REMOVE_USER.name,
+        function="userdp.reference.amin2019.private_cap_mechanism",
+        expected="no violation found",
+        build=build_private_cap,
+        params={"epsilon_cap": EPS_CAP, "epsilon_sum": EPS_SUM, "U": U},
+        true_epsilon=None,
+        samples=1_000_000,
+    )
+)
 
 
 def build_data_chosen_cap(epsilon: float = EPS) -> AuditSetup:
@@ -135,14 +170,24 @@ def build_data_chosen_cap(epsilon: float = EPS) -> AuditSetup:
 
     def mechanism(dataset, rng, size):
         return A.mechanism(dataset, A.optimal_cap_nonprivate(dataset, epsilon), epsilon, rng, size=size)
+
     return AuditSetup(mechanism, pairs, A.claim(epsilon), output="continuous")
 
 
-register(Entry(
-    name="amin2019.data-chosen-cap", kind="planted", paper=PAPER,
-    algorithm="§3 capped sum with the exact eq. 6 cap read from the data (not private)",
-    relation=ADD_REMOVE_USER.name, function="userdp.reference.amin2019.optimal_cap_nonprivate",
-    expected="violation", build=build_data_chosen_cap, params={"epsilon": EPS}, samples=100_000))
+register(
+    Entry(
+        name="amin2019.data-chosen-cap",
+        kind="planted",
+        paper=PAPER,
+        algorithm="§3 capped sum with the exact eq. 6 cap read from the data (not private)",
+        relation=ADD_REMOVE_USER.name,
+        function="userdp.reference.amin2019.optimal_cap_nonprivate",
+        expected="violation",
+        build=build_data_chosen_cap,
+        params={"epsilon": EPS},
+        samples=100_000,
+    )
+)
 
 
 # ------------------------------------------------------------- reproduction
@@ -175,9 +220,11 @@ def expected_abs_error(g: float, g_T: float, b: float) -> float:
 
 
 def _caps(D: UserDataset, x: np.ndarray, eps: float) -> dict:
-    return {"optimal": A.optimal_cap_nonprivate(D, eps),       # eq. 6 (non-private, as in Fig. 1)
-            "median": float(np.quantile(x, 0.5)),               # Abadi et al.'s rule of thumb
-            "95%": float(np.quantile(x, 0.95))}
+    return {
+        "optimal": A.optimal_cap_nonprivate(D, eps),  # eq. 6 (non-private, as in Fig. 1)
+        "median": float(np.quantile(x, 0.5)),  # Abadi et al.'s rule of thumb
+        "95%": float(np.quantile(x, 0.95)),
+    }
 
 
 def reproduce_sum(plot=None, quick: bool = False, progress=None) -> dict:
@@ -185,7 +232,7 @@ def reproduce_sum(plot=None, quick: bool = False, progress=None) -> dict:
 
     ``quick`` runs the same computation (the full run takes a few seconds)."""
     x = power_law_counts()
-    D = UserDataset(values=x, user_ids=np.arange(x.size))       # one record (the count) per user
+    D = UserDataset(values=x, user_ids=np.arange(x.size))  # one record (the count) per user
     g = float(x.sum())
     rng = np.random.default_rng(SEED)
     rows = []
@@ -194,7 +241,7 @@ def reproduce_sum(plot=None, quick: bool = False, progress=None) -> dict:
         for name, T in _caps(D, x, eps).items():
             row[f"T_{name}"] = T
             row[f"err_{name}"] = expected_abs_error(g, A.statistic(D, T), A.noise_scale(T, eps)) / g
-            mc = np.abs(A.mechanism(D, T, eps, rng, size=RUNS) - g) / g      # Monte Carlo, as the paper
+            mc = np.abs(A.mechanism(D, T, eps, rng, size=RUNS) - g) / g  # Monte Carlo, as the paper
             row[f"mc_{name}"] = float(np.mean(mc))
             row[f"mc_{name}_se"] = float(np.std(mc, ddof=1) / math.sqrt(RUNS))
         out = A.private_cap_mechanism(D, eps / 2, eps / 2, U_PUBLIC, rng, size=RUNS)
@@ -205,11 +252,14 @@ def reproduce_sum(plot=None, quick: bool = False, progress=None) -> dict:
     claims = _claims(rows, g, x)
     if plot:
         _plot(rows, plot)
-    return {"table": rows, "claims": claims,
-            "setup": f"{M_USERS} users, x_l = floor(20 (1 + Pareto({ALPHA}))), seed {SEED}, g = {g:.0f}; "
-                     f"err_* exact (closed form), mc_* mean of {RUNS} releases; the private cap uses "
-                     f"eps/2 + eps/2 and the public bound U = {U_PUBLIC:g} (an illustration, not in the paper)"
-                     + ("; --quick is the full run (it takes seconds)" if quick else "")}
+    return {
+        "table": rows,
+        "claims": claims,
+        "setup": f"{M_USERS} users, x_l = floor(20 (1 + Pareto({ALPHA}))), seed {SEED}, g = {g:.0f}; "
+        f"err_* exact (closed form), mc_* mean of {RUNS} releases; the private cap uses "
+        f"eps/2 + eps/2 and the public bound U = {U_PUBLIC:g} (an illustration, not in the paper)"
+        + ("; --quick is the full run (it takes seconds)" if quick else ""),
+    }
 
 
 def _claims(rows, g, x) -> list[dict]:
@@ -222,26 +272,57 @@ def _claims(rows, g, x) -> list[dict]:
     big, small = rows[-1], rows[0]
     bias_med = (g - np.minimum(x, np.quantile(x, 0.5)).sum()) / g
     noise_95 = np.quantile(x, 0.95) / small["epsilon"] / g
-    return decide([
-        claim("the optimal cap essentially always outperforms fixed-quantile caps "
-              "(here: its exact error is <= 1.05 x the better fixed quantile at every eps)",
-              exact("min over eps of err(better fixed quantile) / err(optimal)", worst_gain, above=1 / 1.05),
-              evidence=f"strictly <= at every eps: {strict}"),
-        claim("no fixed quantile is universally good (each is >= 2x worse than optimal at some eps)",
-              [exact("max over eps of err(median) / err(optimal)", max_med, above=2.0),
-               exact("max over eps of err(95%) / err(optimal)", max_95, above=2.0)]),
-        claim("the median cap over-truncates: its error is flat (bias) at large eps",
-              exact(f"eps = {big['epsilon']:g}: err_median / (bias / g = {bias_med:.4f})", big["err_median"] / bias_med,
-                    above=0.99, below=1.01, strict=True)),
-        claim("the 95% cap is noise-dominated (the linear part) at small eps",
-              exact(f"eps = {small['epsilon']:g}: noise scale T / (eps g) / err_95%", noise_95 / small["err_95%"],
-                    above=0.9)),
-        claim(f"the closed-form expected error matches {RUNS} Monte Carlo releases (within {MC_TOLERANCE:.0%})",
-              [normal(f"eps = {r['epsilon']:g}, {k} cap: mc / err", r[f"mc_{k}"] / r[f"err_{k}"],
-                      r[f"mc_{k}_se"] / r[f"err_{k}"], above=1 - MC_TOLERANCE, below=1 + MC_TOLERANCE, n=RUNS)
-               for r in rows for k in ("optimal", "median", "95%")],
-              evidence="mc_* vs err_* columns"),
-    ])
+    return decide(
+        [
+            claim(
+                "the optimal cap essentially always outperforms fixed-quantile caps "
+                "(here: its exact error is <= 1.05 x the better fixed quantile at every eps)",
+                exact("min over eps of err(better fixed quantile) / err(optimal)", worst_gain, above=1 / 1.05),
+                evidence=f"strictly <= at every eps: {strict}",
+            ),
+            claim(
+                "no fixed quantile is universally good (each is >= 2x worse than optimal at some eps)",
+                [
+                    exact("max over eps of err(median) / err(optimal)", max_med, above=2.0),
+                    exact("max over eps of err(95%) / err(optimal)", max_95, above=2.0),
+                ],
+            ),
+            claim(
+                "the median cap over-truncates: its error is flat (bias) at large eps",
+                exact(
+                    f"eps = {big['epsilon']:g}: err_median / (bias / g = {bias_med:.4f})",
+                    big["err_median"] / bias_med,
+                    above=0.99,
+                    below=1.01,
+                    strict=True,
+                ),
+            ),
+            claim(
+                "the 95% cap is noise-dominated (the linear part) at small eps",
+                exact(
+                    f"eps = {small['epsilon']:g}: noise scale T / (eps g) / err_95%",
+                    noise_95 / small["err_95%"],
+                    above=0.9,
+                ),
+            ),
+            claim(
+                f"the closed-form expected error matches {RUNS} Monte Carlo releases (within {MC_TOLERANCE:.0%})",
+                [
+                    normal(
+                        f"eps = {r['epsilon']:g}, {k} cap: mc / err",
+                        r[f"mc_{k}"] / r[f"err_{k}"],
+                        r[f"mc_{k}_se"] / r[f"err_{k}"],
+                        above=1 - MC_TOLERANCE,
+                        below=1 + MC_TOLERANCE,
+                        n=RUNS,
+                    )
+                    for r in rows
+                    for k in ("optimal", "median", "95%")
+                ],
+                evidence="mc_* vs err_* columns",
+            ),
+        ]
+    )
 
 
 def _plot(rows, path) -> None:

@@ -31,6 +31,7 @@ Tightness, entry by entry (what the audit can reach, and why):
   (the density ratio reaches e^{eps ||shift||/Delta_2} only far out along the shift).
 The property suite (tests/test_amin2019_erm.py) is what checks the sensitivities exactly.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,14 +45,19 @@ from userdp.audits.engine.ceiling import NoiseModel
 from userdp.audits.registry import AuditSetup, Entry, register
 
 __all__ = [
-    "AMIN_PARAMS", "RIDGE_PARAMS", "amin_default_dataset", "build_amin", "build_amin_ridge",
-    "ridge_default_dataset", "ridge_realised_ratio"
+    "AMIN_PARAMS",
+    "RIDGE_PARAMS",
+    "amin_default_dataset",
+    "build_amin",
+    "build_amin_ridge",
+    "ridge_default_dataset",
+    "ridge_realised_ratio",
 ]
 
-AMIN_SAMPLES = 1_000_000   # output perturbation is one L2-Laplace draw per release: 10^6 take ~2 s
+AMIN_SAMPLES = 1_000_000  # output perturbation is one L2-Laplace draw per release: 10^6 take ~2 s
 
 # ---------------------------------------------------------------------------- logistic, d = 2
-AMIN_PARAMS = {"epsilon": 1.0, "tau": 2, "Lambda": 10.0, "n_min": 4}   # Lambda = 10: module docstring
+AMIN_PARAMS = {"epsilon": 1.0, "tau": 2, "Lambda": 10.0, "n_min": 4}  # Lambda = 10: module docstring
 
 
 def amin_default_dataset(tau: int = 2, n_light: int = 4) -> UserDataset:
@@ -73,7 +79,9 @@ def _amin_pairs(D: UserDataset, tau: int) -> list[NeighbourPair]:
     new_id = int(D.users.max()) + 1
     for label in (-1.0, 1.0):
         D2 = rel.neighbour(D, new_id, np.tile([1.0, 0.0], (tau, 1)), labels=np.full(tau, label))
-        pairs.append(NeighbourPair(D, D2, rel.name, new_id, f"add user {new_id}: {tau} records x=(1,0), y={label:+.0f}"))
+        pairs.append(
+            NeighbourPair(D, D2, rel.name, new_id, f"add user {new_id}: {tau} records x=(1,0), y={label:+.0f}")
+        )
     return pairs
 
 
@@ -84,8 +92,13 @@ def build_amin(epsilon=1.0, tau=2, Lambda=10.0, n_min=4) -> AuditSetup:
     def mechanism(dataset, rng, size):
         return A.mechanism(dataset, rng, size, epsilon=epsilon, tau=tau, Lambda=Lambda, n_min=n_min)
 
-    return AuditSetup(mechanism=mechanism, pairs=_amin_pairs(D, tau), claim=A.claim(epsilon), output="vector",
-                      noise=_amin_noise(epsilon, tau=tau, Lambda=Lambda, n_min=n_min))
+    return AuditSetup(
+        mechanism=mechanism,
+        pairs=_amin_pairs(D, tau),
+        claim=A.claim(epsilon),
+        output="vector",
+        noise=_amin_noise(epsilon, tau=tau, Lambda=Lambda, n_min=n_min),
+    )
 
 
 def _amin_noise(epsilon, **params) -> NoiseModel:
@@ -93,11 +106,21 @@ def _amin_noise(epsilon, **params) -> NoiseModel:
     return NoiseModel("l2laplace", lambda D: A.statistic(D, **params), A.noise_scale(epsilon=epsilon, **params))
 
 
-register(Entry(name="amin2019.erm-output-perturbation", kind="reference", paper="Amin et al. 2019",
-               algorithm="Algorithm 1 (first tau records per user) + CMS11 output perturbation, logistic",
-               relation=A.RELATION.name, function="userdp.reference.amin2019_erm.mechanism",
-               expected="no violation found", build=build_amin, params=dict(AMIN_PARAMS),
-               true_epsilon=None, samples=AMIN_SAMPLES))
+register(
+    Entry(
+        name="amin2019.erm-output-perturbation",
+        kind="reference",
+        paper="Amin et al. 2019",
+        algorithm="Algorithm 1 (first tau records per user) + CMS11 output perturbation, logistic",
+        relation=A.RELATION.name,
+        function="userdp.reference.amin2019_erm.mechanism",
+        expected="no violation found",
+        build=build_amin,
+        params=dict(AMIN_PARAMS),
+        true_epsilon=None,
+        samples=AMIN_SAMPLES,
+    )
+)
 
 # ------------------------------------------------------------------------------ ridge, d = 1
 RIDGE_PARAMS = {"epsilon": 1.0, "tau": 2, "Lambda": 1e4, "n_min": 4}
@@ -113,13 +136,13 @@ def ridge_realised_ratio(Lambda: float, R: float = 1.0, Y: float = 1.0) -> float
     the reference's sensitivity is Delta_2 (1 + 2 CERT_REL) (its certified solver error)."""
     if R != 1.0 or Y != 1.0:
         raise ValueError("closed form written for R = Y = 1")
-    return Lambda / ((1.0 + Lambda) * (1.0 + Lambda ** -0.5) * (1.0 + 1e-12) * (1.0 + 2.0 * A.CERT_REL))
+    return Lambda / ((1.0 + Lambda) * (1.0 + Lambda**-0.5) * (1.0 + 1e-12) * (1.0 + 2.0 * A.CERT_REL))
 
 
 def _ridge_pairs(D: UserDataset, tau: int) -> list[NeighbourPair]:
     rel, u = A.RELATION, int(D.users.max()) + 1
     pairs = []
-    for s in (tau + 2, tau):      # tau + 2 records: only the first tau count (tau is per user)
+    for s in (tau + 2, tau):  # tau + 2 records: only the first tau count (tau is per user)
         D2 = rel.neighbour(D, u, np.ones((s, 1)), labels=np.ones(s))
         pairs.append(NeighbourPair(D, D2, rel.name, u, f"add user {u}: {s} records x=1, y=+1 (vs {D.n} at y=-1)"))
     return pairs
@@ -132,12 +155,27 @@ def build_amin_ridge(epsilon=1.0, tau=2, Lambda=1e4, n_min=4) -> AuditSetup:
     def mechanism(dataset, rng, size):
         return A.mechanism(dataset, rng, size, epsilon=epsilon, tau=tau, Lambda=Lambda, n_min=n_min, loss="ridge")
 
-    return AuditSetup(mechanism=mechanism, pairs=_ridge_pairs(D, tau), claim=A.claim(epsilon), output="vector",
-                      noise=_amin_noise(epsilon, tau=tau, Lambda=Lambda, n_min=n_min, loss="ridge"))
+    return AuditSetup(
+        mechanism=mechanism,
+        pairs=_ridge_pairs(D, tau),
+        claim=A.claim(epsilon),
+        output="vector",
+        noise=_amin_noise(epsilon, tau=tau, Lambda=Lambda, n_min=n_min, loss="ridge"),
+    )
 
 
-register(Entry(name="amin2019.erm-output-perturbation-ridge", kind="reference", paper="Amin et al. 2019",
-               algorithm="Algorithm 1 (first tau records per user) + CMS11 output perturbation, ridge, d = 1",
-               relation=A.RELATION.name, function="userdp.reference.amin2019_erm.mechanism",
-               expected="no violation found", build=build_amin_ridge, params=dict(RIDGE_PARAMS),
-               true_epsilon=None, samples=AMIN_SAMPLES))
+register(
+    Entry(
+        name="amin2019.erm-output-perturbation-ridge",
+        kind="reference",
+        paper="Amin et al. 2019",
+        algorithm="Algorithm 1 (first tau records per user) + CMS11 output perturbation, ridge, d = 1",
+        relation=A.RELATION.name,
+        function="userdp.reference.amin2019_erm.mechanism",
+        expected="no violation found",
+        build=build_amin_ridge,
+        params=dict(RIDGE_PARAMS),
+        true_epsilon=None,
+        samples=AMIN_SAMPLES,
+    )
+)

@@ -15,6 +15,7 @@ each builder's docstring gives the true privacy loss and its source. Sources:
 
 All query sensitivities here are Delta = 1. Outputs are vectorised over ``size``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,14 +56,18 @@ def laplace_setup(epsilon=1.0, sensitivity=1.0, scale_factor=1.0) -> AuditSetup:
     True loss: eps / scale_factor [DR14, Thm 3.6]; scale_factor = 1 is the correct
     mechanism (control.laplace), 1/2 is control.laplace-half-scale (true 2 eps).
     """
-    claim = PureDP(epsilon)                      # validates epsilon first
+    claim = PureDP(epsilon)  # validates epsilon first
     b = check_positive(scale_factor, "scale_factor") * check_sensitivity(sensitivity) / claim.epsilon
 
     def mechanism(q, rng, size):
         return q + rng.laplace(0.0, b, size)
 
-    return AuditSetup(mechanism, [Pair(0.0, float(sensitivity), f"q = 0 vs q = {sensitivity}")], claim,
-                      noise=NoiseModel("laplace", _identity, b))
+    return AuditSetup(
+        mechanism,
+        [Pair(0.0, float(sensitivity), f"q = 0 vs q = {sensitivity}")],
+        claim,
+        noise=NoiseModel("laplace", _identity, b),
+    )
 
 
 def gaussian_setup(epsilon=1.0, delta=1e-5, sensitivity=1.0) -> AuditSetup:
@@ -77,8 +82,12 @@ def gaussian_setup(epsilon=1.0, delta=1e-5, sensitivity=1.0) -> AuditSetup:
         return q + rng.normal(0.0, sigma, size)
 
     claim = Claims(ApproxDP(epsilon, delta), GaussianDP(gaussian_gdp_mu(sensitivity, sigma), delta))
-    return AuditSetup(mechanism, [Pair(0.0, float(sensitivity), f"q = 0 vs q = {sensitivity}")], claim,
-                      noise=NoiseModel("gaussian", _identity, sigma))
+    return AuditSetup(
+        mechanism,
+        [Pair(0.0, float(sensitivity), f"q = 0 vs q = {sensitivity}")],
+        claim,
+        noise=NoiseModel("gaussian", _identity, sigma),
+    )
 
 
 def bounded_sum_setup(epsilon=1.0, lower=0.0, upper=1.0, n=10) -> AuditSetup:
@@ -98,8 +107,10 @@ def bounded_sum_setup(epsilon=1.0, lower=0.0, upper=1.0, n=10) -> AuditSetup:
         return statistic(x) + rng.laplace(0.0, delta_sum / epsilon, size)
 
     base = np.full(n, 0.5 * (lower + upper))
-    pairs = [Pair(base, np.append(base, upper), f"{n} records at the midpoint vs + one record at upper"),
-             Pair(base, np.append(base, lower), f"{n} records at the midpoint vs + one record at lower")]
+    pairs = [
+        Pair(base, np.append(base, upper), f"{n} records at the midpoint vs + one record at upper"),
+        Pair(base, np.append(base, lower), f"{n} records at the midpoint vs + one record at lower"),
+    ]
     return AuditSetup(mechanism, pairs, claim, noise=NoiseModel("laplace", statistic, delta_sum / epsilon))
 
 
@@ -117,10 +128,12 @@ def count_error_leak_setup(epsilon=1.0, max_count=100) -> AuditSetup:
 
     def mechanism(count, rng, size):
         if count > max_count:
-            return np.full(size, -1.0)               # the leaky error code
+            return np.full(size, -1.0)  # the leaky error code
         return count + rng.laplace(0.0, 1.0 / epsilon, size)
 
-    return AuditSetup(mechanism, [Pair(int(max_count), int(max_count) + 1, f"{max_count} records vs {max_count + 1} records")], claim)
+    return AuditSetup(
+        mechanism, [Pair(int(max_count), int(max_count) + 1, f"{max_count} records vs {max_count + 1} records")], claim
+    )
 
 
 # --------------------------------------------------------------------------- vectors
@@ -131,14 +144,19 @@ def histogram_eps_scale_setup(epsilon=0.7, bins=5) -> AuditSetup:
     [DWWZK18, §6.1]; it violates the eps claim iff eps < 1 (eps0 = 0.7: 1/0.7 = 1.43).
     """
     claim = PureDP(epsilon)
-    h = np.arange(bins, dtype=float) + 1.0                                    # (bins,)
+    h = np.arange(bins, dtype=float) + 1.0  # (bins,)
 
     def mechanism(hist, rng, size):
         return np.asarray(hist, float) + rng.laplace(0.0, epsilon, (size, bins))  # (size, bins)
 
     e0 = np.eye(bins)[0]
-    return AuditSetup(mechanism, [Pair(h, h + e0, "add a record to bin 0"), Pair(h, h - e0, "remove a record from bin 0")],
-                      claim, output="vector", noise=NoiseModel("laplace", _identity, epsilon))
+    return AuditSetup(
+        mechanism,
+        [Pair(h, h + e0, "add a record to bin 0"), Pair(h, h - e0, "remove a record from bin 0")],
+        claim,
+        output="vector",
+        noise=NoiseModel("laplace", _identity, epsilon),
+    )
 
 
 # --------------------------------------------------------------------------- discrete
@@ -154,10 +172,12 @@ def noisy_max_setup(epsilon=1.0, k=5) -> AuditSetup:
         return np.argmax(np.asarray(q, float) + rng.laplace(0.0, 2.0 / epsilon, (size, k)), axis=1)
 
     ones = np.ones(k)
-    pairs = [Pair(ones, ones + np.eye(k)[0], "all ones vs one above"),
-             Pair(ones, ones - np.eye(k)[0], "all ones vs one below"),
-             Pair(ones, np.r_[2.0, np.zeros(k - 1)], "all ones vs one above, rest below"),
-             Pair(ones, np.r_[0.0, 2.0 * np.ones(k - 1)], "all ones vs one below, rest above")]
+    pairs = [
+        Pair(ones, ones + np.eye(k)[0], "all ones vs one above"),
+        Pair(ones, ones - np.eye(k)[0], "all ones vs one below"),
+        Pair(ones, np.r_[2.0, np.zeros(k - 1)], "all ones vs one above, rest below"),
+        Pair(ones, np.r_[0.0, 2.0 * np.ones(k - 1)], "all ones vs one below, rest above"),
+    ]
     return AuditSetup(mechanism, pairs, claim, output="discrete")
 
 
@@ -166,8 +186,8 @@ def _svt(q, rng, size, *, T, c, rho_scale, nu_scale, resample_scale=None):
 
     ``nu_scale = 0`` means no query noise; ``c = None`` means no cutoff.
     """
-    q = np.asarray(q, float)                                                  # (m,)
-    rho = rng.laplace(0.0, rho_scale, size)                                   # (size,)
+    q = np.asarray(q, float)  # (m,)
+    rho = rng.laplace(0.0, rho_scale, size)  # (size,)
     count = np.zeros(size, dtype=np.int64)
     out = np.empty((size, q.size), dtype=np.int8)
     for i, qi in enumerate(q):
@@ -261,9 +281,21 @@ def svt_no_query_noise_setup(epsilon=1.0, T=1.0) -> AuditSetup:
 
 # --------------------------------------------------------------------------- entries
 def _entry(name, algorithm, relation, build, params, expected, true_epsilon, func, samples=None):
-    register(Entry(name=name, kind="control", paper="control", algorithm=algorithm, relation=relation,
-                   function=f"{_HERE}.{func}", expected=expected, build=build, params=params,
-                   true_epsilon=true_epsilon, samples=samples))
+    register(
+        Entry(
+            name=name,
+            kind="control",
+            paper="control",
+            algorithm=algorithm,
+            relation=relation,
+            function=f"{_HERE}.{func}",
+            expected=expected,
+            build=build,
+            params=params,
+            true_epsilon=true_epsilon,
+            samples=samples,
+        )
+    )
 
 
 OK, BAD = "no violation found", "violation"
@@ -271,27 +303,106 @@ SCALAR = "|q(D) - q(D')| <= sensitivity"
 RECORD = "add/remove one record"
 QUERIES = "each query changes by <= 1"
 
-_entry("control.laplace", "Laplace mechanism", SCALAR, laplace_setup,
-       {"epsilon": 1.0, "sensitivity": 1.0}, OK, 1.0, "laplace_setup")
-_entry("control.gaussian", "analytic Gaussian mechanism (BW18)", SCALAR, gaussian_setup,
-       {"epsilon": 1.0, "delta": 1e-5, "sensitivity": 1.0}, OK, 1.0, "gaussian_setup")
-_entry("control.noisy-max", "report noisy argmax, Lap(2/eps)", QUERIES, noisy_max_setup,
-       {"epsilon": 1.0, "k": 5}, OK, 1.0, "noisy_max_setup")
-_entry("control.svt1", "SVT, LSL17 Alg. 1", QUERIES, svt1_setup,
-       {"epsilon": 1.0, "c": 1, "T": 1.0}, OK, 1.0, "svt1_setup")
-_entry("control.svt2", "SVT, LSL17 Alg. 2 (Dwork-Roth)", QUERIES, svt2_setup,
-       {"epsilon": 1.0, "c": 2, "T": 1.0}, OK, 1.0, "svt2_setup")
-_entry("control.laplace-half-scale", "Laplace with half the scale", SCALAR,
-       laplace_half_scale_setup,
-       {"epsilon": 1.0, "sensitivity": 1.0}, BAD, 2.0, "laplace_half_scale_setup")
-_entry("control.histogram-eps-scale", "histogram with scale eps instead of 1/eps", RECORD,
-       histogram_eps_scale_setup, {"epsilon": 0.7, "bins": 5}, BAD, 1 / 0.7, "histogram_eps_scale_setup")
-_entry("control.isvt3", "iSVT3 = LSL17 Alg. 4 (Lee-Clifton)", QUERIES, isvt3_setup,
-       {"epsilon": 1.0, "c": 1, "T": 1.0}, BAD, 1.75, "isvt3_setup")
-_entry("control.svt-no-query-noise", "SVT without query noise, LSL17 Alg. 5", QUERIES,
-       svt_no_query_noise_setup,
-       {"epsilon": 1.0, "T": 1.0}, BAD, float("inf"), "svt_no_query_noise_setup")
-_entry("control.sum-half-epsilon", "bounded sum reporting eps/2", RECORD, bounded_sum_setup,
-       {"epsilon": 1.0, "lower": 0.0, "upper": 1.0, "n": 10}, BAD, 1.0, "bounded_sum_setup")
-_entry("control.count-error-leak", "count whose error path leaks", RECORD, count_error_leak_setup,
-       {"epsilon": 1.0, "max_count": 100}, BAD, float("inf"), "count_error_leak_setup")
+_entry(
+    "control.laplace",
+    "Laplace mechanism",
+    SCALAR,
+    laplace_setup,
+    {"epsilon": 1.0, "sensitivity": 1.0},
+    OK,
+    1.0,
+    "laplace_setup",
+)
+_entry(
+    "control.gaussian",
+    "analytic Gaussian mechanism (BW18)",
+    SCALAR,
+    gaussian_setup,
+    {"epsilon": 1.0, "delta": 1e-5, "sensitivity": 1.0},
+    OK,
+    1.0,
+    "gaussian_setup",
+)
+_entry(
+    "control.noisy-max",
+    "report noisy argmax, Lap(2/eps)",
+    QUERIES,
+    noisy_max_setup,
+    {"epsilon": 1.0, "k": 5},
+    OK,
+    1.0,
+    "noisy_max_setup",
+)
+_entry(
+    "control.svt1", "SVT, LSL17 Alg. 1", QUERIES, svt1_setup, {"epsilon": 1.0, "c": 1, "T": 1.0}, OK, 1.0, "svt1_setup"
+)
+_entry(
+    "control.svt2",
+    "SVT, LSL17 Alg. 2 (Dwork-Roth)",
+    QUERIES,
+    svt2_setup,
+    {"epsilon": 1.0, "c": 2, "T": 1.0},
+    OK,
+    1.0,
+    "svt2_setup",
+)
+_entry(
+    "control.laplace-half-scale",
+    "Laplace with half the scale",
+    SCALAR,
+    laplace_half_scale_setup,
+    {"epsilon": 1.0, "sensitivity": 1.0},
+    BAD,
+    2.0,
+    "laplace_half_scale_setup",
+)
+_entry(
+    "control.histogram-eps-scale",
+    "histogram with scale eps instead of 1/eps",
+    RECORD,
+    histogram_eps_scale_setup,
+    {"epsilon": 0.7, "bins": 5},
+    BAD,
+    1 / 0.7,
+    "histogram_eps_scale_setup",
+)
+_entry(
+    "control.isvt3",
+    "iSVT3 = LSL17 Alg. 4 (Lee-Clifton)",
+    QUERIES,
+    isvt3_setup,
+    {"epsilon": 1.0, "c": 1, "T": 1.0},
+    BAD,
+    1.75,
+    "isvt3_setup",
+)
+_entry(
+    "control.svt-no-query-noise",
+    "SVT without query noise, LSL17 Alg. 5",
+    QUERIES,
+    svt_no_query_noise_setup,
+    {"epsilon": 1.0, "T": 1.0},
+    BAD,
+    float("inf"),
+    "svt_no_query_noise_setup",
+)
+_entry(
+    "control.sum-half-epsilon",
+    "bounded sum reporting eps/2",
+    RECORD,
+    bounded_sum_setup,
+    {"epsilon": 1.0, "lower": 0.0, "upper": 1.0, "n": 10},
+    BAD,
+    1.0,
+    "bounded_sum_setup",
+)
+_entry(
+    "control.count-error-leak",
+    "count whose error path leaks",
+    RECORD,
+    count_error_leak_setup,
+    {"epsilon": 1.0, "max_count": 100},
+    BAD,
+    float("inf"),
+    "count_error_leak_setup",
+)

@@ -14,6 +14,7 @@ lightest, all their values at 0 vs all at B). The heaviest user switching 0 <-> 
 beta_hat by exactly B * max_l W_l, the Lemma 1 sensitivity, so the Laplace audit should
 reach the statistical ceiling (about 0.98 at 10^5 samples per side, docs/design.md §6).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -46,24 +47,35 @@ def default_dataset() -> UserDataset:
 def _setup(kind: str, B: float = 1.0, epsilon: float = 1.0, sigma: float | None = None) -> AuditSetup:
     D = default_dataset()
     if kind == "wa":
+
         def mechanism(dataset, rng, size):
             return E.optimal_wa_mechanism(dataset, rng, size, epsilon=epsilon, B=B, sigma=sigma)
     else:
+
         def mechanism(dataset, rng, size):
             return E.best_sample_limiting_mechanism(dataset, rng, size, epsilon=epsilon, B=B, sigma=sigma)
+
     pairs = E.RELATION.worst_case_pairs(D, 0.0, B)
-    return AuditSetup(mechanism=mechanism, pairs=pairs, claim=E.claim(epsilon), output="continuous",
-                      noise=_wa_noise(kind, B, epsilon, sigma))
+    return AuditSetup(
+        mechanism=mechanism,
+        pairs=pairs,
+        claim=E.claim(epsilon),
+        output="continuous",
+        noise=_wa_noise(kind, B, epsilon, sigma),
+    )
 
 
 def _wa_noise(kind: str, B, epsilon, sigma) -> NoiseModel:
     """WA_c(D) + Lap(b(D)), with c (and so b) computed from the public sizes S_l only."""
+
     def weights(D):
         if kind == "wa":
             return E.optimal_weights(D, epsilon, B, sigma=sigma)[0]
         return E.sample_limiting_weights(D, E.best_integer_h(D.counts, sigma, B, epsilon))
-    return NoiseModel("laplace", lambda D: E.wa_statistic(D, weights(D), B),
-                      lambda D: E.wa_noise_scale(D, weights(D), B, epsilon))
+
+    return NoiseModel(
+        "laplace", lambda D: E.wa_statistic(D, weights(D), B), lambda D: E.wa_noise_scale(D, weights(D), B, epsilon)
+    )
 
 
 def build_add_remove(B: float = 1.0, epsilon: float = 1.0, sigma: float | None = None) -> AuditSetup:
@@ -74,8 +86,12 @@ def build_add_remove(B: float = 1.0, epsilon: float = 1.0, sigma: float | None =
     def mechanism(dataset, rng, size):
         return E.optimal_wa_mechanism(dataset, rng, size, epsilon=epsilon, B=B, sigma=sigma)
 
-    return AuditSetup(mechanism=mechanism, pairs=ADD_REMOVE_USER.worst_case_pairs(D, 0.0, B),
-                      claim=E.claim(epsilon), output="continuous")
+    return AuditSetup(
+        mechanism=mechanism,
+        pairs=ADD_REMOVE_USER.worst_case_pairs(D, 0.0, B),
+        claim=E.claim(epsilon),
+        output="continuous",
+    )
 
 
 def build_wa(**params) -> AuditSetup:
@@ -86,23 +102,50 @@ def build_sample_limiting(**params) -> AuditSetup:
     return _setup("sl", **params)
 
 
-register(Entry(name="epasto2020.wa", kind="reference", paper=PAPER,
-               algorithm="Algorithm 1 (WA_c), Lemma 3 weights at the exact h* of Claim 1",
-               relation=E.RELATION.name, function="userdp.reference.epasto2020.optimal_wa_mechanism",
-               expected="no violation found", build=build_wa,
-               params={"B": 1.0, "epsilon": 1.0, "sigma": None}, true_epsilon=1.0,
-               samples=DEFAULT_SAMPLES))
-register(Entry(name="epasto2020.sample-limiting", kind="reference", paper=PAPER,
-               algorithm="§3.2 sample limiting (WA_c with c_i = 1[i in T]/n_h), best integer h (Claim 2)",
-               relation=E.RELATION.name, function="userdp.reference.epasto2020.best_sample_limiting_mechanism",
-               expected="no violation found", build=build_sample_limiting,
-               params={"B": 1.0, "epsilon": 1.0, "sigma": None}, true_epsilon=1.0,
-               samples=DEFAULT_SAMPLES))
-register(Entry(name="epasto2020.planted.add-remove-user", kind="planted", paper=PAPER,
-               algorithm="Algorithm 1 with optimal weights, claimed under add/remove-user (not §2.2's relation)",
-               relation=ADD_REMOVE_USER.name, function="userdp.reference.epasto2020.optimal_wa_mechanism",
-               expected="violation", build=build_add_remove,
-               params={"B": 1.0, "epsilon": 1.0, "sigma": None}, samples=DEFAULT_SAMPLES))
+register(
+    Entry(
+        name="epasto2020.wa",
+        kind="reference",
+        paper=PAPER,
+        algorithm="Algorithm 1 (WA_c), Lemma 3 weights at the exact h* of Claim 1",
+        relation=E.RELATION.name,
+        function="userdp.reference.epasto2020.optimal_wa_mechanism",
+        expected="no violation found",
+        build=build_wa,
+        params={"B": 1.0, "epsilon": 1.0, "sigma": None},
+        true_epsilon=1.0,
+        samples=DEFAULT_SAMPLES,
+    )
+)
+register(
+    Entry(
+        name="epasto2020.sample-limiting",
+        kind="reference",
+        paper=PAPER,
+        algorithm="§3.2 sample limiting (WA_c with c_i = 1[i in T]/n_h), best integer h (Claim 2)",
+        relation=E.RELATION.name,
+        function="userdp.reference.epasto2020.best_sample_limiting_mechanism",
+        expected="no violation found",
+        build=build_sample_limiting,
+        params={"B": 1.0, "epsilon": 1.0, "sigma": None},
+        true_epsilon=1.0,
+        samples=DEFAULT_SAMPLES,
+    )
+)
+register(
+    Entry(
+        name="epasto2020.planted.add-remove-user",
+        kind="planted",
+        paper=PAPER,
+        algorithm="Algorithm 1 with optimal weights, claimed under add/remove-user (not §2.2's relation)",
+        relation=ADD_REMOVE_USER.name,
+        function="userdp.reference.epasto2020.optimal_wa_mechanism",
+        expected="violation",
+        build=build_add_remove,
+        params={"B": 1.0, "epsilon": 1.0, "sigma": None},
+        samples=DEFAULT_SAMPLES,
+    )
+)
 
 
 # ----------------------------------------------------------------------- Theorem 2 reproduction
@@ -115,8 +158,18 @@ def theorem2_table(gs=range(1, 51), progress=None) -> list[dict]:
         h, hi = E.optimal_h(s, sig, B, eps), E.best_integer_h(s, sig, B, eps)
         wa = float(E.v(s, h, sig, B, eps)) / sig**2
         sl = float(E.v_prime(s, hi, sig, B, eps)) / sig**2
-        rows.append({"g": g, "h_star": h, "h_int": hi, "best_wa": wa, "wa_bound": (2 * g + 1) / (4 * g * g),
-                     "best_sl": sl, "sl_bound": 3 / (4 * g), "ratio": sl / wa})
+        rows.append(
+            {
+                "g": g,
+                "h_star": h,
+                "h_int": hi,
+                "best_wa": wa,
+                "wa_bound": (2 * g + 1) / (4 * g * g),
+                "best_sl": sl,
+                "sl_bound": 3 / (4 * g),
+                "ratio": sl / wa,
+            }
+        )
         if progress is not None and (i % 10 == 0 or i == len(gs)):
             progress(i, len(gs), f"g = {g}")
     return rows
@@ -131,22 +184,41 @@ def reproduce_theorem2(plot=None, quick: bool = False, progress=None) -> dict:
     g = np.array([r["g"] for r in rows])
     # Exact (closed forms). Tolerance: both optima are evaluated in double precision (relative
     # rounding < 1e-14); 1e-12 separates rounding from a real violation of the bound.
-    claims = decide([
-        claim("best WA variance < (2g+1)/(4g^2) for g = 1..50 (Theorem 2)",
-              exact("max over g of best_wa / bound", max(r["best_wa"] / r["wa_bound"] for r in rows), below=1.0,
-                    strict=True)),
-        claim("best sample-limiting variance >= 3/(4g) for g = 1..50 (Theorem 2)",
-              exact("min over g of best_sl / bound", min(r["best_sl"] / r["sl_bound"] for r in rows),
-                    above=1 - 1e-12)),
-        claim("the ratio increases with g towards 3/2 (Theorem 2)",
-              [exact("min over g of ratio(g+1) - ratio(g)", float(np.diff(ratio).min()), above=0.0, strict=True),
-               exact("max over g of the ratio", float(ratio.max()), below=1.5, strict=True),
-               exact("3/2 - ratio(g = 50)", 1.5 - float(ratio[-1]), below=0.02, strict=True)],
-              evidence=f"ratio(g=1) = {ratio[0]:.4f}, ratio(g=50) = {ratio[-1]:.4f}"),
-        claim("1 <= ratio <= 4 on every instance (Theorem 3)",
-              [exact("min over g of the ratio", float(ratio.min()), above=1.0),
-               exact("max over g of the ratio", float(ratio.max()), below=4.0)]),
-    ])
+    claims = decide(
+        [
+            claim(
+                "best WA variance < (2g+1)/(4g^2) for g = 1..50 (Theorem 2)",
+                exact(
+                    "max over g of best_wa / bound",
+                    max(r["best_wa"] / r["wa_bound"] for r in rows),
+                    below=1.0,
+                    strict=True,
+                ),
+            ),
+            claim(
+                "best sample-limiting variance >= 3/(4g) for g = 1..50 (Theorem 2)",
+                exact(
+                    "min over g of best_sl / bound", min(r["best_sl"] / r["sl_bound"] for r in rows), above=1 - 1e-12
+                ),
+            ),
+            claim(
+                "the ratio increases with g towards 3/2 (Theorem 2)",
+                [
+                    exact("min over g of ratio(g+1) - ratio(g)", float(np.diff(ratio).min()), above=0.0, strict=True),
+                    exact("max over g of the ratio", float(ratio.max()), below=1.5, strict=True),
+                    exact("3/2 - ratio(g = 50)", 1.5 - float(ratio[-1]), below=0.02, strict=True),
+                ],
+                evidence=f"ratio(g=1) = {ratio[0]:.4f}, ratio(g=50) = {ratio[-1]:.4f}",
+            ),
+            claim(
+                "1 <= ratio <= 4 on every instance (Theorem 3)",
+                [
+                    exact("min over g of the ratio", float(ratio.min()), above=1.0),
+                    exact("max over g of the ratio", float(ratio.max()), below=4.0),
+                ],
+            ),
+        ]
+    )
     if plot is not None:
         plt = pyplot()  # the plot extra; a clear ImportError without it
         fig, ax = plt.subplots(figsize=(5, 3.5))

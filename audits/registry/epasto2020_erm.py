@@ -17,6 +17,7 @@ Tightness (what the audit can reach, and why):
   samples, seed 0, ~2 s).
 The property suite (tests/test_epasto2020_erm.py) is what checks the sensitivities exactly.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,25 +58,38 @@ def _epasto_pairs(D: UserDataset) -> list[NeighbourPair]:
     pairs = []
     for u in dict.fromkeys([int(D.users[np.argmax(D.counts)]), int(D.users[np.argmin(D.counts)])]):
         a, b = _replace(D, u, [1.0, 0.0], 1.0), _replace(D, u, [1.0, 0.0], -1.0)
-        pairs.append(NeighbourPair(a, b, E.RELATION.name, u, f"user {u} (s={D.records_of(u).size}): y all +1 vs all -1"))
+        pairs.append(
+            NeighbourPair(a, b, E.RELATION.name, u, f"user {u} (s={D.records_of(u).size}): y all +1 vs all -1")
+        )
     return pairs
 
 
 def build_epasto(epsilon=1.0, delta=1e-5, T=4) -> AuditSetup:
     """Entry ``epasto2020.weighted-erm``: noisy gradient descent with Lemma 3's record weights."""
     D = epasto_default_dataset()
-    c, _ = W.optimal_weights(D, epsilon, 1.0)     # Lemma 3 weights: read only the public s_l
+    c, _ = W.optimal_weights(D, epsilon, 1.0)  # Lemma 3 weights: read only the public s_l
 
     def mechanism(dataset, rng, size):
         return E.mechanism(dataset, rng, size, c=c, epsilon=epsilon, delta=delta, T=T)
 
     # Theorem 4's (eps, delta) and, beside it, the exact mu-GDP of the same noise (E.gdp_claim)
-    return AuditSetup(mechanism=mechanism, pairs=_epasto_pairs(D), claim=E.gdp_claim(epsilon, delta, T),
-                      output="vector")
+    return AuditSetup(
+        mechanism=mechanism, pairs=_epasto_pairs(D), claim=E.gdp_claim(epsilon, delta, T), output="vector"
+    )
 
 
-register(Entry(name="epasto2020.weighted-erm", kind="reference", paper="Epasto et al. 2020",
-               algorithm="Algorithm 2 (weighted ERM, Lemma 3 weights) by noisy projected GD + RDP, logistic",
-               relation=E.RELATION.name, function="userdp.reference.epasto2020_erm.mechanism",
-               expected="no violation found", build=build_epasto, params=dict(EPASTO_PARAMS),
-               true_epsilon=None, samples=DEFAULT_SAMPLES))
+register(
+    Entry(
+        name="epasto2020.weighted-erm",
+        kind="reference",
+        paper="Epasto et al. 2020",
+        algorithm="Algorithm 2 (weighted ERM, Lemma 3 weights) by noisy projected GD + RDP, logistic",
+        relation=E.RELATION.name,
+        function="userdp.reference.epasto2020_erm.mechanism",
+        expected="no violation found",
+        build=build_epasto,
+        params=dict(EPASTO_PARAMS),
+        true_epsilon=None,
+        samples=DEFAULT_SAMPLES,
+    )
+)

@@ -16,6 +16,7 @@ so labels 0 vs B on the argmax user move beta_hat by exactly Delta_1 = B max_l W
 one axis: the audit's 1-D projection sees a Laplace shift of exactly eps
 (``reference.epasto2020_gwa.worst_case_pairs`` builds the pair and states the realised shift).
 """
+
 from __future__ import annotations
 
 import math
@@ -33,8 +34,16 @@ from userdp.audits.registry import AuditSetup, Entry, register, register_reprodu
 from userdp.audits.engine.plot import pyplot
 
 __all__ = [
-    "DEFAULTS", "E1_SIZES", "EX1", "SYNTH_REPS", "claim3", "example1", "orthogonal_dataset", "synthetic",
-    "synthetic_instance", "zipf_user_ids"
+    "DEFAULTS",
+    "E1_SIZES",
+    "EX1",
+    "SYNTH_REPS",
+    "claim3",
+    "example1",
+    "orthogonal_dataset",
+    "synthetic",
+    "synthetic_instance",
+    "zipf_user_ids",
 ]
 
 PAPER = "Epasto et al. 2020"
@@ -53,13 +62,18 @@ def orthogonal_dataset(e1=E1_SIZES, e2=E2_SIZES, label: float = 0.5) -> UserData
 
 def build_gwa(B=1.0, epsilon=1.0, sigma=4.0) -> AuditSetup:
     D = orthogonal_dataset()
-    C = G.optimal_C(D, B, epsilon, sigma).C            # depends on X and S_l only: fixed
+    C = G.optimal_C(D, B, epsilon, sigma).C  # depends on X and S_l only: fixed
 
     def mechanism(dataset, rng, size):
         return G.mechanism(dataset, C, B, epsilon, rng, size)
 
-    return AuditSetup(mechanism=mechanism, pairs=G.worst_case_pairs(D, C, B), claim=G.claim(epsilon),
-                      output="vector", noise=_gwa_noise(C, B, epsilon))
+    return AuditSetup(
+        mechanism=mechanism,
+        pairs=G.worst_case_pairs(D, C, B),
+        claim=G.claim(epsilon),
+        output="vector",
+        noise=_gwa_noise(C, B, epsilon),
+    )
 
 
 def _gwa_noise(C, B, epsilon) -> NoiseModel:
@@ -75,20 +89,45 @@ def build_sample_limited_ols(B=1.0, epsilon=1.0, sigma=4.0) -> AuditSetup:
         return G.sample_limited_ols_mechanism(dataset, h, B, epsilon, rng, size, T=T)
 
     pairs = G.worst_case_pairs(D, G.sample_limited_C(D, h, T), B)
-    return AuditSetup(mechanism=mechanism, pairs=pairs, claim=G.claim(epsilon), output="vector",
-                      noise=_gwa_noise(G.sample_limited_C(D, h, T), B, epsilon))
+    return AuditSetup(
+        mechanism=mechanism,
+        pairs=pairs,
+        claim=G.claim(epsilon),
+        output="vector",
+        noise=_gwa_noise(G.sample_limited_C(D, h, T), B, epsilon),
+    )
 
 
-register(Entry(name="epasto2020.gwa", kind="reference", paper=PAPER,
-               algorithm="Algorithm 3 (GWA_C), optimal C of Theorem 6 (certified by duality gap)",
-               relation=G.RELATION.name, function="userdp.reference.epasto2020_gwa.mechanism",
-               expected="no violation found", build=build_gwa, params=dict(DEFAULTS),
-               true_epsilon=1.0, samples=DEFAULT_SAMPLES))
-register(Entry(name="epasto2020.sample-limited-ols", kind="reference", paper=PAPER,
-               algorithm="§5.2 sample-limited OLS, best integer h (Theorem 6 variance of C^s)",
-               relation=G.RELATION.name, function="userdp.reference.epasto2020_gwa.sample_limited_ols_mechanism",
-               expected="no violation found", build=build_sample_limited_ols, params=dict(DEFAULTS),
-               true_epsilon=1.0, samples=DEFAULT_SAMPLES))
+register(
+    Entry(
+        name="epasto2020.gwa",
+        kind="reference",
+        paper=PAPER,
+        algorithm="Algorithm 3 (GWA_C), optimal C of Theorem 6 (certified by duality gap)",
+        relation=G.RELATION.name,
+        function="userdp.reference.epasto2020_gwa.mechanism",
+        expected="no violation found",
+        build=build_gwa,
+        params=dict(DEFAULTS),
+        true_epsilon=1.0,
+        samples=DEFAULT_SAMPLES,
+    )
+)
+register(
+    Entry(
+        name="epasto2020.sample-limited-ols",
+        kind="reference",
+        paper=PAPER,
+        algorithm="§5.2 sample-limited OLS, best integer h (Theorem 6 variance of C^s)",
+        relation=G.RELATION.name,
+        function="userdp.reference.epasto2020_gwa.sample_limited_ols_mechanism",
+        expected="no violation found",
+        build=build_sample_limited_ols,
+        params=dict(DEFAULTS),
+        true_epsilon=1.0,
+        samples=DEFAULT_SAMPLES,
+    )
+)
 
 
 # --------------------------------------------------------------------------- Claim 3
@@ -122,27 +161,55 @@ def claim3(plot=None, quick: bool = False, progress=None) -> dict:
         D = example1(g)
         sl, h = min_sample_limited_variance(D)
         opt = G.optimal_C(D, **EX1)
-        rows.append({"g": g, "min_sl": sl, "h_best": h, "sl_bound_1/(4g^3)": 1 / (4 * g**3),
-                     "opt_gwa": opt.variance, "gwa_bound_1/g^4": 1 / g**4, "gwa_rel_gap": opt.gap,
-                     "ratio_sl/gwa": sl / opt.variance})
+        rows.append(
+            {
+                "g": g,
+                "min_sl": sl,
+                "h_best": h,
+                "sl_bound_1/(4g^3)": 1 / (4 * g**3),
+                "opt_gwa": opt.variance,
+                "gwa_bound_1/g^4": 1 / g**4,
+                "gwa_rel_gap": opt.gap,
+                "ratio_sl/gwa": sl / opt.variance,
+            }
+        )
         if progress is not None:
             progress(g - 1, 9, f"g = {g}")
     ratios = [r["ratio_sl/gwa"] for r in rows]
     if plot:
-        _plot_xy(plot, [r["g"] for r in rows], {"ratio min SL / min GWA": ratios}, "g",
-                 "variance ratio (min sample limiting / min GWA)", "Epasto et al. 2020, Claim 3 (Example 1)")
+        _plot_xy(
+            plot,
+            [r["g"] for r in rows],
+            {"ratio min SL / min GWA": ratios},
+            "g",
+            "variance ratio (min sample limiting / min GWA)",
+            "Epasto et al. 2020, Claim 3 (Example 1)",
+        )
     gaps = max(r["gwa_rel_gap"] for r in rows)
-    return {"table": rows, "claims": decide([
-        claim("Claim 3: min sample-limiting variance >= 1/(4 g^3) for g = 2..10",
-              exact("min over g of min_sl x 4 g^3", min(r["min_sl"] * 4 * r["g"] ** 3 for r in rows), above=1.0),
-              evidence="exact minimum over integer h of Theorem 6's variance of C^s"),
-        claim("Claim 3: min GWA variance <= 1/g^4 for g = 2..10",
-              exact("max over g of opt_gwa x g^4", max(r["opt_gwa"] * r["g"] ** 4 for r in rows), below=1.0),
-              evidence=f"LP optimum (HiGHS; a feasible C, so its variance bounds the minimum from above), relative "
-                       f"duality gaps <= {gaps:.1e}"),
-        claim("the gap is unbounded (ratio grows with g)",
-              exact("min over g of ratio(g+1) - ratio(g)", float(np.diff(ratios).min()), above=0.0, strict=True),
-              evidence=f"ratio {ratios[0]:.2f} at g=2 -> {ratios[-1]:.2f} at g=10")])}
+    return {
+        "table": rows,
+        "claims": decide(
+            [
+                claim(
+                    "Claim 3: min sample-limiting variance >= 1/(4 g^3) for g = 2..10",
+                    exact("min over g of min_sl x 4 g^3", min(r["min_sl"] * 4 * r["g"] ** 3 for r in rows), above=1.0),
+                    evidence="exact minimum over integer h of Theorem 6's variance of C^s",
+                ),
+                claim(
+                    "Claim 3: min GWA variance <= 1/g^4 for g = 2..10",
+                    exact("max over g of opt_gwa x g^4", max(r["opt_gwa"] * r["g"] ** 4 for r in rows), below=1.0),
+                    evidence=f"LP optimum (HiGHS; a feasible C, so its variance bounds the minimum from above), "
+                    f"relative "
+                    f"duality gaps <= {gaps:.1e}",
+                ),
+                claim(
+                    "the gap is unbounded (ratio grows with g)",
+                    exact("min over g of ratio(g+1) - ratio(g)", float(np.diff(ratios).min()), above=0.0, strict=True),
+                    evidence=f"ratio {ratios[0]:.2f} at g=2 -> {ratios[-1]:.2f} at g=10",
+                ),
+            ]
+        ),
+    }
 
 
 # ------------------------------------------------------------------------ §6 synthetic
@@ -174,7 +241,7 @@ def synthetic_instance(n: int, rng, alpha: float = 1.5, d: int = 10, noise: floa
     Xi = np.c_[X, np.ones(n)]
     beta = np.r_[coef, -lo]
     D = UserDataset(Xi, zipf_user_ids(n, alpha, rng), labels=y - lo)
-    resid = D.labels - Xi @ (G.ols_C(Xi) @ D.labels)        # (n,): C y first, never the n x n hat matrix
+    resid = D.labels - Xi @ (G.ols_C(Xi) @ D.labels)  # (n,): C y first, never the n x n hat matrix
     sigma = float(np.sqrt(resid @ resid / (n - d - 1)))
     return D, beta, float(y.max() - lo), sigma
 
@@ -209,18 +276,27 @@ def _synthetic_repetition(n, epsilons, rng) -> dict:
     """One §6 instance: {eps: {method: (realised error, expected error)}}."""
     D, beta, B, sigma = synthetic_instance(n, rng)
     X = G.features(D)
-    Cmax = G.ols_C(X)                                   # h = s_m: every record, OLS
+    Cmax = G.ols_C(X)  # h = s_m: every record, OLS
     best_h = G.best_sample_limit_hs(D, B, epsilons, sigma, rng)
     out = {}
     for e, (h, T) in zip(epsilons, best_h):
         C = G.optimal_C(D, B, e, sigma).C
-        out[e] = {k: (_pred_error(X, G.mechanism(D, Ck, B, e, rng), beta), _expected_pred_error(D, X, Ck, B, e, beta))
-                  for k, Ck in zip(METHODS, (C, G.sample_limited_C(D, h, T), Cmax))}
+        out[e] = {
+            k: (_pred_error(X, G.mechanism(D, Ck, B, e, rng), beta), _expected_pred_error(D, X, Ck, B, e, beta))
+            for k, Ck in zip(METHODS, (C, G.sample_limited_C(D, h, T), Cmax))
+        }
     return out
 
 
-def synthetic(plot=None, quick: bool = False, progress=None, ns=SYNTH_NS, epsilons=SYNTH_EPSILONS,
-              reps: int | None = None, seed: int = SYNTH_SEED) -> dict:
+def synthetic(
+    plot=None,
+    quick: bool = False,
+    progress=None,
+    ns=SYNTH_NS,
+    epsilons=SYNTH_EPSILONS,
+    reps: int | None = None,
+    seed: int = SYNTH_SEED,
+) -> dict:
     """§6 synthetic regression: GWA with the optimal C ('ours') against sample-limited OLS at
     the best h (h*) and plain OLS (h_max), mean squared prediction error.
 
@@ -230,7 +306,7 @@ def synthetic(plot=None, quick: bool = False, progress=None, ns=SYNTH_NS, epsilo
     (``_expected_pred_error``), which removes the noise's share of the spread."""
     reps = reps or (QUICK_REPS if quick else SYNTH_REPS)
     streams = np.random.SeedSequence(seed).spawn(len(ns) * reps)
-    per_rep = {}                                      # (n, eps) -> list of {method: (realised, expected)}
+    per_rep = {}  # (n, eps) -> list of {method: (realised, expected)}
     for a, n in enumerate(ns):
         for r in range(reps):
             one = _synthetic_repetition(n, epsilons, np.random.default_rng(streams[a * reps + r]))
@@ -238,18 +314,33 @@ def synthetic(plot=None, quick: bool = False, progress=None, ns=SYNTH_NS, epsilo
                 per_rep.setdefault((n, e), []).append(one[e])
             if progress is not None:
                 progress(a * reps + r + 1, len(ns) * reps, f"n = {n}, repetition {r + 1}/{reps}")
-    rows = [{"n": n, "eps": e,
-             **{k: float(np.mean([x[k][0] for x in v])) for k in METHODS},
-             **{f"E_{k}": float(np.mean([x[k][1] for x in v])) for k in METHODS}}
-            for (n, e), v in per_rep.items()]
+    rows = [
+        {
+            "n": n,
+            "eps": e,
+            **{k: float(np.mean([x[k][0] for x in v])) for k in METHODS},
+            **{f"E_{k}": float(np.mean([x[k][1] for x in v])) for k in METHODS},
+        }
+        for (n, e), v in per_rep.items()
+    ]
     if plot:
         sel = [r for r in rows if r["eps"] == 1.0]
-        _plot_xy(plot, [r["n"] for r in sel], {k: [r[f"E_{k}"] for r in sel] for k in METHODS}, "n (records)",
-                 "expected squared prediction error", f"Epasto et al. 2020 §6 synthetic, Zipf alpha = 1.5, eps = 1,\n"
-                 f"mean over {reps} instances{' (--quick)' if quick else ''}", logy=True)
-    return {"table": rows, "claims": _synthetic_claims(rows, per_rep, reps, quick),
-            "setup": f"{len(ns)} n x {len(epsilons)} eps x {reps} repetitions, seed {seed}"
-                     + (" (--quick)" if quick else "")}
+        _plot_xy(
+            plot,
+            [r["n"] for r in sel],
+            {k: [r[f"E_{k}"] for r in sel] for k in METHODS},
+            "n (records)",
+            "expected squared prediction error",
+            f"Epasto et al. 2020 §6 synthetic, Zipf alpha = 1.5, eps = 1,\n"
+            f"mean over {reps} instances{' (--quick)' if quick else ''}",
+            logy=True,
+        )
+    return {
+        "table": rows,
+        "claims": _synthetic_claims(rows, per_rep, reps, quick),
+        "setup": f"{len(ns)} n x {len(epsilons)} eps x {reps} repetitions, seed {seed}"
+        + (" (--quick)" if quick else ""),
+    }
 
 
 def _synthetic_claims(rows, per_rep, reps, quick) -> list[dict]:
@@ -260,24 +351,41 @@ def _synthetic_claims(rows, per_rep, reps, quick) -> list[dict]:
     h_max/h* to 0.59 in a 10-instance run); the Monte Carlo columns are reported beside the
     expectations, as the paper measured."""
     ratio = lambda a, b, pre="E_": min(r[pre + b] / r[pre + a] for r in rows)  # noqa: E731
-    mc = lambda a, b: ratio(a, b, "")                                         # noqa: E731
-    n_inst = f"{reps} instance(s) per cell" + (f" (--quick: the full run has {SYNTH_REPS}; with 2 the median's "
-                                                "interval decides nothing at this error level)" if quick else "")
+    mc = lambda a, b: ratio(a, b, "")  # noqa: E731
+    n_inst = f"{reps} instance(s) per cell" + (
+        f" (--quick: the full run has {SYNTH_REPS}; with 2 the median's interval decides nothing at this error level)"
+        if quick
+        else ""
+    )
 
     def log_ratio(a, b):
-        return [median(f"n = {n}, eps = {e:g}: median over instances of log(E_{b} / E_{a})",
-                       [math.log(x[b][1] / x[a][1]) for x in v], above=0.0) for (n, e), v in per_rep.items()]
-    return decide([
-        claim("§6: 'in every setting our method has always significantly lower squared error' "
-              "(E_ours < E_h* and E_ours < E_h_max at every n and eps, on a typical instance)",
-              log_ratio("ours", "h*") + log_ratio("ours", "h_max"),
-              evidence=f"{n_inst}; min over cells of E_h*/E_ours = {ratio('ours', 'h*'):.3g}, E_h_max/E_ours = "
-                       f"{ratio('ours', 'h_max'):.3g} (Monte Carlo means: {mc('ours', 'h*'):.3g}, "
-                       f"{mc('ours', 'h_max'):.3g})"),
-        claim("ours < h* < h_max at every n and eps (on E_*, on a typical instance)",
-              log_ratio("ours", "h*") + log_ratio("h*", "h_max"),
-              evidence=f"{n_inst}; min over cells of E_h_max/E_h* = {ratio('h*', 'h_max'):.3g} "
-                       f"(Monte Carlo means: {mc('h*', 'h_max'):.3g})")])
+        return [
+            median(
+                f"n = {n}, eps = {e:g}: median over instances of log(E_{b} / E_{a})",
+                [math.log(x[b][1] / x[a][1]) for x in v],
+                above=0.0,
+            )
+            for (n, e), v in per_rep.items()
+        ]
+
+    return decide(
+        [
+            claim(
+                "§6: 'in every setting our method has always significantly lower squared error' "
+                "(E_ours < E_h* and E_ours < E_h_max at every n and eps, on a typical instance)",
+                log_ratio("ours", "h*") + log_ratio("ours", "h_max"),
+                evidence=f"{n_inst}; min over cells of E_h*/E_ours = {ratio('ours', 'h*'):.3g}, E_h_max/E_ours = "
+                f"{ratio('ours', 'h_max'):.3g} (Monte Carlo means: {mc('ours', 'h*'):.3g}, "
+                f"{mc('ours', 'h_max'):.3g})",
+            ),
+            claim(
+                "ours < h* < h_max at every n and eps (on E_*, on a typical instance)",
+                log_ratio("ours", "h*") + log_ratio("h*", "h_max"),
+                evidence=f"{n_inst}; min over cells of E_h_max/E_h* = {ratio('h*', 'h_max'):.3g} "
+                f"(Monte Carlo means: {mc('h*', 'h_max'):.3g})",
+            ),
+        ]
+    )
 
 
 def _plot_xy(path, x, series: dict, xlabel: str, ylabel: str, title: str, logy: bool = False) -> None:

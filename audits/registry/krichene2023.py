@@ -36,6 +36,7 @@ Planted entries (kind "planted", expected "violation"; tests/planted/krichene202
 - ``krichene2023.planted.rdp-half``: SSP claimed at (alpha, alpha beta / 2);
 - ``krichene2023.planted.counts-twice``: two noisy count releases charged as one.
 """
+
 from __future__ import annotations
 
 import math
@@ -59,7 +60,7 @@ PAPER = "Krichene et al. 2023"
 M = 3
 N_COUNTS = (3.0, 1.0, 1.0)
 N_USERS = 4
-SAMPLES = 200_000            # 6-number Gaussian releases: ~1 s per entry
+SAMPLES = 200_000  # 6-number Gaussian releases: ~1 s per entry
 DELTA = 1e-5
 PARAMS = {"beta": 0.5, "mu": 0.5, "delta": DELTA}
 
@@ -80,11 +81,15 @@ def weights(dataset: UserDataset, beta: float, mu: float) -> np.ndarray:
 
 def removal_pairs(D: UserDataset, users=(0, 3, 1)) -> list[NeighbourPair]:
     """The pairs (D, D without user u) for the given users, each described."""
-    what = {0: "the user with the most tasks (2), at the clipping bounds",
-            3: "the only user of task 2 (removal empties it), data beyond the bounds",
-            1: "a user inside the bounds"}
-    return [NeighbourPair(D, K.RELATION.neighbour(D, u), K.RELATION.name, u, f"remove user {u}: {what.get(u, '')}")
-            for u in users]
+    what = {
+        0: "the user with the most tasks (2), at the clipping bounds",
+        3: "the only user of task 2 (removal empties it), data beyond the bounds",
+        1: "a user inside the bounds",
+    }
+    return [
+        NeighbourPair(D, K.RELATION.neighbour(D, u), K.RELATION.name, u, f"remove user {u}: {what.get(u, '')}")
+        for u in users
+    ]
 
 
 def _flat(A, b) -> np.ndarray:
@@ -102,7 +107,7 @@ def _ssp_setup(beta, mu, delta, *, clip_labels=True, claim=None, labels=(1.0, 0.
         x = K.clip_data(ds.values, ds.labels, 1.0, 1.0)[0]
         A, _ = K.statistic(ds, w, m=M, Gamma_x=1.0, Gamma_star=1.0)
         b = np.zeros((M, 1))
-        np.add.at(b, ds.task_ids, (w * ds.labels)[:, None] * x)        # planted: raw labels
+        np.add.at(b, ds.task_ids, (w * ds.labels)[:, None] * x)  # planted: raw labels
         return A, b
 
     def mechanism(ds, rng, size):
@@ -112,9 +117,13 @@ def _ssp_setup(beta, mu, delta, *, clip_labels=True, claim=None, labels=(1.0, 0.
     def reference_mechanism(ds, rng, size):
         return _flat(*K.ssp_release(ds, weights(ds, beta, mu), rng, size, m=M, Gamma_x=1.0, Gamma_star=1.0))
 
-    return AuditSetup(reference_mechanism if clip_labels else mechanism, removal_pairs(D),
-                      W.claim(beta, delta) if claim is None else claim, output="vector",
-                      noise=NoiseModel("gaussian", lambda ds: _flat(*stat(ds)), 1.0))
+    return AuditSetup(
+        reference_mechanism if clip_labels else mechanism,
+        removal_pairs(D),
+        W.claim(beta, delta) if claim is None else claim,
+        output="vector",
+        noise=NoiseModel("gaussian", lambda ds: _flat(*stat(ds)), 1.0),
+    )
 
 
 def build_ssp(beta=0.5, mu=0.5, delta=DELTA) -> AuditSetup:
@@ -133,18 +142,23 @@ def _gd_setup(beta, mu, delta, T, eta, sigma_factor=1.0) -> AuditSetup:
         w = weights(ds, beta, mu)
         if sigma_factor == 1.0:
             return K.gd_mechanism(ds, w, rng, size, m=M, Gamma=1.0, Lambda=0.0, eta=steps, radius=1e3)[..., 0]
-        theta = np.zeros((size, M, 1))                                 # planted: sigma = Gamma
+        theta = np.zeros((size, M, 1))  # planted: sigma = Gamma
         for k in range(T):
             g = K.weighted_gradient(ds, w, theta, m=M, Gamma=1.0, Lambda=0.0)
             theta -= eta * (g + sigma * rng.standard_normal(g.shape))
         return theta[..., 0]
 
-    def mean(ds):                                                       # every gradient clipped: constant
+    def mean(ds):  # every gradient clipped: constant
         g = K.weighted_gradient(ds, weights(ds, beta, mu), np.zeros((M, 1)), m=M, Gamma=1.0, Lambda=0.0)
         return -eta * T * g[:, 0]
 
-    return AuditSetup(mechanism, removal_pairs(D, (0, 3)), W.claim(beta, delta), output="vector",
-                      noise=NoiseModel("gaussian", mean, eta * sigma * math.sqrt(T)))
+    return AuditSetup(
+        mechanism,
+        removal_pairs(D, (0, 3)),
+        W.claim(beta, delta),
+        output="vector",
+        noise=NoiseModel("gaussian", mean, eta * sigma * math.sqrt(T)),
+    )
 
 
 def build_noisy_gd(beta=0.5, mu=0.5, delta=DELTA, T=4, eta=0.01) -> AuditSetup:
@@ -177,36 +191,80 @@ def build_counts_twice(k=2, sigma=2.0, delta=DELTA) -> AuditSetup:
     claim = Claims(ApproxDP(rdp_to_dp(DEFAULT_RDP_ORDERS, rdp, delta), delta), GaussianDP(mu_one, delta))
 
     def mechanism(ds, rng, size):
-        exact = np.bincount(ds.task_ids, minlength=M).astype(float)    # no user has more than k tasks
-        return np.tile(exact, 2) + sigma * rng.standard_normal((size, 2 * M))   # BUG: two draws, one charge
+        exact = np.bincount(ds.task_ids, minlength=M).astype(float)  # no user has more than k tasks
+        return np.tile(exact, 2) + sigma * rng.standard_normal((size, 2 * M))  # BUG: two draws, one charge
 
-    return AuditSetup(mechanism, removal_pairs(D, (0,)), claim, output="vector",
-                      noise=NoiseModel("gaussian", lambda ds: np.tile(np.bincount(ds.task_ids, minlength=M), 2)
-                                       .astype(float), sigma))
+    return AuditSetup(
+        mechanism,
+        removal_pairs(D, (0,)),
+        claim,
+        output="vector",
+        noise=NoiseModel("gaussian", lambda ds: np.tile(np.bincount(ds.task_ids, minlength=M), 2).astype(float), sigma),
+    )
 
 
 _REF = dict(kind="reference", paper=PAPER, relation=K.RELATION.name, expected="no violation found", true_epsilon=None)
-register(Entry(name="krichene2023.ssp", algorithm="Algorithm 1 (task-weighted SSP), mu = 1/2 weights + eq. (12), "
-                                                  "release (A-hat, b-hat), d = 1, m = 3",
-               function="userdp.reference.krichene2023.ssp_release", build=build_ssp, params=dict(PARAMS),
-               samples=SAMPLES, **_REF))
-register(Entry(name="krichene2023.noisy-gd", algorithm="Algorithm 2 (task-weighted noisy GD), T = 4, constant "
-                                                       "public step, d = 1, m = 3",
-               function="userdp.reference.krichene2023.gd_mechanism", build=build_noisy_gd, params=dict(GD_PARAMS),
-               samples=SAMPLES, **_REF))
+register(
+    Entry(
+        name="krichene2023.ssp",
+        algorithm="Algorithm 1 (task-weighted SSP), mu = 1/2 weights + eq. (12), release (A-hat, b-hat), d = 1, m = 3",
+        function="userdp.reference.krichene2023.ssp_release",
+        build=build_ssp,
+        params=dict(PARAMS),
+        samples=SAMPLES,
+        **_REF,
+    )
+)
+register(
+    Entry(
+        name="krichene2023.noisy-gd",
+        algorithm="Algorithm 2 (task-weighted noisy GD), T = 4, constant public step, d = 1, m = 3",
+        function="userdp.reference.krichene2023.gd_mechanism",
+        build=build_noisy_gd,
+        params=dict(GD_PARAMS),
+        samples=SAMPLES,
+        **_REF,
+    )
+)
 
 _BUG = dict(kind="planted", paper=PAPER, relation=K.RELATION.name, expected="violation", samples=SAMPLES)
-register(Entry(name="krichene2023.planted.unclipped-labels",
-               algorithm="SSP with labels not clipped, b noise as if |y| <= 1 (authors' code, NOTES.md)",
-               function="userdp.reference.krichene2023.ssp_release", build=build_unclipped_labels,
-               params=dict(PARAMS), **_BUG))
-register(Entry(name="krichene2023.planted.gd-sigma-gamma",
-               algorithm="noisy GD with sigma = Gamma instead of Gamma sqrt(T/2), T = 8",
-               function="userdp.reference.krichene2023.gd_mechanism", build=build_gd_sigma_gamma,
-               params={**GD_PARAMS, "T": 8}, **_BUG))
-register(Entry(name="krichene2023.planted.rdp-half", algorithm="SSP claimed at (alpha, alpha beta / 2)",
-               function="userdp.reference.krichene2023.ssp_release", build=build_rdp_half, params=dict(PARAMS), **_BUG))
-register(Entry(name="krichene2023.planted.counts-twice",
-               algorithm="noisy task counts released twice, charged once (authors' code, NOTES.md)",
-               function="userdp.reference.krichene2023_weights.private_counts", build=build_counts_twice,
-               params={"k": 2, "sigma": 2.0, "delta": DELTA}, **_BUG))
+register(
+    Entry(
+        name="krichene2023.planted.unclipped-labels",
+        algorithm="SSP with labels not clipped, b noise as if |y| <= 1 (authors' code, NOTES.md)",
+        function="userdp.reference.krichene2023.ssp_release",
+        build=build_unclipped_labels,
+        params=dict(PARAMS),
+        **_BUG,
+    )
+)
+register(
+    Entry(
+        name="krichene2023.planted.gd-sigma-gamma",
+        algorithm="noisy GD with sigma = Gamma instead of Gamma sqrt(T/2), T = 8",
+        function="userdp.reference.krichene2023.gd_mechanism",
+        build=build_gd_sigma_gamma,
+        params={**GD_PARAMS, "T": 8},
+        **_BUG,
+    )
+)
+register(
+    Entry(
+        name="krichene2023.planted.rdp-half",
+        algorithm="SSP claimed at (alpha, alpha beta / 2)",
+        function="userdp.reference.krichene2023.ssp_release",
+        build=build_rdp_half,
+        params=dict(PARAMS),
+        **_BUG,
+    )
+)
+register(
+    Entry(
+        name="krichene2023.planted.counts-twice",
+        algorithm="noisy task counts released twice, charged once (authors' code, NOTES.md)",
+        function="userdp.reference.krichene2023_weights.private_counts",
+        build=build_counts_twice,
+        params={"k": 2, "sigma": 2.0, "delta": DELTA},
+        **_BUG,
+    )
+)

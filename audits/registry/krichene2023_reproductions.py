@@ -42,6 +42,7 @@ straddles 0). ``krichene2023-head-tail`` takes its R from a power computation (a
 Pi_PSD(A-hat_i + lambda I), let releases explode at small eps here. Measured verdicts, run times
 and that finding's figures: docs/papers/krichene2023.md (its item 9 and "Measured status").
 """
+
 from __future__ import annotations
 
 import math
@@ -57,9 +58,23 @@ from userdp.reference import krichene2023_weights as W
 from userdp.audits.registry import register_reproduction
 
 __all__ = [
-    "COUNT_SHARE", "DELTA", "DESIGN_EFFECT", "HT_COMPARISONS", "HT_EPSILONS", "HT_K", "HT_QUICK_RELEASES",
-    "HT_RELEASES", "HT_STEPS", "METHODS", "PILOT_RELEASES", "PILOT_REL_SD", "PILOT_UCL", "budgets",
-    "head_tail_pilot", "head_tail_releases", "synthetic_data"
+    "COUNT_SHARE",
+    "DELTA",
+    "DESIGN_EFFECT",
+    "HT_COMPARISONS",
+    "HT_EPSILONS",
+    "HT_K",
+    "HT_QUICK_RELEASES",
+    "HT_RELEASES",
+    "HT_STEPS",
+    "METHODS",
+    "PILOT_RELEASES",
+    "PILOT_REL_SD",
+    "PILOT_UCL",
+    "budgets",
+    "head_tail_pilot",
+    "head_tail_releases",
+    "synthetic_data",
 ]
 
 SEED = 2023
@@ -70,8 +85,9 @@ MUS = (0.0, 0.25, 0.5, 1.0)
 # ------------------------------------------------------------------------ Appendix C
 def synthetic_data(a: float, n_users: int = 10_000):
     """(train, test, theta): Appendix C's synthetic problem at skew ``a``, split 80/20 (fixed seeds)."""
-    D, theta = P.appendix_c_problem(np.random.default_rng([SEED, int(a * 10)]), m=100, n_users=n_users, d=5, a=a,
-                                    tasks_per_user=20, sigma_F=1e-3)
+    D, theta = P.appendix_c_problem(
+        np.random.default_rng([SEED, int(a * 10)]), m=100, n_users=n_users, d=5, a=a, tasks_per_user=20, sigma_F=1e-3
+    )
     train, test = P.split(D, np.random.default_rng([SEED, 1, int(a * 10)]), 0.2)
     return train, test, theta
 
@@ -93,22 +109,31 @@ def synthetic(plot=None, quick: bool = False, progress=None) -> dict:
     total = 2 * len(epsilons) * len(MUS)
     for a in (1.0, 2.0):
         train, test, _ = synthetic_data(a, n_users)
-        n = np.maximum(np.bincount(train.task_ids, minlength=m), 1).astype(float)   # exact n_i (Appendix C)
+        n = np.maximum(np.bincount(train.task_ids, minlength=m), 1).astype(float)  # exact n_i (Appendix C)
         for eps in epsilons:
-            beta = W.beta_for_epsilon(eps, DELTA)                        # (alpha, alpha beta) -> (eps, 1e-5)
+            beta = W.beta_for_epsilon(eps, DELTA)  # (alpha, alpha beta) -> (eps, 1e-5)
             for mu in MUS:
-                rng = np.random.default_rng([SEED, 2, int(a), int(eps * 10)])   # one stream for every mu: paired
-                w = W.adaptive_weights(train, m=m, beta=beta, mu=mu, n_counts=n, n_users=n_users,
-                                       normalise="per-user")
+                rng = np.random.default_rng([SEED, 2, int(a), int(eps * 10)])  # one stream for every mu: paired
+                w = W.adaptive_weights(train, m=m, beta=beta, mu=mu, n_counts=n, n_users=n_users, normalise="per-user")
                 ssp = K.ssp_mechanism(train, w, rng, R, m=m, Gamma_x=1.0, Gamma_star=1.0, Lambda=1.0)
                 omega = W.omega_mu(n, n_users, beta, mu)
                 _, eta = K.theorem312_schedule(n, omega, 5, case="a", Gamma=1.0, radius=1.0, T=T)
                 gd = K.gd_mechanism(train, w, rng, R, m=m, Gamma=1.0, Lambda=0.0, eta=eta, radius=1.0)
                 for alg, th in (("SSP", ssp), ("noisy GD", gd)):
                     r = _rmse_releases(th, test, m)
-                    rows.append({"a": a, "epsilon": eps, "beta": beta, "mu": mu, "algorithm": alg, "releases": R,
-                                 "rmse": float(r.mean()), "rmse_se": float(r.std(ddof=1) / math.sqrt(R)),
-                                 "rmse_runs": r.tolist()})
+                    rows.append(
+                        {
+                            "a": a,
+                            "epsilon": eps,
+                            "beta": beta,
+                            "mu": mu,
+                            "algorithm": alg,
+                            "releases": R,
+                            "rmse": float(r.mean()),
+                            "rmse_se": float(r.std(ddof=1) / math.sqrt(R)),
+                            "rmse_runs": r.tolist(),
+                        }
+                    )
                 done += 1
                 if progress is not None:
                     progress(done, total, f"a = {a:g}, eps = {eps:g}, mu = {mu:g}")
@@ -119,30 +144,55 @@ def synthetic(plot=None, quick: bool = False, progress=None) -> dict:
             for eps in (e for e in epsilons if e <= 1.0):
                 cell = {r["mu"]: r for r in rows if r["algorithm"] == alg and r["a"] == a and r["epsilon"] == eps}
                 base = np.asarray(cell[0.0]["rmse_runs"])
-                per_eps.append(any_of([mean(f"eps {eps:g}: RMSE(mu = 0) - RMSE(mu = {mu:g})",
-                                            base - np.asarray(cell[mu]["rmse_runs"]), above=0.0)
-                                       for mu in MUS if mu > 0]))
-            claims.append(claim(f"{alg}, a = {a:g}: at every eps <= 1 some mu > 0 beats uniform weights (mu = 0) in "
-                                f"mean RMSE (Appendix C, Figure 6)", per_eps))
+                per_eps.append(
+                    any_of(
+                        [
+                            mean(
+                                f"eps {eps:g}: RMSE(mu = 0) - RMSE(mu = {mu:g})",
+                                base - np.asarray(cell[mu]["rmse_runs"]),
+                                above=0.0,
+                            )
+                            for mu in MUS
+                            if mu > 0
+                        ]
+                    )
+                )
+            claims.append(
+                claim(
+                    f"{alg}, a = {a:g}: at every eps <= 1 some mu > 0 beats uniform weights (mu = 0) in "
+                    f"mean RMSE (Appendix C, Figure 6)",
+                    per_eps,
+                )
+            )
     claims = decide(claims)
     if plot is not None:
         _plot_synthetic(plot, rows)
-    return {"setup": f"Appendix C: m = 100, d = 5, n = {n_users}, 20 tasks per user, sigma_F = 1e-3, 80/20 split, "
-                     f"delta = 1e-5, exact n_i (treated as public, as the paper), per-user normalised weights; "
-                     f"SSP lambda = 1 after the noise; GD T = {T}, Theorem 3.12 (a) steps, radius 1, Gamma = 1; "
-                     f"{R} releases per cell; seed {SEED}",
-            "table": [{k: v for k, v in r.items() if k != "rmse_runs"} for r in rows], "claims": claims}
+    return {
+        "setup": f"Appendix C: m = 100, d = 5, n = {n_users}, 20 tasks per user, sigma_F = 1e-3, 80/20 split, "
+        f"delta = 1e-5, exact n_i (treated as public, as the paper), per-user normalised weights; "
+        f"SSP lambda = 1 after the noise; GD T = {T}, Theorem 3.12 (a) steps, radius 1, Gamma = 1; "
+        f"{R} releases per cell; seed {SEED}",
+        "table": [{k: v for k, v in r.items() if k != "rmse_runs"} for r in rows],
+        "claims": claims,
+    }
 
 
 def _plot_synthetic(path, rows) -> None:
     from userdp.audits.engine.plot import pyplot
+
     plt = pyplot()
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.2))
     for ax, (alg, a) in zip(axes, [(g, a) for g in ("SSP", "noisy GD") for a in (1.0, 2.0)]):
         for eps in sorted({r["epsilon"] for r in rows}):
             cell = [r for r in rows if r["algorithm"] == alg and r["a"] == a and r["epsilon"] == eps]
-            ax.errorbar([r["mu"] for r in cell], [r["rmse"] for r in cell], [r["rmse_se"] for r in cell],
-                        marker="o", ms=3, label=f"eps = {eps:g}")
+            ax.errorbar(
+                [r["mu"] for r in cell],
+                [r["rmse"] for r in cell],
+                [r["rmse_se"] for r in cell],
+                marker="o",
+                ms=3,
+                label=f"eps = {eps:g}",
+            )
         ax.set_yscale("log"), ax.set_xlabel("mu"), ax.set_title(f"{alg}, a = {a:g}", fontsize=9)
     axes[0].set_ylabel("test RMSE"), axes[0].legend(fontsize=7)
     fig.tight_layout()
@@ -167,8 +217,7 @@ def budgets(eps: float) -> dict:
     counts, k / (2 sigma^2) = COUNT_SHARE c and T beta = (1 - COUNT_SHARE) c; without, T beta = c."""
     c = W.beta_for_epsilon(eps, DELTA)
     sigma = math.sqrt(HT_K / (2 * COUNT_SHARE * c))
-    return {"c": c, "count_sigma": sigma, "beta_counts": (1 - COUNT_SHARE) * c / HT_STEPS,
-            "beta_uniform": c / HT_STEPS}
+    return {"c": c, "count_sigma": sigma, "beta_counts": (1 - COUNT_SHARE) * c / HT_STEPS, "beta_uniform": c / HT_STEPS}
 
 
 def _weights(method, train, rng, b):
@@ -179,9 +228,10 @@ def _weights(method, train, rng, b):
     if method == "tail sampling":
         return W.tail_sample_weights(train, counts, m=m, k=HT_K, beta=b["beta_counts"]), b["beta_counts"], True
     mu = 0.25 if method.endswith("1/4") else 0.5
-    n_hat = np.maximum(counts, 1.0)                                    # post-processing of the noisy counts
-    w = W.adaptive_weights(train, m=m, beta=b["beta_counts"], mu=mu, n_counts=n_hat, n_users=HT["n_users"],
-                           normalise="per-user")
+    n_hat = np.maximum(counts, 1.0)  # post-processing of the noisy counts
+    w = W.adaptive_weights(
+        train, m=m, beta=b["beta_counts"], mu=mu, n_counts=n_hat, n_users=HT["n_users"], normalise="per-user"
+    )
     return w, b["beta_counts"], True
 
 
@@ -189,8 +239,9 @@ def _weights(method, train, rng, b):
 # the mean over paired releases of RMSE(worse) - RMSE(better), claimed > 0.
 TAIL_VS_UNIFORM = [(e, "uniform sampling", "tail sampling", 0) for e in HT_EPSILONS]
 ADAPTIVE_VS_TAIL = [(e, "tail sampling", "adaptive mu = 1/4", k) for e in HT_EPSILONS for k in (0, 1)]
-ADAPTIVE_OVERALL = [(e, base, "adaptive mu = 1/4", "overall") for e in HT_EPSILONS
-                    for base in ("uniform sampling", "tail sampling")]
+ADAPTIVE_OVERALL = [
+    (e, base, "adaptive mu = 1/4", "overall") for e in HT_EPSILONS for base in ("uniform sampling", "tail sampling")
+]
 LARGER_MU = [(e, "adaptive mu = 1/4", "adaptive mu = 1/2", 0) for e in HT_EPSILONS]
 HT_COMPARISONS = TAIL_VS_UNIFORM + ADAPTIVE_VS_TAIL + ADAPTIVE_OVERALL + LARGER_MU
 
@@ -206,7 +257,7 @@ HT_COMPARISONS = TAIL_VS_UNIFORM + ADAPTIVE_VS_TAIL + ADAPTIVE_OVERALL + LARGER_
 # alpha = 1e-4 / 12 (a t interval; ``verdicts.replications_for_power``): 75.
 DESIGN_EFFECT = 0.084
 PILOT_RELEASES = 16
-PILOT_REL_SD = 0.1006          # head_tail_pilot(): eps = 10, overall, tail - adaptive mu = 1/4 (bimodal releases)
+PILOT_REL_SD = 0.1006  # head_tail_pilot(): eps = 10, overall, tail - adaptive mu = 1/4 (bimodal releases)
 PILOT_UCL = math.sqrt((PILOT_RELEASES - 1) / chi2.ppf(0.2, PILOT_RELEASES - 1))
 HT_RELEASES = replications_for_power(DESIGN_EFFECT / (PILOT_REL_SD * PILOT_UCL), ERROR / len(HT_COMPARISONS))
 HT_QUICK_RELEASES = 6
@@ -220,7 +271,7 @@ def head_tail_releases(R: int, *, stream: int = 0, progress=None) -> dict:
     own weights stream [SEED, 7, stream, eps, method, r] (private counts, sampling)."""
     train, test = head_tail_data()
     m = HT["m"]
-    n = np.maximum(np.bincount(train.task_ids, minlength=m), 1).astype(float)   # bucketing only (evaluation)
+    n = np.maximum(np.bincount(train.task_ids, minlength=m), 1).astype(float)  # bucketing only (evaluation)
     out, done, total = {}, 0, len(HT_EPSILONS) * len(METHODS) * R
     for eps in HT_EPSILONS:
         b = budgets(eps)
@@ -228,8 +279,18 @@ def head_tail_releases(R: int, *, stream: int = 0, progress=None) -> dict:
             overall, buckets = [], []
             for r in range(R):
                 w, beta, counted = _weights(method, train, np.random.default_rng([SEED, 7, stream, int(eps), i, r]), b)
-                U = P.dpals(train, w, np.random.default_rng([SEED, 8, stream, int(eps), r]), m=m, rank=HT["rank"],
-                            steps=HT_STEPS, Gamma_x=1.0, Gamma_star=1.0, Lambda=USER_LAMBDA, item_Lambda=ITEM_LAMBDA)
+                U = P.dpals(
+                    train,
+                    w,
+                    np.random.default_rng([SEED, 8, stream, int(eps), r]),
+                    m=m,
+                    rank=HT["rank"],
+                    steps=HT_STEPS,
+                    Gamma_x=1.0,
+                    Gamma_star=1.0,
+                    Lambda=USER_LAMBDA,
+                    item_Lambda=ITEM_LAMBDA,
+                )
                 rmse, err = P.factor_rmse(U, train, test, m=m, Lambda=USER_LAMBDA)
                 overall.append(rmse)
                 buckets.append(P.bucket_rmse(err, test, n, m=m))
@@ -266,49 +327,74 @@ def head_tail(plot=None, quick: bool = False, progress=None) -> dict:
     rows = []
     for (eps, method), (overall, buckets) in releases.items():
         b = budgets(eps)
-        beta, kw = (b["beta_uniform"], {}) if method == "uniform sampling" else \
-            (b["beta_counts"], dict(count_k=HT_K, count_sigma=b["count_sigma"]))
-        rows.append({"epsilon": eps, "method": method, "epsilon_spent": W.epsilon(beta, DELTA, runs=HT_STEPS, **kw),
-                     "releases": R, "rmse": float(overall.mean()),
-                     "rmse_se": float(overall.std(ddof=1) / math.sqrt(R)),
-                     **{f"bucket {i}": float(v) for i, v in enumerate(buckets.mean(0))}})
+        beta, kw = (
+            (b["beta_uniform"], {})
+            if method == "uniform sampling"
+            else (b["beta_counts"], dict(count_k=HT_K, count_sigma=b["count_sigma"]))
+        )
+        rows.append(
+            {
+                "epsilon": eps,
+                "method": method,
+                "epsilon_spent": W.epsilon(beta, DELTA, runs=HT_STEPS, **kw),
+                "releases": R,
+                "rmse": float(overall.mean()),
+                "rmse_se": float(overall.std(ddof=1) / math.sqrt(R)),
+                **{f"bucket {i}": float(v) for i, v in enumerate(buckets.mean(0))},
+            }
+        )
     alpha = ERROR / len(HT_COMPARISONS)
-    power = min(t_power(DESIGN_EFFECT * base / max(float(d.std(ddof=1)), 1e-300), R, alpha)
-                for d, base in (_paired(releases, *c) for c in HT_COMPARISONS))
+    power = min(
+        t_power(DESIGN_EFFECT * base / max(float(d.std(ddof=1)), 1e-300), R, alpha)
+        for d, base in (_paired(releases, *c) for c in HT_COMPARISONS)
+    )
     claims = _head_tail_claims(releases)
     if plot is not None:
         _plot_head_tail(plot, releases)
-    return {"setup": f"synthetic recommendation {HT}, Algorithm 3 with T = {HT_STEPS}, Algorithm 1 items "
-                     f"(regulariser {ITEM_LAMBDA} after the noise), k = {HT_K}, counts at {COUNT_SHARE:.0%} of the "
-                     f"RDP budget, delta = 1e-5; {R} paired releases per cell (design: {HT_RELEASES} for power "
-                     f">= 0.9 at a {DESIGN_EFFECT:.1%} relative RMSE difference; with this run's spreads the power "
-                     f"there is >= {power:.3f}); seed {SEED}",
-            "table": rows, "claims": claims}
+    return {
+        "setup": f"synthetic recommendation {HT}, Algorithm 3 with T = {HT_STEPS}, Algorithm 1 items "
+        f"(regulariser {ITEM_LAMBDA} after the noise), k = {HT_K}, counts at {COUNT_SHARE:.0%} of the "
+        f"RDP budget, delta = 1e-5; {R} paired releases per cell (design: {HT_RELEASES} for power "
+        f">= 0.9 at a {DESIGN_EFFECT:.1%} relative RMSE difference; with this run's spreads the power "
+        f"there is >= {power:.3f}); seed {SEED}",
+        "table": rows,
+        "claims": claims,
+    }
 
 
 def _comparison(releases, eps, worse, better, key):
     d, base = _paired(releases, eps, worse, better, key)
     where = "overall" if key == "overall" else f"bucket {key}"
-    return mean(f"eps {eps:g}, {where}: RMSE {worse} - {better} ({d.mean() / base:+.1%} of {base:.4f})",
-                d, above=0.0)
+    return mean(f"eps {eps:g}, {where}: RMSE {worse} - {better} ({d.mean() / base:+.1%} of {base:.4f})", d, above=0.0)
 
 
 def _head_tail_claims(releases) -> list[dict]:
     c = lambda comps: [_comparison(releases, *x) for x in comps]  # noqa: E731
-    return decide([
-        claim("tail sampling beats uniform sampling on the tail bucket (bucket 0) (§5, Figure 4)",
-              c(TAIL_VS_UNIFORM)),
-        claim("adaptive weights (mu = 1/4) beat tail sampling on the two tail buckets (§5, Appendix D.2)",
-              c(ADAPTIVE_VS_TAIL)),
-        claim("adaptive weights (mu = 1/4) have a lower overall RMSE than both baselines (§5, Figure 1)",
-              c(ADAPTIVE_OVERALL)),
-        claim("a larger mu (1/2 vs 1/4) improves the tail bucket (§5: 'the larger mu, the better the quality' on "
-              "buckets 0 and 1)", c(LARGER_MU)),
-    ])
+    return decide(
+        [
+            claim(
+                "tail sampling beats uniform sampling on the tail bucket (bucket 0) (§5, Figure 4)", c(TAIL_VS_UNIFORM)
+            ),
+            claim(
+                "adaptive weights (mu = 1/4) beat tail sampling on the two tail buckets (§5, Appendix D.2)",
+                c(ADAPTIVE_VS_TAIL),
+            ),
+            claim(
+                "adaptive weights (mu = 1/4) have a lower overall RMSE than both baselines (§5, Figure 1)",
+                c(ADAPTIVE_OVERALL),
+            ),
+            claim(
+                "a larger mu (1/2 vs 1/4) improves the tail bucket (§5: 'the larger mu, the better the quality' on "
+                "buckets 0 and 1)",
+                c(LARGER_MU),
+            ),
+        ]
+    )
 
 
 def _plot_head_tail(path, releases) -> None:
     from userdp.audits.engine.plot import pyplot
+
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     for ax, eps in zip(axes, HT_EPSILONS):

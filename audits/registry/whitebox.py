@@ -48,6 +48,7 @@ on the entry's own dataset and, where it matters, other dataset shapes:
 
 The best pair of the logistic entry is then audited (10^6 per side unless ``quick``).
 """
+
 from __future__ import annotations
 
 import math
@@ -58,7 +59,6 @@ from userdp.reference import amin2019_erm as AE
 from userdp.reference import epasto2020 as EW
 from userdp.reference import epasto2020_erm as EE
 from userdp.audits.engine.ceiling import NoiseModel
-from userdp.reference.data import UserDataset
 
 from userdp.audits.engine.verdicts import claim, decide, exact
 from userdp.audits.engine.whitebox import Space, realised_ratio, search
@@ -71,11 +71,17 @@ from userdp.audits.registry import epasto2020_erm as REE
 from userdp.audits.registry import zhao2024 as RZ
 
 __all__ = [
-    "ACHARYA_ENTRIES", "ENTRIES", "TOLERANCE", "hlm_spaces", "logistic_ratio_bound", "spaces_for",
-    "weighted_erm_step", "whitebox_sensitivity"
+    "ACHARYA_ENTRIES",
+    "ENTRIES",
+    "TOLERANCE",
+    "hlm_spaces",
+    "logistic_ratio_bound",
+    "spaces_for",
+    "weighted_erm_step",
+    "whitebox_sensitivity",
 ]
 
-TOLERANCE = 1e-9        # ratios above 1 + TOLERANCE are understated sensitivities
+TOLERANCE = 1e-9  # ratios above 1 + TOLERANCE are understated sensitivities
 
 
 def _compact(x) -> str:
@@ -92,11 +98,19 @@ def _capped_sum_spaces(params):
     D = RA._default_dataset()
     spaces = []
     for k in (1, 3):
+
         def build(theta, k=k):
             return RA._add(D, theta, "").first, RA._add(D, theta, "").second
-        spaces.append(Space(f"add a user of {k} record(s), values in [0, 2T]", ((0.0, 2.0 * T),) * k, build,
-                            starts=((T / k,) * k,),
-                            describe=lambda th, k=k: f"add a user of {k} record(s) with values {np.round(th, 4).tolist()}"))
+
+        spaces.append(
+            Space(
+                f"add a user of {k} record(s), values in [0, 2T]",
+                ((0.0, 2.0 * T),) * k,
+                build,
+                starts=((T / k,) * k,),
+                describe=lambda th, k=k: f"add a user of {k} record(s) with values {np.round(th, 4).tolist()}",
+            )
+        )
     return spaces
 
 
@@ -112,10 +126,18 @@ def _replace_user_spaces(D, users, field: str, B: float, start: tuple[float, flo
             f1, f2 = getattr(D, field).copy(), getattr(D, field).copy()
             f1[idx], f2[idx] = theta[:s], theta[s:]
             return D.with_fields(**{field: f1}), D.with_fields(**{field: f2})
-        spaces.append(Space(f"replace user {u}'s {s} {field}, each in [0, B]", ((0.0, B),) * (2 * s), build,
-                            starts=((start[0] * B,) * s + (start[1] * B,) * s,),
-                            describe=lambda th, u=u, s=s: f"user {u} ({s} records): {field} "
-                                                          f"{_compact(th[:s])} vs {_compact(th[s:])}"))
+
+        spaces.append(
+            Space(
+                f"replace user {u}'s {s} {field}, each in [0, B]",
+                ((0.0, B),) * (2 * s),
+                build,
+                starts=((start[0] * B,) * s + (start[1] * B,) * s,),
+                describe=lambda th, u=u, s=s: (
+                    f"user {u} ({s} records): {field} {_compact(th[:s])} vs {_compact(th[s:])}"
+                ),
+            )
+        )
     return spaces
 
 
@@ -128,7 +150,7 @@ def _wa_spaces(setup, params):
 def _gwa_spaces(setup, params):
     D = RG.orthogonal_dataset()
     n1 = len(RG.E1_SIZES)
-    users = (int(np.argmax(D.counts[:n1])), n1 + int(np.argmax(D.counts[n1:])))   # heaviest of each group
+    users = (int(np.argmax(D.counts[:n1])), n1 + int(np.argmax(D.counts[n1:])))  # heaviest of each group
     return _replace_user_spaces(D, users, "labels", params["B"], (0.4, 0.6))
 
 
@@ -140,10 +162,19 @@ def _ridge_spaces(params):
     def build(theta):
         x, y = theta[:tau].reshape(tau, 1), theta[tau:]
         return D, AE.RELATION.neighbour(D, u, x, labels=y)
-    return [Space(f"add a user of {tau} records, x in [-1, 1], y in [-1, 1]", ((-1.0, 1.0),) * (2 * tau), build,
-                  starts=((0.5,) * tau + (0.5,) * tau,),
-                  describe=lambda th: f"add a user with x = {np.round(th[:tau], 3).tolist()}, "
-                                      f"y = {np.round(th[tau:], 3).tolist()} to {D.n} records at x = 1, y = -1")]
+
+    return [
+        Space(
+            f"add a user of {tau} records, x in [-1, 1], y in [-1, 1]",
+            ((-1.0, 1.0),) * (2 * tau),
+            build,
+            starts=((0.5,) * tau + (0.5,) * tau,),
+            describe=lambda th: (
+                f"add a user with x = {np.round(th[:tau], 3).tolist()}, "
+                f"y = {np.round(th[tau:], 3).tolist()} to {D.n} records at x = 1, y = -1"
+            ),
+        )
+    ]
 
 
 def _disc(theta) -> np.ndarray:
@@ -166,28 +197,53 @@ def _logistic_spaces(params):
         X[kept] = _disc(theta)
         D1 = D.with_fields(values=X)
         return D1, AE.RELATION.neighbour(D1, 0, None)
-    spaces.append(Space(f"remove the heavy user, its {tau} kept records' features in the unit disc", polar * tau,
-                        remove, starts=((1.0, 0.0) * tau, start),
-                        describe=lambda th: f"remove user 0 with kept features {np.round(_disc(th), 3).tolist()}, y = -1"))
+
+    spaces.append(
+        Space(
+            f"remove the heavy user, its {tau} kept records' features in the unit disc",
+            polar * tau,
+            remove,
+            starts=((1.0, 0.0) * tau, start),
+            describe=lambda th: f"remove user 0 with kept features {np.round(_disc(th), 3).tolist()}, y = -1",
+        )
+    )
     for label in (1.0, -1.0):
+
         def add(theta, label=label):
             return D, AE.RELATION.neighbour(D, int(D.users.max()) + 1, _disc(theta), labels=np.full(tau, label))
-        spaces.append(Space(f"add a user of {tau} records, y = {label:+.0f}, features in the unit disc", polar * tau,
-                            add, starts=((1.0, 0.0) * tau, start),
-                            describe=lambda th, label=label: f"add a user with features {np.round(_disc(th), 3).tolist()}, "
-                                                             f"y = {label:+.0f}"))
+
+        spaces.append(
+            Space(
+                f"add a user of {tau} records, y = {label:+.0f}, features in the unit disc",
+                polar * tau,
+                add,
+                starts=((1.0, 0.0) * tau, start),
+                describe=lambda th, label=label: (
+                    f"add a user with features {np.round(_disc(th), 3).tolist()}, y = {label:+.0f}"
+                ),
+            )
+        )
     light = np.setdiff1d(np.arange(D.n), heavy)
 
-    def shape(theta):                   # the light users' common feature searched too
+    def shape(theta):  # the light users' common feature searched too
         X = D.values.copy()
         X[light] = _disc(theta[:2])[0]
         X[kept] = _disc(theta[2:])
         D1 = D.with_fields(values=X)
         return D1, AE.RELATION.neighbour(D1, 0, None)
-    spaces.append(Space("remove the heavy user; light users' common feature searched", polar * (1 + tau), shape,
-                        starts=((1.0, 0.0) * (1 + tau),),
-                        describe=lambda th: f"light users at {np.round(_disc(th[:2])[0], 3).tolist()}, remove user 0 "
-                                            f"with kept features {np.round(_disc(th[2:]), 3).tolist()}"))
+
+    spaces.append(
+        Space(
+            "remove the heavy user; light users' common feature searched",
+            polar * (1 + tau),
+            shape,
+            starts=((1.0, 0.0) * (1 + tau),),
+            describe=lambda th: (
+                f"light users at {np.round(_disc(th[:2])[0], 3).tolist()}, remove user 0 "
+                f"with kept features {np.round(_disc(th[2:]), 3).tolist()}"
+            ),
+        )
+    )
     return spaces
 
 
@@ -197,24 +253,35 @@ def weighted_erm_step(params):
     D = REE.epasto_default_dataset()
     eps, delta, T = params["epsilon"], params["delta"], params["T"]
     c, _ = EW.optimal_weights(D, eps, 1.0)
-    noise = NoiseModel("gaussian", lambda td: EE.statistic(td[1], td[0], c),
-                       EE.noise_scale(D, c, epsilon=eps, delta=delta, T=T))
+    noise = NoiseModel(
+        "gaussian", lambda td: EE.statistic(td[1], td[0], c), EE.noise_scale(D, c, epsilon=eps, delta=delta, T=T)
+    )
     u = int(D.users[np.argmax(D.counts)])
     idx = D.records_of(u)
     polar = ((0.0, 1.0), (0.0, 2 * math.pi))
     spaces = []
     for label2 in (-1.0, 1.0):
+
         def build(theta, label2=label2):
-            t, v, v2 = _disc(theta)                     # iterate, the user's feature in D, in D'
+            t, v, v2 = _disc(theta)  # iterate, the user's feature in D, in D'
             X1, X2 = D.values.copy(), D.values.copy()
             y1, y2 = D.labels.copy(), D.labels.copy()
             X1[idx], X2[idx], y1[idx], y2[idx] = v, v2, 1.0, label2
             return (t, D.with_fields(values=X1, labels=y1)), (t, D.with_fields(values=X2, labels=y2))
-        spaces.append(Space(f"iterate theta and user {u}'s {idx.size} records: y = +1 vs {label2:+.0f}", polar * 3,
-                            build, starts=((1.0, 0.0, 1.0, math.pi, 1.0, 0.0),),
-                            describe=lambda th, label2=label2: f"theta = {np.round(_disc(th)[0], 3).tolist()}, user {u}'s "
-                                                               f"records at {np.round(_disc(th)[1], 3).tolist()} (y = +1) vs "
-                                                               f"{np.round(_disc(th)[2], 3).tolist()} (y = {label2:+.0f})"))
+
+        spaces.append(
+            Space(
+                f"iterate theta and user {u}'s {idx.size} records: y = +1 vs {label2:+.0f}",
+                polar * 3,
+                build,
+                starts=((1.0, 0.0, 1.0, math.pi, 1.0, 0.0),),
+                describe=lambda th, label2=label2: (
+                    f"theta = {np.round(_disc(th)[0], 3).tolist()}, user {u}'s "
+                    f"records at {np.round(_disc(th)[1], 3).tolist()} (y = +1) vs "
+                    f"{np.round(_disc(th)[2], 3).tolist()} (y = {label2:+.0f})"
+                ),
+            )
+        )
     return noise, EE.sensitivity(D, c), spaces
 
 
@@ -226,21 +293,29 @@ def acharya_record_space(name: str, record: int):
     on each side searched over [0, 1]^d x [-1, 1], the rest of the audit dataset fixed."""
     from userdp.reference import acharya2024 as AC
     from userdp.audits.registry import acharya2024 as RAC
+
     entry = get(name)
     setup, lam = entry.setup(), entry.params["Lambda"]
     d = setup.pairs[0].first.values.shape[1]
-    D = RAC.audit_dataset(d)                     # every record at x = 0.5 (the pairs move one)
+    D = RAC.audit_dataset(d)  # every record at x = 0.5 (the pairs move one)
     profile = D.epsilons if name != "acharya2024.nonpersonalized" else AC.nonpersonalized_epsilons(D)
     delta_i = float(AC.sensitivity(D.with_fields(epsilons=profile), lam)[record])
 
     def build(theta):
-        x1, y1, x2, y2 = theta[:d], theta[d], theta[d + 1:2 * d + 1], theta[2 * d + 1]
+        x1, y1, x2, y2 = theta[:d], theta[d], theta[d + 1 : 2 * d + 1], theta[2 * d + 1]
         return AC.RELATION.neighbour(D, record, x1, y1), AC.RELATION.neighbour(D, record, x2, y2)
+
     box = ((0.0, 1.0),) * d + ((-1.0, 1.0),)
-    space = Space(f"record {record}: (x, y) vs (x', y') in [0, 1]^{d} x [-1, 1]", box * 2, build,
-                  starts=((0.5,) * d + (-0.5,) + (0.5,) * d + (0.5,),),
-                  describe=lambda th: f"record {record}: x = {np.round(th[:d], 3).tolist()}, y = {th[d]:.3f} vs "
-                                      f"x' = {np.round(th[d + 1:2 * d + 1], 3).tolist()}, y' = {th[2 * d + 1]:.3f}")
+    space = Space(
+        f"record {record}: (x, y) vs (x', y') in [0, 1]^{d} x [-1, 1]",
+        box * 2,
+        build,
+        starts=((0.5,) * d + (-0.5,) + (0.5,) * d + (0.5,),),
+        describe=lambda th: (
+            f"record {record}: x = {np.round(th[:d], 3).tolist()}, y = {th[d]:.3f} vs "
+            f"x' = {np.round(th[d + 1 : 2 * d + 1], 3).tolist()}, y' = {th[2 * d + 1]:.3f}"
+        ),
+    )
     return setup.noise, delta_i, [space]
 
 
@@ -257,10 +332,13 @@ def _acharya_closed_forms() -> dict:
     ratio lambda / ((S + lambda)(1 + 1/lambda)). (That the corner is the worst case is what
     the search checks.)"""
     from userdp.audits.registry import acharya2024 as RAC
+
     lam = 100.0
     out = {}
-    for name, w in (("acharya2024.pdp-op", np.asarray(RAC.PROFILE) / sum(RAC.PROFILE)),
-                    ("acharya2024.nonpersonalized", np.full(len(RAC.PROFILE), 1 / len(RAC.PROFILE)))):
+    for name, w in (
+        ("acharya2024.pdp-op", np.asarray(RAC.PROFILE) / sum(RAC.PROFILE)),
+        ("acharya2024.nonpersonalized", np.full(len(RAC.PROFILE), 1 / len(RAC.PROFILE))),
+    ):
         for i in (0, 4, 7):
             S = (w.sum() - w[i]) / 4 + w[i]
             out[f"{name} (record {i})"] = lam / ((S + lam) * (1 + 1 / lam))
@@ -271,14 +349,19 @@ def hlm_spaces():
     """(noise, 1, spaces) of the HLM row (module docstring): the statistic is Clip(mu0) / B, so the
     ratio to sensitivity 1 is the ratio to each dataset's own B."""
     from userdp.reference import zhao2024 as Z
+
     p = RZ._params()
-    def scaled(D):                            # in units of the dataset's own B (public: it reads the counts)
+
+    def scaled(D):  # in units of the dataset's own B (public: it reads the counts)
         q = Z.release_plan(D, **p)
         return q.clipped / q.B
+
     noise = NoiseModel("gaussian", scaled, lambda D: (lambda q: q.sigma_pass / q.B)(Z.release_plan(D, **p)))
     spaces = []
-    for label, D, k in (("the registry's cluster dataset", RZ.worst_case_pair(1).first, 0),
-                        ("the imbalanced dataset", RZ.audit_dataset(1), None)):
+    for label, D, k in (
+        ("the registry's cluster dataset", RZ.worst_case_pair(1).first, 0),
+        ("the imbalanced dataset", RZ.audit_dataset(1), None),
+    ):
         plan = Z.release_plan(D, **p)
         k = int(np.argmax(plan.w * plan.T)) if k is None else k
         rows = D.user_ids == D.users[k]
@@ -287,9 +370,16 @@ def hlm_spaces():
             a, b = np.array(D.values), np.array(D.values)
             a[rows], b[rows] = theta[0], theta[1]
             return D.with_fields(values=a), D.with_fields(values=b)
-        spaces.append(Space(f"{label}: user {k}'s items at a vs b, in [-200, 200] R", ((-200.0, 200.0),) * 2, build,
-                            starts=((-100.0, 100.0),),
-                            describe=lambda th, k=k, label=label: f"{label}: user {k}'s items at {th[0]:.3g} vs {th[1]:.3g}"))
+
+        spaces.append(
+            Space(
+                f"{label}: user {k}'s items at a vs b, in [-200, 200] R",
+                ((-200.0, 200.0),) * 2,
+                build,
+                starts=((-100.0, 100.0),),
+                describe=lambda th, k=k, label=label: f"{label}: user {k}'s items at {th[0]:.3g} vs {th[1]:.3g}",
+            )
+        )
     return noise, 1.0, spaces
 
 
@@ -300,14 +390,25 @@ def _params_text(params) -> str:
 def _closed_forms(params_of) -> dict:
     ridge = params_of["amin2019.erm-output-perturbation-ridge"]
     out = _acharya_closed_forms()
-    return out | {"amin2019.capped-sum": 1.0, "epasto2020.wa": 1.0, "epasto2020.sample-limiting": 1.0,
-            "epasto2020.gwa": 1.0, "epasto2020.sample-limited-ols": 1.0,
-            "amin2019.erm-output-perturbation-ridge": RE.ridge_realised_ratio(ridge["Lambda"])}
+    return out | {
+        "amin2019.capped-sum": 1.0,
+        "epasto2020.wa": 1.0,
+        "epasto2020.sample-limiting": 1.0,
+        "epasto2020.gwa": 1.0,
+        "epasto2020.sample-limited-ols": 1.0,
+        "amin2019.erm-output-perturbation-ridge": RE.ridge_realised_ratio(ridge["Lambda"]),
+    }
 
 
-ENTRIES = ("amin2019.capped-sum", "epasto2020.wa", "epasto2020.sample-limiting", "epasto2020.gwa",
-           "epasto2020.sample-limited-ols", "amin2019.erm-output-perturbation-ridge",
-           "amin2019.erm-output-perturbation")
+ENTRIES = (
+    "amin2019.capped-sum",
+    "epasto2020.wa",
+    "epasto2020.sample-limiting",
+    "epasto2020.gwa",
+    "epasto2020.sample-limited-ols",
+    "amin2019.erm-output-perturbation-ridge",
+    "amin2019.erm-output-perturbation",
+)
 
 
 def spaces_for(name: str, setup, params) -> list[Space]:
@@ -339,24 +440,43 @@ def whitebox_sensitivity(plot=None, quick: bool = False, progress=None) -> dict:
         eps = setup.claim.as_eps_delta()[0]
         res = search(setup.noise, spaces_for(name, setup, entry.params), eps, random_starts=starts, seed=i)
         results[name] = res
-        rows.append({"entry": name, "realised_ratio": res.ratio, "best_pair": res.description,
-                     "evaluations": res.evaluations})
+        rows.append(
+            {"entry": name, "realised_ratio": res.ratio, "best_pair": res.description, "evaluations": res.evaluations}
+        )
         if progress is not None:
             progress(i + 1, len(ENTRIES) + 2, f"{name}: ratio {res.ratio:.6f}")
     noise, delta2, spaces = weighted_erm_step(dict(get("epasto2020.weighted-erm").params))
     res = search(noise, spaces, 1.0, sensitivity=delta2, random_starts=starts, seed=len(ENTRIES))
-    rows.append({"entry": "epasto2020.weighted-erm (one GD step)", "realised_ratio": res.ratio,
-                 "best_pair": res.description, "evaluations": res.evaluations})
+    rows.append(
+        {
+            "entry": "epasto2020.weighted-erm (one GD step)",
+            "realised_ratio": res.ratio,
+            "best_pair": res.description,
+            "evaluations": res.evaluations,
+        }
+    )
     for name in ACHARYA_ENTRIES:
-        for record in (0, 4, 7):                   # the audited records (registry/acharya2024.py)
+        for record in (0, 4, 7):  # the audited records (registry/acharya2024.py)
             noise, delta_i, spaces = acharya_record_space(name, record)
             res = search(noise, spaces, 1.0, sensitivity=delta_i, random_starts=starts, seed=record)
-            rows.append({"entry": f"{name} (record {record})", "realised_ratio": res.ratio,
-                         "best_pair": res.description, "evaluations": res.evaluations})
+            rows.append(
+                {
+                    "entry": f"{name} (record {record})",
+                    "realised_ratio": res.ratio,
+                    "best_pair": res.description,
+                    "evaluations": res.evaluations,
+                }
+            )
     noise, B, spaces = hlm_spaces()
     res = search(noise, spaces, 1.0, sensitivity=B, random_starts=starts - 2, seed=len(ENTRIES) + 1)
-    rows.append({"entry": "zhao2024.hlm (ratio to B)", "realised_ratio": res.ratio,
-                 "best_pair": res.description, "evaluations": res.evaluations})
+    rows.append(
+        {
+            "entry": "zhao2024.hlm (ratio to B)",
+            "realised_ratio": res.ratio,
+            "best_pair": res.description,
+            "evaluations": res.evaluations,
+        }
+    )
     closed = _closed_forms(params_of)
     closed["zhao2024.hlm (ratio to B)"] = RZ.realised_share(RZ.worst_case_pair(1))
     for r in rows:
@@ -369,31 +489,70 @@ def whitebox_sensitivity(plot=None, quick: bool = False, progress=None) -> dict:
     D, D2 = best.pair
     samples = 100_000 if quick else 1_000_000
     pair = NeighbourPair(D, D2, AE.RELATION.name, 0, best.description)
-    a = audit(setup.mechanism, [pair, setup.pairs[0]], setup.claim, samples=samples, seed=0, output="vector",
-              noise_family="l2laplace", confirm_pairs=2)
+    a = audit(
+        setup.mechanism,
+        [pair, setup.pairs[0]],
+        setup.claim,
+        samples=samples,
+        seed=0,
+        output="vector",
+        noise_family="l2laplace",
+        confirm_pairs=2,
+    )
     eps = setup.claim.as_eps_delta()[0]
     cap = logistic_ratio_bound(entry.params["Lambda"])
     registry_ratio = max(realised_ratio(setup.noise, p.first, p.second, eps) for p in setup.pairs)
     if progress is not None:
-        progress(len(ENTRIES) + 2, len(ENTRIES) + 2, f"audited the best logistic pair: eps_lb {a.epsilon_lower_bound:.4f}")
-    setup_text = (f"logistic output perturbation ({_params_text(entry.params)}): the best pair found, "
-                  f"{best.description}, moves theta-hat by {best.ratio:.4f} Delta_2 (the registry's pairs: "
-                  f"{registry_ratio:.4f}); audited at {samples} outputs per side with the registry's pairs: "
-                  f"eps_lb {a.epsilon_lower_bound:.4f} on {a.witness.pair_description!r}")
-    return {"setup": setup_text, "table": rows, "logistic": {"best_ratio": best.ratio, "registry_pairs_ratio": registry_ratio,
-                                         "best_pair": best.description, "audit_eps_lb": a.epsilon_lower_bound,
-                                         "audit_witness": a.witness.pair_description, "samples": samples},
-            "claims": decide([
-                claim(f"no realised ratio exceeds 1 + {TOLERANCE:g} (no understated sensitivity)",
-                      exact("largest realised ratio over the entries (a seeded search: exact)", worst,
-                            below=1 + TOLERANCE)),
-                claim("the search reaches the closed-form worst case where one is known (to 1e-6)",
-                      [exact(f"{r['entry']}: realised - closed form", r["realised_ratio"] - r["closed_form"],
-                             above=-1e-6, below=1e-6) for r in rows if r["closed_form"] is not None]),
-                claim("logistic: no pair beats the derived bound sigma(R^2 / Lambda) on the ratio "
-                      "(the declared Delta_2 cannot be approached), and the search comes within 10% of it",
-                      exact(f"best logistic ratio / bound {cap:.4f}", best.ratio / cap, above=0.9, below=1.0),
-                      evidence="module docstring")])}
+        progress(
+            len(ENTRIES) + 2, len(ENTRIES) + 2, f"audited the best logistic pair: eps_lb {a.epsilon_lower_bound:.4f}"
+        )
+    setup_text = (
+        f"logistic output perturbation ({_params_text(entry.params)}): the best pair found, "
+        f"{best.description}, moves theta-hat by {best.ratio:.4f} Delta_2 (the registry's pairs: "
+        f"{registry_ratio:.4f}); audited at {samples} outputs per side with the registry's pairs: "
+        f"eps_lb {a.epsilon_lower_bound:.4f} on {a.witness.pair_description!r}"
+    )
+    return {
+        "setup": setup_text,
+        "table": rows,
+        "logistic": {
+            "best_ratio": best.ratio,
+            "registry_pairs_ratio": registry_ratio,
+            "best_pair": best.description,
+            "audit_eps_lb": a.epsilon_lower_bound,
+            "audit_witness": a.witness.pair_description,
+            "samples": samples,
+        },
+        "claims": decide(
+            [
+                claim(
+                    f"no realised ratio exceeds 1 + {TOLERANCE:g} (no understated sensitivity)",
+                    exact(
+                        "largest realised ratio over the entries (a seeded search: exact)", worst, below=1 + TOLERANCE
+                    ),
+                ),
+                claim(
+                    "the search reaches the closed-form worst case where one is known (to 1e-6)",
+                    [
+                        exact(
+                            f"{r['entry']}: realised - closed form",
+                            r["realised_ratio"] - r["closed_form"],
+                            above=-1e-6,
+                            below=1e-6,
+                        )
+                        for r in rows
+                        if r["closed_form"] is not None
+                    ],
+                ),
+                claim(
+                    "logistic: no pair beats the derived bound sigma(R^2 / Lambda) on the ratio "
+                    "(the declared Delta_2 cannot be approached), and the search comes within 10% of it",
+                    exact(f"best logistic ratio / bound {cap:.4f}", best.ratio / cap, above=0.9, below=1.0),
+                    evidence="module docstring",
+                ),
+            ]
+        ),
+    }
 
 
 register_reproduction("whitebox-sensitivity", whitebox_sensitivity)

@@ -25,6 +25,7 @@ and the imbalanced one for the ratio to B.
 The baseline WME's entry is in ``audits/registry/zhao2024_wme.py``. The ``userdp validate`` specs of HLM are in
 ``audits/validation/zhao2024.py``.
 """
+
 from __future__ import annotations
 
 
@@ -39,13 +40,24 @@ from userdp.audits.engine.ceiling import NoiseModel
 from userdp.audits.registry import AuditSetup, Entry, register
 
 __all__ = [
-    "DELTA", "EPSILON", "PAPER", "QUADRATIC", "R", "R_C", "audit_dataset", "audit_users", "build_hlm",
-    "extreme_pairs", "moved_pairs", "realised_share", "worst_case_pair"
+    "DELTA",
+    "EPSILON",
+    "PAPER",
+    "QUADRATIC",
+    "R",
+    "R_C",
+    "audit_dataset",
+    "audit_users",
+    "build_hlm",
+    "extreme_pairs",
+    "moved_pairs",
+    "realised_share",
+    "worst_case_pair",
 ]
 
 PAPER = "Zhao et al. 2024 (poster)"
 EPSILON, DELTA, R, R_C = 3.0, 1e-5, 1.0, 1.0
-HLM_SAMPLES = 1_000_000   # Gaussian tails at delta = 1e-5: 10^6 per side takes HLM to 0.48-0.56 of eps = 3
+HLM_SAMPLES = 1_000_000  # Gaussian tails at delta = 1e-5: 10^6 per side takes HLM to 0.48-0.56 of eps = 3
 COUNTS = np.ceil(200 / np.sqrt(np.arange(1, 2001))).astype(np.int64)
 
 
@@ -77,8 +89,15 @@ def moved_pairs(D: UserDataset, users, at: float) -> list[NeighbourPair]:
         rows = D.user_ids == D.users[k]
         a, b = np.array(D.values), np.array(D.values)
         a[rows], b[rows] = -at * e1, at * e1
-        pairs.append(NeighbourPair(D.with_fields(values=a), D.with_fields(values=b), REPLACE_USER_ITEMS.name,
-                                   int(D.users[k]), f"user {k} (m = {D.counts[k]}): items at -{at:g} vs +{at:g}"))
+        pairs.append(
+            NeighbourPair(
+                D.with_fields(values=a),
+                D.with_fields(values=b),
+                REPLACE_USER_ITEMS.name,
+                int(D.users[k]),
+                f"user {k} (m = {D.counts[k]}): items at -{at:g} vs +{at:g}",
+            )
+        )
     return pairs
 
 
@@ -94,7 +113,7 @@ def realised_share(pair: NeighbourPair) -> float:
     return float(np.linalg.norm(a.clipped - b.clipped) / a.B)
 
 
-QUADRATIC = 1060      # cluster users of ``worst_case_pair``: weight 0.53 = kappa0 + 60 w, so gamma = J
+QUADRATIC = 1060  # cluster users of ``worst_case_pair``: weight 0.53 = kappa0 + 60 w, so gamma = J
 
 
 def worst_case_pair(d: int = 1, n: int = 2000, quadratic: int = QUADRATIC, seed: int = 7) -> NeighbourPair:
@@ -109,15 +128,26 @@ def worst_case_pair(d: int = 1, n: int = 2000, quadratic: int = QUADRATIC, seed:
     else:
         u = rng.standard_normal((quadratic, d))
         cluster = u / np.linalg.norm(u, axis=1, keepdims=True) * (R / 2) * rng.uniform(0, 1, (quadratic, 1)) ** (1 / d)
-    v = np.concatenate([[-100.0 * R * e1], cluster, np.tile(-100.0 * R * e1, (far // 2, 1)),
-                        np.tile(100.0 * R * e1, (far - far // 2 - 1, 1))])
+    v = np.concatenate(
+        [
+            [-100.0 * R * e1],
+            cluster,
+            np.tile(-100.0 * R * e1, (far // 2, 1)),
+            np.tile(100.0 * R * e1, (far - far // 2 - 1, 1)),
+        ]
+    )
     w = v.copy()
     w[0] = 100.0 * R * e1
     if d == 1:
         v, w = v[:, 0], w[:, 0]
     D = UserDataset(v, np.arange(n))
-    return NeighbourPair(D, D.with_fields(values=w), REPLACE_USER_ITEMS.name, 0,
-                         f"{n} one-item users, {quadratic} in a cluster, the rest at +-100 R; user 0: -100 R vs +100 R")
+    return NeighbourPair(
+        D,
+        D.with_fields(values=w),
+        REPLACE_USER_ITEMS.name,
+        0,
+        f"{n} one-item users, {quadratic} in a cluster, the rest at +-100 R; user 0: -100 R vs +100 R",
+    )
 
 
 def build_hlm(d: int = 1) -> AuditSetup:
@@ -129,18 +159,42 @@ def build_hlm(d: int = 1) -> AuditSetup:
 
     plans = [Z.release_plan(x, **_params()) for p in pairs for x in (p.first, p.second)]
     noise = None
-    if all(q.gamma == q.J for q in plans):     # the test fails w.p. <= 1e-12: pure Gaussian releases
-        noise = NoiseModel("gaussian", lambda D: Z.release_plan(D, **_params()).clipped,
-                           lambda D: Z.release_plan(D, **_params()).sigma_pass)
-    return AuditSetup(mechanism=mechanism, pairs=pairs, claim=Z.claim(EPSILON, DELTA),
-                      output="continuous" if d == 1 else "vector", noise=noise)
+    if all(q.gamma == q.J for q in plans):  # the test fails w.p. <= 1e-12: pure Gaussian releases
+        noise = NoiseModel(
+            "gaussian",
+            lambda D: Z.release_plan(D, **_params()).clipped,
+            lambda D: Z.release_plan(D, **_params()).sigma_pass,
+        )
+    return AuditSetup(
+        mechanism=mechanism,
+        pairs=pairs,
+        claim=Z.claim(EPSILON, DELTA),
+        output="continuous" if d == 1 else "vector",
+        noise=noise,
+    )
 
 
 for _name, _d, _algorithm in (
-        ("zhao2024.hlm", 1, "HLM: weighted Huber minimiser (poster eq. 2-3), Clip + Gaussian noise calibrated "
-                            "by propose-test-release (eq. 4; calibration derived here)"),
-        ("zhao2024.hlm-d3", 3, "HLM in d = 3: the vector Huber loss on ||s - y||, L2 sensitivity, Gaussian noise")):
-    register(Entry(name=_name, kind="reference", paper=PAPER, algorithm=_algorithm,
-                   relation=REPLACE_USER_ITEMS.name, function="userdp.reference.zhao2024.mechanism",
-                   expected="no violation found", build=build_hlm, params={"d": _d}, true_epsilon=EPSILON,
-                   samples=HLM_SAMPLES))
+    (
+        "zhao2024.hlm",
+        1,
+        "HLM: weighted Huber minimiser (poster eq. 2-3), Clip + Gaussian noise calibrated "
+        "by propose-test-release (eq. 4; calibration derived here)",
+    ),
+    ("zhao2024.hlm-d3", 3, "HLM in d = 3: the vector Huber loss on ||s - y||, L2 sensitivity, Gaussian noise"),
+):
+    register(
+        Entry(
+            name=_name,
+            kind="reference",
+            paper=PAPER,
+            algorithm=_algorithm,
+            relation=REPLACE_USER_ITEMS.name,
+            function="userdp.reference.zhao2024.mechanism",
+            expected="no violation found",
+            build=build_hlm,
+            params={"d": _d},
+            true_epsilon=EPSILON,
+            samples=HLM_SAMPLES,
+        )
+    )

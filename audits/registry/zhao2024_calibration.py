@@ -18,6 +18,7 @@ realises nearly the whole calibrated sensitivity, so the audit is about as sharp
 Gaussian mechanism at its own sensitivity can be. The release is Clip(x_K) + N(0, sigma^2): the entry
 declares that noise model for the ceiling.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,8 +52,9 @@ def params() -> dict:
 
 def moved_user() -> int:
     """The user with the largest pull w_i min(T_i, rho) (the last of them): it sets c."""
-    k = C.global_constants(_counts(), R, C.choose_theta(_counts(), R, EPSILON, DELTA, support=SUPPORT, R_c=R_C),
-                           support=SUPPORT)
+    k = C.global_constants(
+        _counts(), R, C.choose_theta(_counts(), R, EPSILON, DELTA, support=SUPPORT, R_c=R_C), support=SUPPORT
+    )
     pull = k.w * np.minimum(k.T, SUPPORT)
     return int(np.flatnonzero(pull == pull.max())[-1])
 
@@ -76,9 +78,14 @@ def tight_pair() -> NeighbourPair:
     k = moved_user()
     v = np.array(D.values)
     v[D.user_ids == D.users[k]] = SUPPORT
-    return NeighbourPair(D, D.with_fields(values=v), REPLACE_USER_ITEMS.name, int(D.users[k]),
-                         f"the user with the largest pull (m = {D.counts[k]}) from -rho to +rho; the other "
-                         "heavy users pulling from their linear regions")
+    return NeighbourPair(
+        D,
+        D.with_fields(values=v),
+        REPLACE_USER_ITEMS.name,
+        int(D.users[k]),
+        f"the user with the largest pull (m = {D.counts[k]}) from -rho to +rho; the other "
+        "heavy users pulling from their linear regions",
+    )
 
 
 def realised_share(pair: NeighbourPair) -> float:
@@ -94,15 +101,27 @@ def build_global() -> AuditSetup:
     def mechanism(dataset, rng, size):
         return C.global_mechanism(dataset, rng, size, **params())
 
-    noise = NoiseModel("gaussian", lambda D: C.global_plan(D, **params()).clipped,
-                       lambda D: C.global_plan(D, **params()).sigma)
-    return AuditSetup(mechanism=mechanism, pairs=[pair], claim=C.claim(EPSILON, DELTA), output="continuous",
-                      noise=noise)
+    noise = NoiseModel(
+        "gaussian", lambda D: C.global_plan(D, **params()).clipped, lambda D: C.global_plan(D, **params()).sigma
+    )
+    return AuditSetup(
+        mechanism=mechanism, pairs=[pair], claim=C.claim(EPSILON, DELTA), output="continuous", noise=noise
+    )
 
 
-register(Entry(name="zhao2024.hlm-global", kind="reference", paper=PAPER,
-               algorithm="HLM, calibration 'global' (derived here): weights equalising the users' pulls, "
-                         "a support's guaranteed curvature, a public iteration count, Gaussian noise at the "
-                         "global sensitivity 2c / kappa_G (no test)",
-               relation=REPLACE_USER_ITEMS.name, function="userdp.reference.zhao2024_calibration.global_mechanism",
-               expected="no violation found", build=build_global, true_epsilon=EPSILON, samples=SAMPLES))
+register(
+    Entry(
+        name="zhao2024.hlm-global",
+        kind="reference",
+        paper=PAPER,
+        algorithm="HLM, calibration 'global' (derived here): weights equalising the users' pulls, "
+        "a support's guaranteed curvature, a public iteration count, Gaussian noise at the "
+        "global sensitivity 2c / kappa_G (no test)",
+        relation=REPLACE_USER_ITEMS.name,
+        function="userdp.reference.zhao2024_calibration.global_mechanism",
+        expected="no violation found",
+        build=build_global,
+        true_epsilon=EPSILON,
+        samples=SAMPLES,
+    )
+)

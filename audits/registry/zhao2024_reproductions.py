@@ -63,6 +63,7 @@ less accurate at gamma >= 1.5 (1.35, 1.27).
   ln(mnd) ln(1/delta) up to constants: the data term is fixed at Var(x)/(mn) = 1/(3mn) and
   one constant C is fitted on the privacy term (the median over n).
 """
+
 from __future__ import annotations
 
 import math
@@ -81,8 +82,14 @@ from userdp.audits.engine.plot import pyplot
 from userdp.audits.engine.verdicts import all_of, claim, decide, mean, normal, ratio
 
 __all__ = [
-    "GAMMAS", "WME_BETAS", "WME_RADII", "reproduce_convergence", "reproduce_heavy_tail", "reproduce_imbalance",
-    "theorem1_terms", "zipf_counts"
+    "GAMMAS",
+    "WME_BETAS",
+    "WME_RADII",
+    "reproduce_convergence",
+    "reproduce_heavy_tail",
+    "reproduce_imbalance",
+    "theorem1_terms",
+    "zipf_counts",
 ]
 
 EPSILON, DELTA, N_USERS = 1.0, 1e-5, 2000
@@ -90,12 +97,12 @@ GAMMAS = (0.0, 0.5, 1.0, 1.5, 2.0)
 SHAPES = (2.5, 3.0, 4.0, 8.0)
 WME_RADII = (2.0, 5.0, 10.0, 20.0)
 SIZES = (500, 1000, 2000, 4000, 8000)
-SIGNIFICANT = 2.0          # "significantly better": MSE ratio >= 2 (derived here)
-WME_BETAS = (0.05, 0.5, 0.95)   # WME's clipping radius tau = R sqrt(2 ln(2/beta) / m_min): 1, 0.70, 0.45 x the default
-RELEASES = 100             # releases per method per dataset (the imbalance reproduction)
-ERROR = 1e-4               # the imbalance claim: Pr[some decided interval is wrong] <= ERROR (Bonferroni)
-DESIGN_RATIO = 1.2         # the effect the imbalance design must decide: MSE(WME) / MSE(HLM) = 1.2
-WME_SPLIT_INFO = 0.1       # information only: WME with 1/10 of epsilon on its localisation (Levy et al.: 1/2)
+SIGNIFICANT = 2.0  # "significantly better": MSE ratio >= 2 (derived here)
+WME_BETAS = (0.05, 0.5, 0.95)  # WME's clipping radius tau = R sqrt(2 ln(2/beta) / m_min): 1, 0.70, 0.45 x the default
+RELEASES = 100  # releases per method per dataset (the imbalance reproduction)
+ERROR = 1e-4  # the imbalance claim: Pr[some decided interval is wrong] <= ERROR (Bonferroni)
+DESIGN_RATIO = 1.2  # the effect the imbalance design must decide: MSE(WME) / MSE(HLM) = 1.2
+WME_SPLIT_INFO = 0.1  # information only: WME with 1/10 of epsilon on its localisation (Levy et al.: 1/2)
 
 
 def zipf_counts(n: int, gamma: float, mean: float = 20.0) -> np.ndarray:
@@ -117,7 +124,7 @@ def _trial_errors(counts, draw, trials, seed, *, hlm=({},), wme=((1.0, None),), 
             est = Z.mechanism(D, rng, None, epsilon=EPSILON, delta=DELTA, **{"R": 1.0, "R_c": 10.0, **kw})
             errs[("hlm", i)].append(float((est - mu) ** 2))
         for j, (R, clip) in enumerate(wme):
-            Dw = D if clip is None else D.with_fields(values=np.clip(x, -clip, clip))   # visible preprocessing
+            Dw = D if clip is None else D.with_fields(values=np.clip(x, -clip, clip))  # visible preprocessing
             errs[("wme", j)].append(float((W.wme_mechanism(Dw, EPSILON, DELTA, R, rng) - mu) ** 2))
     return {k: np.asarray(v) for k, v in errs.items()}
 
@@ -129,8 +136,9 @@ def _stat(e: np.ndarray) -> tuple[float, float]:
 def _ratio(r, where: str, at_least: float, wme: str = "wme"):
     """MSE ratio WME / HLM of a row >= at_least: a ratio interval (log scale, delta method;
     conservative here: both methods run on the same datasets, so their errors correlate positively)."""
-    return ratio(f"{where}: MSE ratio WME / HLM", r[f"{wme}_mse"], r[f"{wme}_se"], r["hlm_mse"], r["hlm_se"],
-                 above=at_least)
+    return ratio(
+        f"{where}: MSE ratio WME / HLM", r[f"{wme}_mse"], r[f"{wme}_se"], r["hlm_mse"], r["hlm_se"], above=at_least
+    )
 
 
 def _uniform(rng, N):
@@ -140,6 +148,7 @@ def _uniform(rng, N):
 def _lomax(a):
     def draw(rng, N):
         return rng.pareto(a, N) - 1.0 / (a - 1.0), 0.0
+
     return draw
 
 
@@ -151,7 +160,7 @@ def _plot(plot, xs, series, xlabel, title, logx=False):
     ax.set_yscale("log")
     if logx:
         ax.set_xscale("log")
-        ax.set_xticks(xs, [str(x) for x in xs])           # the measured sizes, not crowded minor labels
+        ax.set_xticks(xs, [str(x) for x in xs])  # the measured sizes, not crowded minor labels
         ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
     ax.set_xlabel(xlabel), ax.set_ylabel("mean squared error"), ax.legend(fontsize=8)
     ax.set_title(title, fontsize=9)
@@ -184,64 +193,101 @@ def reproduce_imbalance(plot=None, quick: bool = False, progress=None) -> dict:
     for k, g in enumerate(GAMMAS):
         m = zipf_counts(N_USERS, g)
         ids = np.repeat(np.arange(N_USERS), m)
-        cal = C.calibrate(m, R=1.0, epsilon=EPSILON, delta=DELTA, R_c=10.0, support=1.0)    # public: the counts
+        cal = C.calibrate(m, R=1.0, epsilon=EPSILON, delta=DELTA, R_c=10.0, support=1.0)  # public: the counts
         rng = np.random.default_rng([2024, k])
         e_cal, e_old, e_wme = np.empty(datasets), np.empty(datasets), np.empty((len(WME_BETAS), datasets))
-        e_split = np.empty((len(WME_BETAS), datasets))                    # information: WME's stage-I share tuned
+        e_split = np.empty((len(WME_BETAS), datasets))  # information: WME's stage-I share tuned
         for t in range(datasets):
-            D = UserDataset(rng.uniform(-1.0, 1.0, ids.size), ids)        # true mean 0
+            D = UserDataset(rng.uniform(-1.0, 1.0, ids.size), ids)  # true mean 0
             kw = {"epsilon": EPSILON, "delta": DELTA, "R": 1.0, "R_c": 10.0, "support": 1.0}
             e_cal[t] = np.mean(C.calibrated_mechanism(D, rng, RELEASES, calibration=cal, **kw) ** 2)
             e_old[t] = np.mean(Z.mechanism(D, rng, RELEASES, **kw) ** 2)
             for j, beta in enumerate(WME_BETAS):
                 e_wme[j, t] = np.mean(W.wme_mechanism(D, EPSILON, DELTA, 1.0, rng, RELEASES, beta=beta) ** 2)
-                e_split[j, t] = np.mean(W.wme_mechanism(D, EPSILON, DELTA, 1.0, rng, RELEASES, beta=beta,
-                                                        split=WME_SPLIT_INFO) ** 2)
+                e_split[j, t] = np.mean(
+                    W.wme_mechanism(D, EPSILON, DELTA, 1.0, rng, RELEASES, beta=beta, split=WME_SPLIT_INFO) ** 2
+                )
         wme = e_wme.mean(axis=1)
         best = int(np.argmin(wme))
         paired += [(f"gamma {g:g}: MSE(WME, beta {b:g}) - MSE(HLM)", e_wme[j] - e_cal) for j, b in enumerate(WME_BETAS)]
         sds = [float(np.std(e_wme[j] - e_cal, ddof=1)) for j in range(len(WME_BETAS))]
         design = [_power(sd, (1.0 - 1.0 / DESIGN_RATIO) * wme[j], datasets, alpha) for j, sd in enumerate(sds)]
         se = lambda a: float(a.std(ddof=1) / math.sqrt(a.size))  # noqa: E731
-        rows.append({"gamma": g, "m_min": int(m.min()), "m_max": int(m.max()),
-                     "calibration": cal.kind + " " + ", ".join(f"{a}={v:g}" for a, v in cal.params.items()),
-                     "hlm_mse": float(e_cal.mean()), "hlm_se": se(e_cal),
-                     "wme_best_beta": WME_BETAS[best], "wme_mse": float(wme[best]), "wme_se": se(e_wme[best]),
-                     "ratio": float(wme[best] / e_cal.mean()),
-                     "power": min(design),
-                     "old_mse": float(e_old.mean()), "old_se": se(e_old), "ratio_old": float(wme[best] / e_old.mean()),
-                     "wme_split_mse": float(e_split.mean(axis=1).min()),
-                     "ratio_split": float(e_split.mean(axis=1).min() / e_cal.mean()),
-                     **{f"wme_b{b:g}_mse": float(v) for b, v in zip(WME_BETAS, wme)}})
+        rows.append(
+            {
+                "gamma": g,
+                "m_min": int(m.min()),
+                "m_max": int(m.max()),
+                "calibration": cal.kind + " " + ", ".join(f"{a}={v:g}" for a, v in cal.params.items()),
+                "hlm_mse": float(e_cal.mean()),
+                "hlm_se": se(e_cal),
+                "wme_best_beta": WME_BETAS[best],
+                "wme_mse": float(wme[best]),
+                "wme_se": se(e_wme[best]),
+                "ratio": float(wme[best] / e_cal.mean()),
+                "power": min(design),
+                "old_mse": float(e_old.mean()),
+                "old_se": se(e_old),
+                "ratio_old": float(wme[best] / e_old.mean()),
+                "wme_split_mse": float(e_split.mean(axis=1).min()),
+                "ratio_split": float(e_split.mean(axis=1).min() / e_cal.mean()),
+                **{f"wme_b{b:g}_mse": float(v) for b, v in zip(WME_BETAS, wme)},
+            }
+        )
         if progress is not None:
             progress(k + 1, len(GAMMAS), f"gamma = {g}")
-    claims = decide([claim(
-        "HLM is at least as accurate as WME at WME's best clipping radius, at every gamma in "
-        f"{{{', '.join(f'{g:g}' for g in GAMMAS)}}} (poster: 'significantly improves the performance for "
-        "imbalanced users'; HLM calibrated by zhao2024_calibration.calibrate from the public counts; "
-        f"WME at every beta in {WME_BETAS}, so at its best one without selecting it on the same data)",
-        [mean(what, diffs, above=0.0) for what, diffs in paired],
-        evidence="; ".join(f"gamma {r['gamma']:g}: ratio {r['ratio']:.2f} (HLM {r['hlm_mse']:.3g} +- "
-                           f"{r['hlm_se']:.2g} [{r['calibration']}], WME {r['wme_mse']:.3g} +- {r['wme_se']:.2g} "
-                           f"at beta {r['wme_best_beta']:g})" for r in rows)
-                 + f". Paired per-dataset differences MSE(WME) - MSE(HLM), Student t. Design: power >= "
-                   f"{min(r['power'] for r in rows):.3f} to decide a ratio of {DESIGN_RATIO:g} at the measured "
-                   "per-dataset sd. The old calibration ('ptr-default', the named alternative): ratio "
-                 + ", ".join(f"{r['ratio_old']:.2f}" for r in rows)
-                 + "; 'significantly' read as a ratio >= 2: " + (", ".join(f"gamma {r['gamma']:g}" for r in rows
-                                                                        if r["ratio"] >= 2) or "at no gamma")
-                 + f". Information (not the claim): WME with its stage-I share at {WME_SPLIT_INFO:g} instead "
-                   "of 1/2 (its localisation is nearly useless here), at its best beta: ratio "
-                 + ", ".join(f"{r['ratio_split']:.2f}" for r in rows))])
+    claims = decide(
+        [
+            claim(
+                "HLM is at least as accurate as WME at WME's best clipping radius, at every gamma in "
+                f"{{{', '.join(f'{g:g}' for g in GAMMAS)}}} (poster: 'significantly improves the performance for "
+                "imbalanced users'; HLM calibrated by zhao2024_calibration.calibrate from the public counts; "
+                f"WME at every beta in {WME_BETAS}, so at its best one without selecting it on the same data)",
+                [mean(what, diffs, above=0.0) for what, diffs in paired],
+                evidence="; ".join(
+                    f"gamma {r['gamma']:g}: ratio {r['ratio']:.2f} (HLM {r['hlm_mse']:.3g} +- "
+                    f"{r['hlm_se']:.2g} [{r['calibration']}], WME {r['wme_mse']:.3g} +- {r['wme_se']:.2g} "
+                    f"at beta {r['wme_best_beta']:g})"
+                    for r in rows
+                )
+                + f". Paired per-dataset differences MSE(WME) - MSE(HLM), Student t. Design: power >= "
+                f"{min(r['power'] for r in rows):.3f} to decide a ratio of {DESIGN_RATIO:g} at the measured "
+                "per-dataset sd. The old calibration ('ptr-default', the named alternative): ratio "
+                + ", ".join(f"{r['ratio_old']:.2f}" for r in rows)
+                + "; 'significantly' read as a ratio >= 2: "
+                + (", ".join(f"gamma {r['gamma']:g}" for r in rows if r["ratio"] >= 2) or "at no gamma")
+                + f". Information (not the claim): WME with its stage-I share at {WME_SPLIT_INFO:g} instead "
+                "of 1/2 (its localisation is nearly useless here), at its best beta: ratio "
+                + ", ".join(f"{r['ratio_split']:.2f}" for r in rows),
+            )
+        ]
+    )
     if plot is not None:
-        _plot(plot, [r["gamma"] for r in rows],
-              {"HLM (calibrated)": ([r["hlm_mse"] for r in rows], [r["hlm_se"] for r in rows]),
-               "HLM (ptr-default: kappa0 = 1/2)": ([r["old_mse"] for r in rows], [r["old_se"] for r in rows]),
-               "WME (best beta)": ([r["wme_mse"] for r in rows], [r["wme_se"] for r in rows])},
-              "degree of imbalance gamma", f"Zhao et al. 2024: n = {N_USERS}, uniform items, eps = 1")
-    return {"table": rows, "claims": claims,
-            "setup": {"n": N_USERS, "epsilon": EPSILON, "delta": DELTA, "datasets": datasets, "releases": RELEASES,
-                      "items": "uniform [-1, 1]", "wme_betas": list(WME_BETAS), "error": ERROR}}
+        _plot(
+            plot,
+            [r["gamma"] for r in rows],
+            {
+                "HLM (calibrated)": ([r["hlm_mse"] for r in rows], [r["hlm_se"] for r in rows]),
+                "HLM (ptr-default: kappa0 = 1/2)": ([r["old_mse"] for r in rows], [r["old_se"] for r in rows]),
+                "WME (best beta)": ([r["wme_mse"] for r in rows], [r["wme_se"] for r in rows]),
+            },
+            "degree of imbalance gamma",
+            f"Zhao et al. 2024: n = {N_USERS}, uniform items, eps = 1",
+        )
+    return {
+        "table": rows,
+        "claims": claims,
+        "setup": {
+            "n": N_USERS,
+            "epsilon": EPSILON,
+            "delta": DELTA,
+            "datasets": datasets,
+            "releases": RELEASES,
+            "items": "uniform [-1, 1]",
+            "wme_betas": list(WME_BETAS),
+            "error": ERROR,
+        },
+    }
 
 
 def reproduce_heavy_tail(plot=None, quick: bool = False, progress=None) -> dict:
@@ -254,34 +300,64 @@ def reproduce_heavy_tail(plot=None, quick: bool = False, progress=None) -> dict:
         h, hs = _stat(e[("hlm", 0)])
         wme = [_stat(e[("wme", j)]) for j in range(len(WME_RADII))]
         best = int(np.argmin([v[0] for v in wme]))
-        rows.append({"a": a, "hlm_mse": h, "hlm_se": hs, "wme_mse": wme[best][0], "wme_se": wme[best][1],
-                     "wme_best_R": WME_RADII[best], "ratio": wme[best][0] / h,
-                     **{f"wme_R{int(R)}_mse": v[0] for R, v in zip(WME_RADII, wme)},
-                     **{f"wme_R{int(R)}_se": v[1] for R, v in zip(WME_RADII, wme)}})
+        rows.append(
+            {
+                "a": a,
+                "hlm_mse": h,
+                "hlm_se": hs,
+                "wme_mse": wme[best][0],
+                "wme_se": wme[best][1],
+                "wme_best_R": WME_RADII[best],
+                "ratio": wme[best][0] / h,
+                **{f"wme_R{int(R)}_mse": v[0] for R, v in zip(WME_RADII, wme)},
+                **{f"wme_R{int(R)}_se": v[1] for R, v in zip(WME_RADII, wme)},
+            }
+        )
         if progress is not None:
             progress(k + 1, len(SHAPES), f"a = {a}")
     heavy = [r for r in rows if r["a"] <= 3.0]
-    claims = decide([
-        claim(f"HLM improves significantly on WME for heavy tails: MSE ratio >= {SIGNIFICANT:g} at "
-              "a <= 3 against WME at its best clipping radius (poster: 'significant improvement for "
-              "heavy-tailed distributions')",
-              [all_of([_ratio(r, f"a {r['a']:g}", SIGNIFICANT, wme=f"wme_R{int(R)}") for R in WME_RADII])
-               for r in heavy],
-              evidence="; ".join(f"a {r['a']:g}: best R_w = {r['wme_best_R']:g}" for r in heavy)),
-    ])
+    claims = decide(
+        [
+            claim(
+                f"HLM improves significantly on WME for heavy tails: MSE ratio >= {SIGNIFICANT:g} at "
+                "a <= 3 against WME at its best clipping radius (poster: 'significant improvement for "
+                "heavy-tailed distributions')",
+                [
+                    all_of([_ratio(r, f"a {r['a']:g}", SIGNIFICANT, wme=f"wme_R{int(R)}") for R in WME_RADII])
+                    for r in heavy
+                ],
+                evidence="; ".join(f"a {r['a']:g}: best R_w = {r['wme_best_R']:g}" for r in heavy),
+            ),
+        ]
+    )
     if plot is not None:
-        _plot(plot, [r["a"] for r in rows],
-              {"HLM (R = 1)": ([r["hlm_mse"] for r in rows], [r["hlm_se"] for r in rows]),
-               "WME (best R_w)": ([r["wme_mse"] for r in rows], [r["wme_se"] for r in rows])},
-              "Lomax shape a (tail index)", f"Zhao et al. 2024: n = {N_USERS}, m = 10, eps = 1")
-    return {"table": rows, "claims": claims,
-            "setup": {"n": N_USERS, "m": 10, "epsilon": EPSILON, "delta": DELTA, "trials": trials,
-                      "wme_radii": list(WME_RADII)}}
+        _plot(
+            plot,
+            [r["a"] for r in rows],
+            {
+                "HLM (R = 1)": ([r["hlm_mse"] for r in rows], [r["hlm_se"] for r in rows]),
+                "WME (best R_w)": ([r["wme_mse"] for r in rows], [r["wme_se"] for r in rows]),
+            },
+            "Lomax shape a (tail index)",
+            f"Zhao et al. 2024: n = {N_USERS}, m = 10, eps = 1",
+        )
+    return {
+        "table": rows,
+        "claims": claims,
+        "setup": {
+            "n": N_USERS,
+            "m": 10,
+            "epsilon": EPSILON,
+            "delta": DELTA,
+            "trials": trials,
+            "wme_radii": list(WME_RADII),
+        },
+    }
 
 
 def theorem1_terms(n: int, m: int = 10, d: int = 1, R: float = 1.0) -> tuple[float, float]:
     """Theorem 1's two terms without constants: R^2/(mn) and d R^2 ln(mnd) ln(1/delta) / (m n^2 eps^2)."""
-    return R * R / (m * n), d * R * R * math.log(m * n * d) * math.log(1 / DELTA) / (m * n * n * EPSILON ** 2)
+    return R * R / (m * n), d * R * R * math.log(m * n * d) * math.log(1 / DELTA) / (m * n * n * EPSILON**2)
 
 
 def reproduce_convergence(plot=None, quick: bool = False, progress=None) -> dict:
@@ -293,8 +369,18 @@ def reproduce_convergence(plot=None, quick: bool = False, progress=None) -> dict
         e = _trial_errors(np.full(n, 10), _uniform, trials, [2026, k], hlm=({"support": 1.0},))
         (h, hs), (w, ws) = _stat(e[("hlm", 0)]), _stat(e[("wme", 0)])
         data, priv = theorem1_terms(n)
-        rows.append({"n": n, "hlm_mse": h, "hlm_se": hs, "wme_mse": w, "wme_se": ws, "ratio": w / h,
-                     "data_term": data / 3.0, "privacy_term": priv})
+        rows.append(
+            {
+                "n": n,
+                "hlm_mse": h,
+                "hlm_se": hs,
+                "wme_mse": w,
+                "wme_se": ws,
+                "ratio": w / h,
+                "data_term": data / 3.0,
+                "privacy_term": priv,
+            }
+        )
         if progress is not None:
             progress(k + 1, len(sizes), f"n = {n}")
     C = float(np.median([(r["hlm_mse"] - r["data_term"]) / r["privacy_term"] for r in rows]))
@@ -303,27 +389,62 @@ def reproduce_convergence(plot=None, quick: bool = False, progress=None) -> dict
         r["mse_over_fit"] = r["hlm_mse"] / r["fit"]
     slope = float(np.polyfit(np.log([r["n"] for r in rows]), np.log([r["hlm_mse"] for r in rows]), 1)[0])
     x = np.log([r["n"] for r in rows])
-    c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)           # slope = sum c_i log MSE_i
+    c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # slope = sum c_i log MSE_i
     slope_se = float(np.sqrt(np.sum((c * [r["hlm_se"] / r["hlm_mse"] for r in rows]) ** 2)))
-    claims = decide([
-        claim("HLM's MSE follows Theorem 1's rate up to constants: Var(x)/(mn) + C d ln(mnd) ln(1/delta) / "
-              "(m n^2 eps^2) with one fitted C is within a factor 2 of every measured MSE",
-              [ratio(f"n {r['n']}: MSE / fit (the fit taken as given)", r["hlm_mse"], r["hlm_se"], r["fit"], 0.0,
-                     above=0.5, below=2.0, n=trials) for r in rows], evidence=f"C = {C:.3g}"),
-        claim("MSE falls at least as fast as 1/n (log-log slope <= -1)",
-              normal(f"log-log slope over n = {sizes[0]}..{sizes[-1]} (se from the MSEs' se, delta method)", slope,
-                     slope_se, below=-1.0)),
-        claim("balanced bounded case: HLM matches WME (poster, Theorem 1: 'no sacrifice of utility'): "
-              "MSE ratio WME / HLM >= 1/2 at every n", [_ratio(r, f"n {r['n']}", 0.5) for r in rows]),
-    ])
+    claims = decide(
+        [
+            claim(
+                "HLM's MSE follows Theorem 1's rate up to constants: Var(x)/(mn) + C d ln(mnd) ln(1/delta) / "
+                "(m n^2 eps^2) with one fitted C is within a factor 2 of every measured MSE",
+                [
+                    ratio(
+                        f"n {r['n']}: MSE / fit (the fit taken as given)",
+                        r["hlm_mse"],
+                        r["hlm_se"],
+                        r["fit"],
+                        0.0,
+                        above=0.5,
+                        below=2.0,
+                        n=trials,
+                    )
+                    for r in rows
+                ],
+                evidence=f"C = {C:.3g}",
+            ),
+            claim(
+                "MSE falls at least as fast as 1/n (log-log slope <= -1)",
+                normal(
+                    f"log-log slope over n = {sizes[0]}..{sizes[-1]} (se from the MSEs' se, delta method)",
+                    slope,
+                    slope_se,
+                    below=-1.0,
+                ),
+            ),
+            claim(
+                "balanced bounded case: HLM matches WME (poster, Theorem 1: 'no sacrifice of utility'): "
+                "MSE ratio WME / HLM >= 1/2 at every n",
+                [_ratio(r, f"n {r['n']}", 0.5) for r in rows],
+            ),
+        ]
+    )
     if plot is not None:
-        _plot(plot, [r["n"] for r in rows],
-              {"HLM": ([r["hlm_mse"] for r in rows], [r["hlm_se"] for r in rows]),
-               "WME": ([r["wme_mse"] for r in rows], [r["wme_se"] for r in rows]),
-               "Theorem 1 fit": ([r["fit"] for r in rows], [0.0] * len(rows))},
-              "users n", "Zhao et al. 2024: m = 10, uniform items, eps = 1", logx=True)
-    return {"table": rows, "claims": claims,
-            "setup": {"m": 10, "epsilon": EPSILON, "delta": DELTA, "trials": trials, "fitted_C": C, "slope": slope}}
+        _plot(
+            plot,
+            [r["n"] for r in rows],
+            {
+                "HLM": ([r["hlm_mse"] for r in rows], [r["hlm_se"] for r in rows]),
+                "WME": ([r["wme_mse"] for r in rows], [r["wme_se"] for r in rows]),
+                "Theorem 1 fit": ([r["fit"] for r in rows], [0.0] * len(rows)),
+            },
+            "users n",
+            "Zhao et al. 2024: m = 10, uniform items, eps = 1",
+            logx=True,
+        )
+    return {
+        "table": rows,
+        "claims": claims,
+        "setup": {"m": 10, "epsilon": EPSILON, "delta": DELTA, "trials": trials, "fitted_C": C, "slope": slope},
+    }
 
 
 register_reproduction("zhao2024-imbalance", reproduce_imbalance)

@@ -17,6 +17,7 @@ the release, so mu tightness is about mu_2 / mu.
 
 The ``userdp validate`` spec of this algorithm is in ``audits/validation/zhao2024_wme.py``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,7 +30,7 @@ from userdp.audits.engine.ceiling import NoiseModel
 from userdp.audits.registry import AuditSetup, Entry, register
 from userdp.audits.registry.zhao2024 import DELTA, EPSILON, PAPER, R, audit_dataset, moved_pairs
 
-__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+__all__: list[str] = []  # registers its entries at import; nothing else is imported from it
 
 SAMPLES = 200_000
 
@@ -37,7 +38,7 @@ SAMPLES = 200_000
 def build_wme(d: int = 1) -> AuditSetup:
     D = audit_dataset(d)
     m = D.counts
-    pairs = moved_pairs(D, list(dict.fromkeys([int(np.argmax(m)), int(np.argmin(m))])), R)   # WME's support poles
+    pairs = moved_pairs(D, list(dict.fromkeys([int(np.argmax(m)), int(np.argmin(m))])), R)  # WME's support poles
 
     def mechanism(dataset, rng, size):
         return W.wme_mechanism(dataset, EPSILON, DELTA, R, rng, size)
@@ -47,13 +48,28 @@ def build_wme(d: int = 1) -> AuditSetup:
         return y.mean(axis=0)
 
     noise = NoiseModel("gaussian", mean, lambda dataset: W.wme_noise_scales(dataset, EPSILON, DELTA, R)[1])
-    return AuditSetup(mechanism=mechanism, pairs=pairs, claim=W.wme_claim(EPSILON, DELTA),
-                      output="continuous" if d == 1 else "vector", noise=noise)
+    return AuditSetup(
+        mechanism=mechanism,
+        pairs=pairs,
+        claim=W.wme_claim(EPSILON, DELTA),
+        output="continuous" if d == 1 else "vector",
+        noise=noise,
+    )
 
 
-register(Entry(name="zhao2024.wme", kind="reference", paper=PAPER,
-               algorithm="baseline WME (Levy et al. 2021): private histogram localisation, then the clipped "
-                         "mean plus Gaussian noise; exact GDP of the composition",
-               relation=REPLACE_USER_ITEMS.name, function="userdp.reference.zhao2024_wme.wme_mechanism",
-               expected="no violation found", build=build_wme, params={"d": 1}, true_epsilon=EPSILON,
-               samples=SAMPLES))
+register(
+    Entry(
+        name="zhao2024.wme",
+        kind="reference",
+        paper=PAPER,
+        algorithm="baseline WME (Levy et al. 2021): private histogram localisation, then the clipped "
+        "mean plus Gaussian noise; exact GDP of the composition",
+        relation=REPLACE_USER_ITEMS.name,
+        function="userdp.reference.zhao2024_wme.wme_mechanism",
+        expected="no violation found",
+        build=build_wme,
+        params={"d": 1},
+        true_epsilon=EPSILON,
+        samples=SAMPLES,
+    )
+)

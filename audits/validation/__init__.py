@@ -22,6 +22,7 @@ to). Where a target releases less noise than the reference on such a case, the n
 than a pair the relation allows, and ``validate`` grades it a privacy finding ("under-noised")
 and audits that pair.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -33,13 +34,36 @@ import numpy as np
 
 from userdp.audits.engine.usercode import UsageError
 
-__all__ = ["BadValue", "BadType", "Param", "Case", "Refusal", "AuditDesign", "ValidationSpec", "register",
-           "get", "all_specs", "SPEC_MODULES", "REFUSAL_KINDS", "NOISES", "add_axis"]
+__all__ = [
+    "BadValue",
+    "BadType",
+    "Param",
+    "Case",
+    "Refusal",
+    "AuditDesign",
+    "ValidationSpec",
+    "register",
+    "get",
+    "all_specs",
+    "SPEC_MODULES",
+    "REFUSAL_KINDS",
+    "NOISES",
+    "add_axis",
+]
 
-SPEC_MODULES = ("amin2019", "amin2019_erm", "acharya2024", "epasto2020", "epasto2020_erm", "epasto2020_gwa",
-                "krichene2023", "zhao2024", "zhao2024_wme")
+SPEC_MODULES = (
+    "amin2019",
+    "amin2019_erm",
+    "acharya2024",
+    "epasto2020",
+    "epasto2020_erm",
+    "epasto2020_gwa",
+    "krichene2023",
+    "zhao2024",
+    "zhao2024_wme",
+)
 REFUSAL_KINDS = ("budget", "parameter", "data")
-NOISES = ("laplace", "gaussian", "l2laplace")        # additive noise on the statistic (ceiling.NOISE_FAMILIES)
+NOISES = ("laplace", "gaussian", "l2laplace")  # additive noise on the statistic (ceiling.NOISE_FAMILIES)
 
 
 class BadValue(UsageError, ValueError):
@@ -59,6 +83,7 @@ def _need(value, types, name: str, what: str):
 @dataclass(frozen=True)
 class Param:
     """One keyword parameter of the algorithm: its name and what it means, with its unit."""
+
     name: str
     meaning: str
 
@@ -76,6 +101,7 @@ class Case:
         exactly, in the noise's norm): the under-noised grading and the aimed audit use it.
     origin: "fixed" (the spec's hand-built cases) or "generated" (``ValidationSpec.generate``).
     """
+
     dataset: Any
     params: Mapping[str, Any]
     description: str
@@ -88,8 +114,11 @@ class Case:
         _need(self.description, str, "description", "a str")
         if self.pair is not None and not (hasattr(self.pair, "first") and hasattr(self.pair, "second")):
             raise BadType(f"pair must be None or a NeighbourPair (.first, .second), got {type(self.pair).__name__}")
-        if isinstance(self.pair_share, bool) or not isinstance(self.pair_share, numbers.Real) or \
-                not 0.0 < self.pair_share <= 1.0 + 1e-9:
+        if (
+            isinstance(self.pair_share, bool)
+            or not isinstance(self.pair_share, numbers.Real)
+            or not 0.0 < self.pair_share <= 1.0 + 1e-9
+        ):
             raise BadValue(f"pair_share must be a number in (0, 1], got {self.pair_share!r}")
         if self.origin not in ("fixed", "generated"):
             raise BadValue(f"origin must be 'fixed' or 'generated', got {self.origin!r}")
@@ -105,6 +134,7 @@ class Refusal:
         decides, and ``ValidationSpec.project`` is what "clip" means).
     requires: the precondition in words, for the report ("every value in [0, B]").
     """
+
     case: Case
     kind: str
     requires: str
@@ -119,6 +149,7 @@ class Refusal:
 @dataclass(frozen=True)
 class AuditDesign:
     """Pairs audited together under one set of public parameters."""
+
     pairs: Sequence
     params: Mapping[str, Any]
     claim: Any
@@ -178,13 +209,17 @@ class ValidationSpec:
     independence_case: None (the first case) or a builder of the case the independence check
         runs on. spaces / whitebox_params: where the white-box search of a target's own
         ``statistic`` and ``noise_scale`` stages looks for its worst pair (``audits/engine/whitebox.py``;
-        the spaces of ``registry/whitebox.py``), and at which parameters. stage_cases: "all", or "fixed" where a stage's value is only defined up to a
+        the spaces of ``registry/whitebox.py``), and at which parameters. stage_cases: "all", or "fixed" where a
+        stage's value is only defined up to a
         solver's tolerance (HLM's PTR distance is an integer count that a certified but different
-        minimiser may change on a generated case). noise_width: None (every coordinate is a noisy release coordinate) or k -> how
-        many leading coordinates of a flattened release are (HLM appends |x|). declines: the reference may make no release (a NaN row); else any NaN or inf
+        minimiser may change on a generated case). noise_width: None (every coordinate is a noisy release
+        coordinate) or k -> how
+        many leading coordinates of a flattened release are (HLM appends |x|). declines: the reference may make no
+        release (a NaN row); else any NaN or inf
         in a release is a finding. max_samples: a cap on releases per side per case (an
         expensive reference).
     """
+
     algorithm: str
     reference: Callable
     statistic: Callable | None
@@ -206,23 +241,34 @@ class ValidationSpec:
     flatten: Callable | None = None
     audit_flatten: Callable | None = None
     stage_flatten: Callable | None = None
-    suite_properties: str = "ALL_PROPERTIES"    # "" : the suite has no properties for this algorithm
-    suite_reference: str = "REFERENCE"          # "" : nor a reference adapter
+    suite_properties: str = "ALL_PROPERTIES"  # "" : the suite has no properties for this algorithm
+    suite_reference: str = "REFERENCE"  # "" : nor a reference adapter
     why: str = ""
     independence_case: Callable[[], Case] | None = None
     declines: bool = False
     max_samples: int = 10_000_000
     noise_width: Callable[[int], int] | None = None
-    stage_cases: str = "all"                    # "fixed": compare stages on the fixed cases only
-    spaces: Callable | None = None              # params -> [whitebox.Space]: the white-box aimed pair's search
-    whitebox_params: Mapping | None = None      # the parameters that search (and its audit) runs at
+    stage_cases: str = "all"  # "fixed": compare stages on the fixed cases only
+    spaces: Callable | None = None  # params -> [whitebox.Space]: the white-box aimed pair's search
+    whitebox_params: Mapping | None = None  # the parameters that search (and its audit) runs at
 
     def __post_init__(self):
         _need(self.algorithm, str, "algorithm", "a str (a registry name)")
         for name in ("reference", "cases", "designs", "refusals", "clip_designs"):
             if not callable(getattr(self, name)):
                 raise BadType(f"{name} must be callable, got {type(getattr(self, name)).__name__}")
-        for name in ("statistic", "claim", "generate", "project", "noise_width", "spaces", "flatten", "audit_flatten", "stage_flatten", "independence_case"):
+        for name in (
+            "statistic",
+            "claim",
+            "generate",
+            "project",
+            "noise_width",
+            "spaces",
+            "flatten",
+            "audit_flatten",
+            "stage_flatten",
+            "independence_case",
+        ):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 raise BadType(f"{name} must be None or callable, got {type(getattr(self, name)).__name__}")
         _need(self.suite, str, "suite", "a module name (str)")
@@ -236,8 +282,11 @@ class ValidationSpec:
             raise BadValue(f"stage_cases must be 'all' or 'fixed', got {self.stage_cases!r}")
         if self.noise is not None and self.noise not in NOISES:
             raise BadValue(f"noise must be None or one of {NOISES}, got {self.noise!r}")
-        if isinstance(self.max_samples, bool) or not isinstance(self.max_samples, numbers.Integral) \
-                or self.max_samples < 1000:
+        if (
+            isinstance(self.max_samples, bool)
+            or not isinstance(self.max_samples, numbers.Integral)
+            or self.max_samples < 1000
+        ):
             raise BadValue(f"max_samples must be an int >= 1000, got {self.max_samples!r}")
 
     @property
@@ -255,8 +304,11 @@ class ValidationSpec:
 
     def independence_on(self, cases: Sequence[Case]) -> Case:
         """The case the independence check runs on (``cases``: the spec's differential cases)."""
-        if isinstance(cases, (str, bytes)) or not isinstance(cases, Sequence) or \
-                not all(isinstance(c, Case) for c in cases):
+        if (
+            isinstance(cases, (str, bytes))
+            or not isinstance(cases, Sequence)
+            or not all(isinstance(c, Case) for c in cases)
+        ):
             raise BadType(f"cases must be a sequence of validation Case, got {type(cases).__name__} {cases!r:.80}")
         if not cases:
             raise BadValue("cases must hold at least one Case (the spec's differential cases), got none")
@@ -310,9 +362,14 @@ def get(algorithm: str) -> ValidationSpec:
     specs = all_specs()
     if algorithm not in specs:
         from userdp.audits import registry
+
         known = {e.name for e in registry.all_entries()}
-        why = ("it is registered (`userdp list`) but is not a paper's algorithm (a control or a planted bug)"
-               if algorithm in known else "it is not a registered algorithm (`userdp list`)")
-        raise BadValue(f"algorithm: cannot validate {algorithm!r}: {why}; algorithms that validate supports: "
-                       f"{', '.join(specs)}")
+        why = (
+            "it is registered (`userdp list`) but is not a paper's algorithm (a control or a planted bug)"
+            if algorithm in known
+            else "it is not a registered algorithm (`userdp list`)"
+        )
+        raise BadValue(
+            f"algorithm: cannot validate {algorithm!r}: {why}; algorithms that validate supports: {', '.join(specs)}"
+        )
     return specs[algorithm]

@@ -1,4 +1,5 @@
 """Dataset builders shared by the spec modules' generated cases (seeded, small, readable)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,6 +34,7 @@ def user_ids(counts: np.ndarray) -> np.ndarray:
 def add_user(D: UserDataset, values, labels=None, description: str = ""):
     """The add/remove-user pair (D, D plus one new user with the given records, id max + 1)."""
     from userdp.reference.neighbours import ADD_REMOVE_USER, NeighbourPair
+
     u = int(D.users.max()) + 1
     D2 = ADD_REMOVE_USER.neighbour(D, u, np.asarray(values, float), labels=labels)
     return NeighbourPair(D, D2, ADD_REMOVE_USER.name, u, description or f"add user {u}")

@@ -9,6 +9,7 @@ cases whose users all stay below the cap is smaller than T) is under-noised ther
 The private-cap variant releases (T, g_T + Lap(T / eps_sum)) with T from an exponential-
 mechanism quantile: a mixture, compared as a distribution (no closed-form mean is used).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,11 +24,13 @@ from userdp.audits.registry import whitebox as RW
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import add_user, seeded, sizes, user_ids
 
-__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+__all__: list[str] = []  # registers its entries at import; nothing else is imported from it
 
 ALGO, ALGO_CAP = "amin2019.capped-sum", "amin2019.capped-sum-private-cap"
-READS = {"values": "(n,) each record's value x_i >= 0 (the unit of T)",
-         "user_ids": "(n,) the user owning each record (the privacy unit: add/remove user)"}
+READS = {
+    "values": "(n,) each record's value x_i >= 0 (the unit of T)",
+    "user_ids": "(n,) the user owning each record (the privacy unit: add/remove user)",
+}
 
 
 def _at_T(D: UserDataset, T: float):
@@ -44,10 +47,12 @@ def _cases() -> list:
     reads 2.0 + 1.6 = 3.6 where g_1 = 2), at T = 1 and T = 0.5."""
     D = RA._default_dataset()
     multi = UserDataset.from_user_lists([[0.5, 0.5, 0.5, 0.5], [0.4, 0.4, 0.4, 0.4], [0.2]])
-    return [_case(D, 1.0, 1.0, "six users, T = 1, eps = 1"),
-            _case(D, 1.0, 10.0, "six users, T = 1, eps = 10"),
-            _case(multi, 1.0, 10.0, "users of 4 records below T, totals above, T = 1, eps = 10"),
-            _case(multi, 0.5, 4.0, "users of 4 records below T, totals above, T = 0.5, eps = 4")]
+    return [
+        _case(D, 1.0, 1.0, "six users, T = 1, eps = 1"),
+        _case(D, 1.0, 10.0, "six users, T = 1, eps = 10"),
+        _case(multi, 1.0, 10.0, "users of 4 records below T, totals above, T = 1, eps = 10"),
+        _case(multi, 0.5, 4.0, "users of 4 records below T, totals above, T = 0.5, eps = 4"),
+    ]
 
 
 def _generate(seed: int) -> list:
@@ -58,19 +63,46 @@ def _generate(seed: int) -> list:
     g = seeded(ALGO, seed, 0)
     c = sizes(g, 6, "balanced")
     D = UserDataset(np.round(g.uniform(0.0, 0.2, c.sum()), 4), user_ids(c))
-    out.append(_case(D, 1.5, 1.0, f"6 users, every total below the cap (max {D.user_sums().max():.3g} < T = 1.5), "
-                                  "eps = 1", "generated"))
+    out.append(
+        _case(
+            D,
+            1.5,
+            1.0,
+            f"6 users, every total below the cap (max {D.user_sums().max():.3g} < T = 1.5), eps = 1",
+            "generated",
+        )
+    )
     g = seeded(ALGO, seed, 1)
     c = sizes(g, 300, "skewed", top=30)
-    out.append(_case(UserDataset(np.round(g.uniform(0.0, 0.3, c.sum()), 4), user_ids(c)), 1.0, 4.0,
-                     "300 users of skewed sizes (30 records down to 1), values in [0, 0.3], T = 1, eps = 4",
-                     "generated"))
+    out.append(
+        _case(
+            UserDataset(np.round(g.uniform(0.0, 0.3, c.sum()), 4), user_ids(c)),
+            1.0,
+            4.0,
+            "300 users of skewed sizes (30 records down to 1), values in [0, 0.3], T = 1, eps = 4",
+            "generated",
+        )
+    )
     g = seeded(ALGO, seed, 2)
-    out.append(_case(UserDataset(np.round(g.uniform(0.0, 0.5, 40), 4), np.arange(40)), 2.0, 0.5,
-                     "40 users of one record below 0.5, T = 2, eps = 0.5", "generated"))
+    out.append(
+        _case(
+            UserDataset(np.round(g.uniform(0.0, 0.5, 40), 4), np.arange(40)),
+            2.0,
+            0.5,
+            "40 users of one record below 0.5, T = 2, eps = 0.5",
+            "generated",
+        )
+    )
     g = seeded(ALGO, seed, 3)
-    out.append(_case(UserDataset(np.round(g.uniform(0.1, 0.25, 60), 4), user_ids(np.full(12, 5))), 0.8, 8.0,
-                     "12 users of 5 records in [0.1, 0.25] (totals above T = 0.8), eps = 8", "generated"))
+    out.append(
+        _case(
+            UserDataset(np.round(g.uniform(0.1, 0.25, 60), 4), user_ids(np.full(12, 5))),
+            0.8,
+            8.0,
+            "12 users of 5 records in [0.1, 0.25] (totals above T = 0.8), eps = 8",
+            "generated",
+        )
+    )
     return out
 
 
@@ -81,8 +113,14 @@ def _designs() -> list:
     4 eps. A noise scale T/(2 eps) shows on every pair (loss 2 eps), and a cap chosen from the data
     (eq. 6 without the private quantile) on the "add a user at T" pair, whose T moves with the data."""
     s = RA.build_capped_sum()
-    return [AuditDesign(s.pairs, {"T": RA.T_PUBLIC, "epsilon": RA.EPS}, s.claim,
-                        "T = 1, eps = 1: add a user of total T; remove the heaviest; add 4 records at 1 or at 0")]
+    return [
+        AuditDesign(
+            s.pairs,
+            {"T": RA.T_PUBLIC, "epsilon": RA.EPS},
+            s.claim,
+            "T = 1, eps = 1: add a user of total T; remove the heaviest; add 4 records at 1 or at 0",
+        )
+    ]
 
 
 def _negative() -> UserDataset:
@@ -94,10 +132,15 @@ def _negative() -> UserDataset:
 
 def _refusals() -> list:
     D = RA._default_dataset()
-    return [Refusal(Case(D, {"T": 1.0, "epsilon": 0.0}, "epsilon = 0 (Laplace scale T/0)"), "budget", "epsilon > 0"),
-            Refusal(Case(D, {"T": -1.0, "epsilon": 1.0}, "T = -1 (a negative cap)"), "parameter", "T > 0"),
-            Refusal(Case(_negative(), {"T": 1.0, "epsilon": 1.0}, "a user of one record at -0.5 (§3: contributions >= 0)"),
-                    "data", "every value >= 0")]
+    return [
+        Refusal(Case(D, {"T": 1.0, "epsilon": 0.0}, "epsilon = 0 (Laplace scale T/0)"), "budget", "epsilon > 0"),
+        Refusal(Case(D, {"T": -1.0, "epsilon": 1.0}, "T = -1 (a negative cap)"), "parameter", "T > 0"),
+        Refusal(
+            Case(_negative(), {"T": 1.0, "epsilon": 1.0}, "a user of one record at -0.5 (§3: contributions >= 0)"),
+            "data",
+            "every value >= 0",
+        ),
+    ]
 
 
 def project(dataset: UserDataset, params) -> UserDataset:
@@ -110,29 +153,59 @@ def _clip_designs() -> list:
     capped at T: a move of T), and a user of one record -5 added (clipped: no move). A target that
     releases on the raw values moves g_T by 3 on the first (loss 3 eps)."""
     D = RA._default_dataset()
-    pairs = [add_user(D, [-5.0, 2.0], description="add a user of records -5 and 2 (clipped total 2)"),
-             add_user(D, [-5.0], description="add a user of one record -5 (clipped: 0)")]
-    return [AuditDesign(pairs, {"T": 1.0, "epsilon": 1.0}, A.claim(1.0),
-                        "out of domain: add a user with a negative record", output="continuous")]
+    pairs = [
+        add_user(D, [-5.0, 2.0], description="add a user of records -5 and 2 (clipped total 2)"),
+        add_user(D, [-5.0], description="add a user of one record -5 (clipped: 0)"),
+    ]
+    return [
+        AuditDesign(
+            pairs,
+            {"T": 1.0, "epsilon": 1.0},
+            A.claim(1.0),
+            "out of domain: add a user with a negative record",
+            output="continuous",
+        )
+    ]
 
 
-register(ValidationSpec(
-    algorithm=ALGO, reference=lambda dataset, rng, size=None, *, T, epsilon: A.mechanism(dataset, T, epsilon, rng, size),
-    statistic=lambda D, *, T, epsilon: A.statistic(D, T), noise="laplace",
-    claim=lambda D, params: A.claim(params["epsilon"]),
-    cases=_cases, generate=_generate, designs=_designs, refusals=_refusals, project=project,
-    clip_designs=_clip_designs, suite="userdp.properties.amin2019",
-    parameters=(Param("T", "the cap on each user's TOTAL x_l = sum of its records' values (not on each record), in "
-                           "the unit of the values; > 0. It is the sensitivity of g_T"),
-                Param("epsilon", "the privacy level: pure epsilon-DP under add/remove-user; > 0, dimensionless")),
-    reads=READS, release="a float: g_T = sum_l min(x_l, T), plus Laplace noise of SCALE T / epsilon (the density is "
-                         "exp(-|z| / b) / 2b; its standard deviation is sqrt(2) b)",
-    relation="add/remove user (all records of one user appear or vanish); pure epsilon-DP",
-    stage_params={"statistic": ("T",), "sensitivity": ("T",), "noise_scale": ("T", "epsilon"),
-                  "optimal_cap": ("epsilon",)},
-    takes_dataset=("statistic", "optimal_cap"),
-    spaces=lambda p: RW._capped_sum_spaces(p), whitebox_params={"T": RA.T_PUBLIC, "epsilon": RA.EPS},
-    why="Amin et al. 2019 §3: the capped sum g_T + Lap(T / eps) with a public cap T"))
+register(
+    ValidationSpec(
+        algorithm=ALGO,
+        reference=lambda dataset, rng, size=None, *, T, epsilon: A.mechanism(dataset, T, epsilon, rng, size),
+        statistic=lambda D, *, T, epsilon: A.statistic(D, T),
+        noise="laplace",
+        claim=lambda D, params: A.claim(params["epsilon"]),
+        cases=_cases,
+        generate=_generate,
+        designs=_designs,
+        refusals=_refusals,
+        project=project,
+        clip_designs=_clip_designs,
+        suite="userdp.properties.amin2019",
+        parameters=(
+            Param(
+                "T",
+                "the cap on each user's TOTAL x_l = sum of its records' values (not on each record), in "
+                "the unit of the values; > 0. It is the sensitivity of g_T",
+            ),
+            Param("epsilon", "the privacy level: pure epsilon-DP under add/remove-user; > 0, dimensionless"),
+        ),
+        reads=READS,
+        release="a float: g_T = sum_l min(x_l, T), plus Laplace noise of SCALE T / epsilon (the density is "
+        "exp(-|z| / b) / 2b; its standard deviation is sqrt(2) b)",
+        relation="add/remove user (all records of one user appear or vanish); pure epsilon-DP",
+        stage_params={
+            "statistic": ("T",),
+            "sensitivity": ("T",),
+            "noise_scale": ("T", "epsilon"),
+            "optimal_cap": ("epsilon",),
+        },
+        takes_dataset=("statistic", "optimal_cap"),
+        spaces=lambda p: RW._capped_sum_spaces(p),
+        whitebox_params={"T": RA.T_PUBLIC, "epsilon": RA.EPS},
+        why="Amin et al. 2019 §3: the capped sum g_T + Lap(T / eps) with a public cap T",
+    )
+)
 
 
 # ------------------------------------------------------------------ the private cap
@@ -141,10 +214,16 @@ def _cap_cases() -> list:
     the registry's split (eps_cap 0.5, eps_sum 3, U = 1), and the audit dataset at an even split."""
     p = {"epsilon_cap": RA.EPS_CAP, "epsilon_sum": RA.EPS_SUM, "U": RA.U}
     s = RA.build_private_cap()
-    out = [Case(pr.first, p, f"{pr.first.m} user(s): {pr.description.split(' vs ')[0]}, registry split")
-           for pr in s.pairs]
-    out.append(Case(RA._default_dataset(), {"epsilon_cap": 1.0, "epsilon_sum": 1.0, "U": 2.0},
-                    "six users, eps_cap = eps_sum = 1, U = 2"))
+    out = [
+        Case(pr.first, p, f"{pr.first.m} user(s): {pr.description.split(' vs ')[0]}, registry split") for pr in s.pairs
+    ]
+    out.append(
+        Case(
+            RA._default_dataset(),
+            {"epsilon_cap": 1.0, "epsilon_sum": 1.0, "U": 2.0},
+            "six users, eps_cap = eps_sum = 1, U = 2",
+        )
+    )
     return out
 
 
@@ -155,11 +234,20 @@ def _cap_generate(seed: int) -> list:
     D = UserDataset(np.round(g.uniform(0.0, 0.2, c.sum()), 4), user_ids(c))
     g2 = seeded(ALGO_CAP, seed, 1)
     D2 = UserDataset(np.round(g2.uniform(0.0, 0.25, 5), 4), np.arange(5))
-    return [Case(D, {"epsilon_cap": 1.0, "epsilon_sum": 0.5, "U": 3.0},
-                 "200 users of skewed sizes, values in [0, 0.2], eps_cap = 1, eps_sum = 0.5 (k = 2), U = 3",
-                 origin="generated"),
-            Case(D2, {"epsilon_cap": 2.0, "epsilon_sum": 2.0, "U": 1.0},
-                 "5 one-record users below U/4, eps_cap = eps_sum = 2, U = 1", origin="generated")]
+    return [
+        Case(
+            D,
+            {"epsilon_cap": 1.0, "epsilon_sum": 0.5, "U": 3.0},
+            "200 users of skewed sizes, values in [0, 0.2], eps_cap = 1, eps_sum = 0.5 (k = 2), U = 3",
+            origin="generated",
+        ),
+        Case(
+            D2,
+            {"epsilon_cap": 2.0, "epsilon_sum": 2.0, "U": 1.0},
+            "5 one-record users below U/4, eps_cap = eps_sum = 2, U = 1",
+            origin="generated",
+        ),
+    ]
 
 
 def _cap_designs() -> list:
@@ -168,30 +256,58 @@ def _cap_designs() -> list:
     worst case at k = 2). A cap drawn without the exponential mechanism's 1/2, or read exactly from
     the data, or a sum whose noise ignores the drawn T, shows on them."""
     s = RA.build_private_cap()
-    return [AuditDesign(s.pairs, {"epsilon_cap": RA.EPS_CAP, "epsilon_sum": RA.EPS_SUM, "U": RA.U}, s.claim,
-                        "eps_cap 0.5, eps_sum 3, U = 1: a user at U added to three datasets", output="vector")]
+    return [
+        AuditDesign(
+            s.pairs,
+            {"epsilon_cap": RA.EPS_CAP, "epsilon_sum": RA.EPS_SUM, "U": RA.U},
+            s.claim,
+            "eps_cap 0.5, eps_sum 3, U = 1: a user at U added to three datasets",
+            output="vector",
+        )
+    ]
 
 
 def _cap_refusals() -> list:
     D = RA._default_dataset()
     p = {"epsilon_cap": 0.5, "epsilon_sum": 3.0, "U": 1.0}
-    return [Refusal(Case(D, {**p, "epsilon_cap": 0.0}, "epsilon_cap = 0"), "budget", "epsilon_cap > 0"),
-            Refusal(Case(D, {**p, "epsilon_sum": 0.0}, "epsilon_sum = 0"), "budget", "epsilon_sum > 0"),
-            Refusal(Case(D, {**p, "U": -1.0}, "U = -1 (an empty range for the cap)"), "parameter", "U > 0"),
-            Refusal(Case(_negative(), p, "a user of one record at -0.5 (§3: contributions >= 0)"), "data",
-                    "every value >= 0")]
+    return [
+        Refusal(Case(D, {**p, "epsilon_cap": 0.0}, "epsilon_cap = 0"), "budget", "epsilon_cap > 0"),
+        Refusal(Case(D, {**p, "epsilon_sum": 0.0}, "epsilon_sum = 0"), "budget", "epsilon_sum > 0"),
+        Refusal(Case(D, {**p, "U": -1.0}, "U = -1 (an empty range for the cap)"), "parameter", "U > 0"),
+        Refusal(
+            Case(_negative(), p, "a user of one record at -0.5 (§3: contributions >= 0)"), "data", "every value >= 0"
+        ),
+    ]
 
 
-register(ValidationSpec(
-    algorithm=ALGO_CAP, reference=lambda dataset, rng, size=None, *, epsilon_cap, epsilon_sum, U:
-        A.private_cap_mechanism(dataset, epsilon_cap, epsilon_sum, U, rng, size),
-    statistic=None, claim=lambda D, params: PureDP(params["epsilon_cap"] + params["epsilon_sum"]),
-    cases=_cap_cases, generate=_cap_generate, designs=_cap_designs, refusals=_cap_refusals, project=project,
-    suite="userdp.properties.amin2019", suite_properties="", suite_reference="",
-    parameters=(Param("epsilon_cap", "the privacy level of the cap T (the exponential-mechanism quantile); > 0"),
-                Param("epsilon_sum", "the privacy level of the capped sum given T; > 0. The release is "
-                                     "(epsilon_cap + epsilon_sum)-DP by composition; k = ceil(1/epsilon_sum)"),
-                Param("U", "the public upper end of the cap's range [0, U], in the unit of the values; > 0")),
-    reads=READS, release="a (2,) array (T, s): the private cap T in [0, U] and s = g_T + Laplace(T / epsilon_sum)",
-    relation="add/remove user; pure (epsilon_cap + epsilon_sum)-DP",
-    why="Amin et al. 2019 §3 with the cap T drawn by the exponential mechanism aiming at the eq. 6 quantile"))
+register(
+    ValidationSpec(
+        algorithm=ALGO_CAP,
+        reference=lambda dataset, rng, size=None, *, epsilon_cap, epsilon_sum, U: A.private_cap_mechanism(
+            dataset, epsilon_cap, epsilon_sum, U, rng, size
+        ),
+        statistic=None,
+        claim=lambda D, params: PureDP(params["epsilon_cap"] + params["epsilon_sum"]),
+        cases=_cap_cases,
+        generate=_cap_generate,
+        designs=_cap_designs,
+        refusals=_cap_refusals,
+        project=project,
+        suite="userdp.properties.amin2019",
+        suite_properties="",
+        suite_reference="",
+        parameters=(
+            Param("epsilon_cap", "the privacy level of the cap T (the exponential-mechanism quantile); > 0"),
+            Param(
+                "epsilon_sum",
+                "the privacy level of the capped sum given T; > 0. The release is "
+                "(epsilon_cap + epsilon_sum)-DP by composition; k = ceil(1/epsilon_sum)",
+            ),
+            Param("U", "the public upper end of the cap's range [0, U], in the unit of the values; > 0"),
+        ),
+        reads=READS,
+        release="a (2,) array (T, s): the private cap T in [0, U] and s = g_T + Laplace(T / epsilon_sum)",
+        relation="add/remove user; pure (epsilon_cap + epsilon_sum)-DP",
+        why="Amin et al. 2019 §3 with the cap T drawn by the exponential mechanism aiming at the eq. 6 quantile",
+    )
+)

@@ -13,6 +13,7 @@ cases give every user identical records (x and y), where every rule gives the sa
 same b; its independence check runs on records that differ, where a choice shared by the releases
 of one call shows.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,11 +27,13 @@ from userdp.audits.registry import epasto2020_gwa as RG
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded, sizes, user_ids
 
-__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+__all__: list[str] = []  # registers its entries at import; nothing else is imported from it
 
-READS = {"values": "(n, d) the features x_i (public; the relation changes labels only)",
-         "labels": "(n,) the labels y_i in [0, B] (private)",
-         "user_ids": "(n,) the user owning each record; the sets S_l are public"}
+READS = {
+    "values": "(n, d) the features x_i (public; the relation changes labels only)",
+    "labels": "(n,) the labels y_i in [0, B] (private)",
+    "user_ids": "(n,) the user owning each record; the sets S_l are public",
+}
 RELATION = "replace-user-labels (§5: one user's labels change; X and S_l public); pure epsilon-DP"
 B_P = Param("B", "the public bound on the labels: every y_i in [0, B]; > 0")
 EPS_P = Param("epsilon", "the privacy level: pure epsilon-DP under replace-user-labels; > 0")
@@ -70,14 +73,16 @@ def _cases() -> list:
     """GWA_C with Theorem 6's C on the orthogonal design (W_max = 0.316) at eps = 1 and eps = 20 (noise
     0.016: a wrong C moves the mean by many standard errors), and the diagonal design with C = X^+."""
     D, C, Dd, Cd = _validation_C()
-    return [_gwa_case(D, C, 1.0, 1.0, "orthogonal design, Theorem 6's C (sigma = 4), eps = 1"),
-            _gwa_case(D, C, 1.0, 20.0, "orthogonal design, Theorem 6's C (sigma = 4), eps = 20"),
-            _gwa_case(Dd, Cd, 1.0, 1.0, "diagonal design (records (1,1), (1,0), (0,1), (1,-1)), C = X^+, eps = 1")]
+    return [
+        _gwa_case(D, C, 1.0, 1.0, "orthogonal design, Theorem 6's C (sigma = 4), eps = 1"),
+        _gwa_case(D, C, 1.0, 20.0, "orthogonal design, Theorem 6's C (sigma = 4), eps = 20"),
+        _gwa_case(Dd, Cd, 1.0, 1.0, "diagonal design (records (1,1), (1,0), (0,1), (1,-1)), C = X^+, eps = 1"),
+    ]
 
 
 def _features(g, n: int, d: int) -> np.ndarray:
     X = g.integers(-2, 3, (n, d)).astype(float)
-    X[: d] += 3 * np.eye(d)                      # full column rank
+    X[:d] += 3 * np.eye(d)  # full column rank
     return X
 
 
@@ -86,9 +91,9 @@ def _generate(seed: int) -> list:
     few balanced users; d = 3 with C = X^+ on many skewed users and B = 2; d = 2, single-record users,
     C = X^+, eps = 10."""
     out = []
-    for k, (m, shape, d, B, eps, which) in enumerate(((5, "balanced", 2, 1.0, 1.0, "wls"),
-                                                       (60, "skewed", 3, 2.0, 2.0, "ols"),
-                                                       (12, "single", 2, 1.0, 10.0, "ols"))):
+    for k, (m, shape, d, B, eps, which) in enumerate(
+        ((5, "balanced", 2, 1.0, 1.0, "wls"), (60, "skewed", 3, 2.0, 2.0, "ols"), (12, "single", 2, 1.0, 10.0, "ols"))
+    ):
         g = seeded("epasto2020.gwa", seed, k)
         s = sizes(g, m, shape, top=15)
         n = int(s.sum())
@@ -99,8 +104,16 @@ def _generate(seed: int) -> list:
         else:
             w = g.uniform(0.2, 2.0, n)
             C = np.linalg.solve(X.T @ (w[:, None] * X), X.T * w)
-        out.append(_gwa_case(D, C, B, eps, f"{m} users, {shape} sizes, d = {d}, C = {which.upper()} estimator, "
-                                           f"B = {B:g}, eps = {eps:g}", "generated"))
+        out.append(
+            _gwa_case(
+                D,
+                C,
+                B,
+                eps,
+                f"{m} users, {shape} sizes, d = {d}, C = {which.upper()} estimator, B = {B:g}, eps = {eps:g}",
+                "generated",
+            )
+        )
     return out
 
 
@@ -109,21 +122,41 @@ def _designs() -> list:
     records) and the diagonal design with X^+ (every record of user 0 enters BOTH rows: a bound from
     one row is half of Algorithm 3's, true loss 2 eps)."""
     D, C, Dd, Cd = _validation_C()
-    return [AuditDesign(G.worst_case_pairs(D, C, 1.0), {"C": C, "B": 1.0, "epsilon": 1.0}, G.claim(1.0),
-                        "orthogonal design, Theorem 6's C: user 0's labels 0 vs B", output="vector"),
-            AuditDesign(G.worst_case_pairs(Dd, Cd, 1.0), {"C": Cd, "B": 1.0, "epsilon": 1.0}, G.claim(1.0),
-                        "diagonal design, C = X^+: user 0's four (1, 1) records, labels 0 vs B", output="vector")]
+    return [
+        AuditDesign(
+            G.worst_case_pairs(D, C, 1.0),
+            {"C": C, "B": 1.0, "epsilon": 1.0},
+            G.claim(1.0),
+            "orthogonal design, Theorem 6's C: user 0's labels 0 vs B",
+            output="vector",
+        ),
+        AuditDesign(
+            G.worst_case_pairs(Dd, Cd, 1.0),
+            {"C": Cd, "B": 1.0, "epsilon": 1.0},
+            G.claim(1.0),
+            "diagonal design, C = X^+: user 0's four (1, 1) records, labels 0 vs B",
+            output="vector",
+        ),
+    ]
 
 
 def _refusals() -> list:
     D, C, _, _ = _validation_C()
     bad_y = D.labels.copy()
     bad_y[0] = 2.0
-    return [Refusal(Case(D, {"C": C, "B": 1.0, "epsilon": 0.0}, "epsilon = 0"), "budget", "epsilon > 0"),
-            Refusal(Case(D, {"C": 1.1 * C, "B": 1.0, "epsilon": 1.0}, "a C with C X = 1.1 I (Algorithm 3 needs "
-                                                                     "C X = I)"), "parameter", "C X = I"),
-            Refusal(Case(D.with_fields(labels=bad_y), {"C": C, "B": 1.0, "epsilon": 1.0}, "a label 2B outside [0, B]"),
-                    "data", "every label in [0, B]")]
+    return [
+        Refusal(Case(D, {"C": C, "B": 1.0, "epsilon": 0.0}, "epsilon = 0"), "budget", "epsilon > 0"),
+        Refusal(
+            Case(D, {"C": 1.1 * C, "B": 1.0, "epsilon": 1.0}, "a C with C X = 1.1 I (Algorithm 3 needs C X = I)"),
+            "parameter",
+            "C X = I",
+        ),
+        Refusal(
+            Case(D.with_fields(labels=bad_y), {"C": C, "B": 1.0, "epsilon": 1.0}, "a label 2B outside [0, B]"),
+            "data",
+            "every label in [0, B]",
+        ),
+    ]
 
 
 def project(dataset: UserDataset, params) -> UserDataset:
@@ -138,24 +171,51 @@ def _clip_designs() -> list:
     a = D.with_fields(labels=np.where(D.user_ids == u, -1.0, D.labels))
     b = D.with_fields(labels=np.where(D.user_ids == u, 2.0, D.labels))
     pair = NeighbourPair(a, b, G.RELATION.name, u, f"user {u} (largest W_l): labels all -B vs all 2B")
-    return [AuditDesign([pair], {"C": C, "B": 1.0, "epsilon": 1.0}, G.claim(1.0),
-                        "out of domain: the argmax user's labels at -B vs 2B", output="vector")]
+    return [
+        AuditDesign(
+            [pair],
+            {"C": C, "B": 1.0, "epsilon": 1.0},
+            G.claim(1.0),
+            "out of domain: the argmax user's labels at -B vs 2B",
+            output="vector",
+        )
+    ]
 
 
-register(ValidationSpec(
-    algorithm="epasto2020.gwa",
-    reference=lambda dataset, rng, size=None, *, C, B, epsilon: G.mechanism(dataset, C, B, epsilon, rng, size),
-    statistic=lambda D, *, C, B, epsilon: G.statistic(D, C, B), noise="laplace",
-    claim=lambda D, p: G.claim(p["epsilon"]),
-    cases=_cases, generate=_generate, designs=_designs, refusals=_refusals, project=project, clip_designs=_clip_designs,
-    suite="userdp.properties.epasto2020_gwa", suite_properties="GWAC_PROPERTIES", suite_reference="REFERENCE_GWAC",
-    parameters=(Param("C", "the (d, n) estimator matrix, the algorithm's INPUT: any C with C X = I_d (Theorem 6's "
-                           "optimum, the OLS X^+, ...); column i is record i's weights"), B_P, EPS_P),
-    reads=READS, relation=RELATION,
-    release="a (d,) array: C y plus i.i.d. Laplace noise of SCALE b = B max_l sum_j sum_{i in S_l} |c_ji| / epsilon "
-            "on each coordinate",
-    stage_params={s: ("C", "B", "epsilon") for s in ("weights", "statistic", "sensitivity", "noise_scale")},
-    why="Algorithm 3 GWA_C for a given C (its input, C X = I): release C y + Lap(b)^d"))
+register(
+    ValidationSpec(
+        algorithm="epasto2020.gwa",
+        reference=lambda dataset, rng, size=None, *, C, B, epsilon: G.mechanism(dataset, C, B, epsilon, rng, size),
+        statistic=lambda D, *, C, B, epsilon: G.statistic(D, C, B),
+        noise="laplace",
+        claim=lambda D, p: G.claim(p["epsilon"]),
+        cases=_cases,
+        generate=_generate,
+        designs=_designs,
+        refusals=_refusals,
+        project=project,
+        clip_designs=_clip_designs,
+        suite="userdp.properties.epasto2020_gwa",
+        suite_properties="GWAC_PROPERTIES",
+        suite_reference="REFERENCE_GWAC",
+        parameters=(
+            Param(
+                "C",
+                "the (d, n) estimator matrix, the algorithm's INPUT: any C with C X = I_d (Theorem 6's "
+                "optimum, the OLS X^+, ...); column i is record i's weights",
+            ),
+            B_P,
+            EPS_P,
+        ),
+        reads=READS,
+        relation=RELATION,
+        release="a (d,) array: C y plus i.i.d. Laplace noise of SCALE b = B max_l sum_j sum_{i in S_l} |c_ji| / "
+        "epsilon "
+        "on each coordinate",
+        stage_params={s: ("C", "B", "epsilon") for s in ("weights", "statistic", "sensitivity", "noise_scale")},
+        why="Algorithm 3 GWA_C for a given C (its input, C X = I): release C y + Lap(b)^d",
+    )
+)
 
 
 # ------------------------------------------------------------------ sample-limited OLS
@@ -189,8 +249,10 @@ def _sl_case(D, h, B, eps, what, origin="fixed") -> Case:
 def _sl_cases() -> list:
     """The orthogonal design (identical records within users) at h = 2 and h = 4, eps 1 and 10."""
     D = RG.orthogonal_dataset().with_fields(labels=_grid_labels(RG.orthogonal_dataset().n))
-    return [_sl_case(D, 2, 1.0, 1.0, "orthogonal design, identical records within users, h = 2, eps = 1"),
-            _sl_case(D, 4, 1.0, 10.0, "orthogonal design, identical records within users, h = 4, eps = 10")]
+    return [
+        _sl_case(D, 2, 1.0, 1.0, "orthogonal design, identical records within users, h = 2, eps = 1"),
+        _sl_case(D, 4, 1.0, 10.0, "orthogonal design, identical records within users, h = 4, eps = 10"),
+    ]
 
 
 def _sl_generate(seed: int) -> list:
@@ -201,9 +263,12 @@ def _sl_generate(seed: int) -> list:
         n = int(s.sum())
         D = UserDataset(_features(g, n, d), user_ids(s), labels=np.round(g.uniform(0.0, B, n), 3))
         try:
-            out.append(_sl_case(D, h, B, eps, f"{m} users, skewed sizes, d = {d}, h = {h}, B = {B:g}, eps = {eps:g}",
-                                "generated"))
-        except ValueError:                      # identical records can make the selection rank-deficient
+            out.append(
+                _sl_case(
+                    D, h, B, eps, f"{m} users, skewed sizes, d = {d}, h = {h}, B = {B:g}, eps = {eps:g}", "generated"
+                )
+            )
+        except ValueError:  # identical records can make the selection rank-deficient
             continue
     return out
 
@@ -211,33 +276,70 @@ def _sl_generate(seed: int) -> list:
 def _sl_designs() -> list:
     D = identical_records(RG.orthogonal_dataset())
     C = _sl_C(D, 2)
-    return [AuditDesign(G.worst_case_pairs(D, C, 1.0), {"h": 2, "B": 1.0, "epsilon": 1.0}, G.claim(1.0),
-                        "orthogonal design, h = 2: the argmax user's labels 0 vs B", output="vector")]
+    return [
+        AuditDesign(
+            G.worst_case_pairs(D, C, 1.0),
+            {"h": 2, "B": 1.0, "epsilon": 1.0},
+            G.claim(1.0),
+            "orthogonal design, h = 2: the argmax user's labels 0 vs B",
+            output="vector",
+        )
+    ]
 
 
 def _sl_refusals() -> list:
     D = identical_records(RG.orthogonal_dataset())
     y = D.labels.copy()
     y[D.user_ids == D.user_ids[0]] = 2.0
-    return [Refusal(Case(D, {"h": 2, "B": 1.0, "epsilon": 0.0}, "epsilon = 0"), "budget", "epsilon > 0"),
-            Refusal(Case(D, {"h": 0, "B": 1.0, "epsilon": 1.0}, "h = 0 (no record kept)"), "parameter",
-                    "h an integer in [s_1, s_m]"),
-            Refusal(Case(D.with_fields(labels=y), {"h": 2, "B": 1.0, "epsilon": 1.0}, "user 0's labels at 2B"),
-                    "data", "every label in [0, B]")]
+    return [
+        Refusal(Case(D, {"h": 2, "B": 1.0, "epsilon": 0.0}, "epsilon = 0"), "budget", "epsilon > 0"),
+        Refusal(
+            Case(D, {"h": 0, "B": 1.0, "epsilon": 1.0}, "h = 0 (no record kept)"),
+            "parameter",
+            "h an integer in [s_1, s_m]",
+        ),
+        Refusal(
+            Case(D.with_fields(labels=y), {"h": 2, "B": 1.0, "epsilon": 1.0}, "user 0's labels at 2B"),
+            "data",
+            "every label in [0, B]",
+        ),
+    ]
 
 
-register(ValidationSpec(
-    algorithm="epasto2020.sample-limited-ols", reference=_sl_reference,
-    statistic=lambda D, *, h, B, epsilon: G.statistic(D, _sl_C(D, h), B), noise="laplace",
-    claim=lambda D, p: G.claim(p["epsilon"]),
-    cases=_sl_cases, generate=_sl_generate, designs=_sl_designs, refusals=_sl_refusals, project=project,
-    independence_case=lambda: Case(RG.orthogonal_dataset().with_fields(labels=_grid_labels(RG.orthogonal_dataset().n)),
-                                   {"h": 2, "B": 1.0, "epsilon": 1.0}, "orthogonal design, records varying, h = 2"),
-    suite="userdp.properties.epasto2020_gwa", suite_properties="", suite_reference="",
-    parameters=(Param("h", "the per-user sample limit: min(h, s_l) records of user l are kept (an integer in "
-                           "[s_1, s_m]); which ones is your rule, as long as it does not read the labels"), B_P, EPS_P),
-    reads=READS, relation=RELATION,
-    release="a (d,) array: C^s y + Lap(b)^d, C^s the OLS estimator on the kept records (zero elsewhere), "
-            "b = B max_l sum_j sum_{i in S_l} |c^s_ji| / epsilon",
-    why="§5.2 sample-limited OLS at a given h: GWA with C^s from a label-independent choice of min(h, s_l) "
-        "records per user"))
+register(
+    ValidationSpec(
+        algorithm="epasto2020.sample-limited-ols",
+        reference=_sl_reference,
+        statistic=lambda D, *, h, B, epsilon: G.statistic(D, _sl_C(D, h), B),
+        noise="laplace",
+        claim=lambda D, p: G.claim(p["epsilon"]),
+        cases=_sl_cases,
+        generate=_sl_generate,
+        designs=_sl_designs,
+        refusals=_sl_refusals,
+        project=project,
+        independence_case=lambda: Case(
+            RG.orthogonal_dataset().with_fields(labels=_grid_labels(RG.orthogonal_dataset().n)),
+            {"h": 2, "B": 1.0, "epsilon": 1.0},
+            "orthogonal design, records varying, h = 2",
+        ),
+        suite="userdp.properties.epasto2020_gwa",
+        suite_properties="",
+        suite_reference="",
+        parameters=(
+            Param(
+                "h",
+                "the per-user sample limit: min(h, s_l) records of user l are kept (an integer in "
+                "[s_1, s_m]); which ones is your rule, as long as it does not read the labels",
+            ),
+            B_P,
+            EPS_P,
+        ),
+        reads=READS,
+        relation=RELATION,
+        release="a (d,) array: C^s y + Lap(b)^d, C^s the OLS estimator on the kept records (zero elsewhere), "
+        "b = B max_l sum_j sum_{i in S_l} |c^s_ji| / epsilon",
+        why="§5.2 sample-limited OLS at a given h: GWA with C^s from a label-independent choice of min(h, s_l) "
+        "records per user",
+    )
+)

@@ -21,6 +21,7 @@ Noisy GD releases theta^(T): nonlinear in the noise (clipping, projection): comp
 distribution on the registry's graph (where every gradient is clipped, so the release is one
 Gaussian) and on generated graphs.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,18 +39,31 @@ from userdp.audits.validation._data import seeded
 __all__ = ["flatten_ssp"]
 
 SSP_KEYS = ("m", "n_counts", "n_users", "beta", "mu", "Gamma_x", "Gamma_star")
-WEIGHT_PARAMS = (Param("m", "the number of tasks (task_ids lie in [0, m))"),
-                 Param("n_counts", "(m,) the PUBLIC task sizes n_i >= 1 used by the weights (declared, not read from "
-                                   "the data: they may differ from the graph's own counts)"),
-                 Param("n_users", "the PUBLIC number of users n used by the weights"),
-                 Param("beta", "the per-user budget: sum over user j's tasks of w_ij^2 <= beta after eq. (12); the "
-                               "release is sqrt(2 beta)-GDP (beta_bar = beta)"),
-                 Param("mu", "the exponent of the mu-family: omega_i prop. to n_i^-mu (0 = uniform), >= 0"))
-READS = {"values": "(N, d) the features x_ij of each (task, user) record",
-         "labels": "(N,) the labels y_ij", "task_ids": "(N,) the task i of each record, in [0, m)",
-         "user_ids": "(N,) the user j of each record (one record per (task, user) pair: Omega is a set)"}
-RELATION = ("add/remove user (all of one user's records); (alpha, alpha beta)-RDP as (eps, delta) at delta = 1e-5, "
-            "and sqrt(2 beta)-GDP")
+WEIGHT_PARAMS = (
+    Param("m", "the number of tasks (task_ids lie in [0, m))"),
+    Param(
+        "n_counts",
+        "(m,) the PUBLIC task sizes n_i >= 1 used by the weights (declared, not read from "
+        "the data: they may differ from the graph's own counts)",
+    ),
+    Param("n_users", "the PUBLIC number of users n used by the weights"),
+    Param(
+        "beta",
+        "the per-user budget: sum over user j's tasks of w_ij^2 <= beta after eq. (12); the "
+        "release is sqrt(2 beta)-GDP (beta_bar = beta)",
+    ),
+    Param("mu", "the exponent of the mu-family: omega_i prop. to n_i^-mu (0 = uniform), >= 0"),
+)
+READS = {
+    "values": "(N, d) the features x_ij of each (task, user) record",
+    "labels": "(N,) the labels y_ij",
+    "task_ids": "(N,) the task i of each record, in [0, m)",
+    "user_ids": "(N,) the user j of each record (one record per (task, user) pair: Omega is a set)",
+}
+RELATION = (
+    "add/remove user (all of one user's records); (alpha, alpha beta)-RDP as (eps, delta) at delta = 1e-5, "
+    "and sqrt(2 beta)-GDP"
+)
 DELTA = 1e-5
 
 
@@ -77,8 +91,10 @@ def flatten_ssp(out, size: int) -> np.ndarray:
             raise ValueError(f"shapes {A_hat.shape} and {b_hat.shape}")
     except (TypeError, ValueError) as exc:
         from userdp.audits.engine.usercode import UserCodeError
-        raise UserCodeError(f"the SSP release must be a pair (A-hat (size, m, d, d), b-hat (size, m, d)) with "
-                            f"size = {size}: {exc}") from None
+
+        raise UserCodeError(
+            f"the SSP release must be a pair (A-hat (size, m, d, d), b-hat (size, m, d)) with size = {size}: {exc}"
+        ) from None
     return np.concatenate([A_hat.reshape(size, -1), b_hat.reshape(size, -1)], axis=1)
 
 
@@ -104,18 +120,27 @@ def _noise_units(D1, D2, p) -> float:
 def _with_user(D: UserDataset, tasks, x, y) -> UserDataset:
     u = int(D.users.max()) + 1
     k = len(tasks)
-    return UserDataset(np.vstack([D.values, np.tile(x, (k, 1))]), np.r_[D.user_ids, np.full(k, u)],
-                       labels=np.r_[D.labels, np.full(k, y)], task_ids=np.r_[D.task_ids, tasks])
+    return UserDataset(
+        np.vstack([D.values, np.tile(x, (k, 1))]),
+        np.r_[D.user_ids, np.full(k, u)],
+        labels=np.r_[D.labels, np.full(k, y)],
+        task_ids=np.r_[D.task_ids, tasks],
+    )
 
 
 def _ssp_case(D, p, what, pair=None, origin="fixed") -> Case:
-    if pair is None:                # along the diagonal, so that every entry of A-hat moves (both triangles)
+    if pair is None:  # along the diagonal, so that every entry of A-hat moves (both triangles)
         d = D.values.shape[1]
         x = np.full(d, 3.0 * p["Gamma_x"] / np.sqrt(d))
         D2 = _with_user(D, list(range(min(2, p["m"]))), x, 3.0 * p["Gamma_x"] * p["Gamma_star"])
-        pair = NeighbourPair(D, D2, K.RELATION.name, int(D2.users.max()),
-                             "add a user in tasks 0 and 1, x = 3 Gamma_x (1, ..., 1) / sqrt(d), y = 3 Gamma_x Gamma_* "
-                             "(beyond the bounds)")
+        pair = NeighbourPair(
+            D,
+            D2,
+            K.RELATION.name,
+            int(D2.users.max()),
+            "add a user in tasks 0 and 1, x = 3 Gamma_x (1, ..., 1) / sqrt(d), y = 3 Gamma_x Gamma_* "
+            "(beyond the bounds)",
+        )
     return Case(pair.first, p, what, pair=pair, pair_share=_noise_units(pair.first, pair.second, p), origin=origin)
 
 
@@ -125,8 +150,15 @@ def _bounds2_dataset() -> UserDataset:
     return RK.audit_dataset(labels=(9.0, 0.3, -0.4, -7.0), x0=3.0)
 
 
-BASE = {"m": RK.M, "n_counts": np.array(RK.N_COUNTS), "n_users": RK.N_USERS, "beta": 0.5, "mu": 0.5,
-        "Gamma_x": 1.0, "Gamma_star": 1.0}
+BASE = {
+    "m": RK.M,
+    "n_counts": np.array(RK.N_COUNTS),
+    "n_users": RK.N_USERS,
+    "beta": 0.5,
+    "mu": 0.5,
+    "Gamma_x": 1.0,
+    "Gamma_star": 1.0,
+}
 BOUNDS2 = {**BASE, "Gamma_x": 2.0, "Gamma_star": 2.0}
 
 
@@ -141,8 +173,12 @@ def generated_graph(g, n_users: int, m: int, d: int, skew: bool) -> UserDataset:
         tasks += mine.tolist()
         users += [j] * k
     t = np.array(tasks)
-    return UserDataset(np.round(1.2 * g.standard_normal((t.size, d)), 3), np.array(users),
-                       labels=np.round(1.5 * g.standard_normal(t.size), 3), task_ids=t)
+    return UserDataset(
+        np.round(1.2 * g.standard_normal((t.size, d)), 3),
+        np.array(users),
+        labels=np.round(1.5 * g.standard_normal(t.size), 3),
+        task_ids=t,
+    )
 
 
 def _ssp_cases() -> list:
@@ -156,11 +192,20 @@ def _ssp_cases() -> list:
     pair2 = RK.removal_pairs(D2, (0,))[0]
     g = np.random.default_rng(3)
     G = generated_graph(g, 12, 2, 2, skew=True)
-    gp = {"m": 2, "n_counts": np.bincount(G.task_ids, minlength=2).astype(float), "n_users": 12, "beta": 1.0,
-          "mu": 0.25, "Gamma_x": 1.5, "Gamma_star": 1.0}
-    return [_ssp_case(D, dict(BASE), "audit graph, d = 1, m = 3, bounds 1, beta = mu = 1/2", pair0),
-            _ssp_case(D2, dict(BOUNDS2), "audit graph, d = 1, m = 3, Gamma_x = Gamma_* = 2", pair2),
-            _ssp_case(G, gp, "generated graph, d = 2, m = 2, 12 users, beta = 1, mu = 1/4")]
+    gp = {
+        "m": 2,
+        "n_counts": np.bincount(G.task_ids, minlength=2).astype(float),
+        "n_users": 12,
+        "beta": 1.0,
+        "mu": 0.25,
+        "Gamma_x": 1.5,
+        "Gamma_star": 1.0,
+    }
+    return [
+        _ssp_case(D, dict(BASE), "audit graph, d = 1, m = 3, bounds 1, beta = mu = 1/2", pair0),
+        _ssp_case(D2, dict(BOUNDS2), "audit graph, d = 1, m = 3, Gamma_x = Gamma_* = 2", pair2),
+        _ssp_case(G, gp, "generated graph, d = 2, m = 2, 12 users, beta = 1, mu = 1/4"),
+    ]
 
 
 def _ssp_generate(seed: int) -> list:
@@ -168,19 +213,36 @@ def _ssp_generate(seed: int) -> list:
     users present; d = 3, many users (60), m = 4, skewed, declared counts from another graph; d = 2,
     few users (5), mu = 0 (uniform), beta = 2."""
     out = []
-    for k, (n, m, d, skew, beta, mu, how) in enumerate(((20, 3, 2, True, 0.5, 0.5, "double"),
-                                                        (60, 4, 3, True, 1.0, 0.75, "other"),
-                                                        (5, 2, 2, False, 2.0, 0.0, "own"))):
+    for k, (n, m, d, skew, beta, mu, how) in enumerate(
+        ((20, 3, 2, True, 0.5, 0.5, "double"), (60, 4, 3, True, 1.0, 0.75, "other"), (5, 2, 2, False, 2.0, 0.0, "own"))
+    ):
         g = seeded("krichene2023.ssp", seed, k)
         D = generated_graph(g, n, m, d, skew)
         own = np.maximum(np.bincount(D.task_ids, minlength=m), 1).astype(float)
         declared = {"double": 2 * own, "other": np.round(g.uniform(1, 30, m)), "own": own}[how]
-        p = {"m": m, "n_counts": declared, "n_users": n + (7 if how != "own" else 0), "beta": beta, "mu": mu,
-             "Gamma_x": 1.0, "Gamma_star": 1.5}
-        what = {"double": "declared counts twice the graph's", "other": "declared counts unrelated to the graph's",
-                "own": "declared counts the graph's own"}[how]
-        out.append(_ssp_case(D, p, f"{n} users, m = {m}, d = {d}, {'skewed' if skew else 'balanced'} tasks, "
-                                   f"beta = {beta:g}, mu = {mu:g}, {what}", origin="generated"))
+        p = {
+            "m": m,
+            "n_counts": declared,
+            "n_users": n + (7 if how != "own" else 0),
+            "beta": beta,
+            "mu": mu,
+            "Gamma_x": 1.0,
+            "Gamma_star": 1.5,
+        }
+        what = {
+            "double": "declared counts twice the graph's",
+            "other": "declared counts unrelated to the graph's",
+            "own": "declared counts the graph's own",
+        }[how]
+        out.append(
+            _ssp_case(
+                D,
+                p,
+                f"{n} users, m = {m}, d = {d}, {'skewed' if skew else 'balanced'} tasks, "
+                f"beta = {beta:g}, mu = {mu:g}, {what}",
+                origin="generated",
+            )
+        )
     return out
 
 
@@ -191,45 +253,91 @@ def _ssp_designs() -> list:
     eq. (12) clipping 1.33, the two noise scales swapped 1.46, noise sd Gamma_x and Gamma_x Gamma_*
     2; per-user normalisation to beta exactly is private at mu = 1 (no finding)."""
     D = _bounds2_dataset()
-    return [AuditDesign(RK.removal_pairs(D, (0, 3)), dict(BOUNDS2), W.claim(0.5, DELTA),
-                        "bounds 2, beta = mu = 1/2: remove user 0 (2 tasks, beyond the bounds) or user 3 (alone in "
-                        "task 2, y = -7)", output="vector")]
+    return [
+        AuditDesign(
+            RK.removal_pairs(D, (0, 3)),
+            dict(BOUNDS2),
+            W.claim(0.5, DELTA),
+            "bounds 2, beta = mu = 1/2: remove user 0 (2 tasks, beyond the bounds) or user 3 (alone in task 2, y = -7)",
+            output="vector",
+        )
+    ]
 
 
 def _ssp_refusals() -> list:
     D = RK.audit_dataset()
-    twice = UserDataset(np.vstack([D.values, [[0.5]]]), np.append(D.user_ids, 1), labels=np.append(D.labels, 0.5),
-                        task_ids=np.append(D.task_ids, 0))
-    return [Refusal(Case(D, {**BASE, "beta": 0.0}, "beta = 0 (no budget: every weight 0)"), "parameter", "beta > 0"),
-            Refusal(Case(D, {**BASE, "Gamma_x": 0.0}, "Gamma_x = 0 (every feature clipped to 0, the noise scale "
-                                                      "Gamma_x^2 is 0: a constant release)"), "parameter",
-                    "Gamma_x > 0"),
-            Refusal(Case(D, {**BASE, "n_counts": np.array([3.0, 0.0, 1.0])}, "a declared task size 0"), "parameter",
-                    "every declared n_i >= 1"),
-            Refusal(Case(twice, dict(BASE), "user 1 with two records in task 0 (Omega is a set: one (x_ij, y_ij) "
-                                            "per pair; a second record doubles its weight, which the budget "
-                                            "sum_i w_ij^2 does not count)"), "parameter",
-                    "one record per (task, user) pair")]
+    twice = UserDataset(
+        np.vstack([D.values, [[0.5]]]),
+        np.append(D.user_ids, 1),
+        labels=np.append(D.labels, 0.5),
+        task_ids=np.append(D.task_ids, 0),
+    )
+    return [
+        Refusal(Case(D, {**BASE, "beta": 0.0}, "beta = 0 (no budget: every weight 0)"), "parameter", "beta > 0"),
+        Refusal(
+            Case(
+                D,
+                {**BASE, "Gamma_x": 0.0},
+                "Gamma_x = 0 (every feature clipped to 0, the noise scale Gamma_x^2 is 0: a constant release)",
+            ),
+            "parameter",
+            "Gamma_x > 0",
+        ),
+        Refusal(
+            Case(D, {**BASE, "n_counts": np.array([3.0, 0.0, 1.0])}, "a declared task size 0"),
+            "parameter",
+            "every declared n_i >= 1",
+        ),
+        Refusal(
+            Case(
+                twice,
+                dict(BASE),
+                "user 1 with two records in task 0 (Omega is a set: one (x_ij, y_ij) "
+                "per pair; a second record doubles its weight, which the budget "
+                "sum_i w_ij^2 does not count)",
+            ),
+            "parameter",
+            "one record per (task, user) pair",
+        ),
+    ]
 
 
-register(ValidationSpec(
-    algorithm="krichene2023.ssp", reference=ssp_adaptive_release, statistic=ssp_adaptive_statistic,
-    noise="gaussian", claim=lambda D, p: W.claim(p["beta"], DELTA),
-    cases=_ssp_cases, generate=_ssp_generate, designs=_ssp_designs, refusals=_ssp_refusals,
-    suite="userdp.properties.krichene2023",
-    parameters=WEIGHT_PARAMS + (Param("Gamma_x", "the clipping bound on ||x_ij||_2 (features are clipped, not "
-                                                 "refused); > 0"),
-                                Param("Gamma_star", "the label bound: |y_ij| is clipped to Gamma_x Gamma_star; > 0")),
-    reads=READS, relation=RELATION,
-    release="a pair (A-hat (m, d, d), b-hat (m, d)): A-bar_i + Gamma_x^2 Xi_i with Xi_i SYMMETRIC (upper triangle "
-            "i.i.d. N(0, 1), mirrored: a standard deviation, not a variance), b-bar_i + Gamma_x^2 Gamma_star N(0, I_d); "
-            "A-bar_i = sum_j w_ij x x^T and b-bar_i = sum_j w_ij y x on the clipped data",
-    stage_params={"weights": ("m", "n_counts", "n_users", "beta", "mu"), "statistic": SSP_KEYS,
-                  "sensitivity": ("beta", "Gamma_x", "Gamma_star"), "noise_scale": ("Gamma_x", "Gamma_star")},
-    takes_dataset=("weights", "statistic"), flatten=flatten_ssp, audit_flatten=flatten_ssp,
-    stage_flatten=_stage_flatten,
-    why="Algorithm 1's released (A-hat_i, b-hat_i) with the §5 weights and eq. (12); the whole release is "
-        "compared (every entry of A-hat, both triangles)"))
+register(
+    ValidationSpec(
+        algorithm="krichene2023.ssp",
+        reference=ssp_adaptive_release,
+        statistic=ssp_adaptive_statistic,
+        noise="gaussian",
+        claim=lambda D, p: W.claim(p["beta"], DELTA),
+        cases=_ssp_cases,
+        generate=_ssp_generate,
+        designs=_ssp_designs,
+        refusals=_ssp_refusals,
+        suite="userdp.properties.krichene2023",
+        parameters=WEIGHT_PARAMS
+        + (
+            Param("Gamma_x", "the clipping bound on ||x_ij||_2 (features are clipped, not refused); > 0"),
+            Param("Gamma_star", "the label bound: |y_ij| is clipped to Gamma_x Gamma_star; > 0"),
+        ),
+        reads=READS,
+        relation=RELATION,
+        release="a pair (A-hat (m, d, d), b-hat (m, d)): A-bar_i + Gamma_x^2 Xi_i with Xi_i SYMMETRIC (upper triangle "
+        "i.i.d. N(0, 1), mirrored: a standard deviation, not a variance), b-bar_i + Gamma_x^2 Gamma_star N(0, I_d); "
+        "A-bar_i = sum_j w_ij x x^T and b-bar_i = sum_j w_ij y x on the clipped data",
+        stage_params={
+            "weights": ("m", "n_counts", "n_users", "beta", "mu"),
+            "statistic": SSP_KEYS,
+            "sensitivity": ("beta", "Gamma_x", "Gamma_star"),
+            "noise_scale": ("Gamma_x", "Gamma_star"),
+        },
+        takes_dataset=("weights", "statistic"),
+        flatten=flatten_ssp,
+        audit_flatten=flatten_ssp,
+        stage_flatten=_stage_flatten,
+        why="Algorithm 1's released (A-hat_i, b-hat_i) with the §5 weights and eq. (12); the whole release is "
+        "compared (every entry of A-hat, both triangles)",
+    )
+)
 
 
 # ------------------------------------------------------------------ noisy GD (Algorithm 2)
@@ -249,8 +357,18 @@ def _gd_flatten(out, size: int):
     return a.reshape(size, -1) if a.ndim >= 2 and a.shape[0] == size else a
 
 
-GD_BASE = {"m": RK.M, "n_counts": np.array(RK.N_COUNTS), "n_users": RK.N_USERS, "beta": 0.5, "mu": 0.5,
-           "Gamma": 1.0, "Lambda": 0.0, "eta": 0.01, "T": 4, "radius": 1e3}
+GD_BASE = {
+    "m": RK.M,
+    "n_counts": np.array(RK.N_COUNTS),
+    "n_users": RK.N_USERS,
+    "beta": 0.5,
+    "mu": 0.5,
+    "Gamma": 1.0,
+    "Lambda": 0.0,
+    "eta": 0.01,
+    "T": 4,
+    "radius": 1e3,
+}
 
 
 def _gd_dataset() -> UserDataset:
@@ -263,12 +381,27 @@ def _gd_cases() -> list:
     a d = 2 graph with a radius 0.5 that the iterates reach (the projection acts)."""
     g = np.random.default_rng(13)
     G = generated_graph(g, 10, 2, 2, skew=True)
-    gp = {**GD_BASE, "m": 2, "n_counts": np.bincount(G.task_ids, minlength=2).astype(float), "n_users": 10,
-          "beta": 1.0, "Gamma": 2.0, "Lambda": 0.5, "eta": 0.3, "T": 6, "radius": 0.5}
-    return [Case(_gd_dataset(), dict(GD_BASE), "registry graph, y = 10 (every gradient clipped), T = 4"),
-            Case(RK.audit_dataset(), {**GD_BASE, "Lambda": 0.1, "eta": 0.2, "T": 3, "Gamma": 5.0},
-                 "audit graph, gradients below the clip, lambda = 0.1, T = 3"),
-            Case(G, gp, "generated graph, d = 2, m = 2, radius 0.5 reached, T = 6")]
+    gp = {
+        **GD_BASE,
+        "m": 2,
+        "n_counts": np.bincount(G.task_ids, minlength=2).astype(float),
+        "n_users": 10,
+        "beta": 1.0,
+        "Gamma": 2.0,
+        "Lambda": 0.5,
+        "eta": 0.3,
+        "T": 6,
+        "radius": 0.5,
+    }
+    return [
+        Case(_gd_dataset(), dict(GD_BASE), "registry graph, y = 10 (every gradient clipped), T = 4"),
+        Case(
+            RK.audit_dataset(),
+            {**GD_BASE, "Lambda": 0.1, "eta": 0.2, "T": 3, "Gamma": 5.0},
+            "audit graph, gradients below the clip, lambda = 0.1, T = 3",
+        ),
+        Case(G, gp, "generated graph, d = 2, m = 2, radius 0.5 reached, T = 6"),
+    ]
 
 
 def _gd_generate(seed: int) -> list:
@@ -277,10 +410,27 @@ def _gd_generate(seed: int) -> list:
         g = seeded("krichene2023.noisy-gd", seed, k)
         D = generated_graph(g, n, m, d, skew=True)
         own = np.maximum(np.bincount(D.task_ids, minlength=m), 1).astype(float)
-        p = {**GD_BASE, "m": m, "n_counts": 1.5 * own, "n_users": n + 3, "beta": 0.8, "Gamma": 1.0, "Lambda": lam,
-             "eta": eta, "T": T, "radius": 2.0}
-        out.append(Case(D, p, f"{n} users, m = {m}, d = {d}, T = {T}, eta = {eta:g}, lambda = {lam:g}, declared "
-                              "counts 1.5 x the graph's", origin="generated"))
+        p = {
+            **GD_BASE,
+            "m": m,
+            "n_counts": 1.5 * own,
+            "n_users": n + 3,
+            "beta": 0.8,
+            "Gamma": 1.0,
+            "Lambda": lam,
+            "eta": eta,
+            "T": T,
+            "radius": 2.0,
+        }
+        out.append(
+            Case(
+                D,
+                p,
+                f"{n} users, m = {m}, d = {d}, T = {T}, eta = {eta:g}, lambda = {lam:g}, declared "
+                "counts 1.5 x the graph's",
+                origin="generated",
+            )
+        )
     return out
 
 
@@ -288,33 +438,61 @@ def _gd_designs() -> list:
     """The registry's design: every gradient clipped, so theta^(T) is one Gaussian with shift eta T w Gamma
     per task of the removed user and sd eta Gamma sqrt(T/2) sqrt(T): the composition's worst case."""
     s = RK.build_noisy_gd()
-    return [AuditDesign(s.pairs, dict(GD_BASE), s.claim, "registry graph, y = 10: remove user 0 or user 3",
-                        output="vector")]
+    return [
+        AuditDesign(s.pairs, dict(GD_BASE), s.claim, "registry graph, y = 10: remove user 0 or user 3", output="vector")
+    ]
 
 
 def _gd_refusals() -> list:
     D = _gd_dataset()
-    return [Refusal(Case(D, {**GD_BASE, "beta": 0.0}, "beta = 0 (every weight 0: gradient steps of pure noise)"),
-                    "parameter", "beta > 0"),
-            Refusal(Case(D, {**GD_BASE, "Gamma": 0.0}, "Gamma = 0 (every gradient clipped to 0, no noise: theta stays "
-                                                       "0)"), "parameter", "Gamma > 0"),
-            Refusal(Case(D, {**GD_BASE, "eta": -0.1}, "a negative step"), "parameter", "eta > 0"),
-            Refusal(Case(D, {**GD_BASE, "T": 0}, "T = 0 steps"), "parameter", "T an integer >= 1")]
+    return [
+        Refusal(
+            Case(D, {**GD_BASE, "beta": 0.0}, "beta = 0 (every weight 0: gradient steps of pure noise)"),
+            "parameter",
+            "beta > 0",
+        ),
+        Refusal(
+            Case(D, {**GD_BASE, "Gamma": 0.0}, "Gamma = 0 (every gradient clipped to 0, no noise: theta stays 0)"),
+            "parameter",
+            "Gamma > 0",
+        ),
+        Refusal(Case(D, {**GD_BASE, "eta": -0.1}, "a negative step"), "parameter", "eta > 0"),
+        Refusal(Case(D, {**GD_BASE, "T": 0}, "T = 0 steps"), "parameter", "T an integer >= 1"),
+    ]
 
 
-register(ValidationSpec(
-    algorithm="krichene2023.noisy-gd", reference=gd_release, statistic=None,
-    claim=lambda D, p: W.claim(p["beta"], DELTA),
-    cases=_gd_cases, generate=_gd_generate, designs=_gd_designs, refusals=_gd_refusals, flatten=_gd_flatten,
-    audit_flatten=_gd_flatten, suite="userdp.properties.krichene2023", suite_properties="", suite_reference="",
-    max_samples=100_000,
-    parameters=WEIGHT_PARAMS + (Param("Gamma", "the clipping bound on each record's gradient (theta.x - y) x + "
-                                               "lambda theta; the noise sd per step is Gamma sqrt(T / 2)"),
-                                Param("Lambda", "the ridge term lambda >= 0 inside each record's gradient"),
-                                Param("eta", "the constant public step size, > 0"),
-                                Param("T", "the number of steps, an integer >= 1"),
-                                Param("radius", "the radius of the ball the iterates are projected on, > 0")),
-    reads=READS, relation=RELATION,
-    release="an (m, d) array theta^(T): T steps theta <- Pi_ball(theta - eta (g + Gamma sqrt(T/2) N(0, I))), "
-            "g_i = sum_j w_ij clip(grad l(theta_i; x_ij, y_ij), Gamma), theta^(0) = 0",
-    why="Algorithm 2 (task-weighted noisy GD) with the §5 weights; compared as a distribution"))
+register(
+    ValidationSpec(
+        algorithm="krichene2023.noisy-gd",
+        reference=gd_release,
+        statistic=None,
+        claim=lambda D, p: W.claim(p["beta"], DELTA),
+        cases=_gd_cases,
+        generate=_gd_generate,
+        designs=_gd_designs,
+        refusals=_gd_refusals,
+        flatten=_gd_flatten,
+        audit_flatten=_gd_flatten,
+        suite="userdp.properties.krichene2023",
+        suite_properties="",
+        suite_reference="",
+        max_samples=100_000,
+        parameters=WEIGHT_PARAMS
+        + (
+            Param(
+                "Gamma",
+                "the clipping bound on each record's gradient (theta.x - y) x + "
+                "lambda theta; the noise sd per step is Gamma sqrt(T / 2)",
+            ),
+            Param("Lambda", "the ridge term lambda >= 0 inside each record's gradient"),
+            Param("eta", "the constant public step size, > 0"),
+            Param("T", "the number of steps, an integer >= 1"),
+            Param("radius", "the radius of the ball the iterates are projected on, > 0"),
+        ),
+        reads=READS,
+        relation=RELATION,
+        release="an (m, d) array theta^(T): T steps theta <- Pi_ball(theta - eta (g + Gamma sqrt(T/2) N(0, I))), "
+        "g_i = sum_j w_ij clip(grad l(theta_i; x_ij, y_ij), Gamma), theta^(0) = 0",
+        why="Algorithm 2 (task-weighted noisy GD) with the §5 weights; compared as a distribution",
+    )
+)

@@ -45,6 +45,7 @@ The program is started lazily, once per process: a ``ProcessTarget`` that is pic
 into a worker starts its own copy there. ``close()`` (or the ``with`` block, or the end of the
 interpreter) ends it: stdin is closed, then the process group is killed after ``GRACE`` seconds.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -68,23 +69,40 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["PROTOCOL", "SCHEMA_FILE", "SEED_LIMIT", "MAX_SIZE", "DEFAULT_BATCH", "DEFAULT_TIMEOUT",
-           "DEFAULT_START_TIMEOUT", "TargetError", "CommandError", "ProgramRefused", "ProgramFailed",
-           "SchemaViolation", "load_schema", "check_message", "encode_dataset", "decode_dataset", "encode_params",
-           "decode_value", "ProcessTarget"]
+__all__ = [
+    "PROTOCOL",
+    "SCHEMA_FILE",
+    "SEED_LIMIT",
+    "MAX_SIZE",
+    "DEFAULT_BATCH",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_START_TIMEOUT",
+    "TargetError",
+    "CommandError",
+    "ProgramRefused",
+    "ProgramFailed",
+    "SchemaViolation",
+    "load_schema",
+    "check_message",
+    "encode_dataset",
+    "decode_dataset",
+    "encode_params",
+    "decode_value",
+    "ProcessTarget",
+]
 
 PROTOCOL = 1
-SCHEMA_FILE = "schema/userdp-protocol-1.json"   # package data of userdp.audits.validation
-SEED_LIMIT = 2**53            # seeds are integers in [0, 2^53): exact in every language's JSON double
-MAX_SIZE = 1_000_000          # releases per request (the schema's maximum)
-DEFAULT_BATCH = 10_000        # releases per request when a call asks for more
-DEFAULT_TIMEOUT = 60.0        # seconds per response
+SCHEMA_FILE = "schema/userdp-protocol-1.json"  # package data of userdp.audits.validation
+SEED_LIMIT = 2**53  # seeds are integers in [0, 2^53): exact in every language's JSON double
+MAX_SIZE = 1_000_000  # releases per request (the schema's maximum)
+DEFAULT_BATCH = 10_000  # releases per request when a call asks for more
+DEFAULT_TIMEOUT = 60.0  # seconds per response
 DEFAULT_START_TIMEOUT = 30.0  # seconds from the start to the hello response (a JVM or a compile step)
-GRACE = 2.0                   # seconds a program has to exit after its stdin closes, before the kill
-MAX_LINE = 1 << 28            # bytes: a longer response line is an error (a program that never ends a line)
-STDERR_TAIL = 1500            # bytes of the program's stderr quoted in an error
-_READ = 1 << 20               # bytes per read, into a buffer allocated once per process
-_PIPE_SIZE = 1 << 20          # the pipes' capacity where Linux lets us set it (F_SETPIPE_SZ)
+GRACE = 2.0  # seconds a program has to exit after its stdin closes, before the kill
+MAX_LINE = 1 << 28  # bytes: a longer response line is an error (a program that never ends a line)
+STDERR_TAIL = 1500  # bytes of the program's stderr quoted in an error
+_READ = 1 << 20  # bytes per read, into a buffer allocated once per process
+_PIPE_SIZE = 1 << 20  # the pipes' capacity where Linux lets us set it (F_SETPIPE_SZ)
 
 
 # ------------------------------------------------------------------ errors
@@ -135,8 +153,7 @@ _TYPES = {
     "boolean": lambda x: isinstance(x, bool),
     "null": lambda x: x is None,
     "number": lambda x: isinstance(x, (int, float)) and not isinstance(x, bool),
-    "integer": lambda x: (isinstance(x, int) and not isinstance(x, bool))
-    or (isinstance(x, float) and x.is_integer()),
+    "integer": lambda x: (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and x.is_integer()),
 }
 
 
@@ -217,8 +234,11 @@ def _violation(x, s: dict, root: dict, path: str) -> str | None:
         whys = [_violation(x, sub, root, path) for sub in s["oneOf"]]
         ok = sum(w is None for w in whys)
         if ok != 1:
-            return (f"{where}: matches none of the allowed forms ({whys[0]})" if ok == 0
-                    else f"{where}: matches more than one form")
+            return (
+                f"{where}: matches none of the allowed forms ({whys[0]})"
+                if ok == 0
+                else f"{where}: matches more than one form"
+            )
     return None
 
 
@@ -235,11 +255,14 @@ def encode_dataset(dataset) -> dict:
     """A ``UserDataset`` (or ``data.EMPTY``) as the protocol's dataset object: its fields as
     JSON arrays (absent optional fields left out). Floats keep every bit (shortest repr)."""
     from userdp.reference.data import EmptyDataset, UserDataset
+
     if isinstance(dataset, EmptyDataset):
         return {"values": [], "user_ids": []}
     if not isinstance(dataset, UserDataset):
-        raise TypeError(f"dataset must be a userdp UserDataset (or data.EMPTY) to be sent to a program, "
-                        f"got {type(dataset).__name__}")
+        raise TypeError(
+            f"dataset must be a userdp UserDataset (or data.EMPTY) to be sent to a program, "
+            f"got {type(dataset).__name__}"
+        )
     return {k: getattr(dataset, k).tolist() for k in _FIELDS if getattr(dataset, k) is not None}
 
 
@@ -247,6 +270,7 @@ def decode_dataset(obj) -> Any:
     """The protocol's dataset object as a ``UserDataset`` (``data.EMPTY`` for empty arrays);
     a bad object raises ``ValueError`` naming the field (``SchemaViolation`` for its form)."""
     from userdp.reference.data import EMPTY, UserDataset
+
     check_message(obj, "dataset")
     if len(obj["values"]) == 0 and len(obj["user_ids"]) == 0 and len(obj) == 2:
         return EMPTY
@@ -286,8 +310,9 @@ def _param(v, name: str):
         return [_param(x, name) for x in v.tolist()] if v.ndim else _param(v.item(), name)
     if isinstance(v, (list, tuple)):
         return [_param(x, name) for x in v]
-    raise TypeError(f"params: {name} is a {type(v).__name__}; a program takes numbers, strings, booleans, "
-                    "null and arrays of them")
+    raise TypeError(
+        f"params: {name} is a {type(v).__name__}; a program takes numbers, strings, booleans, null and arrays of them"
+    )
 
 
 def decode_value(value):
@@ -347,9 +372,18 @@ class ProcessTarget:
         prefixes), for debugging a program and for documentation.
     """
 
-    def __init__(self, command, *, algorithm: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 start_timeout: float = DEFAULT_START_TIMEOUT, batch: int = DEFAULT_BATCH, cwd=None,
-                 env: Mapping | None = None, transcript=None):
+    def __init__(
+        self,
+        command,
+        *,
+        algorithm: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+        batch: int = DEFAULT_BATCH,
+        cwd=None,
+        env: Mapping | None = None,
+        transcript=None,
+    ):
         if isinstance(command, str):
             argv = shlex.split(command)
         elif isinstance(command, Sequence) and all(isinstance(a, str) for a in command):
@@ -407,7 +441,7 @@ class ProcessTarget:
     def __del__(self):
         try:
             self.close()
-        except Exception:          # interpreter shutdown: nothing left to report to
+        except Exception:  # interpreter shutdown: nothing left to report to
             pass
 
     def __repr__(self) -> str:
@@ -446,7 +480,7 @@ class ProcessTarget:
             proc = self._proc
             if proc is None:
                 return
-            if self._owner != os.getpid():       # a forked copy: the process is the parent's
+            if self._owner != os.getpid():  # a forked copy: the process is the parent's
                 self._proc = None
                 return
             try:
@@ -464,7 +498,7 @@ class ProcessTarget:
         if proc is None:
             return
         try:
-            os.killpg(proc.pid, signal.SIGKILL)   # the group: children the program started too
+            os.killpg(proc.pid, signal.SIGKILL)  # the group: children the program started too
         except (ProcessLookupError, PermissionError):
             pass
         try:
@@ -473,7 +507,7 @@ class ProcessTarget:
             pass
         try:
             proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:         # not reapable (uninterruptible sleep): nothing more to do
+        except subprocess.TimeoutExpired:  # not reapable (uninterruptible sleep): nothing more to do
             pass
         for f in (proc.stdin, proc.stdout):
             try:
@@ -491,9 +525,16 @@ class ProcessTarget:
             return
         self._stderr = tempfile.TemporaryFile()
         try:
-            self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=self._stderr, cwd=self.cwd, env=self.env, bufsize=0,
-                                          start_new_session=True)
+            self._proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                cwd=self.cwd,
+                env=self.env,
+                bufsize=0,
+                start_new_session=True,
+            )
         except OSError as exc:
             self._stderr.close()
             self._stderr = None
@@ -504,11 +545,12 @@ class ProcessTarget:
         self._next = 0
         for f in (self._proc.stdin, self._proc.stdout):
             os.set_blocking(f.fileno(), False)
-            try:           # room for several responses in flight: the program computes while we decode
+            try:  # room for several responses in flight: the program computes while we decode
                 import fcntl
+
                 fcntl.fcntl(f.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
             except (ImportError, OSError):
-                pass       # not Linux, or above /proc/sys/fs/pipe-max-size: the default capacity works too
+                pass  # not Linux, or above /proc/sys/fs/pipe-max-size: the default capacity works too
         hello = {"protocol": PROTOCOL, "id": 0, "hello": {"algorithm": self.algorithm, "client": _client()}}
         self._next = 1
         line = _dumps(hello)
@@ -573,16 +615,18 @@ class ProcessTarget:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     what = "hello" if requests[0][0] == 0 else "request"
-                    self._fail(f"did not answer within {timeout:g} s (the {what}'s deadline) and was killed",
-                               requests[len(got)][2])
+                    self._fail(
+                        f"did not answer within {timeout:g} s (the {what}'s deadline) and was killed",
+                        requests[len(got)][2],
+                    )
                 for key, _ in sel.select(left):
                     if key.fd == stdin:
                         try:
-                            pos += os.write(stdin, out[pos:pos + 65536])
+                            pos += os.write(stdin, out[pos : pos + 65536])
                         except BlockingIOError:
                             continue
                         except (BrokenPipeError, ConnectionResetError):
-                            writing = False       # it stopped reading: its exit shows on stdout
+                            writing = False  # it stopped reading: its exit shows on stdout
                             sel.unregister(stdin)
                             continue
                         if pos == len(out):
@@ -596,9 +640,9 @@ class ProcessTarget:
                     if not k:
                         self._fail(f"{self._exited()} before answering", requests[len(got)][2])
                     self._buf += memoryview(self._chunk)[:k]
-                    head = 0                      # the start of the unread line in the buffer
+                    head = 0  # the start of the unread line in the buffer
                     lines = []
-                    with memoryview(self._buf) as view:      # one copy per line (released before the del)
+                    with memoryview(self._buf) as view:  # one copy per line (released before the del)
                         while len(got) + len(lines) < len(requests):
                             i = self._buf.find(b"\n", max(start, head))
                             if i < 0:
@@ -612,11 +656,11 @@ class ProcessTarget:
                         self._log("<", line)
                         got.append(self._parse(line, requests[len(got)]))
                         deadline = time.monotonic() + timeout
-                    del self._buf[:head]          # once per read, not once per line
+                    del self._buf[:head]  # once per read, not once per line
                     start = len(self._buf)
         finally:
             sel.close()
-        if writing:                               # answered everything before reading it all: a breach
+        if writing:  # answered everything before reading it all: a breach
             self._fail("answered before reading its requests", requests[-1][2])
         return got
 
@@ -631,13 +675,13 @@ class ProcessTarget:
         except (ValueError, UnicodeDecodeError):
             self._fail(f"wrote a line that is not JSON: {line[:160]!r}", summary)
         if not isinstance(msg, dict) or "id" not in msg:
-            self._fail(f"wrote {_show(msg)}, not a response object with an \"id\"", summary)
+            self._fail(f'wrote {_show(msg)}, not a response object with an "id"', summary)
         if msg.get("id") != rid:
             self._fail(f"answered id {_show(msg.get('id'))} where the response to request {rid} was due", summary)
         kind = "error_response" if "error" in msg else expected
         try:
             if kind == "release_response" and isinstance(msg.get("releases"), list):
-                check_message({**msg, "releases": []}, kind)      # the releases: _releases (fast path)
+                check_message({**msg, "releases": []}, kind)  # the releases: _releases (fast path)
             elif not (kind == "release_response" and _plain_packed(msg)):
                 check_message(msg, kind)
         except SchemaViolation as exc:
@@ -660,8 +704,10 @@ class ProcessTarget:
         (size, ...), a masked array whose masked rows are "no release" (the program's nulls), or a
         tuple of arrays for releases that are tuples. The requests' seeds are drawn from ``rng``."""
         if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"rng must be a numpy.random.Generator (the requests' seeds are drawn from it), "
-                            f"got {type(rng).__name__}")
+            raise TypeError(
+                f"rng must be a numpy.random.Generator (the requests' seeds are drawn from it), "
+                f"got {type(rng).__name__}"
+            )
         if size is None:
             n = 1
         elif isinstance(size, bool) or not isinstance(size, numbers.Integral) or not 1 <= size <= 10**8:
@@ -672,14 +718,20 @@ class ProcessTarget:
         with self._lock:
             self._ensure()
             if not self._hello["releases"]:
-                raise TypeError(f"{self.name} declares no releases (its hello says \"releases\": false)")
+                raise TypeError(f'{self.name} declares no releases (its hello says "releases": false)')
             sizes = [self.batch] * (n // self.batch) + ([n % self.batch] if n % self.batch else [])
             seeds = rng.integers(0, SEED_LIMIT, size=len(sizes))
             requests, about = [], _describe(dataset, params)
             for k, m in zip(seeds.tolist(), sizes):
                 rid = self._request_id()
-                requests.append((rid, f'{{"protocol":{PROTOCOL},"id":{rid},"seed":{k},"size":{m}{tail}',
-                                 f"release id {rid}, size {m}, seed {k}, {about}", "release_response"))
+                requests.append(
+                    (
+                        rid,
+                        f'{{"protocol":{PROTOCOL},"id":{rid},"seed":{k},"size":{m}{tail}',
+                        f"release id {rid}, size {m}, seed {k}, {about}",
+                        "release_response",
+                    )
+                )
             responses = self._exchange(requests)
             for resp, req in zip(responses, requests):
                 if "error" in resp:
@@ -705,10 +757,10 @@ class ProcessTarget:
         except (ValueError, TypeError):
             a = None
         if a is not None and a.dtype.kind in "iuf" and a.ndim >= 1:
-            if a.dtype.kind == "f" and not np.isfinite(a).all():     # 1e400 is JSON, and overflows a double
+            if a.dtype.kind == "f" and not np.isfinite(a).all():  # 1e400 is JSON, and overflows a double
                 self._fail(f"wrote a release that is not finite ({float(a[~np.isfinite(a)].flat[0])!r})", summary)
             return a
-        for j, r in enumerate(items):              # the slow path: say what is wrong, or decode the unusual
+        for j, r in enumerate(items):  # the slow path: say what is wrong, or decode the unusual
             try:
                 check_message(r, "release")
             except SchemaViolation as exc:
@@ -732,18 +784,25 @@ class ProcessTarget:
             self._fail(f"wrote releases_hex data that is not hexadecimal: {exc}", summary)
         count = math.prod(shape)
         if len(raw) != 8 * count:
-            self._fail(f"wrote releases_hex of {len(raw)} bytes for shape {list(shape)} ({8 * count} bytes of "
-                       "binary64)", summary)
+            self._fail(
+                f"wrote releases_hex of {len(raw)} bytes for shape {list(shape)} ({8 * count} bytes of binary64)",
+                summary,
+            )
         a = np.frombuffer(raw, dtype="<f8").reshape(shape).astype(float)
         if not np.isfinite(a).all():
-            self._fail(f"wrote a release that is not finite ({float(a[~np.isfinite(a)].flat[0])!r}) in releases_hex",
-                       summary)
+            self._fail(
+                f"wrote a release that is not finite ({float(a[~np.isfinite(a)].flat[0])!r}) in releases_hex", summary
+            )
         return a
 
     def stage_values(self, dataset, params: Mapping, stages: Sequence[str]) -> dict:
         """One stages request: {stage: decoded value} for the named ``stages`` (``decode_value``)."""
-        if isinstance(stages, (str, bytes)) or not isinstance(stages, Sequence) or not stages \
-                or not all(isinstance(s, str) and s for s in stages):
+        if (
+            isinstance(stages, (str, bytes))
+            or not isinstance(stages, Sequence)
+            or not stages
+            or not all(isinstance(s, str) and s for s in stages)
+        ):
             raise TypeError(f"stages must be a non-empty list of stage names, got {stages!r:.80}")
         names = list(dict.fromkeys(stages))
         data = None if dataset is None else encode_dataset(dataset)
@@ -752,8 +811,10 @@ class ProcessTarget:
             self._ensure()
             missing = [s for s in names if s not in self._hello["stages"]]
             if missing:
-                raise TypeError(f"{self.name} declares no stage {', '.join(missing)} (its stages: "
-                                f"{', '.join(self._hello['stages']) or 'none'})")
+                raise TypeError(
+                    f"{self.name} declares no stage {', '.join(missing)} (its stages: "
+                    f"{', '.join(self._hello['stages']) or 'none'})"
+                )
             rid = self._request_id()
             req = {"protocol": PROTOCOL, "id": rid, "dataset": data, "params": encoded, "stages": names}
             summary = f"stages id {rid}: {', '.join(names)}, {_describe(dataset, params)}"
@@ -775,9 +836,12 @@ class ProcessTarget:
 
         def call(*args, **params):
             if len(args) > 1:
-                raise TypeError(f"stage {name} takes the dataset as its only positional argument, "
-                                f"got {len(args)} positional arguments")
+                raise TypeError(
+                    f"stage {name} takes the dataset as its only positional argument, "
+                    f"got {len(args)} positional arguments"
+                )
             return self.stage_values(args[0] if args else None, params, [name])[name]
+
         call.__name__ = call.__qualname__ = f"{name}_over_the_protocol"
         return call
 
@@ -785,6 +849,7 @@ class ProcessTarget:
         """An ``Adapter`` (or ``adapter_type``, e.g. a paper's adapter type) whose stages are the
         program's: the stages its hello declares, and its mechanism if it releases."""
         from userdp.properties.adapter import Adapter
+
         adapter_type = Adapter if adapter_type is None else adapter_type
         if not (isinstance(adapter_type, type) and issubclass(adapter_type, Adapter)):
             raise TypeError(f"adapter_type must be an Adapter class, got {adapter_type!r:.80}")
@@ -794,18 +859,25 @@ class ProcessTarget:
         slots = [s for s in adapter_type.STAGES if s != "mechanism"]
         unknown = [s for s in hello["stages"] if s not in slots]
         if unknown:
-            hint = (" (a program that draws releases says \"releases\": true in its hello instead)"
-                    if "mechanism" in unknown else "")
-            raise ValueError(f"the program {self.command!r} declares stage(s) {', '.join(unknown)}, which "
-                             f"{adapter_type.__name__} does not have; its stages: {', '.join(slots)}{hint}")
+            hint = (
+                ' (a program that draws releases says "releases": true in its hello instead)'
+                if "mechanism" in unknown
+                else ""
+            )
+            raise ValueError(
+                f"the program {self.command!r} declares stage(s) {', '.join(unknown)}, which "
+                f"{adapter_type.__name__} does not have; its stages: {', '.join(slots)}{hint}"
+            )
         kw = {s: self.stage(s) for s in hello["stages"]}
         if hello["releases"]:
             kw["mechanism"] = self.mechanism
         return adapter_type(name or self.name, **kw)
 
 
-_PACKED_HEAD = re.compile(rb'\{"id":(0|[1-9][0-9]{0,17}),"releases_hex":\{"shape":\[([1-9][0-9]{0,9}(?:,[1-9][0-9]{0,9})*)'
-                          rb'\],"data":"')
+_PACKED_HEAD = re.compile(
+    rb'\{"id":(0|[1-9][0-9]{0,17}),"releases_hex":\{"shape":\[([1-9][0-9]{0,9}(?:,[1-9][0-9]{0,9})*)'
+    rb'\],"data":"'
+)
 
 
 def _fast_packed(line: bytes):
@@ -817,7 +889,7 @@ def _fast_packed(line: bytes):
     if head is None or not line.endswith(b'"}}'):
         return None
     try:
-        raw = binascii.unhexlify(memoryview(line)[head.end():-3])
+        raw = binascii.unhexlify(memoryview(line)[head.end() : -3])
     except (binascii.Error, ValueError):
         return None
     return int(head.group(1)), [int(k) for k in head.group(2).split(b",")], raw
@@ -830,24 +902,32 @@ def _plain_packed(msg: dict) -> bool:
     if len(msg) != 2 or type(msg.get("id")) is not int or msg["id"] < 0 or type(p) is not dict or len(p) != 2:
         return False
     shape, data = p.get("shape"), p.get("data")
-    return type(data) is str and type(shape) is list and len(shape) >= 1 and \
-        all(type(k) is int and k >= 1 for k in shape)
+    return (
+        type(data) is str and type(shape) is list and len(shape) >= 1 and all(type(k) is int and k >= 1 for k in shape)
+    )
 
 
 def _client() -> str:
     try:
         from importlib.metadata import version
+
         return f"userdp {version('userdp')}"
-    except Exception:                              # not installed as a distribution (a source tree)
+    except Exception:  # not installed as a distribution (a source tree)
         return "userdp"
 
 
 def _describe(dataset, params) -> str:
     n = getattr(dataset, "n", None) if dataset is not None else None
-    data = "no dataset" if dataset is None else f"{n} record{'' if n == 1 else 's'}" if n is not None \
+    data = (
+        "no dataset"
+        if dataset is None
+        else f"{n} record{'' if n == 1 else 's'}"
+        if n is not None
         else type(dataset).__name__
-    text = ", ".join(f"{k}={_show(_param(v, k)) if not isinstance(v, np.ndarray) else f'array{v.shape}'}"
-                     for k, v in params.items())
+    )
+    text = ", ".join(
+        f"{k}={_show(_param(v, k)) if not isinstance(v, np.ndarray) else f'array{v.shape}'}" for k, v in params.items()
+    )
     return f"{data}; {text or 'no params'}"
 
 

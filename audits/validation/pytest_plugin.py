@@ -17,11 +17,12 @@ project). The runs stay derandomized, so a finding reproduces. The statistical c
 
 Exit status is pytest's: a failed item (any finding) is 1, as with ``userdp validate``.
 """
+
 from __future__ import annotations
 
 import pytest
 
-__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+__all__: list[str] = []  # registers its entries at import; nothing else is imported from it
 
 _KEY = "userdp_validate_state"
 CHECKS = ("stages", "independence", "differential", "inputs", "audit")
@@ -29,13 +30,27 @@ CHECKS = ("stages", "independence", "differential", "inputs", "audit")
 
 def pytest_addoption(parser):
     g = parser.getgroup("userdp", "userdp: validate an implementation of a paper's algorithm")
-    g.addoption("--userdp-target", action="append", default=[], metavar="ALGORITHM=module:object",
-                help="validate module:object (an Adapter or a mechanism function) as ALGORITHM (repeatable)")
-    g.addoption("--userdp-samples", type=int, default=None, metavar="N",
-                help="releases per case (default: userdp validate's, chosen by the target's speed)")
+    g.addoption(
+        "--userdp-target",
+        action="append",
+        default=[],
+        metavar="ALGORITHM=module:object",
+        help="validate module:object (an Adapter or a mechanism function) as ALGORITHM (repeatable)",
+    )
+    g.addoption(
+        "--userdp-samples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="releases per case (default: userdp validate's, chosen by the target's speed)",
+    )
     g.addoption("--userdp-seed", type=int, default=0, metavar="S", help="seed of every random draw (default 0)")
-    g.addoption("--userdp-inputs", choices=("refuse", "clip", "trust"), default=None,
-                help="the target's input policy (default: inferred per case, as userdp validate)")
+    g.addoption(
+        "--userdp-inputs",
+        choices=("refuse", "clip", "trust"),
+        default=None,
+        help="the target's input policy (default: inferred per case, as userdp validate)",
+    )
 
 
 def _parse(text: str):
@@ -50,6 +65,7 @@ def pytest_collection_modifyitems(session, config, items):
     if not targets:
         return
     from userdp.audits.validation import run as V
+
     for text in targets:
         algorithm, target = _parse(text)
         try:
@@ -61,8 +77,9 @@ def pytest_collection_modifyitems(session, config, items):
         if spec.suite_properties:
             suite = V.importlib.import_module(spec.suite)
             for prop in getattr(suite, spec.suite_properties):
-                items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{prop.__name__}", run=run,
-                                                      what=prop))
+                items.append(
+                    ValidateItem.from_parent(session, name=f"{algorithm}::{prop.__name__}", run=run, what=prop)
+                )
         for check in CHECKS:
             items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{check}", run=run, what=check))
 
@@ -72,15 +89,22 @@ class _Run:
 
     def __init__(self, config, spec, target):
         from userdp.audits.validation import run as V
+
         self.V, self.spec, self.target = V, spec, target
-        self.v = V.Validation(spec, target, samples=config.getoption("--userdp-samples"),
-                              seed=config.getoption("--userdp-seed"), inputs=config.getoption("--userdp-inputs"))
+        self.v = V.Validation(
+            spec,
+            target,
+            samples=config.getoption("--userdp-samples"),
+            seed=config.getoption("--userdp-seed"),
+            inputs=config.getoption("--userdp-inputs"),
+        )
         self.v.check_target()
         self.done: dict = {}
 
     def property(self, prop):
         from hypothesis import settings
         from userdp.properties.adapter import check_suite_property
+
         suite = self.V.importlib.import_module(self.spec.suite)
         f = check_suite_property(suite, prop, self.target.adapter, max_examples=settings.default.max_examples)
         if f.verdict == "not applicable":
@@ -98,8 +122,13 @@ class _Run:
             self._run(first)
         before = len(v.findings)
         with self.V.single_threaded_blas():
-            {"stages": v.run_stages, "independence": v.run_independence, "differential": v.run_differential,
-             "inputs": v.run_inputs, "audit": v.run_audits}[name]()
+            {
+                "stages": v.run_stages,
+                "independence": v.run_independence,
+                "differential": v.run_differential,
+                "inputs": v.run_inputs,
+                "audit": v.run_audits,
+            }[name]()
         self.done[name] = v.findings[before:]
         return self.done[name]
 
@@ -121,6 +150,7 @@ class ValidateItem(pytest.Item):
 
     def runtest(self):
         from userdp.audits.validation.run import UserCodeError
+
         try:
             if isinstance(self.what, str):
                 self.run.check(self.what)

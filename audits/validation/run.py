@@ -62,7 +62,8 @@ run, split as ``ALPHAS`` (Bonferroni: valid under any dependence between the che
 mean 2e-5, scale 2e-5, distribution 2e-5 (each Bonferroni or Holm over every case and
 coordinate), audit 2e-5 (split evenly over the planned audits: designs, the aimed slot, the
 white-box slot where the spec has one, and the out-of-domain designs), independence,
-stages-agree, no-release shares and the clip comparisons 5e-6 each. The property suites are derandomized (their own statistical
+stages-agree, no-release shares and the clip comparisons 5e-6 each. The property suites are derandomized (their own
+statistical
 properties state thresholds of 1e-5 or less). The inferred input policy draws no finding,
 so it spends nothing.
 
@@ -88,7 +89,8 @@ Why each test is valid:
   with (calls - 1) degrees of freedom, accurate in the 1e-6 tail for groups of PER_CALL = 250.
 
 Sample sizes. Batched targets get ``DEFAULT_SAMPLES`` releases per case (the reference
-``REFERENCE_FACTOR`` times as many, and at least ``REFERENCE_MIN``) and ``DEFAULT_AUDIT_SAMPLES`` per side per audited pair.
+``REFERENCE_FACTOR`` times as many, and at least ``REFERENCE_MIN``) and ``DEFAULT_AUDIT_SAMPLES`` per side per
+audited pair.
 A target that is slow per release (one release per call, or not independent) gets fewer, so
 that its own time stays within ``BUDGET`` seconds for the differential and the audits, but
 never fewer than ``MIN_SAMPLES`` and ``MIN_AUDIT_SAMPLES`` unless that would take the run past
@@ -108,6 +110,7 @@ error (unknown algorithm, a TARGET that cannot be imported, has no stage, or doe
 the reference's keywords); 3 TARGET raised or returned the wrong shape; 4 a partial pass
 (unless ``--allow-partial``).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -126,41 +129,78 @@ from userdp.audits.engine.blas import single_threaded_blas
 from userdp.audits.engine.harness import audit
 from userdp.audits.engine.sampling import MechanismError
 from userdp.audits.engine.usercode import UsageError, UserCodeError
-from userdp.audits.validation import (AuditDesign, BadType, BadValue, Case, Refusal, ValidationSpec, add_axis, all_specs,
-                         get, register)
+from userdp.audits.validation import (
+    AuditDesign,
+    BadType,
+    BadValue,
+    Case,
+    Refusal,
+    ValidationSpec,
+    add_axis,
+    all_specs,
+    get,
+    register,
+)
 from userdp.audits.validation.target import BATCHED, ONE, PythonTarget, check_call, load_target, parse_param_map
 
-__all__ = ["BadValue", "BadType", "Case", "AuditDesign", "Refusal", "ValidationSpec", "register_validation",
-           "get_validation", "all_validations", "load_target", "validate", "format_report", "format_finding",
-           "ValidationReport", "Finding", "VERDICT_ORDER", "ALPHA", "ALPHAS", "POLICIES", "parse_param_map",
-           "Validation"]
+__all__ = [
+    "BadValue",
+    "BadType",
+    "Case",
+    "AuditDesign",
+    "Refusal",
+    "ValidationSpec",
+    "register_validation",
+    "get_validation",
+    "all_validations",
+    "load_target",
+    "validate",
+    "format_report",
+    "format_finding",
+    "ValidationReport",
+    "Finding",
+    "VERDICT_ORDER",
+    "ALPHA",
+    "ALPHAS",
+    "POLICIES",
+    "parse_param_map",
+    "Validation",
+]
 
 ALPHA = 1e-4
-ALPHAS = {"mean": 2e-5, "scale": 2e-5, "distribution": 2e-5, "audit": 2e-5, "independence": 5e-6,
-          "stages_agree": 5e-6, "release_share": 5e-6, "clip": 5e-6}
-STAGE_RTOL = 1e-9          # noise-free stages, |target - reference| / max(1, |reference|)
+ALPHAS = {
+    "mean": 2e-5,
+    "scale": 2e-5,
+    "distribution": 2e-5,
+    "audit": 2e-5,
+    "independence": 5e-6,
+    "stages_agree": 5e-6,
+    "release_share": 5e-6,
+    "clip": 5e-6,
+}
+STAGE_RTOL = 1e-9  # noise-free stages, |target - reference| / max(1, |reference|)
 CALLS, PER_CALL = 40, 250  # the independence check: 10^4 releases in 40 calls
-FEW_CALLS, SLOW_CALL = 12, 0.05   # ... or 12 calls where one call takes more than 0.05 s of CPU
+FEW_CALLS, SLOW_CALL = 12, 0.05  # ... or 12 calls where one call takes more than 0.05 s of CPU
 DEFAULT_SAMPLES = 100_000  # target releases per case (a fast target)
-REFERENCE_FACTOR = 2       # reference releases per target release ...
-REFERENCE_MIN = 200_000    # ... and at least this many (the spec's max_samples permitting): the reference is
-                           # cheap, and a rare component of its law (a PTR fallback) must show in its kurtosis
-CENTRE_SAMPLES = 20_000    # the separate reference batch whose median centres a release without a statistic
+REFERENCE_FACTOR = 2  # reference releases per target release ...
+REFERENCE_MIN = 200_000  # ... and at least this many (the spec's max_samples permitting): the reference is
+# cheap, and a rare component of its law (a PTR fallback) must show in its kurtosis
+CENTRE_SAMPLES = 20_000  # the separate reference batch whose median centres a release without a statistic
 DEFAULT_AUDIT_SAMPLES = 100_000
 MIN_SAMPLES, MIN_AUDIT_SAMPLES = 2_000, 2_000
-FLOOR_SAMPLES = 250        # the least a very slow target gets, per case and per audited pair
-Z_KURT = 300               # z tests only where n >= 300 x max(1, the reference's excess kurtosis) (module docstring)
-MAX_SECONDS = 30.0         # the target's own CPU time above which the floors above give way (to FLOOR_SAMPLES)
-BUDGET = {"differential": 3.5, "audit": 2.5}      # seconds of the target's own time, at most, by default
+FLOOR_SAMPLES = 250  # the least a very slow target gets, per case and per audited pair
+Z_KURT = 300  # z tests only where n >= 300 x max(1, the reference's excess kurtosis) (module docstring)
+MAX_SECONDS = 30.0  # the target's own CPU time above which the floors above give way (to FLOOR_SAMPLES)
+BUDGET = {"differential": 3.5, "audit": 2.5}  # seconds of the target's own time, at most, by default
 QUICK = {"samples": 20_000, "audit_samples": 20_000, "examples": 10, "budget": 0.4}
 DEFAULT_EXAMPLES = 50
-SHRINK_SECONDS = 5.0       # Hypothesis's shrinking of the first failing property's counterexample, at most
+SHRINK_SECONDS = 5.0  # Hypothesis's shrinking of the first failing property's counterexample, at most
 CLIP_SAMPLES = 20_000
-KS_MAX = 50_000            # rows of each side in a KS test (the first ones: the rows are i.i.d.)
+KS_MAX = 50_000  # rows of each side in a KS test (the first ones: the rows are i.i.d.)
 VERDICT_ORDER = ("privacy violation", "invariant violation", "deviation from reference", "not independent", "pass")
 POLICIES = ("refuse", "clip", "trust")
 NOISE_FREE_STAGES = ("weights", "statistic", "sensitivity", "noise_scale")
-PROBE = {BATCHED: 500, ONE: 200}           # releases in the first, timed batch of a case
+PROBE = {BATCHED: 500, ONE: 200}  # releases in the first, timed batch of a case
 
 assert abs(sum(ALPHAS.values()) - ALPHA) < 1e-15
 
@@ -192,8 +232,8 @@ def _check_count(value, name: str, lo: int, hi: int) -> int:
 # ------------------------------------------------------------------------ findings and the report
 @dataclass
 class Finding:
-    check: str                    # properties | stages | differential | independence | inputs | audit
-    verdict: str                  # one of VERDICT_ORDER
+    check: str  # properties | stages | differential | independence | inputs | audit
+    verdict: str  # one of VERDICT_ORDER
     title: str
     evidence: dict
 
@@ -205,13 +245,13 @@ class Finding:
 class ValidationReport:
     algorithm: str
     target: str
-    checks: dict                  # check -> "ran: ..." or "skipped: why"
+    checks: dict  # check -> "ran: ..." or "skipped: why"
     findings: list
     settings: dict
     elapsed_seconds: float = 0.0
     call_shape: str | None = None
-    untested: list = field(default_factory=list)     # what a partial run did not test
-    inputs: list = field(default_factory=list)       # [{case, kind, behaviour, requires}]
+    untested: list = field(default_factory=list)  # what a partial run did not test
+    inputs: list = field(default_factory=list)  # [{case, kind, behaviour, requires}]
     notes: list = field(default_factory=list)
     reproducible: bool | None = None
 
@@ -229,13 +269,22 @@ class ValidationReport:
         return v if self.complete else f"{v} ({'; '.join(self.untested)})"
 
     def to_dict(self) -> dict:
-        return {"algorithm": self.algorithm, "target": self.target, "verdict": self.verdict,
-                "complete": self.complete, "untested": list(self.untested), "call_shape": self.call_shape,
-                "checks": self.checks, "settings": self.settings, "inputs": self.inputs, "notes": self.notes,
-                "reproducible": self.reproducible,
-                "findings": [f.to_dict() for f in self.findings if f.verdict != "pass"],
-                "passed": [f.to_dict() for f in self.findings if f.verdict == "pass"],
-                "elapsed_seconds": round(self.elapsed_seconds, 2)}
+        return {
+            "algorithm": self.algorithm,
+            "target": self.target,
+            "verdict": self.verdict,
+            "complete": self.complete,
+            "untested": list(self.untested),
+            "call_shape": self.call_shape,
+            "checks": self.checks,
+            "settings": self.settings,
+            "inputs": self.inputs,
+            "notes": self.notes,
+            "reproducible": self.reproducible,
+            "findings": [f.to_dict() for f in self.findings if f.verdict != "pass"],
+            "passed": [f.to_dict() for f in self.findings if f.verdict == "pass"],
+            "elapsed_seconds": round(self.elapsed_seconds, 2),
+        }
 
 
 def _progress(progress, msg):
@@ -252,18 +301,24 @@ def _flat(out, size: int, flatten, where: str) -> np.ndarray:
         except (UsageError, UserCodeError):
             raise
         except Exception as exc:
-            raise UserCodeError(f"{where} returned {type(out).__name__}, which is not a release of this "
-                                f"algorithm ({type(exc).__name__}: {exc})") from None
+            raise UserCodeError(
+                f"{where} returned {type(out).__name__}, which is not a release of this "
+                f"algorithm ({type(exc).__name__}: {exc})"
+            ) from None
     if isinstance(out, np.ma.MaskedArray):
         out = np.ma.filled(out.astype(float), np.nan)
     try:
         a = np.asarray(out, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise UserCodeError(f"{where} returned {type(out).__name__}, expected {size} numeric releases "
-                            f"(an array of shape ({size},) or ({size}, k)): {exc}") from None
+        raise UserCodeError(
+            f"{where} returned {type(out).__name__}, expected {size} numeric releases "
+            f"(an array of shape ({size},) or ({size}, k)): {exc}"
+        ) from None
     if a.ndim == 0 or a.shape[0] != size:
-        raise UserCodeError(f"{where} returned shape {a.shape} for size={size}; expected ({size},) or ({size}, k): "
-                            "`size` independent releases, one per row")
+        raise UserCodeError(
+            f"{where} returned shape {a.shape} for size={size}; expected ({size},) or ({size}, k): "
+            "`size` independent releases, one per row"
+        )
     return a.reshape(size, -1)
 
 
@@ -271,7 +326,7 @@ def _rows_one(outs: list, flatten, where: str) -> np.ndarray:
     """The outputs of ``len(outs)`` one-release calls as rows; ``None`` (no release) is a NaN row."""
     n = len(outs)
     if n and flatten is None and all(type(o) in (float, int, np.float64, np.float32) for o in outs):
-        return np.asarray(outs, dtype=float).reshape(n, 1)            # the common fast path: scalars
+        return np.asarray(outs, dtype=float).reshape(n, 1)  # the common fast path: scalars
     rows, k, missing = [], None, []
     for i, o in enumerate(outs):
         if o is None:
@@ -282,23 +337,30 @@ def _rows_one(outs: list, flatten, where: str) -> np.ndarray:
         if k is None:
             k = r.size
         elif r.size != k:
-            raise UserCodeError(f"{where} returned a release of {r.size} values on call {i + 1} and of {k} on an "
-                                "earlier call: every release must have the same shape")
+            raise UserCodeError(
+                f"{where} returned a release of {r.size} values on call {i + 1} and of {k} on an "
+                "earlier call: every release must have the same shape"
+            )
         rows.append(r)
     if k is None:
         return np.full((n, 1), np.nan)
     return np.stack([np.full(k, np.nan) if r is None else r for r in rows])
 
 
-def _release_rows(spec: ValidationSpec, target: PythonTarget, dataset, rng, n: int, params, where: str,
-                  one_per_call: bool = False) -> np.ndarray:
+def _release_rows(
+    spec: ValidationSpec, target: PythonTarget, dataset, rng, n: int, params, where: str, one_per_call: bool = False
+) -> np.ndarray:
     """n releases of TARGET as rows (n, k): one batched call, or n one-release calls (a target
     made one release per call, or one whose batched releases are not independent)."""
     if target.shape == BATCHED and not one_per_call:
         return _flat(target.release(dataset, rng, n, params, where), n, spec.flatten, f"TARGET {target.who}")
     if target.shape == BATCHED:
-        return np.concatenate([_flat(target.release(dataset, rng, 1, params, where), 1, spec.flatten,
-                                     f"TARGET {target.who}") for _ in range(n)])
+        return np.concatenate(
+            [
+                _flat(target.release(dataset, rng, 1, params, where), 1, spec.flatten, f"TARGET {target.who}")
+                for _ in range(n)
+            ]
+        )
     return _rows_one(target.release(dataset, rng, n, params, where), spec.flatten, f"TARGET {target.who}")
 
 
@@ -330,26 +392,30 @@ def _short(a) -> str:
             return f"{type(a).__name__} (not numeric): {repr(a)[:80]}"
         text = np.array2string(flat[:6], precision=6)
         return text + (f" ... ({flat.size} values)" if flat.size > 6 else "")
-    except Exception:                                   # noqa: BLE001 - a repr must not end the run
+    except Exception:  # noqa: BLE001 - a repr must not end the run
         return f"{type(a).__name__} (unprintable)"
 
 
 def _jsonable(d: Mapping) -> dict:
     """Parameters for the report: small arrays as lists, larger ones by shape."""
-    return {k: ((v.tolist() if v.size <= 8 else f"array of shape {v.shape}") if isinstance(v, np.ndarray) else v)
-            for k, v in d.items()}
+    return {
+        k: ((v.tolist() if v.size <= 8 else f"array of shape {v.shape}") if isinstance(v, np.ndarray) else v)
+        for k, v in d.items()
+    }
 
 
 def _claim_text(claim) -> str:
     """'pure epsilon=1', 'approx epsilon=3,delta=1e-05'; a paired claim as both, joined by '; and '."""
     if claim.kind == "claims":
         return f"{_claim_text(claim.primary)}; and {_claim_text(claim.gdp)}"
+
     def one(v):
         if isinstance(v, float):
             return f"{v:g}"
-        if isinstance(v, (list, tuple)) and len(v) > 8:      # a personalized profile: its range
+        if isinstance(v, (list, tuple)) and len(v) > 8:  # a personalized profile: its range
             return f"[{len(v)} values in {min(v):g}..{max(v):g}]"
         return str(v)
+
     params = ",".join(f"{k}={one(v)}" for k, v in claim.params().items())
     return f"{claim.kind} {params}"
 
@@ -421,15 +487,15 @@ def _projections(k: int) -> np.ndarray:
 @dataclass
 class _CaseDraw:
     case: Case
-    Xt: np.ndarray                # target rows (finite and released only)
-    Xr: np.ndarray                # reference rows
-    centre: np.ndarray            # (k,) the statistic, or the median of a separate reference batch
-    exact: bool                   # centre is the exact statistic
-    bad_rows: int                 # target rows holding inf or (not declining) NaN
-    released: tuple               # (share released by target, by reference) where the spec declines
-    own: np.ndarray | None        # TARGET's own statistic stage, flattened
-    n: int = 0                    # target releases drawn (finite or not)
-    scale: list = field(default_factory=list)     # per coordinate (ratio, log_se, s_t, s_r)
+    Xt: np.ndarray  # target rows (finite and released only)
+    Xr: np.ndarray  # reference rows
+    centre: np.ndarray  # (k,) the statistic, or the median of a separate reference batch
+    exact: bool  # centre is the exact statistic
+    bad_rows: int  # target rows holding inf or (not declining) NaN
+    released: tuple  # (share released by target, by reference) where the spec declines
+    own: np.ndarray | None  # TARGET's own statistic stage, flattened
+    n: int = 0  # target releases drawn (finite or not)
+    scale: list = field(default_factory=list)  # per coordinate (ratio, log_se, s_t, s_r)
 
 
 # ------------------------------------------------------------------------ the run
@@ -437,8 +503,19 @@ class Validation:
     """One validation: the spec, the target, the settings, and the checks as methods (``validate``
     runs them in order; the pytest plugin runs them one item each)."""
 
-    def __init__(self, spec: ValidationSpec, target: PythonTarget, *, samples=None, audit_samples=None,
-                 examples=None, seed: int = 0, quick: bool = False, inputs: str | None = None, progress=None):
+    def __init__(
+        self,
+        spec: ValidationSpec,
+        target: PythonTarget,
+        *,
+        samples=None,
+        audit_samples=None,
+        examples=None,
+        seed: int = 0,
+        quick: bool = False,
+        inputs: str | None = None,
+        progress=None,
+    ):
         if not isinstance(spec, ValidationSpec):
             raise BadType(f"spec must be a ValidationSpec (validation.get(ALGORITHM)), got {type(spec).__name__}")
         if not isinstance(target, PythonTarget):
@@ -469,30 +546,35 @@ class Validation:
         self.notes: list[str] = []
         self.inputs: list[dict] = []
         self.independent = True
-        self.cost = None                 # seconds per target release, measured
+        self.cost = None  # seconds per target release, measured
         self.samples = self.audit_samples = None
         self.draws: list[_CaseDraw] = []
-        self.clips = False               # some out-of-domain case released on the projected law
+        self.clips = False  # some out-of-domain case released on the projected law
         self.reproducible = None
-        self.aim = None                  # (case, reason) for the aimed audit
-        self.slow = False                # the floors gave way to a very slow target
+        self.aim = None  # (case, reason) for the aimed audit
+        self.slow = False  # the floors gave way to a very slow target
 
     # -------------------------------------------------------------- shapes and settings
     def check_target(self) -> None:
         """Refuse (exit 2) a target with no stage, and one that cannot be called as validate will."""
         t, spec = self.t, self.spec
         if t.mechanism is None and not t.stage_names():
-            raise BadValue(f"target {t.name}: an Adapter with no stage, so there is nothing to validate; validate "
-                           f"needs a mechanism (the release: `userdp validate {spec.algorithm} --signature` shows "
-                           f"its call shapes) or at least one noise-free stage ({', '.join(spec.stage_params) or 'none for this algorithm'})")
+            raise BadValue(
+                f"target {t.name}: an Adapter with no stage, so there is nothing to validate; validate "
+                f"needs a mechanism (the release: `userdp validate {spec.algorithm} --signature` shows "
+                f"its call shapes) or at least one noise-free stage "
+                f"({', '.join(spec.stage_params) or 'none for this algorithm'})"
+            )
         case = self.cases[0]
         if t.mechanism is not None:
             check_call(t.mechanism, spec, case.params, t.param_map, t.who)
         if self.policy is not None and self.policy not in POLICIES:
             raise BadValue(f"inputs must be one of {POLICIES} or None (inferred per case), got {self.policy!r}")
         if self.policy == "clip" and spec.project is None:
-            raise BadValue(f"--inputs clip: {spec.algorithm} has no projection onto its domain (its inputs are "
-                           "refused on parameters only); use refuse or trust")
+            raise BadValue(
+                f"--inputs clip: {spec.algorithm} has no projection onto its domain (its inputs are "
+                "refused on parameters only); use refuse or trust"
+            )
 
     def _audit_samples_for(self, d: AuditDesign, share: float, n_designs: int = 1) -> int:
         """Outputs per side for design ``d``: given, or as many as ``share`` seconds of TARGET's time
@@ -514,8 +596,9 @@ class Validation:
         n = int(share / (cost * sides)) if cost > 0 else default
         floor = MIN_AUDIT_SAMPLES
         if cost * MIN_AUDIT_SAMPLES * sides * n_designs > 0.35 * self.max_seconds:
-            floor = _quantised(int(0.35 * self.max_seconds / (cost * sides * n_designs)), FLOOR_SAMPLES,
-                               MIN_AUDIT_SAMPLES)
+            floor = _quantised(
+                int(0.35 * self.max_seconds / (cost * sides * n_designs)), FLOOR_SAMPLES, MIN_AUDIT_SAMPLES
+            )
             self.slow = True
         return _quantised(n, floor, default)
 
@@ -528,16 +611,19 @@ class Validation:
             self.checks["properties"] = f"skipped: {spec.suite} has no property suite for {spec.algorithm}"
             return
         if not present:
-            self.checks["properties"] = ("skipped: TARGET has no noise-free stage (the suite checks "
-                                         f"{', '.join(spec.stage_params) or 'stages this algorithm does not have'})")
+            self.checks["properties"] = (
+                "skipped: TARGET has no noise-free stage (the suite checks "
+                f"{', '.join(spec.stage_params) or 'stages this algorithm does not have'})"
+            )
             return
         ran, failed = 0, 0
         props = getattr(suite, spec.suite_properties)
         for prop in props:
             # the first failing property's counterexample is shrunk (for at most SHRINK_SECONDS); the
             # later ones are reported as found: the grades are the same, the run stays short
-            f = check_suite_property(suite, prop, t.adapter, max_examples=self.examples, shrink=failed == 0,
-                                     shrink_seconds=SHRINK_SECONDS)
+            f = check_suite_property(
+                suite, prop, t.adapter, max_examples=self.examples, shrink=failed == 0, shrink_seconds=SHRINK_SECONDS
+            )
             failed += f.verdict not in ("pass", "not applicable")
             if f.verdict == "not applicable":
                 continue
@@ -546,17 +632,26 @@ class Validation:
             verdict = "pass" if f.verdict == "pass" else "invariant violation"
             ev = {"property": f.property, "paper_invariant": (prop.__doc__ or "").strip().split("\n")[0]}
             if f.verdict != "pass":
-                ev.update(grade=f.verdict, message=f.message, counterexample=f.counterexample,
-                          snippet=_property_snippet(spec, prop, f))
+                ev.update(
+                    grade=f.verdict,
+                    message=f.message,
+                    counterexample=f.counterexample,
+                    snippet=_property_snippet(spec, prop, f),
+                )
             self.findings.append(Finding("properties", verdict, f"{prop.__name__}: {f.verdict}", ev))
-        self.checks["properties"] = (f"ran: {ran} of {len(props)} properties (the rest need stages TARGET lacks), "
-                                     f"up to {self.examples} Hypothesis examples each")
+        self.checks["properties"] = (
+            f"ran: {ran} of {len(props)} properties (the rest need stages TARGET lacks), "
+            f"up to {self.examples} Hypothesis examples each"
+        )
 
     def run_stages(self) -> None:
         spec, t = self.spec, self.t
         ref = getattr(importlib.import_module(spec.suite), spec.suite_reference, None) if spec.suite_reference else None
-        stages = [s for s in spec.stage_params if getattr(t.adapter, s, None) is not None
-                  and getattr(ref, s, None) is not None]
+        stages = [
+            s
+            for s in spec.stage_params
+            if getattr(t.adapter, s, None) is not None and getattr(ref, s, None) is not None
+        ]
         if not stages:
             self.checks["stages"] = "skipped: TARGET has no noise-free stage to compare with the reference"
             return
@@ -567,8 +662,11 @@ class Validation:
                 kw = {k: case.params[k] for k in spec.stage_params[s] if k in case.params}
                 args = (case.dataset,) if s in spec.takes_dataset else ()
                 want = _nested_flat(getattr(ref, s)(*args, **kw))
-                got = _nested_flat(_call(f"TARGET {t.name}'s {s} stage on case {case.description!r}",
-                                         getattr(t.adapter, s), *args, **kw))
+                got = _nested_flat(
+                    _call(
+                        f"TARGET {t.name}'s {s} stage on case {case.description!r}", getattr(t.adapter, s), *args, **kw
+                    )
+                )
                 if got is None or want is None or got.shape != want.shape:
                     worst = (math.inf, case, want, got)
                     break
@@ -582,10 +680,18 @@ class Validation:
             ev = {"stage": s, "largest_relative_difference": err, "tolerance": STAGE_RTOL, "case": case.description}
             if not ok:
                 ev.update(reference=_short(want), target=_short(got), params=_jsonable(case.params))
-            self.findings.append(Finding("stages", "pass" if ok else "deviation from reference",
-                                         f"stage {s} {'equals' if ok else 'differs from'} the reference's", ev))
-        self.checks["stages"] = (f"ran: stages {', '.join(stages)} compared on {len(cases)} cases "
-                                 f"(|difference| <= {STAGE_RTOL:g} max(1, |reference|))")
+            self.findings.append(
+                Finding(
+                    "stages",
+                    "pass" if ok else "deviation from reference",
+                    f"stage {s} {'equals' if ok else 'differs from'} the reference's",
+                    ev,
+                )
+            )
+        self.checks["stages"] = (
+            f"ran: stages {', '.join(stages)} compared on {len(cases)} cases "
+            f"(|difference| <= {STAGE_RTOL:g} max(1, |reference|))"
+        )
 
     # -------------------------------------------------------------- b. independence
     def run_independence(self, case: Case | None = None) -> Finding | None:
@@ -599,9 +705,14 @@ class Validation:
         rng = np.random.default_rng([self.seed, 2])
         t0 = time.process_time()
         first = _release_rows(spec, t, case.dataset, rng, PER_CALL, case.params, f"case {case.description!r}")
-        calls = CALLS if time.process_time() - t0 < SLOW_CALL else FEW_CALLS     # a slow call: fewer groups
-        X = np.stack([first] + [_release_rows(spec, t, case.dataset, rng, PER_CALL, case.params,
-                                              f"case {case.description!r}") for _ in range(calls - 1)])
+        calls = CALLS if time.process_time() - t0 < SLOW_CALL else FEW_CALLS  # a slow call: fewer groups
+        X = np.stack(
+            [first]
+            + [
+                _release_rows(spec, t, case.dataset, rng, PER_CALL, case.params, f"case {case.description!r}")
+                for _ in range(calls - 1)
+            ]
+        )
         self.cost = (time.process_time() - t0) / (calls * PER_CALL)
         k = X.shape[2]
         pmin, where = 1.0, None
@@ -621,19 +732,31 @@ class Validation:
                     within = float(np.mean([np.var(g) for g in groups if g.size > 1]))
                     pmin, where = p, (j, what, float(h), within, float(np.var(flat)))
         crit = ALPHAS["independence"] / max(1, 2 * k)
-        text = (f"ran: {calls} calls x {PER_CALL} releases on case {case.description!r}, Kruskal-Wallis per "
-                "coordinate on location and spread")
+        text = (
+            f"ran: {calls} calls x {PER_CALL} releases on case {case.description!r}, Kruskal-Wallis per "
+            "coordinate on location and spread"
+        )
         if where is None:
             self.checks["independence"] = text + " (nothing varies: not determined)"
             return None
         j, what, h, within, total = where
         bad = pmin < crit
-        f = Finding("independence", "not independent" if bad else "pass",
-                    "releases of one call " + ("share randomness" if bad else "look independent"),
-                    {"smallest_p": pmin, "critical_p": crit, "coordinate": j, "in": what, "kruskal_h": round(h, 2),
-                     "within_call_variance": within, "overall_variance": total,
-                     "meaning": "releases grouped by the call that made them; a small p says they cluster by call "
-                                "(randomness drawn once per call and shared)"})
+        f = Finding(
+            "independence",
+            "not independent" if bad else "pass",
+            "releases of one call " + ("share randomness" if bad else "look independent"),
+            {
+                "smallest_p": pmin,
+                "critical_p": crit,
+                "coordinate": j,
+                "in": what,
+                "kruskal_h": round(h, 2),
+                "within_call_variance": within,
+                "overall_variance": total,
+                "meaning": "releases grouped by the call that made them; a small p says they cluster by call "
+                "(randomness drawn once per call and shared)",
+            },
+        )
         self.checks["independence"] = text
         self.findings.append(f)
         self.independent = not bad
@@ -641,8 +764,9 @@ class Validation:
 
     # -------------------------------------------------------------- c. differential
     def _rows(self, case: Case, rng, n: int, where: str) -> np.ndarray:
-        return _release_rows(self.spec, self.t, case.dataset, rng, n, case.params, where,
-                             one_per_call=not self.independent)
+        return _release_rows(
+            self.spec, self.t, case.dataset, rng, n, case.params, where, one_per_call=not self.independent
+        )
 
     def _adaptive_rows(self, case: Case, rng, budget: float, default: int, where: str) -> np.ndarray:
         """TARGET's releases on ``case``: ``samples`` if given, else as many as ``budget`` seconds of
@@ -652,12 +776,12 @@ class Validation:
             return self._rows(case, rng, self.samples_given, where)
         one = self.t.shape == ONE or not self.independent
         p = PROBE[ONE] if one else PROBE[BATCHED]
-        t0 = time.process_time()                    # CPU time: less sensitive to the machine's load
+        t0 = time.process_time()  # CPU time: less sensitive to the machine's load
         parts = [self._rows(case, rng, p, where)]
         t1 = time.process_time() - t0
         if one:
             cost, overhead = t1 / p, 0.0
-        else:                                          # two sizes: per-call overhead and per-release cost
+        else:  # two sizes: per-call overhead and per-release cost
             t0 = time.process_time()
             parts.append(self._rows(case, rng, 4 * p, where))
             t2 = time.process_time() - t0
@@ -666,12 +790,13 @@ class Validation:
         self.cost = max(self.cost or 0.0, cost)
         drawn = sum(x.shape[0] for x in parts)
         floor = MIN_SAMPLES
-        if cost * MIN_SAMPLES * len(self.cases) > 0.5 * self.max_seconds:      # a very slow target
+        if cost * MIN_SAMPLES * len(self.cases) > 0.5 * self.max_seconds:  # a very slow target
             floor = _quantised(int(0.5 * self.max_seconds / (cost * len(self.cases))), FLOOR_SAMPLES, MIN_SAMPLES)
             self.slow = True
-        n = _quantised(int((budget - overhead) / cost) if budget > overhead else 0, floor,
-                       min(default, self.spec.max_samples))
-        if n < drawn:                                   # keep the count on the quantised grid
+        n = _quantised(
+            int((budget - overhead) / cost) if budget > overhead else 0, floor, min(default, self.spec.max_samples)
+        )
+        if n < drawn:  # keep the count on the quantised grid
             parts = [np.concatenate(parts)[:n]]
             drawn = n
         if n > drawn:
@@ -691,17 +816,20 @@ class Validation:
             nr = min(spec.max_samples, max(REFERENCE_FACTOR * n, REFERENCE_MIN))
             Xr = _reference_rows(spec, case.dataset, np.random.default_rng(ss[1]), nr, case.params)
             if Xt.shape[1] != Xr.shape[1]:
-                raise UserCodeError(f"TARGET {t.who} returned releases of {Xt.shape[1]} values on {where}; the "
-                                    f"reference's have {Xr.shape[1]} ({spec.release}; `userdp validate "
-                                    f"{spec.algorithm} --signature`)")
+                raise UserCodeError(
+                    f"TARGET {t.who} returned releases of {Xt.shape[1]} values on {where}; the "
+                    f"reference's have {Xr.shape[1]} ({spec.release}; `userdp validate "
+                    f"{spec.algorithm} --signature`)"
+                )
             centre = None
             if spec.statistic is not None:
                 centre, exact = np.asarray(spec.statistic(case.dataset, **case.params), dtype=float).ravel(), True
-                if centre.size != Xr.shape[1]:         # a statistic not flattened like the releases: unused
+                if centre.size != Xr.shape[1]:  # a statistic not flattened like the releases: unused
                     centre = None
             if centre is None:
-                C = _reference_rows(spec, case.dataset, np.random.default_rng(ss[2]), min(CENTRE_SAMPLES, nr),
-                                    case.params)
+                C = _reference_rows(
+                    spec, case.dataset, np.random.default_rng(ss[2]), min(CENTRE_SAMPLES, nr), case.params
+                )
                 centre, exact = np.nanmedian(C, axis=0), False
             empty = np.all(np.isnan(Xt), axis=1)
             finite = np.all(np.isfinite(Xt), axis=1)
@@ -712,8 +840,11 @@ class Validation:
                 kw = {k: case.params[k] for k in spec.stage_params["statistic"] if k in case.params}
                 out = _call(f"TARGET {t.name}'s statistic stage", own_stage, case.dataset, **kw)
                 own = _stage_vector(spec, out)
-            self.draws.append(_CaseDraw(case, Xt[finite], Xr[np.all(np.isfinite(Xr), axis=1)], centre, exact,
-                                        bad_rows, released, own, n))
+            self.draws.append(
+                _CaseDraw(
+                    case, Xt[finite], Xr[np.all(np.isfinite(Xr), axis=1)], centre, exact, bad_rows, released, own, n
+                )
+            )
             _progress(self.progress, f"differential: case {j + 1} of {len(self.cases)} drawn ({n} releases)")
         ns = [d.n for d in self.draws]
         self.samples = ns[0] if min(ns) == max(ns) else f"{min(ns)}-{max(ns)}"
@@ -721,7 +852,7 @@ class Validation:
     def run_differential(self) -> None:
         if not self.draws:
             self.draw_cases()
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # degenerate coordinates: handled
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # degenerate coordinates: handled
             self._differential()
 
     def _differential(self) -> None:
@@ -732,7 +863,7 @@ class Validation:
         skipped = {"mean": 0, "scale": 0}
         fails = {"mean": [], "scale": [], "dist": [], "structure": [], "finite": [], "own": [], "share": []}
         mean_worst = scale_worst = own_worst = None
-        ks_tests = []                                 # (p, case index, what, distance, at)
+        ks_tests = []  # (p, case index, what, distance, at)
         for ci, d in enumerate(self.draws):
             if d.bad_rows:
                 fails["finite"].append(ci)
@@ -766,7 +897,7 @@ class Validation:
                 at, ar = np.abs(t - np.median(t)), np.abs(r - np.median(r))
                 st, sr = float(np.mean(at)), float(np.mean(ar))
                 if sr > 0 and nt >= Z_KURT * max(1.0, _excess_kurtosis(ar)):
-                    rel = float(np.var(ar)) / (sr * sr)          # the reference's, for both sides (as above)
+                    rel = float(np.var(ar)) / (sr * sr)  # the reference's, for both sides (as above)
                     lse = math.sqrt(rel * (1.0 / nt + 1.0 / nr))
                     ratio = st / sr
                     d.scale.append((k, ratio, lse))
@@ -792,7 +923,7 @@ class Validation:
                 if differ:
                     fails["structure"].append((ci, i, j, differ))
                 else:
-                    dup.add(j)                      # a mirror of coordinate i in both: tested once
+                    dup.add(j)  # a mirror of coordinate i in both: tested once
             # distribution: coordinates, the standardised norm, two projections (KS_MAX rows of each)
             Xt, Xr = d.Xt[:KS_MAX], d.Xr[:KS_MAX]
             sd = np.std(Xr, axis=0)
@@ -801,32 +932,43 @@ class Validation:
             series = [(f"coordinate {k}", Xt[:, k], Xr[:, k]) for k in range(Xr.shape[1]) if k not in dup]
             if Xr.shape[1] > 1:
                 P = _projections(Xr.shape[1])
-                series.append(("norm of the standardised release", np.linalg.norm(Zt, axis=1),
-                               np.linalg.norm(Zr, axis=1)))
+                series.append(
+                    ("norm of the standardised release", np.linalg.norm(Zt, axis=1), np.linalg.norm(Zr, axis=1))
+                )
                 series += [(f"random projection {i}", Zt @ P[:, i], Zr @ P[:, i]) for i in range(2)]
             for what, a, b in series:
                 dist, at = _ks_distance(a, b)
                 ks_tests.append((_ks_pvalue(dist, a.size, b.size), ci, what, dist, at))
         ks_reject = _holm([p for p, *_ in ks_tests], ALPHAS["distribution"]) if ks_tests else []
         fails["dist"] = [t for t, bad in zip(ks_tests, ks_reject) if bad]
-        self._report_differential(fails, mean_worst, scale_worst, own_worst, ks_tests, coords, z_mean, z_scale,
-                                  skipped)
+        self._report_differential(fails, mean_worst, scale_worst, own_worst, ks_tests, coords, z_mean, z_scale, skipped)
 
-    def _report_differential(self, fails, mean_worst, scale_worst, own_worst, ks_tests, coords, z_mean, z_scale,
-                             skipped):
+    def _report_differential(
+        self, fails, mean_worst, scale_worst, own_worst, ks_tests, coords, z_mean, z_scale, skipped
+    ):
         spec, D = self.spec, self.draws
         F = self.findings.append
 
-        def smallest(cis):               # the failing case with the fewest records
+        def smallest(cis):  # the failing case with the fewest records
             return min(dict.fromkeys(cis), key=lambda ci: (D[ci].case.dataset.n, ci))
 
         for ci in fails["finite"][:1]:
             d = D[ci]
-            F(Finding("differential", "invariant violation", "releases non-finite values (inf or NaN)",
-                      {"case": d.case.description, "bad_releases": d.bad_rows, "of": d.n,
-                       "meaning": "a release must be a finite number in every coordinate"
-                                  + ("" if spec.declines else "; this algorithm always releases"),
-                       **self._snippet(d.case)}))
+            F(
+                Finding(
+                    "differential",
+                    "invariant violation",
+                    "releases non-finite values (inf or NaN)",
+                    {
+                        "case": d.case.description,
+                        "bad_releases": d.bad_rows,
+                        "of": d.n,
+                        "meaning": "a release must be a finite number in every coordinate"
+                        + ("" if spec.declines else "; this algorithm always releases"),
+                        **self._snippet(d.case),
+                    },
+                )
+            )
         if fails["share"]:
             ci = fails["share"][0]
             pt, pr = D[ci].released
@@ -834,10 +976,20 @@ class Validation:
             n = D[ci].n
             p = (pt + pr) / 2
             z = abs(pt - pr) / math.sqrt(max(p * (1 - p), 1e-300) * 2 / n)
-            F(Finding("differential", "deviation from reference" if z > zc else "pass",
-                      "share of releases " + ("differs from" if z > zc else "matches") + " the reference's",
-                      {"z": round(z, 3), "critical_z": round(zc, 3), "case": D[ci].case.description,
-                       "released_target": pt, "released_reference": pr}))
+            F(
+                Finding(
+                    "differential",
+                    "deviation from reference" if z > zc else "pass",
+                    "share of releases " + ("differs from" if z > zc else "matches") + " the reference's",
+                    {
+                        "z": round(z, 3),
+                        "critical_z": round(zc, 3),
+                        "case": D[ci].case.description,
+                        "released_target": pt,
+                        "released_reference": pr,
+                    },
+                )
+            )
         # mean
         if mean_worst is not None:
             z, ci, k, diff, se = mean_worst
@@ -853,16 +1005,29 @@ class Validation:
                 else:
                     diff, se = float(np.mean(t)) - float(np.mean(r)), sd_r * math.sqrt(1 / t.size + 1 / r.size)
                 z = abs(diff) / se if se > 0 else math.inf
-            F(Finding("differential", "deviation from reference" if bad else "pass",
-                      "mean release " + ("differs from" if bad else "matches") + " the reference's statistic",
-                      {"largest_z" if not bad else "z": round(z, 3), "critical_z": round(z_mean, 3),
-                       "case": D[ci].case.description, "coordinate": k, "difference": diff,
-                       "confidence_interval": [diff - z_mean * se, diff + z_mean * se],
-                       "meaning": ("target mean minus the reference's noise-free statistic" if D[ci].exact else
-                                   "target mean minus the reference releases' mean") +
-                                  f"; the interval holds jointly for all {coords} coordinates with probability "
-                                  f">= 1 - {ALPHAS['mean']:g}",
-                       **(self._snippet(D[ci].case) if bad else {})}))
+            F(
+                Finding(
+                    "differential",
+                    "deviation from reference" if bad else "pass",
+                    "mean release " + ("differs from" if bad else "matches") + " the reference's statistic",
+                    {
+                        "largest_z" if not bad else "z": round(z, 3),
+                        "critical_z": round(z_mean, 3),
+                        "case": D[ci].case.description,
+                        "coordinate": k,
+                        "difference": diff,
+                        "confidence_interval": [diff - z_mean * se, diff + z_mean * se],
+                        "meaning": (
+                            "target mean minus the reference's noise-free statistic"
+                            if D[ci].exact
+                            else "target mean minus the reference releases' mean"
+                        )
+                        + f"; the interval holds jointly for all {coords} coordinates with probability "
+                        f">= 1 - {ALPHAS['mean']:g}",
+                        **(self._snippet(D[ci].case) if bad else {}),
+                    },
+                )
+            )
         # scale
         if scale_worst is not None:
             self._report_scale(fails["scale"], scale_worst, z_scale, smallest)
@@ -873,30 +1038,65 @@ class Validation:
             else:
                 p, ci, what, dist, at = min(ks_tests, key=lambda t: t[0])
             bad = bool(fails["dist"])
-            F(Finding("differential", "deviation from reference" if bad else "pass",
-                      "release distribution " + ("differs from" if bad else "matches") + " the reference's",
-                      {"case": D[ci].case.description, "in": what, "ks_distance": round(dist, 5), "at": at,
-                       "p_value": p, "tests": len(ks_tests),
-                       "meaning": "two-sample Kolmogorov-Smirnov distance; distribution-free p-value (DKW); "
-                                  f"Holm's procedure over all {len(ks_tests)} tests at {ALPHAS['distribution']:g}",
-                       **(self._snippet(D[ci].case) if bad else {})}))
+            F(
+                Finding(
+                    "differential",
+                    "deviation from reference" if bad else "pass",
+                    "release distribution " + ("differs from" if bad else "matches") + " the reference's",
+                    {
+                        "case": D[ci].case.description,
+                        "in": what,
+                        "ks_distance": round(dist, 5),
+                        "at": at,
+                        "p_value": p,
+                        "tests": len(ks_tests),
+                        "meaning": "two-sample Kolmogorov-Smirnov distance; distribution-free p-value (DKW); "
+                        f"Holm's procedure over all {len(ks_tests)} tests at {ALPHAS['distribution']:g}",
+                        **(self._snippet(D[ci].case) if bad else {}),
+                    },
+                )
+            )
         if fails["structure"]:
             ci, i, j, differ = fails["structure"][0]
-            F(Finding("differential", "deviation from reference", "release structure differs from the reference's",
-                      {"case": D[ci].case.description, "coordinates": [i, j], "differing_releases": differ,
-                       "meaning": f"coordinates {i} and {j} are equal in every reference release (e.g. the two "
-                                  "triangles of a symmetric matrix) but not in TARGET's: the whole release is "
-                                  "compared, not one triangle"}))
+            F(
+                Finding(
+                    "differential",
+                    "deviation from reference",
+                    "release structure differs from the reference's",
+                    {
+                        "case": D[ci].case.description,
+                        "coordinates": [i, j],
+                        "differing_releases": differ,
+                        "meaning": f"coordinates {i} and {j} are equal in every reference release (e.g. the two "
+                        "triangles of a symmetric matrix) but not in TARGET's: the whole release is "
+                        "compared, not one triangle",
+                    },
+                )
+            )
         if own_worst is not None:
             z, ci, k, dz, se = own_worst
             zc = _z(ALPHAS["stages_agree"], coords)
             bad = z > zc
-            F(Finding("stages", "invariant violation" if bad else "pass",
-                      "TARGET's stages " + ("disagree: its mechanism does not add noise to its statistic"
-                                            if bad else "agree (mechanism centred on statistic)"),
-                      {"largest_z": round(z, 3), "critical_z": round(zc, 3), "case": D[ci].case.description,
-                       "coordinate": k, "mean_release_minus_own_statistic": dz,
-                       "confidence_interval": [dz - zc * se, dz + zc * se]}))
+            F(
+                Finding(
+                    "stages",
+                    "invariant violation" if bad else "pass",
+                    "TARGET's stages "
+                    + (
+                        "disagree: its mechanism does not add noise to its statistic"
+                        if bad
+                        else "agree (mechanism centred on statistic)"
+                    ),
+                    {
+                        "largest_z": round(z, 3),
+                        "critical_z": round(zc, 3),
+                        "case": D[ci].case.description,
+                        "coordinate": k,
+                        "mean_release_minus_own_statistic": dz,
+                        "confidence_interval": [dz - zc * se, dz + zc * se],
+                    },
+                )
+            )
         how = "" if self.independent else " (one release per call: TARGET is not independent)"
         fixed = sum(d.case.origin == "fixed" for d in D)
         res = self._resolution(z_scale)
@@ -905,24 +1105,44 @@ class Validation:
             f"releases (reference: {D[0].Xr.shape[0] if D else 0}){how}; mean z (critical {z_mean:.2f}), scale "
             f"(critical {z_scale:.2f}), KS over {len(ks_tests)} series (Holm) on {coords} coordinates"
             + (f"; resolves a change of the noise scale by {res:.1%}" if res else "")
-            + (f"; the z tests skipped {skipped['mean']} mean and {skipped['scale']} scale coordinate(s) with too few "
-               f"releases for the normal approximation (n < {Z_KURT} x excess kurtosis)"
-               if skipped["mean"] or skipped["scale"] else ""))
+            + (
+                f"; the z tests skipped {skipped['mean']} mean and {skipped['scale']} scale coordinate(s) with too few "
+                f"releases for the normal approximation (n < {Z_KURT} x excess kurtosis)"
+                if skipped["mean"] or skipped["scale"]
+                else ""
+            )
+        )
 
     def _report_scale(self, fails, worst, z_scale, smallest):
         spec, D = self.spec, self.draws
         bad = bool(fails)
         if not bad:
             zs, ci, k, ratio, lse = worst
-            self.findings.append(Finding("differential", "pass", "noise scale matches the reference's",
-                                         {"largest_z": round(zs, 3), "critical_z": round(z_scale, 3),
-                                          "case": D[ci].case.description, "coordinate": k,
-                                          "spread_ratio": ratio, "confidence_interval": _ci(ratio, lse, z_scale)}))
+            self.findings.append(
+                Finding(
+                    "differential",
+                    "pass",
+                    "noise scale matches the reference's",
+                    {
+                        "largest_z": round(zs, 3),
+                        "critical_z": round(z_scale, 3),
+                        "case": D[ci].case.description,
+                        "coordinate": k,
+                        "spread_ratio": ratio,
+                        "confidence_interval": _ci(ratio, lse, z_scale),
+                    },
+                )
+            )
             return
         # under-noised: on a case with a pair whose spread is significantly below the reference's, the
         # target's own move on the pair, in its own noise units, against the reference's (``_pair_cover``)
-        cand = list(dict.fromkeys(ci for ci, k, r, l in fails if r < 1 and spec.noise is not None
-                                  and spec.statistic is not None and D[ci].case.pair is not None))
+        cand = list(
+            dict.fromkeys(
+                ci
+                for ci, k, r, l in fails
+                if r < 1 and spec.noise is not None and spec.statistic is not None and D[ci].case.pair is not None
+            )
+        )
         privacy, covers = [], {}
         for ci in cand:
             covers[ci] = self._pair_cover(D[ci], z_scale)
@@ -937,38 +1157,58 @@ class Validation:
             factor = cov["rho_lower"] * share
             claim = self._claim(case)
             par = _scale_parameter(claim, getattr(case.pair, "unit", None)) if claim is not None else None
-            ev = {"case": case.description, "coordinate": k, "spread_ratio": r, "confidence_interval": [lo, hi],
-                  "critical_z": round(z_scale, 3),
-                  "pair": getattr(case.pair, "description", "the case's sensitivity pair"), "pair_share": share,
-                  "move_in_noise_units_vs_reference": cov["rho"], "lower_bound": cov["rho_lower"],
-                  "meaning": f"TARGET's noise is {r:.4g} x the reference's (at most {hi:.4g} with confidence 1 - "
-                             f"{ALPHAS['scale']:g}); on the pair, which moves the reference by {share:.4g} of its "
-                             f"calibrated sensitivity, TARGET moves {cov['rho']:.4g} x as many of its own noise units "
-                             f"as the reference (at least {cov['rho_lower']:.4g}): its noise covers less than the "
-                             "relation allows"}
+            ev = {
+                "case": case.description,
+                "coordinate": k,
+                "spread_ratio": r,
+                "confidence_interval": [lo, hi],
+                "critical_z": round(z_scale, 3),
+                "pair": getattr(case.pair, "description", "the case's sensitivity pair"),
+                "pair_share": share,
+                "move_in_noise_units_vs_reference": cov["rho"],
+                "lower_bound": cov["rho_lower"],
+                "meaning": f"TARGET's noise is {r:.4g} x the reference's (at most {hi:.4g} with confidence 1 - "
+                f"{ALPHAS['scale']:g}); on the pair, which moves the reference by {share:.4g} of its "
+                f"calibrated sensitivity, TARGET moves {cov['rho']:.4g} x as many of its own noise units "
+                f"as the reference (at least {cov['rho_lower']:.4g}): its noise covers less than the "
+                "relation allows",
+            }
             if cov["scale_varies"]:
-                ev["meaning"] = (f"TARGET's noise is {r:.4g} x the reference's (at most {hi:.4g}) on this case, and "
-                                 "its spread differs between the two sides of the pair (mean absolute deviation "
-                                 f"{cov['spread_on_the_pair'][0]:.4g} vs {cov['spread_on_the_pair'][1]:.4g}) where the "
-                                 "reference's is the same: a noise scale read from the data; two scales of one noise "
-                                 "family have an unbounded likelihood ratio in the tails")
-                ev["implied"] = "unbounded privacy loss on the pair (a data-dependent noise scale); audited below ('aimed')"
+                ev["meaning"] = (
+                    f"TARGET's noise is {r:.4g} x the reference's (at most {hi:.4g}) on this case, and "
+                    "its spread differs between the two sides of the pair (mean absolute deviation "
+                    f"{cov['spread_on_the_pair'][0]:.4g} vs {cov['spread_on_the_pair'][1]:.4g}) where the "
+                    "reference's is the same: a noise scale read from the data; two scales of one noise "
+                    "family have an unbounded likelihood ratio in the tails"
+                )
+                ev["implied"] = (
+                    "unbounded privacy loss on the pair (a data-dependent noise scale); audited below ('aimed')"
+                )
             elif par is not None and par[0] == "eps" and spec.noise == "gaussian":
                 # an (eps, delta) claim of Gaussian noise: eps is not linear in the noise; its mu is
-                ev["implied"] = (f"the release's Gaussian-DP mu on the pair is at least share x (TARGET's move / "
-                                 f"TARGET's noise) / (the reference's) = {factor:.4g} x the reference's there, which "
-                                 "its (eps, delta) claim is calibrated to; audited below ('aimed')")
+                ev["implied"] = (
+                    f"the release's Gaussian-DP mu on the pair is at least share x (TARGET's move / "
+                    f"TARGET's noise) / (the reference's) = {factor:.4g} x the reference's there, which "
+                    "its (eps, delta) claim is calibrated to; audited below ('aimed')"
+                )
             elif par is not None:
                 name, val = par
                 ev["implied_loss_lower_bound"] = val * factor
-                ev["implied"] = (f"{name} >= {name}_claimed x share x (TARGET's move / TARGET's noise) / (the "
-                                 f"reference's) >= {val:g} x {share:.4g} x {cov['rho_lower']:.4g} = {val * factor:.4g} "
-                                 f"on the pair, for noise of the reference's family ({spec.noise}); audited below "
-                                 "('aimed')")
+                ev["implied"] = (
+                    f"{name} >= {name}_claimed x share x (TARGET's move / TARGET's noise) / (the "
+                    f"reference's) >= {val:g} x {share:.4g} x {cov['rho_lower']:.4g} = {val * factor:.4g} "
+                    f"on the pair, for noise of the reference's family ({spec.noise}); audited below "
+                    "('aimed')"
+                )
             ev.update(self._snippet(case))
-            self.findings.append(Finding("differential", "privacy violation",
-                                         "under-noised: less noise than the reference where its sensitivity is attained",
-                                         ev))
+            self.findings.append(
+                Finding(
+                    "differential",
+                    "privacy violation",
+                    "under-noised: less noise than the reference where its sensitivity is attained",
+                    ev,
+                )
+            )
             self.aim = (case, "the under-noised case's sensitivity pair")
         rest = [f for f in fails if f not in privacy and not (privacy and f[2] < 1)]
         if rest:
@@ -976,18 +1216,34 @@ class Validation:
             ci, k, r, l = next(f for f in rest if f[0] == ci)
             lo, hi = _ci(r, l, z_scale)
             less = r < 1
-            why = ("less spread than the reference" + ("" if spec.noise is None else
-                                                        " (on no case where a pair's move would then exceed what "
-                                                        "the noise covers: graded a deviation)")
-                   if less else "more noise than the reference")
-            self.findings.append(Finding("differential", "deviation from reference",
-                                         f"noise scale differs from the reference's: {why}",
-                                         {"case": D[ci].case.description, "coordinate": k, "spread_ratio": r,
-                                          "confidence_interval": [lo, hi], "critical_z": round(z_scale, 3),
-                                          "meaning": "mean absolute deviation about the median, TARGET over the "
-                                                     "reference; the interval holds jointly for every case and "
-                                                     f"coordinate with probability >= 1 - {ALPHAS['scale']:g}",
-                                          **self._snippet(D[ci].case)}))
+            why = (
+                "less spread than the reference"
+                + (
+                    ""
+                    if spec.noise is None
+                    else " (on no case where a pair's move would then exceed what the noise covers: graded a deviation)"
+                )
+                if less
+                else "more noise than the reference"
+            )
+            self.findings.append(
+                Finding(
+                    "differential",
+                    "deviation from reference",
+                    f"noise scale differs from the reference's: {why}",
+                    {
+                        "case": D[ci].case.description,
+                        "coordinate": k,
+                        "spread_ratio": r,
+                        "confidence_interval": [lo, hi],
+                        "critical_z": round(z_scale, 3),
+                        "meaning": "mean absolute deviation about the median, TARGET over the "
+                        "reference; the interval holds jointly for every case and "
+                        f"coordinate with probability >= 1 - {ALPHAS['scale']:g}",
+                        **self._snippet(D[ci].case),
+                    },
+                )
+            )
 
     def _pair_cover(self, d: _CaseDraw, z: float) -> dict:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
@@ -1008,50 +1264,61 @@ class Validation:
         Y = self._rows(second, rng, d.Xt.shape[0], f"the pair of case {case.description!r}")
         Y = Y[np.all(np.isfinite(Y), axis=1)][:, :w]
         X, R = d.Xt[:, :w], d.Xr[:, :w]
-        if min(X.shape[0], Y.shape[0], R.shape[0]) < 2:        # no finite releases to compare (already a finding)
+        if min(X.shape[0], Y.shape[0], R.shape[0]) < 2:  # no finite releases to compare (already a finding)
             return {"rho": 0.0, "rho_lower": 0.0, "scale_varies": False}
         p = 1 if spec.noise == "laplace" else 2
         s2 = np.asarray(spec.statistic(case.pair.second, **case.params), dtype=float).ravel()[:w]
         c1 = d.centre[:w]
-        if s2.shape != c1.shape or not d.exact:                 # no exact statistic to measure the move with
+        if s2.shape != c1.shape or not d.exact:  # no exact statistic to measure the move with
             return {"rho": 0.0, "rho_lower": 0.0, "scale_varies": False}
 
-        def spread(A):                          # mean |A - median(A)| per coordinate, with a z upper bound
+        def spread(A):  # mean |A - median(A)| per coordinate, with a z upper bound
             a = np.abs(A - np.median(A, axis=0))
             m = a.mean(axis=0)
             return m, m + z * a.std(axis=0) / math.sqrt(max(1, A.shape[0]))
+
         (m1, hi1), (m2, hi2) = spread(X), spread(Y)
         s_t = np.maximum(hi1, hi2)
         sr = np.abs(R - np.median(R, axis=0))
         s_r_lo = np.maximum(sr.mean(axis=0) - z * sr.std(axis=0) / math.sqrt(R.shape[0]), 1e-300)
         move = Y.mean(axis=0) - X.mean(axis=0)
-        v = np.maximum(np.maximum(Y.var(axis=0), X.var(axis=0)), R.var(axis=0))      # the largest: conservative
+        v = np.maximum(np.maximum(Y.var(axis=0), X.var(axis=0)), R.var(axis=0))  # the largest: conservative
         se = np.sqrt(v / max(1, Y.shape[0]) + v / max(1, X.shape[0]))
         # the target's own spread on the two sides (about its own medians): the reference's is public (the
         # same on both); two different scales of one family make the likelihood ratio unbounded in the tails
         a1, a2 = np.abs(X - np.median(X, axis=0)), np.abs(Y - np.median(Y, axis=0))
         both = (m1 > 0) & (m2 > 0)
-        lse = np.sqrt(a1.var(axis=0) / (X.shape[0] * np.maximum(m1 * m1, 1e-300)) +
-                      a2.var(axis=0) / (Y.shape[0] * np.maximum(m2 * m2, 1e-300)))
+        lse = np.sqrt(
+            a1.var(axis=0) / (X.shape[0] * np.maximum(m1 * m1, 1e-300))
+            + a2.var(axis=0) / (Y.shape[0] * np.maximum(m2 * m2, 1e-300))
+        )
         gap = np.abs(np.log(np.where(both, m2, 1.0) / np.where(both, m1, 1.0)))
         varies = bool(np.any(both & (gap > z * lse)) or np.any((m1 > 0) != (m2 > 0)))
-        if varies:                      # only where the reference's own spread is the same on both sides
+        if varies:  # only where the reference's own spread is the same on both sides
             R2 = _reference_rows(spec, case.pair.second, rng, R.shape[0], case.params)[:, :w]
             b1, b2 = np.abs(R - np.median(R, axis=0)), np.abs(R2 - np.median(R2, axis=0))
             r1, r2 = b1.mean(axis=0), b2.mean(axis=0)
             rboth = (r1 > 0) & (r2 > 0)
-            rse = np.sqrt(b1.var(axis=0) / (R.shape[0] * np.maximum(r1 * r1, 1e-300)) +
-                          b2.var(axis=0) / (R2.shape[0] * np.maximum(r2 * r2, 1e-300)))
+            rse = np.sqrt(
+                b1.var(axis=0) / (R.shape[0] * np.maximum(r1 * r1, 1e-300))
+                + b2.var(axis=0) / (R2.shape[0] * np.maximum(r2 * r2, 1e-300))
+            )
             rgap = np.abs(np.log(np.where(rboth, r2, 1.0) / np.where(rboth, r1, 1.0)))
             varies = not bool(np.any(rboth & (rgap > z * rse)) or np.any((r1 > 0) != (r2 > 0)))
         ref = np.linalg.norm((s2 - c1) / s_r_lo, ord=p)
         if ref <= 0:
             return {"rho": 0.0, "rho_lower": math.inf if varies else 0.0, "scale_varies": varies}
-        rho = float(np.linalg.norm(move / np.maximum(m1, 1e-300), ord=p) /
-                    np.linalg.norm((s2 - c1) / np.maximum(sr.mean(axis=0), 1e-300), ord=p))
+        rho = float(
+            np.linalg.norm(move / np.maximum(m1, 1e-300), ord=p)
+            / np.linalg.norm((s2 - c1) / np.maximum(sr.mean(axis=0), 1e-300), ord=p)
+        )
         lower = float(np.linalg.norm(np.maximum(np.abs(move) - z * se, 0.0) / np.maximum(s_t, 1e-300), ord=p) / ref)
-        return {"rho": rho, "rho_lower": math.inf if varies else lower, "scale_varies": varies,
-                "spread_on_the_pair": [float(np.max(m1)), float(np.max(m2))]}
+        return {
+            "rho": rho,
+            "rho_lower": math.inf if varies else lower,
+            "scale_varies": varies,
+            "spread_on_the_pair": [float(np.max(m1)), float(np.max(m2))],
+        }
 
     def _resolution(self, z_scale) -> float | None:
         """The smallest relative change of the noise scale detected with probability >= 1/2: z_crit x the
@@ -1070,19 +1337,25 @@ class Validation:
         i = next((j for j, c in enumerate(self.cases) if c is case), None)
         if i is None:
             return {}
-        call = ("np.array([impl(case.dataset, rng, **case.params) for _ in range(n)])" if self.t.shape == ONE else
-                "impl(case.dataset, rng=rng, size=n, **case.params)")
-        return {"snippet": (
-            "import numpy as np\n"
-            "from userdp.audits.validation import get\n"
-            f"spec = get({self.spec.algorithm!r})\n"
-            f"case = spec.all_cases(seed={self.seed})[{i}]   # {case.description}\n"
-            "print(case.dataset, case.params)\n"
-            "rng, n = np.random.default_rng(0), 20_000\n"
-            f"mine = {call}   # impl: your function (rename parameters as with --param-map)\n"
-            "ours = spec.reference(case.dataset, rng=rng, size=n, **case.params)\n"
-            "print('yours: mean', np.mean(mine, axis=0), 'sd', np.std(mine, axis=0))\n"
-            "print('ours:  mean', np.mean(ours, axis=0), 'sd', np.std(ours, axis=0))")}
+        call = (
+            "np.array([impl(case.dataset, rng, **case.params) for _ in range(n)])"
+            if self.t.shape == ONE
+            else "impl(case.dataset, rng=rng, size=n, **case.params)"
+        )
+        return {
+            "snippet": (
+                "import numpy as np\n"
+                "from userdp.audits.validation import get\n"
+                f"spec = get({self.spec.algorithm!r})\n"
+                f"case = spec.all_cases(seed={self.seed})[{i}]   # {case.description}\n"
+                "print(case.dataset, case.params)\n"
+                "rng, n = np.random.default_rng(0), 20_000\n"
+                f"mine = {call}   # impl: your function (rename parameters as with --param-map)\n"
+                "ours = spec.reference(case.dataset, rng=rng, size=n, **case.params)\n"
+                "print('yours: mean', np.mean(mine, axis=0), 'sd', np.std(mine, axis=0))\n"
+                "print('ours:  mean', np.mean(ours, axis=0), 'sd', np.std(ours, axis=0))"
+            )
+        }
 
     # -------------------------------------------------------------- d. inputs
     def run_inputs(self) -> None:
@@ -1099,37 +1372,68 @@ class Validation:
             try:
                 out = t.release(case.dataset, rng, 4, case.params, f"case {case.description!r}")
             except UserCodeError as exc:
-                self.inputs.append({"case": case.description, "kind": r.kind, "behaviour": "refuses",
-                                    "raised": str(exc.__cause__ or exc)[:200]})
-                self.findings.append(Finding("inputs", "pass", f"refuses {case.description}",
-                                             {"raised": str(exc.__cause__ or exc)[:200]}))
+                self.inputs.append(
+                    {
+                        "case": case.description,
+                        "kind": r.kind,
+                        "behaviour": "refuses",
+                        "raised": str(exc.__cause__ or exc)[:200],
+                    }
+                )
+                self.findings.append(
+                    Finding(
+                        "inputs", "pass", f"refuses {case.description}", {"raised": str(exc.__cause__ or exc)[:200]}
+                    )
+                )
                 continue
             rows = None
             try:
-                rows = (_flat(out, 4, spec.flatten, "TARGET") if t.shape == BATCHED
-                        else _rows_one(out, spec.flatten, "TARGET"))
+                rows = (
+                    _flat(out, 4, spec.flatten, "TARGET")
+                    if t.shape == BATCHED
+                    else _rows_one(out, spec.flatten, "TARGET")
+                )
             except UserCodeError:
                 pass
             finite = rows is not None and bool(np.all(np.isfinite(rows)))
             entry = {"case": case.description, "kind": r.kind, "requires": r.requires, "output": _short(out)}
             if rows is not None and not finite:
-                self.findings.append(Finding("inputs", "invariant violation",
-                                             f"releases non-finite values on an input the paper excludes: "
-                                             f"{case.description}", {"params": _jsonable(case.params), **entry}))
+                self.findings.append(
+                    Finding(
+                        "inputs",
+                        "invariant violation",
+                        f"releases non-finite values on an input the paper excludes: {case.description}",
+                        {"params": _jsonable(case.params), **entry},
+                    )
+                )
                 entry["behaviour"] = "releases non-finite values"
             elif r.kind == "budget":
-                self.findings.append(Finding("inputs", "invariant violation",
-                                             f"releases on an input the paper excludes: {case.description}",
-                                             {"params": _jsonable(case.params), **entry,
-                                              "meaning": "a release at this budget is never private, whatever the "
-                                                         "input policy"}))
+                self.findings.append(
+                    Finding(
+                        "inputs",
+                        "invariant violation",
+                        f"releases on an input the paper excludes: {case.description}",
+                        {
+                            "params": _jsonable(case.params),
+                            **entry,
+                            "meaning": "a release at this budget is never private, whatever the input policy",
+                        },
+                    )
+                )
                 entry["behaviour"] = "releases"
             elif self.policy == "refuse":
-                self.findings.append(Finding("inputs", "invariant violation",
-                                             f"releases on an input the paper excludes: {case.description}",
-                                             {"params": _jsonable(case.params), **entry,
-                                              "meaning": "--inputs refuse: every input the reference refuses must "
-                                                         "be refused"}))
+                self.findings.append(
+                    Finding(
+                        "inputs",
+                        "invariant violation",
+                        f"releases on an input the paper excludes: {case.description}",
+                        {
+                            "params": _jsonable(case.params),
+                            **entry,
+                            "meaning": "--inputs refuse: every input the reference refuses must be refused",
+                        },
+                    )
+                )
                 entry["behaviour"] = "releases"
             elif r.kind == "data" and spec.project is not None and self.policy in (None, "clip"):
                 ok, ev = self._clips(case, j, zc)
@@ -1137,12 +1441,19 @@ class Validation:
                 if ok:
                     entry["behaviour"] = "clips"
                     self.clips = True
-                    self.findings.append(Finding("inputs", "pass", f"clips {case.description}",
-                                                 {"clip_test": ev.get("clip_test")}))
+                    self.findings.append(
+                        Finding("inputs", "pass", f"clips {case.description}", {"clip_test": ev.get("clip_test")})
+                    )
                 elif self.policy == "clip":
-                    self.findings.append(Finding("inputs", "invariant violation",
-                                                 f"--inputs clip, but the release on {case.description} is not the "
-                                                 "reference's on the projected data", {**entry}))
+                    self.findings.append(
+                        Finding(
+                            "inputs",
+                            "invariant violation",
+                            f"--inputs clip, but the release on {case.description} is not the "
+                            "reference's on the projected data",
+                            {**entry},
+                        )
+                    )
                     entry["behaviour"] = "releases, not clipped"
                 else:
                     entry["behaviour"] = "not enforced"
@@ -1150,8 +1461,9 @@ class Validation:
                 entry["behaviour"] = "not enforced"
             self.inputs.append(entry)
         declared = f"declared --inputs {self.policy}" if self.policy else "inferred per case"
-        self.checks["inputs"] = (f"ran: {len(refusals)} input(s) the reference refuses ({declared}): "
-                                 + ", ".join(f"{e['behaviour']}" for e in self.inputs))
+        self.checks["inputs"] = f"ran: {len(refusals)} input(s) the reference refuses ({declared}): " + ", ".join(
+            f"{e['behaviour']}" for e in self.inputs
+        )
 
     def _clips(self, case: Case, j: int, zc: float) -> tuple[bool, dict]:
         """Does TARGET release on ``case`` what the reference releases on the projected data?"""
@@ -1159,8 +1471,16 @@ class Validation:
         n = min([CLIP_SAMPLES] + [d.n for d in self.draws])
         projected = spec.project(case.dataset, case.params)
         ss = np.random.SeedSequence([self.seed, 4, j]).spawn(2)
-        Xt = _release_rows(spec, t, case.dataset, np.random.default_rng(ss[0]), n, case.params,
-                           f"case {case.description!r}", one_per_call=not self.independent)
+        Xt = _release_rows(
+            spec,
+            t,
+            case.dataset,
+            np.random.default_rng(ss[0]),
+            n,
+            case.params,
+            f"case {case.description!r}",
+            one_per_call=not self.independent,
+        )
         Xr = _reference_rows(spec, projected, np.random.default_rng(ss[1]), n, case.params)
         if Xt.shape[1] != Xr.shape[1] or not np.all(np.isfinite(Xt)):
             return False, {"clip_test": "release shape or values unlike the reference's"}
@@ -1170,13 +1490,16 @@ class Validation:
             dist, _ = _ks_distance(Xt[:, k], Xr[:, k])
             worst = max(worst, dist)
             diff = float(np.mean(Xt[:, k]) - np.mean(Xr[:, k]))
-            se = math.sqrt(2.0 * float(np.var(Xr[:, k])) / n)              # the reference's spread (as the mean test)
+            se = math.sqrt(2.0 * float(np.var(Xr[:, k])) / n)  # the reference's spread (as the mean test)
             z_ok = n >= Z_KURT * max(1.0, _excess_kurtosis(Xr[:, k]))
             if dist > crit or (z_ok and se > 0 and abs(diff) / se > zc) or (se == 0 and diff != 0):
-                return False, {"clip_test": f"differs from the reference on the projected data (coordinate {k}: "
-                                            f"KS {dist:.4f}, critical {crit:.4f})"}
-        return True, {"clip_test": f"matches the reference on the projected data (largest KS {worst:.4f}, "
-                                   f"critical {crit:.4f})"}
+                return False, {
+                    "clip_test": f"differs from the reference on the projected data (coordinate {k}: "
+                    f"KS {dist:.4f}, critical {crit:.4f})"
+                }
+        return True, {
+            "clip_test": f"matches the reference on the projected data (largest KS {worst:.4f}, critical {crit:.4f})"
+        }
 
     # -------------------------------------------------------------- e. audits
     def _aimed_design(self) -> AuditDesign | None:
@@ -1209,6 +1532,7 @@ class Validation:
             return None
         from userdp.audits.engine.ceiling import NoiseModel
         from userdp.audits.engine.whitebox import search
+
         p = dict(spec.whitebox_params or next(iter(spec.designs())).params)
 
         def stage(name):
@@ -1217,25 +1541,37 @@ class Validation:
             if name in spec.takes_dataset:
                 return lambda D: _call(f"TARGET {t.name}'s {name} stage (white-box search)", f, D, **kw)
             return lambda D: _call(f"TARGET {t.name}'s {name} stage (white-box search)", f, **kw)
+
         stat, scale = stage("statistic"), stage("noise_scale")
 
         def flat_stat(D):
             return _stage_vector(spec, stat(D))
+
         claim = self._claim(Case(next(iter(spec.designs())).pairs[0].first, p, "white-box"))
         par = _scale_parameter(claim, None)
         try:
-            res = search(NoiseModel(spec.noise, flat_stat, lambda D: float(_nested_flat(scale(D)).max())),
-                         spec.spaces(p), par[1] if par else 1.0, random_starts=2, seed=self.seed % 2**32,
-                         maxiter=100)
-        except (ValueError, TypeError) as exc:           # TARGET's stages return what the search cannot read
+            res = search(
+                NoiseModel(spec.noise, flat_stat, lambda D: float(_nested_flat(scale(D)).max())),
+                spec.spaces(p),
+                par[1] if par else 1.0,
+                random_starts=2,
+                seed=self.seed % 2**32,
+                maxiter=100,
+            )
+        except (ValueError, TypeError) as exc:  # TARGET's stages return what the search cannot read
             self.notes.append(f"white-box search of TARGET's stages skipped: {exc}")
             return None
         from userdp.reference.neighbours import NeighbourPair
+
         first, second = res.pair
         pair = NeighbourPair(first, second, spec.relation.split(" ")[0], 0, f"white-box: {res.description}")
-        return AuditDesign([pair], p, claim, f"white-box aimed (TARGET's stages put this pair at {res.ratio:.4g} "
-                           "of its claim)", output="continuous" if np.ndim(flat_stat(first)) == 0 or
-                           np.size(flat_stat(first)) == 1 else "vector")
+        return AuditDesign(
+            [pair],
+            p,
+            claim,
+            f"white-box aimed (TARGET's stages put this pair at {res.ratio:.4g} of its claim)",
+            output="continuous" if np.ndim(flat_stat(first)) == 0 or np.size(flat_stat(first)) == 1 else "vector",
+        )
 
     def run_audits(self) -> None:
         spec, t = self.spec, self.t
@@ -1262,32 +1598,57 @@ class Validation:
                 self.reproducible = False
             elif r.reproducible is True and self.reproducible is None:
                 self.reproducible = True
-            ev = {"design": d.description, "epsilon_lower_bound": r.epsilon_lower_bound, "claim": _claim_text(d.claim),
-                  "confidence": confidence, "samples_per_side": n, "witness": w}
+            ev = {
+                "design": d.description,
+                "epsilon_lower_bound": r.epsilon_lower_bound,
+                "claim": _claim_text(d.claim),
+                "confidence": confidence,
+                "samples_per_side": n,
+                "witness": w,
+            }
             if r.gdp is not None:
                 ev["mu_lower_bound"] = r.gdp.mu_lower_bound
-            self.findings.append(Finding("audit", "privacy violation" if bad else "pass",
-                                         f"{d.description}: eps_lb {r.epsilon_lower_bound:.3f}"
-                                         + (f" exceeds the claim's {w['claim_epsilon']:g} on its witness pair" if bad
-                                            else f" within the claim's {w['claim_epsilon']:g}"), ev))
-            _progress(self.progress, f"audit {j + 1} of {len(designs)}: {r.verdict} (eps_lb {r.epsilon_lower_bound:.3f})")
+            self.findings.append(
+                Finding(
+                    "audit",
+                    "privacy violation" if bad else "pass",
+                    f"{d.description}: eps_lb {r.epsilon_lower_bound:.3f}"
+                    + (
+                        f" exceeds the claim's {w['claim_epsilon']:g} on its witness pair"
+                        if bad
+                        else f" within the claim's {w['claim_epsilon']:g}"
+                    ),
+                    ev,
+                )
+            )
+            _progress(
+                self.progress, f"audit {j + 1} of {len(designs)}: {r.verdict} (eps_lb {r.epsilon_lower_bound:.3f})"
+            )
         how = "one release per call" if (t.shape == ONE or not self.independent) else "batched"
-        kinds = ", ".join(f"{sum(k == x for k, _ in designs)} {x}" for x in ("design", "aimed", "white-box",
-                                                                              "out of domain")
-                          if any(k == x for k, _ in designs))
+        kinds = ", ".join(
+            f"{sum(k == x for k, _ in designs)} {x}"
+            for x in ("design", "aimed", "white-box", "out of domain")
+            if any(k == x for k, _ in designs)
+        )
         self.audit_samples = used[0] if min(used) == max(used) else f"{min(used)}-{max(used)}"
-        self.checks["audit"] = (f"ran: {len(designs)} audit(s) ({kinds}), {self.audit_samples} samples per side, "
-                                f"confidence "
-                                f"{confidence:.7f} each ({slots} planned), {how}")
+        self.checks["audit"] = (
+            f"ran: {len(designs)} audit(s) ({kinds}), {self.audit_samples} samples per side, "
+            f"confidence "
+            f"{confidence:.7f} each ({slots} planned), {how}"
+        )
         if self.slow:
-            self.notes.append(f"TARGET is slow ({1e3 * self.cost:.3g} ms of CPU per release): to stay near "
-                              f"{self.max_seconds:g} s this run drew as few as {FLOOR_SAMPLES}-{MIN_SAMPLES} releases per "
-                              "case or pair, so it resolves only large effects (see 'resolves' above); "
-                              "--samples and --audit-samples make it longer and stronger")
+            self.notes.append(
+                f"TARGET is slow ({1e3 * self.cost:.3g} ms of CPU per release): to stay near "
+                f"{self.max_seconds:g} s this run drew as few as {FLOOR_SAMPLES}-{MIN_SAMPLES} releases per "
+                "case or pair, so it resolves only large effects (see 'resolves' above); "
+                "--samples and --audit-samples make it longer and stronger"
+            )
         if self.reproducible is False:
-            self.notes.append("TARGET ignores the rng: two calls with generators from one seed gave different "
-                              "releases, so it draws from a generator of its own and --seed does not reproduce this "
-                              "run (the checks stay valid: its releases are still independent draws)")
+            self.notes.append(
+                "TARGET ignores the rng: two calls with generators from one seed gave different "
+                "releases, so it draws from a generator of its own and --seed does not reproduce this "
+                "run (the checks stay valid: its releases are still independent draws)"
+            )
 
     def _audit_one(self, d: AuditDesign, n: int, confidence: float, j: int):
         spec, t = self.spec, self.t
@@ -1306,15 +1667,26 @@ class Validation:
             if flat is not None:
                 return _finite(_rows_one(outs, flat, f"TARGET {t.who}"))
             return _finite(_stack(outs, f"TARGET {t.who}"))
+
         try:
-            return audit(m, d.pairs, d.claim, samples=n, confidence=confidence, seed=np.random.SeedSequence([self.seed, 5, j]),
-                         output=d.output, workers=1)
+            return audit(
+                m,
+                d.pairs,
+                d.claim,
+                samples=n,
+                confidence=confidence,
+                seed=np.random.SeedSequence([self.seed, 5, j]),
+                output=d.output,
+                workers=1,
+            )
         except MechanismError as exc:
             cause = exc.__cause__
             if isinstance(cause, (UserCodeError, UsageError)):
                 raise cause from None
-            raise UserCodeError(f"TARGET {t.who} failed in the audit of {d.description!r}: "
-                                f"{type(cause).__name__ if cause else 'error'}: {cause or exc}") from exc
+            raise UserCodeError(
+                f"TARGET {t.who} failed in the audit of {d.description!r}: "
+                f"{type(cause).__name__ if cause else 'error'}: {cause or exc}"
+            ) from exc
 
     # -------------------------------------------------------------- all of it
     def run(self) -> None:
@@ -1334,21 +1706,40 @@ class Validation:
     def report(self, elapsed: float) -> ValidationReport:
         if isinstance(elapsed, bool) or not isinstance(elapsed, numbers.Real) or not elapsed >= 0:
             raise BadValue(f"elapsed must be a number of seconds >= 0, got {elapsed!r}")
-        untested = [] if self.t.mechanism is not None else [
-            "stages only: the release was not tested; privacy not checked"]
-        settings = {"samples": self.samples, "audit_samples": self.audit_samples, "examples": self.examples,
-                    "seed": self.seed, "quick": self.quick, "inputs": self.policy or "inferred",
-                    "param_map": dict(self.t.param_map), "alpha": ALPHA,
-                    "seconds_per_release": None if self.cost is None else float(f"{self.cost:.3g}")}
-        return ValidationReport(self.spec.algorithm, self.t.name, self.checks, self.findings, settings, elapsed,
-                                self.t.shape, untested, self.inputs, self.notes, self.reproducible)
+        untested = (
+            [] if self.t.mechanism is not None else ["stages only: the release was not tested; privacy not checked"]
+        )
+        settings = {
+            "samples": self.samples,
+            "audit_samples": self.audit_samples,
+            "examples": self.examples,
+            "seed": self.seed,
+            "quick": self.quick,
+            "inputs": self.policy or "inferred",
+            "param_map": dict(self.t.param_map),
+            "alpha": ALPHA,
+            "seconds_per_release": None if self.cost is None else float(f"{self.cost:.3g}"),
+        }
+        return ValidationReport(
+            self.spec.algorithm,
+            self.t.name,
+            self.checks,
+            self.findings,
+            settings,
+            elapsed,
+            self.t.shape,
+            untested,
+            self.inputs,
+            self.notes,
+            self.reproducible,
+        )
 
 
 def _excess_kurtosis(x: np.ndarray) -> float:
     """The sample excess kurtosis E[(x - mean)^4] / var^2 - 3 (0 for a constant)."""
     c = x - np.mean(x)
     v = float(np.mean(c * c))
-    return float(np.mean(c ** 4)) / (v * v) - 3.0 if v > 0 else 0.0
+    return float(np.mean(c**4)) / (v * v) - 3.0 if v > 0 else 0.0
 
 
 def _quantised(n: int, lo: int, hi: int) -> int:
@@ -1369,8 +1760,8 @@ def _ci(ratio: float, lse: float, z: float) -> list:
     return [ratio * math.exp(-z * lse), ratio * math.exp(z * lse)]
 
 
-STRUCTURE_RTOL = 1e-9     # "equal" coordinates: |x_i - x_j| <= 1e-9 max(1, |x_i|) (rounding of a sum in
-                          # another order is ~1e-15 relative; a coordinate with its own noise differs by O(1))
+STRUCTURE_RTOL = 1e-9  # "equal" coordinates: |x_i - x_j| <= 1e-9 max(1, |x_i|) (rounding of a sum in
+# another order is ~1e-15 relative; a coordinate with its own noise differs by O(1))
 
 
 def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -1388,7 +1779,7 @@ def _equal_pairs(X: np.ndarray) -> list[tuple[int, int]]:
     for i in range(k - 1):
         if not varies[i]:
             continue
-        same = np.all(_close(head[:, i:i + 1], head[:, i + 1:]), axis=0)
+        same = np.all(_close(head[:, i : i + 1], head[:, i + 1 :]), axis=0)
         for j in np.flatnonzero(same) + i + 1:
             if varies[j] and bool(np.all(_close(X[:, i], X[:, j]))):
                 out.append((i, int(j)))
@@ -1400,15 +1791,17 @@ def _stage_vector(spec: ValidationSpec, out) -> np.ndarray:
         try:
             return np.asarray(spec.stage_flatten(out), dtype=float).ravel()
         except Exception as exc:
-            raise UserCodeError(f"TARGET's statistic stage returned {type(out).__name__}, not this algorithm's "
-                                f"statistic ({type(exc).__name__}: {exc})") from None
+            raise UserCodeError(
+                f"TARGET's statistic stage returned {type(out).__name__}, not this algorithm's "
+                f"statistic ({type(exc).__name__}: {exc})"
+            ) from None
     own = _nested_flat(out)
     if own is None:
         raise UserCodeError(f"TARGET's statistic stage returned {type(out).__name__}, not numbers")
     return own
 
 
-NONFINITE = 1e9     # +inf, -inf and NaN in a release are audited as +-1e9 and 1.5e9
+NONFINITE = 1e9  # +inf, -inf and NaN in a release are audited as +-1e9 and 1.5e9
 
 
 def _finite(out):
@@ -1458,18 +1851,30 @@ def _call(what: str, f, *args, **kwargs):
 
 def _property_snippet(spec, prop, f) -> str:
     """The minimal counterexample as a runnable snippet (the TARGET's adapter is named 'impl')."""
-    return ("import numpy as np\n"
-            "from numpy import array, float64, int64\n"
-            "from userdp.reference.data import UserDataset\n"
-            f"from {spec.suite} import *\n"
-            f"example = {f.counterexample}\n"
-            f"{prop.__name__}(impl, example)   # impl: your Adapter; raises AssertionError")
+    return (
+        "import numpy as np\n"
+        "from numpy import array, float64, int64\n"
+        "from userdp.reference.data import UserDataset\n"
+        f"from {spec.suite} import *\n"
+        f"example = {f.counterexample}\n"
+        f"{prop.__name__}(impl, example)   # impl: your Adapter; raises AssertionError"
+    )
 
 
 # ------------------------------------------------------------------------ the entry point
-def validate(algorithm: str, target, *, samples: int | None = None, audit_samples: int | None = None,
-             examples: int | None = None, seed: int = 0, quick: bool = False, inputs: str | None = None,
-             param_map: Mapping[str, str] | None = None, progress=None) -> ValidationReport:
+def validate(
+    algorithm: str,
+    target,
+    *,
+    samples: int | None = None,
+    audit_samples: int | None = None,
+    examples: int | None = None,
+    seed: int = 0,
+    quick: bool = False,
+    inputs: str | None = None,
+    param_map: Mapping[str, str] | None = None,
+    progress=None,
+) -> ValidationReport:
     """Run the checks of the module docstring; return the report (never raises on a finding).
 
     target: ``module:object`` or a ``PythonTarget`` (``audits/validation/target.py``).
@@ -1478,15 +1883,27 @@ def validate(algorithm: str, target, *, samples: int | None = None, audit_sample
         (inferred per case). param_map: {reference name: yours}."""
     t0 = time.perf_counter()
     spec = get(algorithm)
-    for name, value, lo in (("samples", samples, MIN_SAMPLES), ("audit_samples", audit_samples, 1_000),
-                            ("examples", examples, 1)):
-        if value is not None:                     # checked before TARGET is imported
+    for name, value, lo in (
+        ("samples", samples, MIN_SAMPLES),
+        ("audit_samples", audit_samples, 1_000),
+        ("examples", examples, 1),
+    ):
+        if value is not None:  # checked before TARGET is imported
             _check_count(value, name, lo, 10_000_000 if name != "examples" else 100_000)
     _check_count(seed, "seed", 0, 2**63 - 1)
     t = target if isinstance(target, PythonTarget) else load_target(target, param_map)
-    run = Validation(spec, t, samples=samples, audit_samples=audit_samples, examples=examples, seed=seed,
-                     quick=quick, inputs=inputs, progress=progress)
-    with single_threaded_blas():            # blas.py: many small solves, on a machine shared with others
+    run = Validation(
+        spec,
+        t,
+        samples=samples,
+        audit_samples=audit_samples,
+        examples=examples,
+        seed=seed,
+        quick=quick,
+        inputs=inputs,
+        progress=progress,
+    )
+    with single_threaded_blas():  # blas.py: many small solves, on a machine shared with others
         run.run()
     return run.report(time.perf_counter() - t0)
 
@@ -1497,8 +1914,10 @@ def format_report(r: ValidationReport) -> str:
         raise BadType(f"r must be a ValidationReport (what validate returns), got {type(r).__name__}")
     lines = [f"userdp validate {r.algorithm} {r.target}", f"verdict: {r.verdict_line()}"]
     if r.call_shape:
-        lines.append(f"call shape: {r.call_shape}" + (f"; parameters renamed {r.settings.get('param_map')}"
-                                                       if r.settings.get("param_map") else ""))
+        lines.append(
+            f"call shape: {r.call_shape}"
+            + (f"; parameters renamed {r.settings.get('param_map')}" if r.settings.get("param_map") else "")
+        )
     lines += ["", "checks:"] + [f"  {k:<13} {v}" for k, v in r.checks.items()]
     for n in r.notes:
         lines.append(f"note: {n}")
@@ -1507,9 +1926,13 @@ def format_report(r: ValidationReport) -> str:
     shown = set()
     for f in bad:
         snip = f.evidence.get("snippet")
-        if snip is not None and snip in shown:            # the same case's snippet: printed once
-            f = Finding(f.check, f.verdict, f.title, {**{k: v for k, v in f.evidence.items() if k != "snippet"},
-                                                      "snippet": "(as above)"})
+        if snip is not None and snip in shown:  # the same case's snippet: printed once
+            f = Finding(
+                f.check,
+                f.verdict,
+                f.title,
+                {**{k: v for k, v in f.evidence.items() if k != "snippet"}, "snippet": "(as above)"},
+            )
         elif snip is not None:
             shown.add(snip)
         lines += format_finding(f)
@@ -1540,9 +1963,11 @@ def format_finding(f: Finding, indent: str = "  ") -> list:
             lines.append(f"{indent}    snippet (runnable):")
             lines += [f"{indent}      {s}" for s in str(v).splitlines()]
         elif k == "witness":
-            lines.append(f"{indent}    witness: pair {v['pair_description']!r}, set "
-                         f"{v['rejection_set'].get('description', v['rejection_set'])}, counts {v['counts']} "
-                         f"({v['ordering']})")
+            lines.append(
+                f"{indent}    witness: pair {v['pair_description']!r}, set "
+                f"{v['rejection_set'].get('description', v['rejection_set'])}, counts {v['counts']} "
+                f"({v['ordering']})"
+            )
         else:
             lines.append(f"{indent}    {k}: {_fmt(v)}")
     return lines

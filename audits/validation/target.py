@@ -22,6 +22,7 @@ naming what did not bind and which renaming would fix it.
 Errors: whatever the target raises (``SystemExit`` included) is a ``UserCodeError`` naming
 the function, the call and what it raised (exit status 3).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -35,8 +36,17 @@ from userdp.audits.engine.usercode import UserCodeError, import_user_module
 
 from userdp.audits.validation import BadType, BadValue, ValidationSpec
 
-__all__ = ["BATCHED", "ONE", "PythonTarget", "load_target", "call_shape", "parse_param_map", "check_call",
-           "signature_text", "template_text"]
+__all__ = [
+    "BATCHED",
+    "ONE",
+    "PythonTarget",
+    "load_target",
+    "call_shape",
+    "parse_param_map",
+    "check_call",
+    "signature_text",
+    "template_text",
+]
 
 BATCHED, ONE = "batched", "one release per call"
 
@@ -73,11 +83,12 @@ def _user_error(who: str, exc: BaseException, where: str) -> UserCodeError:
 @dataclass
 class PythonTarget:
     """A Python implementation: its stages (``adapter``, reference names) and its release."""
-    name: str                      # as given: module:object
-    adapter: Adapter               # stages renamed to the reference's keywords; mechanism kept raw below
-    mechanism: Callable | None     # the raw release function (the target's own names)
+
+    name: str  # as given: module:object
+    adapter: Adapter  # stages renamed to the reference's keywords; mechanism kept raw below
+    mechanism: Callable | None  # the raw release function (the target's own names)
     param_map: Mapping[str, str] = field(default_factory=dict)
-    plain: bool = False            # a plain function (no Adapter)
+    plain: bool = False  # a plain function (no Adapter)
 
     def __post_init__(self):
         self.shape = None if self.mechanism is None else call_shape(self.mechanism)
@@ -99,8 +110,7 @@ class PythonTarget:
             try:
                 return f(dataset, rng=rng, size=size, **kw)
             except (Exception, SystemExit) as exc:
-                raise _user_error(f"TARGET {self.who}", exc, f"size={size}" + (f", {where}" if where else "")) \
-                    from exc
+                raise _user_error(f"TARGET {self.who}", exc, f"size={size}" + (f", {where}" if where else "")) from exc
         out, i = [], 0
         try:
             if self._rng_kw:
@@ -127,8 +137,9 @@ def parse_param_map(param_map) -> dict:
         ref, sep, yours = item.partition("=")
         ref, yours = ref.strip(), yours.strip()
         if not sep or not ref.isidentifier() or not yours.isidentifier():
-            raise BadValue(f"param_map (--param-map) must look like REFERENCE=YOURS (two parameter names), "
-                           f"got {item!r}")
+            raise BadValue(
+                f"param_map (--param-map) must look like REFERENCE=YOURS (two parameter names), got {item!r}"
+            )
         if ref in out:
             raise BadValue(f"param_map (--param-map) names {ref!r} twice")
         out[ref] = yours
@@ -143,8 +154,9 @@ def load_target(text: str, param_map: Mapping[str, str] | None = None) -> Python
         raise BadType(f"target must be a str module:object, got {type(text).__name__} {text!r:.80}")
     if param_map is not None and not isinstance(param_map, Mapping):
         raise BadType(f"param_map must be None or a mapping {{reference name: yours}}, got {type(param_map).__name__}")
-    module, attr = import_user_module(text, "target is module:object (an Adapter or a mechanism function)",
-                                      usage_error=BadValue)
+    module, attr = import_user_module(
+        text, "target is module:object (an Adapter or a mechanism function)", usage_error=BadValue
+    )
     obj = module
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -156,8 +168,10 @@ def load_target(text: str, param_map: Mapping[str, str] | None = None) -> Python
         return PythonTarget(text, obj.renamed(pm), obj.mechanism, pm)
     if callable(obj) and not isinstance(obj, type):
         return PythonTarget(text, Adapter(text, mechanism=obj), obj, pm, plain=True)
-    raise BadType(f"target {text!r} is a {type(obj).__name__}; expected an Adapter "
-                  "(userdp.properties.adapter) or a mechanism function")
+    raise BadType(
+        f"target {text!r} is a {type(obj).__name__}; expected an Adapter "
+        "(userdp.properties.adapter) or a mechanism function"
+    )
 
 
 # ------------------------------------------------------------------ checking the call shape
@@ -168,24 +182,32 @@ def _suggest(missing: list[str], theirs: list[str]) -> list[str]:
         close = difflib.get_close_matches(ref.lower(), [t.lower() for t in free], n=1, cutoff=0.5)
         hit = next((t for t in free if close and t.lower() == close[0]), None)
         if hit is None:
-            hit = next((t for t in free if t.lower().startswith(ref.lower()[:3]) or ref.lower().startswith(t.lower())),
-                       None)
+            hit = next(
+                (t for t in free if t.lower().startswith(ref.lower()[:3]) or ref.lower().startswith(t.lower())), None
+            )
         if hit is not None:
             out.append(f"{ref}={hit}")
             free.remove(hit)
     rest = [r for r in missing if not any(o.startswith(r + "=") for o in out)]
-    if rest and len(rest) == len(free):                  # the same number left over: pair them in order
+    if rest and len(rest) == len(free):  # the same number left over: pair them in order
         out += [f"{r}={t}" for r, t in zip(rest, free)]
     return out
 
 
-def check_call(fn, spec: ValidationSpec, params: Mapping, param_map: Mapping, who: str, stage: str = "mechanism",
-               takes_dataset: bool = True) -> None:
+def check_call(
+    fn,
+    spec: ValidationSpec,
+    params: Mapping,
+    param_map: Mapping,
+    who: str,
+    stage: str = "mechanism",
+    takes_dataset: bool = True,
+) -> None:
     """Bind ``fn`` to the call ``validate`` will make; BadValue (exit 2) saying what does not fit."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
-        return                                           # a builtin: the call itself will tell
+        return  # a builtin: the call itself will tell
     kw = {param_map.get(k, k): v for k, v in params.items()}
     args = ("dataset",) if takes_dataset else ()
     try:
@@ -199,21 +221,29 @@ def check_call(fn, spec: ValidationSpec, params: Mapping, param_map: Mapping, wh
         else:
             sig.bind(*args, **kw)
     except TypeError as exc:
-        theirs = [p.name for p in sig.parameters.values()
-                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in ("dataset", "rng", "size")
-                  and p.name not in kw]
+        theirs = [
+            p.name
+            for p in sig.parameters.values()
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            and p.name not in ("dataset", "rng", "size")
+            and p.name not in kw
+        ]
         var_kw = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
         missing = [r for r in params if not var_kw and param_map.get(r, r) not in sig.parameters]
         hint = _suggest(missing, theirs)
-        fix = (f"; if yours are named differently, rename them: --param-map {' --param-map '.join(hint)}"
-               if hint else "")
+        fix = f"; if yours are named differently, rename them: --param-map {' --param-map '.join(hint)}" if hint else ""
         want = ", ".join(params)
-        shapes = (f"{stage}(dataset, rng, *, {want}) (one release per call) or {stage}(dataset, rng, size, *, "
-                  f"{want}) (batched)" if stage == "mechanism" else
-                  f"{stage}({'dataset, ' if takes_dataset else ''}*, {want})")
-        raise BadValue(f"target {who}: its {stage}{sig} cannot be called as {shapes} for {spec.algorithm}: "
-                       f"{exc}{fix}. `userdp validate {spec.algorithm} --signature` lists the call shapes and "
-                       "every parameter") from None
+        shapes = (
+            f"{stage}(dataset, rng, *, {want}) (one release per call) or {stage}(dataset, rng, size, *, "
+            f"{want}) (batched)"
+            if stage == "mechanism"
+            else f"{stage}({'dataset, ' if takes_dataset else ''}*, {want})"
+        )
+        raise BadValue(
+            f"target {who}: its {stage}{sig} cannot be called as {shapes} for {spec.algorithm}: "
+            f"{exc}{fix}. `userdp validate {spec.algorithm} --signature` lists the call shapes and "
+            "every parameter"
+        ) from None
 
 
 # ------------------------------------------------------------------ --signature and --template
@@ -223,36 +253,48 @@ def signature_text(spec: ValidationSpec) -> str:
     lines = [f"userdp validate {spec.algorithm}: how to call your implementation", ""]
     if spec.why:
         lines += [f"  {spec.why}", ""]
-    lines += ["accepted call shapes (TARGET is module:object):",
-              f"  1. one release per call:  f(dataset, rng, *, {names})",
-              f"       returns one release: {spec.release}",
-              f"  2. batched:               f(dataset, rng, size, *, {names})",
-              "       returns `size` independent releases, stacked on a first axis of length size",
-              "       (a parameter named `size` is how validate tells the two apart)",
-              f"  3. an Adapter (userdp.properties.adapter, or the suite's ADAPTER in {spec.suite}) with any of "
-              "the stages:"]
+    lines += [
+        "accepted call shapes (TARGET is module:object):",
+        f"  1. one release per call:  f(dataset, rng, *, {names})",
+        f"       returns one release: {spec.release}",
+        f"  2. batched:               f(dataset, rng, size, *, {names})",
+        "       returns `size` independent releases, stacked on a first axis of length size",
+        "       (a parameter named `size` is how validate tells the two apart)",
+        f"  3. an Adapter (userdp.properties.adapter, or the suite's ADAPTER in {spec.suite}) with any of the stages:",
+    ]
     for stage, ps in spec.stage_params.items():
         args = ("dataset, " if stage in spec.takes_dataset else "") + "*, " + ", ".join(ps)
         lines.append(f"       {stage}({args})")
-    lines += ["       mechanism: shape 1 or 2 above", "",
-              "parameters (passed by keyword; if yours have other names: --param-map REFERENCE=YOURS, or "
-              "Adapter(..., param_map={...})):"]
+    lines += [
+        "       mechanism: shape 1 or 2 above",
+        "",
+        "parameters (passed by keyword; if yours have other names: --param-map REFERENCE=YOURS, or "
+        "Adapter(..., param_map={...})):",
+    ]
     width = max([len(p.name) for p in spec.parameters] + [4])
     lines += [f"  {p.name:<{width}}  {p.meaning}" for p in spec.parameters]
-    lines += ["", "dataset: a userdp.reference.data.UserDataset (immutable; build one with "
-              "UserDataset(values, user_ids, labels=..., epsilons=..., task_ids=...)); this algorithm reads:"]
+    lines += [
+        "",
+        "dataset: a userdp.reference.data.UserDataset (immutable; build one with "
+        "UserDataset(values, user_ids, labels=..., epsilons=..., task_ids=...)); this algorithm reads:",
+    ]
     w2 = max([len(k) for k in spec.reads] + [4])
     lines += [f"  {k:<{w2}}  {v}" for k, v in spec.reads.items()]
     if spec.relation:
         lines += ["", f"neighbouring relation and claim: {spec.relation}"]
     refusals = list(spec.refusals())
     if refusals:
-        lines += ["", "inputs the reference refuses (--inputs refuse | clip | trust says what yours does; default: "
-                  "inferred per case):"]
+        lines += [
+            "",
+            "inputs the reference refuses (--inputs refuse | clip | trust says what yours does; default: "
+            "inferred per case):",
+        ]
         lines += [f"  [{r.kind}] {r.case.description}: requires {r.requires}" for r in refusals]
         if spec.project is not None:
-            lines.append(f"  --inputs clip: out-of-domain records are projected onto the domain "
-                         f"({(spec.project.__doc__ or '').strip().splitlines()[0] if spec.project.__doc__ else ''})")
+            lines.append(
+                f"  --inputs clip: out-of-domain records are projected onto the domain "
+                f"({(spec.project.__doc__ or '').strip().splitlines()[0] if spec.project.__doc__ else ''})"
+            )
     return "\n".join(lines)
 
 
@@ -296,6 +338,7 @@ if __name__ == "__main__":
 
 def _literal(v) -> str:
     import numpy as np
+
     if isinstance(v, np.ndarray):
         return f"np.array({v.tolist()!r})"
     return repr(v)

@@ -29,6 +29,7 @@ stages {stage: {params, dataset}}, tolerance {rtol, rule, source}, flags {flag: 
 params, expected | refused_by}]}; datasets and parameters are in the protocol's JSON form
 (``protocol.encode_dataset``, ``protocol.encode_params``).
 """
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,17 @@ import numpy as np
 
 from userdp.audits.validation.protocol import _param, decode_dataset, encode_dataset, encode_params
 
-__all__ = ["SCHEMA", "build", "export", "load", "check", "index_markdown", "format_check", "VectorResult",
-           "CheckReport"]
+__all__ = [
+    "SCHEMA",
+    "build",
+    "export",
+    "load",
+    "check",
+    "index_markdown",
+    "format_check",
+    "VectorResult",
+    "CheckReport",
+]
 
 SCHEMA = "userdp.vectors/1"
 
@@ -49,18 +59,21 @@ SCHEMA = "userdp.vectors/1"
 def _version() -> str:
     try:
         from importlib.metadata import version
+
         return f"userdp {version('userdp')}"
-    except Exception:                              # a source tree that is not installed
+    except Exception:  # a source tree that is not installed
         return "userdp"
 
 
 def _design(algorithm: str):
     from userdp.audits.validation.vector_cases import DESIGNS
+
     if not isinstance(algorithm, str):
         raise TypeError(f"algorithm must be a registered algorithm's name (str), got {type(algorithm).__name__}")
     if algorithm not in DESIGNS:
-        raise ValueError(f"algorithm: no test vectors for {algorithm!r}; algorithms with vectors: "
-                         f"{', '.join(sorted(DESIGNS))}")
+        raise ValueError(
+            f"algorithm: no test vectors for {algorithm!r}; algorithms with vectors: {', '.join(sorted(DESIGNS))}"
+        )
     return DESIGNS[algorithm]
 
 
@@ -126,8 +139,10 @@ def _compare(got, want, rtol: float) -> str | None:
     if err.flat[worst] <= rtol:
         return None
     where = "" if w.ndim == 0 else f" at {[int(i) for i in np.unravel_index(worst, w.shape)]}"
-    return (f"differs{where}: got {float(g.flat[worst])!r}, expected {float(w.flat[worst])!r} (relative difference "
-            f"{err.flat[worst]:.3g} > {rtol:g})")
+    return (
+        f"differs{where}: got {float(g.flat[worst])!r}, expected {float(w.flat[worst])!r} (relative difference "
+        f"{err.flat[worst]:.3g} > {rtol:g})"
+    )
 
 
 def _stage_call(design, stage: str, dataset, params: Mapping):
@@ -140,25 +155,33 @@ def _stage_call(design, stage: str, dataset, params: Mapping):
 def build(algorithm: str) -> dict:
     """The vector document of ``algorithm`` (a validatable algorithm, ``userdp list``)."""
     from userdp.audits.validation.run import STAGE_RTOL
+
     design = _design(algorithm)
     ref = design.reference()
     mechanism = design.mechanism()
     cases = list(design.cases())
     vectors, used = [], set()
     for j, case in enumerate(cases, 1):
-        doc = {"id": j, "comment": case.comment, "flags": list(case.flags), "result": case.result,
-               "dataset": encode_dataset(case.dataset), "params": encode_params(case.params)}
+        doc = {
+            "id": j,
+            "comment": case.comment,
+            "flags": list(case.flags),
+            "result": case.result,
+            "dataset": encode_dataset(case.dataset),
+            "params": encode_params(case.params),
+        }
         if case.result == "valid":
             doc["expected"] = {}
             for s in design.stages:
                 args, kw = _stage_call(design, s, case.dataset, case.params)
                 doc["expected"][s] = _jsonable(getattr(ref, s)(*args, **kw))
-            mechanism(case.dataset, rng=np.random.default_rng(0), size=2, **case.params)   # the reference releases
+            mechanism(case.dataset, rng=np.random.default_rng(0), size=2, **case.params)  # the reference releases
         else:
             doc["refused_by"] = _refused_by(design, ref, mechanism, case)
         vectors.append(doc)
         used.update(case.flags)
     from userdp.audits.validation.vector_cases import BUG_CLASSES
+
     return {
         "schema": SCHEMA,
         "algorithm": algorithm,
@@ -167,9 +190,12 @@ def build(algorithm: str) -> dict:
         "relation": design.relation,
         "notes": design.notes,
         "stages": {s: {"params": list(p), "dataset": s in design.takes_dataset} for s, p in design.stages.items()},
-        "tolerance": {"rtol": STAGE_RTOL, "rule": "|got - expected| <= rtol * max(1, |expected|), entry by entry",
-                      "source": "userdp validate's stage tolerance (audits/validation/run.py, STAGE_RTOL): the rounding "
-                                "of sums of up to 10^4 terms is below 1e-12 of it"},
+        "tolerance": {
+            "rtol": STAGE_RTOL,
+            "rule": "|got - expected| <= rtol * max(1, |expected|), entry by entry",
+            "source": "userdp validate's stage tolerance (audits/validation/run.py, STAGE_RTOL): the rounding "
+            "of sums of up to 10^4 terms is below 1e-12 of it",
+        },
         "flags": {f: BUG_CLASSES[f].description for f in sorted(used)},
         "numberOfVectors": len(vectors),
         "vectors": vectors,
@@ -197,6 +223,7 @@ def export(algorithms: Sequence[str] | None, out_dir) -> list[str]:
     """Write ``<out_dir>/<algorithm>.json`` for each algorithm (None or empty: every one with a
     design); return the paths."""
     from userdp.audits.validation.vector_cases import DESIGNS
+
     if algorithms is not None and (isinstance(algorithms, (str, bytes)) or not isinstance(algorithms, Sequence)):
         raise TypeError(f"algorithms must be None or a list of algorithm names, got {algorithms!r:.80}")
     names = sorted(DESIGNS) if not algorithms else list(algorithms)
@@ -219,7 +246,7 @@ def _dump(doc: Mapping) -> str:
     head = {k: v for k, v in doc.items() if k != "vectors"}
     text = json.dumps(head, indent=1, allow_nan=False, ensure_ascii=False)[:-2]
     rows = ",\n".join("  " + json.dumps(v, allow_nan=False, ensure_ascii=False) for v in doc["vectors"])
-    return f"{text},\n \"vectors\": [\n{rows}\n ]\n}}\n"
+    return f'{text},\n "vectors": [\n{rows}\n ]\n}}\n'
 
 
 def load(path) -> dict:
@@ -234,7 +261,7 @@ def load(path) -> dict:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"path {path}: not JSON: {exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise ValueError(f"path {path}: not a userdp vector file (its \"schema\" must be {SCHEMA!r})")
+        raise ValueError(f'path {path}: not a userdp vector file (its "schema" must be {SCHEMA!r})')
     for k in ("algorithm", "stages", "tolerance", "vectors"):
         if k not in doc:
             raise ValueError(f"path {path}: missing {k!r}")
@@ -247,13 +274,19 @@ class VectorResult:
     id: int
     comment: str
     flags: list
-    result: str                   # "valid" | "invalid"
-    verdict: str                  # "pass" | "fail" | "skipped"
+    result: str  # "valid" | "invalid"
+    verdict: str  # "pass" | "fail" | "skipped"
     reasons: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "comment": self.comment, "flags": self.flags, "result": self.result,
-                "verdict": self.verdict, "reasons": self.reasons}
+        return {
+            "id": self.id,
+            "comment": self.comment,
+            "flags": self.flags,
+            "result": self.result,
+            "verdict": self.verdict,
+            "reasons": self.reasons,
+        }
 
 
 @dataclass
@@ -264,7 +297,7 @@ class CheckReport:
     stages_missing: list
     releases: bool
     results: list
-    flags: dict                   # flag -> description (the document's)
+    flags: dict  # flag -> description (the document's)
 
     @property
     def failed(self) -> list:
@@ -279,14 +312,22 @@ class CheckReport:
         for r in self.failed:
             for f in r.flags:
                 by_flag.setdefault(f, []).append(r.id)
-        return {"algorithm": self.algorithm, "target": self.target, "verdict": self.verdict,
-                "stages_checked": self.stages_checked, "stages_missing": self.stages_missing,
-                "releases": self.releases, "vectors": len(self.results),
-                "passed": sum(r.verdict == "pass" for r in self.results), "failed": len(self.failed),
-                "skipped": sum(r.verdict == "skipped" for r in self.results),
-                "failed_by_flag": {f: {"vectors": ids, "description": self.flags.get(f, "")}
-                                   for f, ids in sorted(by_flag.items())},
-                "results": [r.to_dict() for r in self.results]}
+        return {
+            "algorithm": self.algorithm,
+            "target": self.target,
+            "verdict": self.verdict,
+            "stages_checked": self.stages_checked,
+            "stages_missing": self.stages_missing,
+            "releases": self.releases,
+            "vectors": len(self.results),
+            "passed": sum(r.verdict == "pass" for r in self.results),
+            "failed": len(self.failed),
+            "skipped": sum(r.verdict == "skipped" for r in self.results),
+            "failed_by_flag": {
+                f: {"vectors": ids, "description": self.flags.get(f, "")} for f, ids in sorted(by_flag.items())
+            },
+            "results": [r.to_dict() for r in self.results],
+        }
 
 
 def _refusal(exc: BaseException) -> bool:
@@ -297,6 +338,7 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
     """Run every vector of ``document`` (``build`` or ``load``) on ``impl``, an ``Adapter``
     (``ProcessTarget.adapter()`` for a program); the stages it lacks are reported, not failed."""
     from userdp.properties.adapter import Adapter
+
     if not isinstance(document, Mapping) or document.get("schema") != SCHEMA:
         raise TypeError(f"document must be a vector document (schema {SCHEMA!r}; vectors.build or vectors.load)")
     if not isinstance(impl, Adapter):
@@ -321,8 +363,11 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
                 try:
                     got = _normal(_jsonable(_call(impl, s, stages[s], dataset, params)))
                 except Exception as exc:
-                    reasons.append(f"{s}: {'refused' if _refusal(exc) else 'raised'} a valid input: "
-                                   f"{type(exc).__name__}: {exc}"[:400])
+                    reasons.append(
+                        f"{s}: {'refused' if _refusal(exc) else 'raised'} a valid input: {type(exc).__name__}: {exc}"[
+                            :400
+                        ]
+                    )
                     continue
                 why = _compare(got, _normal(v["expected"][s]), rtol)
                 if why is not None:
@@ -332,8 +377,10 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
                 try:
                     impl.mechanism(dataset, rng=np.random.default_rng([v["id"], 29]), size=2, **params)
                 except Exception as exc:
-                    reasons.append(f"mechanism: {'refused' if _refusal(exc) else 'raised'} a valid input: "
-                                   f"{type(exc).__name__}: {exc}"[:400])
+                    reasons.append(
+                        f"mechanism: {'refused' if _refusal(exc) else 'raised'} a valid input: "
+                        f"{type(exc).__name__}: {exc}"[:400]
+                    )
         else:
             for s in v["refused_by"]:
                 if not (releases if s == "mechanism" else s in have):
@@ -346,14 +393,17 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
                         _call(impl, s, stages[s], dataset, params)
                 except Exception as exc:
                     if not _refusal(exc):
-                        reasons.append(f"{s}: raised {type(exc).__name__} instead of refusing (ValueError or "
-                                       f"TypeError; over the protocol an error of kind \"refused\"): {exc}"[:400])
+                        reasons.append(
+                            f"{s}: raised {type(exc).__name__} instead of refusing (ValueError or "
+                            f'TypeError; over the protocol an error of kind "refused"): {exc}'[:400]
+                        )
                     continue
                 reasons.append(f"{s}: accepted an input the paper excludes")
         verdict = "fail" if reasons else ("pass" if ran else "skipped")
         results.append(VectorResult(v["id"], v["comment"], list(v["flags"]), v["result"], verdict, reasons))
-    return CheckReport(document["algorithm"], name or impl.name, have, missing, releases, results,
-                       dict(document.get("flags", {})))
+    return CheckReport(
+        document["algorithm"], name or impl.name, have, missing, releases, results, dict(document.get("flags", {}))
+    )
 
 
 def _call(impl, stage: str, spec: Mapping, dataset, params: Mapping):
@@ -373,6 +423,7 @@ def _decode_params(obj: Mapping) -> dict:
                 return parts
             return a if a.dtype.kind in "iuf" else parts
         return v
+
     return {k: one(v) for k, v in obj.items()}
 
 
@@ -381,12 +432,15 @@ def format_check(r: CheckReport) -> str:
     if not isinstance(r, CheckReport):
         raise TypeError(f"r must be a CheckReport (what vectors.check returns), got {type(r).__name__}")
     d = r.to_dict()
-    lines = [f"userdp vectors check {r.algorithm} {r.target}", f"verdict: {r.verdict.upper()}",
-             f"vectors: {d['vectors']}: {d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped (nothing "
-             "to check)",
-             f"stages checked: {', '.join(r.stages_checked) or 'none'}"
-             + (f"; not implemented (not checked): {', '.join(r.stages_missing)}" if r.stages_missing else "")
-             + ("; releases checked for refusals" if r.releases else "; no releases")]
+    lines = [
+        f"userdp vectors check {r.algorithm} {r.target}",
+        f"verdict: {r.verdict.upper()}",
+        f"vectors: {d['vectors']}: {d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped (nothing "
+        "to check)",
+        f"stages checked: {', '.join(r.stages_checked) or 'none'}"
+        + (f"; not implemented (not checked): {', '.join(r.stages_missing)}" if r.stages_missing else "")
+        + ("; releases checked for refusals" if r.releases else "; no releases"),
+    ]
     if r.failed:
         lines += ["", "failed:"]
         for v in r.failed:
@@ -401,35 +455,57 @@ def format_check(r: CheckReport) -> str:
 def index_markdown(documents: Sequence[Mapping]) -> str:
     """``docs/vectors.md``: every algorithm's vectors, the bug classes and where they come from."""
     from userdp.audits.validation.vector_cases import BUG_CLASSES
-    if isinstance(documents, (str, bytes, Mapping)) or not isinstance(documents, Sequence) or \
-            not all(isinstance(d, Mapping) and d.get("schema") == SCHEMA for d in documents):
+
+    if (
+        isinstance(documents, (str, bytes, Mapping))
+        or not isinstance(documents, Sequence)
+        or not all(isinstance(d, Mapping) and d.get("schema") == SCHEMA for d in documents)
+    ):
         raise TypeError(f"documents must be a list of vector documents (schema {SCHEMA!r}), got {documents!r:.80}")
     docs = sorted(documents, key=lambda d: d["algorithm"])
-    lines = ["# Test vectors: index", "",
-             "Generated by `userdp vectors export --out DIR --index docs/vectors.md` (audits/validation/vectors.py); "
-             "do not edit by hand. A test regenerates it and fails if it is stale.", "",
-             "One JSON file per algorithm, the reference's noise-free stages on each vector, with the inputs "
-             "that must be refused. Check a program with `userdp vectors check ALGORITHM --command \"CMD\"` "
-             "(docs/protocol.md), or read the files from any language's CI: a vector passes when every stage "
-             "your implementation has equals `expected` to the file's `tolerance` (valid vectors), or when "
-             "your implementation refuses the input in every stage of `refused_by` it has (invalid vectors).", "",
-             "| algorithm | vectors | valid | invalid | stages | flags |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# Test vectors: index",
+        "",
+        "Generated by `userdp vectors export --out DIR --index docs/vectors.md` (audits/validation/vectors.py); "
+        "do not edit by hand. A test regenerates it and fails if it is stale.",
+        "",
+        "One JSON file per algorithm, the reference's noise-free stages on each vector, with the inputs "
+        'that must be refused. Check a program with `userdp vectors check ALGORITHM --command "CMD"` '
+        "(docs/protocol.md), or read the files from any language's CI: a vector passes when every stage "
+        "your implementation has equals `expected` to the file's `tolerance` (valid vectors), or when "
+        "your implementation refuses the input in every stage of `refused_by` it has (invalid vectors).",
+        "",
+        "| algorithm | vectors | valid | invalid | stages | flags |",
+        "|---|---|---|---|---|---|",
+    ]
     for d in docs:
         vs = d["vectors"]
         valid = sum(v["result"] == "valid" for v in vs)
-        lines.append(f"| {d['algorithm']} | {len(vs)} | {valid} | {len(vs) - valid} | {', '.join(d['stages'])} | "
-                     f"{', '.join(sorted(d['flags']))} |")
-    lines += ["", "## Bug classes (flags)", "",
-              "Each class is drawn from the planted bugs (tests/planted/) and the known-bug corpus (tests/corpus/) "
-              "it lists; a vector carries the flags of the classes it is built to expose.", ""]
+        lines.append(
+            f"| {d['algorithm']} | {len(vs)} | {valid} | {len(vs) - valid} | {', '.join(d['stages'])} | "
+            f"{', '.join(sorted(d['flags']))} |"
+        )
+    lines += [
+        "",
+        "## Bug classes (flags)",
+        "",
+        "Each class is drawn from the planted bugs (tests/planted/) and the known-bug corpus (tests/corpus/) "
+        "it lists; a vector carries the flags of the classes it is built to expose.",
+        "",
+    ]
     for name in sorted(BUG_CLASSES):
         c = BUG_CLASSES[name]
-        where = [f"`{a}`" for d in docs for a in [d["algorithm"]]
-                 if any(name in v["flags"] for v in d["vectors"])]
-        lines += [f"### {name}", "", c.description, "",
-                  f"- vectors in: {', '.join(where) or 'none (no stage shows it: the release-level checks of validate do)'}",
-                  f"- planted: {', '.join(f'`{p}`' for p in c.planted) or 'none'}",
-                  f"- corpus: {', '.join(f'`{p}`' for p in c.corpus) or 'none'}", ""]
+        where = [f"`{a}`" for d in docs for a in [d["algorithm"]] if any(name in v["flags"] for v in d["vectors"])]
+        lines += [
+            f"### {name}",
+            "",
+            c.description,
+            "",
+            f"- vectors in: {', '.join(where) or 'none (no stage shows it: the release-level checks of validate do)'}",
+            f"- planted: {', '.join(f'`{p}`' for p in c.planted) or 'none'}",
+            f"- corpus: {', '.join(f'`{p}`' for p in c.corpus) or 'none'}",
+            "",
+        ]
     for d in docs:
         lines += [f"## {d['algorithm']}", "", d["reference"] + ".", ""]
         if d.get("notes"):

@@ -22,6 +22,7 @@ as under-noised there.
 
 Calibration "global": see the comment above ``GLOBAL_SUPPORT``.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,7 +44,7 @@ from userdp.audits.validation._data import seeded
 __all__ = ["V_DELTA", "V_EPS"]
 
 V_EPS, V_DELTA = 3.0, 1e-5
-CROSS_N = 65          # one-item users at 0: gamma = 16 just above the threshold L = 15.35 at eps = 3
+CROSS_N = 65  # one-item users at 0: gamma = 16 just above the threshold L = 15.35 at eps = 3
 
 
 def _params_v(eps: float = V_EPS, **kw) -> dict:
@@ -58,8 +59,13 @@ def crossing_pair() -> NeighbourPair:
     D = UserDataset(np.zeros(CROSS_N), np.arange(CROSS_N))
     v = np.zeros(CROSS_N)
     v[0] = 100.0 * R
-    return NeighbourPair(D, D.with_fields(values=v), REPLACE_USER_ITEMS.name, 0,
-                         "65 one-item users at 0 vs user 0 at +100 (gamma 16 vs 15, threshold 15.35)")
+    return NeighbourPair(
+        D,
+        D.with_fields(values=v),
+        REPLACE_USER_ITEMS.name,
+        0,
+        "65 one-item users at 0 vs user 0 at +100 (gamma 16 vs 15, threshold 15.35)",
+    )
 
 
 def realisation_pair(n: int = 2000, quadratic: int = 1040, seed: int = 7) -> NeighbourPair:
@@ -72,13 +78,24 @@ def realisation_pair(n: int = 2000, quadratic: int = 1040, seed: int = 7) -> Nei
     sensitivity bound too small by a factor shows at nearly its full size."""
     rng = np.random.default_rng(seed)
     far = n - quadratic
-    v = np.concatenate([[-100.0 * R], rng.uniform(-R / 2, R / 2, quadratic),
-                        np.full(far // 2, -100.0 * R), np.full(far - far // 2 - 1, 100.0 * R)])
+    v = np.concatenate(
+        [
+            [-100.0 * R],
+            rng.uniform(-R / 2, R / 2, quadratic),
+            np.full(far // 2, -100.0 * R),
+            np.full(far - far // 2 - 1, 100.0 * R),
+        ]
+    )
     D = UserDataset(v, np.arange(n))
     w = v.copy()
     w[0] = 100.0 * R
-    return NeighbourPair(D, D.with_fields(values=w), REPLACE_USER_ITEMS.name, 0,
-                         f"{n} one-item users, {quadratic} in a cluster, the rest at +-100 R; user 0: -100 R vs +100 R")
+    return NeighbourPair(
+        D,
+        D.with_fields(values=w),
+        REPLACE_USER_ITEMS.name,
+        0,
+        f"{n} one-item users, {quadratic} in a cluster, the rest at +-100 R; user 0: -100 R vs +100 R",
+    )
 
 
 def range_pair() -> NeighbourPair:
@@ -88,8 +105,13 @@ def range_pair() -> NeighbourPair:
     k = int(np.argmin(D.counts))
     v = np.array(D.values)
     v[D.user_ids == D.users[k]] = 100.0 * R
-    return NeighbourPair(D, D.with_fields(values=v), REPLACE_USER_ITEMS.name, int(D.users[k]),
-                         f"case 1 vs user {k}'s {D.counts[k]} items at +100 R")
+    return NeighbourPair(
+        D,
+        D.with_fields(values=v),
+        REPLACE_USER_ITEMS.name,
+        int(D.users[k]),
+        f"case 1 vs user {k}'s {D.counts[k]} items at +100 R",
+    )
 
 
 def _generated(kind: str, n: int, top: int, seed: int) -> UserDataset:
@@ -128,10 +150,12 @@ def _validation_cases() -> list:
     3. "het" in d = 2, 200 users: the vector Huber loss on the L2 norm and L2 sensitivity.
     """
     p = _params_v()
-    return [Case(crossing_pair().first, p, "65 one-item users at 0 (PTR near its threshold: P(pass) = 0.69)"),
-            Case(_generated("het", 300, 50, 1), p, "300 imbalanced users, heavy users offset (always passes)"),
-            Case(_generated("heavy", 300, 50, 2), p, "300 imbalanced users, Student t(1.5) items (heavy tails)"),
-            Case(_generated("d2", 200, 30, 3), p, "200 imbalanced users in d = 2")]
+    return [
+        Case(crossing_pair().first, p, "65 one-item users at 0 (PTR near its threshold: P(pass) = 0.69)"),
+        Case(_generated("het", 300, 50, 1), p, "300 imbalanced users, heavy users offset (always passes)"),
+        Case(_generated("heavy", 300, 50, 2), p, "300 imbalanced users, Student t(1.5) items (heavy tails)"),
+        Case(_generated("d2", 200, 30, 3), p, "200 imbalanced users in d = 2"),
+    ]
 
 
 def _validation_designs() -> list:
@@ -153,10 +177,13 @@ def _validation_designs() -> list:
       sigma jumps from 0.025 to 3.7: the spread alone tells the two apart (unbounded loss).
     """
     claim = Z.claim(V_EPS, V_DELTA)
-    return [AuditDesign([crossing_pair()], _params_v(), claim, "PTR threshold: gamma 16 vs 15 around L = 15.35"),
-            AuditDesign([realisation_pair()], _params_v(), claim,
-                        "sensitivity: a user moving Clip(mu0) by 0.96 of the calibrated B"),
-            AuditDesign([range_pair()], _params_v(), claim, "item range: a light user's items moved to +100 R")]
+    return [
+        AuditDesign([crossing_pair()], _params_v(), claim, "PTR threshold: gamma 16 vs 15 around L = 15.35"),
+        AuditDesign(
+            [realisation_pair()], _params_v(), claim, "sensitivity: a user moving Clip(mu0) by 0.96 of the calibrated B"
+        ),
+        AuditDesign([range_pair()], _params_v(), claim, "item range: a light user's items moved to +100 R"),
+    ]
 
 
 def _hlm_flatten(out, size: int):
@@ -164,7 +191,7 @@ def _hlm_flatten(out, size: int):
     try:
         a = np.asarray(out, dtype=float)
     except (TypeError, ValueError):
-        return out                               # validate's own check names the bad output
+        return out  # validate's own check names the bad output
     if a.ndim == 0 or a.shape[0] != size:
         return out
     a = a.reshape(size, -1)
@@ -179,7 +206,9 @@ def pass_probability(plan) -> float:
 
 def _folded_mean(c: np.ndarray, sigma: float) -> np.ndarray:
     """E|c + sigma Z|, Z ~ N(0, 1): sigma sqrt(2/pi) exp(-c^2 / (2 sigma^2)) + c (1 - 2 Phi(-c / sigma))."""
-    return sigma * math.sqrt(2 / math.pi) * np.exp(-c * c / (2 * sigma * sigma)) + c * (1 - 2 * stats.norm.cdf(-c / sigma))
+    return sigma * math.sqrt(2 / math.pi) * np.exp(-c * c / (2 * sigma * sigma)) + c * (
+        1 - 2 * stats.norm.cdf(-c / sigma)
+    )
 
 
 def _hlm_statistic(dataset, **params) -> np.ndarray:
@@ -193,8 +222,13 @@ def _realisation_case() -> Case:
     pair = realisation_pair()
     pa, pb = Z.release_plan(pair.first, **_params_v()), Z.release_plan(pair.second, **_params_v())
     share = float(np.linalg.norm(pa.clipped - pb.clipped) / min(pa.B, 2 * R_C))
-    return Case(pair.first, _params_v(), "2000 one-item users, 1040 in a cluster, the rest at +-100 R (always passes)",
-                pair=pair, pair_share=min(1.0, share))
+    return Case(
+        pair.first,
+        _params_v(),
+        "2000 one-item users, 1040 in a cluster, the rest at +-100 R (always passes)",
+        pair=pair,
+        pair_share=min(1.0, share),
+    )
 
 
 def _cases(d: int):
@@ -203,6 +237,7 @@ def _cases(d: int):
         if d == 3:
             out.append(Case(_generated_d(3, 150, 30, 9), _params_v(), "150 imbalanced users in d = 3"))
         return out
+
     return cases
 
 
@@ -221,10 +256,12 @@ def _generated_d(d: int, n: int, top: int, seed: int) -> UserDataset:
 def _generate(d: int, algorithm: str):
     """Three cases per seed: few users (20, balanced sizes) at eps = 1; many users (400, skewed sizes)
     at eps = 3 with items in the ball; heavy-tailed items (Student t(2)) at eps = 6, in d (1 or 3)."""
+
     def generate(seed: int) -> list:
         out = []
-        for k, (n, shape, eps, kind) in enumerate(((20, "balanced", 1.0, "ball"), (400, "skewed", 3.0, "ball"),
-                                                    (150, "skewed", 6.0, "t"))):
+        for k, (n, shape, eps, kind) in enumerate(
+            ((20, "balanced", 1.0, "ball"), (400, "skewed", 3.0, "ball"), (150, "skewed", 6.0, "t"))
+        ):
             g = seeded(algorithm, seed, k)
             m = np.full(n, 8) if shape == "balanced" else np.ceil(40 / np.sqrt(np.arange(1, n + 1))).astype(np.int64)
             ids = np.repeat(np.arange(n), m)
@@ -233,10 +270,17 @@ def _generate(d: int, algorithm: str):
             else:
                 x = g.uniform(-1, 1, (ids.size, d)) / np.sqrt(d) + g.uniform(-0.2, 0.2, (n, d))[ids]
             x = np.round(x[:, 0] if d == 1 else x, 4)
-            out.append(Case(UserDataset(x * R, ids), _params_v(eps=eps), f"{n} users, {shape} item counts, "
-                            f"{'Student t(2) items' if kind == 't' else 'items in the ball'}, d = {d}, eps = {eps:g}",
-                            origin="generated"))
+            out.append(
+                Case(
+                    UserDataset(x * R, ids),
+                    _params_v(eps=eps),
+                    f"{n} users, {shape} item counts, "
+                    f"{'Student t(2) items' if kind == 't' else 'items in the ball'}, d = {d}, eps = {eps:g}",
+                    origin="generated",
+                )
+            )
         return out
+
     return generate
 
 
@@ -245,52 +289,91 @@ def _designs(d: int):
         out = _validation_designs()
         if d == 3:
             from userdp.audits.registry import zhao2024 as RZ
+
             s = RZ.build_hlm(3)
-            out.append(AuditDesign(s.pairs, _params_v(), s.claim, "d = 3: the registry's extreme pairs (items at "
-                                   "-100 R vs +100 R)", output="vector"))
+            out.append(
+                AuditDesign(
+                    s.pairs,
+                    _params_v(),
+                    s.claim,
+                    "d = 3: the registry's extreme pairs (items at -100 R vs +100 R)",
+                    output="vector",
+                )
+            )
         return out
+
     return designs
 
 
 def _refusals() -> list:
     D = crossing_pair().first
-    return [Refusal(Case(D, _params_v(eps=0.0), "epsilon = 0 (no budget for the test or the noise)"), "budget",
-                    "epsilon > 0"),
-            Refusal(Case(D, {**_params_v(), "delta": 0.0}, "delta = 0 (Gaussian noise and PTR need delta > 0)"),
-                    "budget", "delta > 0"),
-            Refusal(Case(D, {**_params_v(), "R_c": -1.0}, "R_c = -1 (the clipping radius of eq. (4))"), "parameter",
-                    "R_c > 0")]
+    return [
+        Refusal(
+            Case(D, _params_v(eps=0.0), "epsilon = 0 (no budget for the test or the noise)"), "budget", "epsilon > 0"
+        ),
+        Refusal(
+            Case(D, {**_params_v(), "delta": 0.0}, "delta = 0 (Gaussian noise and PTR need delta > 0)"),
+            "budget",
+            "delta > 0",
+        ),
+        Refusal(
+            Case(D, {**_params_v(), "R_c": -1.0}, "R_c = -1 (the clipping radius of eq. (4))"), "parameter", "R_c > 0"
+        ),
+    ]
 
 
-HLM_PARAMS = (Param("epsilon", "the privacy level of the (epsilon, delta)-DP claim (split between the PTR test and "
-                               "the Gaussian noise); > 0"),
-              Param("delta", "the delta of the claim, in (0, 1); > 0 (Gaussian noise and PTR need it)"),
-              Param("R", "the public scale of the items: the Huber thresholds T_i come from it (items beyond R are "
-                         "allowed: the loss is robust to them); > 0"),
-              Param("R_c", "the radius the estimate is clipped to before the noise (eq. (4)); > 0"))
+HLM_PARAMS = (
+    Param(
+        "epsilon",
+        "the privacy level of the (epsilon, delta)-DP claim (split between the PTR test and the Gaussian noise); > 0",
+    ),
+    Param("delta", "the delta of the claim, in (0, 1); > 0 (Gaussian noise and PTR need it)"),
+    Param(
+        "R",
+        "the public scale of the items: the Huber thresholds T_i come from it (items beyond R are "
+        "allowed: the loss is robust to them); > 0",
+    ),
+    Param("R_c", "the radius the estimate is clipped to before the noise (eq. (4)); > 0"),
+)
 
 for _d, _name in ((1, "zhao2024.hlm"), (3, "zhao2024.hlm-d3")):
-    register(ValidationSpec(
-        algorithm=_name, reference=Z.mechanism, statistic=_hlm_statistic, noise="gaussian",
-        claim=lambda D, p: Z.claim(p["epsilon"], p["delta"]),
-        cases=_cases(_d), generate=_generate(_d, _name), designs=_designs(_d), refusals=_refusals,
-        suite="userdp.properties.zhao2024",
-        # noise_scale returns a dict (properties/zhao2024.py), which the stage comparison cannot compare;
-        # ptr_distance is an integer count of users whose margins clear multiples of B, which two
-        # minimisers certified to the slack e may legitimately differ on (the realisation case: 900
-        # users share one margin); the suite's properties check it instead
-        stage_params={s: ("epsilon", "delta", "R", "R_c") for s in
-                      ("weights", "thresholds", "statistic", "sensitivity")},
-        takes_dataset=("weights", "thresholds", "statistic", "sensitivity", "ptr_distance"),
-        flatten=_hlm_flatten, noise_width=lambda k: k // 2, parameters=HLM_PARAMS, stage_cases="fixed",
-        reads={"values": "(n,) or (n, d) the items x_ij", "user_ids": "(n,) the user of each item; the item counts "
-                         "m_l are public (the relation keeps them)"},
-        relation="replace-user-items (one user's items change, its count kept); (epsilon, delta)-DP",
-        release=("a float" if _d == 1 else "a (d,) array") + ": Clip(mu0, R_c) + N(0, sigma^2) with sigma = sigma_pass "
-                "if the PTR test passes, else sigma_fallback (the global sensitivity 2 R_c); validate compares it "
-                "with |x| appended per coordinate",
-        why="HLM (poster eq. 2-4): weighted Huber minimiser, clipped, Gaussian noise calibrated by "
-            "propose-test-release (calibration derived here, not from the poster)"))
+    register(
+        ValidationSpec(
+            algorithm=_name,
+            reference=Z.mechanism,
+            statistic=_hlm_statistic,
+            noise="gaussian",
+            claim=lambda D, p: Z.claim(p["epsilon"], p["delta"]),
+            cases=_cases(_d),
+            generate=_generate(_d, _name),
+            designs=_designs(_d),
+            refusals=_refusals,
+            suite="userdp.properties.zhao2024",
+            # noise_scale returns a dict (properties/zhao2024.py), which the stage comparison cannot compare;
+            # ptr_distance is an integer count of users whose margins clear multiples of B, which two
+            # minimisers certified to the slack e may legitimately differ on (the realisation case: 900
+            # users share one margin); the suite's properties check it instead
+            stage_params={
+                s: ("epsilon", "delta", "R", "R_c") for s in ("weights", "thresholds", "statistic", "sensitivity")
+            },
+            takes_dataset=("weights", "thresholds", "statistic", "sensitivity", "ptr_distance"),
+            flatten=_hlm_flatten,
+            noise_width=lambda k: k // 2,
+            parameters=HLM_PARAMS,
+            stage_cases="fixed",
+            reads={
+                "values": "(n,) or (n, d) the items x_ij",
+                "user_ids": "(n,) the user of each item; the item counts m_l are public (the relation keeps them)",
+            },
+            relation="replace-user-items (one user's items change, its count kept); (epsilon, delta)-DP",
+            release=("a float" if _d == 1 else "a (d,) array")
+            + ": Clip(mu0, R_c) + N(0, sigma^2) with sigma = sigma_pass "
+            "if the PTR test passes, else sigma_fallback (the global sensitivity 2 R_c); validate compares it "
+            "with |x| appended per coordinate",
+            why="HLM (poster eq. 2-4): weighted Huber minimiser, clipped, Gaussian noise calibrated by "
+            "propose-test-release (calibration derived here, not from the poster)",
+        )
+    )
 
 
 # ------------------------------------------------------------------ userdp validate: HLM, calibration "global"
@@ -330,8 +413,13 @@ def curvature_pair(ones: int = 20, twos: int = 3) -> NeighbourPair:
     D = _global_users(y, m)
     v = np.array(D.values)
     v[D.user_ids == 0] = -GLOBAL_SUPPORT
-    return NeighbourPair(D, D.with_fields(values=v), REPLACE_USER_ITEMS.name, 0,
-                         f"{ones} one-item users at +rho, {twos} two-item users at -rho; user 0 from +rho to -rho")
+    return NeighbourPair(
+        D,
+        D.with_fields(values=v),
+        REPLACE_USER_ITEMS.name,
+        0,
+        f"{ones} one-item users at +rho, {twos} two-item users at -rho; user 0 from +rho to -rho",
+    )
 
 
 def _global_share(pair: NeighbourPair, params: dict) -> float:
@@ -370,13 +458,28 @@ def _global_cases() -> list:
     """
     p = _params_g()
     tight, curv = RG.tight_pair(), curvature_pair()
-    return [Case(tight.first, p, "the registry's audit dataset (2000 users, the poster's counts at gamma = 2)",
-                 pair=tight, pair_share=_global_share(tight, p)),
-            Case(curv.first, p, "20 one-item users at +rho, 3 two-item users at -rho (curvature exactly kappa_G)",
-                 pair=curv, pair_share=_global_share(curv, p)),
-            Case(_global_ball(1, _poster_counts(600, 1.5), 21), p, "600 users, the poster's counts at gamma = 1.5"),
-            Case(_global_ball(2, _poster_counts(300, 2.0), 22), _params_g(R=1.5),
-                 "300 users in d = 2 (R = 1.5), the poster's counts at gamma = 2")]
+    return [
+        Case(
+            tight.first,
+            p,
+            "the registry's audit dataset (2000 users, the poster's counts at gamma = 2)",
+            pair=tight,
+            pair_share=_global_share(tight, p),
+        ),
+        Case(
+            curv.first,
+            p,
+            "20 one-item users at +rho, 3 two-item users at -rho (curvature exactly kappa_G)",
+            pair=curv,
+            pair_share=_global_share(curv, p),
+        ),
+        Case(_global_ball(1, _poster_counts(600, 1.5), 21), p, "600 users, the poster's counts at gamma = 1.5"),
+        Case(
+            _global_ball(2, _poster_counts(300, 2.0), 22),
+            _params_g(R=1.5),
+            "300 users in d = 2 (R = 1.5), the poster's counts at gamma = 2",
+        ),
+    ]
 
 
 def _global_generate(seed: int) -> list:
@@ -409,22 +512,40 @@ def _global_designs() -> list:
       Delta about 13% too small, realised here at its full size.
     """
     claim = C.claim(V_EPS, V_DELTA)
-    return [AuditDesign([RG.tight_pair()], _params_g(), claim, "tight: the largest pull flips sign (0.94 of S)"),
-            AuditDesign([curvature_pair()], _params_g(), claim, "curvature: a one-item user across the support "
-                        "while two-item users pull from their linear region (the move is Delta)")]
+    return [
+        AuditDesign([RG.tight_pair()], _params_g(), claim, "tight: the largest pull flips sign (0.94 of S)"),
+        AuditDesign(
+            [curvature_pair()],
+            _params_g(),
+            claim,
+            "curvature: a one-item user across the support "
+            "while two-item users pull from their linear region (the move is Delta)",
+        ),
+    ]
 
 
 def _global_refusals() -> list:
     D = curvature_pair().first
     p = _params_g()
-    return [Refusal(Case(D, _params_g(eps=0.0), "epsilon = 0"), "budget", "epsilon > 0"),
-            Refusal(Case(D, {**p, "delta": 0.0}, "delta = 0 (Gaussian noise needs delta > 0)"), "budget", "delta > 0"),
-            Refusal(Case(D, {**p, "R_c": -1.0}, "R_c = -1"), "parameter", "R_c > 0"),
-            Refusal(Case(_global_users([0.2, -0.3, 0.1], [2, 3, 4]), p, "no one-item user: every T_i = 2R / sqrt(m_i) "
-                         "< 2 rho, so no curvature is guaranteed (G1)"), "parameter",
-                    "a user with tau R / sqrt(m_i) >= 2 support (a one-item user when R = support)"),
-            Refusal(Case(_global_users([0.5, 2.0, -0.2], [1, 1, 1]), p, "an item at 2 rho, outside the declared support"),
-                    "data", "every item in the L2 ball of radius support")]
+    return [
+        Refusal(Case(D, _params_g(eps=0.0), "epsilon = 0"), "budget", "epsilon > 0"),
+        Refusal(Case(D, {**p, "delta": 0.0}, "delta = 0 (Gaussian noise needs delta > 0)"), "budget", "delta > 0"),
+        Refusal(Case(D, {**p, "R_c": -1.0}, "R_c = -1"), "parameter", "R_c > 0"),
+        Refusal(
+            Case(
+                _global_users([0.2, -0.3, 0.1], [2, 3, 4]),
+                p,
+                "no one-item user: every T_i = 2R / sqrt(m_i) < 2 rho, so no curvature is guaranteed (G1)",
+            ),
+            "parameter",
+            "a user with tau R / sqrt(m_i) >= 2 support (a one-item user when R = support)",
+        ),
+        Refusal(
+            Case(_global_users([0.5, 2.0, -0.2], [1, 1, 1]), p, "an item at 2 rho, outside the declared support"),
+            "data",
+            "every item in the L2 ball of radius support",
+        ),
+    ]
 
 
 def _global_project(dataset: UserDataset, params) -> UserDataset:
@@ -443,26 +564,43 @@ def _global_statistic(dataset, **params) -> np.ndarray:
 
 
 _G = ("epsilon", "delta", "R", "R_c", "support")
-register(ValidationSpec(
-    algorithm="zhao2024.hlm-global",
-    reference=lambda dataset, rng, size=None, **p: C.global_mechanism(dataset, rng, size, **p),
-    statistic=_global_statistic, noise="gaussian", claim=lambda D, p: C.claim(p["epsilon"], p["delta"]),
-    cases=_global_cases, generate=_global_generate, designs=_global_designs, refusals=_global_refusals,
-    project=_global_project, suite="userdp.properties.zhao2024", suite_properties="GLOBAL_PROPERTIES",
-    suite_reference="REFERENCE_GLOBAL",
-    # noise_scale returns a dict (sigma, epsilon, delta, Delta, e, kappa_G, rho_G): the suite's
-    # properties check it; the stage comparison compares the array and number stages
-    stage_params={s: _G for s in ("weights", "thresholds", "statistic", "sensitivity")},
-    takes_dataset=("weights", "thresholds", "statistic", "sensitivity", "noise_scale"),
-    parameters=HLM_PARAMS[:2] + (
-        Param("R", "the public scale of the items: the Huber thresholds T_i = 2 R / sqrt(m_i) come from it; > 0"),
-        Param("R_c", "the radius the estimate is clipped to before the noise (eq. (4)); > 0"),
-        Param("support", "the declared support rho: every item in the L2 ball of radius rho around 0 (data outside "
-                         "is refused); a user with 2 R / sqrt(m_i) >= 2 rho must exist; > 0")),
-    reads={"values": "(n,) or (n, d) the items x_ij, each of norm <= support",
-           "user_ids": "(n,) the user of each item; the item counts m_l are public (the relation keeps them)"},
-    relation="replace-user-items (one user's items change, its count kept); (epsilon, delta)-DP",
-    release="a float, or a (d,) array: Clip(x_K, R_c) + N(0, sigma^2 I), sigma at the global sensitivity "
-            "min(2c / kappa_G + 2e, 2 R_c) and the whole (epsilon, delta) (no test)",
-    why="HLM with calibration 'global' (derived here, not from the poster): weights equalising the users' pulls, "
-        "the support's guaranteed curvature kappa_G, a public iteration count, Gaussian noise without a test"))
+register(
+    ValidationSpec(
+        algorithm="zhao2024.hlm-global",
+        reference=lambda dataset, rng, size=None, **p: C.global_mechanism(dataset, rng, size, **p),
+        statistic=_global_statistic,
+        noise="gaussian",
+        claim=lambda D, p: C.claim(p["epsilon"], p["delta"]),
+        cases=_global_cases,
+        generate=_global_generate,
+        designs=_global_designs,
+        refusals=_global_refusals,
+        project=_global_project,
+        suite="userdp.properties.zhao2024",
+        suite_properties="GLOBAL_PROPERTIES",
+        suite_reference="REFERENCE_GLOBAL",
+        # noise_scale returns a dict (sigma, epsilon, delta, Delta, e, kappa_G, rho_G): the suite's
+        # properties check it; the stage comparison compares the array and number stages
+        stage_params={s: _G for s in ("weights", "thresholds", "statistic", "sensitivity")},
+        takes_dataset=("weights", "thresholds", "statistic", "sensitivity", "noise_scale"),
+        parameters=HLM_PARAMS[:2]
+        + (
+            Param("R", "the public scale of the items: the Huber thresholds T_i = 2 R / sqrt(m_i) come from it; > 0"),
+            Param("R_c", "the radius the estimate is clipped to before the noise (eq. (4)); > 0"),
+            Param(
+                "support",
+                "the declared support rho: every item in the L2 ball of radius rho around 0 (data outside "
+                "is refused); a user with 2 R / sqrt(m_i) >= 2 rho must exist; > 0",
+            ),
+        ),
+        reads={
+            "values": "(n,) or (n, d) the items x_ij, each of norm <= support",
+            "user_ids": "(n,) the user of each item; the item counts m_l are public (the relation keeps them)",
+        },
+        relation="replace-user-items (one user's items change, its count kept); (epsilon, delta)-DP",
+        release="a float, or a (d,) array: Clip(x_K, R_c) + N(0, sigma^2 I), sigma at the global sensitivity "
+        "min(2c / kappa_G + 2e, 2 R_c) and the whole (epsilon, delta) (no test)",
+        why="HLM with calibration 'global' (derived here, not from the poster): weights equalising the users' pulls, "
+        "the support's guaranteed curvature kappa_G, a public iteration count, Gaussian noise without a test",
+    )
+)

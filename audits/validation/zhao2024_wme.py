@@ -2,6 +2,7 @@
 winsorized mean, ``reference/zhao2024_wme.py``): ``zhao2024.wme``, d = 1. See the comment above
 ``WME_M`` for what is compared and why only d = 1.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,7 +20,7 @@ from userdp.audits.validation import AuditDesign, Case, Param, Refusal, Validati
 from userdp.audits.validation._data import seeded
 from userdp.audits.validation.zhao2024 import V_DELTA, V_EPS
 
-__all__: list[str] = []      # registers its entries at import; nothing else is imported from it
+__all__: list[str] = []  # registers its entries at import; nothing else is imported from it
 
 # The reference (``W.wme_mechanism``) always releases. In d = 1 its release is
 # means[j] + N(0, sigma_2^2), j the noisy argmax of the histogram (stage I) and means[j] the
@@ -30,7 +31,7 @@ __all__: list[str] = []      # registers its entries at import; nothing else is 
 # below 1e-9, the tails beyond 12 carry < 1e-32): validate then tests mean releases against it
 # with its one-sample z test. Only d = 1 is validated: in d > 1 each release draws its own
 # rotation, so its law has no closed form (and the registry audits d = 1 only, for time).
-WME_M = 50           # items per user: tau = R sqrt(2 ln 40 / 50) = 0.384 R, K = 6 bins, 3 tau = 1.15 R < 2 R
+WME_M = 50  # items per user: tau = R sqrt(2 ln 40 / 50) = 0.384 R, K = 6 bins, 3 tau = 1.15 R < 2 R
 
 
 def _wme_users(values, m: int = WME_M) -> UserDataset:
@@ -48,8 +49,13 @@ def localisation_pair() -> NeighbourPair:
     D = _wme_users(np.r_[np.full(11, -0.9), np.full(10, 0.9)] * R)
     v = np.array(D.values)
     v[D.user_ids == 0] = 0.9 * R
-    return NeighbourPair(D, D.with_fields(values=v), REPLACE_USER_ITEMS.name, 0,
-                         "11 users at -0.9 R, 10 at +0.9 R vs one moved across (the top bin flips)")
+    return NeighbourPair(
+        D,
+        D.with_fields(values=v),
+        REPLACE_USER_ITEMS.name,
+        0,
+        "11 users at -0.9 R, 10 at +0.9 R vs one moved across (the top bin flips)",
+    )
 
 
 def width_pair(n: int = 30) -> NeighbourPair:
@@ -61,8 +67,13 @@ def width_pair(n: int = 30) -> NeighbourPair:
     D = _wme_users(v)
     w = np.array(D.values)
     w[D.user_ids == 0] = R
-    return NeighbourPair(D, D.with_fields(values=w), REPLACE_USER_ITEMS.name, 0,
-                         f"{n} users at 0, user 0 at -R vs +R (the interval's full width)")
+    return NeighbourPair(
+        D,
+        D.with_fields(values=w),
+        REPLACE_USER_ITEMS.name,
+        0,
+        f"{n} users at 0, user 0 at -R vs +R (the interval's full width)",
+    )
 
 
 def _wme_generated(n: int = 200, seed: int = 11) -> UserDataset:
@@ -86,13 +97,20 @@ def _wme_cases() -> list:
     2. ``width_pair``'s second: 29 users at 0 and one at +R (clipped to the interval's top)."""
     p = {"epsilon": V_EPS, "delta": V_DELTA, "R": R}
     w = width_pair()
-    pair = NeighbourPair(w.second, w.first, w.relation, w.unit, "user 0 from +R to -R: the mean moves by 3 tau / n "
-                         "= Delta_2 (the bin is fixed)")
+    pair = NeighbourPair(
+        w.second,
+        w.first,
+        w.relation,
+        w.unit,
+        "user 0 from +R to -R: the mean moves by 3 tau / n = Delta_2 (the bin is fixed)",
+    )
     move = abs(float(_wme_statistic(w.first, **p)[0] - _wme_statistic(w.second, **p)[0]))
     d2 = min(3 * W.wme_radius(w.first.counts, R), 2 * R) / w.first.m
-    return [Case(localisation_pair().first, p, "11 users at -0.9 R, 10 at +0.9 R (the top bin is a coin toss)"),
-            Case(_wme_generated(), p, "200 imbalanced users (m >= 21), items uniform around user offsets"),
-            Case(w.second, p, "29 users at 0, one at +R (clipped)", pair=pair, pair_share=min(1.0, move / d2))]
+    return [
+        Case(localisation_pair().first, p, "11 users at -0.9 R, 10 at +0.9 R (the top bin is a coin toss)"),
+        Case(_wme_generated(), p, "200 imbalanced users (m >= 21), items uniform around user offsets"),
+        Case(w.second, p, "29 users at 0, one at +R (clipped)", pair=pair, pair_share=min(1.0, move / d2)),
+    ]
 
 
 def _wme_designs() -> list:
@@ -110,8 +128,10 @@ def _wme_designs() -> list:
     """
     claim = W.wme_claim(V_EPS, V_DELTA)
     p = {"epsilon": V_EPS, "delta": V_DELTA, "R": R}
-    return [AuditDesign([localisation_pair()], p, claim, "localisation: the top bin flips between the two ends"),
-            AuditDesign([width_pair()], p, claim, "interval width: a user from one end of the interval to the other")]
+    return [
+        AuditDesign([localisation_pair()], p, claim, "localisation: the top bin flips between the two ends"),
+        AuditDesign([width_pair()], p, claim, "interval width: a user from one end of the interval to the other"),
+    ]
 
 
 def _wme_statistic(dataset, *, epsilon, delta, R) -> np.ndarray:
@@ -119,7 +139,7 @@ def _wme_statistic(dataset, *, epsilon, delta, R) -> np.ndarray:
     y = dataset.local_averages()
     tau = W.wme_radius(dataset.counts, R)
     K = max(1, math.ceil(2 * R / tau))
-    counts = W.wme_histogram(dataset, R)                          # (1, K) for d = 1
+    counts = W.wme_histogram(dataset, R)  # (1, K) for d = 1
     sigma1, _ = W.wme_noise_scales(dataset, epsilon, delta, R)
     c = np.asarray(counts, float).reshape(-1)
     z = np.linspace(-12.0, 12.0, 10_001)
@@ -143,18 +163,29 @@ def _wme_generate(seed: int) -> list:
         m = np.full(n, 60) if shape == "balanced" else 20 + np.ceil(150 / np.arange(1, n + 1)).astype(np.int64)
         ids = np.repeat(np.arange(n), m)
         x = np.clip(g.uniform(-0.4, 0.4, n)[ids] + g.uniform(-0.6, 0.6, ids.size), -1, 1)
-        out.append(Case(UserDataset(np.round(x, 4) * R, ids), {"epsilon": V_EPS, "delta": V_DELTA, "R": R},
-                        f"{n} users, {shape} item counts, items around user offsets", origin="generated"))
+        out.append(
+            Case(
+                UserDataset(np.round(x, 4) * R, ids),
+                {"epsilon": V_EPS, "delta": V_DELTA, "R": R},
+                f"{n} users, {shape} item counts, items around user offsets",
+                origin="generated",
+            )
+        )
     return out
 
 
 def _wme_refusals() -> list:
     D = _wme_users([0.0, 0.5])
     p = {"epsilon": V_EPS, "delta": V_DELTA, "R": R}
-    return [Refusal(Case(D, {**p, "epsilon": 0.0}, "epsilon = 0"), "budget", "epsilon > 0"),
-            Refusal(Case(D, {**p, "R": -1.0}, "R = -1"), "parameter", "R > 0"),
-            Refusal(Case(_wme_users([0.0, 2.0]), p, "an item at 2 R, outside the declared support [-R, R]"), "data",
-                    "every item in [-R, R]")]
+    return [
+        Refusal(Case(D, {**p, "epsilon": 0.0}, "epsilon = 0"), "budget", "epsilon > 0"),
+        Refusal(Case(D, {**p, "R": -1.0}, "R = -1"), "parameter", "R > 0"),
+        Refusal(
+            Case(_wme_users([0.0, 2.0]), p, "an item at 2 R, outside the declared support [-R, R]"),
+            "data",
+            "every item in [-R, R]",
+        ),
+    ]
 
 
 def _wme_project(dataset: UserDataset, params) -> UserDataset:
@@ -162,19 +193,37 @@ def _wme_project(dataset: UserDataset, params) -> UserDataset:
     return dataset.with_fields(values=np.clip(dataset.values, -params["R"], params["R"]))
 
 
-register(ValidationSpec(
-    algorithm="zhao2024.wme", reference=lambda dataset, rng, size=None, *, epsilon, delta, R:
-        W.wme_mechanism(dataset, epsilon, delta, R, rng, size),
-    statistic=_wme_statistic, noise="gaussian", claim=lambda D, p: W.wme_claim(p["epsilon"], p["delta"]),
-    cases=_wme_cases, generate=_wme_generate, designs=_wme_designs, refusals=_wme_refusals, project=_wme_project,
-    suite="userdp.properties.zhao2024_wme", suite_properties="", suite_reference="",
-    parameters=(Param("epsilon", "the privacy level of the (epsilon, delta)-DP claim (split evenly between the two "
-                                 "stages); > 0"),
-                Param("delta", "the delta of the claim, in (0, 1)"),
-                Param("R", "the declared support: every item in [-R, R]; > 0")),
-    reads={"values": "(n,) the items, each in [-R, R]", "user_ids": "(n,) the user of each item"},
-    relation="replace-user-items; (epsilon, delta)-DP and mu-GDP of the two composed Gaussian stages",
-    release="a float: the mean of the users' local averages clipped to the interval [bin - tau, bin + 2 tau] of "
-            "the noisy argmax bin of their histogram, plus N(0, sigma_2^2)",
-    why="WME (Levy et al. 2021) in d = 1: the release is a mixture over the noisy argmax; the statistic is its exact "
-        "mean"))
+register(
+    ValidationSpec(
+        algorithm="zhao2024.wme",
+        reference=lambda dataset, rng, size=None, *, epsilon, delta, R: W.wme_mechanism(
+            dataset, epsilon, delta, R, rng, size
+        ),
+        statistic=_wme_statistic,
+        noise="gaussian",
+        claim=lambda D, p: W.wme_claim(p["epsilon"], p["delta"]),
+        cases=_wme_cases,
+        generate=_wme_generate,
+        designs=_wme_designs,
+        refusals=_wme_refusals,
+        project=_wme_project,
+        suite="userdp.properties.zhao2024_wme",
+        suite_properties="",
+        suite_reference="",
+        parameters=(
+            Param(
+                "epsilon",
+                "the privacy level of the (epsilon, delta)-DP claim (split evenly between the two stages); > 0",
+            ),
+            Param("delta", "the delta of the claim, in (0, 1)"),
+            Param("R", "the declared support: every item in [-R, R]; > 0"),
+        ),
+        reads={"values": "(n,) the items, each in [-R, R]", "user_ids": "(n,) the user of each item"},
+        relation="replace-user-items; (epsilon, delta)-DP and mu-GDP of the two composed Gaussian stages",
+        release="a float: the mean of the users' local averages clipped to the interval [bin - tau, bin + 2 tau] of "
+        "the noisy argmax bin of their histogram, plus N(0, sigma_2^2)",
+        why="WME (Levy et al. 2021) in d = 1: the release is a mixture over the noisy argmax; the statistic is "
+        "its exact "
+        "mean",
+    )
+)

@@ -8,7 +8,8 @@ T <= 0, and "failed" for a request whose params hold "fail": true; params "nulls
 every second release null ("no release"), "pairs": true make each release a pair of
 differently shaped parts, "pack" the packed form (releases_hex): "compact" (no spaces, as
 JSON.stringify writes it), "spaced" (json.dumps's default spaces), or broken: "short" (one value
-missing), "nonhex", "inf" (a value that is not finite). Every other MODE answers the hello correctly, then misbehaves on the
+missing), "nonhex", "inf" (a value that is not finite). Every other MODE answers the hello correctly, then
+misbehaves on the
 first request after it (release or stages): "crash" (exits with status 3 after a message on
 stderr), "hang" (sleeps), "garbage" (prints a line that is not JSON), "exit-early" (exits 0),
 "wrong-size" (one release too few), "wrong-id", "schema" (a release that is a string),
@@ -16,6 +17,7 @@ stderr), "hang" (sleeps), "garbage" (prints a line that is not JSON), "exit-earl
 without ending its line), "silent-close" (closes stdout and keeps running), "stdout-noise"
 (a debug print before the response).
 """
+
 import json
 import math
 import os
@@ -26,7 +28,7 @@ import sys
 import time
 
 MODE = sys.argv[1]
-SPACED = False          # set per request: the "spaced" packed form is written with json.dumps's spaces
+SPACED = False  # set per request: the "spaced" packed form is written with json.dumps's spaces
 
 
 def statistic(dataset, T):
@@ -64,12 +66,15 @@ def answer(req):
             if p.get("pack"):
                 return {"id": rid, "releases_hex": packed(out, p["pack"])}
             return {"id": rid, "releases": out}
-        values = {"statistic": lambda: statistic(req["dataset"], p["T"]), "sensitivity": lambda: p["T"],
-                  "noise_scale": lambda: p["T"] / p["epsilon"]}
+        values = {
+            "statistic": lambda: statistic(req["dataset"], p["T"]),
+            "sensitivity": lambda: p["T"],
+            "noise_scale": lambda: p["T"] / p["epsilon"],
+        }
         return {"id": rid, "stages": {s: values[s]() for s in req["stages"]}}
     except ValueError as exc:
         return {"id": rid, "error": {"kind": "refused", "message": str(exc)}}
-    except Exception as exc:                 # RuntimeError, or a bug: the program says it failed
+    except Exception as exc:  # RuntimeError, or a bug: the program says it failed
         return {"id": rid, "error": {"kind": "failed", "message": f"{type(exc).__name__}: {exc}"}}
 
 
@@ -92,8 +97,17 @@ def send(obj):
 for line in sys.stdin:
     req = json.loads(line)
     if "hello" in req:
-        send({"id": 0, "hello": {"protocol": 1, "name": f"protocol_program {MODE}",
-                                 "stages": ["statistic", "sensitivity", "noise_scale"], "releases": True}})
+        send(
+            {
+                "id": 0,
+                "hello": {
+                    "protocol": 1,
+                    "name": f"protocol_program {MODE}",
+                    "stages": ["statistic", "sensitivity", "noise_scale"],
+                    "releases": True,
+                },
+            }
+        )
         continue
     if MODE == "good":
         SPACED = req.get("params", {}).get("pack") == "spaced"

@@ -24,6 +24,7 @@ Statistical tests (fixed seeds; probabilities stated at each, all exact binomial
 - the ten-pair audit (slow): 150 audits; the real auditor fails with probability
   <= 8.5e-5, the uncorrected verdict passes with probability <= 1.3e-6.
 """
+
 import functools
 import math
 from dataclasses import dataclass
@@ -54,7 +55,8 @@ def test_epsilon_lower_bound_formula():
     assert epsilon_lower_bound(k1, k2, n, alpha) == pytest.approx(expected, rel=1e-12)
     lo = stats.beta.ppf(alpha / 2, k1, n - k1 + 1)
     assert epsilon_lower_bound(k1, k2, n, alpha, delta=0.01) == pytest.approx(
-        math.log((lo - 0.01) / stats.beta.isf(alpha / 2, k2 + 1, n - k2)), rel=1e-12)
+        math.log((lo - 0.01) / stats.beta.isf(alpha / 2, k2 + 1, n - k2)), rel=1e-12
+    )
     assert epsilon_lower_bound(10, 5, n, alpha, delta=0.5) == -math.inf
 
 
@@ -73,9 +75,10 @@ def test_p_value_inverts_the_bound(eps, delta):
 
 def test_p_value_below_floor_is_reported_as_floor():
     from userdp.audits.engine.bounds import P_VALUE_FLOOR
+
     k1, k2, n = 5000, 1840, 10000
     assert epsilon_lower_bound(k1, k2, n, P_VALUE_FLOOR, 0.0) > 0.5  # rejected even at the floor
-    assert p_value(k1, k2, n, 0.5) == P_VALUE_FLOOR                   # so reported as the floor
+    assert p_value(k1, k2, n, 0.5) == P_VALUE_FLOOR  # so reported as the floor
 
 
 @pytest.mark.parametrize("n", [100, 10**4, 10**6, 10**7])
@@ -83,6 +86,7 @@ def test_extreme_counts_do_not_warn_and_p_value_is_floored(n):
     # Regression: p_value used to probe level 1e-300, where scipy's beta quantile warns
     # (boost ibeta root finding) for small counts; warnings are errors in this suite.
     from userdp.audits.engine.bounds import P_VALUE_FLOOR
+
     for k in sorted({0, 1, 2, 3, 10, n // 2, n - 3, n - 1, n}):
         assert 0.0 <= cp_lower(k, n, P_VALUE_FLOOR) <= cp_upper(k, n, P_VALUE_FLOOR) <= 1.0
     # k1 = n, k2 = 0 at n >= 10^4 is an overwhelming violation: the p-value sits at the floor
@@ -92,10 +96,10 @@ def test_extreme_counts_do_not_warn_and_p_value_is_floored(n):
 
 
 # ============================================================ exact exceedance
-TAIL = 1e-15     # binomial mass left out at each end of each count's support
-SLACK = 1e-12    # >= 4 TAIL + rounding: a computed exceedance is within SLACK of the truth
-ALPHA = 0.05     # the default confidence 0.95
-M = 10           # candidates in the family-wise checks ("over 10 pairs", issue 7)
+TAIL = 1e-15  # binomial mass left out at each end of each count's support
+SLACK = 1e-12  # >= 4 TAIL + rounding: a computed exceedance is within SLACK of the truth
+ALPHA = 0.05  # the default confidence 0.95
+M = 10  # candidates in the family-wise checks ("over 10 pairs", issue 7)
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,7 @@ def _pmfs(c: Case):
 def exceedance(bound, c: Case, level: float) -> float:
     """Pr[bound(k1, k2) > eps] = sum_{k1, k2} pmf1(k1) pmf2(k2) [bound > eps], exactly."""
     s1, s2, f1, f2 = _pmfs(c)
-    hit = bound(s1[:, None], s2[None, :], c.n, level, c.delta) > c.eps         # (A, B)
+    hit = bound(s1[:, None], s2[None, :], c.n, level, c.delta) > c.eps  # (A, B)
     return float(f1 @ hit @ f2)
 
 
@@ -165,18 +169,40 @@ def walk_exceedance(decides, c: Case) -> float:
 
 
 # Sets on the boundary that nearly attain the bound. Both counts random:
-INTERIOR = [Case(20, 0.9, 0.3), Case(50, 0.75, 0.25), Case(200, 0.9, 0.3), Case(200, 0.99, 0.0099),
-            Case(1000, 0.75, 0.25), Case(1000, 0.02, 0.01), Case(10_000, 0.99, 0.0099),
-            Case(10_000, 0.5, 0.1), Case(10_000, 0.6, 0.2, delta=0.2)]
+INTERIOR = [
+    Case(20, 0.9, 0.3),
+    Case(50, 0.75, 0.25),
+    Case(200, 0.9, 0.3),
+    Case(200, 0.99, 0.0099),
+    Case(1000, 0.75, 0.25),
+    Case(1000, 0.02, 0.01),
+    Case(10_000, 0.99, 0.0099),
+    Case(10_000, 0.5, 0.1),
+    Case(10_000, 0.6, 0.2, delta=0.2),
+]
 # One count exact (Case.one_sided): p = 1 (M(D) always in S), or q = 0 with p = delta (a
 # delta-mass leak that M(D') never produces).
-ONE_SIDED = [Case(50, 1.0, 0.1), Case(200, 1.0, 0.1), Case(10_000, 1.0, 0.1), Case(10_000, 1.0, 0.01),
-             Case(10_000, 1.0, 0.5), Case(1000, 0.3, 0.0, delta=0.3, eps=0.0),
-             Case(10_000, 0.3, 0.0, delta=0.3, eps=0.0), Case(10_000, 0.05, 0.0, delta=0.05, eps=0.0),
-             Case(10_000, 0.05, 0.0, delta=0.05, eps=1.0)]
+ONE_SIDED = [
+    Case(50, 1.0, 0.1),
+    Case(200, 1.0, 0.1),
+    Case(10_000, 1.0, 0.1),
+    Case(10_000, 1.0, 0.01),
+    Case(10_000, 1.0, 0.5),
+    Case(1000, 0.3, 0.0, delta=0.3, eps=0.0),
+    Case(10_000, 0.3, 0.0, delta=0.3, eps=0.0),
+    Case(10_000, 0.05, 0.0, delta=0.05, eps=0.0),
+    Case(10_000, 0.05, 0.0, delta=0.05, eps=1.0),
+]
 # m = 10 candidates with independent counts (each pair has its own samples).
-FAMILIES = {f"10 x ({c})": [c] * M for c in (Case(10_000, 1.0, 0.1), Case(10_000, 0.3, 0.0, delta=0.3, eps=0.0),
-                                             Case(1000, 0.75, 0.25), Case(200, 0.99, 0.0099))}
+FAMILIES = {
+    f"10 x ({c})": [c] * M
+    for c in (
+        Case(10_000, 1.0, 0.1),
+        Case(10_000, 0.3, 0.0, delta=0.3, eps=0.0),
+        Case(1000, 0.75, 0.25),
+        Case(200, 0.99, 0.0099),
+    )
+}
 FAMILIES["ten different sets"] = INTERIOR[:5] + ONE_SIDED[:5]
 
 
@@ -186,16 +212,19 @@ FAMILIES["ten different sets"] = INTERIOR[:5] + ONE_SIDED[:5]
 def coverage(model, alpha=ALPHA):
     """One candidate: Pr[eps_lb > eps] <= alpha (bounds.py: union bound over the two sides)."""
     level = model.level(alpha, 1)
-    return [(str(c), e, e, alpha) for c in INTERIOR + ONE_SIDED
-            for e in [exceedance(model.bound, c, level)]]
+    return [(str(c), e, e, alpha) for c in INTERIOR + ONE_SIDED for e in [exceedance(model.bound, c, level)]]
 
 
 def one_sided_coverage(model, alpha=ALPHA):
     """One count exact: Pr[eps_lb > eps] <= alpha/2. If q = 0, q_hi >= q always; if p = 1,
     p_lo <= p always; so eps_lb > eps needs the other side's CP bound to fail (<= alpha/2)."""
     level = model.level(alpha, 1)
-    return [(str(c), e, e, alpha / 2) for c in INTERIOR + ONE_SIDED if c.one_sided
-            for e in [exceedance(model.bound, c, level)]]
+    return [
+        (str(c), e, e, alpha / 2)
+        for c in INTERIOR + ONE_SIDED
+        if c.one_sided
+        for e in [exceedance(model.bound, c, level)]
+    ]
 
 
 def _family(values) -> float:
@@ -205,8 +234,11 @@ def _family(values) -> float:
 def familywise_bound(model, alpha=ALPHA, m=M):
     """Pr[max_j eps_lb_j > eps] = 1 - prod_j (1 - e_j) <= alpha at the per-candidate level."""
     level = model.level(alpha, m)
-    return [(name, f, f, alpha) for name, fam in FAMILIES.items()
-            for f in [_family(exceedance(model.bound, c, level) for c in fam)]]
+    return [
+        (name, f, f, alpha)
+        for name, fam in FAMILIES.items()
+        for f in [_family(exceedance(model.bound, c, level) for c in fam)]
+    ]
 
 
 @functools.lru_cache(maxsize=None)
@@ -239,17 +271,30 @@ def verdict(model, alpha=ALPHA, m=M):
     cs = min_p_threshold(model.flags, alpha, m)
     if cs is None:
         return [("the verdict is not a min-p rule", 1.0, 1.0, alpha)]
-    return [(f"{name}, flag iff min p <= c in [{cs[0]:.6g}, {cs[1]:.6g}]",
-             _family(exceedance(model.bound, c, cs[0]) for c in fam),
-             _family(exceedance(model.bound, c, cs[1]) for c in fam), alpha)
-            for name, fam in FAMILIES.items()]
+    return [
+        (
+            f"{name}, flag iff min p <= c in [{cs[0]:.6g}, {cs[1]:.6g}]",
+            _family(exceedance(model.bound, c, cs[0]) for c in fam),
+            _family(exceedance(model.bound, c, cs[1]) for c in fam),
+            alpha,
+        )
+        for name, fam in FAMILIES.items()
+    ]
 
 
-CHECKS = {"coverage": coverage, "one-sided coverage": one_sided_coverage,
-          "family-wise bound": familywise_bound, "verdict": verdict}
+CHECKS = {
+    "coverage": coverage,
+    "one-sided coverage": one_sided_coverage,
+    "family-wise bound": familywise_bound,
+    "verdict": verdict,
+}
 # Checks of the real audit(...) below, by the names planted bugs give in caught_by.
-AUDIT_CHECKS = {"reported bound is at alpha/m", "audit: sample split", "audit: ten pairs",
-                "audit: learned statistic on a null pair"}     # the last: test_learned_statistics.py
+AUDIT_CHECKS = {
+    "reported bound is at alpha/m",
+    "audit: sample split",
+    "audit: ten pairs",
+    "audit: learned statistic on a null pair",
+}  # the last: test_learned_statistics.py
 
 
 @pytest.mark.parametrize("check", CHECKS)
@@ -277,7 +322,7 @@ def test_every_planted_auditor_bug_has_a_catcher_and_a_record():
     for b in planted.BUGS:
         assert b.bug_type and b.effect and b.source, b.name
         assert b.caught_by and set(b.caught_by) <= set(CHECKS) | AUDIT_CHECKS, b.name
-        assert (b.model is not REFERENCE) or b.patches is not None, b.name   # one change somewhere
+        assert (b.model is not REFERENCE) or b.patches is not None, b.name  # one change somewhere
 
 
 # ------------------------------------------- the exact checks see the real code
@@ -368,7 +413,7 @@ def test_reported_bound_is_at_alpha_over_m():
 def test_planted_uncorrected_bound_is_caught_by_the_reported_bound():
     with planted.BY_NAME["uncorrected-bound"].applied(m=M):
         r = _ten_pair_audit(seed=5)
-    assert _reported_bound_gap(r) > 0.01        # eps_lb at alpha exceeds eps_lb at alpha/10
+    assert _reported_bound_gap(r) > 0.01  # eps_lb at alpha exceeds eps_lb at alpha/10
 
 
 K_RR = 10_000
@@ -388,8 +433,16 @@ def _split_audit():
     # sets only, the family in which choosing and counting on the same outputs overfits. (As
     # "discrete", the threshold {x <= 0} = {D} wins the selection, a fixed set that no reuse
     # of outputs biases.)
-    return audit(_krr, (0, 1), PureDP(1.0), samples=2000, seed=11, confidence=1 - 1e-4,
-                 selection_fraction=0.5, output="categorical")
+    return audit(
+        _krr,
+        (0, 1),
+        PureDP(1.0),
+        samples=2000,
+        seed=11,
+        confidence=1 - 1e-4,
+        selection_fraction=0.5,
+        output="categorical",
+    )
 
 
 def test_sample_split_keeps_a_correct_mechanism_unflagged():
@@ -424,7 +477,7 @@ def _ten_pair_rates():
     e_real = max(exceedance(REFERENCE.bound, c, ALPHA / M) for c in sets)
     good, whole = projected_bound(np.array([80, 100]), np.array([20, 100]), 100, n, ALPHA / M, 0.0)
     assert good > whole
-    p_not_b = stats.binom.cdf(79, 100, 0.99) + stats.binom.sf(20, 100, 0.01)      # 1.9e-21
+    p_not_b = stats.binom.cdf(79, 100, 0.99) + stats.binom.sf(20, 100, 0.01)  # 1.9e-21
     e_bug = (1 - p_not_b) * exceedance(REFERENCE.bound, sets[0], ALPHA)
     return 1 - (1 - e_real) ** M, 1 - (1 - e_bug) ** M
 
@@ -435,7 +488,7 @@ TEN_PAIR_RUNS = 150
 def _ten_pair_threshold():
     """T flags out of TEN_PAIR_RUNS audits: the real auditor reaches it with probability
     <= 1e-4 (8.5e-5), the uncorrected verdict stays below it with probability <= 1e-4 (1.3e-6)."""
-    real, bug = _ten_pair_rates()                               # 0.0118, 0.189
+    real, bug = _ten_pair_rates()  # 0.0118, 0.189
     t = next(t for t in range(TEN_PAIR_RUNS) if stats.binom.sf(t - 1, TEN_PAIR_RUNS, real) <= 1e-4)
     assert stats.binom.cdf(t - 1, TEN_PAIR_RUNS, bug) <= 1e-4
     return t

@@ -3,6 +3,7 @@
 Statistical tests here audit mechanisms whose verdict is far from the decision boundary;
 each says why its false-failure probability is below 1e-4.
 """
+
 import json
 import sys
 import types
@@ -22,8 +23,10 @@ def run(capsys, *argv):
 
 def strict_json(text: str):
     """json.loads that refuses NaN / Infinity tokens (not JSON, RFC 8259 section 6)."""
+
     def refuse(token):
         raise ValueError(f"non-standard JSON token {token}")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -45,7 +48,7 @@ def test_list_json_fields(capsys):
     assert lap["kind"] == "control" and lap["expected"] == "no violation found"
     assert lap["claim"] == {"kind": "pure", "params": {"epsilon": 1.0}}
     assert by_name["control.isvt3"]["expected"] == "violation"
-    assert by_name["amin2019.capped-sum"]["samples"] == 1_000_000       # per-entry default (registry)
+    assert by_name["amin2019.capped-sum"]["samples"] == 1_000_000  # per-entry default (registry)
     assert lap["noise"] == "laplace" and by_name["control.gaussian"]["noise"] == "gaussian"
     assert by_name["amin2019.erm-output-perturbation"]["noise"] == "l2laplace"
     assert by_name["control.noisy-max"]["noise"] is None
@@ -73,16 +76,16 @@ def test_list_table_columns_are_aligned_and_not_cut(capsys):
     rows = [l for l in lines[1:] if l.strip() and not l.startswith("kind:")]
     assert len(rows) == len(cli.all_entries())
     for line in rows:
-        for s in starts:                           # every column starts where its header does
-            assert line[s - 2:s] == "  " and line[s] != " ", (line, s)
+        for s in starts:  # every column starts where its header does
+            assert line[s - 2 : s] == "  " and line[s] != " ", (line, s)
     assert any("amin2019.erm-output-perturbation-ridge  reference" in l for l in rows)
-    assert any("approx epsilon=1,delta=1e-05" in l for l in rows)   # was cut to "delta=1e-"
+    assert any("approx epsilon=1,delta=1e-05" in l for l in rows)  # was cut to "delta=1e-"
 
 
 # ------------------------------------------------------------------ single audits
 def test_audit_correct_control_exits_0_and_is_as_expected(capsys):
     code, out, _ = run(capsys, "audit", "control.laplace", "--samples", "20000", "--confidence", "0.9999")
-    assert code == 0 and "no violation found" in out     # flagged with probability <= 1e-4
+    assert code == 0 and "no violation found" in out  # flagged with probability <= 1e-4
     assert "expected         no violation found" in out and ": as expected" in out
 
 
@@ -100,14 +103,24 @@ def test_audit_planted_entry_shows_expected_verdict_text_and_json(capsys):
 
 
 def test_audit_broken_control_exits_1_with_json(capsys):
-    code, out, _ = run(capsys, "audit", "control.laplace-half-scale", "--samples", "20000", "--json",
-                       "--param", "epsilon=0.5")
-    assert code == 1                                       # true eps 1.0 vs claim 0.5: >10 sd
+    code, out, _ = run(
+        capsys, "audit", "control.laplace-half-scale", "--samples", "20000", "--json", "--param", "epsilon=0.5"
+    )
+    assert code == 1  # true eps 1.0 vs claim 0.5: >10 sd
     d = strict_json(out)
     assert d["schema"] == "userdp.audit/1" and d["userdp_version"] == cli.version()
     assert d["verdict"] == "violation" and d["claim"]["params"] == {"epsilon": 0.5}
-    for field in ("epsilon_lower_bound", "confidence", "samples", "tightness", "witness",
-                  "termination_reason", "elapsed_seconds", "params", "nonfinite"):
+    for field in (
+        "epsilon_lower_bound",
+        "confidence",
+        "samples",
+        "tightness",
+        "witness",
+        "termination_reason",
+        "elapsed_seconds",
+        "params",
+        "nonfinite",
+    ):
         assert field in d
     # --param changed a default: the entry's expected verdict is for its defaults, not stated
     assert d["expected"] is None and d["as_expected"] is None and d["params"]["epsilon"] == 0.5
@@ -115,22 +128,25 @@ def test_audit_broken_control_exits_1_with_json(capsys):
 
 def test_audit_progress_goes_to_stderr_with_elapsed_time(capsys):
     code, out, err = run(capsys, "audit", "control.noisy-max", "--samples", "2000", "--json")
-    strict_json(out)                                       # stdout is the JSON document only
+    strict_json(out)  # stdout is the JSON document only
     assert "pilot 1/4" in err and "confirmed 3/3" in err and " s] " in err
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["audit", "control.laplace", "--samples", "0"], ["--samples", ">= 100", "got 0"]),
-    (["audit", "control.laplace", "--samples", "99"], ["--samples", ">= 100"]),
-    (["audit", "amin2019.capped-sum", "--param", "T=abc"], ["T=abc", "T must be a number", "1.0"]),
-    (["audit", "control.svt1", "--param", "c=1.5"], ["c must be an integer"]),
-    (["audit", "amin2019.capped-sum", "--param", "T=-1"], ["amin2019.capped-sum refused --param T=-1", "T must"]),
-    (["audit", "control.laplace", "--param", "nope=1"], ["nope", "epsilon (default 1.0)"]),
-    (["audit", "x:y", "--claim", "pure:eps=1"], ["pure:epsilon=1", "approx:epsilon=1,delta=1e-6"]),
-    (["audit", "x:y", "--claim", "bogus:epsilon=1"], ["pure:epsilon=1", "personalized:epsilons=[1,2,0.5]"]),
-    (["audit", "x:y", "--claim", "pure:epsilon=-1"], ["epsilon", "accepted forms"]),
-    (["audit", "control.laplace", "--confidence", "1.5"], ["--confidence", "between 0 and 1"]),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["audit", "control.laplace", "--samples", "0"], ["--samples", ">= 100", "got 0"]),
+        (["audit", "control.laplace", "--samples", "99"], ["--samples", ">= 100"]),
+        (["audit", "amin2019.capped-sum", "--param", "T=abc"], ["T=abc", "T must be a number", "1.0"]),
+        (["audit", "control.svt1", "--param", "c=1.5"], ["c must be an integer"]),
+        (["audit", "amin2019.capped-sum", "--param", "T=-1"], ["amin2019.capped-sum refused --param T=-1", "T must"]),
+        (["audit", "control.laplace", "--param", "nope=1"], ["nope", "epsilon (default 1.0)"]),
+        (["audit", "x:y", "--claim", "pure:eps=1"], ["pure:epsilon=1", "approx:epsilon=1,delta=1e-6"]),
+        (["audit", "x:y", "--claim", "bogus:epsilon=1"], ["pure:epsilon=1", "personalized:epsilons=[1,2,0.5]"]),
+        (["audit", "x:y", "--claim", "pure:epsilon=-1"], ["epsilon", "accepted forms"]),
+        (["audit", "control.laplace", "--confidence", "1.5"], ["--confidence", "between 0 and 1"]),
+    ],
+)
 def test_input_errors_exit_2_and_name_the_culprit(capsys, argv, words):
     code, out, err = run(capsys, *argv)
     assert code == 2 and not out
@@ -138,12 +154,21 @@ def test_input_errors_exit_2_and_name_the_culprit(capsys, argv, words):
         assert w in err, (w, err)
 
 
-@pytest.mark.parametrize("argv", [
-    ["audit"], ["audit", "control.nope"], ["audit", "control.laplace", "--param", "x"],
-    ["audit", "--all", "control.laplace"], ["frobnicate"], ["audit", "no_such_module_xyz:f", "--claim", "pure:epsilon=1"],
-    ["audit", "control.laplace", "--param", "epsilon=0"], ["reproduce", "nothing.here"], ["reproduce"],
-    ["audit", "control.laplace", "--claim", "pure:epsilon=1"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit"],
+        ["audit", "control.nope"],
+        ["audit", "control.laplace", "--param", "x"],
+        ["audit", "--all", "control.laplace"],
+        ["frobnicate"],
+        ["audit", "no_such_module_xyz:f", "--claim", "pure:epsilon=1"],
+        ["audit", "control.laplace", "--param", "epsilon=0"],
+        ["reproduce", "nothing.here"],
+        ["reproduce"],
+        ["audit", "control.laplace", "--claim", "pure:epsilon=1"],
+    ],
+)
 def test_usage_errors_exit_2(capsys, argv):
     code, out, err = run(capsys, *argv)
     assert code == 2 and err
@@ -158,7 +183,7 @@ def test_help_documents_every_option(capsys):
     code, out, _ = run(capsys, "audit", "--help")
     text = " ".join(out.split())
     sizes = [e.samples or cli.DEFAULT_SAMPLES for e in cli.all_entries()]
-    assert cli.SAMPLES_RANGE == f"{min(sizes)} to {max(sizes)}"      # the real per-entry defaults
+    assert cli.SAMPLES_RANGE == f"{min(sizes)} to {max(sizes)}"  # the real per-entry defaults
     assert code == 0 and cli.SAMPLES_RANGE in text and "default 0.95" in text and "Exit status" in text
 
 
@@ -174,6 +199,7 @@ def _recording_factory():
     def mechanism(D, rng, size):
         CALLS.append(size)
         return D + rng.laplace(0.0, 1.0, size)
+
     return mechanism, [(0.0, 1.0)]
 
 
@@ -184,12 +210,14 @@ def _raising_factory(k=1):
 def _raising_mechanism_factory():
     def mechanism(D, rng, size):
         return D / 0.0 if size < 0 else 1 // 0
+
     return mechanism, [(0.0, 1.0)]
 
 
 def _array_pairs_factory():
     def mechanism(D, rng, size):
         return np.asarray(D, float).sum() + rng.laplace(0.0, 1.0, size)
+
     ones = np.ones(10)
     return mechanism, [(ones, np.r_[2.0, ones[1:]]), (ones[:3], np.r_[2.0, 1.0, 1.0], "bump the first query")]
 
@@ -205,20 +233,42 @@ def ext_module(monkeypatch):
 
 
 def test_external_mechanism(capsys, ext_module):
-    code, out, _ = run(capsys, "audit", "userdp_ext_fixture:factory", "--claim", "pure:epsilon=1",
-                       "--relation", "replace-record", "--samples", "20000", "--json", "--confidence", "0.9999")
+    code, out, _ = run(
+        capsys,
+        "audit",
+        "userdp_ext_fixture:factory",
+        "--claim",
+        "pure:epsilon=1",
+        "--relation",
+        "replace-record",
+        "--samples",
+        "20000",
+        "--json",
+        "--confidence",
+        "0.9999",
+    )
     d = strict_json(out)
     assert code == 0 and d["relation"] == "replace-record" and d["kind"] == "external" and d["expected"] is None
-    code, out, _ = run(capsys, "audit", "userdp_ext_fixture:factory", "--claim", "pure:epsilon=1",
-                       "--param", "shift=3", "--samples", "20000")
-    assert code == 1                                       # shift 3 => eps 3, far above 1
+    code, out, _ = run(
+        capsys,
+        "audit",
+        "userdp_ext_fixture:factory",
+        "--claim",
+        "pure:epsilon=1",
+        "--param",
+        "shift=3",
+        "--samples",
+        "20000",
+    )
+    assert code == 1  # shift 3 => eps 3, far above 1
     code, _, err = run(capsys, "audit", "userdp_ext_fixture:factory")
     assert code == 2 and "--claim" in err
 
 
 def test_external_param_checked_against_factory_signature(capsys, ext_module):
-    code, _, err = run(capsys, "audit", "userdp_ext_fixture:factory", "--claim", "pure:epsilon=1",
-                       "--param", "shift=abc")
+    code, _, err = run(
+        capsys, "audit", "userdp_ext_fixture:factory", "--claim", "pure:epsilon=1", "--param", "shift=abc"
+    )
     assert code == 2 and "shift must be a number" in err
     code, _, err = run(capsys, "audit", "userdp_ext_fixture:factory", "--claim", "pure:epsilon=1", "--param", "nope=1")
     assert code == 2 and "nope" in err
@@ -242,8 +292,18 @@ def test_mechanism_exception_exits_3_not_1_and_not_2(capsys, ext_module):
 def test_registry_failure_on_defaults_is_an_internal_error(capsys, monkeypatch):
     def broken_build(epsilon=1.0):
         raise ValueError("a bug in a registry builder")
-    entry = Entry(name="fake.broken", kind="control", paper="-", algorithm="-", relation="-", function="-",
-                  expected="no violation found", build=broken_build, params={"epsilon": 1.0})
+
+    entry = Entry(
+        name="fake.broken",
+        kind="control",
+        paper="-",
+        algorithm="-",
+        relation="-",
+        function="-",
+        expected="no violation found",
+        build=broken_build,
+        params={"epsilon": 1.0},
+    )
     monkeypatch.setattr("userdp.audits.cli.targets.get", lambda name: entry)
     code, out, err = run(capsys, "audit", "fake.broken")
     assert code == 3 and "internal error" in err and "bug in userdp" in err
@@ -251,35 +311,41 @@ def test_registry_failure_on_defaults_is_an_internal_error(capsys, monkeypatch):
 
 def test_one_pair_or_many():
     from userdp.audits.cli.targets import _external_pairs
+
     assert [p.description for p in _external_pairs((0.0, 1.0), "f")] == ["pair 0: 0 vs 1"]
     assert [p.description for p in _external_pairs((0.0, 1.0, "shift"), "f")] == ["shift"]
-    three = _external_pairs(((0.0, 1.0), (0.0, 2.0), (0.0, 3.0)), "f")     # a tuple of three pairs
+    three = _external_pairs(((0.0, 1.0), (0.0, 2.0), (0.0, 3.0)), "f")  # a tuple of three pairs
     assert [(p.first, p.second) for p in three] == [(0.0, 1.0), (0.0, 2.0), (0.0, 3.0)]
 
 
 def test_external_pairs_are_described_not_truncated(capsys, ext_module):
-    code, out, _ = run(capsys, "audit", "userdp_ext_fixture:arrays", "--claim", "pure:epsilon=1",
-                       "--samples", "2000", "--json")
+    code, out, _ = run(
+        capsys, "audit", "userdp_ext_fixture:arrays", "--claim", "pure:epsilon=1", "--samples", "2000", "--json"
+    )
     d = strict_json(out)
     t = cli.external_target("userdp_ext_fixture:arrays", {}, claim="pure:epsilon=1")
     assert [p.description for p in t.pairs] == [
-        "pair 0: arrays of shape (10,) differing at 1 position(s): [0]: 1 vs 2", "bump the first query"]
+        "pair 0: arrays of shape (10,) differing at 1 position(s): [0]: 1 vs 2",
+        "bump the first query",
+    ]
     assert d["witness"]["pair_description"] in [p.description for p in t.pairs]
 
 
 # ------------------------------------------------------------------ --plot checks come first
 def test_plot_to_unwritable_path_fails_before_auditing(capsys, ext_module):
     pytest.importorskip("matplotlib", reason="plot extra not installed")
-    code, out, err = run(capsys, "audit", "userdp_ext_fixture:recording", "--claim", "pure:epsilon=1",
-                         "--plot", "/nonexistent/dir/x.png")
+    code, out, err = run(
+        capsys, "audit", "userdp_ext_fixture:recording", "--claim", "pure:epsilon=1", "--plot", "/nonexistent/dir/x.png"
+    )
     assert code == 2 and "/nonexistent/dir" in err and not out
-    assert CALLS == []                                    # the mechanism never ran
+    assert CALLS == []  # the mechanism never ran
 
 
 def test_plot_without_matplotlib_fails_before_auditing(capsys, ext_module, monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "matplotlib", None)   # `import matplotlib` now raises ImportError
-    code, out, err = run(capsys, "audit", "userdp_ext_fixture:recording", "--claim", "pure:epsilon=1",
-                         "--plot", str(tmp_path / "x.png"))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
+    code, out, err = run(
+        capsys, "audit", "userdp_ext_fixture:recording", "--claim", "pure:epsilon=1", "--plot", str(tmp_path / "x.png")
+    )
     assert code == 2 and "matplotlib" in err and "userdp[plot]" in err
     assert CALLS == []
     code, _, err = run(capsys, "reproduce", "amin2019-sum", "--plot", str(tmp_path / "y.png"))
@@ -335,8 +401,18 @@ def test_audit_all_is_bonferroni_corrected(capsys, monkeypatch):
 def test_audit_all_entry_that_raises_exits_3_and_the_run_goes_on(capsys, monkeypatch):
     def broken_build(epsilon=1.0):
         raise RuntimeError("boom")
-    bad = Entry(name="fake.raises", kind="control", paper="-", algorithm="-", relation="-", function="-",
-                expected="no violation found", build=broken_build, params={"epsilon": 1.0})
+
+    bad = Entry(
+        name="fake.raises",
+        kind="control",
+        paper="-",
+        algorithm="-",
+        relation="-",
+        function="-",
+        expected="no violation found",
+        build=broken_build,
+        params={"epsilon": 1.0},
+    )
     monkeypatch.setattr(cli, "all_entries", lambda: [bad, get("control.laplace")])
     code, out, err = run(capsys, "audit", "--all", "--samples", "20000", "--confidence", "0.9999")
     assert code == 3 and "RuntimeError: boom" in out and "control.laplace" in out
@@ -346,8 +422,11 @@ def test_audit_all_entry_that_raises_exits_3_and_the_run_goes_on(capsys, monkeyp
 # ------------------------------------------------------------------ reproductions
 def _demo(claims, table=None):
     from userdp.audits.engine import verdicts as V
-    return lambda plot=None, quick=False, progress=None: {"table": table or [{"n": 1, "x": 0.123456}],
-                                                          "claims": V.decide(claims)}
+
+    return lambda plot=None, quick=False, progress=None: {
+        "table": table or [{"n": 1, "x": 0.123456}],
+        "claims": V.decide(claims),
+    }
 
 
 def test_reproduce_exit_status_follows_the_three_valued_verdict(capsys, monkeypatch):
@@ -356,23 +435,35 @@ def test_reproduce_exit_status_follows_the_three_valued_verdict(capsys, monkeypa
     # both must show the interval, in the text and in the JSON.
     from userdp.audits import registry
     from userdp.audits.engine import verdicts as V
+
     # 12 replications each: at the run's alpha = 1e-4 / 2, t_11 = 6.0, so up's interval is ~1 +- 0.14
     up, tie = [1.0, 1.1, 0.9, 1.05] * 3, [-1.0, 1.0, -1.1, 1.2] * 3
     down = [-v for v in up]
-    monkeypatch.setitem(registry._REPRODUCTIONS, "demo.ok", _demo([V.claim("1 < 2", V.exact("2 - 1", 1.0, above=0.0)),
-                                                                   V.claim("up", V.mean("d", up, above=0.0))]))
-    monkeypatch.setitem(registry._REPRODUCTIONS, "demo.bad",
-                        _demo([V.claim("up", V.mean("d", up, above=0.0)),
-                               V.claim("down is up", V.mean("d", down, above=0.0))]))
-    monkeypatch.setitem(registry._REPRODUCTIONS, "demo.tie", _demo([V.claim("up", V.mean("d", up, above=0.0)),
-                                                                    V.claim("tie is up", V.mean("d", tie, above=0.0))]))
+    monkeypatch.setitem(
+        registry._REPRODUCTIONS,
+        "demo.ok",
+        _demo([V.claim("1 < 2", V.exact("2 - 1", 1.0, above=0.0)), V.claim("up", V.mean("d", up, above=0.0))]),
+    )
+    monkeypatch.setitem(
+        registry._REPRODUCTIONS,
+        "demo.bad",
+        _demo([V.claim("up", V.mean("d", up, above=0.0)), V.claim("down is up", V.mean("d", down, above=0.0))]),
+    )
+    monkeypatch.setitem(
+        registry._REPRODUCTIONS,
+        "demo.tie",
+        _demo([V.claim("up", V.mean("d", up, above=0.0)), V.claim("tie is up", V.mean("d", tie, above=0.0))]),
+    )
     code, out, _ = run(capsys, "reproduce", "demo.ok", "--json")
     doc = strict_json(out)
-    assert code == 0 and doc["schema"] == "userdp.reproduction/2" and doc["summary"] == {"holds": 2, "fails": 0,
-                                                                                         "undecided": 0}
+    assert (
+        code == 0
+        and doc["schema"] == "userdp.reproduction/2"
+        and doc["summary"] == {"holds": 2, "fails": 0, "undecided": 0}
+    )
     assert [c["verdict"] for c in doc["claims"]] == ["holds", "holds"] and doc["claims"][0]["holds"] is True
     code, out, _ = run(capsys, "reproduce", "demo.ok")
-    assert code == 0 and "0.1235" in out and "0.123456" not in out           # 4 significant digits
+    assert code == 0 and "0.1235" in out and "0.123456" not in out  # 4 significant digits
     assert "2 of 2 claims hold, 0 undecided, 0 fail;" in out
     code, out, _ = run(capsys, "reproduce", "demo.bad")
     assert code == 1 and "[FAILS] down is up" in out and "claim > 0: fails" in out and "0 undecided, 1 fails;" in out
@@ -391,8 +482,15 @@ def test_reproduce_exit_status_follows_the_three_valued_verdict(capsys, monkeypa
 def test_reproduce_refuses_claims_without_a_verdict(capsys, monkeypatch):
     # a reproduction still returning the old {"holds": bool} claims is a bug of userdp: exit 3, named
     from userdp.audits import registry
-    monkeypatch.setitem(registry._REPRODUCTIONS, "demo.old", lambda plot=None, quick=False, progress=None: {
-        "table": "t", "claims": [{"statement": "2 < 1", "holds": False, "evidence": "arith"}]})
+
+    monkeypatch.setitem(
+        registry._REPRODUCTIONS,
+        "demo.old",
+        lambda plot=None, quick=False, progress=None: {
+            "table": "t",
+            "claims": [{"statement": "2 < 1", "holds": False, "evidence": "arith"}],
+        },
+    )
     code, out, err = run(capsys, "reproduce", "demo.old")
     assert code == 3 and "demo.old" in err and "verdict" in err
 
@@ -401,6 +499,7 @@ def test_reproduce_text_shows_the_deciding_intervals_first(capsys, monkeypatch):
     # 6 intervals, one undecided: the text shows it first, then the holding ones nearest their boundary
     from userdp.audits import registry
     from userdp.audits.engine import verdicts as V
+
     comps = [V.exact(f"v{k}", float(k), above=0.0) for k in (9, 8, 7, 6, 5)] + [V.mean("u", [-1.0, 1.0], above=0.0)]
     monkeypatch.setitem(registry._REPRODUCTIONS, "demo.many", _demo([V.claim("many", comps)]))
     code, out, _ = run(capsys, "reproduce", "demo.many")
@@ -446,6 +545,7 @@ def test_synthetic_quick_checks_the_same_claims_as_the_full_run():
     # Structure only (tiny sizes): the claims do not depend on --quick; only the evidence says so.
     from userdp.audits.engine.blas import single_threaded_blas
     from userdp.audits.registry.epasto2020_gwa import synthetic
+
     steps = []
     with single_threaded_blas():
         q = synthetic(quick=True, ns=(300,), epsilons=(1.0,), progress=lambda *a: steps.append(a))
@@ -479,7 +579,7 @@ def test_audit_all_full_registry(capsys):
 def test_audit_reports_ceiling_and_efficiency_text_and_json(capsys):
     code, out, _ = run(capsys, "audit", "control.laplace", "--samples", "100000")
     assert code == 0
-    assert "  ceiling          0.98" in out and "efficiency eps_lb / ceiling = " in out   # docs/design.md §6: 0.981
+    assert "  ceiling          0.98" in out and "efficiency eps_lb / ceiling = " in out  # docs/design.md §6: 0.981
     code, out, _ = run(capsys, "audit", "control.laplace", "--samples", "100000", "--json")
     d = strict_json(out)
     c = d["ceiling"]
@@ -511,7 +611,8 @@ def test_external_setup_with_a_mismatched_noise_model_exits_2(capsys, tmp_path, 
         "def make():\n"
         "    mech = lambda q, rng, size: q + rng.laplace(0.0, 1.0, size)\n"
         "    return AuditSetup(mech, [(0.0, 1.0)], PureDP(1.0),\n"
-        "                      noise=NoiseModel('laplace', lambda q: np.array([q, q]), 1.0))\n")
+        "                      noise=NoiseModel('laplace', lambda q: np.array([q, q]), 1.0))\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     code, _, err = run(capsys, "audit", "wrongnoise:make", "--samples", "1000")
     assert code == 2 and "noise" in err and "shape" in err

@@ -1,16 +1,31 @@
 """Every control's verdict at a fixed seed (docs/design.md §8.7), and the registry's contract."""
+
 import pytest
 
 from userdp.audits import audit
 from userdp.audits.registry import AuditSetup, Entry, all_entries, get
 
 CONTROL_NAMES = [
-    "control.laplace", "control.gaussian", "control.noisy-max", "control.svt1", "control.svt2",
-    "control.laplace-half-scale", "control.histogram-eps-scale", "control.isvt3",
-    "control.svt-no-query-noise", "control.sum-half-epsilon", "control.count-error-leak",
+    "control.laplace",
+    "control.gaussian",
+    "control.noisy-max",
+    "control.svt1",
+    "control.svt2",
+    "control.laplace-half-scale",
+    "control.histogram-eps-scale",
+    "control.isvt3",
+    "control.svt-no-query-noise",
+    "control.sum-half-epsilon",
+    "control.count-error-leak",
 ]
-BROKEN = {"control.laplace-half-scale", "control.histogram-eps-scale", "control.isvt3",
-          "control.svt-no-query-noise", "control.sum-half-epsilon", "control.count-error-leak"}
+BROKEN = {
+    "control.laplace-half-scale",
+    "control.histogram-eps-scale",
+    "control.isvt3",
+    "control.svt-no-query-noise",
+    "control.sum-half-epsilon",
+    "control.count-error-leak",
+}
 
 
 def test_control_names_are_registered():

@@ -5,6 +5,7 @@ The mechanism is discrete Laplace (two-sided geometric) noise, P(z) prop. to exp
 on a count of 0 vs 1 (sensitivity 1): exactly eps-DP, with likelihood ratio e^eps on every
 x >= 1 and e^-eps on every x <= 0, so the value sets' ranking of those values is noise.
 """
+
 import numpy as np
 import pytest
 
@@ -21,15 +22,18 @@ def discrete_laplace(eps: float):
     q = 1.0 - np.exp(-eps)
 
     def mechanism(count, rng, size):
-        return count + rng.geometric(q, size) - rng.geometric(q, size)      # int64 outputs
+        return count + rng.geometric(q, size) - rng.geometric(q, size)  # int64 outputs
+
     return mechanism
 
 
 def tightness(eps: float, samples: int, seeds=SEEDS, output: str | None = None) -> list[float]:
     """None: inferred from the int64 outputs, i.e. "discrete" (value sets and thresholds);
     "categorical": value sets alone."""
-    return [audit(discrete_laplace(eps), (0, 1), PureDP(eps), samples=samples, seed=s, output=output).tightness
-            for s in seeds]
+    return [
+        audit(discrete_laplace(eps), (0, 1), PureDP(eps), samples=samples, seed=s, output=output).tightness
+        for s in seeds
+    ]
 
 
 def test_thresholds_tighten_a_flat_likelihood_ratio():
@@ -42,9 +46,9 @@ def test_thresholds_tighten_a_flat_likelihood_ratio():
     reaches fails the real auditor with probability <= P[Bin(30, 0.09) >= 13] = 7e-7, and
     passes the planted bug (output="categorical": no thresholds) with probability <=
     P[Bin(30, 0.22) >= 18] = 8e-6."""
-    reaches = lambda ts: sum(t >= 0.6 for t in ts)                          # noqa: E731
+    reaches = lambda ts: sum(t >= 0.6 for t in ts)  # noqa: E731
     assert reaches(tightness(0.2, 20_000, range(30))) >= 18
-    assert reaches(tightness(0.2, 20_000, range(30), output="categorical")) < 18   # the planted bug
+    assert reaches(tightness(0.2, 20_000, range(30), output="categorical")) < 18  # the planted bug
 
 
 def test_correct_discrete_laplace_is_not_flagged_and_a_planted_bug_is():
@@ -56,7 +60,7 @@ def test_correct_discrete_laplace_is_not_flagged_and_a_planted_bug_is():
         r = audit(discrete_laplace(1.0), (0, 1), PureDP(1.0), samples=20_000, seed=s, confidence=1 - 1e-5)
         assert r.verdict != VIOLATION, (s, r.epsilon_lower_bound)
     bug = audit(discrete_laplace(2.0), (0, 1), PureDP(1.0), samples=20_000, seed=0, confidence=1 - 1e-5)
-    assert bug.verdict == VIOLATION and bug.epsilon_lower_bound > 1.5   # seeds 0-4: 1.87-1.94, sd 0.03
+    assert bug.verdict == VIOLATION and bug.epsilon_lower_bound > 1.5  # seeds 0-4: 1.87-1.94, sd 0.03
 
 
 def test_value_threshold_members_and_report():
@@ -79,7 +83,7 @@ def test_unordered_outputs_get_value_sets_only():
     cands = choose_discrete(ca, cb, values, 2000, 0.05, 0.0, k=5)
     assert cands and all(isinstance(c.rejection_set, ValueSet) for c in cands)
     assert rejection._ordered(values) is None and rejection._ordered([None]) is None
-    assert rejection._ordered([3, 1, None, 2]).tolist() == [1, 3, 0]          # codes by value, None left out
+    assert rejection._ordered([3, 1, None, 2]).tolist() == [1, 3, 0]  # codes by value, None left out
 
 
 @pytest.mark.slow

@@ -16,6 +16,7 @@ Each mechanism draws its noise in float64 and its true loss is stated for the id
 positive probability (no plateau of a statistic at its extreme has mass above ~2^-20 here),
 so they are correct as computed, up to that.
 """
+
 from __future__ import annotations
 
 
@@ -62,10 +63,20 @@ CASES = [  # (name, mechanism, pair, samples, audit keywords)
     ("clipped Laplace (atoms at the ends)", clipped_laplace, (0.0, 1.0), 10_000, {}),
     ("snapped Laplace (a grid of atoms)", snapped_laplace, (0.0, 1.0), 10_000, {}),
     ("two partitions (corner sets)", two_partitions, ((2.0, 2.0), (0.0, 0.0)), 10_000, {}),
-    ("20 counts, Laplace declared (weighted statistic)", twenty_counts, (1.0, 0.0), 10_000,
-     {"noise_family": "laplace"}),
-    ("two thresholded partitions (no-release cells, patterns)", thresholded_partitions, (1.0, 0.0), 10_000,
-     {"output": "vector"}),
+    (
+        "20 counts, Laplace declared (weighted statistic)",
+        twenty_counts,
+        (1.0, 0.0),
+        10_000,
+        {"noise_family": "laplace"},
+    ),
+    (
+        "two thresholded partitions (no-release cells, patterns)",
+        thresholded_partitions,
+        (1.0, 0.0),
+        10_000,
+        {"output": "vector"},
+    ),
 ]
 
 

@@ -3,6 +3,7 @@
 Each test prints its measured value. Thresholds are the issue's; the comment says how far
 the measured value sits from them.
 """
+
 import numpy as np
 import pytest
 
@@ -21,11 +22,12 @@ def lap(D, rng, size):
 @pytest.mark.parametrize("samples,floor", [(10**6, 0.99), (10**5, 0.975)])
 def test_tightness_laplace(samples, floor):
     # Oracle ceilings (NOTES): 0.9939 at 1e6, 0.981 at 1e5 per side (we count 90% of them).
-    lbs = [audit(lap, (0.0, 1.0), PureDP(1.0), samples=samples, seed=s).epsilon_lower_bound
-           for s in range(20)]
+    lbs = [audit(lap, (0.0, 1.0), PureDP(1.0), samples=samples, seed=s).epsilon_lower_bound for s in range(20)]
     med = float(np.median(lbs))
-    print(f"\ntightness Laplace eps=1, {samples} per side, 20 seeds: median eps_lb = {med:.4f} "
-          f"(min {min(lbs):.4f}, max {max(lbs):.4f})")
+    print(
+        f"\ntightness Laplace eps=1, {samples} per side, 20 seeds: median eps_lb = {med:.4f} "
+        f"(min {min(lbs):.4f}, max {max(lbs):.4f})"
+    )
     assert med >= floor
 
 
@@ -39,8 +41,10 @@ def test_false_alarms_laplace_and_gaussian():
         flagged = sum(r.verdict == "violation" for r in rs)
         exceed = sum(r.epsilon_lower_bound > 1.0 for r in rs)
         res[name] = (flagged, exceed)
-        print(f"\nfalse alarms {name}: {flagged}/1000 flagged; eps_lb > true eps in {exceed}/1000; "
-              f"max eps_lb {max(r.epsilon_lower_bound for r in rs):.4f}")
+        print(
+            f"\nfalse alarms {name}: {flagged}/1000 flagged; eps_lb > true eps in {exceed}/1000; "
+            f"max eps_lb {max(r.epsilon_lower_bound for r in rs):.4f}"
+        )
     assert all(f <= 50 for f, _ in res.values())
 
 
@@ -48,8 +52,10 @@ def test_power_laplace_sensitivity_understated_5pct():
     # True eps 1.05 (shift 1.05 under Lap(1)), claim 1.
     rs = [audit(lap, (0.0, 1.05), PureDP(1.0), samples=10**6, seed=s) for s in range(100)]
     flagged = sum(r.verdict == "violation" for r in rs)
-    print(f"\npower at true eps 1.05: {flagged}/100 flagged; median eps_lb "
-          f"{np.median([r.epsilon_lower_bound for r in rs]):.4f}")
+    print(
+        f"\npower at true eps 1.05: {flagged}/100 flagged; median eps_lb "
+        f"{np.median([r.epsilon_lower_bound for r in rs]):.4f}"
+    )
     assert flagged >= 95
 
 

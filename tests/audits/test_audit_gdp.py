@@ -10,19 +10,24 @@ tests/audits/test_audit_gdp.py -m slow -s``).
 Oracles: scipy's beta quantiles (Clopper-Pearson is a beta quantile, Clopper and Pearson
 1934), scipy's normal quantile and binomial law, closed forms of the Gaussian shift.
 """
+
 import json
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
-from scipy.optimize import brentq
 from scipy.stats import norm
 
 from userdp.audits import audit
 from userdp.audits.engine import harness
 from userdp.audits.engine.bounds import (
-    GDP_Z_SEL, P_VALUE_FLOOR, error_rate_upper_bounds, gdp_p_value, mu_lower_bound, projected_mu_bound,
+    GDP_Z_SEL,
+    P_VALUE_FLOOR,
+    error_rate_upper_bounds,
+    gdp_p_value,
+    mu_lower_bound,
+    projected_mu_bound,
 )
 from userdp.audits.engine.rejection import choose_scalar
 from userdp.reference.claims import ApproxDP, Claims, GaussianDP, PersonalizedDP, PureDP
@@ -33,6 +38,7 @@ ALPHA = 0.05
 def _gauss(sigma):
     def mech(D, rng, size):
         return D + rng.normal(0.0, sigma, size)
+
     return mech
 
 
@@ -61,7 +67,7 @@ def test_mu_lower_bound_formula():
 
 @pytest.mark.parametrize("mu", (0.5, 0.8, 1.0))
 def test_gdp_p_value_inverts_the_bound(mu):
-    k1, k2, n = 700, 300, 1000                       # point estimate 2 Phi^-1(0.7) = 1.05
+    k1, k2, n = 700, 300, 1000  # point estimate 2 Phi^-1(0.7) = 1.05
     p = gdp_p_value(k1, k2, n, mu)
     assert 0 < p < 1
     # the decision "mu_lb(a) > mu" switches exactly at a = p
@@ -70,8 +76,8 @@ def test_gdp_p_value_inverts_the_bound(mu):
 
 
 def test_gdp_p_value_floor_and_one():
-    assert gdp_p_value(5000, 0, 5000, 1.0) == P_VALUE_FLOOR    # overwhelming: below the floor
-    assert gdp_p_value(500, 500, 1000, 0.1) == 1.0              # the set does not separate at all
+    assert gdp_p_value(5000, 0, 5000, 1.0) == P_VALUE_FLOOR  # overwhelming: below the floor
+    assert gdp_p_value(500, 500, 1000, 0.1) == 1.0  # the set does not separate at all
     assert gdp_p_value(700, 300, 1000, 5.0) == 1.0
 
 
@@ -104,8 +110,8 @@ def _rate_exceedance(bounds_fn, n=300, a=ALPHA) -> float:
     FNR with its count n - K1. Validity requires every value <= a/2 (bounds.py docstring)."""
     worst = 0.0
     for k in range(0, n, 7):
-        u_fpr = bounds_fn(n, k, n, a)[0]             # k1 = n: FNR count 0, FPR count k
-        u_fnr = bounds_fn(n - k, 0, n, a)[1]         # k2 = 0: FNR count k
+        u_fpr = bounds_fn(n, k, n, a)[0]  # k1 = n: FNR count 0, FPR count k
+        u_fnr = bounds_fn(n - k, 0, n, a)[1]  # k2 = 0: FNR count k
         for u in (u_fpr, u_fnr):
             if 0.0 < u < 1.0:
                 worst = max(worst, stats.binom.cdf(k, n, min(1.0, u * (1 + 1e-12))))
@@ -116,7 +122,7 @@ def test_each_rate_bound_has_level_alpha_over_two():
     # Exact (no sampling): the sup is a/2 itself, approached where the CP bound is attained.
     worst = _rate_exceedance(error_rate_upper_bounds)
     assert worst <= ALPHA / 2 * (1 + 1e-6)
-    assert worst >= ALPHA / 2 * 0.99                 # and it is attained: the level is not wasted
+    assert worst >= ALPHA / 2 * 0.99  # and it is attained: the level is not wasted
 
 
 @pytest.mark.parametrize("bug", sorted(RATE_BUGS))
@@ -129,7 +135,8 @@ def _mu_of(bounds_fn):
         fpr_hi, fnr_hi = bounds_fn(k1, k2, n, a)
         with np.errstate(divide="ignore", invalid="ignore"):
             v = float(-norm.ppf(fpr_hi) - norm.ppf(fnr_hi))
-        return -math.inf if math.isnan(v) else v       # inf - inf: the rates say nothing
+        return -math.inf if math.isnan(v) else v  # inf - inf: the rates say nothing
+
     return mu_lb
 
 
@@ -150,7 +157,7 @@ def _joint_exceedance(mu_lb_fn, t, mu=1.0, n=400, a=ALPHA) -> float:
     for k2 in range(lo, hi + 1):
         if mu_lb_fn(n, k2, n, a) <= mu:
             continue
-        left, right = 0, n                            # mu_lb(left) <= mu < mu_lb(right)
+        left, right = 0, n  # mu_lb(left) <= mu < mu_lb(right)
         if mu_lb_fn(0, k2, n, a) > mu:
             right = 0
         while right - left > 1:
@@ -160,7 +167,7 @@ def _joint_exceedance(mu_lb_fn, t, mu=1.0, n=400, a=ALPHA) -> float:
     return total
 
 
-THRESHOLDS = (0.5, 1.5, 2.3)   # the middle (mu/2), and two tails where the FPR count is small
+THRESHOLDS = (0.5, 1.5, 2.3)  # the middle (mu/2), and two tails where the FPR count is small
 
 
 @pytest.mark.parametrize("t", THRESHOLDS)
@@ -179,7 +186,8 @@ def test_joint_coverage_rejects_planted_bound(bug):
 def test_alpha_per_rate_bug_is_not_a_joint_coverage_failure():
     # Documented finding: with the two counts independent, alpha per rate still keeps
     # Pr[mu_lb > mu] below alpha at these points (measured 8.0e-3, 8.8e-3, 6.6e-3: the union
-    # bound is loose when both rates carry noise); only the per-rate check above sees it. The proof (bounds.py) needs alpha/2 per rate because it
+    # bound is loose when both rates carry noise); only the per-rate check above sees it. The proof (bounds.py)
+    # needs alpha/2 per rate because it
     # does not assume independence.
     bug = _mu_of(RATE_BUGS["alpha-per-rate"])
     assert max(_joint_exceedance(bug, t) for t in THRESHOLDS) <= ALPHA
@@ -187,8 +195,10 @@ def test_alpha_per_rate_bug_is_not_a_joint_coverage_failure():
 
 # ------------------------------------------------------------ coverage through the audit
 def _audit_exceedance(n_audits, samples, mu=1.0, seed0=0):
-    return sum(audit(_gauss(1.0 / mu), (0.0, 1.0), GaussianDP(mu), samples=samples,
-                     seed=seed0 + s).gdp.mu_lower_bound > mu for s in range(n_audits))
+    return sum(
+        audit(_gauss(1.0 / mu), (0.0, 1.0), GaussianDP(mu), samples=samples, seed=seed0 + s).gdp.mu_lower_bound > mu
+        for s in range(n_audits)
+    )
 
 
 N_COVERAGE, COVERAGE_MAX = 300, 20
@@ -220,16 +230,16 @@ def test_false_alarms_of_combined_claims():
 
 
 def _false_alarms(claim):
-    return sum(audit(_gauss(1.0), (0.0, 1.0), claim, samples=2000, seed=s).verdict == "violation"
-               for s in range(200))
+    return sum(audit(_gauss(1.0), (0.0, 1.0), claim, samples=2000, seed=s).verdict == "violation" for s in range(200))
 
 
 def test_false_alarm_check_rejects_planted_p_value(monkeypatch):
     # Planted: the GDP side rejects whenever the point estimate of g(FPR, FNR) exceeds mu (no
     # confidence interval); on a curve-attaining Gaussian that is about half the audits.
     plug_in = MU_BUGS["plug-in"]
-    monkeypatch.setattr(harness, "gdp_p_value",
-                        lambda k1, k2, n, mu: P_VALUE_FLOOR if plug_in(k1, k2, n, 1.0) > mu else 1.0)
+    monkeypatch.setattr(
+        harness, "gdp_p_value", lambda k1, k2, n, mu: P_VALUE_FLOOR if plug_in(k1, k2, n, 1.0) > mu else 1.0
+    )
     assert _false_alarms(Claims(ApproxDP(_eps_at(1.0), 1e-5), GaussianDP(1.0))) > 24
 
 
@@ -285,6 +295,7 @@ def test_vector_output():
     # projection recovers v. Same margins as above at 1e5 per side.
     def mech(D, rng, size):
         return np.asarray(D) + rng.normal(0.0, 1.0, (size, 3))
+
     v = np.array([0.6, 0.0, 0.8])
     r = audit(mech, (np.zeros(3), v), GaussianDP(1.0), samples=100_000, seed=5)
     assert r.verdict == "no violation found" and 0.9 <= r.gdp.mu_lower_bound <= 1.0
@@ -298,7 +309,7 @@ def test_pilot_ranks_pairs_by_the_gdp_side_too():
     pairs = [(0.0, 0.2)] * 4 + [(0.0, 1.5)]
     r = audit(_gauss(1.0), pairs, GaussianDP(1.0), samples=100_000, seed=6, confirm_pairs=2)
     assert r.gdp.witness.pair_index == 4 and r.verdict == "violation"
-    assert r.gdp.witness.candidates_tested == 4 == r.witness.candidates_tested    # 2 pairs x 1 set x 2 sides
+    assert r.gdp.witness.candidates_tested == 4 == r.witness.candidates_tested  # 2 pairs x 1 set x 2 sides
 
 
 def _sd_ratio(t, mu=1.0):
@@ -318,9 +329,9 @@ def test_gdp_sets_are_chosen_in_the_middle():
     rng = np.random.default_rng(0)
     a, b = rng.normal(1.0, 1.0, 2_000_000), rng.normal(0.0, 1.0, 2_000_000)
     gdp = choose_scalar(a, b, 180_000, ALPHA / 2, 0.0, gdp=True)[0]
-    assert _sd_ratio(gdp.rejection_set.t) <= 3.0                  # measured 1.00
-    eps = choose_scalar(a, b, 180_000, ALPHA / 2, 0.0)[0]         # planted: the eps score
-    assert _sd_ratio(eps.rejection_set.t) > 3.0                   # measured 10.5
+    assert _sd_ratio(gdp.rejection_set.t) <= 3.0  # measured 1.00
+    eps = choose_scalar(a, b, 180_000, ALPHA / 2, 0.0)[0]  # planted: the eps score
+    assert _sd_ratio(eps.rejection_set.t) > 3.0  # measured 10.5
 
 
 def test_projected_mu_bound_is_the_probit_score():
@@ -330,6 +341,7 @@ def test_projected_mu_bound_is_the_probit_score():
     def wilson(k, n, z, upper):
         ph, s = k / n, 1 if upper else -1
         return (ph + z * z / (2 * n) + s * z * np.sqrt(ph * (1 - ph) / n + z * z / (4 * n * n))) / (1 + z * z / n)
+
     p_s, q_s = wilson(k1, n_sel, GDP_Z_SEL, False), wilson(k2, n_sel, GDP_Z_SEL, True)
     z = norm.isf(a / 2)
     expected = norm.ppf(wilson(p_s * n_cnt, n_cnt, z, False)) - norm.ppf(wilson(q_s * n_cnt, n_cnt, z, True))
@@ -354,16 +366,38 @@ def test_level_is_alpha_over_2m_in_the_harness():
 
 
 def test_result_dict_and_plain_claims_unchanged():
-    r = audit(_gauss(1.0), (0.0, 1.0), Claims(ApproxDP(_eps_at(1.0), 1e-5), GaussianDP(1.0)),
-              samples=5000, seed=1)
+    r = audit(_gauss(1.0), (0.0, 1.0), Claims(ApproxDP(_eps_at(1.0), 1e-5), GaussianDP(1.0)), samples=5000, seed=1)
     d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
     assert d["claim"]["kind"] == "claims" and d["claim"]["params"]["gdp"]["params"]["mu"] == 1.0
     assert set(d["gdp"]) == {"mu", "mu_lower_bound", "tightness", "witness"}
     assert set(d["gdp"]["witness"]) == {
-        "pair_description", "pair_index", "unit", "rejection_set", "ordering", "null_side", "counts",
-        "error_rates", "claim_mu", "p_value", "adjusted_p_value", "candidates_tested"}
-    assert set(d) == {"claim", "epsilon_lower_bound", "confidence", "samples", "verdict", "finding", "tightness",
-                      "witness", "termination_reason", "elapsed_seconds", "gdp", "floating_point"}
+        "pair_description",
+        "pair_index",
+        "unit",
+        "rejection_set",
+        "ordering",
+        "null_side",
+        "counts",
+        "error_rates",
+        "claim_mu",
+        "p_value",
+        "adjusted_p_value",
+        "candidates_tested",
+    }
+    assert set(d) == {
+        "claim",
+        "epsilon_lower_bound",
+        "confidence",
+        "samples",
+        "verdict",
+        "finding",
+        "tightness",
+        "witness",
+        "termination_reason",
+        "elapsed_seconds",
+        "gdp",
+        "floating_point",
+    }
     assert set(d["gdp"]["witness"]["error_rates"]) == {"fpr", "fnr", "fpr_upper", "fnr_upper"}
     assert r.witness.candidates_tested == 2 and r.witness.claim_epsilon == _eps_at(1.0)
     # a claim without mu: no gdp field, and the eps side is the one it always was
@@ -377,7 +411,8 @@ def test_result_dict_and_plain_claims_unchanged():
 def test_discrete_output_is_refused_with_the_test_that_applies():
     def rr(D, rng, size):
         return np.where(rng.random(size) < 0.75, D, 1 - D).astype(np.int64)
-    for output in ("discrete", None):                # declared, or inferred from integer outputs
+
+    for output in ("discrete", None):  # declared, or inferred from integer outputs
         with pytest.raises(ValueError, match=r"claim: a GaussianDP claim .* discrete .*ApproxDP"):
             audit(rr, (0, 1), GaussianDP(1.0), samples=1000, seed=0, output=output)
     with pytest.raises(ValueError, match="claim: a GaussianDP"):
@@ -409,16 +444,19 @@ def test_figure_tightness_control_gaussian_mu_1():
     # report). Issue: median mu_lb / mu >= 0.95 over 20 seeds at 1e6 per side.
     from userdp.audits.registry.controls import gaussian_setup
     from userdp.reference.mechanisms import gaussian_gdp_mu, gaussian_sigma_analytic
+
     eps = _eps_at(1.0)
     setup = gaussian_setup(epsilon=eps, delta=1e-5)
     mu = gaussian_gdp_mu(1.0, gaussian_sigma_analytic(1.0, eps, 1e-5))
-    claim = setup.claim                  # the control declares both claims itself (registry)
+    claim = setup.claim  # the control declares both claims itself (registry)
     assert isinstance(claim, Claims) and claim.gdp.mu == pytest.approx(mu, rel=1e-12)
     rs = [audit(setup.mechanism, setup.pairs, claim, samples=10**6, seed=s) for s in range(20)]
     t = [r.gdp.tightness for r in rs]
     med = float(np.median(t))
-    print(f"\ncontrol.gaussian, mu = {mu:.6f}, 1e6 per side, 20 seeds: median mu_lb/mu = {med:.4f} "
-          f"(min {min(t):.4f}, max {max(t):.4f}); flagged {sum(r.verdict == 'violation' for r in rs)}/20")
+    print(
+        f"\ncontrol.gaussian, mu = {mu:.6f}, 1e6 per side, 20 seeds: median mu_lb/mu = {med:.4f} "
+        f"(min {min(t):.4f}, max {max(t):.4f}); flagged {sum(r.verdict == 'violation' for r in rs)}/20"
+    )
     assert med >= 0.95
 
 
@@ -442,6 +480,8 @@ def test_figure_power_noise_five_percent_too_small():
     by_gdp = sum(r.gdp.witness.adjusted_p_value <= ALPHA for r in rs)
     by_eps = sum(r.witness.adjusted_p_value <= ALPHA for r in rs)
     lbs = [r.gdp.mu_lower_bound for r in rs]
-    print(f"\nsigma 5% too small (true mu 1.0526, claim 1): {flagged}/100 flagged ({by_gdp} by the GDP side, "
-          f"{by_eps} by the eps side); median mu_lb {np.median(lbs):.4f} (min {min(lbs):.4f})")
+    print(
+        f"\nsigma 5% too small (true mu 1.0526, claim 1): {flagged}/100 flagged ({by_gdp} by the GDP side, "
+        f"{by_eps} by the eps side); median mu_lb {np.median(lbs):.4f} (min {min(lbs):.4f})"
+    )
     assert flagged >= 95

@@ -1,4 +1,5 @@
 """The audit engine: result fields, output kinds, neighbour search, bad input."""
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,12 +28,23 @@ def test_result_fields_and_reproducibility():
     assert r.samples == 20_000 and r.confidence == 0.95
     assert r.tightness == pytest.approx(r.epsilon_lower_bound / 1.0)
     assert isinstance(r.witness.rejection_set, Threshold)
-    assert r.witness.counts["n_per_side"] == 18_000       # 10% selection share never counted
+    assert r.witness.counts["n_per_side"] == 18_000  # 10% selection share never counted
     assert r.termination_reason and r.elapsed_seconds > 0
     d = r.to_dict()
-    assert set(d) == {"claim", "epsilon_lower_bound", "confidence", "samples", "verdict", "finding", "tightness",
-                      "witness", "termination_reason", "elapsed_seconds", "floating_point"}
-    assert d["finding"] is None and d["floating_point"] is None            # no violation: no finding class
+    assert set(d) == {
+        "claim",
+        "epsilon_lower_bound",
+        "confidence",
+        "samples",
+        "verdict",
+        "finding",
+        "tightness",
+        "witness",
+        "termination_reason",
+        "elapsed_seconds",
+        "floating_point",
+    }
+    assert d["finding"] is None and d["floating_point"] is None  # no violation: no finding class
     r2 = audit(lap, (0.0, 1.0), PureDP(1.0), samples=20_000, seed=3)
     assert r2.epsilon_lower_bound == r.epsilon_lower_bound
 
@@ -47,23 +59,25 @@ def test_violation_detected_and_verdict_matches_bound():
 
 def test_vector_outputs_use_a_projection():
     def mech(D, rng, size):
-        return np.asarray(D) + rng.laplace(0.0, 0.5, (size, 3))          # true eps 2 on pair below
+        return np.asarray(D) + rng.laplace(0.0, 0.5, (size, 3))  # true eps 2 on pair below
+
     r = audit(mech, (np.zeros(3), np.eye(3)[1]), PureDP(1.0), samples=20_000, seed=1)
     s = r.witness.rejection_set
     # a projection, or the classifier score (issue 8 item 4), whichever scored best on the
     # selection share; either way its weight sits on the changed axis
     w = np.asarray(s.projection) if isinstance(s, Threshold) else np.asarray(s.params[2][:3])
     assert isinstance(s, (Threshold, StatisticThreshold))
-    assert abs(w[1]) > 0.9 * np.linalg.norm(w)                           # found the changed axis
-    assert r.verdict == "violation"                                      # >10 sd margin, as above
+    assert abs(w[1]) > 0.9 * np.linalg.norm(w)  # found the changed axis
+    assert r.verdict == "violation"  # >10 sd margin, as above
 
 
 def test_discrete_outputs_use_value_sets():
     def rr(D, rng, size):
-        return np.where(rng.random(size) < 0.9, D, 1 - D)                 # true eps ln 9 = 2.2
+        return np.where(rng.random(size) < 0.9, D, 1 - D)  # true eps ln 9 = 2.2
+
     r = audit(rr, (0, 1), PureDP(1.0), samples=5000, seed=0)
     assert isinstance(r.witness.rejection_set, ValueSet)
-    assert r.verdict == "violation"    # eps_lb ~ 2.0 at 4500 counted; a miss is a >10 sd event
+    assert r.verdict == "violation"  # eps_lb ~ 2.0 at 4500 counted; a miss is a >10 sd event
 
 
 def test_approx_and_renyi_claims():
@@ -117,9 +131,17 @@ def test_confidence_outside_unit_interval(confidence):
         audit(lap, (0.0, 1.0), PureDP(1.0), samples=1000, seed=0, confidence=confidence)
 
 
-@pytest.mark.parametrize("make", [lambda: ApproxDP(1.0, 1.0), lambda: ApproxDP(1.0, 2.0),
-                                  lambda: PureDP(0.0), lambda: PureDP(-1.0),
-                                  lambda: RenyiDP(1.0, 0.5, 1e-5), lambda: RenyiDP(0.5, 0.5, 1e-5)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ApproxDP(1.0, 1.0),
+        lambda: ApproxDP(1.0, 2.0),
+        lambda: PureDP(0.0),
+        lambda: PureDP(-1.0),
+        lambda: RenyiDP(1.0, 0.5, 1e-5),
+        lambda: RenyiDP(0.5, 0.5, 1e-5),
+    ],
+)
 def test_bad_claims(make):
     with pytest.raises(ValueError):
         audit(lap, (0.0, 1.0), make(), samples=1000, seed=0)
@@ -144,9 +166,14 @@ def shape_by_side(D, rng, size):
     return rng.laplace(size=(size, 2)) if D else rng.laplace(size=size)
 
 
-@pytest.mark.parametrize("mech,match", [(wrong_count, "wrong_count.*expected 1000 outputs"),
-                                        (with_nan, "with_nan.*NaN"),
-                                        (shape_by_side, "shape_by_side.*different shapes")])
+@pytest.mark.parametrize(
+    "mech,match",
+    [
+        (wrong_count, "wrong_count.*expected 1000 outputs"),
+        (with_nan, "with_nan.*NaN"),
+        (shape_by_side, "shape_by_side.*different shapes"),
+    ],
+)
 def test_bad_mechanism_outputs(mech, match):
     with pytest.raises(ValueError, match=match):
         audit(mech, (0, 1), PureDP(1.0), samples=1000, seed=0)
@@ -157,6 +184,7 @@ def test_raising_mechanism_is_reported_with_its_pair():
         if D == 7:
             raise ZeroDivisionError("bad record")
         return rng.laplace(size=size)
+
     with pytest.raises(MechanismError, match="the-bad-pair") as info:
         audit(boom, [P(0, 1, "fine"), P(0, 7, "the-bad-pair")], PureDP(1.0), samples=1000, seed=0)
     assert isinstance(info.value.__cause__, ZeroDivisionError)

@@ -4,6 +4,7 @@
 runs ``gc.collect()`` on every call (~80 ms on a full heap); statsmodels is the oracle here.
 The check has planted bugs (Bonferroni; no running maximum) that it must reject.
 """
+
 import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
@@ -17,7 +18,7 @@ def check_holm(holm) -> None:
     rng = np.random.default_rng(0)
     cases = [[0.01], [0.07], [0.05, 0.025], [0.02, 0.02, 0.9, 1.0], [0.0125, 0.0125, 0.05, 0.05]]
     cases += [list(rng.uniform(0, 0.2, k)) for k in (2, 3, 7, 20) for _ in range(5)]
-    cases += [list(np.round(rng.uniform(0, 0.1, 9), 2)) for _ in range(5)]        # many ties
+    cases += [list(np.round(rng.uniform(0, 0.1, 9), 2)) for _ in range(5)]  # many ties
     for pv in cases:
         r, a = holm(pv, 0.05)
         r_ref, a_ref, _, _ = multipletests(pv, alpha=0.05, method="holm")
@@ -33,7 +34,7 @@ def _bonferroni(pv, alpha):
     return a <= alpha, a
 
 
-def _no_running_max(pv, alpha):          # (m - j + 1) p_(j) without the step-down maximum
+def _no_running_max(pv, alpha):  # (m - j + 1) p_(j) without the step-down maximum
     p = np.asarray(pv, float)
     o = np.argsort(p, kind="stable")
     a = np.empty(p.size)

@@ -10,6 +10,7 @@ threshold is post-processing) and the pair's is 2/b (composition; reached by the
 since TAU <= 1). Correct for eps = 1 at b = 2; the planted mechanism bug "scale calibrated
 for a user in one partition" has b = 1, loss 2, while each partition alone stays 1-DP.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,22 +27,26 @@ from userdp.audits.engine.sampling import NO_RELEASE, as_outputs, encode, releas
 from userdp.reference.claims import PureDP
 
 TAU = 0.5
-PAIR = (1.0, 0.0)          # the user in both partitions vs absent: both counts move by 1
+PAIR = (1.0, 0.0)  # the user in both partitions vs absent: both counts move by 1
 
 
 def batched(scale: float):
     """Both partitions, batched: a (size, 2) masked array whose masked cells are not released."""
+
     def mechanism(D, rng, size):
         x = D + rng.laplace(0.0, scale, (size, 2))
         return np.ma.MaskedArray(x, mask=x < TAU)
+
     return mechanism
 
 
 def per_call(scale: float):
     """The same release, one per call: a list with None in the cells not released."""
+
     def mechanism(D, rng):
         x = D + rng.laplace(0.0, scale, 2)
         return [float(v) if v >= TAU else NO_RELEASE for v in x]
+
     return mechanism
 
 
@@ -55,18 +60,19 @@ def test_cells_are_encoded_as_nan_and_tuples_with_none():
     a, b, _ = encode(x, x, "vector")
     assert np.array_equal(a, cells, equal_nan=True)
     ints = as_outputs([[3, None], [4, 5], None])
-    assert ints.dtype.kind == "i"                                   # integer cells stay integers
+    assert ints.dtype.kind == "i"  # integer cells stay integers
     ca, cb, values = encode(ints, ints, "discrete")
     assert sorted(values, key=str) == sorted([(3, None), (4, 5), None], key=str)
     assert [values[c] for c in ca] == [(3, None), (4, 5), None]
-    vs = ValueSet(((3, None), None))                                # contains() agrees with the codes
+    vs = ValueSet(((3, None), None))  # contains() agrees with the codes
     assert vs.contains(ints).tolist() == [True, False, True]
-    assert ValueSet(((3, 0),)).contains(ints).tolist() == [False, False, False]   # a masked cell is no 0
+    assert ValueSet(((3, 0),)).contains(ints).tolist() == [False, False, False]  # a masked cell is no 0
 
 
 def _audit(mechanism, bug=None, samples=20_000, seed=0, claim=1.0):
     def run():
         return audit(mechanism, PAIR, PureDP(claim), samples=samples, seed=seed, output="vector", workers=1)
+
     if bug is None:
         return run()
     with planted.REACH_BY_NAME[bug].applied():
@@ -111,6 +117,7 @@ def test_release_pattern_sets_with_private_selection():
     def mechanism(D, rng, size):
         x = D + rng.laplace(0.0, 1.0, (size, 2))
         return np.ma.MaskedArray(np.ones_like(x), mask=x < 2.0)
+
     pi1, pi0 = math.exp(-1) / 2, math.exp(-2) / 2
     assert (pi1 / pi0) ** 2 == pytest.approx(math.exp(2))
     r = _audit(mechanism, samples=40_000, claim=1.5)

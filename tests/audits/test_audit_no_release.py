@@ -1,4 +1,4 @@
-""""No release" outputs (issue 12 item 8): a release that publishes nothing, e.g. a
+""" "No release" outputs (issue 12 item 8): a release that publishes nothing, e.g. a
 partition dropped by private partition selection, is returned as ``None`` (one release per
 call) or as a masked row (batched), and both the continuous and the discrete tests see it.
 
@@ -10,6 +10,7 @@ event {released} has probability delta_0 = Pr[1 + Lap(1/eps) >= tau] = exp(-eps 
 (tau >= 1) on the first side and 0 on the second: the mechanism is (eps, delta_0)-DP on this
 pair, and no smaller delta is, since for that set p - e^eps q = delta_0.
 """
+
 import json
 import math
 
@@ -24,8 +25,8 @@ from userdp.audits.engine.sampling import NO_RELEASE, as_outputs, encode, releas
 from userdp.reference.claims import ApproxDP
 
 EPS, TAU = 1.0, 6.0
-DELTA_0 = 0.5 * math.exp(-EPS * (TAU - 1.0))            # 3.4e-3
-PAIR = ((7,), ())                                         # one user's record vs the empty partition
+DELTA_0 = 0.5 * math.exp(-EPS * (TAU - 1.0))  # 3.4e-3
+PAIR = ((7,), ())  # one user's record vs the empty partition
 
 
 def thresholded_count(tau: float, integer: bool = False):
@@ -38,22 +39,28 @@ def thresholded_count(tau: float, integer: bool = False):
         noise = int(rng.geometric(q) - rng.geometric(q)) if integer else float(rng.laplace(0.0, 1.0 / EPS))
         c = len(partition) + noise
         return c if c >= tau else NO_RELEASE
+
     return mechanism
 
 
 def batched_thresholded_count(tau: float):
     """The same release, batched: a masked array whose masked rows are "no release"."""
+
     def mechanism(partition, rng, size):
         if len(partition) == 0:
             return np.ma.MaskedArray(np.zeros(size), mask=True)
         c = len(partition) + rng.laplace(0.0, 1.0 / EPS, size)
         return np.ma.MaskedArray(c, mask=c < tau)
+
     return mechanism
 
 
-CONFIDENCE = 1 - 1e-4      # a correct mechanism is flagged with probability <= 1e-4 (the audit's guarantee)
-MAKE = {"continuous": thresholded_count, "discrete": lambda tau: thresholded_count(tau, integer=True),
-        "batched": batched_thresholded_count}
+CONFIDENCE = 1 - 1e-4  # a correct mechanism is flagged with probability <= 1e-4 (the audit's guarantee)
+MAKE = {
+    "continuous": thresholded_count,
+    "discrete": lambda tau: thresholded_count(tau, integer=True),
+    "batched": batched_thresholded_count,
+}
 # The geometric variant's delta: Pr[1 + Z >= 6] = Pr[Z >= 5] = e^-5 / (1 + e^-1) = 4.9e-3 > DELTA_0
 # (two-sided geometric Z, Pr[Z = z] = (1 - e^-1) / (1 + e^-1) e^-|z|).
 DELTA = {"continuous": DELTA_0, "discrete": math.exp(-EPS * (TAU - 1)) / (1 + math.exp(-EPS)), "batched": DELTA_0}
@@ -80,19 +87,21 @@ def test_correct_partition_selection_is_not_flagged_and_a_low_threshold_is(kind)
 
 def test_the_witness_is_the_release_event():
     r = audit(thresholded_count(3.0), PAIR, ApproxDP(EPS, DELTA_0), samples=20_000, seed=3, confidence=CONFIDENCE)
-    assert r.witness.rejection_set.describe() in ("{released}", "{x >= 3}") or \
-        r.witness.rejection_set.describe().startswith("{x >= 3.")
+    assert r.witness.rejection_set.describe() in (
+        "{released}",
+        "{x >= 3}",
+    ) or r.witness.rejection_set.describe().startswith("{x >= 3.")
 
 
 def test_encoding_of_no_release():
     a = as_outputs([1.5, None, 2.0])
     assert np.ma.isMaskedArray(a) and np.ma.getmaskarray(a).tolist() == [False, True, False]
     assert np.isnan(released_floats(a)).tolist() == [False, True, False]
-    rows = as_outputs([[1, 2], None, [3, 4]])                          # rows and None: a masked row
+    rows = as_outputs([[1, 2], None, [3, 4]])  # rows and None: a masked row
     assert np.ma.getmaskarray(rows).tolist() == [[False, False], [True, True], [False, False]]
     assert isinstance(as_outputs([1.0, 2.0]), np.ndarray) and not np.ma.isMaskedArray(as_outputs([1.0, 2.0]))
     ca, cb, values = encode(as_outputs([3, None, 3, 1]), as_outputs([None, None, 1, 1]), "discrete")
-    assert values == [1, 3, None]                                       # None is one more value, last
+    assert values == [1, 3, None]  # None is one more value, last
     assert ca.tolist() == [1, 2, 1, 0] and cb.tolist() == [2, 2, 0, 0]
     fa, fb, _ = encode(as_outputs([3.0, None]), np.array([1.0, 2.0]), "continuous")
     assert np.isnan(fa).tolist() == [False, True] and fb.tolist() == [1.0, 2.0]
@@ -126,6 +135,7 @@ def test_bad_no_release_outputs_are_refused():
 
     def nan_mechanism(D, rng, size):
         return np.full(size, np.nan)
+
     with pytest.raises(ValueError, match="NaN.*return None for no release"):
         audit(nan_mechanism, PAIR, ApproxDP(EPS, DELTA_0), samples=2000, seed=0)
 
@@ -136,19 +146,22 @@ def test_bad_no_release_outputs_are_refused():
 def test_shards_with_no_release_at_all_join_the_others():
     """Shards of 5000 releases: the first shard below releases nothing at all (its calls
     0-4999), the rest release floats; one side, whatever the number of workers."""
+
     def mechanism(D, rng):
         return None if mechanism.calls < 5000 or rng.random() < 0.5 else float(rng.normal())
+
     mechanism.calls = 0
 
     def counting(D, rng):
         out = mechanism(D, rng)
         mechanism.calls += 1
         return out
+
     with Sampler(counting) as s:
         out = s((1,), np.random.default_rng(0), 12_000)
     assert np.ma.isMaskedArray(out) and out.dtype.kind == "f" and out.shape == (12_000,)
     m = np.ma.getmaskarray(out)
-    assert m[:5000].all() and 0.4 < m[5000:].mean() < 0.6                # Bin(7000, 1/2): > 16 sd margins
+    assert m[:5000].all() and 0.4 < m[5000:].mean() < 0.6  # Bin(7000, 1/2): > 16 sd margins
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -168,14 +181,27 @@ def test_cli_json_names_no_release(tmp_path, monkeypatch, capsys):
         "            return None\n"
         "        c = len(partition) + rng.laplace(0.0, 1.0)\n"
         "        return c if c >= 3.0 else None\n"
-        "    return mechanism, [((7,), ())]\n")
+        "    return mechanism, [((7,), ())]\n"
+    )
     monkeypatch.chdir(tmp_path)
-    code = main(["audit", "psel:make_setup", "--claim", f"approx:epsilon=1,delta={0.5 * math.exp(-5.0)!r}",
-                 "--samples", "12000", "--json", "--workers", "1"])
+    code = main(
+        [
+            "audit",
+            "psel:make_setup",
+            "--claim",
+            f"approx:epsilon=1,delta={0.5 * math.exp(-5.0)!r}",
+            "--samples",
+            "12000",
+            "--json",
+            "--workers",
+            "1",
+        ]
+    )
     d = json.loads(capsys.readouterr().out)
     assert code == 1 and d["verdict"] == "violation"
-    assert d["witness"]["rejection_set"]["description"] in ("{released}",) or \
-        d["witness"]["rejection_set"]["description"].startswith("{x >= ")
+    assert d["witness"]["rejection_set"]["description"] in ("{released}",) or d["witness"]["rejection_set"][
+        "description"
+    ].startswith("{x >= ")
 
 
 @pytest.mark.parametrize("kind", ["continuous", "discrete"])
@@ -185,6 +211,7 @@ def test_plot_shows_the_no_release_mass(kind, tmp_path):
     errors here)."""
     from userdp.audits.engine import plot
     from userdp.audits.engine.parallel import batched
+
     mech = batched(MAKE[kind](3.0))
     r = audit(mech, PAIR, ApproxDP(EPS, DELTA[kind]), samples=5000, seed=0)
     path = tmp_path / f"{kind}.png"

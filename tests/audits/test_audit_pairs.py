@@ -4,6 +4,7 @@ bound is reported, and an exception on one pair keeps the pairs that finished.
 Statistical tests here audit mechanisms far from the decision boundary; each says why its
 false-failure probability is below 1e-4.
 """
+
 import json
 import sys
 import types
@@ -56,8 +57,14 @@ def test_every_confirmed_pair_has_its_own_bound():
     d = r.report_dict()
     assert [q["pair_description"] for q in d["pairs"]] == ["half", "one", "two"]
     assert [q["epsilon_lower_bound"] for q in d["pairs"]] == lbs
-    assert set(d["pairs"][0]) == {"pair_description", "pair_index", "epsilon_lower_bound", "tightness",
-                                  "mu_lower_bound", "witness"}
+    assert set(d["pairs"][0]) == {
+        "pair_description",
+        "pair_index",
+        "epsilon_lower_bound",
+        "tightness",
+        "mu_lower_bound",
+        "witness",
+    }
     assert d["failed_pairs"] == [] and d["reproducible"] is True and d["calling"] == "batched"
 
 
@@ -72,8 +79,8 @@ def test_only_the_confirmed_pairs_are_listed_after_a_pilot():
 def test_gdp_claim_gives_each_pair_its_mu_bound():
     def gauss(D, rng, size):
         return D + rng.normal(0.0, 1.0, size)
-    r = audit(gauss, [P(0.0, 0.5, "half"), P(0.0, 1.0, "one")], GaussianDP(1.0, delta=1e-5), samples=20_000,
-              seed=0)
+
+    r = audit(gauss, [P(0.0, 0.5, "half"), P(0.0, 1.0, "one")], GaussianDP(1.0, delta=1e-5), samples=20_000, seed=0)
     mus = [p.mu_lower_bound for p in r.pairs]
     # over seeds 0-29 mu_lb was 0.454 and 0.950 (sd 0.013, 0.016): the order fails on a > 20 sd error
     assert all(m is not None for m in mus) and mus[0] < mus[1] and r.gdp.mu_lower_bound == max(mus)
@@ -86,8 +93,8 @@ def test_cli_text_and_json_show_every_pair(capsys, monkeypatch):
     argv = ["audit", "userdp_pairs_fixture:three", "--claim", "pure:epsilon=1", "--samples", "20000"]
     code = cli.main(argv)
     out, _ = capsys.readouterr()
-    assert code == 1                                     # shift 2: eps_lb ~ 1.8 > 1, a > 15 sd margin
-    table = out[out.index("  pairs  "):]
+    assert code == 1  # shift 2: eps_lb ~ 1.8 > 1, a > 15 sd margin
+    table = out[out.index("  pairs  ") :]
     for name in ("half", "one", "two"):
         assert f"\n    {name} " in table
     code = cli.main(argv + ["--json"])
@@ -111,8 +118,9 @@ def test_a_failing_pair_keeps_the_finished_pairs():
     assert "ZeroDivisionError" in f.error and "bad record" in f.error
     # exactly what the finished pairs give when the bad pair works: same streams, same m
     ok = audit(boom, [pairs[0], P(0.0, 3.0, "replaced"), pairs[2]], PureDP(1.0), samples=20_000, seed=4)
-    assert [(p.epsilon_lower_bound, p.witness.counts) for p in r.pairs] == \
-        [(p.epsilon_lower_bound, p.witness.counts) for p in ok.pairs if p.witness.pair_description != "replaced"]
+    assert [(p.epsilon_lower_bound, p.witness.counts) for p in r.pairs] == [
+        (p.epsilon_lower_bound, p.witness.counts) for p in ok.pairs if p.witness.pair_description != "replaced"
+    ]
 
 
 def test_a_pair_failing_in_the_pilot_is_left_out():
@@ -156,24 +164,27 @@ def test_audit_accepts_description_triples():
     assert one.witness.pair_description == "shift by one"
     many = audit(lap, [(0.0, 0.5, "half"), (0.0, 1.0, "one")], PureDP(1.0), samples=2000, seed=0)
     assert [p.witness.pair_description for p in many.pairs] == ["half", "one"]
-    plain = audit(lap, (0.0, 1.0), PureDP(1.0), samples=2000, seed=0)   # the triple changes nothing else
+    plain = audit(lap, (0.0, 1.0), PureDP(1.0), samples=2000, seed=0)  # the triple changes nothing else
     assert one.epsilon_lower_bound == plain.epsilon_lower_bound
     with pytest.raises(TypeError, match="3-tuple"):
-        audit(lap, [(0.0, 1.0, 7)], PureDP(1.0), samples=2000, seed=0)   # a description must be text
+        audit(lap, [(0.0, 1.0, 7)], PureDP(1.0), samples=2000, seed=0)  # a description must be text
 
 
 def test_cli_noise_family_and_selection_fraction(capsys, monkeypatch, tmp_path):
     mod = types.ModuleType("reach_flags_mod")
 
     def setup():
-        return (lambda D, rng, size: np.asarray(D, float) + rng.laplace(0.0, 1.0, (size, 2)),
-                [((0.0, 0.0), (1.0, 0.0), "shift coordinate 0")])
+        return (
+            lambda D, rng, size: np.asarray(D, float) + rng.laplace(0.0, 1.0, (size, 2)),
+            [((0.0, 0.0), (1.0, 0.0), "shift coordinate 0")],
+        )
+
     mod.setup = setup
     monkeypatch.setitem(sys.modules, "reach_flags_mod", mod)
     base = ["audit", "reach_flags_mod:setup", "--claim", "pure:epsilon=1", "--samples", "4000", "--json"]
     assert cli.main(base + ["--noise-family", "laplace", "--selection-fraction", "0.3"]) in (0, 1)
     d = json.loads(capsys.readouterr().out)
-    assert d["witness"]["counts"]["n_per_side"] == 2800                 # 30% selection, 70% counted
+    assert d["witness"]["counts"]["n_per_side"] == 2800  # 30% selection, 70% counted
     seen = []
     real = audit.__globals__["_run"]
     monkeypatch.setattr("userdp.audits.engine.harness._run", lambda **kw: seen.append(kw["noise_family"]) or real(**kw))

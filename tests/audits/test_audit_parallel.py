@@ -4,6 +4,7 @@ Dask cluster, results that depend only on the seed, the reproducibility check, b
 Statistical tests here audit mechanisms far from the decision boundary; each says why its
 false-failure probability is below 1e-4.
 """
+
 import functools
 import sys
 import time
@@ -15,8 +16,15 @@ import pytest
 from userdp.audits import MechanismError, audit
 from userdp.audits.cli import main as cli
 from userdp.audits.engine import parallel
-from userdp.audits.engine.parallel import (BATCHED, SCALAR, SCALAR_RNG, DuplicateStreamsError, SchedulerError,
-                                    VaryingOutputError, calling_convention)
+from userdp.audits.engine.parallel import (
+    BATCHED,
+    SCALAR,
+    SCALAR_RNG,
+    DuplicateStreamsError,
+    SchedulerError,
+    VaryingOutputError,
+    calling_convention,
+)
 from userdp.reference.claims import PureDP
 
 
@@ -25,24 +33,30 @@ def lap_rng(D, rng):
 
 
 def lap_own(D):
-    return D + np.random.default_rng().laplace()              # ignores the audit's seed
+    return D + np.random.default_rng().laplace()  # ignores the audit's seed
 
 
 def _key(r):
     """Everything an audit result says about the mechanism (not how long it took)."""
     pairs = [(p.epsilon_lower_bound, p.witness.counts, p.witness.rejection_set.to_dict()) for p in r.pairs]
-    return (r.epsilon_lower_bound, r.verdict, r.witness.counts, r.witness.rejection_set.to_dict(),
-            r.witness.pair_index, pairs)
+    return (
+        r.epsilon_lower_bound,
+        r.verdict,
+        r.witness.counts,
+        r.witness.rejection_set.to_dict(),
+        r.witness.pair_index,
+        pairs,
+    )
 
 
 # ------------------------------------------------------------------ calling conventions
 def _batched(D, rng, size): ...
-def _batched_opt(D, rng=None, size=None): ...                # numpy's convention: size named
+def _batched_opt(D, rng=None, size=None): ...  # numpy's convention: size named
 def _scalar_rng(D, rng): ...
 def _scalar_opt_rng(D, rng=None): ...
 def _scalar_rng_extra(D, rng, scale=1.0): ...
 def _scalar(D): ...
-def _scalar_opts(D, epsilon=1.0, bounds=None): ...            # a library call: its defaults kept
+def _scalar_opts(D, epsilon=1.0, bounds=None): ...  # a library call: its defaults kept
 def _star(*args): ...
 def _four(a, b, c, d): ...
 def _none(): ...
@@ -55,21 +69,38 @@ class _Callable:
         return D + rng.laplace()
 
 
-@pytest.mark.parametrize("f, calling", [
-    (_batched, BATCHED), (_batched_opt, BATCHED), (lambda q, g, n: q, BATCHED),
-    (_scalar_rng, SCALAR_RNG), (_scalar_opt_rng, SCALAR_RNG), (_scalar_rng_extra, SCALAR_RNG),
-    (_scalar, SCALAR), (_scalar_opts, SCALAR), (_Callable(), SCALAR_RNG),
-    (functools.partial(_scalar_opts, epsilon=2.0), SCALAR), (functools.partial(_four, 1), BATCHED),
-])
+@pytest.mark.parametrize(
+    "f, calling",
+    [
+        (_batched, BATCHED),
+        (_batched_opt, BATCHED),
+        (lambda q, g, n: q, BATCHED),
+        (_scalar_rng, SCALAR_RNG),
+        (_scalar_opt_rng, SCALAR_RNG),
+        (_scalar_rng_extra, SCALAR_RNG),
+        (_scalar, SCALAR),
+        (_scalar_opts, SCALAR),
+        (_Callable(), SCALAR_RNG),
+        (functools.partial(_scalar_opts, epsilon=2.0), SCALAR),
+        (functools.partial(_four, 1), BATCHED),
+    ],
+)
 def test_calling_convention_rule(f, calling):
     assert calling_convention(f) == calling
 
 
-@pytest.mark.parametrize("f, words", [
-    (_star, "0 required positional"), (_four, "4 required positional"), (_none, "0 required positional"),
-    (_kw_required, "keyword-only"), (_opt_unnamed, "0 required positional"), (max, "signature cannot be read"),
-    (3.0, "must be callable"),
-])
+@pytest.mark.parametrize(
+    "f, words",
+    [
+        (_star, "0 required positional"),
+        (_four, "4 required positional"),
+        (_none, "0 required positional"),
+        (_kw_required, "keyword-only"),
+        (_opt_unnamed, "0 required positional"),
+        (max, "signature cannot be read"),
+        (3.0, "must be callable"),
+    ],
+)
 def test_ambiguous_or_uncallable_mechanisms_are_refused_naming_mechanism(f, words):
     with pytest.raises(TypeError, match="mechanism") as info:
         audit(f, (0.0, 1.0), PureDP(1.0), samples=1000, seed=0)
@@ -77,9 +108,13 @@ def test_ambiguous_or_uncallable_mechanisms_are_refused_naming_mechanism(f, word
 
 
 # ------------------------------------------------------------------ scalar mechanisms
-@pytest.mark.parametrize("make", [lambda: lambda D, rng: D + rng.laplace(0.0, 0.5),
-                                  lambda: functools.partial(lambda D, g: D + g.laplace(0.0, 0.5),
-                                                            g=np.random.default_rng(11))])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: lambda D, rng: D + rng.laplace(0.0, 0.5),
+        lambda: functools.partial(lambda D, g: D + g.laplace(0.0, 0.5), g=np.random.default_rng(11)),
+    ],
+)
 def test_scalar_mechanisms_are_looped_and_audited(make):
     # true eps 2 against a claim of 1: at 2e4 samples eps_lb ~ 1.8 (as in test_audit_harness); a
     # miss needs a > 15 sd error, probability << 1e-4. The second, mechanism(dataset), draws
@@ -115,7 +150,7 @@ def test_scalar_outputs_are_stacked_in_call_order():
     with parallel.Sampler(lambda D, rng: rng.integers(0, 2**62), workers=1) as one:
         b = one(None, np.random.default_rng(3), 3 * parallel.SHARD + 7)
     assert a.shape == (3 * parallel.SHARD + 7,) and np.array_equal(a, b)
-    assert np.unique(a).size == a.size                       # 62-bit draws: a repeat has probability < 1e-10
+    assert np.unique(a).size == a.size  # 62-bit draws: a repeat has probability < 1e-10
 
 
 def test_progress_per_shard():
@@ -135,20 +170,24 @@ def _changing(at: int, second):
     def mech(D, rng):
         state["calls"] += 1
         return second(D) if state["calls"] > at else D + rng.laplace()
+
     return mech
 
 
-@pytest.mark.parametrize("at, second, words", [
-    (7, lambda D: np.array([D, D]), ["call 7 returned shape (2,) (float)", "call 0 returned shape () (float)"]),
-    (11, lambda D: 3, ["call 11 returned shape () (integer)", "() (float)"]),
-    (parallel.SHARD, lambda D: np.array([D]), [f"call {parallel.SHARD} returned shape (1,)"]),   # across shards
-])
+@pytest.mark.parametrize(
+    "at, second, words",
+    [
+        (7, lambda D: np.array([D, D]), ["call 7 returned shape (2,) (float)", "call 0 returned shape () (float)"]),
+        (11, lambda D: 3, ["call 11 returned shape () (integer)", "() (float)"]),
+        (parallel.SHARD, lambda D: np.array([D]), [f"call {parallel.SHARD} returned shape (1,)"]),  # across shards
+    ],
+)
 def test_varying_output_shape_or_type_is_an_error_naming_the_calls(at, second, words):
     with parallel.Sampler(_changing(at, second), workers=1) as s, pytest.raises(VaryingOutputError) as info:
         s(0.0, np.random.default_rng(0), 12_000)
     for w in words:
         assert w in str(info.value), (w, str(info.value))
-    with pytest.raises(MechanismError) as info:                  # in an audit: the pair's error
+    with pytest.raises(MechanismError) as info:  # in an audit: the pair's error
         audit(_changing(at, second), (0.0, 1.0), PureDP(1.0), samples=12_000, seed=0, workers=1)
     assert isinstance(info.value.__cause__, VaryingOutputError)
 
@@ -159,8 +198,9 @@ def test_varying_output_exits_3_in_the_cli(capsys, monkeypatch, tmp_path):
         "def make():\n"
         "    def mech(D, rng):\n"
         "        x = rng.laplace()\n"
-        "        return np.array([x, x]) if x > 4 else x\n"       # about 1 call in 110
-        "    return mech, [(0.0, 1.0)]\n")
+        "        return np.array([x, x]) if x > 4 else x\n"  # about 1 call in 110
+        "    return mech, [(0.0, 1.0)]\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     code = cli.main(["audit", "varying_mech:make", "--claim", "pure:epsilon=1", "--samples", "2000"])
     out, err = capsys.readouterr()
@@ -172,17 +212,19 @@ def test_varying_output_exits_3_in_the_cli(capsys, monkeypatch, tmp_path):
 # ------------------------------------------------------------------ reproducibility (item 2)
 def test_a_mechanism_ignoring_the_rng_is_reported_not_reproducible(capsys, monkeypatch, tmp_path):
     assert audit(lap_rng, (0.0, 1.0), PureDP(1.0), samples=1000, seed=0, workers=1).reproducible is True
-    assert audit(lambda D, rng, n: D + rng.laplace(size=n), (0.0, 1.0), PureDP(1.0), samples=1000,
-                 seed=0).reproducible is True
+    assert (
+        audit(lambda D, rng, n: D + rng.laplace(size=n), (0.0, 1.0), PureDP(1.0), samples=1000, seed=0).reproducible
+        is True
+    )
     own = audit(lap_own, (0.0, 1.0), PureDP(1.0), samples=1000, seed=0, workers=1)
     assert own.reproducible is False and own.report_dict()["reproducible"] is False
-    own_batched = audit(lambda D, rng, n: D + np.random.default_rng().laplace(size=n), (0.0, 1.0), PureDP(1.0),
-                        samples=1000, seed=0)
+    own_batched = audit(
+        lambda D, rng, n: D + np.random.default_rng().laplace(size=n), (0.0, 1.0), PureDP(1.0), samples=1000, seed=0
+    )
     assert own_batched.reproducible is False
     (tmp_path / "own_rng_mech.py").write_text(
-        "import numpy as np\n"
-        "def make():\n"
-        "    return (lambda D: D + np.random.default_rng().laplace()), [(0.0, 1.0)]\n")
+        "import numpy as np\ndef make():\n    return (lambda D: D + np.random.default_rng().laplace()), [(0.0, 1.0)]\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     code = cli.main(["audit", "own_rng_mech:make", "--claim", "pure:epsilon=1", "--samples", "2000", "--json"])
     out, err = capsys.readouterr()
@@ -191,10 +233,11 @@ def test_a_mechanism_ignoring_the_rng_is_reported_not_reproducible(capsys, monke
 
 
 def test_workers_replaying_a_copied_generator_are_refused():
-    g = np.random.default_rng(7)                            # created once, copied into every forked worker
+    g = np.random.default_rng(7)  # created once, copied into every forked worker
 
     def copied(D):
         return D + g.laplace()
+
     with pytest.raises(MechanismError) as info:
         audit(copied, (0.0, 1.0), PureDP(1.0), samples=20_000, seed=0, workers=2)
     assert isinstance(info.value.__cause__, DuplicateStreamsError) and "not independent" in str(info.value)
@@ -207,12 +250,13 @@ def test_global_numpy_generator_is_reseeded_in_the_workers():
     with parallel.Sampler(lambda D: np.random.laplace(), workers=2) as s:
         s.reproducible = False
         out = s(0.0, np.random.default_rng(0), 4 * parallel.SHARD)
-    assert np.unique(out).size == out.size                  # continuous draws: a repeat has probability 0
+    assert np.unique(out).size == out.size  # continuous draws: a repeat has probability 0
 
 
 # ------------------------------------------------------------------ bad input
-@pytest.mark.parametrize("workers, exc", [(0, ValueError), (-2, ValueError), (1.5, TypeError), (True, TypeError),
-                                          ("2", TypeError)])
+@pytest.mark.parametrize(
+    "workers, exc", [(0, ValueError), (-2, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError)]
+)
 def test_bad_workers_refused(workers, exc):
     with pytest.raises(exc, match="workers"):
         audit(lap_rng, (0.0, 1.0), PureDP(1.0), samples=1000, seed=0, workers=workers)
@@ -231,7 +275,7 @@ def test_cli_workers_and_scheduler_exclude_each_other(capsys):
 
 
 def test_scheduler_without_distributed_installed(monkeypatch):
-    monkeypatch.setitem(sys.modules, "distributed", None)     # `import distributed` now raises ImportError
+    monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` now raises ImportError
     with pytest.raises(SchedulerError, match=r"userdp\[distributed\]"):
         audit(lap_rng, (0.0, 1.0), PureDP(1.0), samples=1000, seed=0, scheduler="tcp://127.0.0.1:9")
 
@@ -240,7 +284,9 @@ def test_scheduler_without_distributed_installed(monkeypatch):
 def test_unreachable_scheduler_fails_within_the_time_limit(capsys, monkeypatch, tmp_path):
     pytest.importorskip("distributed", reason="the optional extra 'distributed' (installed by .[test])")
     monkeypatch.setattr(parallel, "SCHEDULER_TIMEOUT", 2.0)
-    (tmp_path / "scalar_mech.py").write_text("def make():\n    return (lambda D, rng: D + rng.laplace()), [(0.0, 1.0)]\n")
+    (tmp_path / "scalar_mech.py").write_text(
+        "def make():\n    return (lambda D, rng: D + rng.laplace()), [(0.0, 1.0)]\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     t = time.perf_counter()
     code = cli.main(["audit", "scalar_mech:make", "--claim", "pure:epsilon=1", "--scheduler", "tcp://127.0.0.1:9"])
@@ -252,8 +298,9 @@ def test_unreachable_scheduler_fails_within_the_time_limit(capsys, monkeypatch, 
 def test_dask_local_cluster_gives_the_same_result():
     distributed = pytest.importorskip("distributed", reason="the optional extra 'distributed' (installed by .[test])")
 
-    def mech(D, rng):                       # defined here: cloudpickle sends it by value to the workers
+    def mech(D, rng):  # defined here: cloudpickle sends it by value to the workers
         return D + rng.laplace()
+
     pairs = [(0.0, 1.0), (0.0, 0.5)]
     local = audit(mech, pairs, PureDP(1.0), samples=12_000, seed=2, workers=1)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
@@ -264,17 +311,32 @@ def test_dask_local_cluster_gives_the_same_result():
 def test_plot_of_a_scalar_mechanism(capsys, monkeypatch, tmp_path):
     pytest.importorskip("matplotlib", reason="the plot extra (installed by .[test])")
     (tmp_path / "scalar_plot_mech.py").write_text(
-        "def make():\n    return (lambda D, rng: D + rng.laplace()), [(0.0, 1.0)]\n")
+        "def make():\n    return (lambda D, rng: D + rng.laplace()), [(0.0, 1.0)]\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     png = tmp_path / "w.png"
-    code = cli.main(["audit", "scalar_plot_mech:make", "--claim", "pure:epsilon=1", "--samples", "2000",
-                     "--plot", str(png), "--workers", "1", "--confidence", "0.9999"])
+    code = cli.main(
+        [
+            "audit",
+            "scalar_plot_mech:make",
+            "--claim",
+            "pure:epsilon=1",
+            "--samples",
+            "2000",
+            "--plot",
+            str(png),
+            "--workers",
+            "1",
+            "--confidence",
+            "0.9999",
+        ]
+    )
     _, err = capsys.readouterr()
-    assert code == 0 and png.stat().st_size > 0 and "one release per call" in err   # 0 w.p. >= 1 - 1e-4
+    assert code == 0 and png.stat().st_size > 0 and "one release per call" in err  # 0 w.p. >= 1 - 1e-4
 
 
 # ------------------------------------------------------------------ copied buffers, weak checks (gallery)
-_BUFFER = []          # a generator's buffer of random values, filled once in this process
+_BUFFER = []  # a generator's buffer of random values, filled once in this process
 
 
 def _buffered(D):
@@ -283,7 +345,7 @@ def _buffered(D):
     then draws fresh values of its own."""
     if not _BUFFER:
         _BUFFER.extend(np.random.default_rng().laplace(size=2000).tolist())
-        _BUFFER.append(None)                                 # the end of the inherited buffer
+        _BUFFER.append(None)  # the end of the inherited buffer
     head = _BUFFER.pop(0) if _BUFFER[0] is not None else None
     return D + (head if head is not None else np.random.default_rng().laplace())
 
@@ -304,7 +366,7 @@ def test_workers_sharing_a_copied_buffer_prefix_are_refused(monkeypatch):
         audit(_buffered, (0.0, 1.0), PureDP(1.0), samples=40_000, seed=0, workers=2)
     assert isinstance(info.value.__cause__, DuplicateStreamsError) and "the same first" in str(info.value)
     _BUFFER.clear()
-    monkeypatch.setattr(parallel, "_prefix_length", lambda *a: None)           # the planted bug
+    monkeypatch.setattr(parallel, "_prefix_length", lambda *a: None)  # the planted bug
     assert audit(_buffered, (0.0, 1.0), PureDP(1.0), samples=40_000, seed=0, workers=2).samples == 40_000
 
 
@@ -316,7 +378,7 @@ def test_prefix_length_keeps_false_refusals_below_1e_12():
     cont = [(rng.normal(size=5000), np.zeros(5000, bool)) for _ in range(8)]
     coin = [(rng.integers(0, 2, 5000), np.zeros(5000, bool)) for _ in range(8)]
     assert parallel._prefix_length(cont, 5000, 8) == 3
-    assert parallel._prefix_length(coin, 5000, 8) in (45, 46)      # q-hat within 1e-3 of 1/2
+    assert parallel._prefix_length(coin, 5000, 8) in (45, 46)  # q-hat within 1e-3 of 1/2
     assert parallel._prefix_length([(np.ones(5000), np.zeros(5000, bool))] * 8, 5000, 8) is None
 
 
@@ -324,13 +386,16 @@ def test_reproducibility_needs_outputs_that_vary():
     """An empty partition that never releases (first side) says nothing about the rng; the
     second side, drawing from its own generator, shows it is ignored. (The check before the
     gallery read 2 outputs of the first dataset and reported such mechanisms reproducible.)"""
+
     def own(D, rng):
         return None if len(D) == 0 else len(D) + np.random.default_rng().laplace()
+
     r = audit(own, ((), (7,)), PureDP(1.0), samples=2000, seed=0, workers=1)
     assert r.reproducible is False
 
     def silent(D, rng):
         return None
+
     assert audit(silent, ((), (7,)), PureDP(1.0), samples=2000, seed=0, workers=1).reproducible is None
     # the first dataset alone (the old check's only one): equal constants are no evidence either way
     assert parallel.check_reproducible(parallel.Sampler(own), ((),), np.random.SeedSequence(0)) is None

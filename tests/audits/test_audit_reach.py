@@ -13,6 +13,7 @@ seed spawns its own streams): with a per-audit miss probability p, the median mi
 probability sum_{j > k/2} C(k, j) p^j (1 - p)^(k - j), stated at each case from p's measured
 95% upper bound.
 """
+
 from __future__ import annotations
 
 import math
@@ -65,7 +66,7 @@ def test_exact_value_atom_is_found_at_1e5():
     assert sorted(r.epsilon_lower_bound for r in results)[1] > 1.0
     for r in results:
         assert r.verdict == VIOLATION and isinstance(r.witness.rejection_set, AtomSet)
-        assert r.witness.rejection_set.values in ((0.0,), (1.0,))       # the exact value of one side
+        assert r.witness.rejection_set.values in ((0.0,), (1.0,))  # the exact value of one side
         assert r.witness.counts["second" if r.witness.ordering == "first over second" else "first"] == 0
 
 
@@ -83,6 +84,7 @@ def test_a_continuous_law_has_no_atoms():
     # spacing of floats near the draw, times a density <= 1/2), so among the 2 x 10^8 pairs
     # of 2 x 10^4 draws one coincides with probability < 1e-7: no atom, no atom set tried.
     from userdp.audits.engine import rejection
+
     rng = np.random.default_rng(0)
     a, b = rng.laplace(size=10_000), 1 + rng.laplace(size=10_000)
     assert rejection._atoms(a, b) is None
@@ -108,8 +110,15 @@ def test_two_partition_quadrant_reaches_its_claim_at_5e4():
     # Loss 1 (0.5 per coordinate, Laplace's flat tails). The quadrant {x1 >= 2, x2 >= 2} has
     # P_D = 1/4 and P_D' = (e^-0.5 / 2)^2 = e^-1 / 4 (closed form): the full loss at mass 1/4.
     assert (0.5 * math.exp(-0.5)) ** 2 == pytest.approx(math.exp(-1) / 4)
-    top = ceiling(NoiseModel("laplace", lambda D: np.asarray(D, dtype=float), 4.0), normalize_pairs(QUAD_PAIR, 1),
-                  samples=50_000, confidence=0.95, delta=0.0, gdp=False, output_shape=(2,)).epsilon
+    top = ceiling(
+        NoiseModel("laplace", lambda D: np.asarray(D, dtype=float), 4.0),
+        normalize_pairs(QUAD_PAIR, 1),
+        samples=50_000,
+        confidence=0.95,
+        delta=0.0,
+        gdp=False,
+        output_shape=(2,),
+    ).epsilon
     # Measured over seeds 0-199: eps_lb median 0.949, 2.5% of audits below 0.9 (min 0.54: a far
     # tail of a projection chosen on the selection share), against a ceiling of ~0.98; a
     # per-audit miss rate's 95% upper bound 0.05, so the median of 9 misses with
@@ -118,9 +127,12 @@ def test_two_partition_quadrant_reaches_its_claim_at_5e4():
     results = [_quad_audit(s) for s in range(9)]
     lbs = sorted(r.epsilon_lower_bound for r in results)
     assert lbs[4] >= 0.9 and lbs[4] <= top + 0.05
-    corners = [r for r in results if isinstance(r.witness.rejection_set, StatisticThreshold)
-               and r.witness.rejection_set.statistic == "orthant"]
-    assert len(corners) >= 5                         # the corner set is the usual witness
+    corners = [
+        r
+        for r in results
+        if isinstance(r.witness.rejection_set, StatisticThreshold) and r.witness.rejection_set.statistic == "orthant"
+    ]
+    assert len(corners) >= 5  # the corner set is the usual witness
 
 
 def test_planted_no_joint_sets_misses_the_quadrant():
@@ -131,7 +143,7 @@ def test_planted_no_joint_sets_misses_the_quadrant():
 
 
 # ------------------------------------------------------------------ 20 counts, one coordinate's noise too small
-SCALES = np.r_[2.0, np.full(19, 20.0)]     # Laplace(20) per count (L1 sensitivity 20, eps = 1); count 0: 2
+SCALES = np.r_[2.0, np.full(19, 20.0)]  # Laplace(20) per count (L1 sensitivity 20, eps = 1); count 0: 2
 
 
 def twenty_counts(D, rng, size):
@@ -144,8 +156,15 @@ def twenty_counts(D, rng, size):
 def _counts_ceiling(samples: int) -> float:
     # The loss is invariant under rescaling each coordinate: x_j / b_j is Laplace(1) noise
     # around D / b_j, i.i.d. Laplace with the shift vector 1 / b (ceiling.py's Monte Carlo).
-    return ceiling(NoiseModel("laplace", lambda D: D / SCALES, 1.0), normalize_pairs((1.0, 0.0), 1),
-                   samples=samples, confidence=0.95, delta=0.0, gdp=False, output_shape=(20,)).epsilon
+    return ceiling(
+        NoiseModel("laplace", lambda D: D / SCALES, 1.0),
+        normalize_pairs((1.0, 0.0), 1),
+        samples=samples,
+        confidence=0.95,
+        delta=0.0,
+        gdp=False,
+        output_shape=(20,),
+    ).epsilon
 
 
 def _counts_audit(seed: int, samples: int = 100_000):
@@ -171,13 +190,19 @@ def test_twenty_counts_weighted_statistic_nears_the_ceiling_at_1e5():
     assert _median_misses(9, 0.047) <= 1e-4
     results = [_counts_audit(s) for s in range(9)]
     assert sorted(r.epsilon_lower_bound for r in results)[4] >= 0.70
-    assert sum(isinstance(r.witness.rejection_set, StatisticThreshold)
-               and r.witness.rejection_set.statistic == "l1-distance-difference" for r in results) >= 5
+    assert (
+        sum(
+            isinstance(r.witness.rejection_set, StatisticThreshold)
+            and r.witness.rejection_set.statistic == "l1-distance-difference"
+            for r in results
+        )
+        >= 5
+    )
     flat = sorted(_with("l1-statistic-unweighted", lambda: _counts_audit(s)).epsilon_lower_bound for s in range(9))
     assert flat[4] < 0.65
 
 
-SLOW_SAMPLES = 4_000_000      # per side: 640 MB of outputs per side, ~2.6 GB peak, 40-120 s an audit
+SLOW_SAMPLES = 4_000_000  # per side: 640 MB of outputs per side, ~2.6 GB peak, 40-120 s an audit
 
 
 @pytest.mark.slow
@@ -199,8 +224,9 @@ def numpy_laplace_2d(D, rng, size):
 
 
 def _fp_audit(seed: int = 0):
-    return audit(numpy_laplace_2d, ((0.0, 0.0), (1.0, 0.0)), PureDP(1.0), samples=100_000, seed=seed,
-                 noise_family="laplace")
+    return audit(
+        numpy_laplace_2d, ((0.0, 0.0), (1.0, 0.0)), PureDP(1.0), samples=100_000, seed=seed, noise_family="laplace"
+    )
 
 
 def test_floating_point_leak_is_named_and_re_audited():
@@ -231,13 +257,21 @@ def test_a_noise_bug_is_not_named_floating_point():
     # threshold with no hit in a rounding band, so no re-audit and the finding is "privacy loss".
     def half_scale(D, rng, size):
         return np.asarray(D, dtype=float) + rng.laplace(0.0, 0.5, (size, 2))
+
     r = audit(half_scale, ((0.0, 0.0), (1.0, 0.0)), PureDP(1.0), samples=20_000, seed=0, noise_family="laplace")
     assert r.verdict == VIOLATION and r.finding == "privacy loss" and r.floating_point is None
 
 
 def test_rounding_check_can_be_switched_off():
-    r = audit(numpy_laplace_2d, ((0.0, 0.0), (1.0, 0.0)), PureDP(1.0), samples=100_000, seed=0,
-              noise_family="laplace", rounding_check=False)
+    r = audit(
+        numpy_laplace_2d,
+        ((0.0, 0.0), (1.0, 0.0)),
+        PureDP(1.0),
+        samples=100_000,
+        seed=0,
+        noise_family="laplace",
+        rounding_check=False,
+    )
     assert r.verdict == VIOLATION and r.floating_point is None
 
 
@@ -248,10 +282,11 @@ def test_high_dimension_axes_are_the_moved_and_rescaled_coordinates():
     # difference is 3, the others' ~N(0, 0.03) at 5,000 per side) and coordinate 81's noise is
     # 5x smaller on one side (|ln 5| = 1.6 against ~0.03): both are found with > 40 sd to spare.
     from userdp.audits.engine import rejection
+
     rng = np.random.default_rng(0)
     a, b = rng.laplace(size=(5000, 100)), rng.laplace(size=(5000, 100))
     a[:, 37] += 3.0
     b[:, 81] *= 0.2
     axes = rejection._axes(a, b)
     assert 37 in axes and 81 in axes and axes.size <= 32
-    assert rejection._axes(a[:, :32], b[:, :32]).tolist() == list(range(32))     # d <= 32: every axis
+    assert rejection._axes(a[:, :32], b[:, :32]).tolist() == list(range(32))  # d <= 32: every axis

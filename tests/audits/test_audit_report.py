@@ -1,4 +1,5 @@
 """Output helpers of the command line: strict JSON, tables, plot labels, BLAS threads."""
+
 import json
 import math
 
@@ -10,8 +11,14 @@ from userdp.audits.engine.blas import openblas_thread_setters, single_threaded_b
 
 
 def test_to_json_nonfinite_numbers_become_null_with_their_json_pointer():
-    body = {"a": math.inf, "b": [1, -math.inf, math.nan], "c/d": {"e~f": np.float64(np.inf)},
-            "n": np.int64(3), "ok": np.bool_(True), "none": None}
+    body = {
+        "a": math.inf,
+        "b": [1, -math.inf, math.nan],
+        "c/d": {"e~f": np.float64(np.inf)},
+        "n": np.int64(3),
+        "ok": np.bool_(True),
+        "none": None,
+    }
     text = report.to_json("userdp.test/1", body)
     assert "Infinity" not in text and "NaN" not in text
     doc = json.loads(text)
@@ -27,10 +34,21 @@ def test_to_json_refuses_what_it_cannot_encode():
         report.to_json("userdp.test/1", {"x": object()})
 
 
-@pytest.mark.parametrize("value, text", [
-    (0.123456, "0.1235"), (49659.0, "49659"), (1e-4, "0.0001"), (7.62006816e8, "762006816"),
-    (762006816.8, "7.62e+08"), (math.inf, "inf"), (None, "-"), (3, "3"), (True, "yes"), (2.0, "2"),
-])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (0.123456, "0.1235"),
+        (49659.0, "49659"),
+        (1e-4, "0.0001"),
+        (7.62006816e8, "762006816"),
+        (762006816.8, "7.62e+08"),
+        (math.inf, "inf"),
+        (None, "-"),
+        (3, "3"),
+        (True, "yes"),
+        (2.0, "2"),
+    ],
+)
 def test_fmt_significant_digits(value, text):
     assert report.fmt(value) == text
 
@@ -46,6 +64,7 @@ def test_pct():
 
 def test_progress_line(capsys):
     import sys
+
     p = report.Progress("job", stream=sys.stderr)
     p.step(1, 4, "first")
     p.step(4, 4, "last")
@@ -54,15 +73,22 @@ def test_progress_line(capsys):
     assert err[1].startswith("job [4/4, ") and "left" not in err[1]
 
 
-@pytest.mark.parametrize("desc, first, second", [
-    ("q = 0 vs q = 1.0", "D: q = 0", "D': q = 1.0"),
-    ("user 0 (s=50): values all 0.0 vs all 1.0", "D: user 0 (s=50): values all 0.0", "D': user 0 (s=50): all 1.0"),
-    ("10 records at the midpoint vs + one record at upper", "D: 10 records at the midpoint",
-     "D': D + one record at upper"),
-    ("add a record to bin 0", "D: the first dataset", "D': D after \"add a record to bin 0\""),
-])
+@pytest.mark.parametrize(
+    "desc, first, second",
+    [
+        ("q = 0 vs q = 1.0", "D: q = 0", "D': q = 1.0"),
+        ("user 0 (s=50): values all 0.0 vs all 1.0", "D: user 0 (s=50): values all 0.0", "D': user 0 (s=50): all 1.0"),
+        (
+            "10 records at the midpoint vs + one record at upper",
+            "D: 10 records at the midpoint",
+            "D': D + one record at upper",
+        ),
+        ("add a record to bin 0", "D: the first dataset", 'D\': D after "add a record to bin 0"'),
+    ],
+)
 def test_plot_side_labels(desc, first, second):
     from userdp.audits.engine.plot import side_labels
+
     assert side_labels(desc) == (first, second)
 
 
@@ -73,8 +99,9 @@ def test_plot_discrete_categories_in_natural_order(tmp_path):
     from userdp.audits.engine import plot
     from userdp.reference.claims import PureDP
 
-    def mech(q, rng, size):                               # values 0..5, most frequent is 5
+    def mech(q, rng, size):  # values 0..5, most frequent is 5
         return np.minimum(rng.geometric(0.4, size) - 1 + q, 5)[::-1]
+
     r = audit(mech, (0, 1), PureDP(1.0), samples=2000, seed=0, output="discrete")
     seen = {}
     real_savefig = matplotlib.figure.Figure.savefig
@@ -84,6 +111,7 @@ def test_plot_discrete_categories_in_natural_order(tmp_path):
         seen["title"] = fig.axes[0].get_title(loc="left")
         seen["ylabel"] = fig.axes[0].get_ylabel()
         return real_savefig(fig, *a, **k)
+
     matplotlib.figure.Figure.savefig = spy
     try:
         plot.plot_audit(mech, r, str(tmp_path / "d.png"), samples=2000, name="demo")
@@ -101,14 +129,14 @@ def test_single_threaded_blas_sets_and_restores(monkeypatch):
     if not setters:
         pytest.skip("no OpenBLAS library found in this process (numpy built against another BLAS)")
     saved = [get() for _, get in setters]
-    for set_, _ in setters:          # a known count above 1 (the session runs with one: conftest.py)
+    for set_, _ in setters:  # a known count above 1 (the session runs with one: conftest.py)
         set_(2)
     before = [get() for _, get in setters]
     assert before == [2] * len(setters)
     with single_threaded_blas():
         assert [get() for _, get in setters] == [1] * len(setters)
     assert [get() for _, get in setters] == before
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")     # the user chose: leave it alone
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")  # the user chose: leave it alone
     with single_threaded_blas():
         assert [get() for _, get in setters] == before
     for (set_, _), n in zip(setters, saved):
@@ -121,12 +149,13 @@ def test_synthetic_expected_error_closed_form_against_monte_carlo():
     # of Laplace noise has finite variance, and 20000 draws make the mean near-normal).
     from userdp.audits.registry import epasto2020_gwa as M
     from userdp.reference import epasto2020_gwa as G
+
     rng = np.random.default_rng(11)
     D, beta, B, sigma = M.synthetic_instance(300, rng)
     X = G.features(D)
     C = G.ols_C(X)
-    releases = G.mechanism(D, C, B, 2.0, rng, size=20_000)                # (size, d)
-    errors = np.mean((X @ (releases - beta).T) ** 2, axis=0)             # (size,)
+    releases = G.mechanism(D, C, B, 2.0, rng, size=20_000)  # (size, d)
+    errors = np.mean((X @ (releases - beta).T) ** 2, axis=0)  # (size,)
     se = errors.std(ddof=1) / np.sqrt(errors.size)
     want = M._expected_pred_error(D, X, C, B, 2.0, beta)
     assert abs(errors.mean() - want) < 5 * se, (errors.mean(), want, se)
@@ -138,12 +167,13 @@ def test_witness_values_are_capped_with_count_and_digest():
 
     from userdp.audits.engine.rejection import AtomSet, ValueSet
     from userdp.audits.engine.report import WITNESS_VALUES_MAX, capped_values
+
     small = list(range(10))
     assert capped_values(small) == {"values": small}
     big = [float(i) / 7 for i in range(5000)]
     d = capped_values(big)
     assert d["values"] == big[:WITNESS_VALUES_MAX] and d["values_count"] == 5000 and d["values_truncated"] is True
-    canonical = json.dumps(big, separators=(",", ":"))                 # the digest of the whole list
+    canonical = json.dumps(big, separators=(",", ":"))  # the digest of the whole list
     assert d["values_sha256"] == hashlib.sha256(canonical.encode()).hexdigest()
     assert capped_values(big[:-1])["values_sha256"] != d["values_sha256"]
     # A witness set of 99,901 values (the report that once took 6.1 MB) stays small in JSON

@@ -9,6 +9,7 @@ every threshold set {x >= t}, {x <= t} (atoms at 0 and 1 included) has a ratio o
 e^eps: the violation sits in the middle, in an interval, where only the quadratic
 classifier statistic's level sets reach it.
 """
+
 import numpy as np
 
 from userdp.audits import VIOLATION, audit
@@ -59,10 +60,10 @@ def test_a_monotone_classifier_is_left_to_the_thresholds():
     """s(x) = w1 z + w2 z^2 + w3 |z| on x in [-3, 3] (centre 0, spread 1): monotone, so its level
     sets are thresholds, exactly when its derivative keeps one sign on [-3, 0) and (0, 3]."""
     x = np.array([-3.0, 0.5, 3.0])
-    fit = lambda w: ((0.0,), (1.0,), np.array(w, dtype=float))                 # noqa: E731
+    fit = lambda w: ((0.0,), (1.0,), np.array(w, dtype=float))  # noqa: E731
     assert rejection._monotone(fit([1, 0, 0]), x) and rejection._monotone(fit([-1, 0.1, 0]), x)
-    assert rejection._monotone(fit([1, 0, 0.9]), x)                            # slopes 0.1 and 1.9
-    assert not rejection._monotone(fit([0, 1, 0]), x)                          # a parabola: intervals
-    assert not rejection._monotone(fit([0, 0, 1]), x)                          # |z|
-    assert not rejection._monotone(fit([1, 0.2, 0]), x)                        # turns at z = -2.5
-    assert not rejection._monotone(fit([0.5, 0, -1]), x)                       # a kink: slopes 1.5, -0.5
+    assert rejection._monotone(fit([1, 0, 0.9]), x)  # slopes 0.1 and 1.9
+    assert not rejection._monotone(fit([0, 1, 0]), x)  # a parabola: intervals
+    assert not rejection._monotone(fit([0, 0, 1]), x)  # |z|
+    assert not rejection._monotone(fit([1, 0.2, 0]), x)  # turns at z = -2.5
+    assert not rejection._monotone(fit([0.5, 0, -1]), x)  # a kink: slopes 1.5, -0.5

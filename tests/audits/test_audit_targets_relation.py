@@ -5,6 +5,7 @@ The audits here run a Laplace mechanism at its claim (pairs at distance 1, scale
 "no violation found" is asserted at confidence 1 - 1e-5, so a false failure has
 probability <= 1e-5 (the harness's guarantee for a correct mechanism).
 """
+
 import sys
 import textwrap
 
@@ -13,7 +14,7 @@ import pytest
 from userdp.audits.cli import main as cli
 from userdp.reference.neighbours import RELATIONS
 
-MODULE = textwrap.dedent('''
+MODULE = textwrap.dedent("""
     import numpy as np
     from userdp.reference.data import EMPTY, UserDataset
 
@@ -34,7 +35,7 @@ MODULE = textwrap.dedent('''
 
     def objects():
         return (lambda D, rng, size: D["x"] + rng.laplace(0.0, 1.0, size)), [({"x": 0.0}, {"x": 1.0})]
-''')
+""")
 
 
 @pytest.fixture
@@ -74,7 +75,7 @@ def test_unknown_relation_is_refused_with_the_known_names(capsys, here):
     assert code == 2 and not out
     assert "'bogus' is not a known relation" in err
     assert all(name in err for name in RELATIONS)
-    assert "userdp_cwd_mod12" not in sys.modules          # refused before any user code ran
+    assert "userdp_cwd_mod12" not in sys.modules  # refused before any user code ran
 
 
 def test_record_pairs_with_an_empty_side_are_checked_and_accepted(capsys, here):
@@ -102,12 +103,12 @@ def test_user_relation_refuses_a_planted_non_neighbour(capsys, here):
     code, _, err = run(capsys, "audit", "userdp_cwd_mod12:users", "--relation", "add-remove-user", *AUDIT)
     assert code == 0, err
     code, out, err = run(capsys, "audit", "userdp_cwd_mod12:users", "--relation", "add-remove-record", *AUDIT)
-    assert code == 2 and not out and "must differ by exactly one record" in err   # user 0 owns two records
+    assert code == 2 and not out and "must differ by exactly one record" in err  # user 0 owns two records
 
 
 def test_raw_sequences_are_checked_under_the_record_relations(capsys, here):
     code, out, err = run(capsys, "audit", "userdp_cwd_mod12:sequences", "--relation", "add-remove-record", *AUDIT)
-    assert code == 2 and "'replaced' is not a pair of neighbours" in err           # pair 1 replaces a record
+    assert code == 2 and "'replaced' is not a pair of neighbours" in err  # pair 1 replaces a record
     code, out, err = run(capsys, "audit", "userdp_cwd_mod12:sequences", "--relation", "replace-record", *AUDIT)
     assert code == 2 and "pair 0: [1, 0, 1] vs [1, 1]" in err and "replace-record keeps" in err
     code, out, err = run(capsys, "audit", "userdp_cwd_mod12:sequences", "--relation", "replace-user", *AUDIT)

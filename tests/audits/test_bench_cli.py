@@ -6,6 +6,7 @@ Timing assertions here compare sleeps of 20 ms and more, whose jitter (below 1 m
 a few ms on a busy machine) is far from the margins used (a ratio of 1 against a target
 of 2, of 4 against 2).
 """
+
 import pathlib
 import time
 from dataclasses import replace
@@ -31,33 +32,47 @@ def run(capsys, *argv):
 
 def sleeper(ours_s: float, base_s: float, check=None):
     """A build(n) whose calls sleep: our call ``ours_s``, the baseline ``base_s`` seconds."""
+
     def build(n):
-        return Case(ours=lambda: time.sleep(ours_s), baseline=lambda: time.sleep(base_s), input_bytes=8 * n,
-                    check=check)
+        return Case(
+            ours=lambda: time.sleep(ours_s), baseline=lambda: time.sleep(base_s), input_bytes=8 * n, check=check
+        )
+
     return build
 
 
 def planted(name="planted", build=None, **kw) -> Benchmark:
     fields = dict(target=2.0, size=1000, rounds=3, quick_rounds=3, need=lambda n: 0.0)
     fields.update(kw)
-    return Benchmark(name, "planted work", "planted baseline", build=build or sleeper(0.02, 0.02),
-                     size_text=lambda n: f"n = {n}", **fields)
+    return Benchmark(
+        name,
+        "planted work",
+        "planted baseline",
+        build=build or sleeper(0.02, 0.02),
+        size_text=lambda n: f"n = {n}",
+        **fields,
+    )
 
 
 @pytest.fixture
 def only_planted(monkeypatch):
     """Replace the benchmark table with the given benchmarks."""
+
     def use(*benches):
-        monkeypatch.setattr(bench, "BENCHMARKS", list(benches))        # run.py's binding (audits/bench/run.py)
+        monkeypatch.setattr(bench, "BENCHMARKS", list(benches))  # run.py's binding (audits/bench/run.py)
         monkeypatch.setattr(bench_cases, "BENCHMARKS", list(benches))
+
     return use
 
 
 @pytest.fixture
 def cheap_audit_all(monkeypatch):
     """The audit.all row runs ``userdp --version`` in its child instead of a whole ``audit --all``."""
-    monkeypatch.setattr(bench_cases, "audit_all_command",
-                        lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli.main", "--version"])
+    monkeypatch.setattr(
+        bench_cases,
+        "audit_all_command",
+        lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli.main", "--version"],
+    )
 
 
 # ------------------------------------------------------------------ the default run, at tiny sizes
@@ -69,7 +84,7 @@ def test_default_quick_run_json_has_every_benchmark_and_its_tables(capsys, cheap
     assert [r["name"] for r in doc["rows"]] == [b.name for b in every if b.target is not None or b.baseline]
     assert [r["name"] for r in doc["scaling"]] == [b.name for b in every if b.scaling is not None]
     assert [r["name"] for r in doc["memory"]] == [b.name for b in every if b.copies is not None]
-    too_few_cores = {b.name for b in every if b.cores > (bench.os.cpu_count() or 1)}   # not run, and said so
+    too_few_cores = {b.name for b in every if b.cores > (bench.os.cpu_count() or 1)}  # not run, and said so
     for r in doc["rows"]:
         assert {"name", "size", "seconds", "baseline_seconds", "ratio", "target", "met"} <= set(r), r
         if r["name"] in too_few_cores:
@@ -91,9 +106,10 @@ def test_default_quick_run_json_has_every_benchmark_and_its_tables(capsys, cheap
     assert m["cores"] >= 1 and m["memory_bytes"] > 0 and m["numpy"] == np.__version__ and m["blas"]
     s = doc["summary"]
     assert code == (1 if s["missed"] else 0) and s["errors"] == 0 and s["not_run"] == len(too_few_cores)
-    assert s["missed_names"] == sorted({r["name"] for t in ("rows", "scaling", "memory") for r in doc[t]
-                                        if r["met"] is False})
-    assert "[1/" in err and out.lstrip().startswith("{")                  # progress on stderr only
+    assert s["missed_names"] == sorted(
+        {r["name"] for t in ("rows", "scaling", "memory") for r in doc[t] if r["met"] is False}
+    )
+    assert "[1/" in err and out.lstrip().startswith("{")  # progress on stderr only
 
 
 def test_text_output_has_the_tables_and_the_machine(capsys):
@@ -106,7 +122,7 @@ def test_text_output_has_the_tables_and_the_machine(capsys):
     for column in ("work", "size", "ours", "baseline", "baseline time", "ratio", "target", "met"):
         assert column in head
     assert any(l.strip().startswith("laplace ") for l in lines)
-    assert any(l.strip().startswith("zhao2024.ptr") and "n log n" in l for l in lines)     # the scaling row
+    assert any(l.strip().startswith("zhao2024.ptr") and "n log n" in l for l in lines)  # the scaling row
     assert "checks:" in lines[-1] and "bench [" in err
 
 
@@ -125,7 +141,7 @@ def test_scale_outside_0_1_is_a_usage_error(capsys):
 
 # ------------------------------------------------------------------ exit status on planted benchmarks
 def test_a_planted_slow_path_misses_its_target_and_exits_1(capsys, only_planted):
-    only_planted(planted("slow", build=sleeper(0.08, 0.02)))              # 4x the baseline, target 2x
+    only_planted(planted("slow", build=sleeper(0.08, 0.02)))  # 4x the baseline, target 2x
     code, out, _ = run(capsys, "--quick", "--json")
     (row,) = strict_json(out)["rows"]
     assert code == 1 and row["met"] is False and row["ratio"] > 3
@@ -148,18 +164,19 @@ def test_a_wrong_result_misses_the_target_however_fast(capsys, only_planted):
 def test_a_benchmark_that_raises_is_reported_and_exits_3(capsys, only_planted):
     def boom(n):
         raise RuntimeError("planted failure")
+
     only_planted(planted("boom", build=boom), planted("even"))
     code, out, err = run(capsys, "--quick", "--json")
     rows = strict_json(out)["rows"]
     assert code == 3 and rows[0]["status"] == "error" and "planted failure" in rows[0]["note"]
-    assert rows[1]["met"] is True                                          # the run went on
+    assert rows[1]["met"] is True  # the run went on
     assert "Traceback" not in err
     code, _, err = run(capsys, "--quick", "--debug")
     assert code == 3 and "Traceback" in err and "RuntimeError: planted failure" in err
 
 
 def test_too_little_memory_marks_benchmarks_not_run_never_drops_them(capsys, monkeypatch):
-    monkeypatch.setattr(bench, "available_memory", lambda: 2**20)          # 1 MiB available
+    monkeypatch.setattr(bench, "available_memory", lambda: 2**20)  # 1 MiB available
     code, out, _ = run(capsys, "--quick", "--only", "per-user-structure", "--json")
     doc = strict_json(out)
     rows = doc["rows"] + doc["scaling"] + doc["memory"]
@@ -181,6 +198,7 @@ def test_too_few_cores_marks_the_two_worker_benchmark_not_run(capsys, monkeypatc
 def test_a_quadratic_step_fails_the_slope_and_a_linear_one_passes():
     def build(power):
         return lambda n: Case(ours=lambda: time.sleep(2e-2 * (n / 10) ** power))
+
     quad = planted("quad", build=build(2), scaling=(10, 20, 40), rounds=1, warmup=False)
     lin = planted("lin", build=build(1), scaling=(10, 20, 40), rounds=1, warmup=False)
     rq, rl = bench.measure_scaling(quad), bench.measure_scaling(lin)
@@ -193,6 +211,7 @@ def test_a_memory_hog_fails_the_copies_bound():
 
     def build(k):
         return Case(ours=lambda: [x.copy() for _ in range(k)], input_bytes=x.nbytes)
+
     hog, lean = bench.trace_call(build(10)), bench.trace_call(build(1))
     assert hog["working_bytes"] >= 10 * x.nbytes and lean["working_bytes"] >= x.nbytes
     b = planted("hog", copies=3.0)
@@ -225,8 +244,10 @@ def _uncertified_C(dataset, B, epsilon, sigma, **kw):
 def _other_seed_with_two_workers(N, workers):
     from userdp.audits import audit
     from userdp.reference.claims import PureDP
-    return lambda: audit(bench_cases.bounded_sum, bench_cases.LOOP_PAIR, PureDP(1.0), samples=N, seed=workers,
-                         workers=workers)
+
+    return lambda: audit(
+        bench_cases.bounded_sum, bench_cases.LOOP_PAIR, PureDP(1.0), samples=N, seed=workers, workers=workers
+    )
 
 
 def _flagging_audit(*args, **kw):
@@ -236,28 +257,50 @@ def _flagging_audit(*args, **kw):
 def _originals():
     from userdp.audits import audit
     from userdp.reference import epasto2020, epasto2020_gwa
+
     return {"optimal_weights": epasto2020.optimal_weights, "optimal_C": epasto2020_gwa.optimal_C, "audit": audit}
 
 
 _ORIGINAL = _originals()
 PLANTED_WRONG = {
-    "per-user-structure": ("userdp.reference.data._group_order", _reversed_within_users, 1000,
-                           "record_order is not the stable grouping"),
-    "epasto2020.optimal-weights": ("userdp.reference.epasto2020.optimal_weights", _unnormalised_weights, 1000,
-                                   "sum"),
-    "epasto2020-gwa.optimal-C": ("userdp.reference.epasto2020_gwa.optimal_C", _uncertified_C, 20,
-                                 "duality gap 1.00e-03 > 1e-6"),
-    "epasto2020-gwa.instances": ("userdp.reference.epasto2020_gwa.optimal_C", _uncertified_C, 50,
-                                 "certificate above 1e-6"),
-    "audit.two-workers": ("userdp.audits.bench.cases._loop_audit", _other_seed_with_two_workers, 200,
-                          "2 workers gave a different result"),
+    "per-user-structure": (
+        "userdp.reference.data._group_order",
+        _reversed_within_users,
+        1000,
+        "record_order is not the stable grouping",
+    ),
+    "epasto2020.optimal-weights": ("userdp.reference.epasto2020.optimal_weights", _unnormalised_weights, 1000, "sum"),
+    "epasto2020-gwa.optimal-C": (
+        "userdp.reference.epasto2020_gwa.optimal_C",
+        _uncertified_C,
+        20,
+        "duality gap 1.00e-03 > 1e-6",
+    ),
+    "epasto2020-gwa.instances": (
+        "userdp.reference.epasto2020_gwa.optimal_C",
+        _uncertified_C,
+        50,
+        "certificate above 1e-6",
+    ),
+    "audit.two-workers": (
+        "userdp.audits.bench.cases._loop_audit",
+        _other_seed_with_two_workers,
+        200,
+        "2 workers gave a different result",
+    ),
     "audit.pdp-op-d30": ("userdp.audits.audit", _flagging_audit, 200, "a correct mechanism was flagged"),
-    "protocol.overhead": ("userdp.audits.bench.cases._CAPPED_SUM_JS",            # a program with the per-record cap
-                          str(pathlib.Path(bench_cases._CAPPED_SUM_JS).with_name("capped_sum_per_record_cap.js")),
-                          2000, "expected (2000,), mean 4.7"),
-    "audit.all": ("userdp.audits.bench.cases.audit_all_command",
-                  lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli.main", "no-such-command"], 100,
-                  "failed (exit 2)"),
+    "protocol.overhead": (
+        "userdp.audits.bench.cases._CAPPED_SUM_JS",  # a program with the per-record cap
+        str(pathlib.Path(bench_cases._CAPPED_SUM_JS).with_name("capped_sum_per_record_cap.js")),
+        2000,
+        "expected (2000,), mean 4.7",
+    ),
+    "audit.all": (
+        "userdp.audits.bench.cases.audit_all_command",
+        lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli.main", "no-such-command"],
+        100,
+        "failed (exit 2)",
+    ),
 }
 
 

@@ -17,6 +17,7 @@ after SIGTERM or SIGINT, and 0.2 s after SIGKILL of the main process (zombies wa
 init excluded), against the 2 s asserted; a hung call ended 0.12 s after its --timeout.
 The file takes about 45 s at that load (its subprocess tests 3-7 s each).
 """
+
 from __future__ import annotations
 
 import json
@@ -208,13 +209,22 @@ def _audit(capsys, *args) -> tuple[int, str, str]:
 
 
 # ------------------------------------------------------------------ the real program, in its own session
-USERDP = [str(Path(sys.executable).with_name("userdp"))] if Path(sys.executable).with_name("userdp").exists() \
+USERDP = (
+    [str(Path(sys.executable).with_name("userdp"))]
+    if Path(sys.executable).with_name("userdp").exists()
     else [sys.executable, "-m", "userdp.audits.cli.main"]
+)
 
 
 def _start(folder, *args, env=None, stdout=subprocess.PIPE) -> subprocess.Popen:
-    return subprocess.Popen([*USERDP, "audit", *args], cwd=folder, start_new_session=True, stdout=stdout,
-                            stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+    return subprocess.Popen(
+        [*USERDP, "audit", *args],
+        cwd=folder,
+        start_new_session=True,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def _group(pgid: int) -> list[tuple[int, str]]:
@@ -260,8 +270,7 @@ def _seconds_until_gone(p: subprocess.Popen, zombies_count: bool, limit: float =
 def test_sys_exit_in_the_mechanism_is_exit_3_naming_the_call(hostile, capsys, f, status, workers):
     """1. sys.exit(0) at the 100th call made the audit exit 0 with empty stdout ("no
     violation found"), in this process or in a worker; sys.exit(1) read as a violation."""
-    code, out, err = _audit(capsys, "--mechanism", f"hostile:{f}", *P, "--samples", "12000", "--workers",
-                            str(workers))
+    code, out, err = _audit(capsys, "--mechanism", f"hostile:{f}", *P, "--samples", "12000", "--workers", str(workers))
     assert code == 3 and out == ""
     assert f"your mechanism hostile.{f} called sys.exit({status}) (SystemExit) at call " in err
     assert "on the first dataset of '--pair [1,1,1] [1,1]'" in err
@@ -282,10 +291,12 @@ def test_a_mechanism_that_changes_its_input_is_refused(hostile, capsys, monkeypa
     args = ["--mechanism", "hostile:pads", *P, "--samples", "2000", "--workers", "1"]
     code, out, err = _audit(capsys, *args)
     assert code == 3 and out == ""
-    assert ("your mechanism hostile.pads modified its input: the second dataset of '--pair [1,1,1] [1,1]' "
-            "changed during call 0") in err
-    monkeypatch.setattr(parallel, "fingerprint", lambda dataset: None)        # the planted bug
-    code, out, err = _audit(capsys, *args)                                     # (--pair's lists are new ones)
+    assert (
+        "your mechanism hostile.pads modified its input: the second dataset of '--pair [1,1,1] [1,1]' "
+        "changed during call 0"
+    ) in err
+    monkeypatch.setattr(parallel, "fingerprint", lambda dataset: None)  # the planted bug
+    code, out, err = _audit(capsys, *args)  # (--pair's lists are new ones)
     assert code == 0 and "no violation found" in out
 
 
@@ -297,7 +308,7 @@ def test_a_closed_pipe_keeps_the_violation_exit_status(hostile):
     r, w = os.pipe()
     p = _start(hostile, "--mechanism", "hostile:lap", *P, "--samples", "2000", "--workers", "1", stdout=w)
     os.close(w)
-    os.close(r)                                          # the reader is gone before the first byte
+    os.close(r)  # the reader is gone before the first byte
     code, _, err = _finish(p, timeout=120)
     assert code == 1, err
     assert "Traceback" not in err
@@ -314,7 +325,7 @@ def test_a_signal_ends_every_process_of_the_run(hostile, sig, to_group, status):
     try:
         _wait_for(hostile / "hanging", p)
         time.sleep(0.3)
-        assert len(_group(p.pid)) >= 3                 # at least the main process and the two workers
+        assert len(_group(p.pid)) >= 3  # at least the main process and the two workers
         t = time.monotonic()
         (os.killpg if to_group else os.kill)(p.pid, sig)
         gone = _seconds_until_gone(p, zombies_count=True)
@@ -359,29 +370,54 @@ def test_slow_and_hung_calls_are_reported_and_ended(hostile):
     ever. Here the first call takes 1.5 s (--deadline 1: reported as slow, naming it), a
     quiet second brings a progress line (USERDP_PROGRESS_EVERY=1; default 5 s), and the
     fifth call hangs: it is ended at --timeout 2 and named, exit 3, no process left."""
-    p = _start(hostile, "--mechanism", "hostile:slow_then_hangs", *P, "--samples", "2000", "--workers", "1",
-               "--deadline", "1", "--timeout", "2", env={"USERDP_PROGRESS_EVERY": "1"})
+    p = _start(
+        hostile,
+        "--mechanism",
+        "hostile:slow_then_hangs",
+        *P,
+        "--samples",
+        "2000",
+        "--workers",
+        "1",
+        "--deadline",
+        "1",
+        "--timeout",
+        "2",
+        env={"USERDP_PROGRESS_EVERY": "1"},
+    )
     code, out, err = _finish(p, timeout=120)
     assert code == 3 and out == "", err
-    assert "slow: mechanism hostile.slow_then_hangs on the first dataset of '--pair [1,1,1] [1,1]', call 0 " \
-           "(of 16) has run for" in err
+    assert (
+        "slow: mechanism hostile.slow_then_hangs on the first dataset of '--pair [1,1,1] [1,1]', call 0 "
+        "(of 16) has run for" in err
+    )
     assert "working: mechanism hostile.slow_then_hangs" in err
-    assert ("userdp: error: your code did not return within --timeout 2 s: mechanism hostile.slow_then_hangs on "
-            "the first dataset of '--pair [1,1,1] [1,1]', call 4 (of 16)") in err
+    assert (
+        "userdp: error: your code did not return within --timeout 2 s: mechanism hostile.slow_then_hangs on "
+        "the first dataset of '--pair [1,1,1] [1,1]', call 4 (of 16)"
+    ) in err
     assert _seconds_until_gone(p, zombies_count=True) <= 2.0
 
 
 # ------------------------------------------------------------------ 10: wrong outputs
-@pytest.mark.parametrize("f, kind", [
-    ("nan", "returned NaN"), ("complex_", "returned complex numbers (complex128)"),
-    ("dict_", "returned Python objects of type dict"), ("bytes_", "returned bytes (|S3"),
-    ("one_too_many", "returned 2001 outputs (shape (2001,))"),
-])
+@pytest.mark.parametrize(
+    "f, kind",
+    [
+        ("nan", "returned NaN"),
+        ("complex_", "returned complex numbers (complex128)"),
+        ("dict_", "returned Python objects of type dict"),
+        ("bytes_", "returned bytes (|S3"),
+        ("one_too_many", "returned 2001 outputs (shape (2001,))"),
+    ],
+)
 def test_wrong_outputs_exit_3_naming_the_function_and_the_kind(hostile, capsys, f, kind):
     """10. NaN, complex numbers and size + 1 rows exited 2 (usage), and the message named
     userdp's closure (`...call_target.<locals>.mechanism`) instead of the user's function."""
-    target = ["hostile:too_many_setup", "--claim", "pure:epsilon=1"] if f == "one_too_many" else \
-        ["--mechanism", f"hostile:{f}", *P]
+    target = (
+        ["hostile:too_many_setup", "--claim", "pure:epsilon=1"]
+        if f == "one_too_many"
+        else ["--mechanism", f"hostile:{f}", *P]
+    )
     code, out, err = _audit(capsys, *target, "--samples", "2000", "--workers", "1")
     assert code == 3 and out == ""
     assert f"your mechanism hostile.{f} {kind}" in err and "<locals>" not in err
@@ -417,20 +453,29 @@ def test_releases_too_large_for_memory_are_refused_with_their_size(hostile, caps
     monkeypatch.setattr(parallel, "available_memory", lambda: 10_000_000, raising=False)
     code, out, err = _audit(capsys, "--mechanism", "hostile:wide", *P, "--samples", "2000", "--workers", "1")
     assert code == 3 and out == ""
-    assert ("your mechanism hostile.wide: one release is 10,000 float64 value(s), 80 kB; 2,000 releases per side "
-            "need about 960 MB") in err
+    assert (
+        "your mechanism hostile.wide: one release is 10,000 float64 value(s), 80 kB; 2,000 releases per side "
+        "need about 960 MB"
+    ) in err
 
 
 # ------------------------------------------------------------------ 13: the smaller problems
-@pytest.mark.parametrize("f, how", [("segfault", "it was killed by SIGSEGV (a crash in native code)"),
-                                    ("hard_exit", "it exited with status 0 in the middle of the call")])
+@pytest.mark.parametrize(
+    "f, how",
+    [
+        ("segfault", "it was killed by SIGSEGV (a crash in native code)"),
+        ("hard_exit", "it exited with status 0 in the middle of the call"),
+    ],
+)
 def test_a_crash_or_os_exit_in_the_main_process_is_exit_3(hostile, f, how):
     """13. A segfault in the main process exited -11 with no message; os._exit(0) exited 0."""
     p = _start(hostile, "--mechanism", f"hostile:{f}", *P, "--samples", "2000", "--workers", "1")
     code, out, err = _finish(p, timeout=120)
     assert code == 3 and out == "", err
-    assert (f"userdp: error: your code ended the userdp process during mechanism hostile.{f} on the first "
-            f"dataset of '--pair [1,1,1] [1,1]', call 67 (of 2000): {how}") in err
+    assert (
+        f"userdp: error: your code ended the userdp process during mechanism hostile.{f} on the first "
+        f"dataset of '--pair [1,1,1] [1,1]', call 67 (of 2000): {how}"
+    ) in err
 
 
 def test_workers_are_capped(hostile, capsys, monkeypatch):
@@ -443,13 +488,13 @@ def test_workers_are_capped(hostile, capsys, monkeypatch):
     def spy(max_workers, **kw):
         sizes.append(max_workers)
         return real(max_workers, **kw)
+
     monkeypatch.setattr(parallel, "ProcessPoolExecutor", spy)
-    code, out, err = _audit(capsys, "--mechanism", "hostile:records_pid", *P, "--samples", "12000",
-                            "--workers", "50")
+    code, out, err = _audit(capsys, "--mechanism", "hostile:records_pid", *P, "--samples", "12000", "--workers", "50")
     cap = getattr(parallel, "WORKERS_PER_CORE", 4) * parallel.default_workers()
     assert code == 1 and sizes and max(sizes) <= cap
     assert f"note: 50 workers capped at {cap}" in err
-    assert 1 <= len(os.listdir(hostile / "pids")) <= 3 + 1            # + this process (the reproducibility check)
+    assert 1 <= len(os.listdir(hostile / "pids")) <= 3 + 1  # + this process (the reproducibility check)
 
 
 def test_a_user_dataset_against_a_list_is_refused(hostile, capsys):
@@ -462,8 +507,18 @@ def test_a_user_dataset_against_a_list_is_refused(hostile, capsys):
 def test_an_identical_pair_is_refused(hostile, capsys):
     """13. An identical pair with no --relation was audited without a word: "no violation
     found" about a pair no test can tell apart."""
-    code, out, err = _audit(capsys, "--mechanism", "hostile:lap", "--pair", "[1,1]", "[1,1]",
-                            "--claim", "pure:epsilon=1", "--samples", "2000")
+    code, out, err = _audit(
+        capsys,
+        "--mechanism",
+        "hostile:lap",
+        "--pair",
+        "[1,1]",
+        "[1,1]",
+        "--claim",
+        "pure:epsilon=1",
+        "--samples",
+        "2000",
+    )
     assert code == 2 and out == "" and "its two datasets are identical" in err
 
 

@@ -6,6 +6,7 @@ noise S Z with Z of density prop. to exp(-||z||_2 / b) (the triangle inequality 
 away from m'); the Monte Carlo ceiling of ``audits/engine/ceiling.py`` (its own privacy-loss code,
 checked there against brute force); Hoeffding's inequality and the binomial law.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,7 +44,7 @@ def shifted(d: int, coordinate_scale: float = 1.0):
 
     S = np.ones(d)
     S[0] = coordinate_scale
-    true_eps = float(np.linalg.norm(u / S))            # per unit of D's shift; b = 1
+    true_eps = float(np.linalg.norm(u / S))  # per unit of D's shift; b = 1
     return mechanism, true_eps
 
 
@@ -71,7 +72,7 @@ def test_statistic_sets_serialise_and_describe_themselves():
     assert d["type"] == "statistic" and d["params"]["w"] == [1.0, 0.0, 0.0, 0.0, 0.5]
     assert d["params"]["centre"] == [0.0, 1.0] and d["tail"] == "upper" and d["t"] == 0.25
     assert "selection share" in s.describe() and "z^2" in s.describe()
-    x = np.array([[0.0, 1.0], [2.0, 1.0]])                      # z = (0, 0) and (2, 0)
+    x = np.array([[0.0, 1.0], [2.0, 1.0]])  # z = (0, 0) and (2, 0)
     np.testing.assert_allclose(s.project(x), [0.0, 2.0 + 0.5 * 2.0])
 
 
@@ -92,7 +93,7 @@ def test_classifier_sees_a_change_of_scale_that_no_projection_is_built_for():
 def test_classifier_refuses_constant_outputs():
     a = np.ones((50, 3))
     assert rejection._fit_classifier(a, a.copy()) is None
-    cands = rejection.choose_vector(a, a.copy(), 450, 0.05, 0.0, 1)   # directions still work
+    cands = rejection.choose_vector(a, a.copy(), 450, 0.05, 0.0, 1)  # directions still work
     assert all(isinstance(c.rejection_set, Threshold) for c in cands)
 
 
@@ -122,8 +123,12 @@ def _null_pair_counts(seed: int) -> tuple[int, int]:
         for name, params in rejection._learned_statistics(a, b, "l2laplace"):
             s = StatisticThreshold(name, params, "upper", 0.0)
             c = rejection.choose_scalar(s.project(a), s.project(b), 900, 0.05, 0.0, 1)[0]
-            c = rejection.Candidate(StatisticThreshold(name, params, c.rejection_set.tail, c.rejection_set.t),
-                                    c.first_over_second, c.score, c.selection_counts)
+            c = rejection.Candidate(
+                StatisticThreshold(name, params, c.rejection_set.tail, c.rejection_set.t),
+                c.first_over_second,
+                c.score,
+                c.selection_counts,
+            )
             k1, k2 = harness._count(c, "vector", ca, cb)
             k_first, total = k_first + k1, total + k1 + k2
     return k_first, total
@@ -152,7 +157,7 @@ def test_planted_refit_on_counting_share_fails_the_null_pair_check():
 
 
 COVERAGE_AUDITS = 60
-COVERAGE_MAX = 11      # Pr[Bin(60, 0.05) > 11] = 3.6e-5 <= 1e-4
+COVERAGE_MAX = 11  # Pr[Bin(60, 0.05) > 11] = 3.6e-5 <= 1e-4
 
 
 def _coverage_violations(bug: str | None) -> int:
@@ -165,12 +170,28 @@ def _coverage_violations(bug: str | None) -> int:
     flagged = 0
     for seed in range(COVERAGE_AUDITS):
         if bug is None:
-            r = audit(mechanism, pairs, PureDP(0.3), samples=1000, seed=seed, output="vector",
-                      noise_family="l2laplace", selection_fraction=0.5)
+            r = audit(
+                mechanism,
+                pairs,
+                PureDP(0.3),
+                samples=1000,
+                seed=seed,
+                output="vector",
+                noise_family="l2laplace",
+                selection_fraction=0.5,
+            )
         else:
             with planted.BY_NAME[bug].applied():
-                r = audit(mechanism, pairs, PureDP(0.3), samples=1000, seed=seed, output="vector",
-                          noise_family="l2laplace", selection_fraction=0.5)
+                r = audit(
+                    mechanism,
+                    pairs,
+                    PureDP(0.3),
+                    samples=1000,
+                    seed=seed,
+                    output="vector",
+                    noise_family="l2laplace",
+                    selection_fraction=0.5,
+                )
         flagged += r.verdict == "violation"
     return flagged
 
@@ -201,14 +222,20 @@ def test_likelihood_ratio_statistic_reaches_the_ceiling_in_d2():
     # {x_j >= m2_j + t delta_j} beyond m1), so that comparison no longer isolates the wiring.
     mechanism, _ = shifted(2)
     pairs = normalize_pairs((0.0, 1.0), 1)
-    top = ceiling(NoiseModel("l2laplace", lambda D: D * np.ones(2) / math.sqrt(2), 1.0), pairs,
-                  samples=100_000, confidence=0.95, delta=0.0, gdp=False, output_shape=(2,),
-                  draws=1_000_000).epsilon
+    top = ceiling(
+        NoiseModel("l2laplace", lambda D: D * np.ones(2) / math.sqrt(2), 1.0),
+        pairs,
+        samples=100_000,
+        confidence=0.95,
+        delta=0.0,
+        gdp=False,
+        output_shape=(2,),
+        draws=1_000_000,
+    ).epsilon
     assert top == pytest.approx(0.942, abs=0.005)
 
     def eff(family):
-        r = audit(mechanism, (0.0, 1.0), PureDP(1.0), samples=100_000, seed=5, output="vector",
-                  noise_family=family)
+        r = audit(mechanism, (0.0, 1.0), PureDP(1.0), samples=100_000, seed=5, output="vector", noise_family=family)
         return r.epsilon_lower_bound / top, r.witness.rejection_set
 
     declared, witness = eff("l2laplace")
@@ -230,8 +257,7 @@ def test_planted_mechanism_bug_one_coordinate_noise_scaled():
     # the undeclared audit reaches 1.154 and 1.155 (seeds 0, 1: the orthant on all 3 coordinates).
     mechanism, true_eps = shifted(3, coordinate_scale=0.6)
     assert true_eps == pytest.approx(math.sqrt(2 / 3 + 1 / (3 * 0.36)), rel=1e-12)
-    r = audit(mechanism, (0.0, 1.0), PureDP(1.0), samples=1_000_000, seed=0, output="vector",
-              noise_family="l2laplace")
+    r = audit(mechanism, (0.0, 1.0), PureDP(1.0), samples=1_000_000, seed=0, output="vector", noise_family="l2laplace")
     assert r.verdict == "violation" and 1.10 <= r.epsilon_lower_bound <= true_eps
     with planted.REACH_BY_NAME["no-joint-sets"].applied():
         flat = audit(mechanism, (0.0, 1.0), PureDP(1.0), samples=1_000_000, seed=0, output="vector")
@@ -242,6 +268,7 @@ def test_planted_mechanism_bug_one_coordinate_noise_scaled():
 def test_registry_audits_pass_their_declared_family(monkeypatch):
     from userdp.audits.cli import targets
     from userdp.audits.registry import get
+
     seen = []
     real = rejection._learned_statistics
     monkeypatch.setattr(rejection, "_learned_statistics", lambda a, b, f: seen.append(f) or real(a, b, f))
@@ -251,14 +278,27 @@ def test_registry_audits_pass_their_declared_family(monkeypatch):
 
 
 def test_noise_family_bad_input():
-    mech = lambda D, rng, n: D + rng.laplace(size=(n, 2))                     # noqa: E731
+    mech = lambda D, rng, n: D + rng.laplace(size=(n, 2))  # noqa: E731
     with pytest.raises(ValueError, match="noise_family must be None or one of"):
         audit(mech, (0.0, 1.0), PureDP(1.0), samples=1000, seed=0, noise_family="cauchy")
     with pytest.raises(ValueError, match="noise_family"):
-        audit(lambda D, rng, n: rng.integers(0, 2, n) + D, (0, 1), PureDP(1.0), samples=1000, seed=0,
-              output="discrete", noise_family="laplace")
+        audit(
+            lambda D, rng, n: rng.integers(0, 2, n) + D,
+            (0, 1),
+            PureDP(1.0),
+            samples=1000,
+            seed=0,
+            output="discrete",
+            noise_family="laplace",
+        )
     with pytest.raises(ValueError, match="noise_family='laplace' declares additive continuous noise"):
-        audit(lambda D, rng, n: rng.integers(0, 2, n) + D, (0, 1), PureDP(1.0), samples=1000, seed=0,
-              noise_family="laplace")                                   # discrete inferred from dtype
+        audit(
+            lambda D, rng, n: rng.integers(0, 2, n) + D,
+            (0, 1),
+            PureDP(1.0),
+            samples=1000,
+            seed=0,
+            noise_family="laplace",
+        )  # discrete inferred from dtype
     with pytest.raises(ValueError, match="noise_family"):
         rejection.choose_vector(np.zeros((10, 2)), np.ones((10, 2)), 90, 0.05, 0.0, noise_family=3)

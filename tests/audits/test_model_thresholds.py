@@ -6,6 +6,7 @@ choice chase luck (efficiency 0.77-0.99 on ``control.gaussian`` over seeds 0-3 a
 samples). With a declared family the counts are the fitted family's predictions.
 Oracles: scipy.stats' Gaussian and Laplace laws; the harness's validity guarantee.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,6 @@ from userdp.audits import audit
 from userdp.audits.engine.harness import efficiency_report
 from userdp.audits.registry import get
 from userdp.audits.engine.rejection import _model_counts, choose_scalar
-from userdp.reference.claims import PureDP
 
 
 def test_gaussian_model_counts_match_scipy():
@@ -57,8 +57,16 @@ def test_a_wrong_declaration_keeps_the_audit_valid():
     # power, not validity: eps_lb 0.72 at 10^5 per side (measured), against ~0.98 with the
     # right declaration.
     s = get("control.laplace").setup()
-    r = audit(s.mechanism, s.pairs, s.claim, samples=100_000, seed=0, confidence=1 - 1e-5,
-              output="continuous", noise_family="gaussian")
+    r = audit(
+        s.mechanism,
+        s.pairs,
+        s.claim,
+        samples=100_000,
+        seed=0,
+        confidence=1 - 1e-5,
+        output="continuous",
+        noise_family="gaussian",
+    )
     assert r.verdict == "no violation found"
 
 
@@ -88,8 +96,9 @@ def test_figure_gaussian_efficiency_over_seeds():
     for family in ("gaussian", None):
         eff[family] = []
         for seed in range(10):
-            r = audit(s.mechanism, s.pairs, s.claim, samples=200_000, seed=seed, output="continuous",
-                      noise_family=family)
+            r = audit(
+                s.mechanism, s.pairs, s.claim, samples=200_000, seed=seed, output="continuous", noise_family=family
+            )
             eff[family].append(efficiency_report(s.noise, s.pairs, r, ())["efficiency"])
     assert np.median(eff["gaussian"]) >= 0.95, eff
     assert np.median(eff[None]) < 0.95, eff

@@ -8,6 +8,7 @@ a ``TargetError`` naming the command, the request and the reason, within its dea
 process left behind; never a verdict. The schema checker is compared with the ``jsonschema``
 library (an independent implementation of JSON Schema 2020-12) on every message kind.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,17 +23,17 @@ import jsonschema
 import numpy as np
 import pytest
 
-from test_audit_cli import run                  # tests/audits is on sys.path (rootdir conftest)
+from test_audit_cli import run  # tests/audits is on sys.path (rootdir conftest)
 from userdp.audits.validation import protocol as Pr
 from userdp.reference.data import EMPTY, UserDataset
 
 PROGRAM = pathlib.Path(__file__).with_name("protocol_program.py")
-D = UserDataset.from_user_lists([[0.9, 0.8, 0.5, 0.4], [0.7, 0.6], [0.3]])     # g_1 = 1 + 1 + 0.3
+D = UserDataset.from_user_lists([[0.9, 0.8, 0.5, 0.4], [0.7, 0.6], [0.3]])  # g_1 = 1 + 1 + 0.3
 P = {"T": 1.0, "epsilon": 1.0}
 
 
 def command(mode: str) -> list[str]:
-    return [sys.executable, "-S", str(PROGRAM), mode]     # -S: no site import, a faster start
+    return [sys.executable, "-S", str(PROGRAM), mode]  # -S: no site import, a faster start
 
 
 def text(mode: str) -> str:
@@ -56,16 +57,19 @@ def gone(pid: int) -> bool:
 def test_a_program_is_a_batched_mechanism_with_stages():
     with Pr.ProcessTarget(command("good"), algorithm="amin2019.capped-sum", batch=300) as t:
         assert t.hello["stages"] == ["statistic", "sensitivity", "noise_scale"] and t.releases
-        x = t.mechanism(D, np.random.default_rng(5), 1000, **P)              # 4 requests of <= 300
+        x = t.mechanism(D, np.random.default_rng(5), 1000, **P)  # 4 requests of <= 300
         assert x.shape == (1000,) and x.dtype == float
         # the program's releases: 2.3 + Laplace(1); mean within 5 sd / sqrt(1000) of 2.3 (P(fail) < 1e-6)
         assert abs(x.mean() - 2.3) < 5 * np.sqrt(2) / np.sqrt(1000)
         y = t.mechanism(D, np.random.default_rng(5), 1000, **P)
-        assert np.array_equal(x, y)                                           # seeds drawn from rng: reproducible
+        assert np.array_equal(x, y)  # seeds drawn from rng: reproducible
         assert np.ndim(t.mechanism(D, np.random.default_rng(1), None, **P)) == 0
         assert t.stage("statistic")(D, T=1.0) == pytest.approx(2.3)
-        assert t.stage("noise_scale")(T=2.0, epsilon=4.0) == 0.5             # a stage without a dataset
-        assert t.stage_values(D, P, ["sensitivity", "statistic"]) == {"sensitivity": 1.0, "statistic": pytest.approx(2.3)}
+        assert t.stage("noise_scale")(T=2.0, epsilon=4.0) == 0.5  # a stage without a dataset
+        assert t.stage_values(D, P, ["sensitivity", "statistic"]) == {
+            "sensitivity": 1.0,
+            "statistic": pytest.approx(2.3),
+        }
 
 
 def test_error_responses_are_the_exceptions_python_code_would_raise():
@@ -96,17 +100,28 @@ def test_packed_releases_are_the_same_numbers_as_the_json_array(form):
         plain = t.mechanism(D, np.random.default_rng(3), 100, **P)
         packed = t.mechanism(D, np.random.default_rng(3), 100, pack=form, **P)
     assert packed.dtype == float and np.array_equal(plain, packed)
-    line = b'{"id":7,"releases_hex":{"shape":[2],"data":"' + np.array([1.5, -2.0], "<f8").tobytes().hex().encode() + b'"}}'
+    line = (
+        b'{"id":7,"releases_hex":{"shape":[2],"data":"' + np.array([1.5, -2.0], "<f8").tobytes().hex().encode() + b'"}}'
+    )
     ident, shape, raw = Pr._fast_packed(line)
     assert (ident, shape) == (7, [2]) and np.frombuffer(raw, "<f8").tolist() == [1.5, -2.0]
-    for other in (line.replace(b'"id":7', b'"id": 7'), line.replace(b'"}}', b'"} }'), line.replace(b'f', b'x'),
-                  line.replace(b'"shape":[2]', b'"shape":[02]')):
-        assert Pr._fast_packed(other) is None                          # the general path decides these
+    for other in (
+        line.replace(b'"id":7', b'"id": 7'),
+        line.replace(b'"}}', b'"} }'),
+        line.replace(b"f", b"x"),
+        line.replace(b'"shape":[2]', b'"shape":[02]'),
+    ):
+        assert Pr._fast_packed(other) is None  # the general path decides these
 
 
-@pytest.mark.parametrize("pack,reason", [("short", "releases_hex of 72 bytes for shape [10] (80 bytes of binary64)"),
-                                         ("nonhex", "data that is not hexadecimal"),
-                                         ("inf", "a release that is not finite (inf)")])
+@pytest.mark.parametrize(
+    "pack,reason",
+    [
+        ("short", "releases_hex of 72 bytes for shape [10] (80 bytes of binary64)"),
+        ("nonhex", "data that is not hexadecimal"),
+        ("inf", "a release that is not finite (inf)"),
+    ],
+)
 def test_broken_packed_releases_are_target_errors(pack, reason):
     t = Pr.ProcessTarget(command("good"), timeout=5)
     with pytest.raises(Pr.TargetError, match=re.escape(reason)):
@@ -118,6 +133,7 @@ def test_broken_packed_releases_are_target_errors(pack, reason):
 def test_the_adapter_has_the_declared_stages_in_the_papers_adapter_type():
     from userdp.properties.adapter import Adapter
     from userdp.properties.amin2019 import CapAdapter
+
     with Pr.ProcessTarget(command("good")) as t:
         a = t.adapter(CapAdapter)
         assert isinstance(a, CapAdapter) and a.stages() == ("statistic", "sensitivity", "noise_scale", "mechanism")
@@ -134,7 +150,7 @@ def test_a_copy_in_another_process_starts_its_own_program():
         t.mechanism(D, np.random.default_rng(0), 2, **P)
         first = t.pid
         u = pickle.loads(pickle.dumps(t))
-        assert u.pid is None                          # not started: lazily, in whichever process calls it
+        assert u.pid is None  # not started: lazily, in whichever process calls it
         u.mechanism(D, np.random.default_rng(0), 2, **P)
         assert u.pid not in (None, first) and t.pid == first
         u.close()
@@ -148,7 +164,9 @@ def test_requests_and_responses_follow_the_schema_by_jsonschema(tmp_path):
     with Pr.ProcessTarget(command("good"), algorithm="amin2019.capped-sum", transcript=log, batch=2) as t:
         t.mechanism(D, np.random.default_rng(0), 3, **P)
         t.mechanism(EMPTY, np.random.default_rng(0), 1, T=1.0, epsilon=float("inf"), nulls=True)
-        t.stage_values(D.with_fields(labels=np.zeros(D.n)), {"C": np.eye(2), "sigma": None, "kind": "x", "T": 2}, ["sensitivity"])
+        t.stage_values(
+            D.with_fields(labels=np.zeros(D.n)), {"C": np.eye(2), "sigma": None, "kind": "x", "T": 2}, ["sensitivity"]
+        )
         with pytest.raises(Pr.ProgramRefused):
             t.stage("noise_scale")(T=0.0, epsilon=1.0)
     lines = log.read_text().splitlines()
@@ -193,10 +211,23 @@ MESSAGES = [
     ({"values": [0.5], "user_ids": [-1]}, "dataset", False),
     ({"values": [0.5], "user_ids": [0], "epsilons": [0.0]}, "dataset", False),
     ({"values": [0.5], "user_ids": [0], "weights": [1.0]}, "dataset", False),
-    ({"protocol": 1, "id": 4, "dataset": {"values": [], "user_ids": []}, "params": {"a": [1, {"nonfinite": "nan"}]},
-      "seed": 2**53 - 1, "size": 1}, "release_request", True),
-    ({"protocol": 1, "id": 4, "dataset": {"values": [], "user_ids": []}, "params": {}, "seed": 2**53, "size": 1},
-     "release_request", False),
+    (
+        {
+            "protocol": 1,
+            "id": 4,
+            "dataset": {"values": [], "user_ids": []},
+            "params": {"a": [1, {"nonfinite": "nan"}]},
+            "seed": 2**53 - 1,
+            "size": 1,
+        },
+        "release_request",
+        True,
+    ),
+    (
+        {"protocol": 1, "id": 4, "dataset": {"values": [], "user_ids": []}, "params": {}, "seed": 2**53, "size": 1},
+        "release_request",
+        False,
+    ),
     ({"protocol": 1, "id": 4, "dataset": None, "params": {"a": {"b": 1}}, "stages": ["x"]}, "stages_request", False),
     ({"protocol": 1, "id": 4, "dataset": None, "params": {}, "stages": []}, "stages_request", False),
 ]
@@ -218,19 +249,23 @@ def test_the_schema_is_valid_json_schema_2020_12_and_ships_with_the_package():
     jsonschema.Draft202012Validator.check_schema(Pr.load_schema())
     assert Pr.load_schema()["$id"] == "urn:userdp:protocol:1" and Pr.PROTOCOL == 1
     import tomllib
+
     conf = tomllib.loads((pathlib.Path(__file__).parents[2] / "pyproject.toml").read_text())
     assert "schema/*.json" in conf["tool"]["setuptools"]["package-data"]["userdp.audits.validation"]
 
 
 def test_encoding_keeps_every_bit_and_refuses_what_json_cannot_carry():
-    x = np.array([0.1, 1 / 3, 2.0 ** -1074, 1e308])
+    x = np.array([0.1, 1 / 3, 2.0**-1074, 1e308])
     E = UserDataset(x, np.arange(4), labels=-x, epsilons=np.full(4, 0.5), task_ids=np.array([0, 1, 0, 1]))
     back = Pr.decode_dataset(json.loads(json.dumps(Pr.encode_dataset(E))))
     for f in ("values", "labels", "epsilons", "user_ids", "task_ids"):
         assert np.array_equal(getattr(back, f), getattr(E, f))
     assert Pr.decode_dataset({"values": [], "user_ids": []}) is EMPTY
-    assert Pr.encode_params({"a": np.float64("-inf"), "b": np.int64(3), "c": (1, np.nan)}) == \
-        {"a": {"nonfinite": "-inf"}, "b": 3, "c": [1, {"nonfinite": "nan"}]}
+    assert Pr.encode_params({"a": np.float64("-inf"), "b": np.int64(3), "c": (1, np.nan)}) == {
+        "a": {"nonfinite": "-inf"},
+        "b": 3,
+        "c": [1, {"nonfinite": "nan"}],
+    }
     with pytest.raises(TypeError, match="params: f is a builtin_function_or_method; a program takes numbers"):
         Pr.encode_params({"f": len})
     with pytest.raises(TypeError, match="UserDataset"):
@@ -265,7 +300,7 @@ def test_a_hostile_program_is_a_target_error_within_its_deadline_and_leaves_noth
     assert "(request: release id 1, size 10, seed" in msg and "7 records; T=1.0, epsilon=1.0" in msg
     if stderr:
         assert stderr in msg
-    assert not isinstance(exc.value, Exception)      # never graded as a finding by `except Exception`
+    assert not isinstance(exc.value, Exception)  # never graded as a finding by `except Exception`
     assert t.pid is None and gone(pid)
     t.close()
 
@@ -281,7 +316,7 @@ def test_the_whole_process_group_is_killed(tmp_path):
     pid = t.hello and t.pid
     with pytest.raises(Pr.TargetError, match="did not answer within 1 s") as exc:
         t.mechanism(D, np.random.default_rng(0), 1, **P)
-    child = int(str(exc.value).split("child ")[1].split()[0])    # the child the program started, from its stderr
+    child = int(str(exc.value).split("child ")[1].split()[0])  # the child the program started, from its stderr
     deadline = time.monotonic() + 5
     while not (gone(pid) and gone(child)) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -313,7 +348,9 @@ def test_validate_through_a_program_that_crashes_exits_3_never_a_verdict(capsys)
 def test_validate_and_audit_refuse_bad_command_lines(capsys):
     code, _, err = run(capsys, "validate", "amin2019.capped-sum", "--command", "no-such-program-userdp")
     assert code == 2 and "could not be started" in err
-    code, _, err = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:half_scale", "--command", text("good"))
+    code, _, err = run(
+        capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:half_scale", "--command", text("good")
+    )
     assert code == 2 and "not both" in err
     code, _, err = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:half_scale", "--batch", "3")
     assert code == 2 and "--batch go(es) with --command" in err
@@ -321,8 +358,19 @@ def test_validate_and_audit_refuse_bad_command_lines(capsys):
     assert code == 2 and "needs a TARGET" in err
     code, _, err = run(capsys, "audit", "--command", text("good"), "--pair", "[1]", "[]")
     assert code == 2 and "give the claim with --claim" in err
-    code, _, err = run(capsys, "audit", "--command", text("good"), "--claim", "pure:epsilon=1",
-                       "--relation", "add-remove-user", "--pair", "[1, 2]", "[3]")
+    code, _, err = run(
+        capsys,
+        "audit",
+        "--command",
+        text("good"),
+        "--claim",
+        "pure:epsilon=1",
+        "--relation",
+        "add-remove-user",
+        "--pair",
+        "[1, 2]",
+        "[3]",
+    )
     assert code == 2 and "is not a pair of neighbours" in err
 
 
@@ -330,15 +378,42 @@ def test_audit_a_program_with_the_options_of_mechanism(capsys):
     """The capped sum at T = 1, eps = 1 on "one user at 1 vs none": the true loss is 1, so a
     correct program is not flagged (false alarm <= 5% at the default confidence 0.95: the run is
     seeded, and this seed's eps_lb is 0.9+ below the claim)."""
-    code, out, err = run(capsys, "audit", "--command", text("good"), "--claim", "pure:epsilon=1",
-                         "--relation", "add-remove-user", "--kwargs", '{"T": 1, "epsilon": 1}',
-                         "--pair", '{"values": [0.5, 1.0], "user_ids": [0, 1]}', '{"values": [0.5], "user_ids": [0]}',
-                         "--samples", "20000", "--json")
+    code, out, err = run(
+        capsys,
+        "audit",
+        "--command",
+        text("good"),
+        "--claim",
+        "pure:epsilon=1",
+        "--relation",
+        "add-remove-user",
+        "--kwargs",
+        '{"T": 1, "epsilon": 1}',
+        "--pair",
+        '{"values": [0.5, 1.0], "user_ids": [0, 1]}',
+        '{"values": [0.5], "user_ids": [0]}',
+        "--samples",
+        "20000",
+        "--json",
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["verdict"] == "no violation found" and doc["calling"] == "batched" and doc["reproducible"] is True
     assert 0.8 < doc["epsilon_lower_bound"] <= 1.0
     assert "1 pair(s) checked to be neighbours" in err
-    code, out, err = run(capsys, "audit", "--command", text("good"), "--claim", "pure:epsilon=0.5",
-                         "--kwargs", '{"T": 1, "epsilon": 1}', "--pair", "[1.0]", "[]", "--samples", "20000")
-    assert code == 1 and "violation" in out                     # the same program claimed at eps/2
+    code, out, err = run(
+        capsys,
+        "audit",
+        "--command",
+        text("good"),
+        "--claim",
+        "pure:epsilon=0.5",
+        "--kwargs",
+        '{"T": 1, "epsilon": 1}',
+        "--pair",
+        "[1.0]",
+        "[]",
+        "--samples",
+        "20000",
+    )
+    assert code == 1 and "violation" in out  # the same program claimed at eps/2

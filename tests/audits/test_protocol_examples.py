@@ -13,6 +13,7 @@ default settings) are far above it. The slow run repeats validate at its default
 These tests need Node.js (v20 here); without it they are skipped with that reason, and CI, which
 has it, runs them.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -23,7 +24,7 @@ import shutil
 
 import pytest
 
-from test_audit_cli import run                  # tests/audits is on sys.path (rootdir conftest)
+from test_audit_cli import run  # tests/audits is on sys.path (rootdir conftest)
 from userdp.audits.validation.vector_cases import BUG_CLASSES
 
 NODE = shutil.which("node")
@@ -51,7 +52,7 @@ def _validate(capsys, algorithm, program, verdict, stage, settings):
     assert code == (0 if verdict == "pass" else 1)
     assert doc["target"] == f'--command "{cmd(program)}"'
     assert doc["checks"]["properties"].startswith("ran:") and doc["checks"]["audit"].startswith("ran:")
-    if stage is not None:        # the deviation is named on the stage the bug is in
+    if stage is not None:  # the deviation is named on the stage the bug is in
         assert any(f["check"] == "stages" and f["evidence"].get("stage") == stage for f in doc["findings"])
 
 
@@ -84,8 +85,9 @@ def test_a_buggy_example_names_a_corpus_bug_of_its_class(program):
     """The header's "(corpus id, bug class X)": the corpus holds that entry, and X lists it."""
     corpus_id, flag = re.search(r"\((\S+/\S+),\s*\n?//\s*bug class (\S+)\)", (JS / program).read_text()).groups()
     module = importlib.import_module(f"corpus.{corpus_id.split('/')[0]}")
-    ids = [e.id for e in module.CORPUS] + [e.id for m in ("epasto2020_gwa", "epasto2020_sl")
-                                            for e in importlib.import_module(f"corpus.{m}").CORPUS]
+    ids = [e.id for e in module.CORPUS] + [
+        e.id for m in ("epasto2020_gwa", "epasto2020_sl") for e in importlib.import_module(f"corpus.{m}").CORPUS
+    ]
     assert corpus_id in ids
     assert corpus_id in BUG_CLASSES[flag].corpus
 
@@ -95,6 +97,7 @@ def test_the_worked_exchange_in_the_docs_is_what_the_program_answers():
     response lines compared with the program's, byte for byte (the releases are a function of
     the seed)."""
     import subprocess
+
     doc = (JS.parents[1] / "docs" / "protocol.md").read_text()
     block = doc.split("<!-- exchange: node examples/js/capped_sum.js -->")[1].split("```")[1]
     lines = [ln for ln in block.strip().splitlines()]

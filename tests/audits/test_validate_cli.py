@@ -6,6 +6,7 @@ here: what a user sees, and each new check against a planted miss. Every statist
 validate's own settings (false alarm <= 1e-4 per run, audits/validation/run.py) with a fixed seed;
 most use --quick or small explicit sample counts to stay fast.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,7 +20,7 @@ import types
 import numpy as np
 import pytest
 
-from test_audit_cli import run, strict_json          # tests/audits is on sys.path (rootdir conftest)
+from test_audit_cli import run, strict_json  # tests/audits is on sys.path (rootdir conftest)
 from userdp.audits.validation import run as V
 from userdp.audits.validation import Case, ValidationSpec, get
 from userdp.audits.validation.target import load_target, signature_text, template_text
@@ -52,9 +53,9 @@ def test_correct_target_exits_0_with_the_checks_named(capsys):
     assert "verdict: PASS\n" in out and "findings: none" in out and "call shape: batched" in out
     for check in ("properties", "stages", "independence", "differential", "inputs", "audit"):
         assert f"\n  {check} " in out
-    assert "skipped: TARGET has no noise-free stage" in out          # a plain function: mechanism only
+    assert "skipped: TARGET has no noise-free stage" in out  # a plain function: mechanism only
     assert "generated for seed 0" in out and "resolves a change of the noise scale by" in out
-    assert "differential: case 1 of 8 drawn" in err and "s]" in err   # progress on stderr, with elapsed time
+    assert "differential: case 1 of 8 drawn" in err and "s]" in err  # progress on stderr, with elapsed time
 
 
 def test_bug_exits_1_with_witness_and_json_and_report(capsys, tmp_path):
@@ -65,18 +66,27 @@ def test_bug_exits_1_with_witness_and_json_and_report(capsys, tmp_path):
     assert doc["schema"] == "userdp.validate/1" and doc["verdict"] == "privacy violation" and doc["complete"]
     assert strict_json(report.read_text()) == doc
     audit = next(f for f in doc["findings"] if f["check"] == "audit" and "design" in f["evidence"])
-    assert 1.5 < audit["evidence"]["epsilon_lower_bound"] <= 2.0          # T/(2 eps): true loss 2
+    assert 1.5 < audit["evidence"]["epsilon_lower_bound"] <= 2.0  # T/(2 eps): true loss 2
     under = next(f for f in doc["findings"] if f["title"].startswith("under-noised"))
     assert under["evidence"]["spread_ratio"] == pytest.approx(0.5, abs=0.02)
-    assert 1.8 < under["evidence"]["lower_bound"] <= 2.0      # the move in noise units: 2 x the reference's
-    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", BAD, *FAST)   # the text report
+    assert 1.8 < under["evidence"]["lower_bound"] <= 2.0  # the move in noise units: 2 x the reference's
+    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", BAD, *FAST)  # the text report
     assert code == 1 and "verdict: PRIVACY VIOLATION" in out and "witness: pair" in out
 
 
 # ------------------------------------------------------------------ call shapes, names, --signature, --template
 def test_one_release_per_call_with_renamed_parameters_passes(capsys):
-    code, out, err = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:one_release_clipping",
-                         "--param-map", "T=cap", "--param-map", "epsilon=eps", *QUICK)
+    code, out, err = run(
+        capsys,
+        "validate",
+        "amin2019.capped-sum",
+        "corpus.amin2019:one_release_clipping",
+        "--param-map",
+        "T=cap",
+        "--param-map",
+        "epsilon=eps",
+        *QUICK,
+    )
     assert code == 0, out + err
     assert "call shape: one release per call; parameters renamed {'T': 'cap', 'epsilon': 'eps'}" in out
     assert "independence  skipped: one release per call" in out
@@ -91,12 +101,19 @@ def test_unbound_names_exit_2_with_the_param_map_that_fixes_them(capsys):
 def test_signature_lists_shapes_parameters_units_and_fields(capsys):
     code, out, _ = run(capsys, "validate", "krichene2023.ssp", "--signature")
     assert code == 0
-    for words in ("one release per call:  f(dataset, rng, *, m, n_counts", "batched:               f(dataset, rng, "
-                  "size, *", "an Adapter", "statistic(dataset, *, m, n_counts", "n_counts    (m,) the PUBLIC task sizes",
-                  "a standard deviation, not a variance", "task_ids  (N,)", "add/remove user"):
+    for words in (
+        "one release per call:  f(dataset, rng, *, m, n_counts",
+        "batched:               f(dataset, rng, size, *",
+        "an Adapter",
+        "statistic(dataset, *, m, n_counts",
+        "n_counts    (m,) the PUBLIC task sizes",
+        "a standard deviation, not a variance",
+        "task_ids  (N,)",
+        "add/remove user",
+    ):
         assert words in out, words
     assert signature_text(get("amin2019.capped-sum")).count("SCALE T / epsilon") == 1
-    for name, spec in V.all_validations().items():          # every spec documents every parameter it takes
+    for name, spec in V.all_validations().items():  # every spec documents every parameter it takes
         text = signature_text(spec)
         assert spec.parameters and spec.reads, name
         for p in spec.cases()[0].params:
@@ -110,11 +127,13 @@ def test_template_is_a_runnable_module_that_passes(capsys, tmp_path, monkeypatch
     r = subprocess.run([sys.executable, "my_wa.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and math.isfinite(float(r.stdout.strip())), r.stderr
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(capsys, "validate", "epasto2020.wa", "my_wa:release", "--samples", "2000",
-                         "--audit-samples", "1000")           # the skeleton calls the reference once per release
+    code, out, err = run(
+        capsys, "validate", "epasto2020.wa", "my_wa:release", "--samples", "2000", "--audit-samples", "1000"
+    )  # the skeleton calls the reference once per release
     assert code == 0, out + err
-    assert "def release(dataset: UserDataset, rng: np.random.Generator, *, B, epsilon, sigma):" in \
-        template_text(get("epasto2020.wa"))
+    assert "def release(dataset: UserDataset, rng: np.random.Generator, *, B, epsilon, sigma):" in template_text(
+        get("epasto2020.wa")
+    )
 
 
 def test_signature_without_target_and_target_missing(capsys):
@@ -132,30 +151,42 @@ def test_clipping_target_is_inferred_clip_and_its_out_of_domain_pair_audited(cap
 
 
 def test_declared_refuse_makes_a_release_on_refused_input_a_finding(capsys):
-    code, out, _ = run(capsys, "validate", "epasto2020.wa", "corpus.epasto2020:clips_values", *QUICK,
-                       "--inputs", "refuse")
+    code, out, _ = run(
+        capsys, "validate", "epasto2020.wa", "corpus.epasto2020:clips_values", *QUICK, "--inputs", "refuse"
+    )
     assert code == 1 and "verdict: INVARIANT VIOLATION" in out and "--inputs refuse" in out
 
 
 def test_trust_lists_unenforced_inputs_without_failing(capsys):
-    code, out, err = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:one_release_trusting", *QUICK,
-                         "--inputs", "trust")
+    code, out, err = run(
+        capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:one_release_trusting", *QUICK, "--inputs", "trust"
+    )
     assert code == 0, out + err
     assert "inputs not enforced (not a finding; the caller must guarantee them):\n  every value >= 0" in out
 
 
 def test_declared_clip_that_clips_wrong_is_a_finding(capsys):
-    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:clips_to_absolute_value",
-                       *QUICK, "--inputs", "clip")
+    code, out, _ = run(
+        capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:clips_to_absolute_value", *QUICK, "--inputs", "clip"
+    )
     assert code == 1 and "--inputs clip, but the release on" in out
-    code, _, err = run(capsys, "validate", "krichene2023.ssp", "corpus.krichene2023:loop_box_muller", "--inputs", "clip")
+    code, _, err = run(
+        capsys, "validate", "krichene2023.ssp", "corpus.krichene2023:loop_box_muller", "--inputs", "clip"
+    )
     assert code == 2 and "no projection onto its domain" in err
 
 
 def test_a_release_at_eps_zero_is_a_finding_under_every_policy(capsys):
     for policy in ("trust", "clip"):
-        code, out, _ = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:no_noise_at_eps_zero", *QUICK,
-                           "--inputs", policy)
+        code, out, _ = run(
+            capsys,
+            "validate",
+            "amin2019.capped-sum",
+            "corpus.amin2019:no_noise_at_eps_zero",
+            *QUICK,
+            "--inputs",
+            policy,
+        )
         assert code == 1 and "releases on an input the paper excludes: epsilon = 0" in out, policy
 
 
@@ -163,7 +194,8 @@ def test_a_non_finite_release_is_always_a_finding(monkeypatch, capsys):
     def inf_above_cap(dataset, rng, size=None, *, T, epsilon):
         g = sum(min(t, T) for t in _totals(dataset).values())
         out = g + rng.laplace(0.0, T / epsilon, size)
-        return np.where(out > 4.5, np.inf, out)          # inf in the upper tail only
+        return np.where(out > 4.5, np.inf, out)  # inf in the upper tail only
+
     name = _module(monkeypatch, f=inf_above_cap)
     code, out, err = run(capsys, "validate", "amin2019.capped-sum", f"{name}:f", *QUICK, "--debug")
     assert code == 1 and "releases non-finite values (inf or NaN)" in out, err
@@ -172,17 +204,19 @@ def test_a_non_finite_release_is_always_a_finding(monkeypatch, capsys):
 def test_krichene_release_on_a_refused_input_is_reported_not_an_internal_error(capsys):
     # a pair (A-hat, b-hat) released on an input the reference refuses once could not be formatted
     # (exit 3, "internal error"); it is a finding (declared refuse) with the output shown
-    code, out, err = run(capsys, "validate", "krichene2023.ssp", "corpus.krichene2023:loop_box_muller", *QUICK,
-                         "--inputs", "refuse")
+    code, out, err = run(
+        capsys, "validate", "krichene2023.ssp", "corpus.krichene2023:loop_box_muller", *QUICK, "--inputs", "refuse"
+    )
     assert code == 1, out + err
     assert "internal error" not in err and "releases on an input the paper excludes" in out
-    assert "output: [" in out                          # the (A-hat, b-hat) pair, flattened for the report
+    assert "output: [" in out  # the (A-hat, b-hat) pair, flattened for the report
 
 
 def test_short_never_raises():
     class Hostile:
         def __repr__(self):
             raise RuntimeError("no repr")
+
     for obj in (None, (np.ones((2, 1, 1, 1)), np.ones((2, 1, 1))), "text", {"a": np.ones(3)}, Hostile(), [1, [2, 3]]):
         assert isinstance(V._short(obj), str)
 
@@ -197,10 +231,13 @@ def test_noise_read_from_the_largest_record_is_under_noised_on_a_generated_case(
     assert any(f.check == "audit" and f.title.startswith("aimed") for f in r.findings)
     spec = get("amin2019.capped-sum")
     fields = {f: getattr(spec, f) for f in spec.__dataclass_fields__}
-    at_T = lambda: spec.cases()[:2]                        # noqa: E731 (six users, one record at T = 1)
+    at_T = lambda: spec.cases()[:2]  # noqa: E731 (six users, one record at T = 1)
     for generate, flagged in ((None, False), (spec.generate, True)):
-        v = V.Validation(ValidationSpec(**{**fields, "cases": at_T, "generate": generate}),
-                         load_target("corpus.amin2019:noise_from_largest_record"), quick=True)
+        v = V.Validation(
+            ValidationSpec(**{**fields, "cases": at_T, "generate": generate}),
+            load_target("corpus.amin2019:noise_from_largest_record"),
+            quick=True,
+        )
         v.run_independence()
         v.run_differential()
         assert any(f.title.startswith("under-noised") for f in v.findings) is flagged, generate
@@ -209,8 +246,8 @@ def test_noise_read_from_the_largest_record_is_under_noised_on_a_generated_case(
 def test_five_percent_less_noise_is_a_privacy_finding_with_its_implied_bound():
     r = V.validate("amin2019.capped-sum", "corpus.amin2019:five_percent_less_noise")
     under = next(f for f in r.findings if f.title.startswith("under-noised"))
-    assert under.evidence["confidence_interval"][1] < 1                   # significantly less noise
-    assert 1 < under.evidence["lower_bound"] * under.evidence["pair_share"] <= 1 / 0.95   # at most the truth
+    assert under.evidence["confidence_interval"][1] < 1  # significantly less noise
+    assert 1 < under.evidence["lower_bound"] * under.evidence["pair_share"] <= 1 / 0.95  # at most the truth
     # planted miss: 4% MORE noise (private) is a deviation, never a privacy finding
     r = V.validate("amin2019.capped-sum", "corpus.amin2019:variance_eight_percent_high")
     assert r.verdict == "deviation from reference"
@@ -233,8 +270,7 @@ def test_parameter_regime_bug_seen_only_on_generated_cases():
     r = V.validate("epasto2020.wa", "corpus.epasto2020:noise_for_B_one", quick=True)
     assert r.verdict == "privacy violation"
     spec = get("epasto2020.wa")
-    fixed_only = ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
-                                   "generate": None})
+    fixed_only = ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__}, "generate": None})
     v = V.Validation(fixed_only, load_target("corpus.epasto2020:noise_for_B_one"), quick=True)
     v.run()
     assert not any(f.verdict == "privacy violation" for f in v.findings if f.check == "differential")
@@ -248,8 +284,9 @@ def test_generated_cases_depend_on_the_seed_and_cover_the_range():
     lams = {c.params["Lambda"] for c in a}
     assert min(lams) < 1 < max(lams) and {c.dataset.values.shape[1] for c in a} >= {1, 2, 3}
     g = get("krichene2023.ssp").generate(0)
-    assert any(not np.array_equal(c.params["n_counts"], np.bincount(c.dataset.task_ids, minlength=c.params["m"]))
-               for c in g), "declared public counts that differ from the data's"
+    assert any(
+        not np.array_equal(c.params["n_counts"], np.bincount(c.dataset.task_ids, minlength=c.params["m"])) for c in g
+    ), "declared public counts that differ from the data's"
 
 
 # ------------------------------------------------------------------ the whole release
@@ -270,11 +307,16 @@ def test_both_triangles_are_compared():
         A, b = (np.asarray(x, dtype=float) for x in out)
         k, l = np.triu_indices(A.shape[-1])
         return np.concatenate([A[:, :, k, l].reshape(size, -1), b.reshape(size, -1)], axis=1)
+
     spec = get("krichene2023.ssp")
-    one_triangle = ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
-                                     "flatten": upper_only, "audit_flatten": upper_only,
-                                     "stage_flatten": lambda out: upper_only((np.asarray(out[0])[None],
-                                                                              np.asarray(out[1])[None]), 1)[0]})
+    one_triangle = ValidationSpec(
+        **{
+            **{f: getattr(spec, f) for f in spec.__dataclass_fields__},
+            "flatten": upper_only,
+            "audit_flatten": upper_only,
+            "stage_flatten": lambda out: upper_only((np.asarray(out[0])[None], np.asarray(out[1])[None]), 1)[0],
+        }
+    )
     assert VK.flatten_ssp is spec.flatten
     v = V.Validation(one_triangle, load_target("corpus.krichene2023:upper_triangle_noise_only"), quick=True)
     v.run_independence()
@@ -285,11 +327,12 @@ def test_both_triangles_are_compared():
 def test_ks_p_value_is_the_dkw_bound_and_holm_matches_statsmodels():
     from scipy import stats
     from statsmodels.stats.multitest import multipletests
+
     n, m, d = 20_000, 40_000, 0.02
     a = d * (math.sqrt(n) * math.sqrt(m)) / (math.sqrt(n) + math.sqrt(m)) / math.sqrt(n * m)
     # DKW per side at the split that equalises the two terms: 2 exp(-2 n a_n^2) + 2 exp(-2 m a_m^2)
     a_n, a_m = d * math.sqrt(m) / (math.sqrt(n) + math.sqrt(m)), d * math.sqrt(n) / (math.sqrt(n) + math.sqrt(m))
-    assert V._ks_pvalue(d, n, m) == pytest.approx(2 * math.exp(-2 * n * a_n ** 2) + 2 * math.exp(-2 * m * a_m ** 2))
+    assert V._ks_pvalue(d, n, m) == pytest.approx(2 * math.exp(-2 * n * a_n**2) + 2 * math.exp(-2 * m * a_m**2))
     assert a > 0 and V._ks_pvalue(V._ks_threshold(n, 3e-5), n, n) == pytest.approx(3e-5)
     rng = np.random.default_rng(5)
     x, y = rng.normal(size=500), rng.normal(0.3, size=700)
@@ -300,8 +343,15 @@ def test_ks_p_value_is_the_dkw_bound_and_holm_matches_statsmodels():
 
 def test_alpha_budget_adds_up_and_quantised_sample_counts():
     assert sum(V.ALPHAS.values()) == pytest.approx(V.ALPHA)
-    assert [V._quantised(n, 2000, 100_000) for n in (0, 1999, 2000, 3999, 4000, 70_000, 10**6)] == \
-        [2000, 2000, 2000, 2000, 4000, 64_000, 100_000]
+    assert [V._quantised(n, 2000, 100_000) for n in (0, 1999, 2000, 3999, 4000, 70_000, 10**6)] == [
+        2000,
+        2000,
+        2000,
+        2000,
+        4000,
+        64_000,
+        100_000,
+    ]
 
 
 # ------------------------------------------------------------------ partial coverage, rng, speed
@@ -309,15 +359,18 @@ def test_no_stage_exits_2_and_stages_only_is_a_partial_pass(monkeypatch, capsys)
     from userdp.properties.adapter import Adapter
     from userdp.properties.amin2019 import CapAdapter
     import corpus.amin2019 as C
-    stages = CapAdapter("stages", statistic=C._stat_bincount, sensitivity=lambda T: T,
-                        noise_scale=lambda T, epsilon: T / epsilon)
+
+    stages = CapAdapter(
+        "stages", statistic=C._stat_bincount, sensitivity=lambda T: T, noise_scale=lambda T, epsilon: T / epsilon
+    )
     name = _module(monkeypatch, empty=Adapter("nothing"), stages=stages)
     code, _, err = run(capsys, "validate", "amin2019.capped-sum", f"{name}:empty")
     assert code == 2 and "no stage, so there is nothing to validate" in err
     code, out, _ = run(capsys, "validate", "amin2019.capped-sum", f"{name}:stages", "--examples", "5")
     assert code == 4 and "verdict: PASS (stages only: the release was not tested; privacy not checked)" in out
-    code, out, _ = run(capsys, "validate", "amin2019.capped-sum", f"{name}:stages", "--examples", "5",
-                       "--allow-partial", "--json")
+    code, out, _ = run(
+        capsys, "validate", "amin2019.capped-sum", f"{name}:stages", "--examples", "5", "--allow-partial", "--json"
+    )
     assert code == 0 and strict_json(out)["complete"] is False
 
 
@@ -326,6 +379,7 @@ def test_a_target_that_ignores_the_rng_is_warned_about(monkeypatch, capsys):
 
     def f(dataset, rng, *, T, epsilon):
         return sum(min(t, T) for t in _totals(dataset).values()) + own.laplace(0.0, T / epsilon)
+
     name = _module(monkeypatch, f=f)
     code, out, err = run(capsys, "validate", "amin2019.capped-sum", f"{name}:f", *QUICK, "--json")
     assert code == 0
@@ -352,10 +406,10 @@ def _raises(dataset, rng, size=None, *, T, epsilon):
 
 
 def _scalar(dataset, rng, size=None, *, T, epsilon):
-    return 1.0                                   # one release whatever size asks
+    return 1.0  # one release whatever size asks
 
 
-def _positional(dataset, T, eps, rng, size):     # eps, not epsilon: the reference's keywords do not bind
+def _positional(dataset, T, eps, rng, size):  # eps, not epsilon: the reference's keywords do not bind
     return np.zeros(size)
 
 
@@ -367,18 +421,22 @@ def _exits(dataset, rng, *, T, epsilon):
     sys.exit(0)
 
 
-@pytest.mark.parametrize("obj,code,words", [
-    ("raises", 3, ["TARGET", "(_raises)", "raised KeyError", "totals"]),
-    ("scalar", 3, ["returned shape ()", "size=", "expected"]),
-    ("positional", 2, ["cannot be called as mechanism(dataset, rng, *, T, epsilon)", "--param-map epsilon=eps"]),
-    ("text", 3, ["returned ndarray", "numeric releases"]),
-    ("exits", 3, ["called sys.exit(0)", "call 1"]),
-    ("number", 2, ["target", "is a int", "expected an Adapter"]),
-    ("missing", 2, ["has no 'missing'"]),
-])
+@pytest.mark.parametrize(
+    "obj,code,words",
+    [
+        ("raises", 3, ["TARGET", "(_raises)", "raised KeyError", "totals"]),
+        ("scalar", 3, ["returned shape ()", "size=", "expected"]),
+        ("positional", 2, ["cannot be called as mechanism(dataset, rng, *, T, epsilon)", "--param-map epsilon=eps"]),
+        ("text", 3, ["returned ndarray", "numeric releases"]),
+        ("exits", 3, ["called sys.exit(0)", "call 1"]),
+        ("number", 2, ["target", "is a int", "expected an Adapter"]),
+        ("missing", 2, ["has no 'missing'"]),
+    ],
+)
 def test_target_errors_exit_2_or_3_with_a_message_never_a_traceback(capsys, monkeypatch, obj, code, words):
-    name = _module(monkeypatch, raises=_raises, scalar=_scalar, positional=_positional, text=_text, exits=_exits,
-                   number=3)
+    name = _module(
+        monkeypatch, raises=_raises, scalar=_scalar, positional=_positional, text=_text, exits=_exits, number=3
+    )
     got, out, err = run(capsys, "validate", "amin2019.capped-sum", f"{name}:{obj}", *FAST)
     assert got == code, err
     assert "Traceback" not in err and out == ""
@@ -386,17 +444,20 @@ def test_target_errors_exit_2_or_3_with_a_message_never_a_traceback(capsys, monk
         assert w in err, (w, err)
 
 
-@pytest.mark.parametrize("argv,words", [
-    (["amin2019.nope", GOOD], ["not a registered algorithm", "amin2019.capped-sum"]),
-    (["control.laplace", GOOD], ["not a paper's algorithm"]),
-    (["amin2019.capped-sum", "no_such_module_zz:f"], ["cannot import 'no_such_module_zz'"]),
-    (["amin2019.capped-sum", "nocolon"], ["module:object"]),
-    (["amin2019.capped-sum", GOOD, "--samples", "10"], ["--samples"]),
-    (["amin2019.capped-sum", GOOD, "--report", "/no/such/dir/r.json"], ["--report", "does not exist"]),
-    (["amin2019.capped-sum", GOOD, "--seed", "-1"], ["seed"]),
-    (["amin2019.capped-sum", GOOD, "--param-map", "T"], ["REFERENCE=YOURS"]),
-    (["amin2019.capped-sum", GOOD, "--inputs", "ignore"], ["--inputs"]),
-])
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (["amin2019.nope", GOOD], ["not a registered algorithm", "amin2019.capped-sum"]),
+        (["control.laplace", GOOD], ["not a paper's algorithm"]),
+        (["amin2019.capped-sum", "no_such_module_zz:f"], ["cannot import 'no_such_module_zz'"]),
+        (["amin2019.capped-sum", "nocolon"], ["module:object"]),
+        (["amin2019.capped-sum", GOOD, "--samples", "10"], ["--samples"]),
+        (["amin2019.capped-sum", GOOD, "--report", "/no/such/dir/r.json"], ["--report", "does not exist"]),
+        (["amin2019.capped-sum", GOOD, "--seed", "-1"], ["seed"]),
+        (["amin2019.capped-sum", GOOD, "--param-map", "T"], ["REFERENCE=YOURS"]),
+        (["amin2019.capped-sum", GOOD, "--inputs", "ignore"], ["--inputs"]),
+    ],
+)
 def test_usage_errors_exit_2_naming_the_culprit(capsys, argv, words):
     code, out, err = run(capsys, "validate", *argv)
     assert code == 2 and "Traceback" not in err
@@ -406,7 +467,7 @@ def test_usage_errors_exit_2_naming_the_culprit(capsys, argv, words):
 
 def test_importing_a_target_that_raises_exits_3(capsys, tmp_path, monkeypatch):
     (tmp_path / "boom_target_mod.py").write_text("raise RuntimeError('at import')\n")
-    monkeypatch.chdir(tmp_path)                       # the current directory is on the import path
+    monkeypatch.chdir(tmp_path)  # the current directory is on the import path
     code, _, err = run(capsys, "validate", "amin2019.capped-sum", "boom_target_mod:f", *FAST)
     assert code == 3 and "importing your module 'boom_target_mod' raised RuntimeError: at import" in err
 
@@ -417,33 +478,53 @@ def test_register_validation_refuses_bad_specs():
     spec = V.get_validation("amin2019.capped-sum")
     with pytest.raises(ValueError, match="registered twice"):
         V.register_validation(ValidationSpec(**{f: getattr(spec, f) for f in spec.__dataclass_fields__}))
-    assert V.register_validation(spec) is spec        # the same spec again: a no-op
+    assert V.register_validation(spec) is spec  # the same spec again: a no-op
 
 
 # ------------------------------------------------------------------ the pytest plugin
 def _pytest(tmp_path, *args, env_extra=None):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(__file__)),
-                                                        os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(__file__)), os.environ.get("PYTHONPATH", "")]),
+    }
     env.pop("HYPOTHESIS_PROFILE", None)
     env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "pytest", "--pyargs", "userdp.properties", "-p", "no:cacheprovider",
-                           "-q", "-rfs", *args], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--pyargs",
+            "userdp.properties",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-rfs",
+            *args,
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
 
 
 def test_plugin_fails_on_a_corpus_bug_and_passes_on_a_correct_implementation(tmp_path):
     bad = _pytest(tmp_path, "--userdp-target", f"amin2019.capped-sum={BAD}", "--userdp-samples", "4000")
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "FAILED ::amin2019.capped-sum::audit" in bad.stdout and "[privacy violation]" in bad.stdout
-    assert "SKIPPED" in bad.stdout and "not applicable" in bad.stdout          # properties: no stages
+    assert "SKIPPED" in bad.stdout and "not applicable" in bad.stdout  # properties: no stages
     good = _pytest(tmp_path, "--userdp-target", f"amin2019.capped-sum={GOOD}", "--userdp-samples", "4000")
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "4 passed" in good.stdout          # independence, differential, inputs, audit (stages: none to compare)
+    assert "4 passed" in good.stdout  # independence, differential, inputs, audit (stages: none to compare)
 
 
 def test_plugin_honours_the_hypothesis_profile(tmp_path):
     # A staged target counts its statistic calls in a file; a profile of 3 examples must make far
     # fewer calls than the default.
-    (tmp_path / "counting_target.py").write_text(textwrap.dedent("""
+    (tmp_path / "counting_target.py").write_text(
+        textwrap.dedent("""
         import os
         from corpus.amin2019 import _stat_bincount
         from userdp.properties.amin2019 import CapAdapter
@@ -452,14 +533,24 @@ def test_plugin_honours_the_hypothesis_profile(tmp_path):
                 fh.write("x")
             return _stat_bincount(dataset, T)
         target = CapAdapter("counting", statistic=stat)
-    """))
-    (tmp_path / "conftest.py").write_text("from hypothesis import settings\nsettings.register_profile('tiny', "
-                                          "max_examples=3)\n")
+    """)
+    )
+    (tmp_path / "conftest.py").write_text(
+        "from hypothesis import settings\nsettings.register_profile('tiny', max_examples=3)\n"
+    )
     counts = {}
     for profile in ("default", "tiny"):
         f = tmp_path / f"count_{profile}"
-        r = _pytest(tmp_path, "--userdp-target", "amin2019.capped-sum=counting_target:target",
-                    "--hypothesis-profile", profile, "-k", "prop_capped_per_user", env_extra={"COUNT_FILE": str(f)})
+        r = _pytest(
+            tmp_path,
+            "--userdp-target",
+            "amin2019.capped-sum=counting_target:target",
+            "--hypothesis-profile",
+            profile,
+            "-k",
+            "prop_capped_per_user",
+            env_extra={"COUNT_FILE": str(f)},
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         counts[profile] = len(f.read_text())
     assert counts["tiny"] <= 3 < 30 <= counts["default"], counts
@@ -467,7 +558,7 @@ def test_plugin_honours_the_hypothesis_profile(tmp_path):
 
 def test_plugin_without_the_option_adds_nothing(tmp_path):
     r = _pytest(tmp_path)
-    assert r.returncode == 5 and "no tests ran" in r.stdout           # pytest's "nothing collected"
+    assert r.returncode == 5 and "no tests ran" in r.stdout  # pytest's "nothing collected"
     bad = _pytest(tmp_path, "--userdp-target", "nonsense")
     assert bad.returncode == 4 and "ALGORITHM=module:object" in bad.stderr
 
@@ -482,6 +573,7 @@ def test_independence_case_shows_what_the_first_case_hides():
     def independence(target, case):
         v = V.Validation(spec, V.load_target(target))
         return v.run_independence(case)
+
     hidden = independence("corpus.epasto2020_sl:random_T_once_per_call", cases[0])
     shown = independence("corpus.epasto2020_sl:random_T_once_per_call", spec.independence_on(cases))
     assert hidden is None or hidden.verdict == "pass"
@@ -494,8 +586,9 @@ def test_independence_case_must_build_a_case():
     spec = V.get_validation("epasto2020.sample-limiting")
     with pytest.raises(TypeError, match="independence_case"):
         ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__}, "independence_case": 3})
-    broken = ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
-                               "independence_case": lambda: "not a case"})
+    broken = ValidationSpec(
+        **{**{f: getattr(spec, f) for f in spec.__dataclass_fields__}, "independence_case": lambda: "not a case"}
+    )
     with pytest.raises(TypeError, match=r"independence_case\(\) must be a Case"):
         broken.independence_on(list(spec.cases()))
     assert isinstance(spec.independence_on([Case(None, {}, "c")]), Case)

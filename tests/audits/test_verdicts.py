@@ -7,6 +7,7 @@ false-failure probabilities are stated at the line (each <= 1e-5). Every rule ha
 planted counterpart: data that contradicts a claim must give "fails", data that straddles
 its boundary "undecided", never "fails".
 """
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,8 @@ def _one(comparison, error=0.05):
 # ------------------------------------------------------------------ the rule
 def test_exact_is_always_decided_closed_unless_strict():
     assert _one(V.exact("v", 1.0, above=0.0))[0]["verdict"] == V.HOLDS
-    assert _one(V.exact("v", -1.0, above=0.0))[0]["verdict"] == V.FAILS       # planted: contradicts
-    assert _one(V.exact("v", 0.0, above=0.0))[0]["verdict"] == V.HOLDS        # closed region [0, inf)
+    assert _one(V.exact("v", -1.0, above=0.0))[0]["verdict"] == V.FAILS  # planted: contradicts
+    assert _one(V.exact("v", 0.0, above=0.0))[0]["verdict"] == V.HOLDS  # closed region [0, inf)
     assert _one(V.exact("v", 0.0, above=0.0, strict=True))[0]["verdict"] == V.FAILS
     c, i = _one(V.exact("v", 2.0, above=0.0, below=1.0))
     assert (c["verdict"], c["holds"], i["low"], i["high"], c["alpha"]) == (V.FAILS, False, 2.0, 2.0, None)
@@ -39,11 +40,11 @@ def test_holds_fails_undecided_on_planted_replications():
     # one comparison at error 0.05: t_3(0.05) = 2.3534; mean 1, s = 0.0913, se 0.0456: [0.89, 1.11]
     c, i = _one(V.mean("d", [1.0, 1.1, 0.9, 1.0], above=0.0))
     assert c["verdict"] == V.HOLDS and c["holds"] is True and 0.85 < i["low"] < i["high"] < 1.15
-    c, _ = _one(V.mean("d", [-1.0, -1.1, -0.9, -1.0], above=0.0))            # planted: clearly contradicts
+    c, _ = _one(V.mean("d", [-1.0, -1.1, -0.9, -1.0], above=0.0))  # planted: clearly contradicts
     assert c["verdict"] == V.FAILS and c["holds"] is False
-    c, i = _one(V.mean("d", [-1.0, 1.0, -1.0, 1.2], above=0.0))              # planted: straddles 0
+    c, i = _one(V.mean("d", [-1.0, 1.0, -1.0, 1.2], above=0.0))  # planted: straddles 0
     assert c["verdict"] == V.UNDECIDED and c["holds"] is None and i["low"] < 0 < i["high"]
-    c, _ = _one(V.mean("d", [5.0], above=0.0))                                # one replication: no spread
+    c, _ = _one(V.mean("d", [5.0], above=0.0))  # one replication: no spread
     assert c["verdict"] == V.UNDECIDED
 
 
@@ -55,13 +56,13 @@ def test_bounded_region_decides_both_ways():
 
 
 def test_refutable_never_holds():
-    assert _one(V.refutable("eps", lambda a: 1.3, below=1.0))[0]["verdict"] == V.FAILS   # refuted
+    assert _one(V.refutable("eps", lambda a: 1.3, below=1.0))[0]["verdict"] == V.FAILS  # refuted
     c, i = _one(V.refutable("eps", lambda a: 0.99, below=1.0))
     assert c["verdict"] == V.UNDECIDED and i["high"] == math.inf
-    assert _one(V.refutable("eps", lambda a: 1.0, below=1.0))[0]["verdict"] == V.UNDECIDED   # closed: <= 1
+    assert _one(V.refutable("eps", lambda a: 1.0, below=1.0))[0]["verdict"] == V.UNDECIDED  # closed: <= 1
     seen = []
     V.decide([V.claim("c", V.refutable("eps", lambda a: seen.append(a) or 0.0, below=1.0))], error=0.01)
-    assert seen == [0.01]                                                     # the bound is asked at the run's alpha
+    assert seen == [0.01]  # the bound is asked at the run's alpha
 
 
 def test_groups_combine():
@@ -69,6 +70,7 @@ def test_groups_combine():
 
     def verdict(*parts, combine="all"):
         return V.decide([V.claim("c", list(parts), combine=combine)])[0]["verdict"]
+
     assert verdict(h, h) == V.HOLDS and verdict(h, u) == V.UNDECIDED and verdict(h, u, f) == V.FAILS
     assert verdict(f, u, combine="any") == V.UNDECIDED and verdict(f, h, combine="any") == V.HOLDS
     assert verdict(f, f, combine="any") == V.FAILS
@@ -79,14 +81,16 @@ def test_groups_combine():
 
 def test_decide_spends_the_error_over_every_interval_end():
     # units: one-sided mean 1, bounded normal 2, max of 3 one-sided 3, exact 0: alpha = 0.06 / 6
-    claims = [V.claim("a", [V.mean("m", [1.0, 2.0, 3.0], above=0.0), V.exact("e", 1.0, above=0.0)]),
-              V.claim("b", V.normal("n", 1.0, 0.1, above=0.5, below=1.5)),
-              V.claim("c", V.max_normal("x", [1.0, 2.0, 3.0], [0.1, 0.1, 0.1], above=0.0))]
+    claims = [
+        V.claim("a", [V.mean("m", [1.0, 2.0, 3.0], above=0.0), V.exact("e", 1.0, above=0.0)]),
+        V.claim("b", V.normal("n", 1.0, 0.1, above=0.5, below=1.5)),
+        V.claim("c", V.max_normal("x", [1.0, 2.0, 3.0], [0.1, 0.1, 0.1], above=0.0)),
+    ]
     out = V.decide(claims, error=0.06)
     assert {c["alpha"] for c in out} == {0.01} and {c["interval_ends"] for c in out} == {6}
     i = out[1]["intervals"][0]
     assert i["high"] - 1.0 == pytest.approx(0.1 * stats.norm.isf(0.01), rel=1e-12) and i["level"] == pytest.approx(0.98)
-    assert V.decide([V.claim("e", V.exact("e", 1.0, above=0.0))])[0]["alpha"] is None      # nothing to spend
+    assert V.decide([V.claim("e", V.exact("e", 1.0, above=0.0))])[0]["alpha"] is None  # nothing to spend
 
 
 # ------------------------------------------------------------------ the intervals, against closed forms
@@ -99,23 +103,24 @@ def test_t_interval_with_two_replications_is_cauchy():
 
 
 def test_normal_and_ratio_intervals_by_hand():
-    z = 1.959963984540054                                                     # z(0.025)
+    z = 1.959963984540054  # z(0.025)
     _, i = _one(V.normal("n", 3.0, 0.5, above=0.0), error=0.025)
     assert (i["low"], i["high"]) == pytest.approx((3 - 0.5 * z, 3 + 0.5 * z), rel=1e-12)
     # ratio 4 / 2 = 2; log-scale se sqrt((0.4/4)^2 + (0.1/2)^2) = sqrt(0.0125)
     _, i = _one(V.ratio("r", 4.0, 0.4, 2.0, 0.1, above=1.0), error=0.025)
     s = math.sqrt(0.0125)
-    assert (i["estimate"], i["low"], i["high"]) == pytest.approx((2.0, 2 * math.exp(-z * s), 2 * math.exp(z * s)),
-                                                                 rel=1e-12)
+    assert (i["estimate"], i["low"], i["high"]) == pytest.approx(
+        (2.0, 2 * math.exp(-z * s), 2 * math.exp(z * s)), rel=1e-12
+    )
 
 
 def test_max_normal_by_hand():
     z = 1.959963984540054
     # cells (1 +- z), (3 +- 2z), (2 +- 0): [max lows, max highs] = [max(1 - z, 3 - 2z, 2), max(1 + z, 3 + 2z, 2)]
     (c,) = V.decide([V.claim("c", V.max_normal("x", [1.0, 3.0, 2.0], [1.0, 2.0, 0.0], above=2.5))], error=0.075)
-    i = c["intervals"][0]                                                     # 3 units: alpha = 0.025
+    i = c["intervals"][0]  # 3 units: alpha = 0.025
     assert (i["estimate"], i["low"], i["high"]) == pytest.approx((3.0, 2.0, 3 + 2 * z), rel=1e-12)
-    assert c["verdict"] == V.UNDECIDED                                        # 2.0 < 2.5 < 6.9
+    assert c["verdict"] == V.UNDECIDED  # 2.0 < 2.5 < 6.9
 
 
 def _binom_half_cdf(k: int, n: int) -> float:
@@ -131,14 +136,14 @@ def test_median_bounds_index_by_brute_force(n, alpha):
 
 
 def test_median_interval_is_the_order_statistics():
-    x = np.arange(1.0, 21.0)[::-1]                                            # 20 values, unsorted
-    j = V.median_bounds_index(20, 0.025)                                      # 6: P(Bin(20, 1/2) <= 5) = 0.0207
+    x = np.arange(1.0, 21.0)[::-1]  # 20 values, unsorted
+    j = V.median_bounds_index(20, 0.025)  # 6: P(Bin(20, 1/2) <= 5) = 0.0207
     assert j == 6
     _, i = _one(V.median("m", x, above=3.0), error=0.025)
     assert (i["estimate"], i["low"], i["high"], i["verdict"]) == (10.5, 6.0, 15.0, V.HOLDS)
     assert _one(V.median("m", x, above=8.0), error=0.025)[0]["verdict"] == V.UNDECIDED
     assert _one(V.median("m", x, above=16.0), error=0.025)[0]["verdict"] == V.FAILS
-    _, i = _one(V.median("m", [1.0, 2.0], above=0.0), error=0.1)              # too few: the whole line
+    _, i = _one(V.median("m", [1.0, 2.0], above=0.0), error=0.1)  # too few: the whole line
     assert (i["low"], i["high"]) == (-math.inf, math.inf)
 
 
@@ -154,7 +159,7 @@ def test_t_rule_decides_wrongly_at_exactly_alpha():
     holds = sum(_one(V.mean("d", row, above=0.0), error=0.1)[0]["verdict"] == V.HOLDS for row in x)
     assert abs(holds - 400) <= 95
     z_holds = np.sum(x.mean(1) - stats.norm.isf(0.1) * x.std(1, ddof=1) / math.sqrt(3) > 0)
-    assert z_holds - 400 > 95                                                 # the planted z interval is caught
+    assert z_holds - 400 > 95  # the planted z interval is caught
 
 
 def test_t_power_matches_simulation():
@@ -195,12 +200,12 @@ def test_median_power_matches_binomial_and_simulation():
 # ------------------------------------------------------------------ refusals
 def test_claims_must_carry_a_verdict():
     with pytest.raises(TypeError, match="verdict"):
-        V.check_claims([{"statement": "s", "holds": True, "evidence": ""}], "demo")     # the old form
+        V.check_claims([{"statement": "s", "holds": True, "evidence": ""}], "demo")  # the old form
     with pytest.raises(TypeError, match="verdict"):
         V.check_claims([{"statement": "s", "verdict": "maybe", "intervals": []}], "demo")
     V.check_claims(V.decide([V.claim("s", V.exact("v", 1.0, above=0.0))]), "demo")
     with pytest.raises(ValueError, match="region"):
-        V.exact("v", 1.0)                                                     # a comparison needs a claim
+        V.exact("v", 1.0)  # a comparison needs a claim
     with pytest.raises(ValueError, match="above < below"):
         V.normal("n", 1.0, 0.1, above=2.0, below=1.0)
     with pytest.raises(TypeError, match="comparisons"):

@@ -15,6 +15,7 @@ planted bug b = 1/(2 eps) (true eps 2, claimed 1). StatDP's samples: ``event_ite
 = ``detect_iterations`` = N per side for each eps0; userdp's: ``samples`` = N per side
 (its 10% selection share included), on 2 worker processes as StatDP's pool uses.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,23 +31,32 @@ def laplace_correct(queries, epsilon):
     return float(queries[0] + np.random.laplace(0.0, 1.0 / epsilon))
 
 
-def laplace_half_noise(queries, epsilon):          # planted bug: true eps = 2 epsilon
+def laplace_half_noise(queries, epsilon):  # planted bug: true eps = 2 epsilon
     return float(queries[0] + np.random.laplace(0.0, 1.0 / (2 * epsilon)))
 
 
 def _userdp_mech(fn):
-    def mech(D, rng):                              # one release per call, from userdp's stream
+    def mech(D, rng):  # one release per call, from userdp's stream
         return float(D[0] + rng.laplace(0.0, (1.0 if fn is laplace_correct else 0.5) / EPS))
+
     return mech
 
 
 def run_statdp(fn, grid, N):
     from pystatdp import pystatdp
+
     t = time.perf_counter()
-    res = pystatdp().detect_counterexample(fn, grid, default_kwargs={"epsilon": EPS},
-                                           databases=(np.array([0.0]), np.array([1.0])),
-                                           event_iterations=N, detect_iterations=N, cores=2, quiet=True,
-                                           loglevel=logging.WARNING)
+    res = pystatdp().detect_counterexample(
+        fn,
+        grid,
+        default_kwargs={"epsilon": EPS},
+        databases=(np.array([0.0]), np.array([1.0])),
+        event_iterations=N,
+        detect_iterations=N,
+        cores=2,
+        quiet=True,
+        loglevel=logging.WARNING,
+    )
     secs = time.perf_counter() - t
     rejected = [e for e, p, *_ in res if p < 0.05]
     return max(rejected, default=0.0), secs, [(float(e), round(p, 4)) for e, p, *_ in res]
@@ -55,6 +65,7 @@ def run_statdp(fn, grid, N):
 def run_userdp(fn, N, seed=0):
     from userdp.audits import audit
     from userdp.reference.claims import PureDP
+
     t = time.perf_counter()
     r = audit(_userdp_mech(fn), ([0.0], [1.0]), PureDP(EPS), samples=N, seed=seed, workers=2)
     return r.epsilon_lower_bound, time.perf_counter() - t, r.verdict
@@ -64,14 +75,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--samples", type=int, default=100_000)
     N = ap.parse_args().samples
-    grids = {laplace_correct: tuple(np.round(np.arange(0.70, 1.0001, 0.05), 2)),
-             laplace_half_noise: tuple(np.round(np.arange(1.50, 2.0001, 0.05), 2))}
+    grids = {
+        laplace_correct: tuple(np.round(np.arange(0.70, 1.0001, 0.05), 2)),
+        laplace_half_noise: tuple(np.round(np.arange(1.50, 2.0001, 0.05), 2)),
+    }
     print(f"N = {N:,} outputs per side; claim eps = {EPS}")
     for fn, grid in grids.items():
         lb_s, t_s, ps = run_statdp(fn, grid, N)
         lb_u, t_u, verdict = run_userdp(fn, N)
-        print(f"{fn.__name__}: StatDP largest eps0 rejected {lb_s:.2f} over {len(grid)} eps0 in {t_s:.1f} s "
-              f"({t_s / len(grid):.1f} s per eps0); p-values {ps}")
+        print(
+            f"{fn.__name__}: StatDP largest eps0 rejected {lb_s:.2f} over {len(grid)} eps0 in {t_s:.1f} s "
+            f"({t_s / len(grid):.1f} s per eps0); p-values {ps}"
+        )
         print(f"{fn.__name__}: userdp eps_lb {lb_u:.4f} ({verdict}) in {t_u:.1f} s")
 
 

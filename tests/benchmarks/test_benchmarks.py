@@ -9,6 +9,7 @@ default run. Run with:
 A benchmark this machine cannot run (too little memory, too few cores) is skipped with the
 reason (``-ra`` lists it), as ``userdp bench`` marks it "not run".
 """
+
 from __future__ import annotations
 
 import pytest
@@ -32,8 +33,11 @@ def _ran(row: dict) -> dict:
 @pytest.mark.parametrize("name", TARGETS)
 def test_target(name):
     r = _ran(bench.measure(bench.get(name)))
-    ratio = "" if r["ratio"] is None else f" vs {bench.fmt_seconds(r['baseline_seconds'])} ({r['baseline']}): " \
-                                            f"ratio {r['ratio']:.3f}"
+    ratio = (
+        ""
+        if r["ratio"] is None
+        else f" vs {bench.fmt_seconds(r['baseline_seconds'])} ({r['baseline']}): ratio {r['ratio']:.3f}"
+    )
     print(f"\n{name} at {r['size']}: {bench.fmt_seconds(r['seconds'])}{ratio}; target {r['target']}; {r['note']}")
     assert r["met"] is not False, f"{name}: target missed: {r}"
 
@@ -41,8 +45,11 @@ def test_target(name):
 @pytest.mark.parametrize("name", SCALING)
 def test_scaling(name):
     r = _ran(bench.measure_scaling(bench.get(name)))
-    print(f"\n{name}: " + ", ".join(f"n = {n}: {bench.fmt_seconds(t)}" for n, t in zip(r["sizes"], r["seconds"]))
-          + f"; log-log slope {r['slope']:.2f} (expected {r['complexity']})")
+    print(
+        f"\n{name}: "
+        + ", ".join(f"n = {n}: {bench.fmt_seconds(t)}" for n, t in zip(r["sizes"], r["seconds"]))
+        + f"; log-log slope {r['slope']:.2f} (expected {r['complexity']})"
+    )
     assert r["met"], f"{name}: slope {r['slope']:.2f} > {bench.SLOPE_BOUND}"
 
 
@@ -50,6 +57,8 @@ def test_scaling(name):
 def test_memory(name):
     r = _ran(bench.measure_memory(bench.get(name)))
     mib = {k: r[k] / 2**20 for k in ("input_bytes", "working_bytes", "rss_bytes")}
-    print(f"\n{name} at {r['size']}: input {mib['input_bytes']:.0f} MiB, working peak {mib['working_bytes']:.0f} MiB "
-          f"({r['copies']:.2f} x), process peak RSS {mib['rss_bytes']:.0f} MiB")
+    print(
+        f"\n{name} at {r['size']}: input {mib['input_bytes']:.0f} MiB, working peak {mib['working_bytes']:.0f} MiB "
+        f"({r['copies']:.2f} x), process peak RSS {mib['rss_bytes']:.0f} MiB"
+    )
     assert r["met"], f"{name}: {r['copies']:.2f} copies of the input > {r['bound']}"

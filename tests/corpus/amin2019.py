@@ -7,6 +7,7 @@ shapes: batched ``f(dataset, rng, size, *, T, epsilon)``, one release per call
 ``f(dataset, rng, ...)`` (some with their own parameter names, mapped with ``param_map``), and
 Adapters with stages.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,13 +51,17 @@ def _stat_bincount(dataset, T):
 
 def _mech_inverse_cdf(dataset, rng, size=None, *, T, epsilon):
     _check(T, epsilon)
-    u = rng.uniform(-0.5, 0.5, size)                       # inverse CDF of Laplace(0, b)
+    u = rng.uniform(-0.5, 0.5, size)  # inverse CDF of Laplace(0, b)
     return _stat_bincount(dataset, T) - (T / epsilon) * np.sign(u) * np.log1p(-2 * np.abs(u))
 
 
 staged_inverse_cdf = CapAdapter(
-    "corpus/amin-staged-inverse-cdf", statistic=_stat_bincount, sensitivity=lambda T: T,
-    noise_scale=lambda T, epsilon: T / epsilon, mechanism=_mech_inverse_cdf)
+    "corpus/amin-staged-inverse-cdf",
+    statistic=_stat_bincount,
+    sensitivity=lambda T: T,
+    noise_scale=lambda T, epsilon: T / epsilon,
+    mechanism=_mech_inverse_cdf,
+)
 
 
 # ------------------------------------------------------------ bugs, release only
@@ -114,25 +119,38 @@ def _stat_per_record(dataset, T):
 
 
 staged_per_record_cap = CapAdapter(
-    "corpus/amin-staged-per-record-cap", statistic=_stat_per_record, sensitivity=lambda T: T,
+    "corpus/amin-staged-per-record-cap",
+    statistic=_stat_per_record,
+    sensitivity=lambda T: T,
     noise_scale=lambda T, epsilon: T / epsilon,
-    mechanism=lambda dataset, rng, size=None, *, T, epsilon:
-        _stat_per_record(dataset, T) + rng.laplace(0.0, T / epsilon, size))
+    mechanism=lambda dataset, rng, size=None, *, T, epsilon: (
+        _stat_per_record(dataset, T) + rng.laplace(0.0, T / epsilon, size)
+    ),
+)
 
 
 def _optimal_cap_off_by_one(dataset, epsilon):
     x = sorted(_totals(dataset).values(), reverse=True)
     k = math.ceil(1 / epsilon)
-    return x[k] if k < len(x) else 0.0                     # BUG: the (k+1)-th largest
+    return x[k] if k < len(x) else 0.0  # BUG: the (k+1)-th largest
 
 
 staged_optimal_cap_off_by_one = CapAdapter(
-    "corpus/amin-staged-optimal-cap-off-by-one", statistic=_stat_bincount, sensitivity=lambda T: T,
-    noise_scale=lambda T, epsilon: T / epsilon, optimal_cap=_optimal_cap_off_by_one, mechanism=_mech_inverse_cdf)
+    "corpus/amin-staged-optimal-cap-off-by-one",
+    statistic=_stat_bincount,
+    sensitivity=lambda T: T,
+    noise_scale=lambda T, epsilon: T / epsilon,
+    optimal_cap=_optimal_cap_off_by_one,
+    mechanism=_mech_inverse_cdf,
+)
 
 staged_disagreeing = CapAdapter(
-    "corpus/amin-staged-disagreeing", statistic=lambda dataset, T: _stat_bincount(dataset, 2 * T),
-    sensitivity=lambda T: T, noise_scale=lambda T, epsilon: T / epsilon, mechanism=_mech_inverse_cdf)
+    "corpus/amin-staged-disagreeing",
+    statistic=lambda dataset, T: _stat_bincount(dataset, 2 * T),
+    sensitivity=lambda T: T,
+    noise_scale=lambda T, epsilon: T / epsilon,
+    mechanism=_mech_inverse_cdf,
+)
 
 
 # ------------------------------------------------------------ more correct alternatives
@@ -247,8 +265,13 @@ def private_cap_batched(dataset, rng, size=None, *, epsilon_cap, epsilon_sum, U)
 
 def private_cap_one_clipping(dataset, rng, *, epsilon_cap, epsilon_sum, U):
     """Correct (one release per call): negative values clipped to 0 first (input policy clip)."""
-    return private_cap_loop(dataset.with_fields(values=np.maximum(dataset.values, 0.0)), rng,
-                            epsilon_cap=epsilon_cap, epsilon_sum=epsilon_sum, U=U)
+    return private_cap_loop(
+        dataset.with_fields(values=np.maximum(dataset.values, 0.0)),
+        rng,
+        epsilon_cap=epsilon_cap,
+        epsilon_sum=epsilon_sum,
+        U=U,
+    )
 
 
 def private_cap_no_half(dataset, rng, *, epsilon_cap, epsilon_sum, U):
@@ -258,8 +281,9 @@ def private_cap_no_half(dataset, rng, *, epsilon_cap, epsilon_sum, U):
 
 def private_cap_whole_budget(dataset, rng, *, epsilon_cap, epsilon_sum, U):
     """BUG (budget): the sum's noise uses eps_cap + eps_sum, the whole budget, after spending eps_cap on T."""
-    return private_cap_loop(dataset, rng, epsilon_cap=epsilon_cap, epsilon_sum=epsilon_sum, U=U,
-                            sum_eps=epsilon_cap + epsilon_sum)
+    return private_cap_loop(
+        dataset, rng, epsilon_cap=epsilon_cap, epsilon_sum=epsilon_sum, U=U, sum_eps=epsilon_cap + epsilon_sum
+    )
 
 
 def private_cap_noise_from_U(dataset, rng, *, epsilon_cap, epsilon_sum, U):
@@ -297,88 +321,279 @@ private_cap_adapter = Adapter("corpus/amin-private-cap-adapter", mechanism=priva
 
 M = "corpus.amin2019"
 CORPUS = [
-    CorpusEntry("amin2019/loop-exponential-difference", ALGO, f"{M}:loop_exponential_difference", "none", "pass",
-                "none: a dict of totals and Lap(b) = Exp(b) - Exp(b)", "correct alternative"),
-    CorpusEntry("amin2019/staged-inverse-cdf", ALGO, f"{M}:staged_inverse_cdf", "none", "pass",
-                "none: bincount totals and an inverse-CDF Laplace sampler, all stages", "correct alternative",
-                exposes="stages"),
-    CorpusEntry("amin2019/per-record-cap", ALGO, f"{M}:per_record_cap", "sensitivity", "privacy violation",
-                "a user with r records at T moves the sum by rT: claimed eps, true r eps (4 eps on the audit's "
-                "4-record user; unbounded in r)", "planted"),
-    CorpusEntry("amin2019/staged-per-record-cap", ALGO, f"{M}:staged_per_record_cap", "sensitivity",
-                "privacy violation", "as per-record-cap, with its stages exposed (the properties fail too)",
-                "planted", exposes="stages"),
-    CorpusEntry("amin2019/half-scale", ALGO, f"{M}:half_scale", "noise scale", "privacy violation",
-                "Laplace scale T/(2 eps): claimed eps, true 2 eps", "planted"),
-    CorpusEntry("amin2019/data-chosen-cap", ALGO, f"{M}:data_chosen_cap", "non-private data-dependent choice",
-                "privacy violation", "T = eq. 6's optimum read from the data: the release's scale reveals it; "
-                "true loss unbounded in general (the registry's planted amin2019.data-chosen-cap)", "planted"),
-    CorpusEntry("amin2019/noise-once-per-call", ALGO, f"{M}:noise_once_per_call", "independence",
-                "not independent", "the `size` releases of one call are one release repeated: an audit of "
-                "them reads the noise as absent", "planted"),
-    CorpusEntry("amin2019/no-noise-at-eps-zero", ALGO, f"{M}:no_noise_at_eps_zero", "domain",
-                "invariant violation", "eps = 0 releases g_T without noise: infinite loss where the paper "
-                "excludes the input", "planted"),
-    CorpusEntry("amin2019/cap-at-half-T", ALGO, f"{M}:cap_twice", "optimality", "deviation from reference",
-                "private (sensitivity T/2), but the sum is g_{T/2}, not g_T: biased for users above T/2",
-                "planted"),
-    CorpusEntry("amin2019/staged-optimal-cap-off-by-one", ALGO, f"{M}:staged_optimal_cap_off_by_one",
-                "optimality", "invariant violation", "eq. 6's cap read one rank too low: the (k+1)-th largest "
-                "total; the release (public T) is correct", "planted", exposes="stages"),
-    CorpusEntry("amin2019/staged-disagreeing", ALGO, f"{M}:staged_disagreeing", "sensitivity",
-                "invariant violation", "its statistic stage caps at 2T while its mechanism caps at T: stages "
-                "that disagree (the statistic differs from the reference's, and from the releases' mean)",
-                "planted", exposes="stages"),
-    CorpusEntry("amin2019/one-release-clipping", ALGO, f"{M}:one_release_clipping", "none", "pass",
-                "none: one release per call, names cap and eps, negative values clipped to 0 (policy clip, "
-                "inferred)", "correct alternative", param_map=(("T", "cap"), ("epsilon", "eps"))),
-    CorpusEntry("amin2019/one-release-trusting", ALGO, f"{M}:one_release_trusting", "none", "pass",
-                "none: one release per call; values >= 0 is a documented precondition, not checked (policy "
-                "trust)", "correct alternative", inputs="trust"),
-    CorpusEntry("amin2019/one-release-refuse-declared", ALGO, f"{M}:one_release_trusting", "domain",
-                "invariant violation", "declared --inputs refuse, but releases on a negative value (a negative "
-                "total lowers g_T by more than T: unbounded loss)", "planted", inputs="refuse"),
-    CorpusEntry("amin2019/noise-from-largest-record", ALGO, f"{M}:noise_from_largest_record", "noise scale",
-                "privacy violation", "Laplace scale min(T, max record) / eps: on users all below the cap the "
-                "noise is smaller than T / eps and moves with the data (unbounded loss)", "planted"),
-    CorpusEntry("amin2019/five-percent-less-noise", ALGO, f"{M}:five_percent_less_noise", "noise scale",
-                "privacy violation", "Laplace scale 0.95 T / eps: true loss eps / 0.95 = 1.053 eps", "planted",
-                small=True),
-    CorpusEntry("amin2019/variance-eight-percent-high", ALGO, f"{M}:variance_eight_percent_high", "variance",
-                "deviation from reference", "Laplace scale 1.04 T / eps: private, 8% more variance", "planted",
-                small=True),
-    CorpusEntry("amin2019/safety-margin-bias", ALGO, f"{M}:safety_margin_bias", "bias", "deviation from reference",
-                "adds T/100 to every release: private, biased by 0.7% of the noise's sd at eps = 1", "planted",
-                small=True),
-    CorpusEntry("amin2019/clips-to-absolute-value", ALGO, f"{M}:clips_to_absolute_value", "domain",
-                "invariant violation", "declared --inputs clip, but a negative value counts as its absolute value",
-                "planted", inputs="clip"),
-    CorpusEntry("amin2019/private-cap-loop", CAP_ALGO, f"{M}:private_cap_loop", "none", "pass",
-                "none: one release per call, the exponential mechanism over the intervals between totals",
-                "correct alternative"),
-    CorpusEntry("amin2019/private-cap-batched", CAP_ALGO, f"{M}:private_cap_batched", "none", "pass",
-                "none: batched, the capped sums by sorting the totals once", "correct alternative"),
-    CorpusEntry("amin2019/private-cap-one-clipping", CAP_ALGO, f"{M}:private_cap_one_clipping", "none", "pass",
-                "none: one release per call, negative values clipped to 0 (declared --inputs clip)",
-                "correct alternative", inputs="clip"),
-    CorpusEntry("amin2019/private-cap-adapter", CAP_ALGO, f"{M}:private_cap_adapter", "none", "pass",
-                "none: the batched implementation wrapped in an Adapter", "correct alternative", exposes="stages"),
-    CorpusEntry("amin2019/private-cap-no-half", CAP_ALGO, f"{M}:private_cap_no_half", "sensitivity",
-                "deviation from reference", "exp(eps_cap u) without the 1/2: the cap is 2 eps_cap-DP; the excess "
-                "(0.35 over a composed 3.5 on the registry's pairs) is below what an audit resolves, the sharper "
-                "cap distribution is not", "planted"),
-    CorpusEntry("amin2019/private-cap-whole-budget", CAP_ALGO, f"{M}:private_cap_whole_budget", "budget",
-                "deviation from reference", "the sum's noise at eps_cap + eps_sum after spending eps_cap on T: "
-                "the release is (2 eps_cap + eps_sum)-DP, 4 against the claim 3.5; on the registry's pairs the "
-                "excess is 0.35 of 3.85, below what an audit of 10^5 releases resolves; the sum's spread, 14% "
-                "below the reference's, is graded a deviation (the release has no declared noise family)",
-                "planted"),
-    CorpusEntry("amin2019/private-cap-noise-from-U", CAP_ALGO, f"{M}:private_cap_noise_from_U", "optimality",
-                "deviation from reference", "noise U / eps_sum instead of T / eps_sum: private, needlessly noisy",
-                "planted"),
-    CorpusEntry("amin2019/private-cap-exact-quantile", CAP_ALGO, f"{M}:private_cap_exact_quantile",
-                "non-private data-dependent choice", "privacy violation",
-                "T is the k-th largest total read exactly from the data and released: unbounded loss", "planted"),
-    CorpusEntry("amin2019/private-cap-once-per-call", CAP_ALGO, f"{M}:private_cap_once_per_call", "independence",
-                "not independent", "one T per call shared by its releases", "planted"),
+    CorpusEntry(
+        "amin2019/loop-exponential-difference",
+        ALGO,
+        f"{M}:loop_exponential_difference",
+        "none",
+        "pass",
+        "none: a dict of totals and Lap(b) = Exp(b) - Exp(b)",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "amin2019/staged-inverse-cdf",
+        ALGO,
+        f"{M}:staged_inverse_cdf",
+        "none",
+        "pass",
+        "none: bincount totals and an inverse-CDF Laplace sampler, all stages",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "amin2019/per-record-cap",
+        ALGO,
+        f"{M}:per_record_cap",
+        "sensitivity",
+        "privacy violation",
+        "a user with r records at T moves the sum by rT: claimed eps, true r eps (4 eps on the audit's "
+        "4-record user; unbounded in r)",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/staged-per-record-cap",
+        ALGO,
+        f"{M}:staged_per_record_cap",
+        "sensitivity",
+        "privacy violation",
+        "as per-record-cap, with its stages exposed (the properties fail too)",
+        "planted",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "amin2019/half-scale",
+        ALGO,
+        f"{M}:half_scale",
+        "noise scale",
+        "privacy violation",
+        "Laplace scale T/(2 eps): claimed eps, true 2 eps",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/data-chosen-cap",
+        ALGO,
+        f"{M}:data_chosen_cap",
+        "non-private data-dependent choice",
+        "privacy violation",
+        "T = eq. 6's optimum read from the data: the release's scale reveals it; "
+        "true loss unbounded in general (the registry's planted amin2019.data-chosen-cap)",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/noise-once-per-call",
+        ALGO,
+        f"{M}:noise_once_per_call",
+        "independence",
+        "not independent",
+        "the `size` releases of one call are one release repeated: an audit of them reads the noise as absent",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/no-noise-at-eps-zero",
+        ALGO,
+        f"{M}:no_noise_at_eps_zero",
+        "domain",
+        "invariant violation",
+        "eps = 0 releases g_T without noise: infinite loss where the paper excludes the input",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/cap-at-half-T",
+        ALGO,
+        f"{M}:cap_twice",
+        "optimality",
+        "deviation from reference",
+        "private (sensitivity T/2), but the sum is g_{T/2}, not g_T: biased for users above T/2",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/staged-optimal-cap-off-by-one",
+        ALGO,
+        f"{M}:staged_optimal_cap_off_by_one",
+        "optimality",
+        "invariant violation",
+        "eq. 6's cap read one rank too low: the (k+1)-th largest total; the release (public T) is correct",
+        "planted",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "amin2019/staged-disagreeing",
+        ALGO,
+        f"{M}:staged_disagreeing",
+        "sensitivity",
+        "invariant violation",
+        "its statistic stage caps at 2T while its mechanism caps at T: stages "
+        "that disagree (the statistic differs from the reference's, and from the releases' mean)",
+        "planted",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "amin2019/one-release-clipping",
+        ALGO,
+        f"{M}:one_release_clipping",
+        "none",
+        "pass",
+        "none: one release per call, names cap and eps, negative values clipped to 0 (policy clip, inferred)",
+        "correct alternative",
+        param_map=(("T", "cap"), ("epsilon", "eps")),
+    ),
+    CorpusEntry(
+        "amin2019/one-release-trusting",
+        ALGO,
+        f"{M}:one_release_trusting",
+        "none",
+        "pass",
+        "none: one release per call; values >= 0 is a documented precondition, not checked (policy trust)",
+        "correct alternative",
+        inputs="trust",
+    ),
+    CorpusEntry(
+        "amin2019/one-release-refuse-declared",
+        ALGO,
+        f"{M}:one_release_trusting",
+        "domain",
+        "invariant violation",
+        "declared --inputs refuse, but releases on a negative value (a negative "
+        "total lowers g_T by more than T: unbounded loss)",
+        "planted",
+        inputs="refuse",
+    ),
+    CorpusEntry(
+        "amin2019/noise-from-largest-record",
+        ALGO,
+        f"{M}:noise_from_largest_record",
+        "noise scale",
+        "privacy violation",
+        "Laplace scale min(T, max record) / eps: on users all below the cap the "
+        "noise is smaller than T / eps and moves with the data (unbounded loss)",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/five-percent-less-noise",
+        ALGO,
+        f"{M}:five_percent_less_noise",
+        "noise scale",
+        "privacy violation",
+        "Laplace scale 0.95 T / eps: true loss eps / 0.95 = 1.053 eps",
+        "planted",
+        small=True,
+    ),
+    CorpusEntry(
+        "amin2019/variance-eight-percent-high",
+        ALGO,
+        f"{M}:variance_eight_percent_high",
+        "variance",
+        "deviation from reference",
+        "Laplace scale 1.04 T / eps: private, 8% more variance",
+        "planted",
+        small=True,
+    ),
+    CorpusEntry(
+        "amin2019/safety-margin-bias",
+        ALGO,
+        f"{M}:safety_margin_bias",
+        "bias",
+        "deviation from reference",
+        "adds T/100 to every release: private, biased by 0.7% of the noise's sd at eps = 1",
+        "planted",
+        small=True,
+    ),
+    CorpusEntry(
+        "amin2019/clips-to-absolute-value",
+        ALGO,
+        f"{M}:clips_to_absolute_value",
+        "domain",
+        "invariant violation",
+        "declared --inputs clip, but a negative value counts as its absolute value",
+        "planted",
+        inputs="clip",
+    ),
+    CorpusEntry(
+        "amin2019/private-cap-loop",
+        CAP_ALGO,
+        f"{M}:private_cap_loop",
+        "none",
+        "pass",
+        "none: one release per call, the exponential mechanism over the intervals between totals",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "amin2019/private-cap-batched",
+        CAP_ALGO,
+        f"{M}:private_cap_batched",
+        "none",
+        "pass",
+        "none: batched, the capped sums by sorting the totals once",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "amin2019/private-cap-one-clipping",
+        CAP_ALGO,
+        f"{M}:private_cap_one_clipping",
+        "none",
+        "pass",
+        "none: one release per call, negative values clipped to 0 (declared --inputs clip)",
+        "correct alternative",
+        inputs="clip",
+    ),
+    CorpusEntry(
+        "amin2019/private-cap-adapter",
+        CAP_ALGO,
+        f"{M}:private_cap_adapter",
+        "none",
+        "pass",
+        "none: the batched implementation wrapped in an Adapter",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "amin2019/private-cap-no-half",
+        CAP_ALGO,
+        f"{M}:private_cap_no_half",
+        "sensitivity",
+        "deviation from reference",
+        "exp(eps_cap u) without the 1/2: the cap is 2 eps_cap-DP; the excess "
+        "(0.35 over a composed 3.5 on the registry's pairs) is below what an audit resolves, the sharper "
+        "cap distribution is not",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/private-cap-whole-budget",
+        CAP_ALGO,
+        f"{M}:private_cap_whole_budget",
+        "budget",
+        "deviation from reference",
+        "the sum's noise at eps_cap + eps_sum after spending eps_cap on T: "
+        "the release is (2 eps_cap + eps_sum)-DP, 4 against the claim 3.5; on the registry's pairs the "
+        "excess is 0.35 of 3.85, below what an audit of 10^5 releases resolves; the sum's spread, 14% "
+        "below the reference's, is graded a deviation (the release has no declared noise family)",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/private-cap-noise-from-U",
+        CAP_ALGO,
+        f"{M}:private_cap_noise_from_U",
+        "optimality",
+        "deviation from reference",
+        "noise U / eps_sum instead of T / eps_sum: private, needlessly noisy",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/private-cap-exact-quantile",
+        CAP_ALGO,
+        f"{M}:private_cap_exact_quantile",
+        "non-private data-dependent choice",
+        "privacy violation",
+        "T is the k-th largest total read exactly from the data and released: unbounded loss",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/private-cap-once-per-call",
+        CAP_ALGO,
+        f"{M}:private_cap_once_per_call",
+        "independence",
+        "not independent",
+        "one T per call shared by its releases",
+        "planted",
+    ),
 ]

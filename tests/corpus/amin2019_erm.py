@@ -11,6 +11,7 @@ R = Y = 1).
 Logistic pairs realise at most sigma(R^2 / Lambda) (0.525 at Lambda = 10) of Delta_2, so a noise
 bug shows there only when it is larger than that factor: the logistic bugs are large ones.
 """
+
 from __future__ import annotations
 
 import math
@@ -54,12 +55,12 @@ def _fit(X, y, w, Lambda, loss, half=True):
     """argmin sum w_i l_i(theta) + (Lambda/2) ||theta||^2 (``half``) or Lambda ||theta||^2, by Newton."""
     lam = Lambda if half else 2 * Lambda
     d = X.shape[1]
-    if loss == "ridge":             # l = (theta.x - y)^2 / 2 per record (CMS11's squared loss, 1/2 included)
+    if loss == "ridge":  # l = (theta.x - y)^2 / 2 per record (CMS11's squared loss, 1/2 included)
         return np.linalg.solve((X * w[:, None]).T @ X + lam * np.eye(d), X.T @ (w * y))
     theta = np.zeros(d)
     for _ in range(100):
         z = y * (X @ theta)
-        s = 1.0 / (1.0 + np.exp(z))                      # sigma(-z)
+        s = 1.0 / (1.0 + np.exp(z))  # sigma(-z)
         g = -(X * (w * y * s)[:, None]).sum(axis=0) + lam * theta
         H = (X * (w * s * (1 - s))[:, None]).T @ X + lam * np.eye(d)
         step = np.linalg.solve(H, g)
@@ -87,8 +88,9 @@ def _check(epsilon, tau, Lambda, n_min):
         raise ValueError("need epsilon > 0, Lambda > 0, tau >= 1, n_min >= 1")
 
 
-def _amin(dataset, rng, size, loss, *, epsilon, tau, Lambda, n_min, clip=False, noise=1.0, L=None, half=True,
-          ntau_scale=False):
+def _amin(
+    dataset, rng, size, loss, *, epsilon, tau, Lambda, n_min, clip=False, noise=1.0, L=None, half=True, ntau_scale=False
+):
     _check(epsilon, tau, Lambda, n_min)
     X, y = _data(dataset, loss, clip)
     keep = _kept(dataset, tau)
@@ -123,8 +125,7 @@ def logistic_quarter_noise(dataset, rng, size=None, *, epsilon, tau, Lambda, n_m
 def logistic_data_dependent_ntau(dataset, rng, size=None, *, epsilon, tau, Lambda, n_min):
     """BUG (sensitivity): Delta_2 from the dataset's own n_tau instead of the public n_min (the literal
     reading the reference keeps as a planted bug): the noise scale moves with the data."""
-    return _amin(dataset, rng, size, "logistic", epsilon=epsilon, tau=tau, Lambda=Lambda, n_min=n_min,
-                 ntau_scale=True)
+    return _amin(dataset, rng, size, "logistic", epsilon=epsilon, tau=tau, Lambda=Lambda, n_min=n_min, ntau_scale=True)
 
 
 def logistic_no_half(dataset, rng, size=None, *, epsilon, tau, Lambda, n_min):
@@ -174,8 +175,17 @@ def ridge_lipschitz_one(dataset, rng, size=None, *, epsilon, tau, Lambda, n_min)
 def ridge_all_records(dataset, rng, size=None, *, epsilon, tau, Lambda, n_min):
     """BUG (sensitivity): every record kept (tau ignored), the noise still for tau: a user of s records
     moves theta-hat by up to s / tau times Delta_2."""
-    return _amin(dataset, rng, size, "ridge", epsilon=epsilon, tau=10**9, Lambda=Lambda, n_min=n_min,
-                 noise=_delta(tau, Lambda, n_min, "ridge") / _delta(10**9, Lambda, n_min, "ridge"))
+    return _amin(
+        dataset,
+        rng,
+        size,
+        "ridge",
+        epsilon=epsilon,
+        tau=10**9,
+        Lambda=Lambda,
+        n_min=n_min,
+        noise=_delta(tau, Lambda, n_min, "ridge") / _delta(10**9, Lambda, n_min, "ridge"),
+    )
 
 
 def ridge_noise_once_per_call(dataset, rng, size=None, *, epsilon, tau, Lambda, n_min):
@@ -186,39 +196,137 @@ def ridge_noise_once_per_call(dataset, rng, size=None, *, epsilon, tau, Lambda, 
 
 M = "corpus.amin2019_erm"
 CORPUS = [
-    CorpusEntry("amin2019_erm/logistic-newton", LOGISTIC, f"{M}:logistic_newton", "none", "pass",
-                "none: Newton's method, Gamma radius x Gaussian direction", "correct alternative"),
-    CorpusEntry("amin2019_erm/logistic-one-clipping", LOGISTIC, f"{M}:logistic_one_clipping", "none", "pass",
-                "none: one release per call, names eps and lam, data projected onto the domain (policy clip)",
-                "correct alternative", param_map=(("epsilon", "eps"), ("Lambda", "lam"))),
-    CorpusEntry("amin2019_erm/logistic-adapter", LOGISTIC, f"{M}:logistic_adapter", "none", "pass",
-                "none: an Adapter holding the mechanism", "correct alternative", exposes="stages"),
-    CorpusEntry("amin2019_erm/logistic-quarter-noise", LOGISTIC, f"{M}:logistic_quarter_noise", "noise scale",
-                "privacy violation", "noise for L = R/4: true loss ~1.95 eps on the registry's pairs", "planted"),
-    CorpusEntry("amin2019_erm/logistic-data-dependent-ntau", LOGISTIC, f"{M}:logistic_data_dependent_ntau", "sensitivity",
-                "privacy violation", "Delta_2 from the data's n_tau: the noise scale moves with the data "
-                "(unbounded loss)", "planted"),
-    CorpusEntry("amin2019_erm/logistic-no-half", LOGISTIC, f"{M}:logistic_no_half", "normalisation",
-                "deviation from reference", "Lambda ||theta||^2 without the 1/2: private, another minimiser",
-                "planted"),
-    CorpusEntry("amin2019_erm/logistic-noise-once-per-call", LOGISTIC, f"{M}:logistic_noise_once_per_call", "independence",
-                "not independent", "one noise vector per call", "planted"),
-    CorpusEntry("amin2019_erm/ridge-solve", RIDGE, f"{M}:ridge_solve", "none", "pass", "none: the normal equations",
-                "correct alternative"),
-    CorpusEntry("amin2019_erm/ridge-one-trusting", RIDGE, f"{M}:ridge_one_trusting", "none", "pass",
-                "none: one release per call, the domain a documented precondition (declared --inputs trust)",
-                "correct alternative", inputs="trust"),
-    CorpusEntry("amin2019_erm/ridge-adapter", RIDGE, f"{M}:ridge_adapter", "none", "pass",
-                "none: an Adapter holding the mechanism", "correct alternative", exposes="stages"),
-    CorpusEntry("amin2019_erm/ridge-seven-percent-less-noise", RIDGE, f"{M}:ridge_seven_percent_less_noise", "noise scale",
-                "privacy violation", "0.93 x the noise: true loss 1.065 eps on the pair at lambda = 10^4", "planted",
-                small=True),
-    CorpusEntry("amin2019_erm/ridge-lipschitz-one", RIDGE, f"{M}:ridge_lipschitz_one", "parameter regime",
-                "deviation from reference", "L = 1 for the ridge loss: 1% too little noise at lambda = 10^4, 2.4 x "
-                "at lambda = 0.5, where the case pairs realise only 0.14 of Delta_2: graded a deviation", "planted"),
-    CorpusEntry("amin2019_erm/ridge-all-records", RIDGE, f"{M}:ridge_all_records", "sensitivity", "privacy violation",
-                "tau ignored, the noise for tau: adding a user of tau + 2 records moves theta-hat by ~2 x Delta_2 "
-                "on the registry's pair", "planted"),
-    CorpusEntry("amin2019_erm/ridge-noise-once-per-call", RIDGE, f"{M}:ridge_noise_once_per_call", "independence",
-                "not independent", "one noise vector per call", "planted"),
+    CorpusEntry(
+        "amin2019_erm/logistic-newton",
+        LOGISTIC,
+        f"{M}:logistic_newton",
+        "none",
+        "pass",
+        "none: Newton's method, Gamma radius x Gaussian direction",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "amin2019_erm/logistic-one-clipping",
+        LOGISTIC,
+        f"{M}:logistic_one_clipping",
+        "none",
+        "pass",
+        "none: one release per call, names eps and lam, data projected onto the domain (policy clip)",
+        "correct alternative",
+        param_map=(("epsilon", "eps"), ("Lambda", "lam")),
+    ),
+    CorpusEntry(
+        "amin2019_erm/logistic-adapter",
+        LOGISTIC,
+        f"{M}:logistic_adapter",
+        "none",
+        "pass",
+        "none: an Adapter holding the mechanism",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "amin2019_erm/logistic-quarter-noise",
+        LOGISTIC,
+        f"{M}:logistic_quarter_noise",
+        "noise scale",
+        "privacy violation",
+        "noise for L = R/4: true loss ~1.95 eps on the registry's pairs",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019_erm/logistic-data-dependent-ntau",
+        LOGISTIC,
+        f"{M}:logistic_data_dependent_ntau",
+        "sensitivity",
+        "privacy violation",
+        "Delta_2 from the data's n_tau: the noise scale moves with the data (unbounded loss)",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019_erm/logistic-no-half",
+        LOGISTIC,
+        f"{M}:logistic_no_half",
+        "normalisation",
+        "deviation from reference",
+        "Lambda ||theta||^2 without the 1/2: private, another minimiser",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019_erm/logistic-noise-once-per-call",
+        LOGISTIC,
+        f"{M}:logistic_noise_once_per_call",
+        "independence",
+        "not independent",
+        "one noise vector per call",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019_erm/ridge-solve",
+        RIDGE,
+        f"{M}:ridge_solve",
+        "none",
+        "pass",
+        "none: the normal equations",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "amin2019_erm/ridge-one-trusting",
+        RIDGE,
+        f"{M}:ridge_one_trusting",
+        "none",
+        "pass",
+        "none: one release per call, the domain a documented precondition (declared --inputs trust)",
+        "correct alternative",
+        inputs="trust",
+    ),
+    CorpusEntry(
+        "amin2019_erm/ridge-adapter",
+        RIDGE,
+        f"{M}:ridge_adapter",
+        "none",
+        "pass",
+        "none: an Adapter holding the mechanism",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "amin2019_erm/ridge-seven-percent-less-noise",
+        RIDGE,
+        f"{M}:ridge_seven_percent_less_noise",
+        "noise scale",
+        "privacy violation",
+        "0.93 x the noise: true loss 1.065 eps on the pair at lambda = 10^4",
+        "planted",
+        small=True,
+    ),
+    CorpusEntry(
+        "amin2019_erm/ridge-lipschitz-one",
+        RIDGE,
+        f"{M}:ridge_lipschitz_one",
+        "parameter regime",
+        "deviation from reference",
+        "L = 1 for the ridge loss: 1% too little noise at lambda = 10^4, 2.4 x "
+        "at lambda = 0.5, where the case pairs realise only 0.14 of Delta_2: graded a deviation",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019_erm/ridge-all-records",
+        RIDGE,
+        f"{M}:ridge_all_records",
+        "sensitivity",
+        "privacy violation",
+        "tau ignored, the noise for tau: adding a user of tau + 2 records moves theta-hat by ~2 x Delta_2 "
+        "on the registry's pair",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019_erm/ridge-noise-once-per-call",
+        RIDGE,
+        f"{M}:ridge_noise_once_per_call",
+        "independence",
+        "not independent",
+        "one noise vector per call",
+        "planted",
+    ),
 ]

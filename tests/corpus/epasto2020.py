@@ -9,6 +9,7 @@ between consecutive user sizes (v falls, then rises, on each) as the root of v' 
 root finder, not by the reference's closed form. Call shape: the reference's,
 ``f(dataset, rng=..., size=..., B=..., epsilon=..., sigma=...)``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,7 +35,7 @@ def _sizes(dataset) -> dict:
 def _v(h, s, sigma, B, eps):
     mins = [min(h, q) for q in s]
     nh = math.fsum(mins)
-    return sigma ** 2 * math.fsum(m * m / q for m, q in zip(mins, s)) / nh ** 2 + 2 * (B * h / (eps * nh)) ** 2
+    return sigma**2 * math.fsum(m * m / q for m, q in zip(mins, s)) / nh**2 + 2 * (B * h / (eps * nh)) ** 2
 
 
 def _dv_sign(h, s, sigma, B, eps):
@@ -42,8 +43,8 @@ def _dv_sign(h, s, sigma, B, eps):
     v = N / D^2 with N = sigma^2 sum min(h, s_q)^2 / s_q + 2 (B h / eps)^2 and D = n_h, so
     v' has the sign of N' D - 2 N D', where only users with s_q > h move with h."""
     above = [q for q in s if q > h]
-    N = sigma ** 2 * math.fsum(min(h, q) ** 2 / q for q in s) + 2 * (B * h / eps) ** 2
-    dN = sigma ** 2 * math.fsum(2 * h / q for q in above) + 4 * (B / eps) ** 2 * h
+    N = sigma**2 * math.fsum(min(h, q) ** 2 / q for q in s) + 2 * (B * h / eps) ** 2
+    dN = sigma**2 * math.fsum(2 * h / q for q in above) + 4 * (B / eps) ** 2 * h
     D = math.fsum(min(h, q) for q in s)
     return dN * D - 2 * N * len(above)
 
@@ -132,10 +133,13 @@ def _maxW(dataset, c):
 
 
 staged_loop = ADAPTER(
-    "corpus/epasto-wa-staged-loop", weights=_stage(_w), statistic=_stage(_stat),
+    "corpus/epasto-wa-staged-loop",
+    weights=_stage(_w),
+    statistic=_stage(_stat),
     sensitivity=_stage(lambda D, B, e, s: B * _maxW(D, _w(D, B, e, s))),
     noise_scale=_stage(lambda D, B, e, s: B * _maxW(D, _w(D, B, e, s)) / e),
-    mechanism=loop_brent_inverse_cdf)
+    mechanism=loop_brent_inverse_cdf,
+)
 
 
 # ------------------------------------------------------------ bugs, release only
@@ -156,15 +160,17 @@ def median_h(dataset, rng, size=None, *, B, epsilon, sigma):
 def mean_user_weight_noise(dataset, rng, size=None, *, B, epsilon, sigma):
     """BUG (sensitivity): noise for the MEAN user weight B/m instead of B max_q W_q (Lemma 1)."""
     _check(dataset, B, epsilon, sigma)
-    return _release(dataset, rng, size, _weights(dataset, B, epsilon, sigma), B, epsilon,
-                    user_weight=lambda W, c: 1.0 / len(W))
+    return _release(
+        dataset, rng, size, _weights(dataset, B, epsilon, sigma), B, epsilon, user_weight=lambda W, c: 1.0 / len(W)
+    )
 
 
 def record_weight_noise(dataset, rng, size=None, *, B, epsilon, sigma):
     """BUG (sensitivity): noise for one record's weight max_i c_i, not one user's total W_q."""
     _check(dataset, B, epsilon, sigma)
-    return _release(dataset, rng, size, _weights(dataset, B, epsilon, sigma), B, epsilon,
-                    user_weight=lambda W, c: float(c.max()))
+    return _release(
+        dataset, rng, size, _weights(dataset, B, epsilon, sigma), B, epsilon, user_weight=lambda W, c: float(c.max())
+    )
 
 
 def noise_once_per_call(dataset, rng, size=None, *, B, epsilon, sigma):
@@ -226,42 +232,141 @@ def sigma_ignored(dataset, rng, size=None, *, B, epsilon, sigma):
 
 M = "corpus.epasto2020"
 CORPUS = [
-    CorpusEntry("epasto2020/wa-loop-brent-inverse-cdf", ALGO, f"{M}:loop_brent_inverse_cdf", "none", "pass",
-                "none: dict loops, h* as the root of v' by Brent per piece, inverse-CDF Laplace", "correct alternative"),
-    CorpusEntry("epasto2020/wa-staged-loop", ALGO, f"{M}:staged_loop", "none", "pass",
-                "none: the same, with its weights, statistic, sensitivity and noise scale exposed",
-                "correct alternative", exposes="stages"),
-    CorpusEntry("epasto2020/wa-unnormalised-weights", ALGO, f"{M}:unnormalised_weights", "normalisation",
-                "deviation from reference", "the statistic and its noise are n_h times WA_c's: private (the loss "
-                "is scale-free) but not the paper's estimate", "planted"),
-    CorpusEntry("epasto2020/wa-median-h", ALGO, f"{M}:median_h", "optimality", "deviation from reference",
-                "h = median user size (2 on the Zipf data) instead of h* = 43.1 at eps = 50: private (Lemma 1 "
-                "holds for any h), not Claim 1's minimum-variance weights", "planted"),
-    CorpusEntry("epasto2020/wa-mean-user-weight-noise", ALGO, f"{M}:mean_user_weight_noise", "sensitivity",
-                "privacy violation", "noise for B/m, not B max W_q: true loss m max W_q eps = 3.686 x 4 = 14.7 "
-                "against 4 on the skewed design (1.01 x on the registry's data, which hides it)", "planted"),
-    CorpusEntry("epasto2020/wa-record-weight-noise", ALGO, f"{M}:record_weight_noise", "sensitivity",
-                "privacy violation", "noise for the largest record weight: a heavy user of s_q records moves "
-                "the release by up to s_q times that: true loss up to 20 x eps on the skewed design", "planted"),
-    CorpusEntry("epasto2020/wa-noise-once-per-call", ALGO, f"{M}:noise_once_per_call", "independence",
-                "not independent", "one noise draw repeated for the `size` releases of a call", "planted"),
-    CorpusEntry("epasto2020/wa-clips-values", ALGO, f"{M}:clips_values", "none", "pass",
-                "none: values outside [0, B] clipped into it (policy clip, inferred), as diffprivlib does",
-                "correct alternative"),
-    CorpusEntry("epasto2020/wa-one-release-eps", ALGO, f"{M}:one_release_eps", "none", "pass",
-                "none: one release per call, parameter eps (--param-map epsilon=eps)", "correct alternative",
-                param_map=(("epsilon", "eps"),)),
-    CorpusEntry("epasto2020/wa-clips-refuse-declared", ALGO, f"{M}:clips_values", "domain", "invariant violation",
-                "declared --inputs refuse, but a value 2B is clipped and released", "planted", inputs="refuse"),
-    CorpusEntry("epasto2020/wa-clips-to-two-B", ALGO, f"{M}:clips_to_two_B", "domain", "privacy violation",
-                "declared --inputs clip, clips to [0, 2B] with noise for B: a user at 2B moves the release twice "
-                "what the noise covers (loss 2 eps)", "planted", inputs="clip"),
-    CorpusEntry("epasto2020/wa-five-percent-less-noise", ALGO, f"{M}:five_percent_less_noise", "noise scale",
-                "privacy violation", "Laplace scale 0.95 B max W_q / eps: true loss 1.053 eps", "planted", small=True),
-    CorpusEntry("epasto2020/wa-noise-for-B-one", ALGO, f"{M}:noise_for_B_one", "parameter regime",
-                "privacy violation", "noise for B = 1 whatever B: at B = 3 (a generated case) the loss is 3 eps",
-                "planted"),
-    CorpusEntry("epasto2020/wa-sigma-ignored", ALGO, f"{M}:sigma_ignored", "parameter regime",
-                "deviation from reference", "h* at sigma = B/2 whatever sigma: private, other weights where sigma "
-                "differs (a generated case: sigma = 0.4, B = 3)", "planted"),
+    CorpusEntry(
+        "epasto2020/wa-loop-brent-inverse-cdf",
+        ALGO,
+        f"{M}:loop_brent_inverse_cdf",
+        "none",
+        "pass",
+        "none: dict loops, h* as the root of v' by Brent per piece, inverse-CDF Laplace",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "epasto2020/wa-staged-loop",
+        ALGO,
+        f"{M}:staged_loop",
+        "none",
+        "pass",
+        "none: the same, with its weights, statistic, sensitivity and noise scale exposed",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "epasto2020/wa-unnormalised-weights",
+        ALGO,
+        f"{M}:unnormalised_weights",
+        "normalisation",
+        "deviation from reference",
+        "the statistic and its noise are n_h times WA_c's: private (the loss "
+        "is scale-free) but not the paper's estimate",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/wa-median-h",
+        ALGO,
+        f"{M}:median_h",
+        "optimality",
+        "deviation from reference",
+        "h = median user size (2 on the Zipf data) instead of h* = 43.1 at eps = 50: private (Lemma 1 "
+        "holds for any h), not Claim 1's minimum-variance weights",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/wa-mean-user-weight-noise",
+        ALGO,
+        f"{M}:mean_user_weight_noise",
+        "sensitivity",
+        "privacy violation",
+        "noise for B/m, not B max W_q: true loss m max W_q eps = 3.686 x 4 = 14.7 "
+        "against 4 on the skewed design (1.01 x on the registry's data, which hides it)",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/wa-record-weight-noise",
+        ALGO,
+        f"{M}:record_weight_noise",
+        "sensitivity",
+        "privacy violation",
+        "noise for the largest record weight: a heavy user of s_q records moves "
+        "the release by up to s_q times that: true loss up to 20 x eps on the skewed design",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/wa-noise-once-per-call",
+        ALGO,
+        f"{M}:noise_once_per_call",
+        "independence",
+        "not independent",
+        "one noise draw repeated for the `size` releases of a call",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/wa-clips-values",
+        ALGO,
+        f"{M}:clips_values",
+        "none",
+        "pass",
+        "none: values outside [0, B] clipped into it (policy clip, inferred), as diffprivlib does",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "epasto2020/wa-one-release-eps",
+        ALGO,
+        f"{M}:one_release_eps",
+        "none",
+        "pass",
+        "none: one release per call, parameter eps (--param-map epsilon=eps)",
+        "correct alternative",
+        param_map=(("epsilon", "eps"),),
+    ),
+    CorpusEntry(
+        "epasto2020/wa-clips-refuse-declared",
+        ALGO,
+        f"{M}:clips_values",
+        "domain",
+        "invariant violation",
+        "declared --inputs refuse, but a value 2B is clipped and released",
+        "planted",
+        inputs="refuse",
+    ),
+    CorpusEntry(
+        "epasto2020/wa-clips-to-two-B",
+        ALGO,
+        f"{M}:clips_to_two_B",
+        "domain",
+        "privacy violation",
+        "declared --inputs clip, clips to [0, 2B] with noise for B: a user at 2B moves the release twice "
+        "what the noise covers (loss 2 eps)",
+        "planted",
+        inputs="clip",
+    ),
+    CorpusEntry(
+        "epasto2020/wa-five-percent-less-noise",
+        ALGO,
+        f"{M}:five_percent_less_noise",
+        "noise scale",
+        "privacy violation",
+        "Laplace scale 0.95 B max W_q / eps: true loss 1.053 eps",
+        "planted",
+        small=True,
+    ),
+    CorpusEntry(
+        "epasto2020/wa-noise-for-B-one",
+        ALGO,
+        f"{M}:noise_for_B_one",
+        "parameter regime",
+        "privacy violation",
+        "noise for B = 1 whatever B: at B = 3 (a generated case) the loss is 3 eps",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/wa-sigma-ignored",
+        ALGO,
+        f"{M}:sigma_ignored",
+        "parameter regime",
+        "deviation from reference",
+        "h* at sigma = B/2 whatever sigma: private, other weights where sigma "
+        "differs (a generated case: sigma = 0.4, B = 3)",
+        "planted",
+    ),
 ]

@@ -5,6 +5,7 @@ Written from the paper, independently of reference/epasto2020_erm.py: noisy GD a
 its own RDP bisection and Lemma 3's weights at Claim 1's h* by a grid and golden-section search.
 The data domain and its projection (``_data``) are those of the Amin corpus (``amin2019_erm.py``).
 """
+
 from __future__ import annotations
 
 import math
@@ -29,14 +30,15 @@ def _lemma3(dataset, epsilon, B=1.0, sigma=0.5):
     def v(h):
         m = np.minimum(h, s)
         nh = m.sum()
-        return sigma ** 2 * np.sum(m * m / s) / nh ** 2 + 2 * (B * h / (epsilon * nh)) ** 2
+        return sigma**2 * np.sum(m * m / s) / nh**2 + 2 * (B * h / (epsilon * nh)) ** 2
+
     grid = np.unique(np.r_[s, np.linspace(s.min(), s.max(), 2001)])
-    m = np.minimum(grid[:, None], s[None, :])                   # (grid, m), every candidate at once
+    m = np.minimum(grid[:, None], s[None, :])  # (grid, m), every candidate at once
     nh = m.sum(axis=1)
-    vals = sigma ** 2 * (m * m / s).sum(axis=1) / nh ** 2 + 2 * (B * grid / (epsilon * nh)) ** 2
+    vals = sigma**2 * (m * m / s).sum(axis=1) / nh**2 + 2 * (B * grid / (epsilon * nh)) ** 2
     h = grid[int(np.argmin(vals))]
     lo, hi = max(s.min(), h - (s.max() - s.min()) / 1000), min(s.max(), h + (s.max() - s.min()) / 1000)
-    for _ in range(200):                                   # golden-section on [lo, hi]
+    for _ in range(200):  # golden-section on [lo, hi]
         a, b = hi - 0.618 * (hi - lo), lo + 0.618 * (hi - lo)
         if v(a) <= v(b):
             hi = b
@@ -55,6 +57,7 @@ def _sigma(epsilon, delta, T, Delta):
     def eps_of(z):
         r = T * orders / (2 * z * z)
         return float(np.min(r + np.log1p(-1 / orders) - np.log(delta * orders) / (orders - 1)))
+
     lo, hi = 1e-3, 1e3
     for _ in range(200):
         mid = math.sqrt(lo * hi)
@@ -70,15 +73,15 @@ def _gd(dataset, rng, size, *, epsilon, delta, T, weights=None, sigma_factor=1.0
     W: dict = {}
     for u, ci in zip(dataset.user_ids.tolist(), c.tolist()):
         W[u] = W.get(u, 0.0) + ci
-    Delta = 2 * 1.0 * max(W.values())                   # 2 L max_l sum c_i, L = R = 1
+    Delta = 2 * 1.0 * max(W.values())  # 2 L max_l sum c_i, L = R = 1
     sigma = sigma_factor * _sigma(epsilon, delta, T if steps_T is None else steps_T, Delta)
     d = X.shape[1]
-    eta = 1.0 / (math.sqrt(1.0 + d * sigma ** 2) * math.sqrt(T))
+    eta = 1.0 / (math.sqrt(1.0 + d * sigma**2) * math.sqrt(T))
     k = 1 if size is None else size
     theta = np.zeros((k, d))
     total = np.zeros((k, d))
     for _ in range(T):
-        z = (theta @ X.T) * y                                         # (k, n)
+        z = (theta @ X.T) * y  # (k, n)
         g = -((c * y / (1 + np.exp(z)))[:, :, None] * X[None]).sum(axis=1)
         theta = theta - eta * (g + sigma * rng.standard_normal((k, d)))
         theta /= np.maximum(1.0, np.linalg.norm(theta, axis=1, keepdims=True))
@@ -110,8 +113,7 @@ def gd_one_step_accounting(dataset, rng, size=None, *, epsilon, delta, T):
 def gd_uniform_weights(dataset, rng, size=None, *, epsilon, delta, T):
     """BUG (optimality): uniform record weights 1/n instead of Lemma 3's: private (Delta from them), not
     Algorithm 2's loss."""
-    return _gd(dataset, rng, size, epsilon=epsilon, delta=delta, T=T,
-               weights=lambda D: np.full(D.n, 1.0 / D.n))
+    return _gd(dataset, rng, size, epsilon=epsilon, delta=delta, T=T, weights=lambda D: np.full(D.n, 1.0 / D.n))
 
 
 def gd_sigma_halved(dataset, rng, size=None, *, epsilon, delta, T):
@@ -127,20 +129,70 @@ def gd_once_per_call(dataset, rng, size=None, *, epsilon, delta, T):
 
 M = "corpus.epasto2020_erm"
 CORPUS = [
-    CorpusEntry("epasto2020_erm/gd-loop", EPASTO, f"{M}:gd_loop", "none", "pass",
-                "none: a plain loop, its own RDP bisection and h* search", "correct alternative"),
-    CorpusEntry("epasto2020_erm/gd-one-clipping", EPASTO, f"{M}:gd_one_clipping", "none", "pass",
-                "none: one release per call, data projected onto the domain (policy clip)", "correct alternative"),
-    CorpusEntry("epasto2020_erm/gd-adapter", EPASTO, f"{M}:gd_adapter", "none", "pass", "none: an Adapter holding the mechanism",
-                "correct alternative", exposes="stages"),
-    CorpusEntry("epasto2020_erm/gd-one-step-accounting", EPASTO, f"{M}:gd_one_step_accounting", "accounting",
-                "deviation from reference", "sigma for one step used for T = 4: 2 x the claimed mu; the audit "
-                "cannot reach the claim on these pairs, the release distribution differs", "planted"),
-    CorpusEntry("epasto2020_erm/gd-uniform-weights", EPASTO, f"{M}:gd_uniform_weights", "optimality",
-                "deviation from reference", "uniform weights: private, not Lemma 3's loss", "planted"),
-    CorpusEntry("epasto2020_erm/gd-sigma-halved", EPASTO, f"{M}:gd_sigma_halved", "noise scale", "deviation from reference",
-                "half the noise: mu doubles; the pairs realise too little of Delta_2 for the audit to reach the "
-                "claim, the distribution differs", "planted"),
-    CorpusEntry("epasto2020_erm/gd-once-per-call", EPASTO, f"{M}:gd_once_per_call", "independence", "not independent",
-                "one run per call", "planted"),
+    CorpusEntry(
+        "epasto2020_erm/gd-loop",
+        EPASTO,
+        f"{M}:gd_loop",
+        "none",
+        "pass",
+        "none: a plain loop, its own RDP bisection and h* search",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "epasto2020_erm/gd-one-clipping",
+        EPASTO,
+        f"{M}:gd_one_clipping",
+        "none",
+        "pass",
+        "none: one release per call, data projected onto the domain (policy clip)",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "epasto2020_erm/gd-adapter",
+        EPASTO,
+        f"{M}:gd_adapter",
+        "none",
+        "pass",
+        "none: an Adapter holding the mechanism",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "epasto2020_erm/gd-one-step-accounting",
+        EPASTO,
+        f"{M}:gd_one_step_accounting",
+        "accounting",
+        "deviation from reference",
+        "sigma for one step used for T = 4: 2 x the claimed mu; the audit "
+        "cannot reach the claim on these pairs, the release distribution differs",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020_erm/gd-uniform-weights",
+        EPASTO,
+        f"{M}:gd_uniform_weights",
+        "optimality",
+        "deviation from reference",
+        "uniform weights: private, not Lemma 3's loss",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020_erm/gd-sigma-halved",
+        EPASTO,
+        f"{M}:gd_sigma_halved",
+        "noise scale",
+        "deviation from reference",
+        "half the noise: mu doubles; the pairs realise too little of Delta_2 for the audit to reach the "
+        "claim, the distribution differs",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020_erm/gd-once-per-call",
+        EPASTO,
+        f"{M}:gd_once_per_call",
+        "independence",
+        "not independent",
+        "one run per call",
+        "planted",
+    ),
 ]

@@ -8,6 +8,7 @@ Call shape: the reference's, ``f(dataset, rng=..., size=..., C=..., B=..., epsil
 The issue-13 trial's GWA bugs are here: the row-max b (free on the orthogonal audit data,
 2 eps on the spec's diagonal design) and a C with C X != I accepted silently.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,7 +20,7 @@ from userdp.properties.epasto2020_gwa import ADAPTER
 from . import CorpusEntry
 
 ALGO = "epasto2020.gwa"
-CX_TOL = 1e-9      # this implementation's own tolerance on max |C X - I| (the paper's C X = I)
+CX_TOL = 1e-9  # this implementation's own tolerance on max |C X - I| (the paper's C X = I)
 
 
 def _X(dataset) -> np.ndarray:
@@ -39,8 +40,9 @@ def _check(dataset, C, B, epsilon, check_cx=True):
         raise ValueError(f"C must be (d, n) = {(X.shape[1], X.shape[0])}, got {C.shape}")
     if check_cx:
         d = X.shape[1]
-        err = max(abs(math.fsum(C[j, i] * X[i, k] for i in range(X.shape[0])) - (j == k))
-                  for j in range(d) for k in range(d))
+        err = max(
+            abs(math.fsum(C[j, i] * X[i, k] for i in range(X.shape[0])) - (j == k)) for j in range(d) for k in range(d)
+        )
         if err > CX_TOL:
             raise ValueError(f"C X must be I (Algorithm 3); max |C X - I| = {err:.3g}")
     return C, y
@@ -86,7 +88,8 @@ staged_loop = ADAPTER(
     statistic=_stage(lambda D, C, B, e: _beta(*_check(D, C, B, e))),
     sensitivity=_stage(lambda D, C, B, e: e * _b(D, _check(D, C, B, e)[0], B, e)),
     noise_scale=_stage(lambda D, C, B, e: _b(D, _check(D, C, B, e)[0], B, e)),
-    mechanism=loop_exp_difference)
+    mechanism=loop_exp_difference,
+)
 
 
 # ------------------------------------------------------------ bugs, release only
@@ -220,7 +223,11 @@ sl_staged_last_h = ADAPTER(
     "corpus/epasto-sl-ols-staged-last-h",
     mechanism=lambda dataset, rng, size=None, *, h, B, epsilon: _release(
         _beta(_sl_last_h_C(dataset, h=h, B=B, epsilon=epsilon), _sl_check(dataset, h, B, epsilon)),
-        _b(dataset, _sl_last_h_C(dataset, h=h, B=B, epsilon=epsilon), B, epsilon), rng, size))
+        _b(dataset, _sl_last_h_C(dataset, h=h, B=B, epsilon=epsilon), B, epsilon),
+        rng,
+        size,
+    ),
+)
 
 
 def sl_record_noise(dataset, rng, size=None, *, h, B, epsilon):
@@ -247,49 +254,176 @@ def sl_random_once_per_call(dataset, rng, size=None, *, h, B, epsilon):
 
 M = "corpus.epasto2020_gwa"
 CORPUS = [
-    CorpusEntry("epasto2020/gwa-loop-exp-difference", ALGO, f"{M}:loop_exp_difference", "none", "pass",
-                "none: loops and exact sums, Laplace as the difference of two exponentials", "correct alternative"),
-    CorpusEntry("epasto2020/gwa-staged-loop", ALGO, f"{M}:staged_loop", "none", "pass",
-                "none: the same, with weights (C), statistic, sensitivity and noise scale exposed",
-                "correct alternative", exposes="stages"),
-    CorpusEntry("epasto2020/gwa-row-max-noise", ALGO, f"{M}:row_max_noise", "sensitivity", "privacy violation",
-                "b from one row of C: true loss 2 eps on the diagonal design (user 0's records in both rows); "
-                "1.0 eps on the orthogonal audit data, where the audit cannot see it", "planted"),
-    CorpusEntry("epasto2020/gwa-record-max-noise", ALGO, f"{M}:record_max_noise", "sensitivity",
-                "privacy violation", "b from one record: true loss 2.78 eps on the orthogonal design (user 0, "
-                "4 records), 2.55 eps on the diagonal design", "planted"),
-    CorpusEntry("epasto2020/gwa-no-cx-check", ALGO, f"{M}:no_cx_check", "domain", "invariant violation",
-                "declared --inputs refuse, but releases for a C with C X = 1.1 I: private, biased by 10%, silently",
-                "planted", inputs="refuse"),
-    CorpusEntry("epasto2020/gwa-no-cx-check-trusting", ALGO, f"{M}:no_cx_check", "none", "pass",
-                "none: C X = I is a documented precondition of the caller (declared --inputs trust)",
-                "correct alternative", inputs="trust"),
-    CorpusEntry("epasto2020/gwa-one-release-clipping", ALGO, f"{M}:one_release_clipping", "none", "pass",
-                "none: one release per call, parameter eps, labels clipped into [0, B] (policy clip, inferred)",
-                "correct alternative", param_map=(("epsilon", "eps"),)),
-    CorpusEntry("epasto2020/gwa-b-ninety-five-percent", ALGO, f"{M}:b_ninety_five_percent", "noise scale",
-                "privacy violation", "0.95 b: true loss 1.053 eps on the argmax user's pair", "planted", small=True),
-    CorpusEntry("epasto2020/gwa-labels-not-clipped", ALGO, f"{M}:labels_unchecked_unclipped", "domain",
-                "privacy violation", "declared --inputs clip, labels used as they are: a user at -B vs 2B moves "
-                "the release 3 x what the noise covers", "planted", inputs="clip"),
-    CorpusEntry("epasto2020/gwa-first-coordinate-noise", ALGO, f"{M}:first_column_only_noise", "structure",
-                "privacy violation", "noise on coordinate 0 only, C y exact on the others: unbounded loss in d >= 2",
-                "planted"),
-    CorpusEntry("epasto2020/gwa-noise-once-per-call", ALGO, f"{M}:noise_once_per_call", "independence",
-                "not independent", "one noise vector per call", "planted"),
-    CorpusEntry("epasto2020/sl-ols-first-h", SL_ALGO, f"{M}:sl_first_h", "none", "pass",
-                "none: the first min(h, s_l) records of each user", "correct alternative"),
-    CorpusEntry("epasto2020/sl-ols-random-one", SL_ALGO, f"{M}:sl_random_one", "none", "pass",
-                "none: one release per call, a fresh uniformly random choice each call", "correct alternative"),
-    CorpusEntry("epasto2020/sl-ols-staged-last-h", SL_ALGO, f"{M}:sl_staged_last_h", "none", "pass",
-                "none: the last h records, in an Adapter", "correct alternative", exposes="stages"),
-    CorpusEntry("epasto2020/sl-ols-record-noise", SL_ALGO, f"{M}:sl_record_noise", "sensitivity",
-                "privacy violation", "b from one record of C^s: true loss up to h eps", "planted"),
-    CorpusEntry("epasto2020/sl-ols-no-limit", SL_ALGO, f"{M}:sl_no_limit", "optimality", "deviation from reference",
-                "plain OLS on every record: private, not h-limited", "planted"),
-    CorpusEntry("epasto2020/sl-ols-random-once-per-call", SL_ALGO, f"{M}:sl_random_once_per_call", "independence",
-                "not independent", "one random choice per call, shared by its releases", "planted"),
-    CorpusEntry("epasto2020/gwa-ols-ignores-C", ALGO, f"{M}:ols_ignores_C", "optimality",
-                "deviation from reference", "X^+ instead of the given C: private (b from X^+), not GWA_C; "
-                "W_max 0.526 vs 0.316 on the orthogonal design", "planted"),
+    CorpusEntry(
+        "epasto2020/gwa-loop-exp-difference",
+        ALGO,
+        f"{M}:loop_exp_difference",
+        "none",
+        "pass",
+        "none: loops and exact sums, Laplace as the difference of two exponentials",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "epasto2020/gwa-staged-loop",
+        ALGO,
+        f"{M}:staged_loop",
+        "none",
+        "pass",
+        "none: the same, with weights (C), statistic, sensitivity and noise scale exposed",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "epasto2020/gwa-row-max-noise",
+        ALGO,
+        f"{M}:row_max_noise",
+        "sensitivity",
+        "privacy violation",
+        "b from one row of C: true loss 2 eps on the diagonal design (user 0's records in both rows); "
+        "1.0 eps on the orthogonal audit data, where the audit cannot see it",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/gwa-record-max-noise",
+        ALGO,
+        f"{M}:record_max_noise",
+        "sensitivity",
+        "privacy violation",
+        "b from one record: true loss 2.78 eps on the orthogonal design (user 0, "
+        "4 records), 2.55 eps on the diagonal design",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/gwa-no-cx-check",
+        ALGO,
+        f"{M}:no_cx_check",
+        "domain",
+        "invariant violation",
+        "declared --inputs refuse, but releases for a C with C X = 1.1 I: private, biased by 10%, silently",
+        "planted",
+        inputs="refuse",
+    ),
+    CorpusEntry(
+        "epasto2020/gwa-no-cx-check-trusting",
+        ALGO,
+        f"{M}:no_cx_check",
+        "none",
+        "pass",
+        "none: C X = I is a documented precondition of the caller (declared --inputs trust)",
+        "correct alternative",
+        inputs="trust",
+    ),
+    CorpusEntry(
+        "epasto2020/gwa-one-release-clipping",
+        ALGO,
+        f"{M}:one_release_clipping",
+        "none",
+        "pass",
+        "none: one release per call, parameter eps, labels clipped into [0, B] (policy clip, inferred)",
+        "correct alternative",
+        param_map=(("epsilon", "eps"),),
+    ),
+    CorpusEntry(
+        "epasto2020/gwa-b-ninety-five-percent",
+        ALGO,
+        f"{M}:b_ninety_five_percent",
+        "noise scale",
+        "privacy violation",
+        "0.95 b: true loss 1.053 eps on the argmax user's pair",
+        "planted",
+        small=True,
+    ),
+    CorpusEntry(
+        "epasto2020/gwa-labels-not-clipped",
+        ALGO,
+        f"{M}:labels_unchecked_unclipped",
+        "domain",
+        "privacy violation",
+        "declared --inputs clip, labels used as they are: a user at -B vs 2B moves "
+        "the release 3 x what the noise covers",
+        "planted",
+        inputs="clip",
+    ),
+    CorpusEntry(
+        "epasto2020/gwa-first-coordinate-noise",
+        ALGO,
+        f"{M}:first_column_only_noise",
+        "structure",
+        "privacy violation",
+        "noise on coordinate 0 only, C y exact on the others: unbounded loss in d >= 2",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/gwa-noise-once-per-call",
+        ALGO,
+        f"{M}:noise_once_per_call",
+        "independence",
+        "not independent",
+        "one noise vector per call",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-ols-first-h",
+        SL_ALGO,
+        f"{M}:sl_first_h",
+        "none",
+        "pass",
+        "none: the first min(h, s_l) records of each user",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-ols-random-one",
+        SL_ALGO,
+        f"{M}:sl_random_one",
+        "none",
+        "pass",
+        "none: one release per call, a fresh uniformly random choice each call",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-ols-staged-last-h",
+        SL_ALGO,
+        f"{M}:sl_staged_last_h",
+        "none",
+        "pass",
+        "none: the last h records, in an Adapter",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-ols-record-noise",
+        SL_ALGO,
+        f"{M}:sl_record_noise",
+        "sensitivity",
+        "privacy violation",
+        "b from one record of C^s: true loss up to h eps",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-ols-no-limit",
+        SL_ALGO,
+        f"{M}:sl_no_limit",
+        "optimality",
+        "deviation from reference",
+        "plain OLS on every record: private, not h-limited",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-ols-random-once-per-call",
+        SL_ALGO,
+        f"{M}:sl_random_once_per_call",
+        "independence",
+        "not independent",
+        "one random choice per call, shared by its releases",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/gwa-ols-ignores-C",
+        ALGO,
+        f"{M}:ols_ignores_C",
+        "optimality",
+        "deviation from reference",
+        "X^+ instead of the given C: private (b from X^+), not GWA_C; W_max 0.526 vs 0.316 on the orthogonal design",
+        "planted",
+    ),
 ]

@@ -9,6 +9,7 @@ integer h in [s_1, s_m] minimising Claim 2's v'(h) = sigma^2 / n_h + 2 (B h / (e
 records; the correct alternatives here keep a uniformly random T drawn afresh for every
 release, or the last h. Call shape: ``f(dataset, rng=..., size=..., B=..., epsilon=..., sigma=...)``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -39,7 +40,7 @@ def _check(dataset, B, epsilon, sigma):
         raise ValueError("values must lie in [0, B]")
 
 
-@functools.lru_cache(maxsize=64)      # on the sorted sizes: the per-call entries are called 10^5 times
+@functools.lru_cache(maxsize=64)  # on the sorted sizes: the per-call entries are called 10^5 times
 def _best_h_cached(sizes: tuple, sigma, B, eps) -> int:
     return best_h(sizes, sigma, B, eps)
 
@@ -49,7 +50,7 @@ def best_h(sizes, sigma, B, eps) -> int:
     best = None
     for h in range(min(sizes), max(sizes) + 1):
         nh = sum(min(h, s) for s in sizes)
-        v = sigma ** 2 / nh + 2 * (B * h / (eps * nh)) ** 2
+        v = sigma**2 / nh + 2 * (B * h / (eps * nh)) ** 2
         if best is None or v < best[0]:
             best = (v, h)
     return best[1]
@@ -77,7 +78,7 @@ def random_per_release(dataset, rng, size=None, *, B, epsilon, sigma):
             total += math.fsum(y[recs].tolist())
         else:
             keys = rng.random((k, len(recs)))
-            pick = np.argpartition(keys, h - 1, axis=1)[:, :h]      # a uniform h-subset per release
+            pick = np.argpartition(keys, h - 1, axis=1)[:, :h]  # a uniform h-subset per release
             total += y[np.asarray(recs)][pick].sum(axis=1)
     out = total / nh + rng.laplace(0.0, B * h / (epsilon * nh), k)
     return out[0] if size is None else out
@@ -106,11 +107,13 @@ def _last_h_mechanism(dataset, rng, size=None, *, B, epsilon, sigma):
 
 
 staged_last_h = ADAPTER(
-    "corpus/epasto-sl-staged-last-h", weights=_last_h_weights,
+    "corpus/epasto-sl-staged-last-h",
+    weights=_last_h_weights,
     statistic=lambda D, *, B, epsilon, sigma: _last_h_statistic(D, B, epsilon, sigma),
     sensitivity=lambda D, *, B, epsilon, sigma: epsilon * _scale(D, B, epsilon, sigma),
     noise_scale=lambda D, *, B, epsilon, sigma: _scale(D, B, epsilon, sigma),
-    mechanism=_last_h_mechanism)
+    mechanism=_last_h_mechanism,
+)
 
 
 # ------------------------------------------------------------ bugs, release only
@@ -135,8 +138,14 @@ def random_T_once_per_call(dataset, rng, size=None, *, B, epsilon, sigma):
     """BUG (independence): one random T per call, shared by its `size` releases (only the
     noise is drawn per release): they are not independent runs of the algorithm."""
     g, h, nh = _plan(dataset, B, epsilon, sigma)
-    beta = math.fsum(float(dataset.values[i]) for recs in g.values()
-                     for i in (recs if len(recs) <= h else rng.choice(recs, h, replace=False))) / nh
+    beta = (
+        math.fsum(
+            float(dataset.values[i])
+            for recs in g.values()
+            for i in (recs if len(recs) <= h else rng.choice(recs, h, replace=False))
+        )
+        / nh
+    )
     return beta + rng.laplace(0.0, B * h / (epsilon * nh), size)
 
 
@@ -161,24 +170,80 @@ def noise_ninety_six_percent(dataset, rng, size=None, *, B, epsilon, sigma):
 
 M = "corpus.epasto2020_sl"
 CORPUS = [
-    CorpusEntry("epasto2020/sl-random-per-release", ALGO, f"{M}:random_per_release", "none", "pass",
-                "none: a uniformly random T for every release, h by trying every integer", "correct alternative"),
-    CorpusEntry("epasto2020/sl-staged-last-h", ALGO, f"{M}:staged_last_h", "none", "pass",
-                "none: the last h records of each user, with weights, statistic, sensitivity and noise "
-                "scale exposed", "correct alternative", exposes="stages"),
-    CorpusEntry("epasto2020/sl-record-level-noise", ALGO, f"{M}:record_level_noise", "sensitivity",
-                "privacy violation", "noise for one record, B / (eps n_h): true loss h eps = 3 at eps = 1 on the "
-                "Zipf data, 4 x 4 = 16 against 4 on the skewed data", "planted"),
-    CorpusEntry("epasto2020/sl-no-limiting", ALGO, f"{M}:no_limiting", "optimality", "deviation from reference",
-                "h = s_m = 50 instead of Claim 2's h = 3 at eps = 1: private, a larger variance", "planted"),
-    CorpusEntry("epasto2020/sl-random-T-once-per-call", ALGO, f"{M}:random_T_once_per_call", "independence",
-                "not independent", "the random T is shared by the releases of one call", "planted"),
-    CorpusEntry("epasto2020/sl-one-release-first-h", ALGO, f"{M}:one_release_first_h", "none", "pass",
-                "none: one release per call, the first h records, values clipped into [0, B] (policy clip, "
-                "inferred)", "correct alternative"),
-    CorpusEntry("epasto2020/sl-h-plus-one", ALGO, f"{M}:h_plus_one", "optimality", "deviation from reference",
-                "h one above Claim 2's: private, not the minimum-variance h", "planted", small=True),
-    CorpusEntry("epasto2020/sl-noise-ninety-six-percent", ALGO, f"{M}:noise_ninety_six_percent", "noise scale",
-                "privacy violation", "Laplace scale 0.96 B h / (eps n_h): true loss eps / 0.96 = 1.042 eps",
-                "planted", small=True),
+    CorpusEntry(
+        "epasto2020/sl-random-per-release",
+        ALGO,
+        f"{M}:random_per_release",
+        "none",
+        "pass",
+        "none: a uniformly random T for every release, h by trying every integer",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-staged-last-h",
+        ALGO,
+        f"{M}:staged_last_h",
+        "none",
+        "pass",
+        "none: the last h records of each user, with weights, statistic, sensitivity and noise scale exposed",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-record-level-noise",
+        ALGO,
+        f"{M}:record_level_noise",
+        "sensitivity",
+        "privacy violation",
+        "noise for one record, B / (eps n_h): true loss h eps = 3 at eps = 1 on the "
+        "Zipf data, 4 x 4 = 16 against 4 on the skewed data",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-no-limiting",
+        ALGO,
+        f"{M}:no_limiting",
+        "optimality",
+        "deviation from reference",
+        "h = s_m = 50 instead of Claim 2's h = 3 at eps = 1: private, a larger variance",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-random-T-once-per-call",
+        ALGO,
+        f"{M}:random_T_once_per_call",
+        "independence",
+        "not independent",
+        "the random T is shared by the releases of one call",
+        "planted",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-one-release-first-h",
+        ALGO,
+        f"{M}:one_release_first_h",
+        "none",
+        "pass",
+        "none: one release per call, the first h records, values clipped into [0, B] (policy clip, inferred)",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "epasto2020/sl-h-plus-one",
+        ALGO,
+        f"{M}:h_plus_one",
+        "optimality",
+        "deviation from reference",
+        "h one above Claim 2's: private, not the minimum-variance h",
+        "planted",
+        small=True,
+    ),
+    CorpusEntry(
+        "epasto2020/sl-noise-ninety-six-percent",
+        ALGO,
+        f"{M}:noise_ninety_six_percent",
+        "noise scale",
+        "privacy violation",
+        "Laplace scale 0.96 B h / (eps n_h): true loss eps / 0.96 = 1.042 eps",
+        "planted",
+        small=True,
+    ),
 ]

@@ -23,6 +23,7 @@ the counts as public (Assumption 4.1): the first is planted in the registry as
 Claimed vs true mu below is for the audit's design (audits/validation/krichene2023.py:
 ``_ssp_designs``: Gamma_x = Gamma_* = 2, beta = mu = 1/2, remove user 0 or 3).
 """
+
 from __future__ import annotations
 
 import math
@@ -57,7 +58,7 @@ def _omega(n_counts, n_users, beta, mu):
     if min(n) < 1:
         raise ValueError("every public n_i must be >= 1 (Assumption 4.1)")
     s = math.fsum(v ** (1.0 - 2.0 * mu) for v in n)
-    return [v ** -mu * math.sqrt(n_users * beta / s) for v in n]
+    return [v**-mu * math.sqrt(n_users * beta / s) for v in n]
 
 
 def _clip(x, y, Gamma_x, Gamma_star):
@@ -113,7 +114,7 @@ def loop_box_muller(dataset, rng, size=None, *, m, n_counts, n_users, beta, mu, 
     w = _loop_weights(t, u, _omega(n_counts, n_users, beta, mu), beta)
     x, y = _clip(x, y, Gamma_x, Gamma_star)
     A, b = _sums(t, x, y, w, m)
-    NA, Nb = _noise(rng, size, m, x.shape[1], Gamma_x ** 2, Gamma_x ** 2 * Gamma_star)
+    NA, Nb = _noise(rng, size, m, x.shape[1], Gamma_x**2, Gamma_x**2 * Gamma_star)
     return A + NA, b + Nb
 
 
@@ -125,13 +126,29 @@ def _budget_weights(t, u, omega, beta):
     return om * np.sqrt(beta / np.maximum(B, beta))[pos]
 
 
-def _release(dataset, rng, size, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_star, *,
-             weights=_budget_weights, clip_labels=True, sigmas=None, noise=None, counts_from_data=False):
+def _release(
+    dataset,
+    rng,
+    size,
+    m,
+    n_counts,
+    n_users,
+    beta,
+    mu,
+    Gamma_x,
+    Gamma_star,
+    *,
+    weights=_budget_weights,
+    clip_labels=True,
+    sigmas=None,
+    noise=None,
+    counts_from_data=False,
+):
     """The vectorised pipeline the bugs below change one piece of."""
     if not (beta > 0 and Gamma_x > 0 and Gamma_star > 0):
         raise ValueError("beta, Gamma_x and Gamma_star must be > 0")
     t, u, x, y = _records(dataset)
-    if counts_from_data:            # BUG below: the graph's own task sizes and users, not the declared ones
+    if counts_from_data:  # BUG below: the graph's own task sizes and users, not the declared ones
         n_counts = np.maximum(np.bincount(t, minlength=m), 1)
         n_users = len(set(u.tolist()))
     w = weights(t, u, _omega(n_counts, n_users, beta, mu), beta)
@@ -144,9 +161,10 @@ def _release(dataset, rng, size, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_
     np.add.at(A, t, w[:, None, None] * x[:, :, None] * x[:, None, :])
     b = np.zeros((m, d))
     np.add.at(b, t, (w * y)[:, None] * x)
-    sA, sb = sigmas if sigmas is not None else (Gamma_x ** 2, Gamma_x ** 2 * Gamma_star)
-    NA, Nb = (noise or _noise)(rng, 1 if size is None else size, m, d, sA, sb,
-                               normal=lambda g, shape: g.normal(0.0, 1.0, shape))
+    sA, sb = sigmas if sigmas is not None else (Gamma_x**2, Gamma_x**2 * Gamma_star)
+    NA, Nb = (noise or _noise)(
+        rng, 1 if size is None else size, m, d, sA, sb, normal=lambda g, shape: g.normal(0.0, 1.0, shape)
+    )
     if size is None:
         return A + NA[0], b + Nb[0]
     return A + NA, b + Nb
@@ -171,25 +189,29 @@ def no_weight_clipping(dataset, rng, size=None, **p):
 
 def swapped_sigmas(dataset, rng, size=None, *, Gamma_x, Gamma_star, **p):
     """BUG (noise scale): A noise sd Gamma_x^2 Gamma_* and b noise sd Gamma_x^2 (lines 5 and 6 swapped)."""
-    return _release(dataset, rng, size, Gamma_x=Gamma_x, Gamma_star=Gamma_star, **p,
-                    sigmas=(Gamma_x ** 2 * Gamma_star, Gamma_x ** 2))
+    return _release(
+        dataset, rng, size, Gamma_x=Gamma_x, Gamma_star=Gamma_star, **p, sigmas=(Gamma_x**2 * Gamma_star, Gamma_x**2)
+    )
 
 
 def sigma_gamma_x(dataset, rng, size=None, *, Gamma_x, Gamma_star, **p):
     """BUG (noise scale): noise sd Gamma_x and Gamma_x Gamma_*, the bound on ||x|| where the
     sensitivity of w x x^T is w ||x||^2 <= w Gamma_x^2."""
-    return _release(dataset, rng, size, Gamma_x=Gamma_x, Gamma_star=Gamma_star, **p,
-                    sigmas=(Gamma_x, Gamma_x * Gamma_star))
+    return _release(
+        dataset, rng, size, Gamma_x=Gamma_x, Gamma_star=Gamma_star, **p, sigmas=(Gamma_x, Gamma_x * Gamma_star)
+    )
 
 
 def per_user_normalised(dataset, rng, size=None, **p):
     """BUG (normalisation): every user's weights scaled to spend exactly beta,
     w_ij = sqrt(beta) omega_i / sqrt(B_j) (Appendix C; the authors' code's weighting, NOTES.md),
     where eq. (12) scales only the users above beta."""
+
     def w(t, u, omega, beta):
         om = np.asarray(omega)[t]
         _, pos = np.unique(u, return_inverse=True)
         return om * np.sqrt(beta / np.bincount(pos, weights=om * om))[pos]
+
     return _release(dataset, rng, size, **p, weights=w)
 
 
@@ -221,7 +243,7 @@ def _upper_only(rng, size, m, d, sA, sb, normal):
     XA = np.zeros((size, m, d, d))
     for k in range(d):
         for l in range(k, d):
-            XA[:, :, k, l] = sA * normal(rng, (size, m))     # BUG: the lower triangle keeps no noise
+            XA[:, :, k, l] = sA * normal(rng, (size, m))  # BUG: the lower triangle keeps no noise
     return XA, sb * normal(rng, (size, m, d))
 
 
@@ -232,14 +254,28 @@ def upper_triangle_noise_only(dataset, rng, size=None, **p):
 
 def sigma_ninety_five_percent(dataset, rng, size=None, *, Gamma_x, Gamma_star, **p):
     """BUG (noise scale, small): both noise sds at 0.95 x."""
-    return _release(dataset, rng, size, Gamma_x=Gamma_x, Gamma_star=Gamma_star, **p,
-                    sigmas=(0.95 * Gamma_x ** 2, 0.95 * Gamma_x ** 2 * Gamma_star))
+    return _release(
+        dataset,
+        rng,
+        size,
+        Gamma_x=Gamma_x,
+        Gamma_star=Gamma_star,
+        **p,
+        sigmas=(0.95 * Gamma_x**2, 0.95 * Gamma_x**2 * Gamma_star),
+    )
 
 
 def variance_eight_percent_high(dataset, rng, size=None, *, Gamma_x, Gamma_star, **p):
     """BUG (variance, small): both noise sds at 1.04 x (8% more variance): private."""
-    return _release(dataset, rng, size, Gamma_x=Gamma_x, Gamma_star=Gamma_star, **p,
-                    sigmas=(1.04 * Gamma_x ** 2, 1.04 * Gamma_x ** 2 * Gamma_star))
+    return _release(
+        dataset,
+        rng,
+        size,
+        Gamma_x=Gamma_x,
+        Gamma_star=Gamma_star,
+        **p,
+        sigmas=(1.04 * Gamma_x**2, 1.04 * Gamma_x**2 * Gamma_star),
+    )
 
 
 _FITTED: dict = {}
@@ -251,8 +287,9 @@ def noise_once_per_call(dataset, rng, size=None, *, m, n_counts, n_users, beta, 
     key = (id(dataset), id(n_counts), m, n_users, beta, mu, Gamma_x, Gamma_star)
     hit = _FITTED.get(key)
     if hit is None or hit[0] is not dataset or hit[1] is not n_counts:
-        A, b = _release(dataset, np.random.default_rng(0), 1, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_star,
-                        sigmas=(0.0, 0.0))
+        A, b = _release(
+            dataset, np.random.default_rng(0), 1, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_star, sigmas=(0.0, 0.0)
+        )
         if len(_FITTED) > 64:
             _FITTED.clear()
         hit = _FITTED[key] = (dataset, n_counts, A, b)
@@ -260,8 +297,8 @@ def noise_once_per_call(dataset, rng, size=None, *, m, n_counts, n_users, beta, 
     d = b.shape[-1]
     Z = rng.standard_normal((1, m, d, d))
     Xi = Z if d == 1 else np.triu(Z) + np.triu(Z, 1).swapaxes(-1, -2)
-    A_hat = A + Gamma_x ** 2 * Xi
-    b_hat = b + Gamma_x ** 2 * Gamma_star * rng.standard_normal((1, m, d))
+    A_hat = A + Gamma_x**2 * Xi
+    b_hat = b + Gamma_x**2 * Gamma_star * rng.standard_normal((1, m, d))
     if size == 1:
         return A_hat, b_hat
     return np.repeat(A_hat, size, axis=0), np.repeat(b_hat, size, axis=0)
@@ -280,90 +317,216 @@ def _stage_statistic(dataset, *, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_
 
 
 staged_loop = MultiTaskAdapter(
-    "corpus/krichene-staged-loop", weights=_stage_weights, statistic=_stage_statistic,
-    sensitivity=lambda *, beta, Gamma_x, Gamma_star, **_: (math.sqrt(beta) * Gamma_x ** 2,
-                                                          math.sqrt(beta) * Gamma_x ** 2 * Gamma_star),
-    noise_scale=lambda *, Gamma_x, Gamma_star, **_: (Gamma_x ** 2, Gamma_x ** 2 * Gamma_star),
+    "corpus/krichene-staged-loop",
+    weights=_stage_weights,
+    statistic=_stage_statistic,
+    sensitivity=lambda *, beta, Gamma_x, Gamma_star, **_: (
+        math.sqrt(beta) * Gamma_x**2,
+        math.sqrt(beta) * Gamma_x**2 * Gamma_star,
+    ),
+    noise_scale=lambda *, Gamma_x, Gamma_star, **_: (Gamma_x**2, Gamma_x**2 * Gamma_star),
     # the suite calls every stage with all of MTExample.params (properties/krichene2023.py): a
     # stage takes the keywords it needs and ignores the rest
-    mechanism=lambda dataset, rng, size=None, *, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_star, **_:
-        loop_box_muller(dataset, rng, size, m=m, n_counts=n_counts, n_users=n_users, beta=beta, mu=mu,
-                        Gamma_x=Gamma_x, Gamma_star=Gamma_star))
+    mechanism=lambda dataset, rng, size=None, *, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_star, **_: (
+        loop_box_muller(
+            dataset,
+            rng,
+            size,
+            m=m,
+            n_counts=n_counts,
+            n_users=n_users,
+            beta=beta,
+            mu=mu,
+            Gamma_x=Gamma_x,
+            Gamma_star=Gamma_star,
+        )
+    ),
+)
 
 staged_no_weight_clipping = MultiTaskAdapter(
     "corpus/krichene-staged-no-weight-clipping",
-    weights=lambda dataset, *, m, n_counts, n_users, beta, mu, **_:
-        np.asarray(_omega(n_counts, n_users, beta, mu))[_records(dataset)[0]],
-    mechanism=no_weight_clipping)
+    weights=lambda dataset, *, m, n_counts, n_users, beta, mu, **_: np.asarray(_omega(n_counts, n_users, beta, mu))[
+        _records(dataset)[0]
+    ],
+    mechanism=no_weight_clipping,
+)
 
 
 M = "corpus.krichene2023"
 CORPUS = [
-    CorpusEntry("krichene2023/loop-box-muller", ALGO, f"{M}:loop_box_muller", "none", "pass",
-                "none: eq. (12) user by user, sums record by record, Box-Muller normals, the symmetric noise "
-                "filled entry by entry", "correct alternative"),
-    CorpusEntry("krichene2023/vectorised-budget-formula", ALGO, f"{M}:vectorised_budget_formula", "none", "pass",
-                "none: eq. (12) as omega_i sqrt(beta / max(B_j, beta)) (equal to omega_i min(1, sqrt(beta / B_j))), "
-                "np.add.at sums", "correct alternative"),
-    CorpusEntry("krichene2023/unclipped-labels", ALGO, f"{M}:unclipped_labels", "sensitivity", "privacy violation",
-                "the authors' code's defect (NOTES.md: centred raw ratings used unclipped while the b noise assumes "
-                "|y| <= 1): removing user 0 (y = 9 against the bound 4) moves b by 2.25 noise units per unit of "
-                "weight: true mu = sqrt(beta (1 + 2.25^2)) = 1.74, claimed sqrt(2 beta) = 1 (unbounded in |y|)",
-                "found in the authors' public code"),
-    CorpusEntry("krichene2023/no-weight-clipping", ALGO, f"{M}:no_weight_clipping", "budget", "privacy violation",
-                "w_ij = omega_i without eq. (12): user 0 (tasks of n = 3 and 1) spends omega_0^2 + omega_1^2 = 8/9 "
-                "of the budget beta = 1/2: true mu = sqrt(2 x 8/9) = 1.33, claimed 1", "planted"),
-    CorpusEntry("krichene2023/swapped-sigmas", ALGO, f"{M}:swapped_sigmas", "noise scale", "privacy violation",
-                "A noise Gamma_x^2 Gamma_* and b noise Gamma_x^2: at Gamma_x = Gamma_* = 2 the b block moves by "
-                "2 sqrt(beta) noise units, the A block by sqrt(beta)/2: true mu = sqrt(beta (4 + 1/4)) = 1.46, "
-                "claimed 1 (no effect when Gamma_* = 1)", "planted"),
-    CorpusEntry("krichene2023/sigma-gamma-x", ALGO, f"{M}:sigma_gamma_x", "noise scale", "privacy violation",
-                "noise Gamma_x and Gamma_x Gamma_* (the bound on ||x||, not on ||x x^T|| = ||x||^2): at Gamma_x = 2 "
-                "both blocks move by 2 sqrt(beta) noise units: true mu = 2, claimed 1 (no effect at Gamma_x = 1)",
-                "planted"),
-    CorpusEntry("krichene2023/per-user-normalised", ALGO, f"{M}:per_user_normalised", "normalisation",
-                "deviation from reference",
-                "every user scaled to spend exactly beta (Appendix C; the weighting of the authors' code, NOTES.md, "
-                "there a choice, not a defect): private (every budget is beta, mu = sqrt(2 beta) exactly), but not "
-                "eq. (12): users 1 and 2 of the audit graph (budget 2/9) get 1.5 x their weight, so A-bar_0 moves "
-                "from 0.49 to 0.56 and b-bar_0 from 0.46 to 0.51 (z ~ 60 at 20,000 releases)", "planted"),
-    CorpusEntry("krichene2023/noise-once-per-call", ALGO, f"{M}:noise_once_per_call", "independence",
-                "not independent",
-                "the `size` releases of one call share one noise draw: an audit of one call reads the noise as "
-                "absent; validate audits one release per call instead, which is the paper's release", "planted"),
+    CorpusEntry(
+        "krichene2023/loop-box-muller",
+        ALGO,
+        f"{M}:loop_box_muller",
+        "none",
+        "pass",
+        "none: eq. (12) user by user, sums record by record, Box-Muller normals, the symmetric noise "
+        "filled entry by entry",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "krichene2023/vectorised-budget-formula",
+        ALGO,
+        f"{M}:vectorised_budget_formula",
+        "none",
+        "pass",
+        "none: eq. (12) as omega_i sqrt(beta / max(B_j, beta)) (equal to omega_i min(1, sqrt(beta / B_j))), "
+        "np.add.at sums",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "krichene2023/unclipped-labels",
+        ALGO,
+        f"{M}:unclipped_labels",
+        "sensitivity",
+        "privacy violation",
+        "the authors' code's defect (NOTES.md: centred raw ratings used unclipped while the b noise assumes "
+        "|y| <= 1): removing user 0 (y = 9 against the bound 4) moves b by 2.25 noise units per unit of "
+        "weight: true mu = sqrt(beta (1 + 2.25^2)) = 1.74, claimed sqrt(2 beta) = 1 (unbounded in |y|)",
+        "found in the authors' public code",
+    ),
+    CorpusEntry(
+        "krichene2023/no-weight-clipping",
+        ALGO,
+        f"{M}:no_weight_clipping",
+        "budget",
+        "privacy violation",
+        "w_ij = omega_i without eq. (12): user 0 (tasks of n = 3 and 1) spends omega_0^2 + omega_1^2 = 8/9 "
+        "of the budget beta = 1/2: true mu = sqrt(2 x 8/9) = 1.33, claimed 1",
+        "planted",
+    ),
+    CorpusEntry(
+        "krichene2023/swapped-sigmas",
+        ALGO,
+        f"{M}:swapped_sigmas",
+        "noise scale",
+        "privacy violation",
+        "A noise Gamma_x^2 Gamma_* and b noise Gamma_x^2: at Gamma_x = Gamma_* = 2 the b block moves by "
+        "2 sqrt(beta) noise units, the A block by sqrt(beta)/2: true mu = sqrt(beta (4 + 1/4)) = 1.46, "
+        "claimed 1 (no effect when Gamma_* = 1)",
+        "planted",
+    ),
+    CorpusEntry(
+        "krichene2023/sigma-gamma-x",
+        ALGO,
+        f"{M}:sigma_gamma_x",
+        "noise scale",
+        "privacy violation",
+        "noise Gamma_x and Gamma_x Gamma_* (the bound on ||x||, not on ||x x^T|| = ||x||^2): at Gamma_x = 2 "
+        "both blocks move by 2 sqrt(beta) noise units: true mu = 2, claimed 1 (no effect at Gamma_x = 1)",
+        "planted",
+    ),
+    CorpusEntry(
+        "krichene2023/per-user-normalised",
+        ALGO,
+        f"{M}:per_user_normalised",
+        "normalisation",
+        "deviation from reference",
+        "every user scaled to spend exactly beta (Appendix C; the weighting of the authors' code, NOTES.md, "
+        "there a choice, not a defect): private (every budget is beta, mu = sqrt(2 beta) exactly), but not "
+        "eq. (12): users 1 and 2 of the audit graph (budget 2/9) get 1.5 x their weight, so A-bar_0 moves "
+        "from 0.49 to 0.56 and b-bar_0 from 0.46 to 0.51 (z ~ 60 at 20,000 releases)",
+        "planted",
+    ),
+    CorpusEntry(
+        "krichene2023/noise-once-per-call",
+        ALGO,
+        f"{M}:noise_once_per_call",
+        "independence",
+        "not independent",
+        "the `size` releases of one call share one noise draw: an audit of one call reads the noise as "
+        "absent; validate audits one release per call instead, which is the paper's release",
+        "planted",
+    ),
 ]
 
 CORPUS += [
-    CorpusEntry("krichene2023/one-release-items", ALGO, f"{M}:one_release_items", "none", "pass",
-                "none: one release per call, the declared sizes named n_items", "correct alternative",
-                param_map=(("n_counts", "n_items"),)),
-    CorpusEntry("krichene2023/counts-from-data", ALGO, f"{M}:counts_from_data", "public inputs",
-                "deviation from reference", "the weights from the graph's own counts, not the declared ones: the "
-                "same where they agree (every fixed case), other weights where they do not (the generated cases); "
-                "private counts used for free (a privacy defect the release-level tests see as a deviation)",
-                "found in the authors' public code"),
-    CorpusEntry("krichene2023/independent-triangles", ALGO, f"{M}:independent_triangles", "structure",
-                "deviation from reference", "A-hat's lower triangle has its own noise: not symmetric; the "
-                "off-diagonal entries are released twice (loss sqrt(2) x on them, d >= 2)", "planted"),
-    CorpusEntry("krichene2023/upper-triangle-noise-only", ALGO, f"{M}:upper_triangle_noise_only", "structure",
-                "privacy violation", "the lower triangle of A-hat is released without noise: unbounded loss in "
-                "d >= 2, invisible to a reading of one triangle", "planted"),
-    CorpusEntry("krichene2023/sigma-ninety-five-percent", ALGO, f"{M}:sigma_ninety_five_percent", "noise scale",
-                "privacy violation", "0.95 x both noise sds: mu = 1.053 x the claim's", "planted", small=True),
-    CorpusEntry("krichene2023/variance-eight-percent-high", ALGO, f"{M}:variance_eight_percent_high", "variance",
-                "deviation from reference", "1.04 x both noise sds: private, 8% more variance", "planted", small=True),
+    CorpusEntry(
+        "krichene2023/one-release-items",
+        ALGO,
+        f"{M}:one_release_items",
+        "none",
+        "pass",
+        "none: one release per call, the declared sizes named n_items",
+        "correct alternative",
+        param_map=(("n_counts", "n_items"),),
+    ),
+    CorpusEntry(
+        "krichene2023/counts-from-data",
+        ALGO,
+        f"{M}:counts_from_data",
+        "public inputs",
+        "deviation from reference",
+        "the weights from the graph's own counts, not the declared ones: the "
+        "same where they agree (every fixed case), other weights where they do not (the generated cases); "
+        "private counts used for free (a privacy defect the release-level tests see as a deviation)",
+        "found in the authors' public code",
+    ),
+    CorpusEntry(
+        "krichene2023/independent-triangles",
+        ALGO,
+        f"{M}:independent_triangles",
+        "structure",
+        "deviation from reference",
+        "A-hat's lower triangle has its own noise: not symmetric; the "
+        "off-diagonal entries are released twice (loss sqrt(2) x on them, d >= 2)",
+        "planted",
+    ),
+    CorpusEntry(
+        "krichene2023/upper-triangle-noise-only",
+        ALGO,
+        f"{M}:upper_triangle_noise_only",
+        "structure",
+        "privacy violation",
+        "the lower triangle of A-hat is released without noise: unbounded loss in "
+        "d >= 2, invisible to a reading of one triangle",
+        "planted",
+    ),
+    CorpusEntry(
+        "krichene2023/sigma-ninety-five-percent",
+        ALGO,
+        f"{M}:sigma_ninety_five_percent",
+        "noise scale",
+        "privacy violation",
+        "0.95 x both noise sds: mu = 1.053 x the claim's",
+        "planted",
+        small=True,
+    ),
+    CorpusEntry(
+        "krichene2023/variance-eight-percent-high",
+        ALGO,
+        f"{M}:variance_eight_percent_high",
+        "variance",
+        "deviation from reference",
+        "1.04 x both noise sds: private, 8% more variance",
+        "planted",
+        small=True,
+    ),
 ]
 
 # Adapter entries: the property suite, the stage comparison and the stages-agree test run on them.
 STAGED_CORPUS = [
-    CorpusEntry("krichene2023/staged-loop", ALGO, f"{M}:staged_loop", "none", "pass",
-                "none: loop-box-muller with its weights, statistic, sensitivity (Appendix A.1) and noise-scale "
-                "stages", "correct alternative", exposes="stages"),
-    CorpusEntry("krichene2023/staged-no-weight-clipping", ALGO, f"{M}:staged_no_weight_clipping", "budget",
-                "privacy violation",
-                "as no-weight-clipping, with its weights stage exposed: prop_budget_holds fails (user 0 spends "
-                "8/9 > 1/2: invariant violation), and the audit's privacy violation is the overall verdict",
-                "planted", exposes="stages"),
+    CorpusEntry(
+        "krichene2023/staged-loop",
+        ALGO,
+        f"{M}:staged_loop",
+        "none",
+        "pass",
+        "none: loop-box-muller with its weights, statistic, sensitivity (Appendix A.1) and noise-scale stages",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "krichene2023/staged-no-weight-clipping",
+        ALGO,
+        f"{M}:staged_no_weight_clipping",
+        "budget",
+        "privacy violation",
+        "as no-weight-clipping, with its weights stage exposed: prop_budget_holds fails (user 0 spends "
+        "8/9 > 1/2: invariant violation), and the audit's privacy violation is the overall verdict",
+        "planted",
+        exposes="stages",
+    ),
 ]
 CORPUS += STAGED_CORPUS
 
@@ -372,8 +535,25 @@ CORPUS += STAGED_CORPUS
 GD_ALGO = "krichene2023.noisy-gd"
 
 
-def _gd(dataset, rng, size, *, m, n_counts, n_users, beta, mu, Gamma, Lambda, eta, T, radius,
-        sigma_factor=None, clip=True, counts_from_data=False):
+def _gd(
+    dataset,
+    rng,
+    size,
+    *,
+    m,
+    n_counts,
+    n_users,
+    beta,
+    mu,
+    Gamma,
+    Lambda,
+    eta,
+    T,
+    radius,
+    sigma_factor=None,
+    clip=True,
+    counts_from_data=False,
+):
     if not (beta > 0 and Gamma > 0 and eta > 0 and T >= 1 and radius > 0 and Lambda >= 0):
         raise ValueError("need beta, Gamma, eta, radius > 0, T >= 1, Lambda >= 0")
     t, u, x, y = _records(dataset)
@@ -385,13 +565,13 @@ def _gd(dataset, rng, size, *, m, n_counts, n_users, beta, mu, Gamma, Lambda, et
     sigma = Gamma * math.sqrt(T / 2.0) if sigma_factor is None else sigma_factor * Gamma
     theta = np.zeros((k, m, d))
     for _ in range(T):
-        at = theta[:, t, :]                                            # (k, N, d)
+        at = theta[:, t, :]  # (k, N, d)
         g = (np.einsum("knd,nd->kn", at, x) - y)[:, :, None] * x[None] + Lambda * at
         if clip:
             norms = np.linalg.norm(g, axis=2, keepdims=True)
             g = g * np.minimum(1.0, Gamma / np.maximum(norms, 1e-300))
         G = np.zeros((k, m, d))
-        for r in range(t.size):                                        # sum_j w_ij g_ij, task by task
+        for r in range(t.size):  # sum_j w_ij g_ij, task by task
             G[:, t[r], :] += w[r] * g[:, r, :]
         theta = theta - eta * (G + sigma * rng.standard_normal((k, m, d)))
         theta *= np.minimum(1.0, radius / np.maximum(np.linalg.norm(theta, axis=2, keepdims=True), 1e-300))
@@ -435,20 +615,68 @@ def gd_once_per_call(dataset, rng, size=None, **p):
 
 
 CORPUS += [
-    CorpusEntry("krichene2023/gd-loop", GD_ALGO, f"{M}:gd_loop", "none", "pass",
-                "none: the gradient sums task by task in a loop", "correct alternative"),
-    CorpusEntry("krichene2023/gd-one", GD_ALGO, f"{M}:gd_one", "none", "pass", "none: one release per call",
-                "correct alternative"),
-    CorpusEntry("krichene2023/gd-adapter", GD_ALGO, f"{M}:gd_adapter", "none", "pass",
-                "none: an Adapter holding the mechanism", "correct alternative", exposes="stages"),
-    CorpusEntry("krichene2023/gd-sigma-gamma", GD_ALGO, f"{M}:gd_sigma_gamma", "accounting", "privacy violation",
-                "noise sd Gamma per step instead of Gamma sqrt(T/2): mu = sqrt(2) x the claim at T = 4", "planted"),
-    CorpusEntry("krichene2023/gd-no-gradient-clipping", GD_ALGO, f"{M}:gd_no_gradient_clipping", "sensitivity",
-                "privacy violation", "unclipped gradients, the noise for Gamma: ~10 x the move on the registry's "
-                "graph", "planted"),
-    CorpusEntry("krichene2023/gd-counts-from-data", GD_ALGO, f"{M}:gd_counts_from_data", "public inputs",
-                "deviation from reference", "the weights from the graph's own counts: other weights on the "
-                "generated cases, whose declared counts differ", "found in the authors' public code"),
-    CorpusEntry("krichene2023/gd-once-per-call", GD_ALGO, f"{M}:gd_once_per_call", "independence",
-                "not independent", "one run per call", "planted"),
+    CorpusEntry(
+        "krichene2023/gd-loop",
+        GD_ALGO,
+        f"{M}:gd_loop",
+        "none",
+        "pass",
+        "none: the gradient sums task by task in a loop",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "krichene2023/gd-one",
+        GD_ALGO,
+        f"{M}:gd_one",
+        "none",
+        "pass",
+        "none: one release per call",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "krichene2023/gd-adapter",
+        GD_ALGO,
+        f"{M}:gd_adapter",
+        "none",
+        "pass",
+        "none: an Adapter holding the mechanism",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "krichene2023/gd-sigma-gamma",
+        GD_ALGO,
+        f"{M}:gd_sigma_gamma",
+        "accounting",
+        "privacy violation",
+        "noise sd Gamma per step instead of Gamma sqrt(T/2): mu = sqrt(2) x the claim at T = 4",
+        "planted",
+    ),
+    CorpusEntry(
+        "krichene2023/gd-no-gradient-clipping",
+        GD_ALGO,
+        f"{M}:gd_no_gradient_clipping",
+        "sensitivity",
+        "privacy violation",
+        "unclipped gradients, the noise for Gamma: ~10 x the move on the registry's graph",
+        "planted",
+    ),
+    CorpusEntry(
+        "krichene2023/gd-counts-from-data",
+        GD_ALGO,
+        f"{M}:gd_counts_from_data",
+        "public inputs",
+        "deviation from reference",
+        "the weights from the graph's own counts: other weights on the generated cases, whose declared counts differ",
+        "found in the authors' public code",
+    ),
+    CorpusEntry(
+        "krichene2023/gd-once-per-call",
+        GD_ALGO,
+        f"{M}:gd_once_per_call",
+        "independence",
+        "not independent",
+        "one run per call",
+        "planted",
+    ),
 ]

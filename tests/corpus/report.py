@@ -7,6 +7,7 @@ a validate run (median and slowest over the entries and seeds: wall clock and th
 
 Each run is printed as it ends (and appended to ``--log``), then the table in Markdown.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,9 @@ from .test_corpus import shape_of
 
 
 def entries(only=None):
-    for m in sorted(m.name for m in pkgutil.iter_modules(corpus.__path__)
-                    if not m.name.startswith(("_", "test", "report"))):
+    for m in sorted(
+        m.name for m in pkgutil.iter_modules(corpus.__path__) if not m.name.startswith(("_", "test", "report"))
+    ):
         for e in importlib.import_module(f"corpus.{m}").CORPUS:
             if only is None or e.algorithm in only:
                 yield e
@@ -45,24 +47,33 @@ def _logged(log) -> dict:
 
 
 def run(seeds, only=None, log=None, resume=False, reverse=False) -> dict:
-    rows = collections.defaultdict(list)               # algorithm -> [(entry, seed, verdict, wall, cpu)]
+    rows = collections.defaultdict(list)  # algorithm -> [(entry, seed, verdict, wall, cpu)]
     todo = [(e, seed) for e in entries(only) for seed in seeds]
-    for e, seed in (reversed(todo) if reverse else todo):
+    for e, seed in reversed(todo) if reverse else todo:
         done = _logged(log).get((e.id, seed)) if (resume and log) else None
-        if done is not None:                         # run by another process sharing the log: reuse it
+        if done is not None:  # run by another process sharing the log: reuse it
             rows[e.algorithm].append((e, seed, done["verdict"], done["wall"], done["cpu"]))
             continue
         t0, c0 = time.perf_counter(), time.process_time()
         try:
             verdict = validate(e.algorithm, e.target, seed=seed, **e.kwargs()).verdict
-        except Exception as exc:                     # an error is a failed row, named
+        except Exception as exc:  # an error is a failed row, named
             verdict = f"error: {type(exc).__name__}: {exc}"[:120]
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         rows[e.algorithm].append((e, seed, verdict, wall, cpu))
-        line = {"id": e.id, "seed": seed, "expected": e.expected, "verdict": verdict,
-                "wall": round(wall, 2), "cpu": round(cpu, 2)}
-        print(f"{'ok' if verdict == e.expected else 'XX'} {e.id:52s} {seed} {e.expected:26s} {verdict:26s} "
-              f"{wall:6.1f} s ({cpu:5.1f} s CPU)", flush=True)
+        line = {
+            "id": e.id,
+            "seed": seed,
+            "expected": e.expected,
+            "verdict": verdict,
+            "wall": round(wall, 2),
+            "cpu": round(cpu, 2),
+        }
+        print(
+            f"{'ok' if verdict == e.expected else 'XX'} {e.id:52s} {seed} {e.expected:26s} {verdict:26s} "
+            f"{wall:6.1f} s ({cpu:5.1f} s CPU)",
+            flush=True,
+        )
         if log:
             with open(log, "a") as fh:
                 fh.write(json.dumps(line) + "\n")
@@ -71,8 +82,11 @@ def run(seeds, only=None, log=None, resume=False, reverse=False) -> dict:
 
 def table(rows, seeds) -> str:
     rows = {a: sorted(rs, key=lambda r: (r[0].id, r[1])) for a, rs in sorted(rows.items())}
-    out = ["| algorithm | bugs caught with the expected verdict | correct alternatives passed | call shapes | "
-           "validate time: median / slowest (CPU) |", "|---|---|---|---|---|"]
+    out = [
+        "| algorithm | bugs caught with the expected verdict | correct alternatives passed | call shapes | "
+        "validate time: median / slowest (CPU) |",
+        "|---|---|---|---|---|",
+    ]
     tot = collections.Counter()
     cpus = []
     for algo, rs in rows.items():
@@ -86,11 +100,15 @@ def table(rows, seeds) -> str:
         shapes = sorted({shape_of(vs[0][0]) for vs in by_entry.values()})
         c = [cpu for *_, cpu in rs]
         cpus += c
-        out.append(f"| {algo} | {caught} of {len(bugs)} | {passed} of {len(good)} | {', '.join(shapes)} | "
-                   f"{statistics.median(c):.1f} s / {max(c):.1f} s |")
+        out.append(
+            f"| {algo} | {caught} of {len(bugs)} | {passed} of {len(good)} | {', '.join(shapes)} | "
+            f"{statistics.median(c):.1f} s / {max(c):.1f} s |"
+        )
         tot.update(caught=caught, bugs=len(bugs), passed=passed, good=len(good))
-    out.append(f"| all ({len(seeds)} seeds) | {tot['caught']} of {tot['bugs']} | {tot['passed']} of {tot['good']} | | "
-               f"{statistics.median(cpus):.1f} s / {max(cpus):.1f} s |")
+    out.append(
+        f"| all ({len(seeds)} seeds) | {tot['caught']} of {tot['bugs']} | {tot['passed']} of {tot['good']} | | "
+        f"{statistics.median(cpus):.1f} s / {max(cpus):.1f} s |"
+    )
     return "\n".join(out)
 
 
@@ -99,8 +117,12 @@ def main() -> None:
     p.add_argument("--seeds", default="0,1,2,3,4")
     p.add_argument("--only", action="append", help="an algorithm (repeatable)")
     p.add_argument("--log", help="append one JSON line per run to this file")
-    p.add_argument("--resume", action="store_true", help="reuse the runs already in --log (several processes "
-                   "may share one log: each skips what the others have done)")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse the runs already in --log (several processes "
+        "may share one log: each skips what the others have done)",
+    )
     p.add_argument("--reverse", action="store_true", help="run the entries in reverse order (a second process)")
     a = p.parse_args()
     seeds = [int(s) for s in a.seeds.split(",")]

@@ -11,6 +11,7 @@ False alarms: validate's own budget is 1e-4 per run (audits/validation/run.py), 
 by chance with probability <= 1e-4 per run (the fixed seeds make each run deterministic); a bug is
 missed only if its effect falls within the checks' critical values.
 """
+
 from __future__ import annotations
 
 import collections
@@ -23,16 +24,25 @@ import corpus
 from corpus import BUG_TYPES, CorpusEntry
 from userdp.audits.validation.run import all_validations, load_target, validate
 
-MODULES = sorted(m.name for m in pkgutil.iter_modules(corpus.__path__) if not m.name.startswith(("_", "test", "report")))
+MODULES = sorted(
+    m.name for m in pkgutil.iter_modules(corpus.__path__) if not m.name.startswith(("_", "test", "report"))
+)
 ENTRIES = [e for m in MODULES for e in importlib.import_module(f"corpus.{m}").CORPUS]
 BY_ID = {e.id: e for e in ENTRIES}
 SEEDS = (0, 1, 2, 3, 4)
 SLICE = (
-    "amin2019/loop-exponential-difference", "amin2019/five-percent-less-noise",
-    "amin2019/clips-to-absolute-value", "amin2019/cap-at-half-T", "amin2019/no-noise-at-eps-zero",
-    "epasto2020/wa-clips-values", "epasto2020/wa-noise-for-B-one", "epasto2020/wa-sigma-ignored",
-    "epasto2020/gwa-first-coordinate-noise", "acharya2024/eta-eight-percent-high",
-    "krichene2023/upper-triangle-noise-only", "amin2019_erm/ridge-seven-percent-less-noise",
+    "amin2019/loop-exponential-difference",
+    "amin2019/five-percent-less-noise",
+    "amin2019/clips-to-absolute-value",
+    "amin2019/cap-at-half-T",
+    "amin2019/no-noise-at-eps-zero",
+    "epasto2020/wa-clips-values",
+    "epasto2020/wa-noise-for-B-one",
+    "epasto2020/wa-sigma-ignored",
+    "epasto2020/gwa-first-coordinate-noise",
+    "acharya2024/eta-eight-percent-high",
+    "krichene2023/upper-triangle-noise-only",
+    "amin2019_erm/ridge-seven-percent-less-noise",
     "zhao2024_wme/epsilon-not-split",
 )
 
@@ -57,12 +67,24 @@ def test_corpus_shape():
         assert any(e.expected != "pass" and e.exposes == "release" for e in mine), f"{algo}: no release-only bug"
         assert any(e.bug_type == "independence" for e in mine), f"{algo}: no independence bug"
     classes = collections.Counter(e.bug_type for e in ENTRIES)
-    for c in ("sensitivity", "noise scale", "budget", "domain", "independence", "parameter regime", "structure",
-              "public inputs", "bias", "variance", "non-private data-dependent choice", "normalisation"):
+    for c in (
+        "sensitivity",
+        "noise scale",
+        "budget",
+        "domain",
+        "independence",
+        "parameter regime",
+        "structure",
+        "public inputs",
+        "bias",
+        "variance",
+        "non-private data-dependent choice",
+        "normalisation",
+    ):
         assert classes[c], f"no bug of class {c!r}"
     assert sum(e.small for e in ENTRIES) >= 10, "small-effect bugs"
     assert {e.inputs for e in ENTRIES} >= {None, "refuse", "clip", "trust"}, "every input policy"
-    with pytest.raises(ValueError, match="correct alternative"):   # planted: a bug marked as passing
+    with pytest.raises(ValueError, match="correct alternative"):  # planted: a bug marked as passing
         CorpusEntry("x", "a", "m:o", "sensitivity", "pass", "e", "planted")
     with pytest.raises(ValueError, match="bug_type"):
         CorpusEntry("x", "a", "m:o", "typo", "pass", "e", "planted")
@@ -74,8 +96,9 @@ def test_corpus_shape():
 def _check(entry: CorpusEntry, seed: int):
     report = validate(entry.algorithm, entry.target, seed=seed, **entry.kwargs())
     bad = [f"{f.verdict}: {f.check}: {f.title}" for f in report.findings if f.verdict != "pass"]
-    assert report.verdict == entry.expected, f"{entry.id} (seed {seed}): {report.verdict}, expected " \
-                                             f"{entry.expected}; {bad}"
+    assert report.verdict == entry.expected, (
+        f"{entry.id} (seed {seed}): {report.verdict}, expected {entry.expected}; {bad}"
+    )
 
 
 @pytest.mark.parametrize("entry_id", SLICE)

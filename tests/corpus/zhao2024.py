@@ -19,6 +19,7 @@ L2 sensitivity B = 2 c / kappa0 (+ solver slack), c = max_i w_i T_i, at (eps_r, 
 (3/4 eps, delta/2); sigma_pass / B = 1.86 at eps = 3, i.e. mu = B / sigma_pass = 0.54 in
 Gaussian-DP terms. A release that moves by s under noise sigma is (s / sigma)-GDP.
 """
+
 from __future__ import annotations
 
 import collections
@@ -105,7 +106,7 @@ def _psi_sum(s, y, w, T):
     return float(np.dot(w, np.clip(s - y, -T, T)))
 
 
-U = 2.0 ** -53                       # unit roundoff of a double
+U = 2.0**-53  # unit roundoff of a double
 _QUIET = dict(over="ignore", invalid="ignore", divide="ignore", under="ignore")
 
 
@@ -122,7 +123,7 @@ def _offsets(y, z0):
     (z0 - y_i) / ||z0 - y_i|| computed from halved coordinates (no overflow)."""
     with np.errstate(**_QUIET):
         u = y - z0[None, :]
-        far = ~np.all(np.isfinite(u) & (np.abs(u) <= 2.0 ** 1000), axis=1)
+        far = ~np.all(np.isfinite(u) & (np.abs(u) <= 2.0**1000), axis=1)
         direction = np.zeros_like(y)
         if far.any():
             v = 0.5 * z0[None, :] - 0.5 * y[far]
@@ -144,7 +145,7 @@ def _terms(t, u, far, direction, T):
 def _bisect_1d(u, far, direction, w, T):
     """d = 1: the float t where the gradient g(t) = sum_i w_i clip(t - u_i, -T_i, T_i) changes sign,
     by bisection to the last float (g is non-decreasing). Far users add their constant +-w_i T_i."""
-    v = np.where(far, np.copysign(np.inf, -direction[:, 0]), u[:, 0])      # far: u_i = +-inf on its side
+    v = np.where(far, np.copysign(np.inf, -direction[:, 0]), u[:, 0])  # far: u_i = +-inf on its side
 
     def g(t):
         with np.errstate(**_QUIET):
@@ -221,14 +222,15 @@ def _certificate(t, u, far, direction, w, T, e):
     with np.errstate(**_QUIET):
         nu = np.sqrt((u * u).sum(axis=1))
         E = 1.01 * U * (nu + np.where(far, 0.0, r)) + (d + 4) * U * np.where(far, 0.0, r)
-        outside = r - E > T                                           # a_i and the exact offset both outside
+        outside = r - E > T  # a_i and the exact offset both outside
         lip = np.where(outside, 0.0 if d == 1 else np.minimum(1.0, 2 * T / np.maximum(r - E, 1e-300)), 1.0)
         err = np.where(far, 0.0 if d == 1 else T * 1e-290, lip * E + (d + 6) * U * T)
         prods = w[:, None] * psi
         G = np.array([math.fsum(prods[:, j]) for j in range(d)])
         gn = float(np.sqrt(G @ G))
-        eta = (gn * (1 + (d + 2) * U) + math.fsum(w * err) * 1.01
-               + 2.02 * U * math.fsum(np.abs(prods).sum(axis=1))) * (1 + 1e-9)
+        eta = (gn * (1 + (d + 2) * U) + math.fsum(w * err) * 1.01 + 2.02 * U * math.fsum(np.abs(prods).sum(axis=1))) * (
+            1 + 1e-9
+        )
         margins = np.where(far | ~np.isfinite(r), -np.inf, (T - r) - 1.02 * (E + U * (T + r)))
     K = math.fsum(w[margins >= e])
     return eta, margins, bool(math.isfinite(eta) and eta < e * K * (1 - 4 * U))
@@ -251,8 +253,18 @@ def _solve(y, w, T, *, e, kappa0, rho, gap):
     if d == 1:
         t = _bisect_1d(u, far, direction, w, T)
     else:
-        t = _mm(u, far, direction, w, T, target=0.25 * e * kappa0, kappa0=kappa0, rho=rho, gap=gap,
-                steps=_mm_steps(w, T, d, e, kappa0, rho))
+        t = _mm(
+            u,
+            far,
+            direction,
+            w,
+            T,
+            target=0.25 * e * kappa0,
+            kappa0=kappa0,
+            rho=rho,
+            gap=gap,
+            steps=_mm_steps(w, T, d, e, kappa0, rho),
+        )
     eta, margins, ok = _certificate(t, u, far, direction, w, T, e)
     with np.errstate(**_QUIET):
         mu0 = z0 + t
@@ -285,7 +297,7 @@ def _clip(v, R_c):
 
 
 def _laplace(rng, scale, k):
-    u = rng.random(k) - 0.5                                  # inverse CDF of Laplace(0, scale)
+    u = rng.random(k) - 0.5  # inverse CDF of Laplace(0, scale)
     return -scale * np.sign(u) * np.log1p(-2 * np.abs(u))
 
 
@@ -295,48 +307,75 @@ def _normals(rng, shape):
     return np.sqrt(-2 * np.log(u1)) * np.cos(2 * np.pi * u2)
 
 
-def _plan(dataset, *, epsilon, delta, R, R_c, tau=TAU, cap=None, kappa0=KAPPA0, test_share=TEST_SHARE,
-          support=None, weights=None, R_of=None, b_of=None, split_delta=True):
+def _plan(
+    dataset,
+    *,
+    epsilon,
+    delta,
+    R,
+    R_c,
+    tau=TAU,
+    cap=None,
+    kappa0=KAPPA0,
+    test_share=TEST_SHARE,
+    support=None,
+    weights=None,
+    R_of=None,
+    b_of=None,
+    split_delta=True,
+):
     """Everything before the noise. ``weights``, ``R_of`` and ``b_of`` are where the bugs
     below differ: weights(a) from a_i = min(m_i, cap); R_of(R, dataset) the item scale of
     T_i; b_of(c, kappa0) the proposed sensitivity."""
     _check(epsilon, delta, R, R_c, tau, kappa0, test_share)
     y, m = _user_table(dataset)
     rho = math.inf if support is None else float(support)
-    if support is not None and np.max(np.linalg.norm(np.asarray(dataset.values, float).reshape(len(dataset.values), -1),
-                                                     axis=1)) > rho:
+    if (
+        support is not None
+        and np.max(np.linalg.norm(np.asarray(dataset.values, float).reshape(len(dataset.values), -1), axis=1)) > rho
+    ):
         raise ValueError("an item lies outside the declared support")
     eps_t, delta_t = test_share * epsilon, delta / 2
     eps_r, delta_r = epsilon - eps_t, (delta / 2 if split_delta else delta)
     R_T = R if R_of is None else R_of(R, dataset)
-    T = tau * R_T / np.sqrt(m)                                        # T_i = tau R / sqrt(m_i)
+    T = tau * R_T / np.sqrt(m)  # T_i = tau R / sqrt(m_i)
     T_eff = np.minimum(T, rho)
     if cap is None:
         cap = _cap(m, R, eps_r, delta_r, y.shape[1], tau, kappa0, np.minimum(tau * R / np.sqrt(m), rho))
     a = np.minimum(m, cap)
-    w = a / a.sum() if weights is None else weights(a)                # w_i = min(m_i, cap) / sum
+    w = a / a.sum() if weights is None else weights(a)  # w_i = min(m_i, cap) / sum
     c = float(np.max(w * T_eff))
-    b = 2 * c / kappa0 if b_of is None else b_of(c, kappa0)          # item 2: b = 2 c / kappa0
-    e = SLACK * b                                                     # item 5: the certified accuracy
+    b = 2 * c / kappa0 if b_of is None else b_of(c, kappa0)  # item 2: b = 2 c / kappa0
+    e = SLACK * b  # item 5: the certified accuracy
     d = y.shape[1]
     if kappa0 < 0.5:
         raise ValueError(f"kappa0 must be >= 1/2 (this solver starts from the weighted median), got {kappa0}")
-    if 8 * _rounding_bound(w, T, d) > e * kappa0:                     # the public feasibility check
+    if 8 * _rounding_bound(w, T, d) > e * kappa0:  # the public feasibility check
         raise ValueError(f"double precision cannot certify e = {e:.3g} for {m.size} users: lower the cap")
     L = math.log(1 / (2 * delta_t)) / eps_t
     J = math.ceil(L + math.log(0.5 / FLOOR) / eps_t)
-    eps_m = (6 * d + 60) * U * float(T.max())                         # the public margin gap
-    B = (b + 2 * e + eps_m) * (1 + 4 * (J + 2) * U)                   # item 3
-    rho0 = 0.0 if d == 1 else B                                       # item 5: the strong-convexity radius
+    eps_m = (6 * d + 60) * U * float(T.max())  # the public margin gap
+    B = (b + 2 * e + eps_m) * (1 + 4 * (J + 2) * U)  # item 3
+    rho0 = 0.0 if d == 1 else B  # item 5: the strong-convexity radius
     mu0, margins, certified = _solve(y, w, T, e=e, kappa0=kappa0, rho=max(rho0, e), gap=eps_m)
-    gamma = _ptr_count(margins, w, B, e + rho0, kappa0, J) if certified else 0   # uncertified: gamma = 0
-    clipped = _clip(mu0, R_c)                                         # Clip(mu0, R_c), eq. (4)
-    r_c = (2 * math.sqrt(d) + d + 6) * U * R_c                        # the rounding of Clip (item 4)
-    return {"clipped": clipped, "gamma": gamma, "L": L, "eps_t": eps_t,
-            "sigma_pass": _gauss_sigma(min(B + 2 * r_c, 2 * (R_c + r_c)), eps_r, delta_r),
-            "sigma_fallback": _gauss_sigma(2 * (R_c + r_c), eps_r, delta_r), "scalar": np.ndim(dataset.values) == 1,
-            "w": w, "T": T, "mu0": mu0, "B": B, "certified": certified,
-            "budget": {"eps_test": eps_t, "eps_release": eps_r, "delta_test": delta_t, "delta_release": delta_r}}
+    gamma = _ptr_count(margins, w, B, e + rho0, kappa0, J) if certified else 0  # uncertified: gamma = 0
+    clipped = _clip(mu0, R_c)  # Clip(mu0, R_c), eq. (4)
+    r_c = (2 * math.sqrt(d) + d + 6) * U * R_c  # the rounding of Clip (item 4)
+    return {
+        "clipped": clipped,
+        "gamma": gamma,
+        "L": L,
+        "eps_t": eps_t,
+        "sigma_pass": _gauss_sigma(min(B + 2 * r_c, 2 * (R_c + r_c)), eps_r, delta_r),
+        "sigma_fallback": _gauss_sigma(2 * (R_c + r_c), eps_r, delta_r),
+        "scalar": np.ndim(dataset.values) == 1,
+        "w": w,
+        "T": T,
+        "mu0": mu0,
+        "B": B,
+        "certified": certified,
+        "budget": {"eps_test": eps_t, "eps_release": eps_r, "delta_test": delta_t, "delta_release": delta_r},
+    }
 
 
 def _release(p, rng, size, passed):
@@ -352,26 +391,74 @@ def _release(p, rng, size, passed):
 def _hlm(dataset, rng, size=None, **kw):
     p = _plan(dataset, **kw)
     k = 1 if size is None else size
-    passed = p["gamma"] + _laplace(rng, 1 / p["eps_t"], k) > p["L"]    # item 3: one coin per release
+    passed = p["gamma"] + _laplace(rng, 1 / p["eps_t"], k) > p["L"]  # item 3: one coin per release
     return _release(p, rng, size, passed)
 
 
 # ------------------------------------------------------------------ HLM: correct alternatives
-def hlm_bisection_box_muller(dataset, rng, size=None, *, epsilon, delta, R, R_c, tau=TAU, cap=None,
-                             kappa0=KAPPA0, test_share=TEST_SHARE, support=None):
+def hlm_bisection_box_muller(
+    dataset,
+    rng,
+    size=None,
+    *,
+    epsilon,
+    delta,
+    R,
+    R_c,
+    tau=TAU,
+    cap=None,
+    kappa0=KAPPA0,
+    test_share=TEST_SHARE,
+    support=None,
+):
     """Correct: bisection on the first-order condition (d = 1), majorise-minimise (d > 1),
     the PTR distance as a loop, Box-Muller normals, inverse-CDF Laplace."""
-    return _hlm(dataset, rng, size, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap,
-                kappa0=kappa0, test_share=test_share, support=support)
+    return _hlm(
+        dataset,
+        rng,
+        size,
+        epsilon=epsilon,
+        delta=delta,
+        R=R,
+        R_c=R_c,
+        tau=tau,
+        cap=cap,
+        kappa0=kappa0,
+        test_share=test_share,
+        support=support,
+    )
 
 
-def hlm_uncapped_loop_exponentials(dataset, rng, size=None, *, epsilon, delta, R, R_c, tau=TAU, cap=None,
-                                   kappa0=KAPPA0, test_share=TEST_SHARE, support=None):
+def hlm_uncapped_loop_exponentials(
+    dataset,
+    rng,
+    size=None,
+    *,
+    epsilon,
+    delta,
+    R,
+    R_c,
+    tau=TAU,
+    cap=None,
+    kappa0=KAPPA0,
+    test_share=TEST_SHARE,
+    support=None,
+):
     """Correct: the PTR step as an explicit per-release loop, gamma counted without the cap J
     (gamma has sensitivity 1 for any cap, and the cap changes P(pass) by <= 1e-12), the
     Laplace as a difference of two exponentials, numpy's normal sampler."""
-    p = _plan(dataset, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap, kappa0=kappa0,
-              test_share=test_share, support=support)
+    p = _plan(
+        dataset,
+        epsilon=epsilon,
+        delta=delta,
+        R=R,
+        R_c=R_c,
+        tau=tau,
+        cap=cap,
+        kappa0=kappa0,
+        test_share=test_share,
+        support=support,
+    )
     k = 1 if size is None else size
     d = p["clipped"].size
     out = np.empty((k, d))
@@ -385,48 +472,164 @@ def hlm_uncapped_loop_exponentials(dataset, rng, size=None, *, epsilon, delta, R
 
 
 # ------------------------------------------------------------------ HLM: bugs, release only
-def hlm_one_user_sensitivity(dataset, rng, size=None, *, epsilon, delta, R, R_c, tau=TAU, cap=None,
-                             kappa0=KAPPA0, test_share=TEST_SHARE, support=None):
+def hlm_one_user_sensitivity(
+    dataset,
+    rng,
+    size=None,
+    *,
+    epsilon,
+    delta,
+    R,
+    R_c,
+    tau=TAU,
+    cap=None,
+    kappa0=KAPPA0,
+    test_share=TEST_SHARE,
+    support=None,
+):
     """BUG (sensitivity): b = c = max_i w_i T_i, "a user's bounded Huber gradient moves the
     estimate by at most w_i T_i": it drops the factor 2 (the gradient can flip from -T_i to
     +T_i) and the 1 / kappa0 (the curvature at mu0 can be as low as kappa0). B is 4 times too small."""
-    return _hlm(dataset, rng, size, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap,
-                kappa0=kappa0, test_share=test_share, support=support, b_of=lambda c, k0: c)
+    return _hlm(
+        dataset,
+        rng,
+        size,
+        epsilon=epsilon,
+        delta=delta,
+        R=R,
+        R_c=R_c,
+        tau=tau,
+        cap=cap,
+        kappa0=kappa0,
+        test_share=test_share,
+        support=support,
+        b_of=lambda c, k0: c,
+    )
 
 
-def hlm_deterministic_test(dataset, rng, size=None, *, epsilon, delta, R, R_c, tau=TAU, cap=None,
-                           kappa0=KAPPA0, test_share=TEST_SHARE, support=None):
+def hlm_deterministic_test(
+    dataset,
+    rng,
+    size=None,
+    *,
+    epsilon,
+    delta,
+    R,
+    R_c,
+    tau=TAU,
+    cap=None,
+    kappa0=KAPPA0,
+    test_share=TEST_SHARE,
+    support=None,
+):
     """BUG (non-private data-dependent choice): the PTR test without its Laplace noise,
     pass iff gamma > L: which noise a release gets is a deterministic function of the data."""
-    p = _plan(dataset, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap, kappa0=kappa0,
-              test_share=test_share, support=support)
+    p = _plan(
+        dataset,
+        epsilon=epsilon,
+        delta=delta,
+        R=R,
+        R_c=R_c,
+        tau=tau,
+        cap=cap,
+        kappa0=kappa0,
+        test_share=test_share,
+        support=support,
+    )
     k = 1 if size is None else size
     return _release(p, rng, size, np.full(k, p["gamma"] > p["L"]))
 
 
-def hlm_range_from_data(dataset, rng, size=None, *, epsilon, delta, R, R_c, tau=TAU, cap=None,
-                        kappa0=KAPPA0, test_share=TEST_SHARE, support=None):
+def hlm_range_from_data(
+    dataset,
+    rng,
+    size=None,
+    *,
+    epsilon,
+    delta,
+    R,
+    R_c,
+    tau=TAU,
+    cap=None,
+    kappa0=KAPPA0,
+    test_share=TEST_SHARE,
+    support=None,
+):
     """BUG (non-private data-dependent choice): the thresholds use R_eff = max(R, max |x|),
     "R must cover the data": T_i (and with it c, B, mu0 and gamma) is read from the items."""
+
     def R_of(R, D):
         v = np.asarray(D.values, float)
         return max(R, float(np.max(np.abs(v) if v.ndim == 1 else np.linalg.norm(v, axis=1))))
-    return _hlm(dataset, rng, size, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap,
-                kappa0=kappa0, test_share=test_share, support=support, R_of=R_of)
+
+    return _hlm(
+        dataset,
+        rng,
+        size,
+        epsilon=epsilon,
+        delta=delta,
+        R=R,
+        R_c=R_c,
+        tau=tau,
+        cap=cap,
+        kappa0=kappa0,
+        test_share=test_share,
+        support=support,
+        R_of=R_of,
+    )
 
 
-def hlm_unnormalised_weights(dataset, rng, size=None, *, epsilon, delta, R, R_c, tau=TAU, cap=None,
-                             kappa0=KAPPA0, test_share=TEST_SHARE, support=None):
+def hlm_unnormalised_weights(
+    dataset,
+    rng,
+    size=None,
+    *,
+    epsilon,
+    delta,
+    R,
+    R_c,
+    tau=TAU,
+    cap=None,
+    kappa0=KAPPA0,
+    test_share=TEST_SHARE,
+    support=None,
+):
     """BUG (normalisation): w_i = min(m_i, cap), not divided by the sum S = sum_j min(m_j, cap)."""
-    return _hlm(dataset, rng, size, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap,
-                kappa0=kappa0, test_share=test_share, support=support, weights=lambda a: a)
+    return _hlm(
+        dataset,
+        rng,
+        size,
+        epsilon=epsilon,
+        delta=delta,
+        R=R,
+        R_c=R_c,
+        tau=tau,
+        cap=cap,
+        kappa0=kappa0,
+        test_share=test_share,
+        support=support,
+        weights=lambda a: a,
+    )
 
 
 _PLANS: dict = {}
 
 
-def hlm_decision_per_call(dataset, rng, size=None, *, epsilon, delta, R, R_c, tau=TAU, cap=None,
-                          kappa0=KAPPA0, test_share=TEST_SHARE, support=None):
+def hlm_decision_per_call(
+    dataset,
+    rng,
+    size=None,
+    *,
+    epsilon,
+    delta,
+    R,
+    R_c,
+    tau=TAU,
+    cap=None,
+    kappa0=KAPPA0,
+    test_share=TEST_SHARE,
+    support=None,
+):
     """BUG (independence): one PTR coin per call, shared by all `size` releases ("test once,
     then release"). The noise-free plan is cached per dataset object and parameters (a
     fit/release split; the cache holds the object, so its id cannot be reused; it changes no
@@ -434,12 +637,25 @@ def hlm_decision_per_call(dataset, rng, size=None, *, epsilon, delta, R, R_c, ta
     params = (epsilon, delta, R, R_c, tau, cap, kappa0, test_share, support)
     hit = _PLANS.get(id(dataset))
     if hit is None or hit[0] is not dataset or hit[1] != params:
-        hit = _PLANS[id(dataset)] = (dataset, params, _plan(
-            dataset, epsilon=epsilon, delta=delta, R=R, R_c=R_c, tau=tau, cap=cap, kappa0=kappa0,
-            test_share=test_share, support=support))
+        hit = _PLANS[id(dataset)] = (
+            dataset,
+            params,
+            _plan(
+                dataset,
+                epsilon=epsilon,
+                delta=delta,
+                R=R,
+                R_c=R_c,
+                tau=tau,
+                cap=cap,
+                kappa0=kappa0,
+                test_share=test_share,
+                support=support,
+            ),
+        )
     p = hit[2]
     k = 1 if size is None else size
-    u = rng.random() - 0.5                                   # the call's one Laplace(1/eps_t) draw
+    u = rng.random() - 0.5  # the call's one Laplace(1/eps_t) draw
     passed = p["gamma"] - math.copysign(1 / p["eps_t"], u) * math.log1p(-2 * abs(u)) > p["L"]
     sigma = p["sigma_pass"] if passed else p["sigma_fallback"]
     out = p["clipped"] + sigma * _normals(rng, (k, p["clipped"].size))
@@ -461,43 +677,83 @@ def hlm_delta_not_split(dataset, rng, size=None, *, epsilon, delta, R, R_c):
 
 M = "corpus.zhao2024"
 CORPUS = [
-    CorpusEntry("zhao2024/hlm-bisection-box-muller", ALGO, f"{M}:hlm_bisection_box_muller", "none", "pass",
-                "none: the Huber minimiser by bisection on the first-order condition (d = 1) or majorise-"
-                "minimise (d = 2), Box-Muller normals, inverse-CDF Laplace", "correct alternative"),
-    CorpusEntry("zhao2024/hlm-uncapped-loop-exponentials", ALGO, f"{M}:hlm_uncapped_loop_exponentials", "none",
-                "pass", "none: the PTR step as a loop per release, gamma without the cap J (P(pass) moves by "
-                "<= 1e-12), Laplace = Exp - Exp", "correct alternative"),
-    CorpusEntry("zhao2024/hlm-one-user-sensitivity", ALGO, f"{M}:hlm_one_user_sensitivity", "sensitivity",
-                "privacy violation",
-                "B = c instead of 2 c / kappa0: sigma_pass 4 times too small. On the audit's sensitivity pair "
-                "(Clip(mu0) moves by 0.96 of the true B, both sides pass w.p. 1 - 1e-8) the release is "
-                "0.96 x 4 x 0.54 = 2.07-GDP: eps = 10.4 at delta = 1e-5 (Balle-Wang) against the claimed 3; "
-                "the reference there is 0.52-GDP, eps = 2.08 (a factor-2 error would give 1.04-GDP, eps 4.6)",
-                "planted"),
-    CorpusEntry("zhao2024/hlm-deterministic-test", ALGO, f"{M}:hlm_deterministic_test",
-                "non-private data-dependent choice", "privacy violation",
-                "pass iff gamma > L: on the crossing pair (gamma 16 vs 15 around L = 15.35) one side always "
-                "gets sigma_pass = 0.229, the other always sigma_fallback = 3.72: P(|x| > 1) is ~1e-5 vs 0.79, "
-                "an unbounded loss (claimed 3; the Laplace coin keeps the reference's odds within e^0.75)",
-                "planted"),
-    CorpusEntry("zhao2024/hlm-range-from-data", ALGO, f"{M}:hlm_range_from_data",
-                "non-private data-dependent choice", "privacy violation",
-                "R_eff = max(R, max |x|): one user's items at 100 R multiply every T_i, B (capped at 2 R_c) and "
-                "sigma by up to 16 on the imbalanced dataset that always passes: N(c, 0.025^2) vs a sigma of "
-                "~3.7, an unbounded loss (claimed 3)", "planted"),
-    CorpusEntry("zhao2024/hlm-unnormalised-weights", ALGO, f"{M}:hlm_unnormalised_weights", "normalisation",
-                "deviation from reference",
-                "w_i = min(m_i, cap) without / S: mu0 is unchanged (eq. 2 is scale-free in w), but c and B grow "
-                "by S and the test reads K - (j+1) w_max > kappa0 on weights summing to S, i.e. the "
-                "reference's test at kappa0 / S: still private (the derivation holds for any kappa0 in (0, 1)), "
-                "with sigma_pass at its 2 R_c cap (3.72 instead of 0.025 on case 1): not the paper's estimator",
-                "planted"),
-    CorpusEntry("zhao2024/hlm-decision-per-call", ALGO, f"{M}:hlm_decision_per_call", "independence",
-                "not independent",
-                "one PTR coin per call: all `size` releases of a call get the same sigma; each single release "
-                "has the reference's law (so the one-per-call audit passes), but a batch of them is one test "
-                "outcome, not `size` independent ones (on case 0, P(pass) = 0.69: |x| clusters by call)",
-                "planted"),
+    CorpusEntry(
+        "zhao2024/hlm-bisection-box-muller",
+        ALGO,
+        f"{M}:hlm_bisection_box_muller",
+        "none",
+        "pass",
+        "none: the Huber minimiser by bisection on the first-order condition (d = 1) or majorise-"
+        "minimise (d = 2), Box-Muller normals, inverse-CDF Laplace",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-uncapped-loop-exponentials",
+        ALGO,
+        f"{M}:hlm_uncapped_loop_exponentials",
+        "none",
+        "pass",
+        "none: the PTR step as a loop per release, gamma without the cap J (P(pass) moves by "
+        "<= 1e-12), Laplace = Exp - Exp",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-one-user-sensitivity",
+        ALGO,
+        f"{M}:hlm_one_user_sensitivity",
+        "sensitivity",
+        "privacy violation",
+        "B = c instead of 2 c / kappa0: sigma_pass 4 times too small. On the audit's sensitivity pair "
+        "(Clip(mu0) moves by 0.96 of the true B, both sides pass w.p. 1 - 1e-8) the release is "
+        "0.96 x 4 x 0.54 = 2.07-GDP: eps = 10.4 at delta = 1e-5 (Balle-Wang) against the claimed 3; "
+        "the reference there is 0.52-GDP, eps = 2.08 (a factor-2 error would give 1.04-GDP, eps 4.6)",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-deterministic-test",
+        ALGO,
+        f"{M}:hlm_deterministic_test",
+        "non-private data-dependent choice",
+        "privacy violation",
+        "pass iff gamma > L: on the crossing pair (gamma 16 vs 15 around L = 15.35) one side always "
+        "gets sigma_pass = 0.229, the other always sigma_fallback = 3.72: P(|x| > 1) is ~1e-5 vs 0.79, "
+        "an unbounded loss (claimed 3; the Laplace coin keeps the reference's odds within e^0.75)",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-range-from-data",
+        ALGO,
+        f"{M}:hlm_range_from_data",
+        "non-private data-dependent choice",
+        "privacy violation",
+        "R_eff = max(R, max |x|): one user's items at 100 R multiply every T_i, B (capped at 2 R_c) and "
+        "sigma by up to 16 on the imbalanced dataset that always passes: N(c, 0.025^2) vs a sigma of "
+        "~3.7, an unbounded loss (claimed 3)",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-unnormalised-weights",
+        ALGO,
+        f"{M}:hlm_unnormalised_weights",
+        "normalisation",
+        "deviation from reference",
+        "w_i = min(m_i, cap) without / S: mu0 is unchanged (eq. 2 is scale-free in w), but c and B grow "
+        "by S and the test reads K - (j+1) w_max > kappa0 on weights summing to S, i.e. the "
+        "reference's test at kappa0 / S: still private (the derivation holds for any kappa0 in (0, 1)), "
+        "with sigma_pass at its 2 R_c cap (3.72 instead of 0.025 on case 1): not the paper's estimator",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-decision-per-call",
+        ALGO,
+        f"{M}:hlm_decision_per_call",
+        "independence",
+        "not independent",
+        "one PTR coin per call: all `size` releases of a call get the same sigma; each single release "
+        "has the reference's law (so the one-per-call audit passes), but a batch of them is one test "
+        "outcome, not `size` independent ones (on case 0, P(pass) = 0.69: |x| clusters by call)",
+        "planted",
+    ),
 ]
 
 
@@ -512,17 +768,28 @@ def _stages(name, **override):
 
     def noise(D, **p):
         q = plan(D, **p)
-        return {"sigma_pass": q["sigma_pass"], "sigma_fallback": q["sigma_fallback"], "threshold": q["L"],
-                **q["budget"]}
+        return {
+            "sigma_pass": q["sigma_pass"],
+            "sigma_fallback": q["sigma_fallback"],
+            "threshold": q["L"],
+            **q["budget"],
+        }
 
     def mechanism(D, rng, size=None, **p):
         q = plan(D, **p)
         k = 1 if size is None else size
         return _release(q, rng, size, q["gamma"] + _laplace(rng, 1 / q["eps_t"], k) > q["L"])
 
-    return HLMAdapter(name, weights=lambda D, **p: plan(D, **p)["w"], thresholds=lambda D, **p: plan(D, **p)["T"],
-                      statistic=lambda D, **p: plan(D, **p)["mu0"], sensitivity=lambda D, **p: plan(D, **p)["B"],
-                      ptr_distance=lambda D, **p: plan(D, **p)["gamma"], noise_scale=noise, mechanism=mechanism)
+    return HLMAdapter(
+        name,
+        weights=lambda D, **p: plan(D, **p)["w"],
+        thresholds=lambda D, **p: plan(D, **p)["T"],
+        statistic=lambda D, **p: plan(D, **p)["mu0"],
+        sensitivity=lambda D, **p: plan(D, **p)["B"],
+        ptr_distance=lambda D, **p: plan(D, **p)["gamma"],
+        noise_scale=noise,
+        mechanism=mechanism,
+    )
 
 
 def _inverse_count_weights(a):
@@ -536,21 +803,41 @@ staged_hlm_one_user_sensitivity = _stages("corpus/hlm-staged-one-user-sensitivit
 
 # Adapter entries: the property suite, the stage comparison and the stages-agree test run on them.
 STAGED_CORPUS = [
-    CorpusEntry("zhao2024/hlm-staged-bisection", ALGO, f"{M}:staged_hlm_bisection", "none", "pass",
-                "none: every stage of hlm-bisection-box-muller (weights, thresholds, mu0 by bisection, B, gamma, "
-                "the noise scales). Its stages equal the reference's on the spec's 4 cases to 1.4e-17 (measured; "
-                "validate's STAGE_RTOL is 1e-9, while the reference's solver certifies only 1e-6 b)",
-                "correct alternative", exposes="stages"),
-    CorpusEntry("zhao2024/hlm-staged-inverse-count-weights", ALGO, f"{M}:staged_hlm_inverse_count_weights",
-                "normalisation", "invariant violation",
-                "w_i proportional to 1 / min(m_i, cap): normalised but DEcreasing in m_i, against the suite's "
-                "prop_weights_normalised_monotone (a user's weight must grow with its data). Private (c is "
-                "computed from the weights used), so the release alone is a deviation", "planted",
-                exposes="stages"),
-    CorpusEntry("zhao2024/hlm-staged-one-user-sensitivity", ALGO, f"{M}:staged_hlm_one_user_sensitivity",
-                "sensitivity", "privacy violation",
-                "as hlm-one-user-sensitivity with its stages: the brute-force sensitivity property and the "
-                "noise calibration fail too (B 4 times too small)", "planted", exposes="stages"),
+    CorpusEntry(
+        "zhao2024/hlm-staged-bisection",
+        ALGO,
+        f"{M}:staged_hlm_bisection",
+        "none",
+        "pass",
+        "none: every stage of hlm-bisection-box-muller (weights, thresholds, mu0 by bisection, B, gamma, "
+        "the noise scales). Its stages equal the reference's on the spec's 4 cases to 1.4e-17 (measured; "
+        "validate's STAGE_RTOL is 1e-9, while the reference's solver certifies only 1e-6 b)",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-staged-inverse-count-weights",
+        ALGO,
+        f"{M}:staged_hlm_inverse_count_weights",
+        "normalisation",
+        "invariant violation",
+        "w_i proportional to 1 / min(m_i, cap): normalised but DEcreasing in m_i, against the suite's "
+        "prop_weights_normalised_monotone (a user's weight must grow with its data). Private (c is "
+        "computed from the weights used), so the release alone is a deviation",
+        "planted",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-staged-one-user-sensitivity",
+        ALGO,
+        f"{M}:staged_hlm_one_user_sensitivity",
+        "sensitivity",
+        "privacy violation",
+        "as hlm-one-user-sensitivity with its stages: the brute-force sensitivity property and the "
+        "noise calibration fail too (B 4 times too small)",
+        "planted",
+        exposes="stages",
+    ),
 ]
 CORPUS += STAGED_CORPUS
 
@@ -558,26 +845,90 @@ CORPUS += STAGED_CORPUS
 # ------------------------------------------------------------------ more HLM entries
 H3 = "zhao2024.hlm-d3"
 CORPUS += [
-    CorpusEntry("zhao2024/hlm-one-release", ALGO, f"{M}:hlm_one_release", "none", "pass",
-                "none: one release per call", "correct alternative"),
-    CorpusEntry("zhao2024/hlm-delta-not-split", ALGO, f"{M}:hlm_delta_not_split", "budget",
-                "deviation from reference", "the release noise at the whole delta: sigma_pass 2.8% too small; "
-                "the realisation pair moves Clip(mu0) by 0.96 of B, which that noise still covers (a privacy "
-                "defect of 1-2% in mu that no pair here realises): graded a deviation", "planted", small=True),
-    CorpusEntry("zhao2024/hlm-d3-bisection", H3, f"{M}:hlm_bisection_box_muller", "none", "pass",
-                "none: majorise-minimise in d = 3, Box-Muller normals", "correct alternative"),
-    CorpusEntry("zhao2024/hlm-d3-one-release", H3, f"{M}:hlm_one_release", "none", "pass",
-                "none: one release per call", "correct alternative"),
-    CorpusEntry("zhao2024/hlm-d3-uncapped-loop", H3, f"{M}:hlm_uncapped_loop_exponentials", "none", "pass",
-                "none: the PTR step as a loop per release", "correct alternative"),
-    CorpusEntry("zhao2024/hlm-d3-one-user-sensitivity", H3, f"{M}:hlm_one_user_sensitivity", "sensitivity",
-                "privacy violation", "B 4 times too small (as in d = 1)", "planted"),
-    CorpusEntry("zhao2024/hlm-d3-deterministic-test", H3, f"{M}:hlm_deterministic_test",
-                "non-private data-dependent choice", "privacy violation", "the PTR test without noise", "planted"),
-    CorpusEntry("zhao2024/hlm-d3-unnormalised-weights", H3, f"{M}:hlm_unnormalised_weights", "normalisation",
-                "deviation from reference", "weights not normalised: private, sigma_pass at its cap", "planted"),
-    CorpusEntry("zhao2024/hlm-d3-decision-per-call", H3, f"{M}:hlm_decision_per_call", "independence",
-                "not independent", "one PTR coin per call", "planted"),
+    CorpusEntry(
+        "zhao2024/hlm-one-release",
+        ALGO,
+        f"{M}:hlm_one_release",
+        "none",
+        "pass",
+        "none: one release per call",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-delta-not-split",
+        ALGO,
+        f"{M}:hlm_delta_not_split",
+        "budget",
+        "deviation from reference",
+        "the release noise at the whole delta: sigma_pass 2.8% too small; "
+        "the realisation pair moves Clip(mu0) by 0.96 of B, which that noise still covers (a privacy "
+        "defect of 1-2% in mu that no pair here realises): graded a deviation",
+        "planted",
+        small=True,
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-d3-bisection",
+        H3,
+        f"{M}:hlm_bisection_box_muller",
+        "none",
+        "pass",
+        "none: majorise-minimise in d = 3, Box-Muller normals",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-d3-one-release",
+        H3,
+        f"{M}:hlm_one_release",
+        "none",
+        "pass",
+        "none: one release per call",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-d3-uncapped-loop",
+        H3,
+        f"{M}:hlm_uncapped_loop_exponentials",
+        "none",
+        "pass",
+        "none: the PTR step as a loop per release",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-d3-one-user-sensitivity",
+        H3,
+        f"{M}:hlm_one_user_sensitivity",
+        "sensitivity",
+        "privacy violation",
+        "B 4 times too small (as in d = 1)",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-d3-deterministic-test",
+        H3,
+        f"{M}:hlm_deterministic_test",
+        "non-private data-dependent choice",
+        "privacy violation",
+        "the PTR test without noise",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-d3-unnormalised-weights",
+        H3,
+        f"{M}:hlm_unnormalised_weights",
+        "normalisation",
+        "deviation from reference",
+        "weights not normalised: private, sigma_pass at its cap",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024/hlm-d3-decision-per-call",
+        H3,
+        f"{M}:hlm_decision_per_call",
+        "independence",
+        "not independent",
+        "one PTR coin per call",
+        "planted",
+    ),
 ]
 
 
@@ -614,7 +965,7 @@ def _g_constants(m, R, theta, d, tau, rho, *, delta_from_c=2.0):
     K = 1 if q == 0 else max(1, math.ceil(math.log((goal - e_f) / (2 * rho_G)) / math.log(q) * (1 + 1e-12)) + 1)
     if K > 10_000:
         raise ValueError(f"the calibration needs {K} solver steps > 10000 (kappa_G = {kappa:.3g})")
-    e = (q ** K * 2 * rho_G + e_f) * (1 + 4 * U)
+    e = (q**K * 2 * rho_G + e_f) * (1 + 4 * U)
     return {"w": w, "T": T, "rho_s": rho_s, "rho_G": rho_G, "kappa_G": kappa, "c": c, "Delta": Delta, "K": K, "e": e}
 
 
@@ -648,7 +999,7 @@ def _g_ball(x, r):
 
 def _g_solve(y, k):
     w, T = k["w"], k["T"]
-    if y.shape[1] == 1:                                   # bisection on sum w_i clip(s - y_i, -T_i, T_i)
+    if y.shape[1] == 1:  # bisection on sum w_i clip(s - y_i, -T_i, T_i)
         v = y[:, 0]
         lo, hi = -k["rho_s"], k["rho_s"]
         while True:
@@ -659,10 +1010,10 @@ def _g_solve(y, k):
                 lo = mid
             else:
                 hi = mid
-        g = lambda s: abs(float(w @ np.clip(s - v, -T, T)))   # noqa: E731
+        g = lambda s: abs(float(w @ np.clip(s - v, -T, T)))  # noqa: E731
         return np.array([lo if g(lo) <= g(hi) else hi])
     s = _g_ball((w @ y / w.sum())[None, :], k["rho_s"])[0]
-    for _ in range(k["K"]):                               # G4: K projected gradient steps
+    for _ in range(k["K"]):  # G4: K projected gradient steps
         u = s[None, :] - y
         r = np.sqrt((u * u).sum(axis=1))
         s = _g_ball((s - (w * T / np.maximum(r, T)) @ u)[None, :], k["rho_s"])[0]
@@ -684,13 +1035,27 @@ def _g_plan(dataset, *, epsilon, delta, R, R_c, support, tau=TAU, theta=None, de
     S = min((k["Delta"] + 2 * k["e"] + 2 * e_clip) * (1 + 4 * U), 2 * R_c * (1 + (d + 8) * U))
     sigma = _gauss_sigma(S, epsilon, delta)
     norms = np.abs(vals) if d == 1 else np.sqrt((vals * vals).sum(axis=1))
-    if np.any(norms > support):                                          # the domain, after the public checks
+    if np.any(norms > support):  # the domain, after the public checks
         raise ValueError(f"an item has norm {float(norms.max())!r} > support = {support!r}")
     y, _ = _user_table(dataset)
     s = _g_solve(_g_ball(y, support), k)
-    return {"mu0": s, "clipped": _clip(s, R_c), "sigma": sigma, "S": S, "k": k, "scalar": d == 1,
-            "noise": {"sigma": sigma, "epsilon": epsilon, "delta": delta, "Delta": k["Delta"], "e": k["e"],
-                      "kappa_G": k["kappa_G"], "rho_G": k["rho_G"]}}
+    return {
+        "mu0": s,
+        "clipped": _clip(s, R_c),
+        "sigma": sigma,
+        "S": S,
+        "k": k,
+        "scalar": d == 1,
+        "noise": {
+            "sigma": sigma,
+            "epsilon": epsilon,
+            "delta": delta,
+            "Delta": k["Delta"],
+            "e": k["e"],
+            "kappa_G": k["kappa_G"],
+            "rho_G": k["rho_G"],
+        },
+    }
 
 
 def _g_release(p, z):
@@ -727,15 +1092,17 @@ def global_clipping(dataset, rng, size=None, *, epsilon, delta, R, R_c, support)
     """Correct (input policy clip): items projected onto the support ball first."""
     v = np.asarray(dataset.values, float)
     v = _g_ball(v[:, None], support)[:, 0] if v.ndim == 1 else _g_ball(v, support)
-    return global_bisection_box_muller(dataset.with_fields(values=v), rng, size, epsilon=epsilon, delta=delta, R=R,
-                                       R_c=R_c, support=support)
+    return global_bisection_box_muller(
+        dataset.with_fields(values=v), rng, size, epsilon=epsilon, delta=delta, R=R, R_c=R_c, support=support
+    )
 
 
 def global_no_sign_flip(dataset, rng, size=None, *, epsilon, delta, R, R_c, support, tau=TAU, theta=None):
     """BUG (sensitivity): Delta = c / kappa_G, "one user pulls with at most c": a user's pull can flip
     from +c to -c, so the gradient moves by 2c. sigma half the reference's."""
-    p = _g_plan(dataset, epsilon=epsilon, delta=delta, R=R, R_c=R_c, support=support, tau=tau, theta=theta,
-                delta_from_c=1.0)
+    p = _g_plan(
+        dataset, epsilon=epsilon, delta=delta, R=R, R_c=R_c, support=support, tau=tau, theta=theta, delta_from_c=1.0
+    )
     out = _g_release(p, rng.standard_normal((1 if size is None else size, p["clipped"].size)))
     return out[0] if size is None else out
 
@@ -759,31 +1126,76 @@ def _g_stages(name, **override):
         out = _g_release(q, _normals(rng, (1 if size is None else size, q["clipped"].size)))
         return out[0] if size is None else out
 
-    return HLMAdapter(name, weights=lambda D, **p: plan(D, **p)["k"]["w"],
-                      thresholds=lambda D, **p: plan(D, **p)["k"]["T"], statistic=lambda D, **p: plan(D, **p)["mu0"],
-                      sensitivity=lambda D, **p: plan(D, **p)["S"], noise_scale=lambda D, **p: plan(D, **p)["noise"],
-                      mechanism=mechanism)
+    return HLMAdapter(
+        name,
+        weights=lambda D, **p: plan(D, **p)["k"]["w"],
+        thresholds=lambda D, **p: plan(D, **p)["k"]["T"],
+        statistic=lambda D, **p: plan(D, **p)["mu0"],
+        sensitivity=lambda D, **p: plan(D, **p)["S"],
+        noise_scale=lambda D, **p: plan(D, **p)["noise"],
+        mechanism=mechanism,
+    )
 
 
 staged_global = _g_stages("corpus/global-staged")
 
 CORPUS += [
-    CorpusEntry("zhao2024/global-bisection-box-muller", ALGO_G, f"{M}:global_bisection_box_muller", "none", "pass",
-                "none: the minimiser by bisection to the last float in d = 1 (the public e still in S), Box-Muller "
-                "normals", "correct alternative"),
-    CorpusEntry("zhao2024/global-one-release", ALGO_G, f"{M}:global_one_release", "none", "pass",
-                "none: one release per call", "correct alternative"),
-    CorpusEntry("zhao2024/global-clipping", ALGO_G, f"{M}:global_clipping", "none", "pass",
-                "none: items projected onto the support ball (declared --inputs clip)", "correct alternative",
-                inputs="clip"),
-    CorpusEntry("zhao2024/global-staged", ALGO_G, f"{M}:staged_global", "none", "pass",
-                "none: every stage (weights, thresholds, x_K, S, the noise scales) as an Adapter",
-                "correct alternative", exposes="stages"),
-    CorpusEntry("zhao2024/global-no-sign-flip", ALGO_G, f"{M}:global_no_sign_flip", "sensitivity",
-                "privacy violation",
-                "Delta = c / kappa_G: sigma half the reference's. On the curvature pair (the move is exactly "
-                "Delta) the release is 2 x 0.72 = 1.44-GDP against the reference's 0.72 (sigma = 1.39 S at "
-                "eps = 3, delta = 1e-5): under-noised where the sensitivity is attained", "planted"),
-    CorpusEntry("zhao2024/global-noise-once-per-call", ALGO_G, f"{M}:global_noise_once_per_call", "independence",
-                "not independent", "one Gaussian draw per call shared by its `size` releases", "planted"),
+    CorpusEntry(
+        "zhao2024/global-bisection-box-muller",
+        ALGO_G,
+        f"{M}:global_bisection_box_muller",
+        "none",
+        "pass",
+        "none: the minimiser by bisection to the last float in d = 1 (the public e still in S), Box-Muller normals",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "zhao2024/global-one-release",
+        ALGO_G,
+        f"{M}:global_one_release",
+        "none",
+        "pass",
+        "none: one release per call",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "zhao2024/global-clipping",
+        ALGO_G,
+        f"{M}:global_clipping",
+        "none",
+        "pass",
+        "none: items projected onto the support ball (declared --inputs clip)",
+        "correct alternative",
+        inputs="clip",
+    ),
+    CorpusEntry(
+        "zhao2024/global-staged",
+        ALGO_G,
+        f"{M}:staged_global",
+        "none",
+        "pass",
+        "none: every stage (weights, thresholds, x_K, S, the noise scales) as an Adapter",
+        "correct alternative",
+        exposes="stages",
+    ),
+    CorpusEntry(
+        "zhao2024/global-no-sign-flip",
+        ALGO_G,
+        f"{M}:global_no_sign_flip",
+        "sensitivity",
+        "privacy violation",
+        "Delta = c / kappa_G: sigma half the reference's. On the curvature pair (the move is exactly "
+        "Delta) the release is 2 x 0.72 = 1.44-GDP against the reference's 0.72 (sigma = 1.39 S at "
+        "eps = 3, delta = 1e-5): under-noised where the sensitivity is attained",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024/global-noise-once-per-call",
+        ALGO_G,
+        f"{M}:global_noise_once_per_call",
+        "independence",
+        "not independent",
+        "one Gaussian draw per call shared by its `size` releases",
+        "planted",
+    ),
 ]

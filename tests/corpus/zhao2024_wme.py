@@ -6,6 +6,7 @@ independently of its code: a counting loop for the histogram, Box-Muller normals
 per bin on demand. The helpers it shares with the HLM corpus (the user table, the analytic
 Gaussian sigma by bisection, Box-Muller normals) are in ``zhao2024.py``.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,21 @@ M = "corpus.zhao2024_wme"
 BETA = 0.05
 
 
-def _wme(dataset, rng, size, epsilon, delta, R, *, noisy_argmax=True, widen=1.0, width_of=None, delta_stage=None,
-         eps_stage2=None, once=False):
+def _wme(
+    dataset,
+    rng,
+    size,
+    epsilon,
+    delta,
+    R,
+    *,
+    noisy_argmax=True,
+    widen=1.0,
+    width_of=None,
+    delta_stage=None,
+    eps_stage2=None,
+    once=False,
+):
     """``noisy_argmax``: stage I's Gaussian noise; ``widen``: the interval is the bin +- widen
     tau; ``width_of(tau, R)``: the width stage II's noise is scaled to (default min(3 tau, 2R))."""
     if not epsilon > 0 or not 0 < delta < 1 or not R > 0:
@@ -55,7 +69,7 @@ def _wme(dataset, rng, size, epsilon, delta, R, *, noisy_argmax=True, widen=1.0,
     cache = {}
     noise1 = _normals(rng, (k, K)) if noisy_argmax else np.zeros((k, K))
     noise2 = _normals(rng, k)
-    if once:                                        # BUG below: one draw of each stage per call
+    if once:  # BUG below: one draw of each stage per call
         noise1, noise2 = np.repeat(noise1[:1], k, axis=0), np.repeat(noise2[:1], k)
     for i in range(k):
         j = int(np.argmax(np.asarray(counts, float) + sigma1 * noise1[i]))
@@ -117,37 +131,95 @@ def wme_noise_once_per_call(dataset, rng, size=None, *, epsilon, delta, R):
 
 
 CORPUS = [
-    CorpusEntry("zhao2024_wme/loop-box-muller", ALGO, f"{M}:wme_loop_box_muller", "none", "pass",
-                "none: histogram by a counting loop, Box-Muller normals for both stages", "correct alternative"),
-    CorpusEntry("zhao2024_wme/exact-argmax", ALGO, f"{M}:wme_exact_argmax",
-                "non-private data-dependent choice", "privacy violation",
-                "stage I without noise: on the localisation pair (counts 11:10 vs 10:11 at the two ends) the "
-                "interval flips deterministically and the release moves by 1.3 R = 9 sigma_2: 9-GDP against "
-                "the claimed mu = 0.527 (eps unbounded at delta = 1e-5 in practice)", "planted"),
-    CorpusEntry("zhao2024_wme/bin-width-noise", ALGO, f"{M}:wme_bin_width_noise", "sensitivity",
-                "privacy violation",
-                "sigma_2 scaled to tau / n instead of 3 tau / n: on the width pair (a user from one end of the "
-                "interval to the other moves the mean by exactly 3 tau / n) stage II is 3 x 0.373 = 1.12-GDP "
-                "(eps 5.0 at delta = 1e-5 against the claimed 3; mu with stage I 1.18 against 0.527)",
-                "planted"),
-    CorpusEntry("zhao2024_wme/unwidened-bin", ALGO, f"{M}:wme_unwidened_bin", "optimality",
-                "deviation from reference",
-                "clips to the chosen bin (width tau) with noise for width tau: consistent, so private (stage II "
-                "at most mu_2-GDP), but typical users near the bin's edges are clipped: the mean is biased",
-                "planted"),
-    CorpusEntry("zhao2024_wme/one-release", ALGO, f"{M}:wme_one_release", "none", "pass",
-                "none: one release per call", "correct alternative"),
-    CorpusEntry("zhao2024_wme/clipping", ALGO, f"{M}:wme_clipping", "none", "pass",
-                "none: items clipped into [-R, R] (declared --inputs clip)", "correct alternative", inputs="clip"),
-    CorpusEntry("zhao2024_wme/delta-not-split", ALGO, f"{M}:wme_delta_not_split", "budget",
-                "deviation from reference", "both stages at the whole delta: sigma_2 2.7% too small, so on the "
-                "width pair (a move of exactly Delta_2 with the bin fixed) the release's mu is 1.03 x the claim's: a "
-                "privacy defect, but validate's lower bound on the move in noise units (a move of 0.37 noise sd, "
-                "estimated from 10^5 releases a side) cannot certify 3%: graded a deviation (the spread)",
-                "planted", small=True),
-    CorpusEntry("zhao2024_wme/epsilon-not-split", ALGO, f"{M}:wme_epsilon_not_split", "budget",
-                "privacy violation", "stage II at the whole eps: sigma_2 about half: mu_2 doubles on the width pair",
-                "planted"),
-    CorpusEntry("zhao2024_wme/noise-once-per-call", ALGO, f"{M}:wme_noise_once_per_call", "independence",
-                "not independent", "one draw of each stage's noise per call", "planted"),
+    CorpusEntry(
+        "zhao2024_wme/loop-box-muller",
+        ALGO,
+        f"{M}:wme_loop_box_muller",
+        "none",
+        "pass",
+        "none: histogram by a counting loop, Box-Muller normals for both stages",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "zhao2024_wme/exact-argmax",
+        ALGO,
+        f"{M}:wme_exact_argmax",
+        "non-private data-dependent choice",
+        "privacy violation",
+        "stage I without noise: on the localisation pair (counts 11:10 vs 10:11 at the two ends) the "
+        "interval flips deterministically and the release moves by 1.3 R = 9 sigma_2: 9-GDP against "
+        "the claimed mu = 0.527 (eps unbounded at delta = 1e-5 in practice)",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024_wme/bin-width-noise",
+        ALGO,
+        f"{M}:wme_bin_width_noise",
+        "sensitivity",
+        "privacy violation",
+        "sigma_2 scaled to tau / n instead of 3 tau / n: on the width pair (a user from one end of the "
+        "interval to the other moves the mean by exactly 3 tau / n) stage II is 3 x 0.373 = 1.12-GDP "
+        "(eps 5.0 at delta = 1e-5 against the claimed 3; mu with stage I 1.18 against 0.527)",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024_wme/unwidened-bin",
+        ALGO,
+        f"{M}:wme_unwidened_bin",
+        "optimality",
+        "deviation from reference",
+        "clips to the chosen bin (width tau) with noise for width tau: consistent, so private (stage II "
+        "at most mu_2-GDP), but typical users near the bin's edges are clipped: the mean is biased",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024_wme/one-release",
+        ALGO,
+        f"{M}:wme_one_release",
+        "none",
+        "pass",
+        "none: one release per call",
+        "correct alternative",
+    ),
+    CorpusEntry(
+        "zhao2024_wme/clipping",
+        ALGO,
+        f"{M}:wme_clipping",
+        "none",
+        "pass",
+        "none: items clipped into [-R, R] (declared --inputs clip)",
+        "correct alternative",
+        inputs="clip",
+    ),
+    CorpusEntry(
+        "zhao2024_wme/delta-not-split",
+        ALGO,
+        f"{M}:wme_delta_not_split",
+        "budget",
+        "deviation from reference",
+        "both stages at the whole delta: sigma_2 2.7% too small, so on the "
+        "width pair (a move of exactly Delta_2 with the bin fixed) the release's mu is 1.03 x the claim's: a "
+        "privacy defect, but validate's lower bound on the move in noise units (a move of 0.37 noise sd, "
+        "estimated from 10^5 releases a side) cannot certify 3%: graded a deviation (the spread)",
+        "planted",
+        small=True,
+    ),
+    CorpusEntry(
+        "zhao2024_wme/epsilon-not-split",
+        ALGO,
+        f"{M}:wme_epsilon_not_split",
+        "budget",
+        "privacy violation",
+        "stage II at the whole eps: sigma_2 about half: mu_2 doubles on the width pair",
+        "planted",
+    ),
+    CorpusEntry(
+        "zhao2024_wme/noise-once-per-call",
+        ALGO,
+        f"{M}:wme_noise_once_per_call",
+        "independence",
+        "not independent",
+        "one draw of each stage's noise per call",
+        "planted",
+    ),
 ]

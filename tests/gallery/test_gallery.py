@@ -18,6 +18,7 @@ likelihood-ratio audit of ``tools.mean`` and one planted bug per other library a
 entries expected to be violations, and ``test_relation_caveat_is_the_same_call`` runs
 the same library call under both relations.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -32,7 +33,7 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:               # examples/ runs from a checkout (it is not installed)
+if str(REPO) not in sys.path:  # examples/ runs from a checkout (it is not installed)
     sys.path.insert(0, str(REPO))
 
 import diffprivlib  # noqa: E402,F401  (unconditional imports: a missing library is an error)
@@ -42,7 +43,7 @@ import pydp  # noqa: E402,F401
 
 from examples import _gallery, gallery_table  # noqa: E402
 from examples._gallery import NO_VIOLATION, VIOLATION  # noqa: E402
-from userdp.audits.cli import main as cli
+from userdp.audits.cli import main as cli  # noqa: E402
 from userdp.audits.engine import parallel  # noqa: E402
 
 ENTRIES = gallery_table.ENTRIES
@@ -72,8 +73,9 @@ def _all_vs_none_bound(samples: int, delta: float, alpha: float = 1e-4) -> float
 
 
 # Entries whose eps_lb has a closed form (the selection share cannot change the counts).
-CLOSED_FORM = {"examples.gallery_pipelinedp:count_planted_partitions_from_data":
-               lambda e: _all_vs_none_bound(e.samples, 1e-5)}
+CLOSED_FORM = {
+    "examples.gallery_pipelinedp:count_planted_partitions_from_data": lambda e: _all_vs_none_bound(e.samples, 1e-5)
+}
 
 
 @pytest.mark.parametrize("entry", [_param(e) for e in ENTRIES])
@@ -107,35 +109,65 @@ def test_every_entry_is_listed_once_and_every_target_is_listed():
     targets = [e.target for e in ENTRIES]
     assert len(targets) == len(set(targets))
     for m in gallery_table.MODULES:
-        factories = {n for n, f in vars(m).items() if callable(f) and getattr(f, "__module__", None) == m.__name__
-                     and not n.startswith("_") and f.__annotations__.get("return") == "AuditSetup"}
+        factories = {
+            n
+            for n, f in vars(m).items()
+            if callable(f)
+            and getattr(f, "__module__", None) == m.__name__
+            and not n.startswith("_")
+            and f.__annotations__.get("return") == "AuditSetup"
+        }
         assert factories == {e.name for e in m.ENTRIES}, m.__name__
     assert {VIOLATION, NO_VIOLATION} == {e.expected for e in ENTRIES}
 
 
 # ------------------------------------------------------------------ the relation caveat, by the real command line
 README = (REPO / "README.md").read_text()
-SUM_CALL = ["--mechanism", "diffprivlib.tools:sum", "--kwargs", '{"epsilon": 1, "bounds": [0, 1]}',
-            "--claim", "pure:epsilon=1"]
+SUM_CALL = [
+    "--mechanism",
+    "diffprivlib.tools:sum",
+    "--kwargs",
+    '{"epsilon": 1, "bounds": [0, 1]}',
+    "--claim",
+    "pure:epsilon=1",
+]
 
 
-@pytest.mark.parametrize("relation, pair, status, verdict", [
-    ("replace-record", ["[1,1,1]", "[1,1,0]"], 0, NO_VIOLATION),
-    ("add-remove-record", ["[1,1,1]", "[1,1]"], 1, VIOLATION),
-])
+@pytest.mark.parametrize(
+    "relation, pair, status, verdict",
+    [
+        ("replace-record", ["[1,1,1]", "[1,1,0]"], 0, NO_VIOLATION),
+        ("add-remove-record", ["[1,1,1]", "[1,1]"], 1, VIOLATION),
+    ],
+)
 def test_relation_caveat_is_the_same_call(relation, pair, status, verdict):
     """diffprivlib's tools.sum, the same call, by the real `userdp` command: no violation
     found under replace-record, a violation under add-remove-record (the output range [0, n]
     reveals n). As in the README, whose commands these are. False failure <= 1e-4 (the
     first: confidence 1 - 1e-4); the second cannot be missed while the clipping reveals n:
     Pr[x > 2] is 0.82 vs 0 (tools_sum_add_remove's why)."""
-    args = ["audit", *SUM_CALL, "--relation", relation, "--pair", *pair, "--samples", "5000",
-            "--confidence", "0.9999", "--workers", "2"]
-    shown = "userdp audit --mechanism diffprivlib.tools:sum --kwargs '{\"epsilon\": 1, \"bounds\": [0, 1]}' " \
-            f"--claim pure:epsilon=1 --relation {relation} --pair '{pair[0]}' '{pair[1]}'"
+    args = [
+        "audit",
+        *SUM_CALL,
+        "--relation",
+        relation,
+        "--pair",
+        *pair,
+        "--samples",
+        "5000",
+        "--confidence",
+        "0.9999",
+        "--workers",
+        "2",
+    ]
+    shown = (
+        'userdp audit --mechanism diffprivlib.tools:sum --kwargs \'{"epsilon": 1, "bounds": [0, 1]}\' '
+        f"--claim pure:epsilon=1 --relation {relation} --pair '{pair[0]}' '{pair[1]}'"
+    )
     assert shown in README, shown
-    proc = subprocess.run([gallery_table.userdp_command(), *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [gallery_table.userdp_command(), *args], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == status, proc.stderr
     assert proc.stdout.startswith(f"diffprivlib.tools:sum: {verdict}\n"), proc.stdout
     # Not asserted: "reproducible NO". userdp compares two calls of 2 outputs each on the first
@@ -154,15 +186,18 @@ def test_the_gallery_pairs_are_checked_against_the_relation(capsys, monkeypatch)
 # ------------------------------------------------------------------ the fork guard (userdp.audits.engine.parallel)
 def _child(guarded: bool, conn) -> None:
     from pydp.algorithms.laplacian import BoundedSum
+
     if guarded:
         parallel.discard_inherited_pydp_buffer()
-    conn.send([BoundedSum(epsilon=1.0, lower_bound=0.0, upper_bound=1.0, dtype="float").quick_result([])
-               for _ in range(50)])
+    conn.send(
+        [BoundedSum(epsilon=1.0, lower_bound=0.0, upper_bound=1.0, dtype="float").quick_result([]) for _ in range(50)]
+    )
     conn.close()
 
 
 def _two_forked_children(guarded: bool) -> list[list[float]]:
     from pydp.algorithms.laplacian import BoundedSum
+
     BoundedSum(epsilon=1.0, lower_bound=0.0, upper_bound=1.0, dtype="float").quick_result([])  # fill the buffer
     ctx = multiprocessing.get_context("fork")
     out = []
@@ -211,9 +246,10 @@ def test_userdp_guards_forked_workers_against_the_pydp_buffer(monkeypatch):
 
     def unguarded(dataset):
         return BoundedSum(epsilon=1.0, lower_bound=0.0, upper_bound=1.0, dtype="float").quick_result(list(dataset))
+
     r = audit(unguarded, ([], [1.0]), PureDP(1.0), samples=20_000, seed=0, workers=2)
     assert r.samples == 20_000 and r.reproducible is False
-    monkeypatch.setattr(parallel, "discard_inherited_pydp_buffer", lambda: None)      # the planted bug
+    monkeypatch.setattr(parallel, "discard_inherited_pydp_buffer", lambda: None)  # the planted bug
     with pytest.raises(MechanismError) as info:
         audit(unguarded, ([], [1.0]), PureDP(1.0), samples=20_000, seed=0, workers=2)
     assert isinstance(info.value.__cause__, DuplicateStreamsError)
@@ -223,6 +259,7 @@ def test_userdp_guards_forked_workers_against_the_pydp_buffer(monkeypatch):
 def _factories():
     """Every public factory of the gallery modules with an ``epsilon`` (or ``scale``) parameter."""
     import inspect
+
     out = []
     for mod in gallery_table.MODULES:
         for name, f in vars(mod).items():
@@ -238,23 +275,31 @@ def _factories():
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), True, "1", None])
 def test_every_factory_refuses_a_bad_epsilon_naming_it(factory, param, bad):
     from examples import gallery_opendp, gallery_pipelinedp
-    other = {gallery_pipelinedp.release: dict(D=gallery_pipelinedp.dataset(1), metric="count", delta=0.0,
-                                              public_partitions=None),
-             gallery_pipelinedp.release_partitions: dict(D=gallery_pipelinedp.two_partition_dataset(),
-                                                         max_partitions_contributed=2),
-             gallery_opendp.measurement: dict(lower=0.0, upper=1.0)}.get(factory, {})
+
+    other = {
+        gallery_pipelinedp.release: dict(
+            D=gallery_pipelinedp.dataset(1), metric="count", delta=0.0, public_partitions=None
+        ),
+        gallery_pipelinedp.release_partitions: dict(
+            D=gallery_pipelinedp.two_partition_dataset(), max_partitions_contributed=2
+        ),
+        gallery_opendp.measurement: dict(lower=0.0, upper=1.0),
+    }.get(factory, {})
     with pytest.raises((ValueError, TypeError), match=param):
         factory(**other, **{param: bad})
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: _gallery.check_bounds(1.0, 0.0), "lower < upper"),
-    (lambda: _gallery.check_bounds(0.0, float("inf")), "finite"),
-    (lambda: _gallery.check_bounds("0", 1.0), "lower"),
-    (lambda: _gallery.check_records([0.5, 2.0], 0.0, 1.0, "first"), r"first\[1\]"),
-    (lambda: _gallery.check_records([[0.5]], 0.0, 1.0, "first"), "1-D"),
-    (lambda: _gallery.check_records([float("nan")], 0.0, 1.0, "second"), "second"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: _gallery.check_bounds(1.0, 0.0), "lower < upper"),
+        (lambda: _gallery.check_bounds(0.0, float("inf")), "finite"),
+        (lambda: _gallery.check_bounds("0", 1.0), "lower"),
+        (lambda: _gallery.check_records([0.5, 2.0], 0.0, 1.0, "first"), r"first\[1\]"),
+        (lambda: _gallery.check_records([[0.5]], 0.0, 1.0, "first"), "1-D"),
+        (lambda: _gallery.check_records([float("nan")], 0.0, 1.0, "second"), "second"),
+    ],
+)
 def test_gallery_input_checks_name_the_argument(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
@@ -262,16 +307,19 @@ def test_gallery_input_checks_name_the_argument(call, match):
 
 def test_bad_bounds_metric_and_pair_kind_are_refused():
     from examples import gallery_opendp, gallery_pipelinedp, gallery_pydp
+
     with pytest.raises(ValueError, match="lower < upper"):
         gallery_pydp.bounded_sum(lower=2.0, upper=-1.0)
     with pytest.raises(ValueError, match="lower < upper"):
         gallery_opendp.clamp_sum_laplace(lower=1.0, upper=0.0)
     with pytest.raises(ValueError, match="metric"):
-        gallery_pipelinedp.release(gallery_pipelinedp.dataset(1), "mean", epsilon=1.0, delta=0.0,
-                                   public_partitions=None)
+        gallery_pipelinedp.release(
+            gallery_pipelinedp.dataset(1), "mean", epsilon=1.0, delta=0.0, public_partitions=None
+        )
     with pytest.raises(ValueError, match="delta"):
-        gallery_pipelinedp.release(gallery_pipelinedp.dataset(1), "count", epsilon=1.0, delta=1.0,
-                                   public_partitions=None)
+        gallery_pipelinedp.release(
+            gallery_pipelinedp.dataset(1), "count", epsilon=1.0, delta=1.0, public_partitions=None
+        )
     with pytest.raises(ValueError, match="lower < upper"):
         gallery_opendp.measurement(1.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="users_in_partition"):
@@ -279,6 +327,7 @@ def test_bad_bounds_metric_and_pair_kind_are_refused():
     with pytest.raises(TypeError, match="private_selection"):
         gallery_pipelinedp.pairs(1)
     from examples import gallery_diffprivlib as G
+
     for kw, match in ((dict(b=0.0), "b"), (dict(m=2.0), "m"), (dict(y=[1.5]), "y"), (dict(lo=1.0, hi=0.0), "lower")):
         args = dict(y=[0.5], m=0.5, b=1.0, lo=0.0, hi=1.0) | kw
         with pytest.raises(ValueError, match=match):

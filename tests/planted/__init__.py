@@ -1,6 +1,7 @@
 """The planted-bug corpus: implementations with one named bug each (docs/design.md §8.8, like
 Wycheproof's vectors). Each paper's module lists ``PlantedBug`` records; its test file
 asserts that the property suite or the audit catches every one."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,9 +13,9 @@ class PlantedBug:
     name: str
     bug_type: str
     effect: str
-    source: str                                      # where the mistake comes from
-    caught_by: tuple[str, ...] = ()                  # property names and/or "audit"
-    adapter: Optional[Any] = None                    # the buggy stages, for the property suite
-    mechanism: Optional[Callable[..., Any]] = None   # the buggy release, for the audit ...
-    claim: Any = None                                # ... against this (wrong) claim
-    pairs: Any = ()                                  # ... on these neighbouring pairs
+    source: str  # where the mistake comes from
+    caught_by: tuple[str, ...] = ()  # property names and/or "audit"
+    adapter: Optional[Any] = None  # the buggy stages, for the property suite
+    mechanism: Optional[Callable[..., Any]] = None  # the buggy release, for the audit ...
+    claim: Any = None  # ... against this (wrong) claim
+    pairs: Any = ()  # ... on these neighbouring pairs

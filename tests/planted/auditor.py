@@ -20,6 +20,7 @@ decisions of the real code. Bugs that live in the data flow rather than in a for
 (``no-sample-split``) carry ``patches``: module attributes swapped inside ``applied()``
 so that the real ``audit`` runs with the bug.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -71,9 +72,9 @@ def holm_flags(pvals, alpha: float) -> bool:
 
 @dataclass(frozen=True)
 class AuditorModel:
-    bound: Callable[..., np.ndarray]     # (k1, k2, n, level, delta) -> eps_lb, vectorised
+    bound: Callable[..., np.ndarray]  # (k1, k2, n, level, delta) -> eps_lb, vectorised
     level: Callable[[float, int], float]  # (alpha, m) -> per-candidate level
-    flags: Callable[..., bool]           # (pvals, alpha) -> verdict is "violation"
+    flags: Callable[..., bool]  # (pvals, alpha) -> verdict is "violation"
 
 
 REFERENCE = AuditorModel(split_cp_bound, lambda alpha, m: alpha / m, holm_flags)
@@ -85,10 +86,10 @@ class PlantedAuditorBug:
     name: str
     bug_type: str
     effect: str
-    source: str                                   # where the mistake comes from
-    caught_by: tuple[str, ...]                    # names of the checks that catch it
-    model: AuditorModel = REFERENCE               # what the exact checks see
-    patches: Optional[Callable[[int], tuple]] = None   # m -> ((object, attribute, value), ...)
+    source: str  # where the mistake comes from
+    caught_by: tuple[str, ...]  # names of the checks that catch it
+    model: AuditorModel = REFERENCE  # what the exact checks see
+    patches: Optional[Callable[[int], tuple]] = None  # m -> ((object, attribute, value), ...)
 
     @contextlib.contextmanager
     def applied(self, m: int = 1):
@@ -111,26 +112,27 @@ def _cp_alpha_per_side(k1, k2, n, level, delta=0.0):
 
 
 # ----------------------------------------------- 2. run at 0.75, reported as 0.95
-LOOSE_ALPHA = 0.25   # confidence 0.75
+LOOSE_ALPHA = 0.25  # confidence 0.75
 
 
 def _holm_at_loose(pvals, alpha):
-    return holm_flags(pvals, LOOSE_ALPHA)                                   # BUG: alpha ignored
+    return holm_flags(pvals, LOOSE_ALPHA)  # BUG: alpha ignored
 
 
 # ------------------------------------------------------ 3./4. no multiplicity correction
 def _uncorrected_flags(pvals, alpha) -> bool:
-    return bool(np.any(np.asarray(pvals) <= alpha))                        # BUG: no Holm
+    return bool(np.any(np.asarray(pvals) <= alpha))  # BUG: no Holm
 
 
 def _uncorrected_holm(pvals, alpha):
     p = np.asarray(pvals, dtype=float)
-    return p <= alpha, p                                                    # BUG: no Holm
+    return p <= alpha, p  # BUG: no Holm
 
 
 def _uncorrected_bound_patches(m: int):
     def lb(k1, k2, n, level, delta=0.0):
         return bounds.epsilon_lower_bound(k1, k2, n, min(1.0, level * m), delta)  # BUG: alpha, not alpha/m
+
     return ((harness, "epsilon_lower_bound", lb),)
 
 
@@ -147,7 +149,7 @@ def _wald_bound(k1, k2, n, level, delta=0.0):
 
 # ------------------------------------------------------ 6. delta left out of the bound
 def _delta_ignored(k1, k2, n, level, delta=0.0):
-    return split_cp_bound(k1, k2, n, level, 0.0)                            # BUG: delta dropped
+    return split_cp_bound(k1, k2, n, level, 0.0)  # BUG: delta dropped
 
 
 # ------------------------------------------------------ 7. no sample split
@@ -160,6 +162,7 @@ def _no_split_patches(m: int):
         a, b = real_draw(mechanism, pair, rngs, size)
         h = size // 2
         return np.concatenate([a[:h], a[:h]]), np.concatenate([b[:h], b[:h]])  # BUG: counts reused
+
     return ((harness, "draw", draw),)
 
 
@@ -173,69 +176,84 @@ def _refit_patches(m: int):
         s = c.rejection_set
         if isinstance(s, rejection.StatisticThreshold):
             family = {"l2-distance-difference": "l2laplace", "l1-distance-difference": "laplace"}.get(s.statistic)
-            refit = dict(rejection._learned_statistics(ca, cb, family))   # BUG: fitted on the counts
+            refit = dict(rejection._learned_statistics(ca, cb, family))  # BUG: fitted on the counts
             c = dataclasses.replace(c, rejection_set=dataclasses.replace(s, params=refit[s.statistic]))
         return real_count(c, kind, ca, cb)
+
     return ((harness, "_count", count),)
 
 
 BUGS = [
     PlantedAuditorBug(
-        "cp-alpha-per-side", "mis-levelled bound",
+        "cp-alpha-per-side",
+        "mis-levelled bound",
         "each Clopper-Pearson bound at alpha instead of alpha/2: confidence 1 - 2 alpha reported "
         "as 1 - alpha; on a set where one side is exact (p = 1 or q = 0) the exceedance "
         "approaches alpha where the bound allows alpha/2",
-        "DP-Sniper's lcb takes each CP bound at 0.95 (shared/NOTES.md), which by the union bound "
-        "is 0.90 overall",
+        "DP-Sniper's lcb takes each CP bound at 0.95 (shared/NOTES.md), which by the union bound is 0.90 overall",
         ("one-sided coverage",),
-        model=AuditorModel(_cp_alpha_per_side, REFERENCE.level, REFERENCE.flags)),
+        model=AuditorModel(_cp_alpha_per_side, REFERENCE.level, REFERENCE.flags),
+    ),
     PlantedAuditorBug(
-        "confidence-0.75-reported-0.95", "mis-levelled audit",
+        "confidence-0.75-reported-0.95",
+        "mis-levelled audit",
         "the audit runs at confidence 0.75 (alpha 0.25, 5x too loose at 0.95) whatever it is "
         "asked and reports the requested confidence",
         "a confidence default not passed through from the command line to the harness",
         ("coverage", "one-sided coverage", "family-wise bound", "verdict"),
-        model=AuditorModel(split_cp_bound, lambda alpha, m: LOOSE_ALPHA / m, _holm_at_loose)),
+        model=AuditorModel(split_cp_bound, lambda alpha, m: LOOSE_ALPHA / m, _holm_at_loose),
+    ),
     PlantedAuditorBug(
-        "uncorrected-bound", "no multiplicity correction",
+        "uncorrected-bound",
+        "no multiplicity correction",
         "each of m candidates bounded at alpha instead of alpha/m and the maximum reported: "
         "over 10 candidates on the boundary Pr[eps_lb > eps] reaches ~4x alpha",
         "the winner's curse: the best of several tests reported as if it were the only one",
         ("family-wise bound", "reported bound is at alpha/m"),
         model=AuditorModel(split_cp_bound, lambda alpha, m: alpha, REFERENCE.flags),
-        patches=_uncorrected_bound_patches),
+        patches=_uncorrected_bound_patches,
+    ),
     PlantedAuditorBug(
-        "uncorrected-verdict", "no multiplicity correction",
+        "uncorrected-verdict",
+        "no multiplicity correction",
         "Holm replaced by testing each candidate's p-value at alpha: over 10 candidates a "
         "correct mechanism is flagged with probability ~4x alpha",
         "each pair audited on its own and the verdicts OR-ed",
         ("verdict", "audit: ten pairs"),
         model=AuditorModel(split_cp_bound, REFERENCE.level, _uncorrected_flags),
-        patches=lambda m: ((harness, "_holm", _uncorrected_holm),)),
+        patches=lambda m: ((harness, "_holm", _uncorrected_holm),),
+    ),
     PlantedAuditorBug(
-        "normal-approximation", "wrong interval",
+        "normal-approximation",
+        "wrong interval",
         "Wald intervals p^ -/+ z sqrt(p^(1 - p^)/n) instead of Clopper-Pearson: q_hi = 0 when "
         "k2 = 0, so eps_lb = +inf whenever the set is empty on the second side",
         "the textbook interval, whose coverage Brown, Cai and DasGupta (2001) show fails at small counts",
         ("coverage", "one-sided coverage", "family-wise bound"),
-        model=AuditorModel(_wald_bound, REFERENCE.level, REFERENCE.flags)),
+        model=AuditorModel(_wald_bound, REFERENCE.level, REFERENCE.flags),
+    ),
     PlantedAuditorBug(
-        "delta-ignored", "wrong bound for (eps, delta)",
+        "delta-ignored",
+        "wrong bound for (eps, delta)",
         "ln(p_lo / q_hi) compared with eps for an (eps, delta) claim: a set of mass delta that "
         "M(D') never hits reads as an infinite loss",
         "a pure-DP auditor (DP-Sniper's ln(p_lo / q_hi)) reused for approximate claims",
         ("coverage", "one-sided coverage", "family-wise bound"),
-        model=AuditorModel(_delta_ignored, REFERENCE.level, REFERENCE.flags)),
+        model=AuditorModel(_delta_ignored, REFERENCE.level, REFERENCE.flags),
+    ),
     PlantedAuditorBug(
-        "no-sample-split", "selection bias",
+        "no-sample-split",
+        "selection bias",
         "the rejection set is chosen and counted on the same outputs: among many small sets the "
         "union the second side missed is chosen, so k2 = 0 and eps_lb = ln(p_lo / q_hi(0)) with "
         "q_hi(0) ~ ln(2/alpha)/n: 4.45 for a true loss of 1 at n = 1000",
         "DP-Sniper and StatDP keep the two shares separate for exactly this reason",
         ("audit: sample split",),
-        patches=_no_split_patches),
+        patches=_no_split_patches,
+    ),
     PlantedAuditorBug(
-        "learned-statistic-refit-on-counting-share", "selection bias",
+        "learned-statistic-refit-on-counting-share",
+        "selection bias",
         "the learned statistic (issue 8 item 4: centres m1, m2 or the classifier's weights) is "
         "re-estimated on the counting outputs it is then counted on: each side's outputs lie "
         "nearer their own fitted centre, so on a pair with no privacy loss at all the set "
@@ -243,7 +261,8 @@ BUGS = [
         "fitting a model on all the data and evaluating it on the same data; DP-Sniper (Bichsel "
         "et al. 2021) trains its classifier on outputs kept apart from those it counts",
         ("audit: learned statistic on a null pair",),
-        patches=_refit_patches),
+        patches=_refit_patches,
+    ),
 ]
 
 BY_NAME = {b.name: b for b in BUGS}
@@ -263,62 +282,82 @@ def _unweighted_l1(m: int):
 
     def learned(a, b, noise_family):
         """The Laplace family's statistic with every coordinate weighted 1 (its scales b dropped)."""
-        return [(name, params[:2] if name == "l1-distance-difference" else params)
-                for name, params in real(a, b, noise_family)]                 # BUG: scales ignored
+        return [
+            (name, params[:2] if name == "l1-distance-difference" else params)
+            for name, params in real(a, b, noise_family)
+        ]  # BUG: scales ignored
+
     return ((rejection, "_learned_statistics", learned),)
 
 
 def _no_joint_sets(m: int):
-    return ((rejection, "_orthant_statistics", lambda a, b: []),)             # BUG: no corner sets
+    return ((rejection, "_orthant_statistics", lambda a, b: []),)  # BUG: no corner sets
 
 
 def _per_partition_only(m: int):
-    return ((rejection, "_orthant_statistics", lambda a, b: []),              # BUG: each coordinate alone
-            (rejection, "_directions", lambda a, b: []),
-            (rejection, "_learned_statistics", lambda a, b, f: []),
-            (rejection, "_pattern_candidates", lambda *args: []))
+    return (
+        (rejection, "_orthant_statistics", lambda a, b: []),  # BUG: each coordinate alone
+        (rejection, "_directions", lambda a, b: []),
+        (rejection, "_learned_statistics", lambda a, b, f: []),
+        (rejection, "_pattern_candidates", lambda *args: []),
+    )
 
 
 def _rounding_unnamed(m: int):
-    return ((harness, "ROUNDING_ON", False),)                                 # BUG: no rounding check
+    return ((harness, "ROUNDING_ON", False),)  # BUG: no rounding check
 
 
 REACH_BUGS = [
     PlantedAuditorBug(
-        "atoms-off", "missing set family",
+        "atoms-off",
+        "missing set family",
         "continuous outputs are tested with thresholds only: an exact value released with probability "
         "1e-3 (infinite loss) hides inside a threshold set, eps_lb 0.98 against a claim of 1",
         "a continuous law has no atoms, so an auditor built for densities never looks for them",
-        ("reach: exact-value atom at 1e5",), patches=_atoms_off),
+        ("reach: exact-value atom at 1e5",),
+        patches=_atoms_off,
+    ),
     PlantedAuditorBug(
-        "l1-statistic-unweighted", "wrong likelihood ratio",
+        "l1-statistic-unweighted",
+        "wrong likelihood ratio",
         "the declared Laplace family's statistic sums |x_j - m2_j| - |x_j - m1_j| with weight 1: the "
         "likelihood ratio of Laplace noise weights coordinate j by 1/b_j, so one coordinate with 10x "
         "less noise among 20 counts for 1/20 of the sum",
         "the i.i.d. Laplace model (one scale for every coordinate) applied to a release whose scales differ",
-        ("reach: 20 counts, one coordinate's noise too small",), patches=_unweighted_l1),
+        ("reach: 20 counts, one coordinate's noise too small",),
+        patches=_unweighted_l1,
+    ),
     PlantedAuditorBug(
-        "no-joint-sets", "missing set family",
+        "no-joint-sets",
+        "missing set family",
         "vector outputs get projections and learned statistics but no corner sets: two partitions moved "
         "by (2, 2) with Laplace(4) each (loss 1) reach 0.69 at 5x10^4 per side, where the quadrant "
         "{x1 >= 2, x2 >= 2} (mass 0.25 against 0.092) reaches 0.9",
         "testing each coordinate, or one projection, as if the loss of a multi-partition release lived in one",
-        ("reach: two-partition quadrant",), patches=_no_joint_sets),
+        ("reach: two-partition quadrant",),
+        patches=_no_joint_sets,
+    ),
     PlantedAuditorBug(
-        "per-partition-only", "missing set family",
+        "per-partition-only",
+        "missing set family",
         "a multi-partition release is audited partition by partition (each axis alone), never jointly: "
         "a user in both partitions of a private-selection release moves both, and only the joint sets see "
         "the sum of the two losses",
         "auditing each partition of a GROUP BY release as its own mechanism",
-        ("reach: multi-partition release with no-release cells",), patches=_per_partition_only),
+        ("reach: multi-partition release with no-release cells",),
+        patches=_per_partition_only,
+    ),
     PlantedAuditorBug(
-        "floating-point-unnamed", "misreported finding",
+        "floating-point-unnamed",
+        "misreported finding",
         "a violation whose witness is a threshold on the attained extreme of a statistic (a plateau whose "
         "values differ in their last bits) is reported as an ordinary loss bound, sending the user after a "
         "noise-scale bug that is not there",
         "Mironov 2012: the low-order bits of floating-point noise leak; an auditor that reads every bound "
         "as a noise-scale bound misnames the cause",
-        ("reach: floating-point leak named",), patches=_rounding_unnamed),
+        ("reach: floating-point leak named",),
+        patches=_rounding_unnamed,
+    ),
 ]
 
 REACH_BY_NAME = {b.name: b for b in REACH_BUGS}
