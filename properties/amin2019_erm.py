@@ -242,7 +242,19 @@ STRATEGIES = {
     prop_minimiser_within_sensitivity: amin_worst_pairs(),  # the family where Delta_2 is nearly attained
     prop_noise_scale_is_public: amin_pairs(),  # removals and additions: n_tau changes
 }
-EXAMPLES: dict = {}  # no known hard case beyond the worst-case family of the strategy
+
+
+def _floor_example():
+    """A known hard case for the public noise scale: two one-record users (n_tau = 2) and the
+    same with a third user added (n_tau = 3), both below the public floor n_min = 4. A scale
+    read from n_tau (the literal reading of Algorithm 1, 2 tau L / (n_tau Lambda eps)) differs
+    across the pair; the floor's max(n_tau, n_min) = 4 does not."""
+    D = UserDataset(np.array([[0.5, 0.0], [0.0, 0.5]]), [0, 1], labels=np.array([1.0, -1.0]))
+    D2 = add_user(D, [[0.3, 0.3]], [1.0])
+    return D, D2, dict(tau=1, Lambda=1.0, n_min=4, loss="logistic", R=1.0, Y=1.0)
+
+
+EXAMPLES: dict = {prop_noise_scale_is_public: [_floor_example()]}  # beyond the strategies' worst-case families
 MAX_EXAMPLES: dict = {}  # every property: check_property's default, 100
 RELATION = A.RELATION  # Amin Def. 1: all records of one user appear or vanish (ADD_REMOVE_USER)
 ADAPTER = Adapter

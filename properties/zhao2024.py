@@ -155,8 +155,10 @@ def hlm_examples(draw, min_n: int = 5, max_n: int = 8, max_d: int = 2):
     for i in draw(st.lists(st.integers(0, n - 1), max_size=2, unique=True)):
         y[i] = np.array(draw(st.lists(st.floats(-100.0, 100.0), min_size=d, max_size=d))) * R
     R_c = draw(st.sampled_from([0.5, 1.0, 5.0]))
-    # a declared support half of the time: the smallest ball holding every item, or 2x it
-    top = float(np.max(np.linalg.norm(y, axis=1)))
+    # a declared support half of the time: the smallest ball holding every item, or 2x it. Two
+    # norms of one vector may differ in the last bit (np.linalg.norm here, a scaled norm in the
+    # reference), so "smallest" is up to 4 ulps: the item on the boundary must stay inside.
+    top = float(np.max(np.linalg.norm(y, axis=1))) * (1 + 4 * np.finfo(float).eps)
     support = draw(st.sampled_from([None, max(top, 1e-3), 2 * max(top, 1e-3)]))
     return HLMExample(_dataset(y[:, 0] if d == 1 else y, m), R=R, R_c=R_c, support=support)
 

@@ -152,7 +152,13 @@ def test_noise_scale_property_sees_a_data_dependent_reference_mechanism(monkeypa
         return real(D, rng, size, epsilon=epsilon * n_tau / max(n_tau, p["n_min"]), **p)
 
     monkeypatch.setattr(A, "mechanism", leaky)
-    f = check_property(P.prop_noise_scale_is_public, P.amin_pairs(), P.amin_reference(), max_examples=60)
+    f = check_property(
+        P.prop_noise_scale_is_public,
+        P.amin_pairs(),
+        P.amin_reference(),
+        max_examples=60,
+        examples=P.EXAMPLES[P.prop_noise_scale_is_public],
+    )
     assert f.verdict == "invariant violation" and "depends on the data" in f.message, f
 
 

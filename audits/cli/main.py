@@ -193,7 +193,7 @@ from userdp.audits.cli.targets import (
 
 __all__ = ["main"]
 
-parallel.preload(__name__)  # the fork server imports the command line once, not each worker
+parallel.preload("userdp.audits.cli.main")  # the fork server imports the command line once, not each worker
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 DEFAULT_CONFIDENCE = 0.95

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from userdp.audits import VIOLATION, audit
-from userdp.audits.cli import main
+from userdp.audits.cli.main import main
 from userdp.audits.engine.parallel import Sampler
 from userdp.audits.engine.rejection import Threshold, ValueSet, ValueThreshold
 from userdp.audits.engine.sampling import NO_RELEASE, as_outputs, encode, released_floats

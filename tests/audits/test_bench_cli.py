@@ -71,7 +71,7 @@ def cheap_audit_all(monkeypatch):
     monkeypatch.setattr(
         bench_cases,
         "audit_all_command",
-        lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli.main", "--version"],
+        lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli", "--version"],
     )
 
 
@@ -297,7 +297,7 @@ PLANTED_WRONG = {
     ),
     "audit.all": (
         "userdp.audits.bench.cases.audit_all_command",
-        lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli.main", "no-such-command"],
+        lambda samples: [bench_cases.sys.executable, "-m", "userdp.audits.cli", "no-such-command"],
         100,
         "failed (exit 2)",
     ),

@@ -212,7 +212,7 @@ def _audit(capsys, *args) -> tuple[int, str, str]:
 USERDP = (
     [str(Path(sys.executable).with_name("userdp"))]
     if Path(sys.executable).with_name("userdp").exists()
-    else [sys.executable, "-m", "userdp.audits.cli.main"]
+    else [sys.executable, "-m", "userdp.audits.cli"]
 )
 
 
