@@ -283,7 +283,7 @@ def prop_statistic_is_weighted_ridge(impl: Adapter, ex: PDPExample) -> None:
 
 def prop_refuses_lambda_zero(impl: Adapter, ex: PDPExample) -> None:
     """lambda = 0 is refused (ValueError) by the noise stage and the mechanism: the authors'
-    code then sets eta = 0 and releases theta_bar with no noise (NOTES.md)."""
+    code then sets eta = 0 and releases theta_bar with no noise (docs/papers/acharya2024.md)."""
     impl.require("noise_scale")
     stages = [("noise_scale", lambda: impl.noise_scale(ex.dataset, Lambda=0.0))]
     if impl.mechanism is not None:

@@ -81,7 +81,7 @@ def epsilon_profiles(
 ) -> np.ndarray:
     """Per-record privacy levels eps_i > 0, shape (n,).
 
-    ``mix="acharya"`` follows Acharya et al. 2024 §4 (authors' code, NOTES.md): the first
+    ``mix="acharya"`` follows Acharya et al. 2024 §4 (authors' code, github krishnacharya/pp-ridge): the first
     floor(f_c n) records get U(eps_c, eps_m), the next floor(f_m n) get U(eps_m, eps_l), the
     rest eps_l. Otherwise: uniform levels, or the Acharya mix, drawn by Hypothesis.
     """

@@ -50,7 +50,8 @@ how much; a planted bug uses it). When sum w x x^T is singular theta_bar_0 is no
 we take the minimum-norm solution (the smallest B the assumption can mean).
 
 Reading chosen where the text is silent: lambda = 0 is refused (the authors' code then
-sets eta = 0 and releases theta_bar with no noise: NOTES.md). The baselines:
+sets eta = 0 and releases theta_bar with no noise: github krishnacharya/pp-ridge,
+docs/papers/acharya2024.md). The baselines:
 
 - non-personalized: PDP-OP with every eps_i := min_j eps_j (uniform weights 1/n);
 - Jorgensen et al. 2015: keep record i independently with probability

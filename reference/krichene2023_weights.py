@@ -16,7 +16,8 @@ budget sum_i w_ij^2 is <= beta on EVERY graph, with probability 1:
 - eq. (11), the optimal task weights omega_i* of problem (10), gamma in {0, 1};
 - §5, the mu-family omega_i = n_i^-mu / sqrt(sum_i' n_i'^(1 - 2 mu) / (n beta_bar));
 - eq. (12), the per-user clipping w_ij = omega_i min(1, sqrt(beta / sum_{i' in Omega^j} omega_i'^2));
-- Appendix C / the authors' code (NOTES.md): every user normalised to the budget exactly,
+- Appendix C / the authors' code (google-research dp_alternating_minimization): every user normalised to the budget
+exactly,
   w_ij = sqrt(beta) omega_i / sqrt(sum_{i' in Omega^j} omega_i'^2);
 - uniform weights (mu = 0) and the sampling baselines (k tasks per user, weight sqrt(beta/k):
   Remark 3.5's 0/1 weights rescaled so that the budget is beta rather than k).
@@ -200,7 +201,7 @@ def clip_weights(dataset: UserDataset, omega, beta, m) -> np.ndarray:
 
 
 def per_user_weights(dataset: UserDataset, omega, beta, m) -> np.ndarray:
-    """Appendix C ("the weights are normalized per user"; the authors' code, NOTES.md):
+    """Appendix C ("the weights are normalized per user"; the authors' code, docs/papers/krichene2023.md):
     w_ij = sqrt(beta) omega_i / sqrt(sum_{i' in Omega^j} omega_i'^2): every user spends exactly
     beta (eq. (12) with beta_bar -> infinity: every user clipped). Shape (N,)."""
     beta = check_positive(beta, "beta")

@@ -18,7 +18,7 @@ Sources (cited at the line below):
   2022, arXiv:1905.02383v3. Thm 2.7 (the Gaussian mechanism is Delta/sigma-GDP), Cor. 3.3
   (composition); the claim is ``claims.GaussianDP``.
 - The l2-Laplace ("exp(-eta ||z||_2)") noise of Acharya et al. 2024 (PDP-OP); the
-  sampler matches the authors' public code (NOTES.md).
+  sampler matches the authors' public code (github krishnacharya/pp-ridge; docs/papers/acharya2024.md).
 
 Conventions: randomness only from an explicit ``numpy.random.Generator``; ``size=None``
 is one release, ``size=m`` stacks m independent releases on axis 0. Each stacked
@@ -67,7 +67,8 @@ __all__ = [
 
 _MAX_ELEMENTS = 10**9  # noise values drawn by one call (8 GB of doubles)
 
-# The orders used by the Krichene et al. 2023 authors' accounting code (NOTES.md).
+# The orders used by the Krichene et al. 2023 authors' accounting code (google-research,
+# dp_alternating_minimization; docs/papers/krichene2023.md).
 DEFAULT_RDP_ORDERS = np.concatenate([np.linspace(1.1, 10.9, 99), np.arange(11, 64)])
 
 

@@ -1,6 +1,7 @@
 """P. Zhao, L. Lai, L. Shen, Q. Li, J. Wu, Z. Liu, "A Huber Loss Minimization Approach to
 Mean Estimation under User-Level Differential Privacy", NeurIPS 2024, arXiv:2405.13453.
-We have ONLY THE POSTER (NOTES.md): eq. (1) (user-level (eps, delta)-DP, "differ in items
+We have ONLY THE POSTER (no full text or code could be found; docs/papers/zhao2024.md): eq. (1) (user-level (eps,
+delta)-DP, "differ in items
 belonging to only one user"), eq. (2)-(3) (the weighted Huber estimator) and eq. (4) (the
 release). Everything the poster leaves open is derived below and labelled "derived here,
 not from the paper". The baseline WME is in ``zhao2024_wme``. Other calibrations of W, chosen

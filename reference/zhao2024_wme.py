@@ -2,7 +2,7 @@
 
 - P. Zhao, L. Lai, L. Shen, Q. Li, J. Wu, Z. Liu, "A Huber Loss Minimization Approach to
   Mean Estimation under User-level Differential Privacy", NeurIPS 2024, arXiv:2405.13453.
-  Our copy is the poster only (../shared/papers/zhao2024-huber-user-level-mean-POSTER.md);
+  Our copy is the poster only (docs/papers/zhao2024.md);
   its panel "Two-stage method (WME) [1]" describes the baseline below.
 - [1] D. Levy, Z. Sun, K. Amin, S. Kale, A. Kulesza, M. Mohri, A. T. Suresh, "Learning with
   User-Level Privacy", NeurIPS 2021, arXiv:2102.11845 (the WME). The repository has no copy of it, so no algorithm

@@ -1,4 +1,4 @@
-"""The table of invalid inputs for every public function (issue 7; Wycheproof's invalid vectors).
+"""The table of invalid inputs for every public function (Wycheproof's invalid vectors).
 
 One ``Entry`` per public callable: how to call it, a factory of VALID keyword arguments
 (tiny data, fresh objects every call), and for each parameter the bad values it must
@@ -1605,7 +1605,7 @@ entry(
     max_examples=[0, -1, 1.5, "2", True],
 )
 
-# ========================================================== Gaussian DP (issue 8, parts 1-2)
+# ========================================================== Gaussian DP
 # (guarded: the probe imports this table on checkouts that predate Gaussian DP)
 if hasattr(Cl, "GaussianDP") and hasattr(Bd, "mu_lower_bound"):
     entry("claims.GaussianDP", Cl.GaussianDP, lambda: dict(mu=1.0, delta=1e-5), mu=POS(), delta=DELTA_POS())
@@ -1706,7 +1706,7 @@ if hasattr(Cl, "GaussianDP") and hasattr(Bd, "mu_lower_bound"):
         z_sel=POS(),
     )
 
-# ============================================================ statistical ceiling (issue 8, part 3)
+# ============================================================ statistical ceiling
 # (guarded: the probe imports this table on checkouts that predate the ceiling)
 try:
     from userdp.audits.engine import ceiling as Ce
@@ -1801,7 +1801,7 @@ if Ce is not None:
         alias={"P": ("P",), "Q": ("Q",)},
     )
 
-# ============================================================ white-box search (issue 8, part 5)
+# ============================================================ white-box search
 try:
     from userdp.audits.engine import whitebox as Wb
 except ImportError:
@@ -1856,7 +1856,7 @@ if Wb is not None and Ce is not None:
         progress=[3, "print"],
     )
 
-# ============================================================ Acharya et al. 2024 (issue 9)
+# ============================================================ Acharya et al. 2024
 try:
     from userdp.reference import acharya2024 as Ac
 except ImportError:
@@ -2004,7 +2004,7 @@ if Ac is not None:
         ok={"size": [2], "threshold": ["mean"]},
     )
 
-# ============================================================ Krichene et al. 2023 (issue 10)
+# ============================================================ Krichene et al. 2023
 try:
     from userdp.reference import krichene2023 as Kr
     from userdp.reference import krichene2023_dpals as Kd
@@ -2501,7 +2501,7 @@ if Kr is not None:
         alias=MT_ALIAS,
     )
 
-# ======================================================= Zhao et al. 2024, HLM (issue 11)
+# ======================================================= Zhao et al. 2024, HLM
 try:
     from userdp.reference import zhao2024 as Zh
 except ImportError:
@@ -2793,7 +2793,7 @@ if Zc is not None and Zh is not None:
     )
 
 
-# =================================================== Zhao et al. 2024, WME baseline (issue 11)
+# =================================================== Zhao et al. 2024, WME baseline
 try:
     from userdp.reference import zhao2024_wme as Wm
 except ImportError:
@@ -2953,7 +2953,7 @@ if Wm is not None:
         ]
     )
 
-# ==================================================================== userdp validate (issue 13)
+# ==================================================================== userdp validate
 from userdp.audits.validation import run as V  # noqa: E402
 
 _CORRECT = "corpus.amin2019:loop_exponential_difference"  # tests/ is on sys.path

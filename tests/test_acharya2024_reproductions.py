@@ -25,7 +25,8 @@ from userdp.audits.registry import acharya2024_reproductions as R
 from userdp.audits.registry import all_reproductions
 from userdp.reference import acharya2024 as A
 
-README_SHA256 = "388eff679557d08ac19f463d025de5e0b4adc482537c8456d19934d78621fd47"  # ../shared/data/README.md
+# the SHA-256 of the data set's README as we received it with the data (audits/registry/data/PROVENANCE.md)
+README_SHA256 = "388eff679557d08ac19f463d025de5e0b4adc482537c8456d19934d78621fd47"
 FIRST_ROW = "19,female,27.9,0,yes,southwest,16884.924"  # insurance.csv, line 2
 DATA = resources.files("userdp.audits.registry").joinpath("data")
 

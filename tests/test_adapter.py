@@ -50,7 +50,7 @@ def test_explicit_examples_run_first_and_are_graded():
     assert check_property(prop_few_users, user_datasets(max_users=3), Adapter("x")).verdict == "pass"
 
 
-# ------------------------------------------------ grading crashes (review finding 1, issue 13)
+# ------------------------------------------------ grading crashes (review finding 1)
 def _raising(exc):
     def stage(*args, **kwargs):
         raise exc
@@ -169,7 +169,7 @@ def test_broken_strategy_is_a_suite_bug_not_a_finding():
 
 
 def test_stage_of_another_adapter_type_is_not_applicable():
-    # Issue 13: a plain Adapter has no optimal_cap (CapAdapter's extra stage); the Amin cap
+    # a plain Adapter has no optimal_cap (CapAdapter's extra stage); the Amin cap
     # properties used to crash with AttributeError. A CapAdapter without it: not applicable too.
     from userdp.properties import amin2019 as A
     from userdp.reference import amin2019 as R
@@ -235,7 +235,7 @@ def test_examples_do_not_depend_on_the_local_modules_loaded(tmp_path):
 
 
 def test_missing_stage_is_not_applicable_at_once(monkeypatch):
-    # Issue 13 item 3: a missing stage ends the check on the first example; no search, no
+    # a missing stage ends the check on the first example; no search, no
     # shrinking. Counted by the property's own calls: 1. Planted: the old grading, where
     # StageMissing was an ordinary failure, makes Hypothesis shrink and replay (> 1 calls).
     import userdp.properties.adapter as adapter_module

@@ -1,4 +1,4 @@
-"""Every public function refuses bad input clearly (issue 7: "A test that keeps it so").
+"""Every public function refuses bad input clearly .
 
 The table (``tests/bad_input_table.py``) lists, for every public callable of the scoped
 modules, a valid call and the bad values of each parameter. Each bad call must raise
@@ -733,7 +733,7 @@ def test_compare_counts_the_calls_both_probes_made():
 def main(argv=None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(description="bad-input probe of the installed userdp (issue 7)")
+    ap = argparse.ArgumentParser(description="bad-input probe of the installed userdp")
     ap.add_argument("--report", action="store_true", help="also list every call that is not good")
     ap.add_argument("--json", metavar="FILE", help="write every call's class to FILE")
     ap.add_argument(

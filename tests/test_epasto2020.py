@@ -246,7 +246,7 @@ def test_neighbour_property_without_neighbours_is_a_suite_error():
 
 
 def test_wa_examples_draw_a_neighbour_under_the_suite_relation_by_default():
-    # The default of the strategy is the suite's relation (issue 13 item 3): a caller who
+    # The default of the strategy is the suite's relation: a caller who
     # writes wa_examples() for the neighbour property gets usable examples, not a suite error.
     assert P.RELATION is E.RELATION is REPLACE_USER
     assert (
@@ -306,8 +306,8 @@ def test_reference_audit_is_tight_and_passes(mech):
     res = audit(m, pairs, PureDP(1.0), samples=1_000_000, confidence=1 - 1e-4, seed=20200)
     # False failure: the harness flags a correct mechanism with probability <= 1 - confidence
     # = 1e-4. Tightness: at 9e5 counting samples the witness counts are ~1e5 or more per side,
-    # so ln(k2/k1) has sd ~ sqrt(1/k1 + 1/k2) < 0.005; falling from the ~0.986 ceiling (NOTES,
-    # docs/design.md §6) below 0.9 is > 15 sd away: probability < 1e-40.
+    # so ln(k2/k1) has sd ~ sqrt(1/k1 + 1/k2) < 0.005; falling from the ~0.986 ceiling (docs/design.md §6) below
+    # 0.9 is > 15 sd away: probability < 1e-40.
     assert res.verdict == "no violation found", res
     assert res.tightness >= 0.9, res
     # The witness user realises Delta exactly: its weight is the maximal W_l (here the two

@@ -146,7 +146,7 @@ def test_optimal_C_runs_at_n3000_d10():
     assert opt.gap <= 1e-8
 
 
-# ------------------------------------------------- optimal_C's working set (issue 14's fast path)
+# ------------------------------------------------- optimal_C's working set (the fast path)
 # optimal_C solves the program on a working set T of records and certifies on all of them;
 # optimal_C_all_records is the reference solve on every record. Oracles: the properties
 # module's dual_bound_oracle and theorem6_variance (loops over users with math.fsum,

@@ -1,4 +1,4 @@
-"""Issue 7's under-noised releases, each shown possible without its check and refused with it.
+"""Under-noised releases, each shown possible without its check and refused with it.
 
 The systematic table of bad inputs lives in tests/test_bad_input.py; these tests pin the
 failure modes behind the checks (the "planted bug" is the unchecked computation itself,
@@ -24,7 +24,7 @@ from userdp.reference.data import UserDataset
 
 # ------------------------------------------------------------- noise absorbed by the value
 def test_unchecked_laplace_at_2_60_releases_the_exact_value():
-    # The failure mode (issue 7 item 3): numpy adds Lap(1) to 2^60 and rounds back to 2^60,
+    # The failure mode: numpy adds Lap(1) to 2^60 and rounds back to 2^60,
     # because the spacing of doubles there is 2^8 = 256 >> the noise. Pr[|Lap(1)| > 128] =
     # e^-128, so all 10,000 draws are exact (false-failure probability 1e4 e^-128 ~ 0).
     raw = np.random.default_rng(0).laplace(2.0**60, 1.0, 10_000)
@@ -50,7 +50,7 @@ def test_at_the_threshold_the_noise_still_moves_the_float_most_of_the_time():
 
 
 def test_scale_that_underflows_or_overflows_is_refused():
-    # Issue 7 item 2: sensitivity 1e-200 with eps 1e200 gave scale 0 (an exact release);
+    # sensitivity 1e-200 with eps 1e200 gave scale 0 (an exact release);
     # both inputs are now outside the supported ranges, and the computed scale is checked.
     assert 1e-200 / 1e200 == 0.0  # the unchecked computation
     for call in (
@@ -110,7 +110,7 @@ def _refused(call) -> bool:
     "Delta,eps,delta", [(1e50, 1e-50, 1e-300), (1e-50, 50.0, 0.5), (1.0, 1e-50, 1e-5), (1e50, 50.0, 1e-12)]
 )
 def test_analytic_gaussian_at_the_range_corners_returns_fast_and_scales(Delta, eps, delta):
-    # Issue 7: the bracket search started at inf and never moved for (1e308, 0.5, 1e-5).
+    # the bracket search started at inf and never moved for (1e308, 0.5, 1e-5).
     # Oracle: delta(sigma) depends on sigma / Delta only [BW18, Thm 8], so the corner must
     # equal Delta times the Delta = 1 calibration (computed where nothing over/underflows).
     t0 = time.perf_counter()
@@ -123,7 +123,7 @@ def test_analytic_gaussian_at_the_range_corners_returns_fast_and_scales(Delta, e
     "B,eps,sigma", [(1.0, 1e-50, 0.5), (1e50, 1e-50, 1e-50), (1.0, 1e-3, 0.5), (1e-50, 50.0, 1e50)]
 )
 def test_optimal_C_at_the_range_corners_is_certified_and_fast(B, eps, sigma):
-    # Issue 7: optimal_C(..., epsilon=5e-324) never returned. In range, the noise-dominated
+    # optimal_C(..., epsilon=5e-324) never returned. In range, the noise-dominated
     # regime is answered by the sigma = 0 LP, certified for sigma by weak duality
     # (P_sigma(C) >= P_0(C) >= D_0). Independent checks: the certificate recomputed with
     # dual_bound at sigma = 0, Theorem 6's variance recomputed with total_variance, and no

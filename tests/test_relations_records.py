@@ -1,4 +1,4 @@
-"""Record-level relations (issue 12 item 6): add/remove one record, replace one record, the
+"""Record-level relations: add/remove one record, replace one record, the
 empty dataset on one side of an add/remove pair, and the partition key.
 
 Oracle: a pair is an add-remove-record neighbour exactly when the multisets of its records

@@ -1,4 +1,4 @@
-"""One suite shape for every paper (issue 13 item 3): a generic validator runs any suite module
+"""One suite shape for every paper: a generic validator runs any suite module
 of ``userdp.properties`` without per-paper code.
 
 Every suite module exposes ``ALL_PROPERTIES`` (the main algorithm's properties), ``STRATEGIES``
@@ -274,7 +274,7 @@ def test_every_property_passes_on_its_reference_with_keyword_calls(suite, tname,
 
 
 def test_a_positional_stage_call_is_caught():
-    # Planted: the Amin sensitivity property as it was before issue 13 (sensitivity(T) positional).
+    # Planted: the Amin sensitivity property as it was before the suites took keywords (sensitivity(T) positional).
     def prop_positional(impl, example):
         impl.require("sensitivity")
         T, _ = example
@@ -371,7 +371,7 @@ LOSABLE = [e for e in NEIGHBOUR_STRATEGIES if e[3] is not None]
 @pytest.mark.parametrize("suite,prop,pair_of,relationless", LOSABLE, ids=[e[1].__name__ for e in LOSABLE])
 def test_a_strategy_that_lost_its_relation_is_caught(monkeypatch, suite, prop, pair_of, relationless):
     # Planted: the neighbour property's strategy in its relation-less form (the default of
-    # wa_examples / gwa_examples / pdp_examples before issue 13). Both checks above fail: the
+    # wa_examples / gwa_examples / pdp_examples before the common suite shape). Both checks above fail: the
     # strategy check sees no neighbour, and the reference run cannot pass (no usable example).
     tname = next(t for t, props in _tuples(suite).items() if prop in props)
     monkeypatch.setitem(suite.STRATEGIES, prop, relationless)

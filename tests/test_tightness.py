@@ -1,5 +1,5 @@
 """Realised privacy loss of the worst-case pairs behind three audit entries, and the
-audits' tightness on them (issue 4). Each realised loss is checked against the reference
+audits' tightness on them. Each realised loss is checked against the reference
 functions themselves (statistic, sensitivity, the EM's interval weights), so a change of
 calibration or of the pair shows up here, not only as a drift in `userdp audit --all`.
 """
@@ -56,7 +56,7 @@ def test_private_cap_realised_loss_matches_reference_em_and_sum():
 @pytest.mark.parametrize(
     "name, floor",
     [
-        # floors are the issue-4 target 0.9; measured at seed 0 with the entry's default samples:
+        # floors are the target 0.9; measured at seed 0 with the entry's default samples:
         ("amin2019.capped-sum-private-cap", 0.9),  # 0.925 (realised 0.957)
         ("amin2019.erm-output-perturbation-ridge", 0.9),  # 0.986 (realised 0.990)
     ],

@@ -1,4 +1,4 @@
-"""White-box worst-case search (issue 8 item 5; ``audits/engine/whitebox.py``, reproduction
+"""White-box worst-case search (``audits/engine/whitebox.py``, reproduction
 ``whitebox-sensitivity`` in ``audits/registry/whitebox.py``).
 
 Oracles: the closed forms of the module docstrings (capped sum: a user at total T moves

@@ -373,7 +373,7 @@ def _coverage_bound(n, K, sigma1, beta):
 
 
 def test_interval_holds_the_true_mean_at_the_stated_rate_d1():
-    # Property of issue 11. Items uniform on [a, b] (mean mu), n = 100 users of m = 20
+    # Items uniform on [a, b] (mean mu), n = 100 users of m = 20
     # items, beta = 0.05, eps = 2 (eps_1 = 1), fresh data each trial. tau = sqrt(2 ln 40 / 20)
     # = 0.607, K = 4. mu = e_1 - 0.02 tau sits just below an edge, so the local averages split
     # between two bins (an interval without the +-tau widening would miss mu often).

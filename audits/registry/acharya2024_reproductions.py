@@ -16,7 +16,7 @@ standard error, ``M E`` the exact expectation over the noise where it has a clos
 (``expected_losses``), ``M paper`` the paper's table entry.
 
 The protocol is the authors' (their public code, github krishnacharya/pp-ridge, read for
-facts; see NOTES.md): privacy profile on the TRAINING records (``privacy_profile``),
+facts; docs/papers/acharya2024.md): privacy profile on the TRAINING records (``privacy_profile``),
 scikit-learn's ``train_test_split(test_size=0.2, random_state=21)`` (reproduced in numpy by
 ``paper_split``), 10,000 noise draws per cell.
 
@@ -34,7 +34,7 @@ Why our numbers differ from the paper's:
 - Table 3 prints 1.81e-2 for Jorgensen max, unregularised, lambda = 25; the authors' CSV
   (pp/csv_outputs/forplots_specific_30_100_plevel_34_43_23_result.csv) has 0.1811, which fits
   the neighbouring rows: a typo in the paper. We print the paper's value as printed.
-- The data README (../shared/data) gives a 90/10 split and the grid [0.01, 0.05, 1, 2, 5, 10,
+- The data's provenance (audits/registry/data/PROVENANCE.md) gives a 90/10 split and the grid [0.01, 0.05, 1, 2, 5, 10,
   ..., 50]: those come from another script of the authors (insurance_premium_34_43_23.py,
   fixed profile 0.1/0.5/1.0). Tables 2 and 4 come from impact_lambda/forplots_insurance_data_
   impact_lambda_plevel_34_43_23.py (test_size = 0.2, the grid of the tables), whose CSV matches

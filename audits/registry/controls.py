@@ -94,8 +94,8 @@ def bounded_sum_setup(epsilon=1.0, lower=0.0, upper=1.0, n=10) -> AuditSetup:
     """Bounded sum sum(clip(x, lower, upper)) + Lap(Delta / eps), *reported as eps/2-DP*.
 
     Delta = max(|lower|, |upper|) under add/remove-one-record. The noise is right for
-    eps, the claim says eps/2. True loss: eps = 2x the claim (NOTES "a bounded sum
-    reporting eps/2 -> 2x"; [Google] BoundedSum tests with insufficient noise).
+    eps, the claim says eps/2. True loss: eps = 2x the claim (Laplace
+    noise at eps against a claim of eps/2; [Google] BoundedSum tests with insufficient noise).
     """
     claim = PureDP(epsilon / 2.0) if epsilon > 0 else PureDP(epsilon)
     delta_sum = max(abs(lower), abs(upper))

@@ -231,7 +231,8 @@ _BUG = dict(kind="planted", paper=PAPER, relation=K.RELATION.name, expected="vio
 register(
     Entry(
         name="krichene2023.planted.unclipped-labels",
-        algorithm="SSP with labels not clipped, b noise as if |y| <= 1 (authors' code, NOTES.md)",
+        algorithm="SSP with labels not clipped, b noise as if |y| <= 1 (the authors' code: "
+        "docs/papers/krichene2023.md)",
         function="userdp.reference.krichene2023.ssp_release",
         build=build_unclipped_labels,
         params=dict(PARAMS),
@@ -261,7 +262,7 @@ register(
 register(
     Entry(
         name="krichene2023.planted.counts-twice",
-        algorithm="noisy task counts released twice, charged once (authors' code, NOTES.md)",
+        algorithm="noisy task counts released twice, charged once (the authors' code: docs/papers/krichene2023.md)",
         function="userdp.reference.krichene2023_weights.private_counts",
         build=build_counts_twice,
         params={"k": 2, "sigma": 2.0, "delta": DELTA},

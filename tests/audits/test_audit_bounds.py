@@ -1,4 +1,4 @@
-"""The bound itself: Clopper-Pearson pieces, p-values, and exact coverage (docs/design.md §6, issue 7).
+"""The bound itself: Clopper-Pearson pieces, p-values, and exact coverage (docs/design.md §6).
 
 Coverage is computed, not simulated. For one candidate set with true masses p and q on
 the boundary of the claim (p = e^eps q + delta), k1 ~ Bin(n, p) and k2 ~ Bin(n, q) are
@@ -99,7 +99,7 @@ def test_extreme_counts_do_not_warn_and_p_value_is_floored(n):
 TAIL = 1e-15  # binomial mass left out at each end of each count's support
 SLACK = 1e-12  # >= 4 TAIL + rounding: a computed exceedance is within SLACK of the truth
 ALPHA = 0.05  # the default confidence 0.95
-M = 10  # candidates in the family-wise checks ("over 10 pairs", issue 7)
+M = 10  # candidates in the family-wise checks ("over 10 pairs")
 
 
 @dataclass(frozen=True)

@@ -575,7 +575,7 @@ def test_audit_all_full_registry(capsys):
     assert code == 0, out + err
 
 
-# ------------------------------------------------------------------ ceiling and efficiency (issue 8 item 3)
+# ------------------------------------------------------------------ ceiling and efficiency
 def test_audit_reports_ceiling_and_efficiency_text_and_json(capsys):
     code, out, _ = run(capsys, "audit", "control.laplace", "--samples", "100000")
     assert code == 0

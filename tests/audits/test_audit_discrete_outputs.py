@@ -1,4 +1,4 @@
-"""Ordered discrete outputs (issue 12 item 7): threshold sets {x <= t}, {x >= t} compete with
+"""Ordered discrete outputs: threshold sets {x <= t}, {x >= t} compete with
 the likelihood-ratio value sets on the selection share.
 
 The mechanism is discrete Laplace (two-sided geometric) noise, P(z) prop. to exp(-eps |z|),

@@ -1,4 +1,4 @@
-"""The figures of issue 3 (slow; run with `python -m pytest tests/audits -m slow -s`).
+"""The auditor's figures (slow; run with `python -m pytest tests/audits -m slow -s`).
 
 Each test prints its measured value. Thresholds are the issue's; the comment says how far
 the measured value sits from them.
@@ -21,7 +21,7 @@ def lap(D, rng, size):
 
 @pytest.mark.parametrize("samples,floor", [(10**6, 0.99), (10**5, 0.975)])
 def test_tightness_laplace(samples, floor):
-    # Oracle ceilings (NOTES): 0.9939 at 1e6, 0.981 at 1e5 per side (we count 90% of them).
+    # Oracle ceilings (docs/design.md §6): 0.9939 at 1e6, 0.981 at 1e5 per side (we count 90% of them).
     lbs = [audit(lap, (0.0, 1.0), PureDP(1.0), samples=samples, seed=s).epsilon_lower_bound for s in range(20)]
     med = float(np.median(lbs))
     print(

@@ -436,7 +436,7 @@ def test_bad_input_of_the_gdp_bounds():
         Claims(PersonalizedDP([1.0, 2.0]), GaussianDP(1.0))
 
 
-# ------------------------------------------------------------------ figures (slow, issue 8)
+# ------------------------------------------------------------------ figures (slow)
 @pytest.mark.slow
 def test_figure_tightness_control_gaussian_mu_1():
     # control.gaussian calibrated to mu = 1 (sigma = 1): analytic sigma at the eps that

@@ -63,7 +63,7 @@ def test_vector_outputs_use_a_projection():
 
     r = audit(mech, (np.zeros(3), np.eye(3)[1]), PureDP(1.0), samples=20_000, seed=1)
     s = r.witness.rejection_set
-    # a projection, or the classifier score (issue 8 item 4), whichever scored best on the
+    # a projection, or the classifier score, whichever scored best on the
     # selection share; either way its weight sits on the changed axis
     w = np.asarray(s.projection) if isinstance(s, Threshold) else np.asarray(s.params[2][:3])
     assert isinstance(s, (Threshold, StatisticThreshold))

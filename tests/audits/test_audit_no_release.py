@@ -1,4 +1,4 @@
-""" "No release" outputs (issue 12 item 8): a release that publishes nothing, e.g. a
+""" "No release" outputs: a release that publishes nothing, e.g. a
 partition dropped by private partition selection, is returned as ``None`` (one release per
 call) or as a masked row (batched), and both the continuous and the discrete tests see it.
 

@@ -1,5 +1,5 @@
-"""``userdp audit --mechanism MODULE:CALLABLE --kwargs JSON --pair A B --claim ...`` (issue 12
-item 10): a library call audited without writing a module.
+"""``userdp audit --mechanism MODULE:CALLABLE --kwargs JSON --pair A B --claim ...``: a library
+call audited without writing a module.
 
 The "library" here is a module written to a temporary directory (the current directory is
 on the import path): a bounded sum with Laplace noise from its own generator, as the DP

@@ -1,4 +1,4 @@
-"""Per-pair results (issue 12 item 9) and pairs that fail (item 4): every confirmed pair's
+"""Per-pair results and pairs that fail: every confirmed pair's
 bound is reported, and an exception on one pair keeps the pairs that finished.
 
 Statistical tests here audit mechanisms far from the decision boundary; each says why its

@@ -1,4 +1,4 @@
-"""Any mechanism (issue 12 items 2 and 3): calling conventions, shards over processes and a
+"""Any mechanism: calling conventions, shards over processes and a
 Dask cluster, results that depend only on the seed, the reproducibility check, bad input.
 
 Statistical tests here audit mechanisms far from the decision boundary; each says why its

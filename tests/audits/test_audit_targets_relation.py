@@ -1,5 +1,5 @@
-"""``userdp audit module:callable``: the current directory on the import path (issue 12
-item 1), and ``--relation`` validated and checked on the pairs (item 5).
+"""``userdp audit module:callable``: the current directory on the import path, and
+``--relation`` validated and checked on the pairs.
 
 The audits here run a Laplace mechanism at its claim (pairs at distance 1, scale 1/eps):
 "no violation found" is asserted at confidence 1 - 1e-5, so a false failure has

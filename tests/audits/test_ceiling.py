@@ -1,4 +1,4 @@
-"""The statistical ceiling and the efficiency report (audits/engine/ceiling.py; issue 8 item 3).
+"""The statistical ceiling and the efficiency report (audits/engine/ceiling.py).
 
 Oracles, none of them the code under test:
 - docs/design.md §6's reference figures for Laplace (0.9939 at 10^6 per side, 0.981 at 10^5);
@@ -265,7 +265,7 @@ def test_gdp_claims_get_a_mu_ceiling():
     assert rep["mu_efficiency"] == pytest.approx(r.gdp.mu_lower_bound / rep["ceiling"]["mu"])
 
 
-# ------------------------------------------------------------------ the figure (issue 8 item 3)
+# ------------------------------------------------------------------ the figure
 EFFICIENCY_TARGET = 0.95
 
 

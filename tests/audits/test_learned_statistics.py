@@ -1,4 +1,4 @@
-"""Learned statistics for vector outputs (issue 8 item 4; ``audits/engine/rejection.py``).
+"""Learned statistics for vector outputs (``audits/engine/rejection.py``).
 
 Oracles: the closed-form loss of L2-Laplace noise, eps(D, D') = ||S^-1 (m - m')||_2 / b for
 noise S Z with Z of density prop. to exp(-||z||_2 / b) (the triangle inequality bounds

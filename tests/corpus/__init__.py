@@ -46,7 +46,7 @@ class CorpusEntry:
     bug_type: str  # one of BUG_TYPES ("none" for a correct alternative)
     expected: str  # the overall verdict validate must give (one of VERDICTS)
     effect: str  # what the bug does; claimed vs true privacy loss where known
-    provenance: str  # one of PROVENANCE; "found in ..." names NOTES.md's defect
+    provenance: str  # one of PROVENANCE; "found in ..." names a documented defect (docs/papers/<paper>.md)
     exposes: str = "release"  # "release": a plain function; "stages": an Adapter
     inputs: str | None = None  # the declared input policy (--inputs); None: inferred
     param_map: tuple = ()  # ((reference name, yours), ...) (--param-map)

@@ -89,7 +89,7 @@ def lstsq_exponential_sum(dataset, rng, size=None, *, Lambda):
 
 # ------------------------------------------------------------ bugs, release only
 def no_noise_at_lambda_zero(dataset, rng, size=None, *, Lambda):
-    """BUG (domain; the authors' code, NOTES.md): eta = lambda sum eps / (...) is 0 at lambda = 0
+    """BUG (domain; the authors' code, docs/papers/acharya2024.md): eta = lambda sum eps / (...) is 0 at lambda = 0
     and the code then releases theta_bar with no noise (the unregularised weighted least
     squares), where the paper needs lambda > 0. At lambda > 0 it is the correct algorithm."""
     X, y, eps = _data(dataset)
@@ -429,7 +429,7 @@ CORPUS = [
         f"{M}:no_noise_at_lambda_zero",
         "domain",
         "invariant violation",
-        "the authors' code's defect (NOTES.md: lambda = 0 sets eta = 0 and adds no noise at all): at "
+        "the authors' code's defect (docs/papers/acharya2024.md: lambda = 0 sets eta = 0 and adds no noise at all): at "
         "lambda = 0 it releases theta_bar_0 exactly, an infinite loss for every record, on an input "
         "Theorem 3.2 excludes (B(0) = 1/sqrt(0)); correct at every lambda > 0, so only the refusal check "
         "sees it",

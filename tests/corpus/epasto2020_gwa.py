@@ -5,7 +5,7 @@ Written from the paper, independently of reference/epasto2020_gwa.py: beta_hat =
 C with C X = I_d (Algorithm 3's input), plus i.i.d. Lap(b) on each coordinate,
 b = B eps^-1 max_l sum_j sum_{i in S_l} |c_{j,i}| (line 2), labels y_i in [0, B] (§5).
 Call shape: the reference's, ``f(dataset, rng=..., size=..., C=..., B=..., epsilon=...)``.
-The issue-13 trial's GWA bugs are here: the row-max b (free on the orthogonal audit data,
+A trial's GWA bugs are here: the row-max b (free on the orthogonal audit data,
 2 eps on the spec's diagonal design) and a C with C X != I accepted silently.
 """
 

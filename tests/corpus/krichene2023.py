@@ -13,7 +13,7 @@ another exact formula. Call shape: ``f(dataset, rng=..., size=..., m=, n_counts=
 beta=, mu=, Gamma_x=, Gamma_star=)`` returning (A-hat (size, m, d, d), b-hat (size, m, d)).
 Relation: add/remove user; claim: (alpha, alpha beta)-RDP = sqrt(2 beta)-GDP (Theorem 3.3).
 
-The accounting defects NOTES.md lists for the authors' pipeline (noisy counts computed twice
+The accounting defects docs/papers lists for the authors' pipeline (noisy counts computed twice
 and charged once; the centring step charged with wrong multipliers) belong to other releases
 (the private counts of Appendix B, the authors' rating centring), not to this one, which takes
 the counts as public (Assumption 4.1): the first is planted in the registry as
@@ -177,7 +177,7 @@ def vectorised_budget_formula(dataset, rng, size=None, **p):
 
 # ------------------------------------------------------------ bugs, release only
 def unclipped_labels(dataset, rng, size=None, **p):
-    """BUG (sensitivity; the authors' code, NOTES.md): x clipped, y used raw, while the b noise
+    """BUG (sensitivity; the authors' code, docs/papers/krichene2023.md): x clipped, y used raw, while the b noise
     Gamma_x^2 Gamma_* assumes |y| <= Gamma_x Gamma_*."""
     return _release(dataset, rng, size, **p, clip_labels=False)
 
@@ -204,7 +204,7 @@ def sigma_gamma_x(dataset, rng, size=None, *, Gamma_x, Gamma_star, **p):
 
 def per_user_normalised(dataset, rng, size=None, **p):
     """BUG (normalisation): every user's weights scaled to spend exactly beta,
-    w_ij = sqrt(beta) omega_i / sqrt(B_j) (Appendix C; the authors' code's weighting, NOTES.md),
+    w_ij = sqrt(beta) omega_i / sqrt(B_j) (Appendix C; the authors' code's weighting, docs/papers/krichene2023.md),
     where eq. (12) scales only the users above beta."""
 
     def w(t, u, omega, beta):
@@ -380,7 +380,8 @@ CORPUS = [
         f"{M}:unclipped_labels",
         "sensitivity",
         "privacy violation",
-        "the authors' code's defect (NOTES.md: centred raw ratings used unclipped while the b noise assumes "
+        "the authors' code's defect (docs/papers/krichene2023.md: centred raw ratings used unclipped while the b "
+        "noise assumes "
         "|y| <= 1): removing user 0 (y = 9 against the bound 4) moves b by 2.25 noise units per unit of "
         "weight: true mu = sqrt(beta (1 + 2.25^2)) = 1.74, claimed sqrt(2 beta) = 1 (unbounded in |y|)",
         "found in the authors' public code",
@@ -422,7 +423,8 @@ CORPUS = [
         f"{M}:per_user_normalised",
         "normalisation",
         "deviation from reference",
-        "every user scaled to spend exactly beta (Appendix C; the weighting of the authors' code, NOTES.md, "
+        "every user scaled to spend exactly beta (Appendix C; the weighting of the authors' code, "
+        "docs/papers/krichene2023.md, "
         "there a choice, not a defect): private (every budget is beta, mu = sqrt(2 beta) exactly), but not "
         "eq. (12): users 1 and 2 of the audit graph (budget 2/9) get 1.5 x their weight, so A-bar_0 moves "
         "from 0.49 to 0.56 and b-bar_0 from 0.46 to 0.51 (z ~ 60 at 20,000 releases)",

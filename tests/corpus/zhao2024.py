@@ -1,7 +1,7 @@
 """Corpus for Zhao et al. 2024: HLM (``zhao2024.hlm`` in d = 1, ``zhao2024.hlm-d3`` in d = 3); its
 baseline WME's is in ``zhao2024_wme.py``.
 
-The poster (NOTES.md: no full text, no code) gives eq. (2)-(3) (the weighted Huber
+The poster (docs/papers/zhao2024.md: no full text, no code) gives eq. (2)-(3) (the weighted Huber
 minimiser) and eq. (4) (Clip(mu0, R_c) + W); everything else the mechanism needs (w_i, T_i,
 the cap, how W is calibrated: propose-test-release with a global fallback) is the
 reference's own derivation, stated in the module docstring of reference/zhao2024.py

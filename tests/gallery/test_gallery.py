@@ -1,4 +1,4 @@
-"""The gallery of audited DP libraries (issue 12): every entry of ``examples/gallery_*.py``
+"""The gallery of audited DP libraries: every entry of ``examples/gallery_*.py``
 audited through userdp's command line, with its expected verdict.
 
 The libraries are imported unconditionally (they are in the ``test`` extra, pinned): one

@@ -150,7 +150,7 @@ BUGS = (
         "normalisation",
         "w_i = eps_i / n: the weights sum to mean eps, not 1, so theta_bar and its sensitivity "
         "change while eta keeps Theorem 3.2's value",
-        "issue 9 (the 1/n of the paper's L(theta, lambda) carried into eq. 2)",
+        "a project review (the 1/n of the paper's L(theta, lambda) carried into eq. 2)",
         ("prop_weights_sum_to_one", "prop_statistic_is_weighted_ridge", "prop_eta_times_sensitivity_is_eps"),
         _make("bug: w = eps / n", weights=_eps_over_n),
     ),
@@ -159,7 +159,7 @@ BUGS = (
         "formula transcription",
         "eta = lambda sum eps / (2 d (1 + sqrt(d) B)): d where sqrt(d) belongs (too much noise "
         "for d > 1; the mirror image, sqrt(d) where d belongs, too little)",
-        "issue 9 (Theorem A.4's sqrt(d) and d B mixed up)",
+        "a project review (Theorem A.4's sqrt(d) and d B mixed up)",
         ("prop_eta_is_theorem32",),
         _make("bug: eta with d for sqrt(d)", eta=_eta_d),
     ),
@@ -168,7 +168,7 @@ BUGS = (
         "wrong amplification",
         "p_i = eps_i / t instead of (e^eps_i - 1)/(e^t - 1): the amplified level "
         "ln(1 + p_i (e^t - 1)) exceeds eps_i for every eps_i < t",
-        "issue 9 (the small-eps approximation e^x - 1 ~ x)",
+        "a project review (the small-eps approximation e^x - 1 ~ x)",
         ("prop_jorgensen_levels_within_eps",),
         Adapter("bug: Jorgensen p = eps / t", _jorgensen_linear),
     ),
@@ -176,7 +176,7 @@ BUGS = (
         "lambda-zero-no-noise",
         "missing guard",
         "lambda = 0 accepted: eta = 0 and theta_bar released with no noise at all",
-        "found in the authors' public code (NOTES.md: krishnacharya/pp-ridge)",
+        "found in the authors' public code (docs/papers: krishnacharya/pp-ridge)",
         ("prop_refuses_lambda_zero",),
         _make("bug: lambda = 0 releases theta_bar", eta=_eta_lambda_zero, lam_guard=False),
     ),
@@ -185,7 +185,7 @@ BUGS = (
         "sensitivity under-estimate",
         "eta from the sensitivity of an average record (w = 1/n) at the largest eps: record i's "
         "loss is eps_max n w_i = n eps_max eps_i / sum eps > eps_i unless all eps are equal",
-        "issue 9 (non-personalized output perturbation's single Delta reused)",
+        "a project review (non-personalized output perturbation's single Delta reused)",
         (
             "prop_eta_is_theorem32",
             "prop_eta_times_sensitivity_is_eps",
@@ -199,7 +199,7 @@ BUGS = (
         "assumption not checked",
         "Theorem 3.4's eta at B = 0.01 on data whose ||theta_bar_0|| is ~10 on both sides of a "
         "pair: on ``assumption_breaking_example`` record 0's loss is 1.48 eps_0",
-        "issue 9 (Assumption 3.3 checked on the dataset at hand only, or not at all)",
+        "a project review (Assumption 3.3 checked on the dataset at hand only, or not at all)",
         ("prop_loss_bounded_on_corner_neighbours",),
         _make("bug: Theorem 3.4 with a violated B", eta=_eta_thm34_bad_B),
     ),

@@ -169,7 +169,7 @@ BUGS = [
         "understated sensitivity",
         "Laplace scale T/(2 eps): the release is 2 eps-DP",
         "treating add/remove as a centred range [-T/2, T/2]; cf. Google's BoundedSumWithInsufficientNoise "
-        "(NOTES.md: a bounded sum reporting eps/2 -> 2x)",
+        "(docs/audit.md, the gallery: a bounded sum reporting eps/2 -> 2x)",
         adapter=_reference_adapter("half-sensitivity", sensitivity=_sensitivity_half, noise_scale=_noise_scale_half),
         mechanism=_mechanism_half(T_FIXED, EPS),
         claim=PureDP(EPS),

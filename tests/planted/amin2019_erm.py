@@ -85,7 +85,7 @@ BUGS = [
         bug_type="contribution bound per record, not per user",
         effect="keeps the first tau*m records of the whole dataset: a heavy user keeps up to "
         "tau*m records, so the minimiser moves by up to m times the claimed Delta_2",
-        source="issue 4 item 3 ('tau counted per USER'); a common shortcut in SQL pipelines (LIMIT tau*m)",
+        source="a project review ('tau counted per USER'); a common shortcut in SQL pipelines (LIMIT tau*m)",
         adapter=_amin("tau-per-record", weights=_weights_per_record, statistic=_statistic_per_record),
         caught_by=("prop_tau_bounds_records_per_user", "prop_minimiser_within_sensitivity"),
     ),

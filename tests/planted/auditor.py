@@ -1,4 +1,4 @@
-"""Planted bugs of the auditor itself (issue 7; docs/design.md §8.7-8.8): Wycheproof-style records.
+"""Planted bugs of the auditor itself (docs/design.md §8.7-8.8): Wycheproof-style records.
 
 The auditor's promise (audits/engine/bounds.py, audits/engine/harness.py): for a mechanism that meets
 its claim, Pr[reported eps_lb > eps] <= alpha and Pr[verdict "violation"] <= alpha, with
@@ -190,7 +190,8 @@ BUGS = [
         "each Clopper-Pearson bound at alpha instead of alpha/2: confidence 1 - 2 alpha reported "
         "as 1 - alpha; on a set where one side is exact (p = 1 or q = 0) the exceedance "
         "approaches alpha where the bound allows alpha/2",
-        "DP-Sniper's lcb takes each CP bound at 0.95 (shared/NOTES.md), which by the union bound is 0.90 overall",
+        "DP-Sniper's lcb takes each CP bound at 0.95 (Bichsel et al. 2021, DP-Sniper), which by the union bound "
+        "is 0.90 overall",
         ("one-sided coverage",),
         model=AuditorModel(_cp_alpha_per_side, REFERENCE.level, REFERENCE.flags),
     ),
@@ -254,7 +255,7 @@ BUGS = [
     PlantedAuditorBug(
         "learned-statistic-refit-on-counting-share",
         "selection bias",
-        "the learned statistic (issue 8 item 4: centres m1, m2 or the classifier's weights) is "
+        "the learned statistic (centres m1, m2 or the classifier's weights) is "
         "re-estimated on the counting outputs it is then counted on: each side's outputs lie "
         "nearer their own fitted centre, so on a pair with no privacy loss at all the set "
         "separates the counts and the audit reports a loss",

@@ -134,7 +134,7 @@ BUGS = (
         "mean-user-weight-sensitivity",
         "sensitivity under-estimate",
         "noise calibrated to B * mean_l W_l = B/m instead of B * max_l W_l; the true loss is eps * m * max_l W_l",
-        "issue 4 (Lemma 1 misread: average user instead of worst user)",
+        "a project review (Lemma 1 misread: average user instead of worst user)",
         (
             "prop_capped_per_user",
             "prop_noise_covers_user_weight",
@@ -146,7 +146,7 @@ BUGS = (
         "wrong normaliser",
         "n_h summed over records (sum_i min(h, s_q(i))) instead of users, so sum c_i < 1: "
         "a biased estimate (private, but not WA_c)",
-        "issue 4; a vectorization slip",
+        "a project review; a vectorization slip",
         ("prop_weights_nonnegative_sum_to_one", "prop_minimises_variance"),
         _make("bug: weights not normalised", _per_record_nh_weights, _lemma1_sensitivity(_per_record_nh_weights)),
     ),
@@ -154,7 +154,7 @@ BUGS = (
         "laplace-scale-uses-n",
         "sensitivity under-estimate",
         "Laplace scale B h / (eps n) instead of B h / (eps n_h); n >= n_h, so the true loss is eps * n / n_h",
-        "issue 4 (n_h misread as the number of records)",
+        "a project review (n_h misread as the number of records)",
         ("prop_capped_per_user", "prop_noise_covers_user_weight", "audit"),
         _make("bug: n instead of n_h", _opt_weights, _n_instead_of_nh_sensitivity),
     ),
@@ -163,7 +163,7 @@ BUGS = (
         "contribution bound per record",
         "min(h, .) applied to each record's weight, so heavy users are not capped; noise "
         "still assumes a user total of h / n_h",
-        "issue 4; the Amin/Epasto cap is per user",
+        "a project review; the Amin/Epasto cap is per user",
         ("prop_capped_per_user", "prop_noise_covers_user_weight", "audit"),
         _make("bug: cap per record", _per_record_cap_weights, _paper_formula_sensitivity),
     ),
@@ -185,7 +185,7 @@ BUGS = (
         "record-level instead of user-level",
         "sample limiting with noise B / (eps n_h) (one record) instead of B h / (eps n_h) "
         "(a user's h records); true loss eps * h",
-        "issue 4 / Amin 2019 (tau counted per record)",
+        "a project review / Amin 2019 (tau counted per record)",
         ("prop_capped_per_user", "prop_noise_covers_user_weight", "audit"),
         _make("bug: sample limiting, record-level noise", _sl_weights, _sl_record_level_sensitivity),
     ),

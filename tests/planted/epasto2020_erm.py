@@ -55,7 +55,7 @@ BUGS = [
         name="no-composition",
         bug_type="missing composition over iterations",
         effect="sigma calibrated for one Gaussian step while T steps are released: eps grows about sqrt(T)-fold",
-        source="issue 4 item 8; a frequent DP-SGD mistake (accounting one step, running many)",
+        source="a project review; a frequent DP-SGD mistake (accounting one step, running many)",
         adapter=_epasto("no-composition", noise_scale=_noise_no_composition, mechanism=_mechanism_no_composition),
         caught_by=("prop_noise_accounts_for_steps",),
     ),
@@ -64,7 +64,7 @@ BUGS = [
         bug_type="average instead of worst case",
         effect="user-level Lipschitz constant from the mean of sum_{S_l} c_i instead of the max: the heaviest "
         "user's gradient moves by more than Delta_2",
-        source="issue 4 ('the sensitivity uses the mean user weight instead of the max')",
+        source="a project review ('the sensitivity uses the mean user weight instead of the max')",
         adapter=_epasto("mean-user-weight", sensitivity=_sensitivity_mean_weight),
         caught_by=("prop_gradient_within_sensitivity",),
     ),

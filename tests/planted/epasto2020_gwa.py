@@ -99,7 +99,7 @@ BUGS = (
         "sensitivity under-estimate",
         "b = B eps^-1 max_l sum_{i in S_l} |c_{1,i}| (one row of C) instead of the sum "
         "over j = 1..d; the true loss is eps * max_l W_l / max_l W_l^(row 1)",
-        "issue 4 (Algorithm 3 line 2 misread as Lemma 1 applied per coordinate)",
+        "a project review (Algorithm 3 line 2 misread as Lemma 1 applied per coordinate)",
         # not the audit: on the orthogonal audit data the optimal C equalises the
         # row-wise user maxima, so one row happens to give the right b there
         ("prop_noise_scale_matches_b", "prop_sensitivity_bounds_all_neighbours"),
@@ -110,7 +110,7 @@ BUGS = (
         "contribution bound per record",
         "b uses max_i sum_j |c_{j,i}| (one record) instead of the per-user sum over "
         "i in S_l; a user with s_l records gets up to s_l times too little noise",
-        "issue 4 (record-level DP calibration in a user-level algorithm)",
+        "a project review (record-level DP calibration in a user-level algorithm)",
         ("prop_noise_scale_matches_b", "prop_sensitivity_bounds_all_neighbours", "audit"),
         _make("bug: b per record", _gwa_weights, _sens(_gwa_weights, _per_record_max)),
     ),
@@ -128,7 +128,7 @@ BUGS = (
         "input range wider than calibrated",
         "labels accepted in [-B, B] while b is calibrated to the range [0, B] of §5: one "
         "user moving all labels -B -> +B shifts beta_hat by 2 Delta_1; true loss 2 eps",
-        "issue 4 brief ('y in [-B, B] or [0, B]'); the paper assumes y_i in [0, B]",
+        "a project review ('y in [-B, B] or [0, B]'); the paper assumes y_i in [0, B]",
         ("prop_refuses_labels_outside_range", "audit"),
         _make("bug: labels in [-B, B]", _gwa_weights, _sens(_gwa_weights, _paper), symmetric=True),
     ),
@@ -220,7 +220,7 @@ GWAC_BUGS = (
         "gwac-b-single-row",
         "sensitivity under-estimate",
         "b from row 1 of the given C only, not the sum over j = 1..d",
-        "issue 4 (Algorithm 3 line 2 misread as Lemma 1 per coordinate); issue 13 (release-only form)",
+        "a project review (Algorithm 3 line 2 misread as Lemma 1 per coordinate); the release-only form",
         (
             "prop_gwac_noise_scale_matches_b",
             "prop_gwac_sensitivity_bounds_all_neighbours",
@@ -232,7 +232,7 @@ GWAC_BUGS = (
         "gwac-labels-in-minus-B-B",
         "input range wider than calibrated",
         "labels accepted in [-B, B] with b calibrated to [0, B]: true loss 2 eps",
-        "issue 4 brief ('y in [-B, B] or [0, B]'); the paper assumes y_i in [0, B]",
+        "a project review ('y in [-B, B] or [0, B]'); the paper assumes y_i in [0, B]",
         ("prop_gwac_refuses_labels_outside_range",),
         _make_c("bug: GWA_C, labels in [-B, B]", symmetric=True),
     ),
@@ -240,7 +240,7 @@ GWAC_BUGS = (
         "gwac-no-CX-check",
         "parameter outside the algorithm's domain",
         "any C accepted: a C with C X != I gives a biased beta_hat that nothing reports",
-        "issue 13 (found in an independently written GWA_C)",
+        "a project review (found in an independently written GWA_C)",
         ("prop_gwac_refuses_C_without_identity",),
         _make_c("bug: GWA_C without the C X = I check", check_CX=False),
     ),

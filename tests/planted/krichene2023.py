@@ -134,7 +134,7 @@ BUGS = (
         "wrong norm",
         "the per-user budget checked as sum_i omega_i <= beta and scaled by beta / sum omega: for beta > 1 "
         "or few tasks the RDP budget sum w^2 exceeds beta",
-        "issue 10 (Theorem 3.3's sum w_ij^2 read as sum w_ij)",
+        "a project review (Theorem 3.3's sum w_ij^2 read as sum w_ij)",
         ("prop_budget_holds",),
         _variant("bug: budget with w", weights=_weights_linear_budget),
     ),
@@ -143,7 +143,7 @@ BUGS = (
         "private input used as public",
         "n_i read from the data for eq. (11): removing one user moves every other user's weights, so "
         "Appendix A.1's sensitivity argument does not apply and nothing pays for n_i",
-        "issue 10 (Assumption 4.1's public n_i replaced by the data's counts; Appendix C runs with exact "
+        "a project review (Assumption 4.1's public n_i replaced by the data's counts; Appendix C runs with exact "
         "n_i 'instead of estimating them privately')",
         ("prop_public_inputs_only",),
         _variant("bug: exact n_i from the data", weights=_weights_exact_counts),
@@ -153,7 +153,7 @@ BUGS = (
         "sensitivity not counted",
         "line 5 as printed: sum_j w_ij (x x^T + lambda I) + noise, calibrated by Theorem 3.3, whose proof "
         "bounds only w_ij x x^T: removing user j also removes w_ij lambda I (Frobenius w_ij lambda sqrt(d))",
-        "the paper, Algorithm 1 line 5 vs Appendix A.1 (issue 10)",
+        "the paper, Algorithm 1 line 5 vs Appendix A.1",
         ("prop_sensitivity_every_user",),
         _variant("bug: lambda inside the sum", statistic=_statistic_lambda_inside),
     ),
@@ -162,7 +162,7 @@ BUGS = (
         "sensitivity under-estimate",
         "labels not clipped to Gamma_x Gamma_*, b noise calibrated as if they were: a label y moves b-bar "
         "by |y| / (Gamma_x Gamma_*) times the declared sensitivity (3x for centred ratings near -3)",
-        "found in the authors' public code (NOTES.md: google-research dp_alternating_minimization, "
+        "found in the authors' public code (docs/papers/krichene2023.md: google-research dp_alternating_minimization, "
         "noise on b assumes |y| <= 1 on unclipped centred ratings)",
         ("prop_sensitivity_every_user", "audit"),
         _variant("bug: labels unclipped", statistic=_statistic_unclipped_labels),
@@ -172,7 +172,8 @@ BUGS = (
         "accounting",
         "the noisy counts released twice (two independent draws, one for the weights and one for the "
         "sampling) and charged once: the true mu is sqrt(2) times the charged one",
-        "found in the authors' public code (NOTES.md: 'Noisy counts are computed twice and charged once')",
+        "found in the authors' public code (docs/papers/krichene2023.md: 'Noisy counts are computed twice and "
+        "charged once')",
         ("audit",),
     ),
     PlantedBug(
@@ -180,7 +181,7 @@ BUGS = (
         "noise too small",
         "Algorithm 2 with sigma = Gamma instead of Gamma sqrt(T/2): each step is (alpha, alpha beta/2)-RDP, "
         "T steps (alpha, alpha T beta / 2), T/2 times the claim",
-        "issue 10 (line 6's sqrt(T/2) dropped, i.e. the per-step budget of Theorem 3.11 not split over T)",
+        "a project review (line 6's sqrt(T/2) dropped, i.e. the per-step budget of Theorem 3.11 not split over T)",
         ("prop_noise_scales_are_the_papers", "prop_rdp_covers_the_releases", "audit"),
         _variant("bug: GD sigma = Gamma", gd_noise_scale=_gd_sigma_gamma),
     ),
@@ -189,7 +190,7 @@ BUGS = (
         "accounting",
         "(alpha, alpha beta / 2) charged for releasing both A-hat and b-hat: that is one release's RDP; "
         "the pair composes to alpha beta (Appendix A.1), so the claimed mu is sqrt(2) too small",
-        "issue 10 (Appendix A.1's per-release (alpha, alpha beta/2) taken for the total)",
+        "a project review (Appendix A.1's per-release (alpha, alpha beta/2) taken for the total)",
         ("prop_rdp_covers_the_releases", "audit"),
         _variant("bug: alpha beta / 2", rdp=_rdp_half),
     ),

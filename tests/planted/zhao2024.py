@@ -264,7 +264,7 @@ BUGS = (
         "wrong weights",
         "w_i = min(m_i, cap) without dividing by the sum: the minimiser is unchanged but "
         "c = max w_i T_i, hence B, and the PTR weights no longer mean shares of the total",
-        "issue 11 (the poster's w_i are not said to sum to 1)",
+        "a project review (the poster's w_i are not said to sum to 1)",
         ("prop_weights_normalised_monotone",),
         _adapter("bug: unnormalised weights", weights=_unnormalised_weights),
     ),
@@ -273,7 +273,7 @@ BUGS = (
         "sensitivity under-estimate",
         "T_i = tau R for every user while the sensitivity assumes T_i = tau R / sqrt(m_i): a "
         "heavy user's gradient is sqrt(m_i) times larger than the bound",
-        "issue 11 (adaptive thresholds dropped in the estimator, kept in the calibration)",
+        "a project review (adaptive thresholds dropped in the estimator, kept in the calibration)",
         ("prop_sensitivity_bound_brute_force",),
         _adapter("bug: T_i not scaled with m_i", statistic=_flat_T_statistic),
     ),
@@ -282,7 +282,7 @@ BUGS = (
         "accounting",
         "the release is calibrated at the whole delta and the test's delta_t is not "
         "composed: the mechanism is (epsilon, 1.5 delta)-DP, not (epsilon, delta)",
-        "issue 11 (the propose-test-release failure probability left out of the claim)",
+        "a project review (the propose-test-release failure probability left out of the claim)",
         ("prop_noise_calibrated",),
         _adapter("bug: PTR delta not composed", noise_scale=_delta_not_composed),
     ),
@@ -301,7 +301,7 @@ BUGS = (
         "data-dependent sensitivity used as global",
         "noise calibrated to B = 2c / kappa0 on every dataset, without the test: on the "
         "two-cluster pair mu0 moves by ~100 while sigma ~ 0.03",
-        "issue 11 (the poster's W of eq. (4) calibrated to the typical sensitivity)",
+        "a project review (the poster's W of eq. (4) calibrated to the typical sensitivity)",
         ("audit",),
         mechanism=_no_ptr,
         claim=Z.claim(EPS, DELTA),
@@ -311,7 +311,7 @@ BUGS = (
         "clip-after-noise",
         "post-processing order",
         "Clip(mu0 + W, R_c): on the two-cluster pair with R_c = 1 the releases are ~+1 and ~-1, whatever the noise",
-        "issue 11 (poster eq. (4) read as Clip applied to the noisy estimate)",
+        "a project review (poster eq. (4) read as Clip applied to the noisy estimate)",
         ("audit",),
         mechanism=_clip_after_noise,
         claim=Z.claim(EPS, DELTA),

@@ -35,7 +35,7 @@ BUGS = (
         "accounting",
         "WME's stage I (the private histogram) is calibrated at the whole delta and its delta left "
         "out of the claim: (eps, 2 delta)-DP by composition, claimed (eps, delta)",
-        "issue 11 (the localisation stage treated as free of delta)",
+        "a project review (the localisation stage treated as free of delta)",
         ("prop_wme_noise_calibrated",),
         Adapter(
             "bug: WME localisation delta not composed",
