@@ -119,6 +119,7 @@ def test_logistic_ratio_bound_and_a_planted_lambda_bug():
     assert r.ratio > 1 + W.TOLERANCE and r.ratio > W.logistic_ratio_bound(p["Lambda"])
 
 
+@pytest.mark.slow  # a reproduction (8 s): every entry's white-box search at the quick sizes
 def test_whitebox_reproduction_quick():
     out = W.whitebox_sensitivity(quick=True)
     assert [c["holds"] for c in out["claims"]] == [True, True, True]

@@ -76,6 +76,7 @@ def cheap_audit_all(monkeypatch):
 
 
 # ------------------------------------------------------------------ the default run, at tiny sizes
+@pytest.mark.slow  # every benchmark built and run (11.5 s): the planted tests below check the rows' logic
 def test_default_quick_run_json_has_every_benchmark_and_its_tables(capsys, cheap_audit_all):
     code, out, err = run(capsys, "--quick", "--json", "--scale", TINY)
     doc = strict_json(out)
