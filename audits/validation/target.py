@@ -25,13 +25,17 @@ the function, the call and what it raised (exit status 3).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import functools
 import inspect
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from userdp.properties.adapter import Adapter
 
+from userdp.audits.engine import watch
 from userdp.audits.engine.usercode import UserCodeError, import_user_module
 
 from userdp.audits.validation import BadType, BadValue, ValidationSpec
@@ -91,6 +95,7 @@ class PythonTarget:
     plain: bool = False  # a plain function (no Adapter)
 
     def __post_init__(self):
+        self.adapter = _watched_adapter(self.adapter, self.name)
         self.shape = None if self.mechanism is None else call_shape(self.mechanism)
         self._rng_kw = self.mechanism is not None and _rng_by_keyword(self.mechanism)
         self.who = self.name if self.mechanism is None else f"{self.name} ({_who(self.mechanism)})"
@@ -106,22 +111,45 @@ class PythonTarget:
         list of ``size`` outputs."""
         kw = self.mapped(params)
         f = self.mechanism
+        label = f"your mechanism {self.who}" + (f" ({where})" if where else "")
         if self.shape == BATCHED:
-            try:
-                return f(dataset, rng=rng, size=size, **kw)
-            except (Exception, SystemExit) as exc:
-                raise _user_error(f"TARGET {self.who}", exc, f"size={size}" + (f", {where}" if where else "")) from exc
+            with watch.region(label):  # one call (--timeout, --deadline: audits/engine/watch.py)
+                try:
+                    return f(dataset, rng=rng, size=size, **kw)
+                except (Exception, SystemExit) as exc:
+                    raise _user_error(
+                        f"TARGET {self.who}", exc, f"size={size}" + (f", {where}" if where else "")
+                    ) from exc
         out, i = [], 0
-        try:
-            if self._rng_kw:
+        with watch.region(label, calls=size) as slot:  # each call recorded, as the audit's loops do
+            ints, floats = slot.ints, slot.floats
+            try:
                 for i in range(size):
-                    out.append(f(dataset, rng=rng, **kw))
-            else:
-                for i in range(size):
-                    out.append(f(dataset, rng, **kw))
-        except (Exception, SystemExit) as exc:
-            raise _user_error(f"TARGET {self.who}", exc, f"call {i + 1}" + (f", {where}" if where else "")) from exc
+                    ints[watch.INDEX], floats[watch.CALL_T] = i, time.monotonic()
+                    out.append(f(dataset, rng=rng, **kw) if self._rng_kw else f(dataset, rng, **kw))
+            except (Exception, SystemExit) as exc:
+                raise _user_error(f"TARGET {self.who}", exc, f"call {i + 1}" + (f", {where}" if where else "")) from exc
         return out
+
+
+def _watched(label: str, f: Callable) -> Callable:
+    """``f`` whose every call is a watched region of user code: the supervisor names it when it
+    is slow (--deadline) and ends the run when it hangs (--timeout; audits/engine/watch.py)."""
+
+    @functools.wraps(f)
+    def call(*args, **kwargs):
+        with watch.region(label):
+            return f(*args, **kwargs)
+
+    return call
+
+
+def _watched_adapter(adapter: Adapter, who: str) -> Adapter:
+    """``adapter`` with every noise-free stage watched (the release is watched in ``release``)."""
+    stages = {
+        s: _watched(f"your stage {s} of {who}", getattr(adapter, s)) for s in adapter.stages() if s != "mechanism"
+    }
+    return dataclasses.replace(adapter, **stages) if stages else adapter
 
 
 def parse_param_map(param_map) -> dict:

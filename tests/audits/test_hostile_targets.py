@@ -533,3 +533,56 @@ def test_str_outputs_stack_and_join_across_shards():
     with parallel.Sampler(lambda D, rng: "yes" if rng.random() < 0.5 else "no", workers=1) as s:
         out = s(None, np.random.default_rng(0), 2 * parallel.SHARD + 3)
     assert out.dtype.kind == "U" and set(out.tolist()) == {"yes", "no"}
+
+
+# ------------------------------------------------------------------ validate: every call of the target is watched
+VALIDATE_HOSTILE = """
+import time
+
+import numpy as np
+
+from userdp.properties.amin2019 import CapAdapter
+from userdp.reference import amin2019 as A
+
+CALLS = [0]
+
+
+def hangs_at_call_3(dataset, rng, *, T, epsilon):
+    '''One release per call; the third call never returns.'''
+    CALLS[0] += 1
+    if CALLS[0] == 3:
+        time.sleep(10_000)
+    return A.mechanism(dataset, T, epsilon, rng)
+
+
+def _statistic(dataset, *, T, **_):
+    time.sleep(10_000)
+
+
+stage_hangs = CapAdapter("a statistic that never returns", statistic=_statistic)
+"""
+
+
+@pytest.mark.parametrize(
+    "target, named",
+    [
+        ("vhostile:hangs_at_call_3", "your mechanism vhostile:hangs_at_call_3"),
+        ("vhostile:stage_hangs", "your stage statistic of vhostile:stage_hangs"),
+    ],
+)
+def test_validate_ends_a_hung_call_of_the_target_at_timeout(tmp_path, target, named):
+    """A hung release or a hung noise-free stage is ended at --timeout and named, exit 3 (before
+    every call of the target was watched, a hung stage hung validate for ever). Planted: without
+    the watched region the run is still going at the 120 s limit, and _finish fails the test."""
+    (tmp_path / "vhostile.py").write_text(VALIDATE_HOSTILE)
+    p = subprocess.Popen(
+        [*USERDP, "validate", "amin2019.capped-sum", target, "--quick", "--timeout", "3"],
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
+    )
+    code, out, err = _finish(p, timeout=120)
+    assert code == 3, err
+    assert "did not return within --timeout 3 s" in err and named in err, err
