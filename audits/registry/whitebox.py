@@ -1,5 +1,5 @@
 """Reproduction ``whitebox-sensitivity``: the realised sensitivity ratio of every reference
-entry that declares its noise (issue 8 item 5; method in ``audits/engine/whitebox.py``).
+entry that declares its noise (method in ``audits/engine/whitebox.py``).
 
 Each entry gets search spaces over the differing unit's data within the declared bounds,
 on the entry's own dataset and, where it matters, other dataset shapes:
