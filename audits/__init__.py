@@ -1,7 +1,7 @@
 """userdp.audits: confident empirical lower bounds on privacy loss (docs/design.md §6).
 
 ``audit(mechanism, pairs, claim, samples=..., seed=...)`` returns an ``AuditResult``;
-``userdp.audits.registry`` lists the mechanisms the CLI (``userdp audit``) knows.
+``userdp.audits.engine.registry`` lists the mechanisms the CLI (``userdp audit``) knows.
 This package depends on numpy, scipy, statsmodels and ``userdp.reference.claims`` only.
 """
 

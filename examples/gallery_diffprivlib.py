@@ -63,7 +63,7 @@ from diffprivlib import tools
 from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.mechanisms import Geometric, Laplace, LaplaceBoundedDomain
 
-from userdp.audits.registry import AuditSetup
+from userdp.audits.engine.registry import AuditSetup
 from userdp.reference.claims import PureDP
 
 from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_bounds, check_epsilon, check_records

@@ -67,7 +67,7 @@ import numpy as np
 import pipeline_dp
 
 from userdp.audits.engine.ceiling import NoiseModel
-from userdp.audits.registry import AuditSetup
+from userdp.audits.engine.registry import AuditSetup
 from userdp.reference.claims import ApproxDP, PureDP
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import NeighbourPair

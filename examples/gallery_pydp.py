@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from pydp.algorithms.laplacian import BoundedSum, Count
 
-from userdp.audits.registry import AuditSetup
+from userdp.audits.engine.registry import AuditSetup
 from userdp.reference.claims import PureDP
 
 from ._gallery import NO_VIOLATION, VIOLATION, Entry, check_bounds, check_epsilon, check_records

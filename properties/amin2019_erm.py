@@ -152,7 +152,7 @@ def amin_worst_pairs(draw, loss: str = "logistic"):
 
     Near theta = 0 every record pushes theta-hat by sigma(0) = 1/2 of its Lipschitz bound,
     all in one direction, so for large Lambda the move tends to half of Delta_2 (the largest
-    ratio we found, audits/registry/amin2019_erm.py). n_min is the tight floor k half of the time.
+    ratio we found, audits/papers/amin2019/audits_erm.py). n_min is the tight floor k half of the time.
     """
     s0, k = draw(st.integers(1, 10)), draw(st.integers(1, 10))
     y0 = draw(st.sampled_from([-1.0, 1.0]))

@@ -57,7 +57,7 @@ def erm_datasets(
 
     Half of the time the dataset is "aligned": every x_i = R e_1 and each user has one
     label, the configuration where a user's records all push theta the same way (this is
-    where the sensitivity bounds are nearly attained, see audits/registry/amin2019_erm.py).
+    where the sensitivity bounds are nearly attained, see audits/papers/amin2019/audits_erm.py).
     """
     sizes = draw(user_size_profiles(1, max_users, max_records)).tolist()  # uniform, Zipf or heavy + singletons
     n = sum(sizes)

@@ -79,7 +79,7 @@ G3. Sensitivity. D, D' differ in user k (y_k -> y'_k, both in B_s; m_k, w_k, T_k
     0 = h(||s' - s||) >= -2c + kappa_G ||s' - s||:  ||s*(D) - s*(D')|| <= Delta = 2c / kappa_G.
     Tight: when every user is in G (all thresholds >= 2 rho), F is the weighted squared loss on
     B_s, s* the weighted mean, and a user with w_k = c / rho moving from -rho to +rho moves it
-    by 2c = Delta (the audit's pair; ``audits/registry/zhao2024_calibration.py``).
+    by 2c = Delta (the audit's pair; ``audits/papers/zhao2024/calibration.py``).
 G4. A solver with a public iteration count. Phi(x) = P_s(x - grad F(x)) (P_s: projection onto
     B_s). For x, z with norm <= rho_G, x - grad F(x) - (z - grad F(z)) = sum_i w_i [(x - z) -
     (psi_i(x - y_i) - psi_i(z - y_i))] + (1 - sum_i w_i)(x - z); a user of G contributes 0

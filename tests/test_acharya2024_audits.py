@@ -1,4 +1,4 @@
-"""Per-record audits of Acharya et al. 2024 (``audits/registry/acharya2024.py``).
+"""Per-record audits of Acharya et al. 2024 (``audits/papers/acharya2024/audits.py``).
 
 Oracles: the closed form of theta_bar in d = 1 (a scalar ridge), the paper's Delta_i
 (Theorem A.4) written out here, the exact L2-Laplace loss ||shift|| eta, and the harness's
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from userdp.audits import audit
-from userdp.audits.registry import acharya2024 as R
-from userdp.audits.registry import get
+from userdp.audits.papers.acharya2024 import audits as R
+from userdp.audits.engine.registry import get
 from userdp.reference import acharya2024 as A
 from userdp.reference.claims import PersonalizedDP
 

@@ -328,21 +328,21 @@ def test_planted_bug_caught_by_audit(name):
 
 
 # ------------------------------------------------------------------ registry and reproduction
-# The registry module is imported inside the tests: it needs audits/registry/__init__.py.
+# The registry module is imported inside the tests: it needs audits/engine/registry.py.
 def _registry():
-    from userdp.audits.registry import amin2019 as M
+    from userdp.audits.papers.amin2019 import audits as M
 
     return M
 
 
 def _setup(name):
-    from userdp.audits import registry as R
+    from userdp.audits.engine import registry as R
 
     return R.get(name).setup()
 
 
 def test_registry_lists_amin2019_entries_and_reproduction():
-    from userdp.audits import registry as R
+    from userdp.audits.engine import registry as R
 
     names = {e.name: e for e in R.all_entries()}
     assert names["amin2019.capped-sum"].kind == "reference"

@@ -201,7 +201,7 @@ def test_every_property_fails_on_some_planted_bug():
 
 # ================================================================================ audits
 def _entry(name):
-    from userdp.audits import registry
+    from userdp.audits.engine import registry
 
     return registry.get(name)
 

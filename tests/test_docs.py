@@ -231,7 +231,7 @@ def _shape_rows():
 
 def test_call_shape_table_is_what_signature_prints(capsys):
     from userdp.audits.cli import main as cli
-    from userdp.audits.registry import all_entries
+    from userdp.audits.engine.registry import all_entries
 
     rows = _shape_rows()
     validated = sorted(e.name for e in all_entries() if e.kind == "reference")

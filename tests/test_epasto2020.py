@@ -289,7 +289,7 @@ def test_oracles_by_hand():
 
 # --------------------------------------------------------------------------- audits
 def _default_pairs():
-    from userdp.audits.registry.epasto2020 import default_dataset
+    from userdp.audits.papers.epasto2020.audits import default_dataset
 
     return REPLACE_USER.worst_case_pairs(default_dataset(), 0.0, 1.0)
 
@@ -343,7 +343,7 @@ def test_planted_bug_caught_by_audit(bug):
 
 # ------------------------------------------------------------------ registry and reproduction
 def test_registry_entries_and_reproduction():
-    from userdp.audits import registry
+    from userdp.audits.engine import registry
 
     for name in ("epasto2020.wa", "epasto2020.sample-limiting"):
         entry = registry.get(name)
@@ -356,7 +356,7 @@ def test_registry_entries_and_reproduction():
 
 
 def test_registered_planted_entry_is_flagged():
-    from userdp.audits import registry
+    from userdp.audits.engine import registry
 
     entry = registry.get("epasto2020.planted.add-remove-user")
     setup = entry.setup()
@@ -372,7 +372,7 @@ def test_registered_planted_entry_is_flagged():
 
 def test_reproduction_plot(tmp_path):
     pytest.importorskip("matplotlib", reason="plot extra (matplotlib) not installed")
-    import userdp.audits.registry.epasto2020 as R
+    from userdp.audits.papers.epasto2020 import audits as R
 
     f = tmp_path / "theorem2.png"
     R.reproduce_theorem2(plot=str(f))

@@ -161,7 +161,7 @@ def test_every_property_fails_on_some_planted_bug():
 # ================================================================================ audits
 def test_reference_audit_finds_no_violation():
     from userdp.audits.engine.harness import audit
-    from userdp.audits.registry import get
+    from userdp.audits.engine.registry import get
 
     e = get("epasto2020.weighted-erm")
     s = e.build(**e.params)

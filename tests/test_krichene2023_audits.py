@@ -1,4 +1,4 @@
-"""Audits of Krichene et al. 2023 (``audits/registry/krichene2023.py``).
+"""Audits of Krichene et al. 2023 (``audits/papers/krichene2023/audits.py``).
 
 Oracles: the closed-form weights of the audit graph (omega_i = n_i^-1/2 sqrt(4 beta / 3),
 eq. (12) clipping to beta), the Gaussian shift sqrt(2 beta) in noise units that the module
@@ -15,8 +15,8 @@ import pytest
 
 from planted.krichene2023 import BUGS
 from userdp.audits import audit
-from userdp.audits.registry import get
-from userdp.audits.registry import krichene2023 as R
+from userdp.audits.engine.registry import get
+from userdp.audits.papers.krichene2023 import audits as R
 from userdp.reference import krichene2023_weights as W
 
 AUDIT_ENTRY = {

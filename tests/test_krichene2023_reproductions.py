@@ -1,4 +1,4 @@
-"""Reproductions of Krichene et al. 2023 (``audits/registry/krichene2023_reproductions.py``).
+"""Reproductions of Krichene et al. 2023 (``audits/papers/krichene2023/reproductions.py``).
 
 Oracles: Appendix C's stated construction (20 tasks per user in expectation, m = 100, d = 5,
 an 80/20 split), the RDP accounting against its target (every method spends the same
@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from userdp.audits.registry import all_reproductions
+from userdp.audits.engine.registry import all_reproductions
 from userdp.audits.engine import verdicts as V
-from userdp.audits.registry import krichene2023_reproductions as R
+from userdp.audits.papers.krichene2023 import reproductions as R
 from userdp.reference import krichene2023_weights as W
 
 

@@ -5,8 +5,14 @@ a function-local import is still a dependency, so it cannot stand in for a layer
 
 - ``reference`` imports nothing of ``properties`` or ``audits``;
 - ``properties`` imports only ``reference`` (and itself);
-- inside ``audits``, the parts are ordered engine < registry < validation < bench < cli: a part
+- inside ``audits``, the parts are ordered engine < validation < papers < bench < cli: a part
   imports only parts below it (``userdp.audits`` itself re-exports the engine's ``audit``);
+- the engines (engine, validation, bench, cli) import no paper's module: only the catalogue
+  ``userdp.audits.papers`` (bench and cli), whose ``PAPERS`` is the one list of papers;
+- a module imported by name (``importlib.import_module`` of a constant) counts as an import too,
+  and the one upward reference allowed is the stores' catalogue (``engine/registry.py:CATALOGUE``);
+- at most two package files name all five papers (the list of papers and the vocabulary of bug
+  classes, whose records name the planted bugs and corpus entries of every paper);
 - no module imports itself through others (no import cycle).
 
 Oracle: the parse below, checked on planted graphs (a back edge and a cycle must be reported).
@@ -21,7 +27,10 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TOPS = {"reference": "userdp.reference", "properties": "userdp.properties", "audits": "userdp.audits"}
-AUDIT_PARTS = ("engine", "registry", "validation", "bench", "cli")  # lowest first
+AUDIT_PARTS = ("engine", "validation", "papers", "bench", "cli")  # lowest first
+PAPERS_PACKAGE = "userdp.audits.papers"
+# (module, module it imports by name, above it): the one upward reference, by name (docs/design.md §1)
+ALLOWED_BY_NAME = {("userdp.audits.engine.registry", PAPERS_PACKAGE)}
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -133,6 +142,65 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def named_imports() -> dict[str, set[str]]:
+    """module -> the package's modules it imports by name: ``importlib.import_module(X)`` with X a
+    string constant or a module-level name bound to one."""
+    out = {}
+    for name, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        consts = {
+            t.id: n.value.value
+            for n in tree.body
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "import_module"
+                and node.args
+            ):
+                a = node.args[0]
+                target = a.value if isinstance(a, ast.Constant) else consts.get(getattr(a, "id", None))
+                if isinstance(target, str) and target.startswith("userdp."):
+                    out.setdefault(name, set()).add(target)
+    return out
+
+
+def by_name_violations(named: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for m, targets in named.items():
+        for t in targets:
+            v = layer_violations({m: {t}})
+            if v and (m, t) not in ALLOWED_BY_NAME:
+                bad += [f"{x} (by name)" for x in v]
+    return sorted(bad)
+
+
+def paper_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Modules of the engines (engine, validation, bench, cli) that import a paper's module."""
+    bad = []
+    for m, targets in graph.items():
+        if not m.startswith("userdp.audits.") or m.startswith(PAPERS_PACKAGE):
+            continue
+        for t in targets:
+            if t.startswith(PAPERS_PACKAGE + "."):
+                bad.append(f"{m} imports {t}: the engines name no paper (only {PAPERS_PACKAGE})")
+    return sorted(bad)
+
+
+def files_naming_all_papers() -> list[str]:
+    from userdp.audits.papers import PAPERS
+
+    return sorted(
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "audits").rglob("*.py")
+        if all(paper in p.read_text(encoding="utf-8") for paper in PAPERS)
+    )
+
+
 def test_the_graph_is_read():
     g = import_graph()
     assert len(g) >= 60
@@ -149,13 +217,42 @@ def test_no_import_cycle():
     assert cycles(import_graph()) == []
 
 
+def test_imports_by_name_keep_the_layers():
+    named = named_imports()
+    assert PAPERS_PACKAGE in named["userdp.audits.engine.registry"]  # the catalogue is read
+    assert by_name_violations(named) == []
+
+
+def test_a_planted_import_by_name_is_reported():
+    named = named_imports()
+    named["userdp.audits.validation.run"] = {"userdp.audits.papers"}
+    assert any("userdp.audits.validation.run" in v for v in by_name_violations(named))
+
+
+def test_the_engines_name_no_paper():
+    assert paper_imports(import_graph()) == []
+    g = import_graph()
+    g["userdp.audits.bench.run"] = g["userdp.audits.bench.run"] | {"userdp.audits.papers.zhao2024.bench"}
+    assert paper_imports(g) == [
+        "userdp.audits.bench.run imports userdp.audits.papers.zhao2024.bench: the engines name no paper "
+        "(only userdp.audits.papers)"
+    ]
+
+
+def test_at_most_two_files_name_all_five_papers():
+    assert files_naming_all_papers() == ["audits/papers/__init__.py", "audits/validation/vector_cases.py"]
+
+
 @pytest.mark.parametrize(
     "edge,expected",
     [
         (("userdp.reference.data", "userdp.properties.adapter"), "reference imports nothing above it"),
         (("userdp.properties.adapter", "userdp.audits.engine.harness"), "properties imports only reference"),
-        (("userdp.audits.engine.harness", "userdp.audits.registry.amin2019"), "audits' parts are ordered"),
-        (("userdp.audits.registry.amin2019", "userdp.audits.cli.main"), "audits' parts are ordered"),
+        (("userdp.audits.engine.harness", "userdp.audits.papers.amin2019.audits"), "audits' parts are ordered"),
+        (("userdp.audits.papers.amin2019.audits", "userdp.audits.cli.main"), "audits' parts are ordered"),
+        (("userdp.audits.validation.run", "userdp.audits.papers.amin2019.specs"), "audits' parts are ordered"),
+        (("userdp.audits.papers.zhao2024.bench", "userdp.audits.bench.run"), "audits' parts are ordered"),
+        (("userdp.audits.engine.registry", "userdp.audits.validation.run"), "audits' parts are ordered"),
     ],
 )
 def test_planted_back_edge_is_reported(edge, expected):

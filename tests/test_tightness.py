@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 
 from userdp.audits.engine.harness import audit
-from userdp.audits.registry import amin2019 as RA
-from userdp.audits.registry import amin2019_erm as RE
-from userdp.audits import registry
+from userdp.audits.papers.amin2019 import audits as RA
+from userdp.audits.papers.amin2019 import audits_erm as RE
+from userdp.audits.engine import registry
 from userdp.reference import amin2019 as A
 from userdp.reference import amin2019_erm as AE
 
 
 def test_ridge_pair_realises_closed_form_shift():
-    # Closed form (audits/registry/amin2019_erm.py docstring):
+    # Closed form (audits/papers/amin2019/audits_erm.py docstring):
     # shift / Delta_2 = Lambda / ((1 + Lambda)(1 + Lambda^-1/2)(1 + 1e-12)).
     # Both sides computed in float64 from O(1) quantities; 1e-9 relative covers the solver's
     # rounding (erm.minimise solves the 1 x 1 ridge system exactly up to ~1e-16).

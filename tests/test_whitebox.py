@@ -1,5 +1,5 @@
 """White-box worst-case search (``audits/engine/whitebox.py``, reproduction
-``whitebox-sensitivity`` in ``audits/registry/whitebox.py``).
+``whitebox-sensitivity`` in ``audits/papers/whitebox.py``).
 
 Oracles: the closed forms of the module docstrings (capped sum: a user at total T moves
 g_T by T; GWA on orthogonal data: labels 0 vs B of the heaviest user reach Delta_1; ridge:
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from userdp.audits.engine.ceiling import NoiseModel
-from userdp.audits.registry import get
-from userdp.audits.registry import amin2019 as RA
-from userdp.audits.registry import amin2019_erm as RE
-from userdp.audits.registry import whitebox as W
+from userdp.audits.engine.registry import get
+from userdp.audits.papers.amin2019 import audits as RA
+from userdp.audits.papers.amin2019 import audits_erm as RE
+from userdp.audits.papers import whitebox as W
 from userdp.audits.engine.whitebox import Space, realised_ratio, search
 from userdp.reference import amin2019 as A
 
@@ -134,7 +134,7 @@ def test_whitebox_reproduction_quick():
 
 def test_acharya_closed_form_agrees_with_the_registry_share():
     # the reproduction's closed form (d = 1) against realised_share of the registry's pairs
-    from userdp.audits.registry import acharya2024 as RAC
+    from userdp.audits.papers.acharya2024 import audits as RAC
 
     closed = W._acharya_closed_forms()
     s = get("acharya2024.pdp-op").setup()
@@ -203,7 +203,7 @@ def test_weighted_erm_step_ratio_matches_brute_force():
 def test_hlm_row_flags_a_planted_half_B():
     # Planted: HLM's pass branch calibrated to B / 2 (a sensitivity understated twofold). The row's
     # statistic is Clip(mu0) / B; with B / 2 the registry's pair realises 2 x 0.943 > 1.
-    from userdp.audits.registry import zhao2024 as RZ
+    from userdp.audits.papers.zhao2024 import audits as RZ
     from userdp.reference import zhao2024 as Z
 
     noise, B, _ = W.hlm_spaces()

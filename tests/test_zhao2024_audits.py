@@ -1,4 +1,4 @@
-"""Audits of Zhao et al. 2024 (``audits/registry/zhao2024.py``).
+"""Audits of Zhao et al. 2024 (``audits/papers/zhao2024/audits.py``).
 
 Oracles: the closed form of the Huber minimiser when every user but one sits in its
 quadratic region (a weighted mean shifted by the outlier's bounded pull), and the
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from userdp.audits import audit
-from userdp.audits.registry import get
-from userdp.audits.registry import zhao2024 as R
+from userdp.audits.engine.registry import get
+from userdp.audits.papers.zhao2024 import audits as R
 from userdp.reference import zhao2024 as Z
 
 

@@ -15,8 +15,8 @@ import pytest
 
 from planted.zhao2024 import GLOBAL_BUGS  # tests/ is on sys.path (rootdir conftest)
 from userdp.audits import audit
-from userdp.audits.registry import get
-from userdp.audits.registry import zhao2024_calibration as RG
+from userdp.audits.engine.registry import get
+from userdp.audits.papers.zhao2024 import calibration as RG
 from userdp.properties import zhao2024 as P
 from userdp.properties.adapter import check_suite_property
 from userdp.reference import zhao2024 as Z

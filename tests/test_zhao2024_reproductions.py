@@ -1,4 +1,4 @@
-"""The Zhao et al. 2024 reproductions (``audits/registry/zhao2024_reproductions.py``).
+"""The Zhao et al. 2024 reproductions (``audits/papers/zhao2024/reproductions.py``).
 
 Each quick run is seeded; the assertions below are the robust parts of its findings, each
 with its margin in standard errors (se of a log MSE ratio ~ sqrt(se_a^2/a^2 + se_b^2/b^2),
@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from userdp.audits.registry import all_reproductions
-from userdp.audits.registry import zhao2024_reproductions as R
+from userdp.audits.engine.registry import all_reproductions
+from userdp.audits.papers.zhao2024 import reproductions as R
 
 
 def test_registered_with_a_first_line_each():

@@ -1,11 +1,11 @@
-"""The benchmarks of ``userdp bench`` (``bench.py`` runs them), one builder per row.
+"""The benchmarks of ``userdp bench`` (``run.py`` runs them), one builder per row: the paper-free
+rows here (primitives, the auditor, the protocol), each paper's in ``audits/papers/<paper>/bench.py``.
 
 Each builder makes the inputs for a size n outside every timer and returns a ``bench.Case``:
 our call and the baseline's (the simplest numpy code doing the part of the work nothing can
 avoid). A ``UserDataset`` is built outside the timer: copying and validating the arrays is
 the dataset's cost, paid once; where the per-user structure must not be cached (it is part
-of the work timed), ``Case.fresh`` builds a new dataset before each call, untimed. The
-papers' code is imported inside the builders (``audits`` imports no paper at import time).
+of the work timed), ``Case.fresh`` builds a new dataset before each call, untimed.
 
 Targets (docs/performance.md): the Laplace primitive 1.5x and the per-user structure on Zipf
 ownership 3x, the audit of scalar Laplace 2x, the optimal WA weights 5x and the certified GWA
@@ -23,19 +23,10 @@ import time
 
 import numpy as np
 
-from userdp.audits.bench.model import Benchmark, Case
+from userdp.audits import papers
+from userdp.audits.engine.benchmark import TEN_SCALING, Benchmark, Case, pow10, records_text
 
 __all__ = ["BENCHMARKS"]
-
-
-def _pow10(n: int) -> str:
-    """10^7 for 10_000_000, else the number with thousands separators."""
-    e = round(np.log10(n)) if n > 0 else 0
-    return f"10^{e}" if n == 10**e else f"{n:,}"
-
-
-def _dataset_bytes(D) -> int:
-    return sum(a.nbytes for a in (D.values, D.user_ids, D.labels, D.epsilons, D.task_ids) if a is not None)
 
 
 # ------------------------------------------------------------------ primitives and the data model
@@ -106,271 +97,44 @@ def per_user_structure_zipf(n: int) -> Case:
 
 
 # ------------------------------------------------------------------ Epasto et al. 2020
-def epasto_optimal_weights(n: int) -> Case:
-    from userdp.reference.data import UserDataset
-    from userdp.reference.epasto2020 import optimal_weights
-
-    rng = np.random.default_rng(0)
-    ids, values = rng.integers(0, max(n // 10, 1), n), np.zeros(n)
-    state, out = {}, {}
-
-    def fresh():
-        state["D"] = UserDataset(values, ids)  # the per-user structure is part of the work
-
-    def ours():
-        out["c"], out["h"] = optimal_weights(state["D"], 1.0, 1.0)
-        return out["c"]
-
-    def check():
-        c = out["c"]
-        return None if c.shape == (n,) and abs(c.sum() - 1) < 1e-9 else f"c has shape {c.shape}, sum {c.sum()!r}"
-
-    fresh()
-    return Case(
-        ours=ours,
-        baseline=lambda: np.unique(state["D"].user_ids, return_counts=True),
-        fresh=fresh,
-        check=check,
-        input_bytes=ids.nbytes + values.nbytes,
-        note=f"m = {state['D'].m} users",
-    )
 
 
-def epasto_gwa_optimal_C(n: int, alpha: float = 1.5) -> Case:
-    """The §6 instance (Zipf(alpha) users, make_regression with 9 features + intercept: d = 10)."""
-    from userdp.reference import epasto2020_gwa as G
-    from userdp.audits.registry.epasto2020_gwa import synthetic_instance
-
-    D, _, B, sigma = synthetic_instance(n, np.random.default_rng(0), alpha=alpha, d=9)
-    X, y, out = G.features(D), D.labels, {}
-    case = Case(
-        ours=lambda: out.__setitem__("opt", G.optimal_C(D, B, 1.0, sigma)),
-        baseline=lambda: np.linalg.lstsq(X, y, rcond=None),
-        input_bytes=_dataset_bytes(D),
-    )
-
-    def check():
-        opt = out["opt"]
-        case.note = (
-            f"m = {D.m} users, working set {opt.working_set:,} of {D.n:,} records, "
-            f"{opt.iterations} Newton iterations, duality gap {opt.gap:.1e}"
-        )
-        return None if opt.gap <= 1e-6 else f"duality gap {opt.gap:.2e} > 1e-6"
-
-    case.check = check
-    return case
 
 
-GWA_INSTANCES = ((1.5, 10.0, 1.0), (3.0, 10.0, 1.0), (1.5, 1000.0, 20.0), (3.0, 1000.0, 20.0))  # (alpha, B, sigma)
 
 
-def epasto_gwa_instances(n: int) -> Case:
-    """The four GWA benchmark instances: X standard normal (d = 10), Zipf(alpha) users (1.5: few heavy
-    users; 3: many small ones), labels U(0, B); a moderate noise ratio (B = 10, sigma = 1) and
-    the §6 one (B = 1000, sigma = 20, kappa / sigma^2 ~ 1e5). Each C must be certified."""
-    from userdp.reference import epasto2020_gwa as G
-    from userdp.reference.data import UserDataset
-    from userdp.audits.registry.epasto2020_gwa import zipf_user_ids
-
-    rng = np.random.default_rng(n)
-    data = []
-    for alpha, B, sigma in GWA_INSTANCES:
-        data.append(
-            (
-                UserDataset(rng.standard_normal((n, 10)), zipf_user_ids(n, alpha, rng), labels=rng.uniform(0, B, n)),
-                B,
-                sigma,
-            )
-        )
-    out = []
-
-    def ours():
-        out[:] = [G.optimal_C(D, B, 1.0, sigma) for D, B, sigma in data]
-
-    def bare():
-        for D, _, _ in data:
-            np.linalg.lstsq(D.values, D.labels, rcond=None)
-
-    case = Case(ours=ours, baseline=bare, input_bytes=sum(_dataset_bytes(D) for D, _, _ in data))
-
-    def check():
-        case.note = "; ".join(
-            f"alpha {a:g}, B {B:g}, sigma {s:g}: m = {D.m}, working set {o.working_set:,}, "
-            f"{o.iterations} Newton iterations, gap {o.gap:.1e}, "
-            f"max|CX - I| {np.abs(o.C @ G.features(D) - np.eye(10)).max():.1e}"
-            for (a, B, s), (D, _, _), o in zip(GWA_INSTANCES, data, out)
-        )
-        bad = [
-            f"alpha {a:g}, B {B:g}: gap {o.gap:.2e}" for (a, B, _), o in zip(GWA_INSTANCES, out) if not o.gap <= 1e-6
-        ]
-        return None if not bad else "certificate above 1e-6: " + "; ".join(bad)
-
-    case.check = check
-    return case
 
 
 # ------------------------------------------------------------------ Amin et al. 2019
-def amin_private_cap_sum(n: int) -> Case:
-    from userdp.reference import amin2019 as A
-    from userdp.reference.data import UserDataset
-
-    rng = np.random.default_rng(0)
-    D = UserDataset(rng.uniform(0.0, 1.0, n), rng.integers(0, max(n // 10, 1), n))
-    D.user_index  # the dataset's index: built with the dataset
-    ids, x = D.user_ids, D.values
-    return Case(
-        ours=lambda: A.private_cap_mechanism(D, 0.5, 0.5, 100.0, rng),
-        baseline=lambda: np.bincount(ids, weights=x),
-        input_bytes=_dataset_bytes(D),
-        note=f"m = {D.m} users, eps_cap = eps_sum = 0.5, U = 100",
-    )
 
 
 # ------------------------------------------------------------------ Krichene et al. 2023
-def _krichene_graph(n_records: int, n_users: int, m: int, d: int, rng):
-    """Distinct (task, user) pairs: user j takes tasks (j + k * 7919) mod m, k = 0, 1, ..."""
-    from userdp.reference.data import UserDataset
-
-    per = n_records // n_users
-    users = np.repeat(np.arange(n_users), per)
-    tasks = (users + np.tile(np.arange(per), n_users) * 7919) % m
-    return UserDataset(
-        rng.standard_normal((users.size, d)), users, labels=rng.standard_normal(users.size), task_ids=tasks
-    )
 
 
-def krichene_adaptive_weights(n: int) -> Case:
-    from userdp.reference import krichene2023_weights as W
-
-    n_users = max(n // 10, 1)
-    m = min(10**4, n_users)  # every task has a user (Assumption 4.1): user j takes task j
-    D = _krichene_graph(n, n_users, m, 1, np.random.default_rng(0))
-    D.user_index  # the dataset's index: built with the dataset
-    counts = np.bincount(D.task_ids, minlength=m).astype(float)  # declared public here
-    ids = D.user_ids
-    return Case(
-        ours=lambda: W.adaptive_weights(D, m=m, beta=1.0, mu=0.25, n_counts=counts, n_users=n_users),
-        baseline=lambda: np.unique(ids),
-        input_bytes=_dataset_bytes(D),
-        note=f"{m} tasks, {n_users} users",
-    )
 
 
-def krichene_ssp_solve(m: int) -> Case:
-    """Algorithm 1's solve for m tasks, d = 16 (10 records per task) against a bare batched eigh."""
-    from userdp.reference import krichene2023 as K
-
-    rng = np.random.default_rng(1)
-    d = 16
-    D = _krichene_graph(10 * m, m, m, d, rng)
-    w = np.full(D.n, 0.1)
-    kw = dict(m=m, Gamma_x=1.0, Gamma_star=1.0)
-    t = time.perf_counter()
-    A_hat, b_hat = K.ssp_release(D, w, rng, **kw)
-    t_release = time.perf_counter() - t
-    M = A_hat + np.eye(d)
-    return Case(
-        ours=lambda: K.solve(A_hat, b_hat, 1.0),
-        baseline=lambda: np.linalg.eigh(M),
-        input_bytes=A_hat.nbytes + b_hat.nbytes,
-        note=f"the release before it (statistic + noise, untimed here): {t_release * 1e3:.0f} ms",
-    )
 
 
 # ------------------------------------------------------------------ Acharya et al. 2024
-LAMBDA = 100.0
 
 
-def _acharya_dataset(n: int, d: int, rng):
-    from userdp.reference.data import UserDataset
-
-    return UserDataset(
-        rng.random((n, d)), np.arange(n), labels=rng.uniform(-1, 1, n), epsilons=rng.uniform(0.01, 1.0, n)
-    )
 
 
-def acharya_fit_release(n: int) -> Case:
-    from userdp.reference import acharya2024 as A
-
-    rng = np.random.default_rng(0)
-    D = _acharya_dataset(n, 30, rng)
-    X, y, eps = D.values, D.labels, D.epsilons
-
-    def bare():
-        w = eps / eps.sum()
-        M = (X * w[:, None]).T @ X  # X^T diag(w) X, (d, d)
-        M[np.diag_indices_from(M)] += LAMBDA
-        return np.linalg.solve(M, X.T @ (w * y))
-
-    return Case(ours=lambda: A.mechanism(D, rng, Lambda=LAMBDA), baseline=bare, input_bytes=_dataset_bytes(D))
 
 
-def _acharya_draws(N: int, n: int, d: int) -> Case:
-    from userdp.reference import acharya2024 as A
-
-    rng = np.random.default_rng(1)
-    D = _acharya_dataset(n, d, rng)
-    eta = A.eta(D, LAMBDA)
-
-    def bare():
-        r = rng.gamma(shape=d, scale=1.0 / eta, size=N)  # radius
-        z = rng.standard_normal((N, d))
-        z *= (r / np.linalg.norm(z, axis=1))[:, None]  # r Z / ||Z||
-        return z
-
-    return Case(ours=lambda: A.mechanism(D, rng, N, Lambda=LAMBDA), baseline=bare, input_bytes=8 * N * d)
 
 
-def acharya_draws_d2(N: int) -> Case:
-    return _acharya_draws(N, 8, 2)
 
 
-def acharya_draws_d30(N: int) -> Case:
-    return _acharya_draws(N, 80, 30)
 
 
 # ------------------------------------------------------------------ Zhao et al. 2024
-HLM_PARAMS = dict(epsilon=1.0, delta=1e-5, R=1.0, R_c=1.0)
 
 
-def zhao_hlm(n: int, items: str = "uniform") -> Case:
-    """HLM on n users with 1-20 items each (d = 10) against the weighted mean of the local averages.
-
-    Uniform items: every user sits in its quadratic region and the solve ends at its start.
-    Student-t items (2.5 degrees of freedom): outliers in the linear region make Newton iterate."""
-    from userdp.reference import zhao2024 as Z
-    from userdp.reference.data import UserDataset
-
-    rng = np.random.default_rng(0)
-    d = 10
-    ids = np.repeat(np.arange(n), rng.integers(1, 21, n))
-    x = rng.uniform(-1, 1, (ids.size, d)) if items == "uniform" else rng.standard_t(2.5, (ids.size, d))
-    D = UserDataset(x / np.sqrt(d), ids)
-    cap = Z.release_plan(D, **HLM_PARAMS).cap  # warms the dataset's per-user grouping for both sides
-
-    def bare():
-        y = D.local_averages()
-        a = np.minimum(D.counts, cap)
-        return (a / a.sum()) @ y
-
-    return Case(
-        ours=lambda: Z.mechanism(D, rng, **HLM_PARAMS),
-        baseline=bare,
-        input_bytes=_dataset_bytes(D),
-        note=f"{ids.size} items",
-    )
 
 
-def zhao_hlm_student_t(n: int) -> Case:
-    return zhao_hlm(n, "student-t 2.5")
 
 
-def zhao_ptr(n: int) -> Case:
-    from userdp.reference import zhao2024 as Z
-
-    rng = np.random.default_rng(1)
-    margins, w = rng.uniform(0, 1, n), np.full(n, 1.0 / n)
-    return Case(ours=lambda: Z.ptr_distance(margins, w, B=1e-3, shift=0.0, kappa0=0.5, J=154), input_bytes=16 * n)
 
 
 # ------------------------------------------------------------------ the auditor
@@ -396,35 +160,6 @@ def audit_laplace(N: int) -> Case:
     )
 
 
-def audit_pdp_op_d30(N: int) -> Case:
-    """One pair of the d = 30 PDP-OP audit (the most lenient record at the corner, lambda 1000)."""
-    from userdp.audits import audit
-    from userdp.audits.registry.acharya2024 import _pdp_setup
-
-    setup = _pdp_setup(30, 1000.0)
-    pair = setup.pairs[-1]
-    seeds = iter(range(10**6))
-    rng = np.random.default_rng(0)
-    out = {}
-
-    def ours():
-        out["r"] = audit(
-            setup.mechanism, [pair], setup.claim, samples=N, seed=next(seeds), output="vector", noise_family="l2laplace"
-        )
-
-    def draw():
-        setup.mechanism(pair.first, rng, N)
-        setup.mechanism(pair.second, rng, N)
-
-    case = Case(ours=ours, baseline=draw, input_bytes=2 * 8 * 30 * N)
-
-    def check():
-        r = out["r"]
-        case.note = f"eps_lb {r.epsilon_lower_bound:.3f} of eps_i = {setup.claim.epsilons[pair.unit]:g}"
-        return None if r.verdict == "no violation found" else "a correct mechanism was flagged"
-
-    case.check = check
-    return case
 
 
 _LOOP_DATA = [0.25 * (i % 5) for i in range(40)]
@@ -672,11 +407,9 @@ def protocol_overhead(N: int) -> Case:
 
 
 # ------------------------------------------------------------------ the table
-_REC = lambda n: f"{_pow10(n)} records, {_pow10(max(n // 10, 1))} users"  # noqa: E731
-_TEN = dict(scaling=(10**5, 10**6, 10**7), quick_scaling=(10**4, 10**5, 10**6))
 GiB = 2**30
 
-BENCHMARKS = [
+_PRIMITIVES = [
     Benchmark(
         "laplace",
         "Laplace primitive",
@@ -684,7 +417,7 @@ BENCHMARKS = [
         1.5,
         laplace,
         10**7,
-        lambda n: f"{_pow10(n)} draws",
+        lambda n: f"{pow10(n)} draws",
         rounds=7,
         need=lambda n: 40 * n,
     ),
@@ -695,8 +428,8 @@ BENCHMARKS = [
         3.0,
         per_user_structure,
         10**7,
-        _REC,
-        **_TEN,
+        records_text,
+        **TEN_SCALING,
         complexity="n log n (one sort)",
         copies=3.0,
         need=lambda n: 120 * n,
@@ -708,166 +441,12 @@ BENCHMARKS = [
         3.0,
         per_user_structure_zipf,
         10**7,
-        lambda n: f"{_pow10(n)} records, ids mod {_pow10(max(n // 10, 1))}",
+        lambda n: f"{pow10(n)} records, ids mod {pow10(max(n // 10, 1))}",
         need=lambda n: 120 * n,
     ),
-    Benchmark(
-        "epasto2020.optimal-weights",
-        "Epasto optimal WA weights (exact h*)",
-        "np.unique(ids, return_counts=True)",
-        5.0,
-        epasto_optimal_weights,
-        10**7,
-        _REC,
-        rounds=3,
-        **_TEN,
-        complexity="n log n (one sort)",
-        copies=3.0,
-        need=lambda n: 140 * n,
-    ),
-    Benchmark(
-        "epasto2020-gwa.optimal-C",
-        "Epasto optimal GWA C (certified)",
-        "one np.linalg.lstsq",
-        50.0,
-        # the target's size in --quick too (0.3 s a call since the working set): at n = 10^4
-        # one lstsq takes under 1 ms while the Newton steps, on a working set, do not shrink with n
-        epasto_gwa_optimal_C,
-        10**5,
-        lambda n: f"n = {_pow10(n)}, d = 10 (§6)",
-        rounds=3,
-        scaling=(10**3, 10**4, 10**5),
-        complexity="Newton steps x |T| d^3, + n d^2",
-        min_size=20,
-        scaling_note=(
-            "not a complexity: the Newton steps run on a working set of records whose size, "
-            "like the number of steps, depends on the instance more than on n (per size below); "
-            "only a few passes (the OLS start, the violator check, the certificate) touch all n "
-            "records"
-        ),
-        need=lambda n: 4000 * n,
-    ),
-    Benchmark(
-        "epasto2020-gwa.instances",
-        "Epasto optimal GWA C, 4 instances",
-        "4 np.linalg.lstsq",
-        None,
-        epasto_gwa_instances,
-        3000,
-        lambda n: f"4 x n = {n:,}, d = 10",
-        rounds=1,
-        quick_rounds=1,
-        warmup=False,
-        min_size=50,
-        need=lambda n: 4 * 4000 * n,
-    ),
-    Benchmark(
-        "amin2019.private-cap-sum",
-        "Amin capped sum, private cap",
-        "np.bincount(ids, weights=x)",
-        3.0,
-        amin_private_cap_sum,
-        10**7,
-        _REC,
-        **_TEN,
-        complexity="n + m log m (sort of the user totals)",
-        copies=3.0,
-        need=lambda n: 80 * n,
-    ),
-    Benchmark(
-        "krichene2023.adaptive-weights",
-        "Krichene adaptive weights + eq. (12)",
-        "np.unique(ids)",
-        5.0,
-        krichene_adaptive_weights,
-        10**7,
-        lambda n: f"{_pow10(n)} (task, user) pairs",
-        rounds=3,
-        **_TEN,
-        complexity="n log n (sort of the pairs)",
-        copies=3.0,
-        need=lambda n: 150 * n,
-    ),
-    Benchmark(
-        "krichene2023.ssp-solve",
-        "Krichene SSP solve (PSD projection, pinv)",
-        "batched np.linalg.eigh",
-        2.0,
-        krichene_ssp_solve,
-        10**4,
-        lambda n: f"m = {_pow10(n)} tasks, d = 16",
-        rounds=3,
-        need=lambda n: 20 * 16 * 16 * 8 * n,
-    ),
-    Benchmark(
-        "acharya2024.fit-release",
-        "PDP-OP fit + release",
-        "X^T diag(w) X + np.linalg.solve",
-        2.0,
-        acharya_fit_release,
-        10**6,
-        lambda n: f"n = {_pow10(n)}, d = 30",
-        scaling=(10**4, 10**5, 10**6),
-        quick_scaling=(10**3, 10**4, 10**5),
-        complexity="n d^2",
-        copies=3.0,
-        need=lambda n: 8 * 30 * 6 * n,
-    ),
-    Benchmark(
-        "acharya2024.draws-d2",
-        "PDP-OP releases (n = 8, d = 2)",
-        "L2-Laplace vectors",
-        2.0,
-        acharya_draws_d2,
-        10**6,
-        lambda n: f"{_pow10(n)} releases",
-        need=lambda n: 8 * 2 * 8 * n,
-    ),
-    Benchmark(
-        "acharya2024.draws-d30",
-        "PDP-OP releases (n = 80, d = 30)",
-        "L2-Laplace vectors",
-        2.0,
-        acharya_draws_d30,
-        10**6,
-        lambda n: f"{_pow10(n)} releases",
-        need=lambda n: 8 * 30 * 8 * n,
-    ),
-    Benchmark(
-        "zhao2024.hlm",
-        "HLM estimate + release (uniform items)",
-        "weighted mean of local averages",
-        20.0,
-        zhao_hlm,
-        10**5,
-        lambda n: f"{_pow10(n)} users, d = 10",
-        scaling=(10**3, 10**4, 10**5),
-        complexity="n log n (the PTR sort)",
-        copies=3.0,
-        need=lambda n: 10 * 10 * 8 * 10 * n,
-    ),
-    Benchmark(
-        "zhao2024.hlm-student-t",
-        "HLM estimate + release (student-t items)",
-        "weighted mean of local averages",
-        20.0,
-        zhao_hlm_student_t,
-        10**5,
-        lambda n: f"{_pow10(n)} users, d = 10",
-        need=lambda n: 10 * 10 * 8 * 10 * n,
-    ),
-    Benchmark(
-        "zhao2024.ptr",
-        "HLM's propose-test-release step",
-        None,
-        None,
-        zhao_ptr,
-        10**6,
-        lambda n: f"n = {_pow10(n)}",
-        scaling=(10**4, 10**5, 10**6),
-        complexity="n log n (one sort)",
-        need=lambda n: 64 * n,
-    ),
+]
+
+_AUDITS = [
     Benchmark(
         "audit.laplace",
         "audit of scalar Laplace",
@@ -875,23 +454,12 @@ BENCHMARKS = [
         2.0,
         audit_laplace,
         10**6,
-        lambda n: f"N = {_pow10(n)} per side",
+        lambda n: f"N = {pow10(n)} per side",
         rounds=7,
         scaling=(10**5, 10**6, 10**7),
         quick_scaling=(10**4, 10**5, 10**6),
         complexity="N log N (threshold sorts)",
         need=lambda n: 100 * n,
-    ),
-    Benchmark(
-        "audit.pdp-op-d30",
-        "audit of PDP-OP, d = 30 (vector)",
-        "drawing the 2 N releases",
-        3.0,
-        audit_pdp_op_d30,
-        10**5,
-        lambda n: f"N = {_pow10(n)} per side",
-        rounds=3,
-        need=lambda n: 30 * 8 * 20 * n,
     ),
     Benchmark(
         "audit.one-release-per-call",
@@ -900,7 +468,7 @@ BENCHMARKS = [
         1.3,
         audit_one_release_per_call,
         10**5,
-        lambda n: f"{_pow10(n)} releases per side",
+        lambda n: f"{pow10(n)} releases per side",
         rounds=3,
         quick_size=2 * 10**4,
         need=lambda n: 100 * n,
@@ -912,7 +480,7 @@ BENCHMARKS = [
         1 / 1.7,
         audit_two_workers,
         10**5,
-        lambda n: f"{_pow10(n)} releases per side",
+        lambda n: f"{pow10(n)} releases per side",
         rounds=3,
         # the full size in --quick too: at 2 x 10^4 (4 shards per side) the pool's start and
         # the last shard's imbalance dominate (measured 0.66 at load 0.8, against 0.53 at 10^5)
@@ -926,7 +494,7 @@ BENCHMARKS = [
         1.3,
         protocol_overhead,
         10**6,
-        lambda n: f"{_pow10(n)} releases",
+        lambda n: f"{pow10(n)} releases",
         quick_size=2 * 10**5,
         rounds=15,
         quick_rounds=7,
@@ -949,3 +517,7 @@ BENCHMARKS = [
         need=lambda n: 2 * GiB,
     ),
 ]
+
+# the paper-free primitives, each paper's rows (``audits/papers/<paper>/bench.py``, in the order of
+# ``papers.PAPERS``), then the audits and the protocol
+BENCHMARKS = [*_PRIMITIVES, *(b for m in papers.modules("bench") for b in m.BENCHMARKS), *_AUDITS]

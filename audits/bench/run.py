@@ -43,7 +43,7 @@ from dataclasses import replace
 import numpy as np
 
 from userdp.audits.bench.cases import BENCHMARKS
-from userdp.audits.bench.model import Benchmark, Case
+from userdp.audits.engine.benchmark import Benchmark, Case
 from userdp.audits.engine.blas import openblas_thread_setters, single_threaded_blas
 
 __all__ = [

@@ -171,7 +171,7 @@ from userdp.audits.engine.parallel import (
 )
 from userdp.reference.neighbours import RELATIONS
 
-from userdp.audits.registry import all_entries, all_reproductions, get_reproduction
+from userdp.audits.engine.registry import all_entries, all_reproductions, get_reproduction
 from userdp.audits.engine.report import Progress, command_output, fmt, pct, results, table, to_json, version
 from userdp.audits.engine.sampling import MechanismError, raised_text
 from userdp.audits.engine.verdicts import FAILS, HOLDS, UNDECIDED, VERDICTS, Interval, check_claims

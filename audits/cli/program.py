@@ -331,15 +331,17 @@ def run_vectors(args) -> int:
     from userdp.audits.validation import vectors as Vec
     from userdp.audits.engine.report import to_json
     from userdp.audits.cli.targets import UsageError
-    from userdp.audits.validation.vector_cases import DESIGNS
+    from userdp.audits.validation.vector_cases import designs
+
+    known = designs()
 
     if args.vectors_command == "export":
         if not os.path.isdir(args.out):
             raise UsageError(f"--out {args.out}: not a directory")
-        unknown = [a for a in args.algorithms if a not in DESIGNS]
+        unknown = [a for a in args.algorithms if a not in known]
         if unknown:
             raise UsageError(
-                f"no vectors for {', '.join(unknown)}; algorithms with vectors: {', '.join(sorted(DESIGNS))}"
+                f"no vectors for {', '.join(unknown)}; algorithms with vectors: {', '.join(sorted(known))}"
             )
         paths = Vec.export(args.algorithms or None, args.out)
         for p in paths:
@@ -350,8 +352,8 @@ def run_vectors(args) -> int:
                 fh.write(Vec.index_markdown(docs))
             print(args.index)
         return 0
-    if args.algorithm not in DESIGNS:
-        raise UsageError(f"no vectors for {args.algorithm}; algorithms with vectors: {', '.join(sorted(DESIGNS))}")
+    if args.algorithm not in known:
+        raise UsageError(f"no vectors for {args.algorithm}; algorithms with vectors: {', '.join(sorted(known))}")
     if args.file:
         try:
             doc = Vec.load(args.file)
@@ -364,7 +366,7 @@ def run_vectors(args) -> int:
     program = _program(args, args.algorithm)
     try:
         try:
-            impl = _adapter_for(program, DESIGNS[args.algorithm].adapter_type())
+            impl = _adapter_for(program, known[args.algorithm].adapter_type())
             report = Vec.check(doc, impl, name=f'--command "{program.command}"')
         except TargetError as exc:
             raise program_error(exc) from None

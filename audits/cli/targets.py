@@ -37,7 +37,7 @@ from userdp.audits.engine.parallel import (
     calling_convention,
     fingerprint,
 )
-from userdp.audits.registry import AuditSetup, get
+from userdp.audits.engine.registry import AuditSetup, get
 from userdp.audits.engine.report import fmt
 from userdp.audits.engine.sampling import AuditPair, MechanismError, UserCallError, draw
 

@@ -11,10 +11,10 @@ that clip), which neighbouring pairs to audit (``designs``), and, for the report
 ``userdp validate ALGORITHM --signature``, every parameter's meaning and unit and which
 ``UserDataset`` fields the algorithm reads.
 
-The specs live in this package's modules, one per paper (``SPEC_MODULES``), imported on first
-use by ``all_specs``. They import the registry's datasets and pairs (``audits/registry``); the
-registry never imports them, and neither imports ``audits/validation/run.py``: the engine imports
-the specs, not the other way round.
+The types and the store live here; the specs themselves live with their papers
+(``audits/papers/<paper>/specs*.py``, beside the audit entries whose datasets and pairs they
+import), registered when the catalogue is loaded (``engine/registry.py:load_catalogue``, on first
+use of ``all_specs`` or ``get``). Nothing in ``audits/validation/`` names a paper.
 
 ``Case.pair``: a neighbouring pair whose first dataset is the case's and on which the reference's
 sensitivity is attained (its statistic moves by exactly the sensitivity the noise is calibrated
@@ -25,13 +25,13 @@ and audits that pair.
 
 from __future__ import annotations
 
-import importlib
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from userdp.audits.engine import registry
 from userdp.audits.engine.usercode import UsageError
 
 __all__ = [
@@ -45,23 +45,11 @@ __all__ = [
     "register",
     "get",
     "all_specs",
-    "SPEC_MODULES",
     "REFUSAL_KINDS",
     "NOISES",
     "add_axis",
 ]
 
-SPEC_MODULES = (
-    "amin2019",
-    "amin2019_erm",
-    "acharya2024",
-    "epasto2020",
-    "epasto2020_erm",
-    "epasto2020_gwa",
-    "krichene2023",
-    "zhao2024",
-    "zhao2024_wme",
-)
 REFUSAL_KINDS = ("budget", "parameter", "data")
 NOISES = ("laplace", "gaussian", "l2laplace")  # additive noise on the statistic (ceiling.NOISE_FAMILIES)
 
@@ -330,7 +318,6 @@ class ValidationSpec:
 
 
 _SPECS: dict[str, ValidationSpec] = {}
-_loaded = False
 
 
 def register(spec: ValidationSpec) -> ValidationSpec:
@@ -344,15 +331,9 @@ def register(spec: ValidationSpec) -> ValidationSpec:
 
 
 def all_specs() -> dict[str, ValidationSpec]:
-    """Every spec, by algorithm name (the modules of ``SPEC_MODULES`` imported on first use)."""
-    global _loaded
-    if not _loaded:
-        for m in SPEC_MODULES:
-            try:
-                importlib.import_module(f"{__name__}.{m}")
-            except Exception as exc:
-                raise ImportError(f"validation spec module {__name__}.{m} failed to import: {exc}") from exc
-        _loaded = True
+    """Every spec, by algorithm name (the papers' spec modules registered by the catalogue,
+    ``registry.load_catalogue``, on first use)."""
+    registry.load_catalogue()
     return dict(sorted(_SPECS.items()))
 
 
@@ -361,8 +342,6 @@ def get(algorithm: str) -> ValidationSpec:
     _need(algorithm, str, "algorithm", "a str (a registry name, `userdp list`)")
     specs = all_specs()
     if algorithm not in specs:
-        from userdp.audits import registry
-
         known = {e.name for e in registry.all_entries()}
         why = (
             "it is registered (`userdp list`) but is not a paper's algorithm (a control or a planted bug)"

@@ -6,7 +6,7 @@ import numpy as np
 
 from userdp.reference.data import UserDataset
 
-__all__ = ["sizes", "user_ids", "add_user", "seeded"]
+__all__ = ["sizes", "user_ids", "add_user", "seeded", "erm_features"]
 
 
 def seeded(algorithm: str, seed: int, k: int) -> np.random.Generator:
@@ -38,3 +38,11 @@ def add_user(D: UserDataset, values, labels=None, description: str = ""):
     u = int(D.users.max()) + 1
     D2 = ADD_REMOVE_USER.neighbour(D, u, np.asarray(values, float), labels=labels)
     return NeighbourPair(D, D2, ADD_REMOVE_USER.name, u, description or f"add user {u}")
+
+
+def erm_features(seed: int, n: int, d: int) -> np.ndarray:
+    """(n, d) features inside the unit ball (norms in [0.3, 0.99)), rounded to 4 places: the ERM
+    vectors' features (Amin's and Epasto's), so that a vector file prints them exactly."""
+    g = np.random.default_rng(seed)
+    X = g.normal(size=(n, d))
+    return np.round(X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None] * g.uniform(0.3, 0.99, (n, 1)), 4)

@@ -12,7 +12,7 @@ vector a dataset and public parameters with
   class lists the planted bugs of tests/planted/ and the corpus entries of tests/corpus/ it is
   drawn from); a failing vector names the likely bug.
 
-The vectors are built from ``vector_cases.DESIGNS`` (one design per validatable algorithm, the
+The vectors are built from ``vector_cases.designs()`` (one design per validatable algorithm, the
 datasets and why each vector exposes its flags) and the reference's own stages, so a new
 reference release regenerates them. ``docs/vectors.md`` is their index (``index_markdown``).
 
@@ -40,6 +40,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from userdp.audits.validation.protocol import _param, decode_dataset, encode_dataset, encode_params
+from userdp.audits.validation.vector_cases import BUG_CLASSES, designs
 
 __all__ = [
     "SCHEMA",
@@ -66,15 +67,14 @@ def _version() -> str:
 
 
 def _design(algorithm: str):
-    from userdp.audits.validation.vector_cases import DESIGNS
-
     if not isinstance(algorithm, str):
         raise TypeError(f"algorithm must be a registered algorithm's name (str), got {type(algorithm).__name__}")
-    if algorithm not in DESIGNS:
+    known = designs()
+    if algorithm not in known:
         raise ValueError(
-            f"algorithm: no test vectors for {algorithm!r}; algorithms with vectors: {', '.join(sorted(DESIGNS))}"
+            f"algorithm: no test vectors for {algorithm!r}; algorithms with vectors: {', '.join(sorted(known))}"
         )
-    return DESIGNS[algorithm]
+    return known[algorithm]
 
 
 def _jsonable(value):
@@ -180,8 +180,6 @@ def build(algorithm: str) -> dict:
             doc["refused_by"] = _refused_by(design, ref, mechanism, case)
         vectors.append(doc)
         used.update(case.flags)
-    from userdp.audits.validation.vector_cases import BUG_CLASSES
-
     return {
         "schema": SCHEMA,
         "algorithm": algorithm,
@@ -222,11 +220,9 @@ def _refused_by(design, ref, mechanism, case) -> list:
 def export(algorithms: Sequence[str] | None, out_dir) -> list[str]:
     """Write ``<out_dir>/<algorithm>.json`` for each algorithm (None or empty: every one with a
     design); return the paths."""
-    from userdp.audits.validation.vector_cases import DESIGNS
-
     if algorithms is not None and (isinstance(algorithms, (str, bytes)) or not isinstance(algorithms, Sequence)):
         raise TypeError(f"algorithms must be None or a list of algorithm names, got {algorithms!r:.80}")
-    names = sorted(DESIGNS) if not algorithms else list(algorithms)
+    names = sorted(designs()) if not algorithms else list(algorithms)
     for a in names:
         _design(a)
     if not isinstance(out_dir, (str, os.PathLike)) or not os.path.isdir(out_dir):
@@ -454,8 +450,6 @@ def format_check(r: CheckReport) -> str:
 
 def index_markdown(documents: Sequence[Mapping]) -> str:
     """``docs/vectors.md``: every algorithm's vectors, the bug classes and where they come from."""
-    from userdp.audits.validation.vector_cases import BUG_CLASSES
-
     if (
         isinstance(documents, (str, bytes, Mapping))
         or not isinstance(documents, Sequence)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from userdp.audits.cli import main as cli
-from userdp.audits.registry import Entry, get
+from userdp.audits.engine.registry import Entry, get
 
 
 def run(capsys, *argv):
@@ -433,7 +433,7 @@ def test_reproduce_exit_status_follows_the_three_valued_verdict(capsys, monkeypa
     # Planted reproductions: data that clearly contradicts its claim must exit 1 ("fails");
     # data whose interval straddles the claim's boundary must exit 0 ("undecided"), and
     # both must show the interval, in the text and in the JSON.
-    from userdp.audits import registry
+    from userdp.audits.engine import registry
     from userdp.audits.engine import verdicts as V
 
     # 12 replications each: at the run's alpha = 1e-4 / 2, t_11 = 6.0, so up's interval is ~1 +- 0.14
@@ -481,7 +481,7 @@ def test_reproduce_exit_status_follows_the_three_valued_verdict(capsys, monkeypa
 
 def test_reproduce_refuses_claims_without_a_verdict(capsys, monkeypatch):
     # a reproduction still returning the old {"holds": bool} claims is a bug of userdp: exit 3, named
-    from userdp.audits import registry
+    from userdp.audits.engine import registry
 
     monkeypatch.setitem(
         registry._REPRODUCTIONS,
@@ -497,7 +497,7 @@ def test_reproduce_refuses_claims_without_a_verdict(capsys, monkeypatch):
 
 def test_reproduce_text_shows_the_deciding_intervals_first(capsys, monkeypatch):
     # 6 intervals, one undecided: the text shows it first, then the holding ones nearest their boundary
-    from userdp.audits import registry
+    from userdp.audits.engine import registry
     from userdp.audits.engine import verdicts as V
 
     comps = [V.exact(f"v{k}", float(k), above=0.0) for k in (9, 8, 7, 6, 5)] + [V.mean("u", [-1.0, 1.0], above=0.0)]
@@ -544,7 +544,7 @@ def test_quick_reproductions_check_every_claim_with_progress(capsys, name):
 def test_synthetic_quick_checks_the_same_claims_as_the_full_run():
     # Structure only (tiny sizes): the claims do not depend on --quick; only the evidence says so.
     from userdp.audits.engine.blas import single_threaded_blas
-    from userdp.audits.registry.epasto2020_gwa import synthetic
+    from userdp.audits.papers.epasto2020.audits_gwa import synthetic
 
     steps = []
     with single_threaded_blas():
@@ -605,7 +605,7 @@ def test_entry_without_noise_model_says_so(capsys):
 def test_external_setup_with_a_mismatched_noise_model_exits_2(capsys, tmp_path, monkeypatch):
     (tmp_path / "wrongnoise.py").write_text(
         "import numpy as np\n"
-        "from userdp.audits.registry import AuditSetup\n"
+        "from userdp.audits.engine.registry import AuditSetup\n"
         "from userdp.audits.engine.ceiling import NoiseModel\n"
         "from userdp.reference.claims import PureDP\n"
         "def make():\n"

@@ -3,7 +3,7 @@
 import pytest
 
 from userdp.audits import audit
-from userdp.audits.registry import AuditSetup, Entry, all_entries, get
+from userdp.audits.engine.registry import AuditSetup, Entry, all_entries, get
 
 CONTROL_NAMES = [
     "control.laplace",

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from userdp.audits import audit
-from userdp.audits.registry import get
+from userdp.audits.engine.registry import get
 from userdp.reference.claims import ApproxDP, PureDP
 from userdp.reference.mechanisms import gaussian_sigma_analytic
 

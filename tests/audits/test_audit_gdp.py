@@ -442,7 +442,7 @@ def test_figure_tightness_control_gaussian_mu_1():
     # control.gaussian calibrated to mu = 1 (sigma = 1): analytic sigma at the eps that
     # 1-GDP implies at delta = 1e-5, declared mu = sensitivity / sigma (registry lines in the
     # report). Issue: median mu_lb / mu >= 0.95 over 20 seeds at 1e6 per side.
-    from userdp.audits.registry.controls import gaussian_setup
+    from userdp.audits.engine.controls import gaussian_setup
     from userdp.reference.mechanisms import gaussian_gdp_mu, gaussian_sigma_analytic
 
     eps = _eps_at(1.0)

@@ -147,7 +147,7 @@ def test_synthetic_expected_error_closed_form_against_monte_carlo():
     # Oracle: 20000 releases of GWA_C (OLS C) on one n = 300 instance of §6. The closed form
     # must sit within 5 standard errors of their mean (normal tail 5.7e-7; the squared error
     # of Laplace noise has finite variance, and 20000 draws make the mean near-normal).
-    from userdp.audits.registry import epasto2020_gwa as M
+    from userdp.audits.papers.epasto2020 import audits_gwa as M
     from userdp.reference import epasto2020_gwa as G
 
     rng = np.random.default_rng(11)

@@ -25,7 +25,7 @@ from userdp.audits.engine.bounds import epsilon_lower_bound
 from userdp.audits.engine.ceiling import NoiseModel, ceiling, plugin_epsilon_bound
 from userdp.audits.engine.harness import efficiency_report
 from userdp.audits.engine.harness import audit
-from userdp.audits.registry import AuditSetup, all_entries
+from userdp.audits.engine.registry import AuditSetup, all_entries
 from userdp.reference.claims import Claims, PersonalizedDP, PureDP
 
 
@@ -255,7 +255,7 @@ def test_shape_mismatch_and_discrete_output_are_refused():
 
 
 def test_gdp_claims_get_a_mu_ceiling():
-    from userdp.audits.registry import get
+    from userdp.audits.engine.registry import get
 
     s = get("control.gaussian").setup()
     assert isinstance(s.claim, Claims)
@@ -296,7 +296,7 @@ def test_planted_sample_wasting_auditor_is_below_the_efficiency_target():
     # Planted: an auditor that uses 1% of its samples but reports the full count (its ceiling is
     # then taken at the full count). On control.laplace (ceiling 0.981 at 10^5 per side) it
     # reaches ~0.8 at 10^3: efficiency ~0.8, which the check above flags.
-    from userdp.audits.registry import get
+    from userdp.audits.engine.registry import get
 
     s = get("control.laplace").setup()
     r = audit(s.mechanism, s.pairs, s.claim, samples=1000, seed=0, output=s.output)

@@ -267,7 +267,7 @@ def test_planted_mechanism_bug_one_coordinate_noise_scaled():
 # ------------------------------------------------------------------ wiring and bad input
 def test_registry_audits_pass_their_declared_family(monkeypatch):
     from userdp.audits.cli import targets
-    from userdp.audits.registry import get
+    from userdp.audits.engine.registry import get
 
     seen = []
     real = rejection._learned_statistics

@@ -15,7 +15,7 @@ from scipy import stats
 
 from userdp.audits import audit
 from userdp.audits.engine.harness import efficiency_report
-from userdp.audits.registry import get
+from userdp.audits.engine.registry import get
 from userdp.audits.engine.rejection import _model_counts, choose_scalar
 
 

@@ -301,7 +301,7 @@ def test_both_triangles_are_compared():
     X[:, 2] = X[:, 0]
     assert V._equal_pairs(X) == [(0, 2)]
     # planted miss: the flatten of one triangle (A-hat's upper triangle and diagonal, then b-hat) hides it
-    from userdp.audits.validation import krichene2023 as VK
+    from userdp.audits.papers.krichene2023 import specs as VK
 
     def upper_only(out, size):
         A, b = (np.asarray(x, dtype=float) for x in out)

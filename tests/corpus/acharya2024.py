@@ -11,7 +11,7 @@ sum of d exponentials, the direction from a Gaussian normalised in a loop over c
 The call shape is the reference's: ``f(dataset, rng=..., size=..., Lambda=...)``, releases of
 shape (size, d). Relation: replace-record; claim: eps_i for record i (PersonalizedDP).
 
-Claimed vs true loss below is for the audit's pairs (audits/validation/acharya2024.py:
+Claimed vs true loss below is for the audit's pairs (audits/papers/acharya2024/specs.py:
 ``_designs_pdp``): record i at x = 1, y = -1 vs +1, lambda = 100, which realises about
 0.97 of the declared Delta_i, so the true loss of record i is eta_used x shift_used.
 """

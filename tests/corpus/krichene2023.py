@@ -20,7 +20,7 @@ the counts as public (Assumption 4.1): the first is planted in the registry as
 ``krichene2023.planted.counts-twice``; ``counts_from_data`` below is their release-level cousin
 (exact counts used as if declared).
 
-Claimed vs true mu below is for the audit's design (audits/validation/krichene2023.py:
+Claimed vs true mu below is for the audit's design (audits/papers/krichene2023/specs.py:
 ``_ssp_designs``: Gamma_x = Gamma_* = 2, beta = mu = 1/2, remove user 0 or 3).
 """
 

@@ -4,7 +4,7 @@ Each bug is a separate implementation (a ``MultiTaskAdapter`` with the stage sig
 ``userdp.properties.krichene2023``) with one named defect, recorded Wycheproof-style.
 ``tests/test_krichene2023.py`` asserts that the properties in ``caught_by`` catch each one;
 bugs marked "audit" are caught by the audits in ``tests/test_krichene2023_audits.py`` (their
-``mechanism``, ``claim`` and ``pairs`` come from ``audits/registry/krichene2023.py``).
+``mechanism``, ``claim`` and ``pairs`` come from ``audits/papers/krichene2023/audits.py``).
 """
 
 from __future__ import annotations

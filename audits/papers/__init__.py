@@ -1,0 +1,57 @@
+"""One home per paper: everything the audit side knows about a paper, in ``audits/papers/<paper>/``.
+
+``PAPERS`` is the one list of papers and ``load`` the one discovery mechanism: it imports the
+positive controls (paper-free, ``audits/engine/controls.py``) and each paper's package, whose
+``__init__`` imports the paper's modules, and these register their audit entries and
+reproductions (``engine/registry.py``), validate specs (``validation/__init__.py``), test-vector
+designs (``validation/vector_cases.py``) and white-box rows (``papers/whitebox.py``) at import.
+The engines never import a paper: the stores load this catalogue on first use
+(``engine/registry.py:load_catalogue``). A paper's benchmark rows (``bench.py``) are data that
+``userdp bench`` reads through ``modules``.
+
+A paper's folder holds, in files named for what they hold (``_<alg>`` for an algorithm with a
+reference module of its own, as ``reference/<paper>_<alg>.py``):
+
+- ``audits.py``: its audit entries (``userdp audit``), the worst-case pairs and datasets, and
+  the reproductions that live beside them; ``reproductions.py``: the paper's other claims;
+- ``specs.py``: its validate specs (``userdp validate``);
+- ``vectors.py``: its test-vector designs (``userdp vectors``);
+- ``whitebox.py``: its white-box search spaces (``userdp reproduce whitebox-sensitivity``);
+- ``bench.py``: its benchmark rows (``userdp bench``).
+
+Adding a paper: docs/design.md, "Adding a paper".
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from userdp.audits.engine import controls
+from userdp.audits.papers import whitebox
+
+__all__ = ["PAPERS", "load", "modules"]
+
+PAPERS = ("amin2019", "epasto2020", "zhao2024", "acharya2024", "krichene2023")
+
+
+def load() -> None:
+    """Import every paper (its modules register what they hold); an import error names the paper."""
+    assert controls and whitebox  # imported for their registrations (the controls, the cross-paper reproduction)
+    for p in PAPERS:
+        try:
+            importlib.import_module(f"{__name__}.{p}")
+        except Exception as exc:
+            raise ImportError(f"the audit side of paper {p!r} ({__name__}.{p}) failed to import: {exc}") from exc
+
+
+def modules(kind: str) -> list[ModuleType]:
+    """Each paper's module ``kind`` (e.g. "bench"), in the order of ``PAPERS``, where it has one."""
+    out = []
+    for p in PAPERS:
+        try:
+            out.append(importlib.import_module(f"{__name__}.{p}.{kind}"))
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{p}.{kind}":
+                raise
+    return out
