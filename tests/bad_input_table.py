@@ -3455,7 +3455,7 @@ entry(
     "vectors.check",
     Vec.check,
     lambda: dict(
-        document=Vec.build("amin2019.capped-sum"), impl=VC.DESIGNS["amin2019.capped-sum"].reference(), name=None
+        document=Vec.build("amin2019.capped-sum"), impl=VC.designs()["amin2019.capped-sum"].reference(), name=None
     ),
     document=[None, {}, {"schema": "userdp.audit/1"}, "vectors"],
     impl=[None, 3, "adapter"],
@@ -3470,7 +3470,7 @@ entry(
 entry(
     "vectors.format_check",
     Vec.format_check,
-    lambda: dict(r=Vec.check(Vec.build("zhao2024.wme"), VC.DESIGNS["zhao2024.wme"].reference())),
+    lambda: dict(r=Vec.check(Vec.build("zhao2024.wme"), VC.designs()["zhao2024.wme"].reference())),
     r=[None, 3, {}],
 )
 entry(

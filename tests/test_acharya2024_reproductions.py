@@ -28,7 +28,7 @@ from userdp.reference import acharya2024 as A
 # the SHA-256 of the data set's README as we received it with the data (audits/papers/acharya2024/data/PROVENANCE.md)
 README_SHA256 = "388eff679557d08ac19f463d025de5e0b4adc482537c8456d19934d78621fd47"
 FIRST_ROW = "19,female,27.9,0,yes,southwest,16884.924"  # insurance.csv, line 2
-DATA = resources.files("userdp.audits.engine.registry").joinpath("data")
+DATA = resources.files("userdp.audits.papers.acharya2024").joinpath("data")
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_shipped_csv_matches_its_provenance():
 
 def test_package_data_lists_the_shipped_files():
     cfg = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
-    assert set(cfg["tool"]["setuptools"]["package-data"]["userdp.audits.engine.registry"]) == {
+    assert set(cfg["tool"]["setuptools"]["package-data"]["userdp.audits.papers.acharya2024"]) == {
         "data/insurance.csv",
         "data/PROVENANCE.md",
     }

@@ -201,6 +201,48 @@ def files_naming_all_papers() -> list[str]:
     )
 
 
+PARTS = ("reference", "properties") + tuple(f"audits/{p}" for p in AUDIT_PARTS)  # lowest first
+DESIGN = ROOT / "docs" / "design.md"
+MARKERS = ("<!-- layer-graph:start -->", "<!-- layer-graph:end -->")
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    if parts[1] != "audits":
+        return parts[1]
+    return f"audits/{parts[2]}" if len(parts) > 2 else "audits/engine"  # the package re-exports the engine
+
+
+def render_graph(graph: dict[str, set[str]], named: dict[str, set[str]]) -> str:
+    """The part-level graph of docs/design.md §1: each part and the parts it imports."""
+    lines = ["```"]
+    for p in reversed(PARTS):
+        below = {_part(t) for m, ts in graph.items() if _part(m) == p for t in ts} - {p}
+        lines.append(f"{p:<18} -> {', '.join(q for q in reversed(PARTS) if q in below) or '(nothing of ours)'}")
+    for m, ts in sorted(named.items()):
+        for t in sorted(ts):
+            if (m, t) in ALLOWED_BY_NAME:
+                lines.append(f"{m.replace('userdp.', '').replace('.', '/')}.py -> {t} (by name: the catalogue)")
+    return "\n".join(lines + ["```"])
+
+
+def _block(text: str) -> str:
+    a, b = text.index(MARKERS[0]) + len(MARKERS[0]), text.index(MARKERS[1])
+    return text[a:b].strip("\n")
+
+
+def test_the_design_shows_the_current_layer_graph():
+    assert _block(DESIGN.read_text(encoding="utf-8")) == render_graph(import_graph(), named_imports()), (
+        "docs/design.md's layer graph is stale: python3 tests/test_layers.py --write"
+    )
+
+
+def test_a_stale_layer_graph_is_caught():
+    g = import_graph()
+    g["userdp.audits.engine.bounds"] = g["userdp.audits.engine.bounds"] | {"userdp.properties.adapter"}
+    assert _block(DESIGN.read_text(encoding="utf-8")) != render_graph(g, named_imports())
+
+
 def test_the_graph_is_read():
     g = import_graph()
     assert len(g) >= 60
@@ -265,3 +307,13 @@ def test_planted_cycle_is_reported():
     g = import_graph()
     g["userdp.audits.engine.bounds"] = g["userdp.audits.engine.bounds"] | {"userdp.audits.engine.harness"}
     assert any({"userdp.audits.engine.bounds", "userdp.audits.engine.harness"} <= set(c) for c in cycles(g))
+
+
+if __name__ == "__main__":  # python3 tests/test_layers.py --write: regenerate docs/design.md's graph
+    import sys
+
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python3 tests/test_layers.py --write")
+    text = DESIGN.read_text(encoding="utf-8")
+    a, b = text.index(MARKERS[0]) + len(MARKERS[0]), text.index(MARKERS[1])
+    DESIGN.write_text(text[:a] + "\n" + render_graph(import_graph(), named_imports()) + "\n" + text[b:], encoding="utf-8")

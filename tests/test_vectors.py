@@ -29,7 +29,9 @@ from userdp.audits.cli import main as cli
 from userdp.audits.validation import protocol as Pr
 from userdp.audits.validation import vectors as Vec
 from userdp.audits.validation.run import all_validations
-from userdp.audits.validation.vector_cases import BUG_CLASSES, DESIGNS, VectorCase
+from userdp.audits.validation.vector_cases import BUG_CLASSES, VectorCase, designs
+
+DESIGNS = designs()  # every algorithm's test-vector design (the catalogue loaded)
 
 ROOT = pathlib.Path(__file__).parents[1]
 

@@ -18,6 +18,9 @@ from userdp.audits.engine.registry import get
 from userdp.audits.papers.amin2019 import audits as RA
 from userdp.audits.papers.amin2019 import audits_erm as RE
 from userdp.audits.papers import whitebox as W
+from userdp.audits.papers.acharya2024 import whitebox as ACW
+from userdp.audits.papers.amin2019 import whitebox as AW
+from userdp.audits.papers.epasto2020 import whitebox as EW
 from userdp.audits.engine.whitebox import Space, realised_ratio, search
 from userdp.reference import amin2019 as A
 
@@ -62,7 +65,7 @@ def test_search_finds_the_box_corner_of_a_linear_statistic():
 def test_search_reaches_the_closed_form_on_reference_entries(name):
     e = get(name)
     s = e.setup()
-    closed = W._closed_forms({n: dict(get(n).params) for n in W.ENTRIES})[name]
+    closed = {r.label: r for r in W.rows()}[name].closed_form()
     r = search(s.noise, W.spaces_for(name, s, e.params), s.claim.as_eps_delta()[0], random_starts=2, seed=1)
     assert r.ratio == pytest.approx(closed, abs=1e-6)
     assert r.ratio <= 1 + W.TOLERANCE
@@ -108,7 +111,7 @@ def test_logistic_ratio_bound_and_a_planted_lambda_bug():
     # than the derived bound and by more than Delta_2 itself.
     from userdp.reference import amin2019_erm as AE
 
-    assert W.logistic_ratio_bound(10.0) == pytest.approx(0.5249791875, abs=1e-9)
+    assert AW.logistic_ratio_bound(10.0) == pytest.approx(0.5249791875, abs=1e-9)
     e = get("amin2019.erm-output-perturbation")
     s = e.setup()
     p = dict(e.params)
@@ -116,15 +119,15 @@ def test_logistic_ratio_bound_and_a_planted_lambda_bug():
     wrong = dict(p, Lambda=p["Lambda"] / 4)
     buggy = NoiseModel("l2laplace", lambda D: AE.statistic(D, **wrong), AE.noise_scale(epsilon=eps, **p))
     r = search(buggy, W.spaces_for(e.name, s, e.params), eps, random_starts=1, seed=0)
-    assert r.ratio > 1 + W.TOLERANCE and r.ratio > W.logistic_ratio_bound(p["Lambda"])
+    assert r.ratio > 1 + W.TOLERANCE and r.ratio > AW.logistic_ratio_bound(p["Lambda"])
 
 
 @pytest.mark.slow  # a reproduction (8 s): every entry's white-box search at the quick sizes
 def test_whitebox_reproduction_quick():
     out = W.whitebox_sensitivity(quick=True)
     assert [c["holds"] for c in out["claims"]] == [True, True, True]
-    assert {r["entry"] for r in out["table"]} == set(W.ENTRIES) | {"epasto2020.weighted-erm (one GD step)"} | {
-        f"{e} (record {i})" for e in W.ACHARYA_ENTRIES for i in (0, 4, 7)
+    assert {r["entry"] for r in out["table"]} == set(W.entries()) | {"epasto2020.weighted-erm (one GD step)"} | {
+        f"{e} (record {i})" for e in ACW.ACHARYA_ENTRIES for i in (0, 4, 7)
     } | {"zhao2024.hlm (ratio to B)"}
     hlm = next(r for r in out["table"] if r["entry"] == "zhao2024.hlm (ratio to B)")
     assert hlm["realised_ratio"] == pytest.approx(hlm["closed_form"], abs=1e-6) and hlm["closed_form"] < 1
@@ -136,7 +139,7 @@ def test_acharya_closed_form_agrees_with_the_registry_share():
     # the reproduction's closed form (d = 1) against realised_share of the registry's pairs
     from userdp.audits.papers.acharya2024 import audits as RAC
 
-    closed = W._acharya_closed_forms()
+    closed = ACW.acharya_closed_forms()
     s = get("acharya2024.pdp-op").setup()
     for p in s.pairs:
         assert closed[f"acharya2024.pdp-op (record {p.unit})"] == pytest.approx(
@@ -152,7 +155,7 @@ def test_unknown_entry_has_no_space():
 def test_planted_capped_sum_bug_from_the_registry_helpers():
     # the spaces use the registry's own dataset: a sanity check that the add-user pair is
     # the add/remove relation (D' has one more user than D)
-    s = W._capped_sum_spaces({"T": 1.0})[0]
+    s = AW.capped_sum_spaces(None, {"T": 1.0})[0]
     D, D2 = s.build(np.array([0.5]))
     assert D2.m == D.m + 1 and D.m == RA._default_dataset().m
 
@@ -165,7 +168,7 @@ def test_logistic_ratio_bound_holds_at_other_lambdas(Lambda):
     params = dict(e.params, Lambda=Lambda)
     s = e.setup(Lambda=Lambda)
     r = search(s.noise, W.spaces_for(e.name, s, params), 1.0, random_starts=1, seed=0)
-    assert 0.0 < r.ratio <= W.logistic_ratio_bound(Lambda)
+    assert 0.0 < r.ratio <= AW.logistic_ratio_bound(Lambda)
 
 
 def _logistic_gradient_diameter(radius: float = 1.0) -> float:
@@ -191,7 +194,7 @@ def test_weighted_erm_step_ratio_matches_brute_force():
     # declared Delta_2 = 2 L C_max (L = R = 1): ratio = diameter / 2. Brute force on a
     # 41 x 720 polar grid: diameter 1.0991 at ||theta|| = 1, so the ratio is 0.5496 (the
     # grid's error is below 1e-3 at these step sizes).
-    noise, delta2, spaces = W.weighted_erm_step(dict(get("epasto2020.weighted-erm").params))
+    noise, delta2, spaces = EW.weighted_erm_step(dict(get("epasto2020.weighted-erm").params))
     r = search(noise, spaces, 1.0, sensitivity=delta2, random_starts=2, seed=0)
     assert r.ratio == pytest.approx(_logistic_gradient_diameter() / 2, abs=1e-3)
     assert r.ratio <= 1 + W.TOLERANCE
@@ -206,7 +209,9 @@ def test_hlm_row_flags_a_planted_half_B():
     from userdp.audits.papers.zhao2024 import audits as RZ
     from userdp.reference import zhao2024 as Z
 
-    noise, B, _ = W.hlm_spaces()
+    from userdp.audits.papers.zhao2024 import whitebox as ZW
+
+    noise, B, _ = ZW.hlm_spaces()
     pair = RZ.worst_case_pair(1)
     p = RZ._params()
     half = NoiseModel("gaussian", lambda D: 2 * noise.statistic(D), lambda D: Z.release_plan(D, **p).sigma_pass)

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from userdp.audits.engine.registry import get, register_reproduction
+from userdp.audits.engine.registry import get, load_catalogue, register_reproduction
 from userdp.audits.engine.verdicts import claim, decide, exact
 from userdp.audits.engine.whitebox import Space, search
 
@@ -101,17 +101,20 @@ def register_followup(f: Callable) -> Callable:
 
 
 def entries() -> tuple[str, ...]:
-    """The registry entries with white-box spaces."""
+    """The registry entries with white-box spaces (the catalogue loaded first)."""
+    load_catalogue()
     return tuple(_SPACES)
 
 
 def rows() -> list[Row]:
-    """The table's rows, in order."""
+    """The table's rows, in order (the catalogue loaded first)."""
+    load_catalogue()
     return sorted(_ROWS.values(), key=lambda r: r.order)
 
 
 def spaces_for(name: str, setup, params) -> list[Space]:
     """The white-box search spaces of the registry entry ``name`` (its parameters ``params``)."""
+    load_catalogue()
     if name not in _SPACES:
         raise KeyError(f"no white-box search space for {name!r}; known: {entries()}")
     return _SPACES[name](setup, params)
