@@ -176,6 +176,61 @@ def _power(sd: float, theta: float, n: int, alpha: float) -> float:
     return float(stats.nct.sf(t, n - 1, theta * math.sqrt(n) / sd))
 
 
+def _imbalance_errors(k: int, g: float, datasets: int):
+    """The counts m of imbalance ``g``, HLM's calibration for them, and each method's squared
+    error per dataset (``datasets`` fresh ones from the stream [2024, k], each released ``RELEASES``
+    times): the calibrated HLM, the ptr-default HLM, WME at every beta, and WME with its stage-I
+    share at ``WME_SPLIT_INFO`` (information)."""
+    m = zipf_counts(N_USERS, g)
+    ids = np.repeat(np.arange(N_USERS), m)
+    cal = C.calibrate(m, R=1.0, epsilon=EPSILON, delta=DELTA, R_c=10.0, support=1.0)  # public: the counts
+    rng = np.random.default_rng([2024, k])
+    e_cal, e_old, e_wme = np.empty(datasets), np.empty(datasets), np.empty((len(WME_BETAS), datasets))
+    e_split = np.empty((len(WME_BETAS), datasets))  # information: WME's stage-I share tuned
+    for t in range(datasets):
+        D = UserDataset(rng.uniform(-1.0, 1.0, ids.size), ids)  # true mean 0
+        kw = {"epsilon": EPSILON, "delta": DELTA, "R": 1.0, "R_c": 10.0, "support": 1.0}
+        e_cal[t] = np.mean(C.calibrated_mechanism(D, rng, RELEASES, calibration=cal, **kw) ** 2)
+        e_old[t] = np.mean(Z.mechanism(D, rng, RELEASES, **kw) ** 2)
+        for j, beta in enumerate(WME_BETAS):
+            e_wme[j, t] = np.mean(W.wme_mechanism(D, EPSILON, DELTA, 1.0, rng, RELEASES, beta=beta) ** 2)
+            e_split[j, t] = np.mean(
+                W.wme_mechanism(D, EPSILON, DELTA, 1.0, rng, RELEASES, beta=beta, split=WME_SPLIT_INFO) ** 2
+            )
+    return m, cal, e_cal, e_old, e_wme, e_split
+
+
+def _imbalance_claims(rows: list, paired: list):
+    """The imbalance claim: HLM at least as accurate as WME at every beta, at every gamma (paired
+    per-dataset differences), with the evidence text of ``reproduce_imbalance``'s rows."""
+    return decide(
+        [
+            claim(
+                "HLM is at least as accurate as WME at WME's best clipping radius, at every gamma in "
+                f"{{{', '.join(f'{g:g}' for g in GAMMAS)}}} (poster: 'significantly improves the performance for "
+                "imbalanced users'; HLM calibrated by zhao2024_calibration.calibrate from the public counts; "
+                f"WME at every beta in {WME_BETAS}, so at its best one without selecting it on the same data)",
+                [mean(what, diffs, above=0.0) for what, diffs in paired],
+                evidence="; ".join(
+                    f"gamma {r['gamma']:g}: ratio {r['ratio']:.2f} (HLM {r['hlm_mse']:.3g} +- "
+                    f"{r['hlm_se']:.2g} [{r['calibration']}], WME {r['wme_mse']:.3g} +- {r['wme_se']:.2g} "
+                    f"at beta {r['wme_best_beta']:g})"
+                    for r in rows
+                )
+                + f". Paired per-dataset differences MSE(WME) - MSE(HLM), Student t. Design: power >= "
+                f"{min(r['power'] for r in rows):.3f} to decide a ratio of {DESIGN_RATIO:g} at the measured "
+                "per-dataset sd. The old calibration ('ptr-default', the named alternative): ratio "
+                + ", ".join(f"{r['ratio_old']:.2f}" for r in rows)
+                + "; 'significantly' read as a ratio >= 2: "
+                + (", ".join(f"gamma {r['gamma']:g}" for r in rows if r["ratio"] >= 2) or "at no gamma")
+                + f". Information (not the claim): WME with its stage-I share at {WME_SPLIT_INFO:g} instead "
+                "of 1/2 (its localisation is nearly useless here), at its best beta: ratio "
+                + ", ".join(f"{r['ratio_split']:.2f}" for r in rows),
+            )
+        ]
+    )
+
+
 def reproduce_imbalance(plot=None, quick: bool = False, progress=None) -> dict:
     """Poster Fig. (a): MSE vs imbalance gamma (n = 2000, uniform items), HLM vs WME at its best radius.
 
@@ -191,22 +246,7 @@ def reproduce_imbalance(plot=None, quick: bool = False, progress=None) -> dict:
     alpha = ERROR / comparisons
     rows, paired = [], []
     for k, g in enumerate(GAMMAS):
-        m = zipf_counts(N_USERS, g)
-        ids = np.repeat(np.arange(N_USERS), m)
-        cal = C.calibrate(m, R=1.0, epsilon=EPSILON, delta=DELTA, R_c=10.0, support=1.0)  # public: the counts
-        rng = np.random.default_rng([2024, k])
-        e_cal, e_old, e_wme = np.empty(datasets), np.empty(datasets), np.empty((len(WME_BETAS), datasets))
-        e_split = np.empty((len(WME_BETAS), datasets))  # information: WME's stage-I share tuned
-        for t in range(datasets):
-            D = UserDataset(rng.uniform(-1.0, 1.0, ids.size), ids)  # true mean 0
-            kw = {"epsilon": EPSILON, "delta": DELTA, "R": 1.0, "R_c": 10.0, "support": 1.0}
-            e_cal[t] = np.mean(C.calibrated_mechanism(D, rng, RELEASES, calibration=cal, **kw) ** 2)
-            e_old[t] = np.mean(Z.mechanism(D, rng, RELEASES, **kw) ** 2)
-            for j, beta in enumerate(WME_BETAS):
-                e_wme[j, t] = np.mean(W.wme_mechanism(D, EPSILON, DELTA, 1.0, rng, RELEASES, beta=beta) ** 2)
-                e_split[j, t] = np.mean(
-                    W.wme_mechanism(D, EPSILON, DELTA, 1.0, rng, RELEASES, beta=beta, split=WME_SPLIT_INFO) ** 2
-                )
+        m, cal, e_cal, e_old, e_wme, e_split = _imbalance_errors(k, g, datasets)
         wme = e_wme.mean(axis=1)
         best = int(np.argmin(wme))
         paired += [(f"gamma {g:g}: MSE(WME, beta {b:g}) - MSE(HLM)", e_wme[j] - e_cal) for j, b in enumerate(WME_BETAS)]
@@ -236,32 +276,7 @@ def reproduce_imbalance(plot=None, quick: bool = False, progress=None) -> dict:
         )
         if progress is not None:
             progress(k + 1, len(GAMMAS), f"gamma = {g}")
-    claims = decide(
-        [
-            claim(
-                "HLM is at least as accurate as WME at WME's best clipping radius, at every gamma in "
-                f"{{{', '.join(f'{g:g}' for g in GAMMAS)}}} (poster: 'significantly improves the performance for "
-                "imbalanced users'; HLM calibrated by zhao2024_calibration.calibrate from the public counts; "
-                f"WME at every beta in {WME_BETAS}, so at its best one without selecting it on the same data)",
-                [mean(what, diffs, above=0.0) for what, diffs in paired],
-                evidence="; ".join(
-                    f"gamma {r['gamma']:g}: ratio {r['ratio']:.2f} (HLM {r['hlm_mse']:.3g} +- "
-                    f"{r['hlm_se']:.2g} [{r['calibration']}], WME {r['wme_mse']:.3g} +- {r['wme_se']:.2g} "
-                    f"at beta {r['wme_best_beta']:g})"
-                    for r in rows
-                )
-                + f". Paired per-dataset differences MSE(WME) - MSE(HLM), Student t. Design: power >= "
-                f"{min(r['power'] for r in rows):.3f} to decide a ratio of {DESIGN_RATIO:g} at the measured "
-                "per-dataset sd. The old calibration ('ptr-default', the named alternative): ratio "
-                + ", ".join(f"{r['ratio_old']:.2f}" for r in rows)
-                + "; 'significantly' read as a ratio >= 2: "
-                + (", ".join(f"gamma {r['gamma']:g}" for r in rows if r["ratio"] >= 2) or "at no gamma")
-                + f". Information (not the claim): WME with its stage-I share at {WME_SPLIT_INFO:g} instead "
-                "of 1/2 (its localisation is nearly useless here), at its best beta: ratio "
-                + ", ".join(f"{r['ratio_split']:.2f}" for r in rows),
-            )
-        ]
-    )
+    claims = _imbalance_claims(rows, paired)
     if plot is not None:
         _plot(
             plot,
