@@ -197,7 +197,7 @@ class ValidationSpec:
     independence_case: None (the first case) or a builder of the case the independence check
         runs on. spaces / whitebox_params: where the white-box search of a target's own
         ``statistic`` and ``noise_scale`` stages looks for its worst pair (``audits/engine/whitebox.py``;
-        the spaces of ``registry/whitebox.py``), and at which parameters. stage_cases: "all", or "fixed" where a
+        the spaces of the paper's ``audits/papers/<paper>/whitebox.py``), and at which parameters. stage_cases: "all", or "fixed" where a
         stage's value is only defined up to a
         solver's tolerance (HLM's PTR distance is an integer count that a certified but different
         minimiser may change on a generated case). noise_width: None (every coordinate is a noisy release
