@@ -195,17 +195,18 @@ class ValidationSpec:
     audit_flatten / stage_flatten: the same for the audit (None: the raw output) and for a
         ``statistic`` stage's output (None: nested arrays flattened in order).
     independence_case: None (the first case) or a builder of the case the independence check
-        runs on. spaces / whitebox_params: where the white-box search of a target's own
-        ``statistic`` and ``noise_scale`` stages looks for its worst pair (``audits/engine/whitebox.py``;
-        the spaces of the paper's ``audits/papers/<paper>/whitebox.py``), and at which parameters. stage_cases: "all", or "fixed" where a
-        stage's value is only defined up to a
-        solver's tolerance (HLM's PTR distance is an integer count that a certified but different
-        minimiser may change on a generated case). noise_width: None (every coordinate is a noisy release
-        coordinate) or k -> how
-        many leading coordinates of a flattened release are (HLM appends |x|). declines: the reference may make no
-        release (a NaN row); else any NaN or inf
-        in a release is a finding. max_samples: a cap on releases per side per case (an
-        expensive reference).
+        runs on.
+    spaces / whitebox_params: where the white-box search of a target's own ``statistic`` and
+        ``noise_scale`` stages looks for its worst pair (``audits/engine/whitebox.py``; the spaces
+        of the paper's ``audits/papers/<paper>/whitebox.py``), and at which parameters.
+    stage_cases: "all", or "fixed" where a stage's value is only defined up to a solver's
+        tolerance (HLM's PTR distance is an integer count that a certified but different minimiser
+        may change on a generated case).
+    noise_width: None (every coordinate is a noisy release coordinate) or k -> how many leading
+        coordinates of a flattened release are (HLM appends |x|).
+    declines: the reference may make no release (a NaN row); else any NaN or inf in a release is
+        a finding.
+    max_samples: a cap on releases per side per case (an expensive reference).
     """
 
     algorithm: str
