@@ -316,4 +316,6 @@ if __name__ == "__main__":  # python3 tests/test_layers.py --write: regenerate d
         sys.exit("usage: python3 tests/test_layers.py --write")
     text = DESIGN.read_text(encoding="utf-8")
     a, b = text.index(MARKERS[0]) + len(MARKERS[0]), text.index(MARKERS[1])
-    DESIGN.write_text(text[:a] + "\n" + render_graph(import_graph(), named_imports()) + "\n" + text[b:], encoding="utf-8")
+    DESIGN.write_text(
+        text[:a] + "\n" + render_graph(import_graph(), named_imports()) + "\n" + text[b:], encoding="utf-8"
+    )

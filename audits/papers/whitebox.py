@@ -86,6 +86,7 @@ def register_spaces(name: str, spaces: Callable) -> Callable:
 
 
 def register_row(row: Row) -> Row:
+    """Add a row of the table (a paper's whitebox module); a second row with the same label is an error."""
     if row.label in _ROWS and _ROWS[row.label] is not row:
         raise ValueError(f"a white-box row {row.label!r} is already registered")
     _ROWS[row.label] = row

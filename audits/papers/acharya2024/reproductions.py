@@ -34,8 +34,8 @@ Why our numbers differ from the paper's:
 - Table 3 prints 1.81e-2 for Jorgensen max, unregularised, lambda = 25; the authors' CSV
   (pp/csv_outputs/forplots_specific_30_100_plevel_34_43_23_result.csv) has 0.1811, which fits
   the neighbouring rows: a typo in the paper. We print the paper's value as printed.
-- The data's provenance (audits/papers/acharya2024/data/PROVENANCE.md) gives a 90/10 split and the grid [0.01, 0.05, 1, 2, 5, 10,
-  ..., 50]: those come from another script of the authors (insurance_premium_34_43_23.py,
+- The data's provenance (``data/PROVENANCE.md`` beside this module) gives a 90/10 split and the
+  grid [0.01, 0.05, 1, 2, 5, 10, ..., 50]: those come from another script of the authors (insurance_premium_34_43_23.py,
   fixed profile 0.1/0.5/1.0). Tables 2 and 4 come from impact_lambda/forplots_insurance_data_
   impact_lambda_plevel_34_43_23.py (test_size = 0.2, the grid of the tables), whose CSV matches
   the tables digit for digit. We follow the tables.

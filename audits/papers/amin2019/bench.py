@@ -17,7 +17,6 @@ __all__ = ["BENCHMARKS"]
 
 def amin_private_cap_sum(n: int) -> Case:
 
-
     rng = np.random.default_rng(0)
     D = UserDataset(rng.uniform(0.0, 1.0, n), rng.integers(0, max(n // 10, 1), n))
     D.user_index  # the dataset's index: built with the dataset

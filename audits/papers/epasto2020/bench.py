@@ -20,7 +20,6 @@ __all__ = ["BENCHMARKS"]
 
 def epasto_optimal_weights(n: int) -> Case:
 
-
     rng = np.random.default_rng(0)
     ids, values = rng.integers(0, max(n // 10, 1), n), np.zeros(n)
     state, out = {}, {}

@@ -71,12 +71,14 @@ def replace_user_spaces(D, users, field: str, B: float, start: tuple[float, floa
 
 
 def wa_spaces(setup, params):
+    """Replace all values of the heaviest or the lightest user of the entry's dataset, each in [0, B]."""
     D = setup.pairs[0].first
     users = dict.fromkeys([int(D.users[np.argmax(D.counts)]), int(D.users[np.argmin(D.counts)])])
     return replace_user_spaces(D, users, "values", params["B"], (0.25, 0.75))
 
 
 def gwa_spaces(setup, params):
+    """Replace the labels of the heaviest user of each feature group of the orthogonal data, each in [0, B]."""
     D = RG.orthogonal_dataset()
     n1 = len(RG.E1_SIZES)
     users = (int(np.argmax(D.counts[:n1])), n1 + int(np.argmax(D.counts[n1:])))  # heaviest of each group
