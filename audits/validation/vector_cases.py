@@ -16,13 +16,9 @@ checks it on every planted stage bug (each fails a vector flagged with its class
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from userdp.properties.adapter import Adapter
-from userdp.reference.data import UserDataset
-from userdp.audits import validation
 from userdp.audits.engine import registry
 
 __all__ = [
@@ -32,10 +28,6 @@ __all__ = [
     "Design",
     "designs",
     "register_design",
-    "spec_reference",
-    "users",
-    "plain_adapter",
-    "released_by",
 ]
 
 
@@ -423,6 +415,8 @@ _DESIGNS: dict[str, Design] = {}
 
 def register_design(d: Design) -> Design:
     """Add ``d`` (a paper's vectors module calls it at import); a second design for one algorithm is an error."""
+    if not isinstance(d, Design):
+        raise TypeError(f"d must be a vector_cases.Design, got {type(d).__name__}")
     if d.algorithm in _DESIGNS and _DESIGNS[d.algorithm] is not d:
         raise ValueError(f"test vectors for {d.algorithm!r} designed twice")
     _DESIGNS[d.algorithm] = d
@@ -433,28 +427,3 @@ def designs() -> dict[str, Design]:
     """Every algorithm's design, by name (the catalogue loaded on first use)."""
     registry.load_catalogue()
     return dict(sorted(_DESIGNS.items()))
-
-
-def spec_reference(algorithm: str) -> Callable[[], Callable]:
-    """The validated reference release of ``algorithm`` (its validate spec's), looked up when called."""
-
-    def get():
-        return validation.get(algorithm).reference
-
-    return get
-
-
-def users(*per_user) -> Any:
-    """A dataset from per-user lists of values (users 0, 1, ... in order)."""
-    return UserDataset.from_user_lists([list(u) for u in per_user])
-
-
-def plain_adapter():
-    """The adapter class of an algorithm with no extra stages."""
-    return Adapter
-
-
-def released_by(algorithm: str, adapter):
-    """``adapter`` with the validated reference release as its mechanism (the vectors' invalid inputs
-    must be refused by it, the valid ones released)."""
-    return dataclasses.replace(adapter, mechanism=spec_reference(algorithm)())

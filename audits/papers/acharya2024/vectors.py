@@ -14,14 +14,8 @@ from userdp.properties.acharya2024 import REFERENCE_NONPERSONALIZED
 from userdp.properties.adapter import Adapter
 from userdp.reference import acharya2024 as A
 from userdp.reference.data import UserDataset
-from userdp.audits.validation.vector_cases import (
-    Design,
-    VectorCase,
-    plain_adapter,
-    register_design,
-    released_by,
-    spec_reference,
-)
+from userdp.audits.papers._vectors import plain_adapter, released_by, spec_reference
+from userdp.audits.validation.vector_cases import Design, VectorCase, register_design
 
 __all__: list[str] = []
 

@@ -13,15 +13,8 @@ from userdp.properties.amin2019 import REFERENCE
 from userdp.reference import amin2019 as A
 from userdp.reference import amin2019_erm as AE
 from userdp.reference.data import UserDataset
-from userdp.audits.validation.vector_cases import (
-    Design,
-    VectorCase,
-    plain_adapter,
-    register_design,
-    released_by,
-    spec_reference,
-    users,
-)
+from userdp.audits.papers._vectors import plain_adapter, released_by, spec_reference, users
+from userdp.audits.validation.vector_cases import Design, VectorCase, register_design
 
 __all__: list[str] = []
 

@@ -17,15 +17,8 @@ from userdp.properties.epasto2020_gwa import REFERENCE_GWAC
 from userdp.reference import epasto2020 as W
 from userdp.reference import epasto2020_gwa as G
 from userdp.reference.data import UserDataset
-from userdp.audits.validation.vector_cases import (
-    Design,
-    VectorCase,
-    plain_adapter,
-    register_design,
-    released_by,
-    spec_reference,
-    users,
-)
+from userdp.audits.papers._vectors import plain_adapter, released_by, spec_reference, users
+from userdp.audits.validation.vector_cases import Design, VectorCase, register_design
 
 __all__: list[str] = []
 

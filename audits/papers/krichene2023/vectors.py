@@ -10,7 +10,8 @@ import numpy as np
 from userdp.properties.krichene2023 import MultiTaskAdapter
 from userdp.properties.krichene2023 import REFERENCE
 from userdp.reference.data import UserDataset
-from userdp.audits.validation.vector_cases import Design, VectorCase, register_design, released_by, spec_reference
+from userdp.audits.papers._vectors import released_by, spec_reference
+from userdp.audits.validation.vector_cases import Design, VectorCase, register_design
 
 __all__: list[str] = []
 

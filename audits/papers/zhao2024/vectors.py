@@ -12,7 +12,8 @@ from userdp.properties.zhao2024 import REFERENCE
 from userdp.properties.zhao2024 import REFERENCE_GLOBAL
 from userdp.properties.zhao2024_wme import REFERENCE as WME_REFERENCE
 from userdp.reference.data import UserDataset
-from userdp.audits.validation.vector_cases import Design, VectorCase, plain_adapter, register_design, spec_reference
+from userdp.audits.papers._vectors import plain_adapter, spec_reference
+from userdp.audits.validation.vector_cases import Design, VectorCase, register_design
 
 __all__: list[str] = []
 
