@@ -22,7 +22,8 @@ import pytest
 
 import corpus
 from corpus import BUG_TYPES, CorpusEntry
-from userdp.audits.validation.run import all_validations, load_target, validate
+from userdp.audits.validation.run import all_validations, validate
+from userdp.audits.validation.target import load_target
 
 MODULES = sorted(
     m.name for m in pkgutil.iter_modules(corpus.__path__) if not m.name.startswith(("_", "test", "report"))
