@@ -72,7 +72,6 @@ class Context:
     reproducible: bool | None = None  # TARGET's releases follow the rng it is given
     aim: tuple | None = None  # (case, reason) for the aimed audit
     slow: bool = False  # the floors gave way to a very slow target
-    done: set = field(default_factory=set)  # the checks run so far
 
     @classmethod
     def start(cls, spec, target, *, samples, audit_samples, examples, seed, quick, inputs, progress) -> Context:
