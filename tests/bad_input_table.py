@@ -2954,7 +2954,13 @@ if Wm is not None:
     )
 
 # ==================================================================== userdp validate
+from userdp.audits.validation import report as VR  # noqa: E402
 from userdp.audits.validation import run as V  # noqa: E402
+from userdp.audits.validation import target as VT  # noqa: E402
+from userdp.audits.validation.findings import Finding as VFinding  # noqa: E402
+from userdp.audits.validation.findings import ValidationReport as VReport  # noqa: E402
+import userdp.audits.validation as VS  # noqa: E402
+from userdp.audits.validation import check_independence as VI  # noqa: E402
 
 _CORRECT = "corpus.amin2019:loop_exponential_difference"  # tests/ is on sys.path
 
@@ -2965,7 +2971,7 @@ def _NOT_NONE(values):
 
 
 def _report():
-    return V.ValidationReport("amin2019.capped-sum", _CORRECT, {}, [], {})
+    return VReport("amin2019.capped-sum", _CORRECT, {}, [], {})
 
 
 entry(
@@ -2997,42 +3003,44 @@ entry(
     alias={"target": ("TARGET", "module", "target")},
 )
 entry(
-    "validation.run.parse_param_map",
-    V.parse_param_map,
+    "target.parse_param_map",
+    VT.parse_param_map,
     lambda: dict(param_map=["T=cap"]),
     param_map=[3, "T=cap", [3], ["T"], ["=cap"], ["T=1x"], ["T=a", "T=b"], ["T=a", "epsilon=a"]],
     ok={"param_map": [None, []]},
 )
 entry(
-    "validation.run.Refusal",
-    V.Refusal,
-    lambda: dict(case=V.Case(None, {"T": 1.0}, "c"), kind="data", requires="every value >= 0"),
+    "validation.Refusal",
+    VS.Refusal,
+    lambda: dict(case=VS.Case(None, {"T": 1.0}, "c"), kind="data", requires="every value >= 0"),
     case=[None, 3, "c"],
     kind=[None, "refuse", 3],
     requires=[None, 3],
 )
 
 
-def _validation():
-    return V.Validation(V.get_validation("amin2019.capped-sum"), V.load_target(_CORRECT), quick=True)
+def _check(name):
+    """Check ``name`` of a validation of the correct capped sum (``run.checks``)."""
+    return next(c for c in V.checks("amin2019.capped-sum", _CORRECT, quick=True) if c.name == name)
 
 
 entry(
-    "validation.run.Validation",
-    V.Validation,
+    "validation.run.checks",
+    V.checks,
     lambda: dict(
-        spec=V.get_validation("amin2019.capped-sum"),
-        target=V.load_target(_CORRECT),
+        algorithm="amin2019.capped-sum",
+        target=_CORRECT,
         samples=None,
         audit_samples=None,
         examples=None,
         seed=0,
         quick=False,
         inputs=None,
+        param_map=None,
         progress=None,
     ),
-    spec=[None, "amin2019.capped-sum", 3],
-    target=[None, _CORRECT, 3],
+    algorithm=[None, 3, "amin2019.nope", "control.laplace"],
+    target=[None, 3, "nocolon", "no_such_module_x:f", "corpus.amin2019:no_such_object", "corpus.amin2019:ALGO"],
     samples=_NOT_NONE(INT(2_000, hi=10_000_000)),
     audit_samples=_NOT_NONE(INT(1_000, hi=10_000_000)),
     examples=_NOT_NONE(INT(1, hi=100_000)),
@@ -3040,53 +3048,53 @@ entry(
     quick=[None, 1],
     inputs=["ignore", 3],
     progress=[3, "print"],
+    param_map=[3, "T=cap"],
     ok={"samples": [None]},
+    alias={"target": ("TARGET", "module", "target")},
 )
 entry(
-    "validation.run.Validation.report",
-    lambda v, elapsed: v.report(elapsed),
-    lambda: dict(v=_validation(), elapsed=1.0),
+    "report.report_of",
+    lambda check, elapsed: VR.report_of(check.ctx, elapsed),
+    lambda: dict(check=_check("stages"), elapsed=1.0),
     elapsed=[None, "1", -1.0, nan, True],
 )
 entry(
-    "validation.run.Validation.run_independence",
-    lambda v, case: v.run_independence(case),
-    lambda: dict(v=_validation(), case=None),
+    "check_independence.check",
+    lambda c, case: VI.check(c.ctx.spec, c.ctx.target, c.ctx, case),
+    lambda: dict(c=_check("independence"), case=None),
     case=[3, "case", {"T": 1.0}],
 )
 entry(
-    "validation.run.ValidationSpec.all_cases",
+    "validation.ValidationSpec.all_cases",
     lambda spec, seed: spec.all_cases(seed),
-    lambda: dict(spec=V.get_validation("amin2019.capped-sum"), seed=0),
+    lambda: dict(spec=VS.get("amin2019.capped-sum"), seed=0),
     seed=[None, -1, 1.5, "0", True],
 )
 entry(
-    "validation.run.ValidationSpec.reference_one",
+    "validation.ValidationSpec.reference_one",
     lambda spec, dataset, rng, params: spec.reference_one(dataset, rng, params),
-    lambda: dict(
-        spec=V.get_validation("amin2019.capped-sum"), dataset=scalar_ds(), rng=rng(), params={"T": 1.0, "epsilon": 1.0}
-    ),
+    lambda: dict(spec=VS.get("amin2019.capped-sum"), dataset=scalar_ds(), rng=rng(), params={"T": 1.0, "epsilon": 1.0}),
     dataset=[None, "data"],
     rng=RNG(),
     params=[None, 3, [("T", 1.0)], {"T": -1.0, "epsilon": 1.0}],
     alias={"dataset": DS_ALIAS, "params": ("params", "T")},
 )
 entry(
-    "validation.run.load_target",
-    V.load_target,
+    "target.load_target",
+    VT.load_target,
     lambda: dict(text=_CORRECT),
     text=[None, 3, "nocolon", ":f", "no_such_module_x:f", "corpus.amin2019:no_such_object", "corpus.amin2019:ALGO"],
     alias={"text": ("target", "module")},
 )
 entry(
-    "validation.run.get_validation",
-    V.get_validation,
+    "validation.get",
+    VS.get,
     lambda: dict(algorithm="amin2019.capped-sum"),
     algorithm=[None, 3, "amin2019.nope", "control.laplace"],
 )
 entry(
-    "validation.run.Case",
-    V.Case,
+    "validation.Case",
+    VS.Case,
     lambda: dict(dataset=None, params={"T": 1.0}, description="c", pair=None, origin="fixed", pair_share=1.0),
     params=[None, [("T", 1.0)], "T=1"],
     description=[None, 3],
@@ -3095,8 +3103,8 @@ entry(
     pair_share=[0.0, -1.0, 1.5, nan, "1", True],
 )
 entry(
-    "validation.run.AuditDesign",
-    V.AuditDesign,
+    "validation.AuditDesign",
+    VS.AuditDesign,
     lambda: dict(pairs=[], params={}, claim=Cl.PureDP(1.0), description="d", output="continuous"),
     params=[None, [1]],
     claim=[None, 1.0, "pure"],
@@ -3104,8 +3112,8 @@ entry(
     output=["scalar", 3],
 )
 entry(
-    "validation.run.ValidationSpec",
-    V.ValidationSpec,
+    "validation.ValidationSpec",
+    VS.ValidationSpec,
     lambda: dict(
         algorithm="x",
         reference=_lap,
@@ -3138,16 +3146,16 @@ entry(
     ok={"statistic": [None]},
 )
 entry(
-    "validation.run.ValidationSpec.independence_on",
+    "validation.ValidationSpec.independence_on",
     lambda spec, cases: spec.independence_on(cases),
-    lambda: dict(spec=V.get_validation("amin2019.capped-sum"), cases=[V.Case(None, {"T": 1.0}, "c")]),
+    lambda: dict(spec=VS.get("amin2019.capped-sum"), cases=[VS.Case(None, {"T": 1.0}, "c")]),
     cases=[None, 3, "cases", [], [1], {"a": 1}],
 )
-entry("validation.run.format_report", V.format_report, lambda: dict(r=_report()), r=[None, 3, "report", {}])
+entry("report.format_report", VR.format_report, lambda: dict(r=_report()), r=[None, 3, "report", {}])
 entry(
-    "validation.run.format_finding",
-    V.format_finding,
-    lambda: dict(f=V.Finding("audit", "pass", "t", {}), indent="  "),
+    "report.format_finding",
+    VR.format_finding,
+    lambda: dict(f=VFinding("audit", "pass", "t", {}), indent="  "),
     f=[None, 3, {}],
     indent=[None, 3],
 )

@@ -28,7 +28,7 @@ from planted import PlantedBug
 from userdp.audits.cli import main as cli
 from userdp.audits.validation import protocol as Pr
 from userdp.audits.validation import vectors as Vec
-from userdp.audits.validation.run import all_validations
+from userdp.audits.validation import all_specs
 from userdp.audits.validation.vector_cases import BUG_CLASSES, VectorCase, designs
 
 DESIGNS = designs()  # every algorithm's test-vector design (the catalogue loaded)
@@ -196,7 +196,7 @@ def test_the_stage_bug_table_is_complete():
 
 
 def test_every_validatable_algorithm_has_vectors(documents):
-    assert set(DESIGNS) == set(all_validations())
+    assert set(DESIGNS) == set(all_specs())
     for a, doc in documents.items():
         valid = [v for v in doc["vectors"] if v["result"] == "valid"]
         invalid = [v for v in doc["vectors"] if v["result"] == "invalid"]

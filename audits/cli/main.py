@@ -417,13 +417,15 @@ def _watch_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_validate(args) -> int:
+    from userdp.audits import validation as VS
     from userdp.audits.validation import run as V
-    from userdp.audits.validation.target import signature_text, template_text
+    from userdp.audits.validation.report import format_report
+    from userdp.audits.validation.target import parse_param_map, signature_text, template_text
 
     if args.signature or args.template:
         if args.signature and args.template:
             raise UsageError("--signature and --template: give one")
-        spec = V.get_validation(args.algorithm)
+        spec = VS.get(args.algorithm)
         with results():
             print(signature_text(spec) if args.signature else template_text(spec))
         return EXIT_OK
@@ -446,7 +448,7 @@ def cmd_validate(args) -> int:
             seed=args.seed,
             quick=args.quick,
             inputs=args.inputs,
-            param_map=V.parse_param_map(args.param_map),
+            param_map=parse_param_map(args.param_map),
             progress=progress,
             **kw,
         )
@@ -462,7 +464,7 @@ def cmd_validate(args) -> int:
         if args.json:
             print(to_json("userdp.validate/1", data))
         else:
-            print(V.format_report(report))
+            print(format_report(report))
     if report.verdict != "pass":
         return EXIT_FINDING
     return EXIT_OK if report.complete or args.allow_partial else EXIT_PARTIAL
@@ -700,9 +702,9 @@ def _entry_dict(entry, setup) -> dict:
 
 
 def _validation_names() -> set:
-    from userdp.audits.validation.run import all_validations
+    from userdp.audits.validation import all_specs
 
-    return set(all_validations())
+    return set(all_specs())
 
 
 def cmd_list(args) -> int:

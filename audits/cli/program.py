@@ -164,10 +164,10 @@ def validate_target(args):
             "--param-map renames a Python target's parameters; a --command program takes the "
             "reference's names (docs/protocol.md)"
         )
-    from userdp.audits.validation import run as V
+    from userdp.audits import validation as VS
     from userdp.audits.validation.target import PythonTarget
 
-    spec = V.get_validation(args.algorithm)
+    spec = VS.get(args.algorithm)
     adapter_type = getattr(importlib.import_module(spec.suite), "ADAPTER", None)
     program = _program(args, args.algorithm)
     try:

@@ -18,7 +18,7 @@ selection share or the pilot, which are independent of its counting share, so
 conditionally on them each k is binomial and each eps_lb_j at level alpha/m exceeds
 that set's true loss with probability <= alpha/m (``bounds.py``). By the union bound the
 reported eps_lb = max_j eps_lb_j exceeds the mechanism's true eps with probability
-<= alpha = 1 - confidence. The verdict is Holm's procedure (``_holm``, as ``multipletests``) on the
+<= alpha = 1 - confidence. The verdict is Holm's procedure (``holm``, as ``multipletests``) on the
 exact p-values of H0_j: p_j <= e^eps q_j + delta; it flags a correct mechanism with
 probability <= alpha, and it flags exactly when some eps_lb_j > the claimed eps.
 Choosing the best threshold among thousands on the selection share costs nothing,
@@ -728,7 +728,7 @@ def _run(
                 progress(f"confirmed {j + 1}/{len(chosen)}: {pair.description}: {text}")
     if not tested:
         raise failures[0][2]  # no pair finished: the first error, as it was raised
-    reject, adj = _holm([t[5] for t in tested + tested_gdp], alpha)
+    reject, adj = holm([t[5] for t in tested + tested_gdp], alpha)
     result = _result(claim, tested, reject, adj[: len(tested)], m, confidence, samples, n_cnt, reason, t0)
     result = replace(
         result,
@@ -759,7 +759,7 @@ def _count(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> tuple[int, int]:
     return (ka, kb) if c.first_over_second else (kb, ka)
 
 
-def _holm(pvals: list[float], alpha: float):
+def holm(pvals: list[float], alpha: float):
     """Holm's step-down procedure: the arithmetic of ``statsmodels``' ``multipletests(pvals,
     alpha, method="holm")``, step for step (tests/audits/test_audit_holm.py checks that they agree).
 

@@ -2,12 +2,13 @@
 
     pytest --pyargs userdp.properties --userdp-target ALGORITHM=module:object [--userdp-seed S]
 
-runs the checks of ``userdp validate`` (audits/validation/run.py) against your implementation,
-one pytest item per property of the paper's suite and one per check (stages, independence,
-differential, inputs, audit). A property whose stages the target lacks is skipped ("not
-applicable"); a finding fails its item with the evidence. ``--userdp-target`` may be given
-several times (one algorithm each). Without it the plugin adds nothing, so it never changes
-another project's test run.
+runs the checks of ``userdp validate`` (``run.checks``, audits/validation/run.py) against your
+implementation, one pytest item per property of the paper's suite and one per check (stages,
+independence, differential, inputs, audit), in validate's order; an item run alone runs the checks
+it needs first. A property whose stages the target lacks, or a check that does not apply, is
+skipped ("not applicable", with the reason); a finding fails its item with the evidence.
+``--userdp-target`` may be given several times (one algorithm each). Without it the plugin adds
+nothing, so it never changes another project's test run (it imports userdp only then).
 
 Hypothesis profiles are honoured: the property items run ``hypothesis.settings.default``'s
 ``max_examples`` (``--hypothesis-profile NAME`` selects a profile, as in any Hypothesis
@@ -20,12 +21,11 @@ Exit status is pytest's: a failed item (any finding) is 1, as with ``userdp vali
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 __all__: list[str] = []  # registers its entries at import; nothing else is imported from it
-
-_KEY = "userdp_validate_state"
-CHECKS = ("stages", "independence", "differential", "inputs", "audit")
 
 
 def pytest_addoption(parser):
@@ -64,95 +64,82 @@ def pytest_collection_modifyitems(session, config, items):
     targets = config.getoption("--userdp-target")
     if not targets:
         return
-    from userdp.audits.validation import run as V
+    from userdp.audits.engine.usercode import UsageError, UserCodeError
 
     for text in targets:
         algorithm, target = _parse(text)
         try:
-            spec = V.get_validation(algorithm)
-            loaded = V.load_target(target)
-            run = _Run(config, spec, loaded)
-        except (V.UsageError, V.UserCodeError) as exc:
+            run = _Run(config, algorithm, target)
+        except (UsageError, UserCodeError) as exc:
             raise pytest.UsageError(f"--userdp-target {text}: {exc}") from None
-        if spec.suite_properties:
-            suite = V.importlib.import_module(spec.suite)
-            for prop in getattr(suite, spec.suite_properties):
-                items.append(
-                    ValidateItem.from_parent(session, name=f"{algorithm}::{prop.__name__}", run=run, what=prop)
-                )
-        for check in CHECKS:
-            items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{check}", run=run, what=check))
+        for check in run.checks.values():
+            if check.name != "properties":
+                items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{check.name}", run=run, what=check))
+            elif run.spec.suite_properties:  # one item per property of the paper's suite
+                for prop in getattr(importlib.import_module(run.spec.suite), run.spec.suite_properties):
+                    items.append(
+                        ValidateItem.from_parent(session, name=f"{algorithm}::{prop.__name__}", run=run, what=prop)
+                    )
 
 
 class _Run:
-    """One target's validation (``validate.Validation``): the checks share its draws, so each runs once."""
+    """One target's validation (``run.checks``): the checks share one context, so each runs once."""
 
-    def __init__(self, config, spec, target):
-        from userdp.audits.validation import run as V
+    def __init__(self, config, algorithm, target):
+        from userdp.audits.validation.run import checks
 
-        self.V, self.spec, self.target = V, spec, target
-        self.v = V.Validation(
-            spec,
-            target,
-            samples=config.getoption("--userdp-samples"),
-            seed=config.getoption("--userdp-seed"),
-            inputs=config.getoption("--userdp-inputs"),
-        )
-        self.v.check_target()
-        self.done: dict = {}
+        self.checks = {
+            c.name: c
+            for c in checks(
+                algorithm,
+                target,
+                samples=config.getoption("--userdp-samples"),
+                seed=config.getoption("--userdp-seed"),
+                inputs=config.getoption("--userdp-inputs"),
+            )
+        }
+        ctx = next(iter(self.checks.values())).ctx
+        self.spec, self.target = ctx.spec, ctx.target
 
     def property(self, prop):
         from hypothesis import settings
         from userdp.properties.adapter import check_suite_property
 
-        suite = self.V.importlib.import_module(self.spec.suite)
+        suite = importlib.import_module(self.spec.suite)
         f = check_suite_property(suite, prop, self.target.adapter, max_examples=settings.default.max_examples)
         if f.verdict == "not applicable":
             pytest.skip(f"not applicable: {f.message}")
         if f.verdict != "pass":
             pytest.fail(f"{f.verdict}: {f.message}\nminimal counterexample: {f.counterexample}", pytrace=False)
 
-    def _run(self, name):
-        """Run check ``name`` (and what it needs first) once; its findings."""
-        if name in self.done:
-            return self.done[name]
-        v = self.v
-        needs = {"differential": ("independence",), "inputs": ("differential",), "audit": ("differential", "inputs")}
-        for first in needs.get(name, ()):
-            self._run(first)
-        before = len(v.findings)
-        with self.V.single_threaded_blas():
-            {
-                "stages": v.run_stages,
-                "independence": v.run_independence,
-                "differential": v.run_differential,
-                "inputs": v.run_inputs,
-                "audit": v.run_audits,
-            }[name]()
-        self.done[name] = v.findings[before:]
-        return self.done[name]
+    def check(self, check):
+        from userdp.audits.engine.blas import single_threaded_blas
+        from userdp.audits.validation.report import format_finding
 
-    def check(self, name):
-        if name != "stages" and self.target.mechanism is None:
-            pytest.skip("not applicable: the target has no mechanism stage (the release)")
-        findings = self._run(name)
+        why = check.applies()
+        if why is not None:
+            pytest.skip(f"not applicable: {why}")
+        with single_threaded_blas():
+            findings = check.run()
         if not findings:
-            pytest.skip(self.v.checks.get(name, "nothing to check"))
+            pytest.skip(check.ctx.checks.get(check.name, "nothing to check"))
         bad = [f for f in findings if f.verdict != "pass"]
         if bad:
-            pytest.fail("\n".join(line for f in bad for line in self.V.format_finding(f, indent="")), pytrace=False)
+            pytest.fail("\n".join(line for f in bad for line in format_finding(f, indent="")), pytrace=False)
 
 
 class ValidateItem(pytest.Item):
+    """One pytest item: a property of the paper's suite, or one of validate's checks."""
+
     def __init__(self, *, run, what, **kwargs):
         super().__init__(**kwargs)
         self.run, self.what = run, what
 
     def runtest(self):
-        from userdp.audits.validation.run import UserCodeError
+        from userdp.audits.engine.usercode import UserCodeError
 
         try:
-            if isinstance(self.what, str):
+            if hasattr(self.what, "applies"):  # a check (run.Check); else a property
                 self.run.check(self.what)
             else:
                 self.run.property(self.what)

@@ -154,7 +154,7 @@ def _stage_call(design, stage: str, dataset, params: Mapping):
 # ------------------------------------------------------------------ building
 def build(algorithm: str) -> dict:
     """The vector document of ``algorithm`` (a validatable algorithm, ``userdp list``)."""
-    from userdp.audits.validation.run import STAGE_RTOL
+    from userdp.audits.validation.settings import STAGE_RTOL
 
     design = _design(algorithm)
     ref = design.reference()

@@ -21,14 +21,26 @@ import numpy as np
 import pytest
 
 from test_audit_cli import run, strict_json  # tests/audits is on sys.path (rootdir conftest)
+from userdp.audits.engine.harness import holm
+from userdp.audits.validation import Case, ValidationSpec, check_independence, get, report, settings
+from userdp.audits import validation as VS
 from userdp.audits.validation import run as V
-from userdp.audits.validation import Case, ValidationSpec, get
+from userdp.audits.validation import stats as S
 from userdp.audits.validation.target import load_target, signature_text, template_text
 
 GOOD = "corpus.amin2019:loop_exponential_difference"
 BAD = "corpus.amin2019:half_scale"
 FAST = ("--samples", "10000", "--audit-samples", "20000")
 QUICK = ("--quick",)
+
+
+def _run_until(name, spec, target, **kw):
+    """Run validate's checks (``run.checks``) on ``spec`` and ``target``: check ``name`` and what it needs
+    first, or all of them (``name`` None); every finding so far."""
+    todo = {c.name: c for c in V.checks(spec, target, **kw)}
+    for c in todo.values() if name is None else [todo[name]]:
+        c.run()
+    return next(iter(todo.values())).ctx.findings
 
 
 def _module(monkeypatch, **objects):
@@ -113,7 +125,7 @@ def test_signature_lists_shapes_parameters_units_and_fields(capsys):
     ):
         assert words in out, words
     assert signature_text(get("amin2019.capped-sum")).count("SCALE T / epsilon") == 1
-    for name, spec in V.all_validations().items():  # every spec documents every parameter it takes
+    for name, spec in VS.all_specs().items():  # every spec documents every parameter it takes
         text = signature_text(spec)
         assert spec.parameters and spec.reads, name
         for p in spec.cases()[0].params:
@@ -218,7 +230,7 @@ def test_short_never_raises():
             raise RuntimeError("no repr")
 
     for obj in (None, (np.ones((2, 1, 1, 1)), np.ones((2, 1, 1))), "text", {"a": np.ones(3)}, Hostile(), [1, [2, 3]]):
-        assert isinstance(V._short(obj), str)
+        assert isinstance(report.short(obj), str)
 
 
 # ------------------------------------------------------------------ under-noised, generated cases, aiming
@@ -233,14 +245,13 @@ def test_noise_read_from_the_largest_record_is_under_noised_on_a_generated_case(
     fields = {f: getattr(spec, f) for f in spec.__dataclass_fields__}
     at_T = lambda: spec.cases()[:2]  # noqa: E731 (six users, one record at T = 1)
     for generate, flagged in ((None, False), (spec.generate, True)):
-        v = V.Validation(
+        found = _run_until(
+            "differential",
             ValidationSpec(**{**fields, "cases": at_T, "generate": generate}),
             load_target("corpus.amin2019:noise_from_largest_record"),
             quick=True,
         )
-        v.run_independence()
-        v.run_differential()
-        assert any(f.title.startswith("under-noised") for f in v.findings) is flagged, generate
+        assert any(f.title.startswith("under-noised") for f in found) is flagged, generate
 
 
 def test_five_percent_less_noise_is_a_privacy_finding_with_its_implied_bound():
@@ -271,9 +282,8 @@ def test_parameter_regime_bug_seen_only_on_generated_cases():
     assert r.verdict == "privacy violation"
     spec = get("epasto2020.wa")
     fixed_only = ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__}, "generate": None})
-    v = V.Validation(fixed_only, load_target("corpus.epasto2020:noise_for_B_one"), quick=True)
-    v.run()
-    assert not any(f.verdict == "privacy violation" for f in v.findings if f.check == "differential")
+    found = _run_until(None, fixed_only, load_target("corpus.epasto2020:noise_for_B_one"), quick=True)
+    assert not any(f.verdict == "privacy violation" for f in found if f.check == "differential")
 
 
 def test_generated_cases_depend_on_the_seed_and_cover_the_range():
@@ -299,7 +309,7 @@ def test_both_triangles_are_compared():
     assert any(f.title == "release structure differs from the reference's" for f in r.findings)
     X = np.random.default_rng(0).normal(size=(50, 3))
     X[:, 2] = X[:, 0]
-    assert V._equal_pairs(X) == [(0, 2)]
+    assert S.equal_pairs(X) == [(0, 2)]
     # planted miss: the flatten of one triangle (A-hat's upper triangle and diagonal, then b-hat) hides it
     from userdp.audits.papers.krichene2023 import specs as VK
 
@@ -318,10 +328,10 @@ def test_both_triangles_are_compared():
         }
     )
     assert VK.flatten_ssp is spec.flatten
-    v = V.Validation(one_triangle, load_target("corpus.krichene2023:upper_triangle_noise_only"), quick=True)
-    v.run_independence()
-    v.run_differential()
-    assert all(f.verdict == "pass" for f in v.findings), [f.title for f in v.findings if f.verdict != "pass"]
+    found = _run_until(
+        "differential", one_triangle, load_target("corpus.krichene2023:upper_triangle_noise_only"), quick=True
+    )
+    assert all(f.verdict == "pass" for f in found), [f.title for f in found if f.verdict != "pass"]
 
 
 def test_ks_p_value_is_the_dkw_bound_and_holm_matches_statsmodels():
@@ -332,18 +342,18 @@ def test_ks_p_value_is_the_dkw_bound_and_holm_matches_statsmodels():
     a = d * (math.sqrt(n) * math.sqrt(m)) / (math.sqrt(n) + math.sqrt(m)) / math.sqrt(n * m)
     # DKW per side at the split that equalises the two terms: 2 exp(-2 n a_n^2) + 2 exp(-2 m a_m^2)
     a_n, a_m = d * math.sqrt(m) / (math.sqrt(n) + math.sqrt(m)), d * math.sqrt(n) / (math.sqrt(n) + math.sqrt(m))
-    assert V._ks_pvalue(d, n, m) == pytest.approx(2 * math.exp(-2 * n * a_n**2) + 2 * math.exp(-2 * m * a_m**2))
-    assert a > 0 and V._ks_pvalue(V._ks_threshold(n, 3e-5), n, n) == pytest.approx(3e-5)
+    assert S.ks_pvalue(d, n, m) == pytest.approx(2 * math.exp(-2 * n * a_n**2) + 2 * math.exp(-2 * m * a_m**2))
+    assert a > 0 and S.ks_pvalue(S.ks_threshold(n, 3e-5), n, n) == pytest.approx(3e-5)
     rng = np.random.default_rng(5)
     x, y = rng.normal(size=500), rng.normal(0.3, size=700)
-    assert V._ks_distance(x, y)[0] == pytest.approx(stats.ks_2samp(x, y).statistic, abs=1e-12)
+    assert S.ks_distance(x, y)[0] == pytest.approx(stats.ks_2samp(x, y).statistic, abs=1e-12)
     p = list(rng.uniform(0, 1e-4, 30)) + [0.5, 1e-9]
-    assert V._holm(p, 1e-3) == list(multipletests(p, alpha=1e-3, method="holm")[0])
+    assert list(holm(p, 1e-3)[0]) == list(multipletests(p, alpha=1e-3, method="holm")[0])  # the one Holm
 
 
 def test_alpha_budget_adds_up_and_quantised_sample_counts():
-    assert sum(V.ALPHAS.values()) == pytest.approx(V.ALPHA)
-    assert [V._quantised(n, 2000, 100_000) for n in (0, 1999, 2000, 3999, 4000, 70_000, 10**6)] == [
+    assert sum(settings.ALPHAS.values()) == pytest.approx(settings.ALPHA)
+    assert [S.quantised(n, 2000, 100_000) for n in (0, 1999, 2000, 3999, 4000, 70_000, 10**6)] == [
         2000,
         2000,
         2000,
@@ -472,13 +482,13 @@ def test_importing_a_target_that_raises_exits_3(capsys, tmp_path, monkeypatch):
     assert code == 3 and "importing your module 'boom_target_mod' raised RuntimeError: at import" in err
 
 
-def test_register_validation_refuses_bad_specs():
+def test_register_refuses_bad_specs():
     with pytest.raises(TypeError, match="spec"):
-        V.register_validation("amin2019.capped-sum")
-    spec = V.get_validation("amin2019.capped-sum")
+        VS.register("amin2019.capped-sum")
+    spec = VS.get("amin2019.capped-sum")
     with pytest.raises(ValueError, match="registered twice"):
-        V.register_validation(ValidationSpec(**{f: getattr(spec, f) for f in spec.__dataclass_fields__}))
-    assert V.register_validation(spec) is spec  # the same spec again: a no-op
+        VS.register(ValidationSpec(**{f: getattr(spec, f) for f in spec.__dataclass_fields__}))
+    assert VS.register(spec) is spec  # the same spec again: a no-op
 
 
 # ------------------------------------------------------------------ the pytest plugin
@@ -567,12 +577,12 @@ def test_independence_case_shows_what_the_first_case_hides():
     # Sample limiting's differential cases hold each user's values equal, so a random T drawn
     # once per call changes nothing there; the spec's independence_case (values varying within
     # users) shows it. Planted: the check on the first case.
-    spec = V.get_validation("epasto2020.sample-limiting")
+    spec = VS.get("epasto2020.sample-limiting")
     cases = list(spec.cases())
 
     def independence(target, case):
-        v = V.Validation(spec, V.load_target(target))
-        return v.run_independence(case)
+        ctx = next(V.checks(spec, load_target(target))).ctx
+        return check_independence.check(spec, ctx.target, ctx, case)
 
     hidden = independence("corpus.epasto2020_sl:random_T_once_per_call", cases[0])
     shown = independence("corpus.epasto2020_sl:random_T_once_per_call", spec.independence_on(cases))
@@ -583,7 +593,7 @@ def test_independence_case_shows_what_the_first_case_hides():
 
 
 def test_independence_case_must_build_a_case():
-    spec = V.get_validation("epasto2020.sample-limiting")
+    spec = VS.get("epasto2020.sample-limiting")
     with pytest.raises(TypeError, match="independence_case"):
         ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__}, "independence_case": 3})
     broken = ValidationSpec(

@@ -22,7 +22,9 @@ import pytest
 
 import corpus
 from corpus import BUG_TYPES, CorpusEntry
-from userdp.audits.validation.run import all_validations, load_target, validate
+from userdp.audits.validation import all_specs
+from userdp.audits.validation.run import validate
+from userdp.audits.validation.target import load_target
 
 MODULES = sorted(
     m.name for m in pkgutil.iter_modules(corpus.__path__) if not m.name.startswith(("_", "test", "report"))
@@ -57,7 +59,7 @@ def test_corpus_shape():
     assert len(ids) == len(set(ids)), "duplicate corpus ids"
     assert all(isinstance(e, CorpusEntry) for e in ENTRIES)
     assert set(SLICE) <= set(BY_ID)
-    specs = all_validations()
+    specs = all_specs()
     assert {e.algorithm for e in ENTRIES} == set(specs), "every algorithm validate supports has corpus entries"
     for algo in specs:
         mine = [e for e in ENTRIES if e.algorithm == algo]

@@ -65,8 +65,8 @@ def split_cp_bound(k1, k2, n: int, level: float, delta: float = 0.0) -> np.ndarr
 
 
 def holm_flags(pvals, alpha: float) -> bool:
-    """The harness's verdict: "violation" iff Holm rejects some H0_j (harness._holm)."""
-    reject, _ = harness._holm(list(pvals), alpha)
+    """The harness's verdict: "violation" iff Holm rejects some H0_j (harness.holm)."""
+    reject, _ = harness.holm(list(pvals), alpha)
     return bool(np.any(reject))
 
 
@@ -222,7 +222,7 @@ BUGS = [
         "each pair audited on its own and the verdicts OR-ed",
         ("verdict", "audit: ten pairs"),
         model=AuditorModel(split_cp_bound, REFERENCE.level, _uncorrected_flags),
-        patches=lambda m: ((harness, "_holm", _uncorrected_holm),),
+        patches=lambda m: ((harness, "holm", _uncorrected_holm),),
     ),
     PlantedAuditorBug(
         "normal-approximation",

@@ -1,0 +1,192 @@
+"""validate's check d, **inputs**: the inputs the reference refuses (``Refusal``), under the declared
+input policy or, when none is declared, the policy each case shows (``POLICIES``):
+
+- a release at a budget the reference refuses (eps = 0, no noise) or a non-finite one is always an
+  invariant violation;
+- "refuse": releasing on any refused input is an invariant violation;
+- "clip": releases on out-of-domain data must be the reference's on the projected data
+  (``ValidationSpec.project``; KS and mean tests, ``ALPHAS["clip"]``), and the spec's out-of-domain
+  pairs are audited (``check_audits.py``); a mismatch is an invariant violation;
+- "trust": out-of-domain cases are listed in a non-failing section, "inputs not enforced: the
+  caller must guarantee ...";
+- inferred: a refusal is "refuse", a release matching the projection is "clip", any other release
+  is "trust". The inferred policy draws no finding, so it spends nothing of the false-alarm budget.
+
+Skipped when TARGET has no mechanism stage, or the reference refuses no input the spec tries, and
+said so.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from userdp.audits.engine.usercode import UserCodeError
+from userdp.audits.validation import Case, Refusal, ValidationSpec
+from userdp.audits.validation.context import Context
+from userdp.audits.validation.findings import Finding
+from userdp.audits.validation.releases import flat_releases, reference_rows, release_rows, rows_one
+from userdp.audits.validation.report import jsonable, short
+from userdp.audits.validation.settings import ALPHAS, CLIP_SAMPLES, Z_KURT
+from userdp.audits.validation.stats import excess_kurtosis, ks_distance, ks_threshold, z_critical
+from userdp.audits.validation.target import BATCHED, PythonTarget
+
+__all__ = ["NAME", "NEEDS", "applies", "check"]
+
+NAME = "inputs"  # the check's name in the report
+NEEDS = ("differential",)  # the checks that must run first (the clip test draws as many as a case)
+
+
+def applies(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> str | None:
+    """None if the check applies, else why it is skipped."""
+    if target.mechanism is None:
+        return "TARGET has no mechanism stage (the release)"
+    if not list(spec.refusals()):
+        return "the reference refuses no input this spec tries"
+    return None
+
+
+def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
+    """Call TARGET on each input the reference refuses and grade what it does under the input policy."""
+    t = target
+    refusals = list(spec.refusals())
+    data = [r for r in refusals if r.kind == "data"]
+    zc = z_critical(ALPHAS["clip"], max(1, len(data)) * 4)
+    for j, r in enumerate(refusals):
+        case = r.case
+        rng = np.random.default_rng([ctx.seed, 3, j])
+        try:
+            out = t.release(case.dataset, rng, 4, case.params, f"case {case.description!r}")
+        except UserCodeError as exc:
+            ctx.inputs.append(
+                {
+                    "case": case.description,
+                    "kind": r.kind,
+                    "behaviour": "refuses",
+                    "raised": str(exc.__cause__ or exc)[:200],
+                }
+            )
+            ctx.add(
+                Finding("inputs", "pass", f"refuses {case.description}", {"raised": str(exc.__cause__ or exc)[:200]})
+            )
+            continue
+        try:
+            rows = (
+                flat_releases(out, 4, spec.flatten, "TARGET")
+                if t.shape == BATCHED
+                else rows_one(out, spec.flatten, "TARGET")
+            )
+        except UserCodeError:  # a release of another shape: still a release on an excluded input,
+            rows = None  # graded below by the input's kind (it is not read as numbers)
+        ctx.inputs.append(_graded(ctx, r, j, out, rows, zc))
+    declared = f"declared --inputs {ctx.policy}" if ctx.policy else "inferred per case"
+    ctx.checks["inputs"] = f"ran: {len(refusals)} input(s) the reference refuses ({declared}): " + ", ".join(
+        f"{e['behaviour']}" for e in ctx.inputs
+    )
+
+
+def _graded(ctx: Context, r: Refusal, j: int, out, rows, zc: float) -> dict:
+    """Grade TARGET's release ``out`` (``rows``: read as numbers, or None) on refused input ``r``: add the
+    finding, if any, and return the entry of the report's inputs table."""
+    spec, case = ctx.spec, r.case
+    finite = rows is not None and bool(np.all(np.isfinite(rows)))
+    entry = {"case": case.description, "kind": r.kind, "requires": r.requires, "output": short(out)}
+    if rows is not None and not finite:
+        ctx.add(
+            Finding(
+                "inputs",
+                "invariant violation",
+                f"releases non-finite values on an input the paper excludes: {case.description}",
+                {"params": jsonable(case.params), **entry},
+            )
+        )
+        entry["behaviour"] = "releases non-finite values"
+    elif r.kind == "budget":
+        ctx.add(
+            Finding(
+                "inputs",
+                "invariant violation",
+                f"releases on an input the paper excludes: {case.description}",
+                {
+                    "params": jsonable(case.params),
+                    **entry,
+                    "meaning": "a release at this budget is never private, whatever the input policy",
+                },
+            )
+        )
+        entry["behaviour"] = "releases"
+    elif ctx.policy == "refuse":
+        ctx.add(
+            Finding(
+                "inputs",
+                "invariant violation",
+                f"releases on an input the paper excludes: {case.description}",
+                {
+                    "params": jsonable(case.params),
+                    **entry,
+                    "meaning": "--inputs refuse: every input the reference refuses must be refused",
+                },
+            )
+        )
+        entry["behaviour"] = "releases"
+    elif r.kind == "data" and spec.project is not None and ctx.policy in (None, "clip"):
+        ok, ev = _clips(ctx, case, j, zc)
+        entry.update(ev)
+        if ok:
+            entry["behaviour"] = "clips"
+            ctx.clips = True
+            ctx.add(Finding("inputs", "pass", f"clips {case.description}", {"clip_test": ev.get("clip_test")}))
+        elif ctx.policy == "clip":
+            ctx.add(
+                Finding(
+                    "inputs",
+                    "invariant violation",
+                    f"--inputs clip, but the release on {case.description} is not the "
+                    "reference's on the projected data",
+                    {**entry},
+                )
+            )
+            entry["behaviour"] = "releases, not clipped"
+        else:
+            entry["behaviour"] = "not enforced"
+    else:
+        entry["behaviour"] = "not enforced"
+    return entry
+
+
+def _clips(ctx: Context, case: Case, j: int, zc: float) -> tuple[bool, dict]:
+    """Does TARGET release on ``case`` what the reference releases on the projected data?"""
+    spec, t = ctx.spec, ctx.target
+    n = min([CLIP_SAMPLES] + [d.n for d in ctx.draws])
+    projected = spec.project(case.dataset, case.params)
+    ss = np.random.SeedSequence([ctx.seed, 4, j]).spawn(2)
+    Xt = release_rows(
+        spec,
+        t,
+        case.dataset,
+        np.random.default_rng(ss[0]),
+        n,
+        case.params,
+        f"case {case.description!r}",
+        one_per_call=not ctx.independent,
+    )
+    Xr = reference_rows(spec, projected, np.random.default_rng(ss[1]), n, case.params)
+    if Xt.shape[1] != Xr.shape[1] or not np.all(np.isfinite(Xt)):
+        return False, {"clip_test": "release shape or values unlike the reference's"}
+    worst = 0.0
+    crit = ks_threshold(n, ALPHAS["clip"] / (2 * max(1, Xt.shape[1]) * max(1, len(list(spec.refusals())))))
+    for k in range(Xt.shape[1]):
+        dist, _ = ks_distance(Xt[:, k], Xr[:, k])
+        worst = max(worst, dist)
+        diff = float(np.mean(Xt[:, k]) - np.mean(Xr[:, k]))
+        se = math.sqrt(2.0 * float(np.var(Xr[:, k])) / n)  # the reference's spread (as the mean test)
+        z_ok = n >= Z_KURT * max(1.0, excess_kurtosis(Xr[:, k]))
+        if dist > crit or (z_ok and se > 0 and abs(diff) / se > zc) or (se == 0 and diff != 0):
+            return False, {
+                "clip_test": f"differs from the reference on the projected data (coordinate {k}: "
+                f"KS {dist:.4f}, critical {crit:.4f})"
+            }
+    return True, {
+        "clip_test": f"matches the reference on the projected data (largest KS {worst:.4f}, critical {crit:.4f})"
+    }
