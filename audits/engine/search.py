@@ -92,7 +92,7 @@ def rank_pairs(
     promising (by pilot score - eps, or with a Gaussian-DP claim ``mu``, the larger of that
     and trade-off score - mu), and [(index, MechanismError)] for the pairs whose mechanism
     raised (they are left out of the order; the others go on). ``mechanism`` is a
-    ``parallel.Sampler``; ``transform`` maps each drawn side (``harness.round_outputs``)."""
+    ``parallel.Sampler``; ``transform`` maps each drawn side (``rounding.round_outputs``)."""
     keys, failures = [], []
     for i, (pair, (eps, delta), ss) in enumerate(zip(pairs, claims, seeds)):
         rngs = [np.random.default_rng(s) for s in ss.spawn(2)]
