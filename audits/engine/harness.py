@@ -127,8 +127,9 @@ from userdp.audits.engine.sampling import (
     normalize_pairs,
 )
 from userdp.audits.engine.plan import AuditPlan, CountedGDPSet, CountedSet
-from userdp.audits.engine.rejection import StatisticThreshold, check_noise_family
+from userdp.audits.engine.rejection import check_noise_family
 from userdp.audits.engine.rounding import ROUND_DIGITS, FloatingPointFinding, round_outputs, rounding_decided
+from userdp.audits.engine.thresholds import StatisticThreshold
 from userdp.audits.engine.search import best_candidates, check_gdp_output, check_noise_family_output, rank_pairs
 
 __all__ = [
@@ -157,7 +158,7 @@ class Witness:
     pair_description: str
     pair_index: int
     unit: int | None
-    rejection_set: object  # rejection.Threshold or rejection.ValueSet
+    rejection_set: object  # thresholds.Threshold or value_sets.ValueSet
     ordering: str  # "first over second": p = Pr[M(first) in S]
     counts: dict  # {"first": k, "second": k, "n_per_side": n}
     claim_epsilon: float  # the eps this pair is compared with (eps_i for personalized)
@@ -182,7 +183,7 @@ class GDPWitness:
     pair_description: str
     pair_index: int
     unit: int | None
-    rejection_set: object  # rejection.Threshold
+    rejection_set: object  # thresholds.Threshold
     ordering: str
     null_side: str  # "second" or "first": the dataset of H0 (the side S disfavours)
     counts: dict  # {"first": k, "second": k, "n_per_side": n}

@@ -53,7 +53,7 @@ class CountedSet(NamedTuple):
     """One candidate set of a confirmed pair, counted on the counting share (the eps side)."""
 
     pair: object
-    candidate: object  # rejection.Candidate
+    candidate: object  # thresholds.Candidate
     k1: int  # count on the side the set favours
     k2: int  # count on the other side
     eps_lb: float  # max(eps lower bound, 0), at level alpha / m
@@ -65,7 +65,7 @@ class CountedGDPSet(NamedTuple):
     """One candidate set of a confirmed pair, counted on the counting share (the GDP side)."""
 
     pair: object
-    candidate: object  # rejection.Candidate
+    candidate: object  # thresholds.Candidate
     k1: int
     k2: int
     mu_lb: float  # max(mu lower bound, 0), at level alpha / m

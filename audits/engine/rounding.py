@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from userdp.audits.engine.rejection import AtomSet, StatisticThreshold, Threshold
+from userdp.audits.engine.thresholds import StatisticThreshold, Threshold
+from userdp.audits.engine.value_sets import AtomSet
 
 __all__ = [
     "FloatingPointFinding",

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from userdp.audits.engine.rejection import choose_continuous, choose_discrete, choose_vector
+from userdp.audits.engine.rejection import choose_continuous, choose_vector
+from userdp.audits.engine.value_sets import choose_discrete
 from userdp.audits.engine.sampling import MechanismError, draw, encode, infer_kind
 
 __all__ = ["best_candidates", "rank_pairs", "check_gdp_output", "check_noise_family_output"]
