@@ -59,7 +59,8 @@ NOT_APPLICABLE = "not applicable"  # not a verdict: the property did not run
 _FLAKY_FAILURE = getattr(hypothesis_errors, "FlakyFailure", hypothesis_errors.Flaky)
 
 # Hypothesis's "explain" phase re-runs a failing example under a line tracer only to add
-# notes that no finding reports; it dominated the time of a failing check (6 s of 6.5).
+# notes that no finding reports; it dominated the time of a failing check (measured:
+# docs/performance.md, "properties/adapter.py").
 _PHASES = tuple(p for p in Phase if p.name != "explain")
 
 # Stage names of every adapter type (``Adapter.STAGES`` and those its subclasses add):

@@ -123,9 +123,8 @@ def _learned_statistics(a: np.ndarray, b: np.ndarray, noise_family: str | None) 
 
 
 SCALAR_FIT_MAX = 10_000  # selection outputs per side the scalar classifier is fitted on (its 3
-
-
-# weights need few; at 10^5 per side the fit cost 53 ms, more than the audit)
+# weights need few; at 10^5 per side the fit cost more than the audit; measured:
+# docs/performance.md, "audits/engine/learned.py")
 MONOTONE_RANGE = (0.005, 0.995)  # the quantiles of the selection outputs where _monotone looks
 
 
