@@ -15,7 +15,8 @@ from userdp.audits.engine.harness import (
     Witness,
     audit,
 )
-from userdp.audits.engine.rejection import StatisticThreshold, Threshold, ValueSet
+from userdp.audits.engine.thresholds import StatisticThreshold, Threshold
+from userdp.audits.engine.value_sets import ValueSet
 from userdp.audits.engine.sampling import MechanismError
 
 __all__ = [

@@ -59,7 +59,8 @@ NOT_APPLICABLE = "not applicable"  # not a verdict: the property did not run
 _FLAKY_FAILURE = getattr(hypothesis_errors, "FlakyFailure", hypothesis_errors.Flaky)
 
 # Hypothesis's "explain" phase re-runs a failing example under a line tracer only to add
-# notes that no finding reports; it dominated the time of a failing check (6 s of 6.5).
+# notes that no finding reports; it dominated the time of a failing check (measured:
+# docs/performance.md, "properties/adapter.py").
 _PHASES = tuple(p for p in Phase if p.name != "explain")
 
 # Stage names of every adapter type (``Adapter.STAGES`` and those its subclasses add):
@@ -264,32 +265,8 @@ def _shrink_budget(seconds: float | None):
         engine.MAX_SHRINKING_SECONDS = original
 
 
-def check_property(
-    prop: Callable[[Adapter, Any], None],
-    strategy,
-    impl: Adapter,
-    *,
-    max_examples: int = 100,
-    examples=(),
-    shrink: bool = True,
-    shrink_seconds: float | None = None,
-) -> Finding:
-    """Run ``prop(impl, example)`` on Hypothesis examples; return the graded finding.
-
-    Derandomized, without an example database and without constants mined from local
-    modules (``_without_local_constants``), so a finding reproduces exactly in any process.
-    ``examples`` are known hard cases run first on every call (Hypothesis ``@example``):
-    the examples drawn still change with the strategy and the Hypothesis version, so a
-    suite must not rely on luck to reach a worst case it knows.
-
-    ``shrink=False`` reports the first failing example as found (no shrinking);
-    ``shrink_seconds`` caps the time spent shrinking (the grade never depends on it, only how
-    small the reported counterexample is).
-
-    Grading: module docstring. An exception raised while drawing an example (a broken
-    strategy) or by Hypothesis itself is a bug of the suite, not a finding: it propagates
-    (``Unsatisfiable``, no usable example at all, as RuntimeError).
-    """
+def _check_arguments(prop, strategy, impl, max_examples, examples, shrink, shrink_seconds) -> None:
+    """``check_property``'s arguments checked, in its order: the first bad one raises."""
     if not callable(prop):
         raise TypeError(f"prop must be a property function prop(impl, example), got {type(prop).__name__}")
     if not isinstance(strategy, SearchStrategy):
@@ -312,11 +289,15 @@ def check_property(
         or not 0 < shrink_seconds <= 3600
     ):
         raise ValueError(f"shrink_seconds must be None or a number of seconds in (0, 3600], got {shrink_seconds!r}")
-    phases = _PHASES if shrink else tuple(p for p in _PHASES if p.name != "shrink")
-    shown: list[str] = []  # repr of the example being run (the minimal one, last)
-    stage_log: list = []  # (stage, exception) raised by a stage during that example
-    raised: list = []  # the exception that left the property during that example
-    traced = _traced(impl, stage_log)
+
+
+def _hypothesis_test(prop, strategy, traced, max_examples: int, phases, shown: list, stage_log: list, raised: list):
+    """The Hypothesis test of ``check_property``: ``prop(traced, example)`` on examples of
+    ``strategy``, recording in ``shown``, ``stage_log`` and ``raised`` (``check_property``'s
+    lists) the example run, the stages' exceptions and the one that left the property.
+
+    Hypothesis derandomizes from a digest of ``run``'s source (decorators included), so it is
+    kept as written: changing its text changes the examples drawn."""
 
     # report_multiple_bugs=False: a property failing at two places gives one finding (the
     # first), not an ExceptionGroup that would escape the handlers below. Hypothesis replays
@@ -348,6 +329,43 @@ def check_property(
             raised.append(exc)
             raise
 
+    return run
+
+
+def check_property(
+    prop: Callable[[Adapter, Any], None],
+    strategy,
+    impl: Adapter,
+    *,
+    max_examples: int = 100,
+    examples=(),
+    shrink: bool = True,
+    shrink_seconds: float | None = None,
+) -> Finding:
+    """Run ``prop(impl, example)`` on Hypothesis examples; return the graded finding.
+
+    Derandomized, without an example database and without constants mined from local
+    modules (``_without_local_constants``), so a finding reproduces exactly in any process.
+    ``examples`` are known hard cases run first on every call (Hypothesis ``@example``):
+    the examples drawn still change with the strategy and the Hypothesis version, so a
+    suite must not rely on luck to reach a worst case it knows.
+
+    ``shrink=False`` reports the first failing example as found (no shrinking);
+    ``shrink_seconds`` caps the time spent shrinking (the grade never depends on it, only how
+    small the reported counterexample is).
+
+    Grading: module docstring. An exception raised while drawing an example (a broken
+    strategy) or by Hypothesis itself is a bug of the suite, not a finding: it propagates
+    (``Unsatisfiable``, no usable example at all, as RuntimeError).
+    """
+    _check_arguments(prop, strategy, impl, max_examples, examples, shrink, shrink_seconds)
+    phases = _PHASES if shrink else tuple(p for p in _PHASES if p.name != "shrink")
+    shown: list[str] = []  # repr of the example being run (the minimal one, last)
+    stage_log: list = []  # (stage, exception) raised by a stage during that example
+    raised: list = []  # the exception that left the property during that example
+    traced = _traced(impl, stage_log)
+
+    run = _hypothesis_test(prop, strategy, traced, max_examples, phases, shown, stage_log, raised)
     for e in reversed(list(examples)):
         run = example(e)(run)
 

@@ -95,8 +95,9 @@ CX_ATOL = 1e-8
 CONTINUATION = (3.0, 1.5, 1.2)
 # optimal_C tries the sigma = 0 LP's C before the continuation when kappa / k0 >= LP_FIRST.
 # Below it the continuation is cheaper: on the §6 instance at n = 10^5, eps = 1 (kappa / k0 =
-# 5e8 on the working set) it took 19 stages, 171 Newton steps, 0.20 s, while the LP on the
-# same 1,320 records took 0.52 s (cProfile) and did not certify. The LP certifies only when
+# 5e8 on the working set) it took 19 stages and 171 Newton steps, less time than the LP on the
+# same 1,320 records, which did not certify (measured: docs/performance.md,
+# "reference/epasto2020_gwa.py"). The LP certifies only when
 # sigma^2 ||C||_F^2 <= rtol P, far out in kappa. 1e20 (42 stages at x3, twice the §6 path)
 # is a judgement of where the LP starts to pay, not a measured crossover; either path is
 # certified, so the threshold moves time, never the result.
@@ -344,9 +345,10 @@ def optimal_C(dataset: UserDataset, B, epsilon, sigma, *, rtol: float = 1e-6, ma
 # every record; each round adds at least one record. WS_START: a large user's records enter T
 # when their OLS ||c_i||_inf is at least this share of the user's largest. WS_MARGIN: a round
 # adds the records within this relative margin of their threshold, not only the violators.
-# Measured on the §6 instance at n = 10^5 (m = 62), eps = 1, one run each: WS_START 0.5 gave
-# 16,013 records, one round, 1.57 s; 0.7 gave 1,320 records, one round, 0.26 s; 0.9 gave 334
-# records growing to 580 over three rounds (each re-runs the continuation), 0.36 s.
+# On the §6 instance at n = 10^5 (m = 62), eps = 1: WS_START 0.5 gave 16,013 records, one
+# round; 0.7 gave 1,320 records, one round, the fastest; 0.9 gave 334 records growing to 580
+# over three rounds (each re-runs the continuation). Measured: docs/performance.md,
+# "reference/epasto2020_gwa.py".
 _MAX_ROUNDS = 10
 WS_START = 0.7
 WS_MARGIN = 0.1

@@ -2,12 +2,12 @@
 
 Why. The reference's solvers make thousands of SMALL dense solves (``epasto2020_gwa.optimal_C``:
 one 121 x 121 system per Newton step at d = 11). OpenBLAS spreads even these over its
-threads, and when the cores are busy with other processes each call waits for them.
-Measured on the project's 2-core machine at a load average of about 2.5: one n = 600
-instance of the §6 experiment took 118 s with the default threads and 6.9 s with one
-(cProfile: 136 of 150 s in ``np.linalg.solve``, 20 ms per 121 x 121 solve), and
-``userdp reproduce epasto2020-synthetic --quick`` 388 s against 34 s. On the idle machine
-the two are the same (7.0 s and 7.4 s for that instance): one thread costs nothing here.
+threads, and when the cores are busy with other processes each call waits for them. On the
+project's 2-core machine under load, one instance of the §6 experiment, and
+``userdp reproduce epasto2020-synthetic --quick``, ran an order of magnitude slower with the
+default threads than with one, nearly all of the time in ``np.linalg.solve``; on the idle
+machine the two are the same: one thread costs nothing here (measured: docs/performance.md,
+"audits/engine/blas.py").
 
 How. Like threadpoolctl (not a dependency of userdp), it finds the OpenBLAS libraries
 loaded in this process (Linux: /proc/self/maps) and calls their ``set_num_threads``, then

@@ -74,12 +74,12 @@ about: x + noise in floating point reaches different sets of numbers for differe
 a set that sorts outputs by their last bits can show a loss above the claim (Mironov 2012,
 "On significance of the least significant bits for differential privacy", CCS). Such a
 bound is valid (its counts are fresh), but the cause is not the noise scale, so it is named.
-A violation's witness set is "decided by rounding" (``rounding_decided``) when it is an
+A violation's witness set is "decided by rounding" (``rounding.rounding_decided``) when it is an
 atom set of a continuous output, or a threshold with at least ROUNDING_SHARE of its hits on
 the side it favours within ROUNDING_BAND (relative) of t: a plateau of the statistic whose
 values differ in their last bits, as at the attained extreme of a Laplace statistic. Then
 the audit is run again, same seed, on the outputs rounded to ROUND_DIGITS significant
-digits (``round_outputs``): if that finds no violation, the finding class is "floating-point
+digits (``rounding.round_outputs``): if that finds no violation, the finding class is "floating-point
 leak" (``AuditResult.finding``, ``FloatingPointFinding`` with both bounds and the
 explanation), else "privacy loss". The re-audit changes nothing above: eps_lb, the witness,
 the verdict and its Holm accounting are the first audit's; the re-audit's result only names
@@ -126,7 +126,10 @@ from userdp.audits.engine.sampling import (
     mechanism_name,
     normalize_pairs,
 )
-from userdp.audits.engine.rejection import AtomSet, StatisticThreshold, Threshold, check_noise_family
+from userdp.audits.engine.plan import AuditPlan, CountedGDPSet, CountedSet
+from userdp.audits.engine.rejection import check_noise_family
+from userdp.audits.engine.rounding import ROUND_DIGITS, FloatingPointFinding, round_outputs, rounding_decided
+from userdp.audits.engine.thresholds import StatisticThreshold
 from userdp.audits.engine.search import best_candidates, check_gdp_output, check_noise_family_output, rank_pairs
 
 __all__ = [
@@ -155,7 +158,7 @@ class Witness:
     pair_description: str
     pair_index: int
     unit: int | None
-    rejection_set: object  # rejection.Threshold or rejection.ValueSet
+    rejection_set: object  # thresholds.Threshold or value_sets.ValueSet
     ordering: str  # "first over second": p = Pr[M(first) in S]
     counts: dict  # {"first": k, "second": k, "n_per_side": n}
     claim_epsilon: float  # the eps this pair is compared with (eps_i for personalized)
@@ -180,7 +183,7 @@ class GDPWitness:
     pair_description: str
     pair_index: int
     unit: int | None
-    rejection_set: object  # rejection.Threshold
+    rejection_set: object  # thresholds.Threshold
     ordering: str
     null_side: str  # "second" or "first": the dataset of H0 (the side S disfavours)
     counts: dict  # {"first": k, "second": k, "n_per_side": n}
@@ -247,51 +250,6 @@ class PairFailure:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class FloatingPointFinding:
-    """A violation whose witness set's boundary is decided by rounding, and the re-audit of
-    the same mechanism on outputs rounded to ``digits`` significant digits (module
-    docstring, "Floating-point leaks")."""
-
-    cause: str  # why rounding decides the witness set's boundary
-    digits: int  # significant digits the re-audit rounds every output to
-    rounded_epsilon_lower_bound: float
-    rounded_verdict: str
-    rounded_witness: str  # the re-audit's witness set, described
-    leak: bool  # the violation vanishes on rounded outputs: a floating-point leak
-
-    @property
-    def explanation(self) -> str:
-        lb = f"eps_lb = {self.rounded_epsilon_lower_bound:.4f}"
-        if not self.leak:
-            return (
-                f"the witness set's boundary is decided by rounding ({self.cause}), but the re-audit on outputs "
-                f"rounded to {self.digits} significant digits still finds a violation ({lb}): the loss does "
-                "not live in the outputs' low-order bits"
-            )
-        return (
-            f"the witness set's boundary is decided by rounding ({self.cause}). The loss "
-            "it shows lives in the low-order bits of the outputs, whose pattern differs between the two "
-            "datasets (Mironov 2012, 'On significance of the least significant bits for differential "
-            "privacy', CCS: x + noise in floating point reaches different sets of numbers for different "
-            f"x). The noise scale is not the issue: on the same outputs rounded to {self.digits} significant "
-            f"digits the re-audit finds {lb}, {self.rounded_verdict}. A fix releases values on a fixed "
-            "grid (Mironov's snapping mechanism: clamp, then round to a power of 2 above the noise scale's "
-            "resolution) or draws the noise exactly (a discrete or secure sampler)"
-        )
-
-    def to_dict(self) -> dict:
-        return {
-            "cause": self.cause,
-            "digits": self.digits,
-            "rounded_epsilon_lower_bound": self.rounded_epsilon_lower_bound,
-            "rounded_verdict": self.rounded_verdict,
-            "rounded_witness": self.rounded_witness,
-            "leak": self.leak,
-            "explanation": self.explanation,
-        }
 
 
 @dataclass(frozen=True)
@@ -370,63 +328,6 @@ MAX_SAMPLES = 10**8  # outputs per side of one call (the mechanism returns them 
 # Floating-point leaks (module docstring). tests/planted/auditor.py plants "not named" with
 # ROUNDING_ON = False.
 ROUNDING_ON = True
-ROUND_DIGITS = 6  # significant digits of the rounded re-audit
-ROUNDING_BAND = 1e-9  # |s(x) - t| <= this x max(|t|, median |s|): membership decided by rounding
-ROUNDING_SHARE = 0.5  # share of the witness set's hits in that band that marks its boundary
-
-
-def round_outputs(x):
-    """Each float output (each cell) rounded to ROUND_DIGITS significant digits, "no release"
-    kept; integer and boolean outputs unchanged. Deterministic, so the rounded re-audit
-    with the same seed rounds the very outputs the first audit counted."""
-    if np.ma.isMaskedArray(x):
-        return np.ma.MaskedArray(round_outputs(np.ma.getdata(x)), mask=np.ma.getmaskarray(x))
-    x = np.asarray(x)
-    if x.dtype.kind != "f":
-        return x
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        e = np.floor(np.log10(np.abs(x)))
-        decimals = np.where(np.isfinite(e), ROUND_DIGITS - 1 - e, 0.0)  # digits kept after the point
-        up = 10.0 ** np.abs(decimals)  # exact powers of ten up to 1e22
-        # x * 10^d rounded, then divided by 10^d (d >= 0), or x / 10^-d rounded, times 10^-d:
-        # the nearest float to the decimal, as np.round(x, d) gives (1.0 stays 1.0)
-        out = np.where(decimals >= 0, np.rint(x * up) / up, np.rint(x / up) * up)
-    return np.where(np.isfinite(e) & np.isfinite(out), out, x)
-
-
-def rounding_decided(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> str | None:
-    """Why rounding decides whether an output is in candidate c's set, or None: an atom set
-    of a continuous output (its values may be a grid the float arithmetic made), or a
-    threshold with at least ROUNDING_SHARE of its hits on the side it favours within
-    ROUNDING_BAND of t, i.e. on a plateau of the statistic whose values differ only in their
-    last bits, as a threshold on the statistic's attained extreme does (ca, cb: the
-    counting share)."""
-    s = c.rejection_set
-    if isinstance(s, AtomSet):
-        return (
-            f"the set is {len(s.values)} atom value(s), exact values that repeat, which rounding in the "
-            "mechanism's arithmetic can make"
-        )
-    if not isinstance(s, (Threshold, StatisticThreshold)) or not math.isfinite(s.t):
-        return None
-    side = ca if c.first_over_second else cb
-    x = s.project(side) if kind == "vector" or isinstance(s, StatisticThreshold) else side
-    x = x[~np.isnan(x)]
-    hits = x[s.mask(x)]
-    if hits.size == 0:
-        return None
-    scale = max(abs(s.t), float(np.median(np.abs(x))))
-    share = float(np.mean(np.abs(hits - s.t) <= ROUNDING_BAND * scale))
-    if share < ROUNDING_SHARE:
-        return None
-    extreme = (s.tail == "upper" and s.t >= x.max() - ROUNDING_BAND * scale) or (
-        s.tail == "lower" and s.t <= x.min() + ROUNDING_BAND * scale
-    )
-    where = "on the statistic's attained extreme" if extreme else "on a plateau of the statistic"
-    return (
-        f"threshold t = {s.t!r} {where}: {share:.0%} of the set's {hits.size} hits lie within "
-        f"{ROUNDING_BAND:g} x {scale:.3g} of t, where only the last bits of the outputs decide membership"
-    )
 
 
 def _floating_point(cause: str, rounded: AuditResult) -> FloatingPointFinding:
@@ -550,6 +451,59 @@ def audit(
     on some pairs but not all (module docstring).
     """
     t0 = time.perf_counter()
+    plan = _plan(
+        mechanism,
+        pair_or_generator,
+        claim,
+        samples=samples,
+        confidence=confidence,
+        seed=seed,
+        selection_fraction=selection_fraction,
+        output=output,
+        confirm_pairs=confirm_pairs,
+        sets_per_pair=sets_per_pair,
+        pilot_samples=pilot_samples,
+        max_pairs=max_pairs,
+        noise_family=noise_family,
+        progress=progress,
+        workers=workers,
+        scheduler=scheduler,
+        rounding_check=rounding_check,
+    )
+    result, rounding = _run(plan, t0=t0)
+    if not (rounding_check and ROUNDING_ON and result.verdict == VIOLATION and rounding is not None):
+        return result
+    if progress is not None:
+        progress(
+            f"the witness set's boundary is decided by rounding ({rounding}): re-auditing on outputs "
+            f"rounded to {ROUND_DIGITS} significant digits"
+        )
+    rounded, _ = _run(plan, t0=time.perf_counter(), transform=round_outputs)
+    return replace(result, floating_point=_floating_point(rounding, rounded), elapsed_seconds=time.perf_counter() - t0)
+
+
+def _plan(
+    mechanism,
+    pair_or_generator,
+    claim,
+    *,
+    samples,
+    confidence,
+    seed,
+    selection_fraction,
+    output,
+    confirm_pairs,
+    sets_per_pair,
+    pilot_samples,
+    max_pairs,
+    noise_family,
+    progress,
+    workers,
+    scheduler,
+    rounding_check,
+) -> AuditPlan:
+    """``audit``'s arguments checked, in the order ``audit`` documents them failing (the first
+    bad one raises), as an ``AuditPlan``; ``rounding_check`` is checked, not planned."""
     calling_convention(mechanism)  # a mechanism that cannot be called: refuse first
     samples = _check_int(samples, "samples", 100)
     confidence = _check_open_unit(confidence, "confidence")
@@ -576,14 +530,14 @@ def audit(
     if not isinstance(rounding_check, (bool, np.bool_)):
         raise TypeError(f"rounding_check must be True or False, got {type(rounding_check).__name__} {rounding_check!r}")
     pairs = normalize_pairs(pair_or_generator, _check_int(max_pairs, "max_pairs", 1, hi=100_000))
-    run = dict(
+    return AuditPlan(
         mechanism=mechanism,
         pairs=pairs,
         claim=claim,
         samples=samples,
         confidence=confidence,
         root=root,
-        f=f,
+        selection_fraction=f,
         output=output,
         confirm_pairs=confirm_pairs,
         sets_per_pair=sets_per_pair,
@@ -593,100 +547,36 @@ def audit(
         workers=workers,
         scheduler=scheduler,
     )
-    result, rounding = _run(**run, t0=t0)
-    if not (rounding_check and ROUNDING_ON and result.verdict == VIOLATION and rounding is not None):
-        return result
-    if progress is not None:
-        progress(
-            f"the witness set's boundary is decided by rounding ({rounding}): re-auditing on outputs "
-            f"rounded to {ROUND_DIGITS} significant digits"
-        )
-    rounded, _ = _run(**run, t0=time.perf_counter(), transform=round_outputs)
-    return replace(result, floating_point=_floating_point(rounding, rounded), elapsed_seconds=time.perf_counter() - t0)
 
 
-def _run(
-    mechanism,
-    pairs,
-    claim,
-    samples,
-    confidence,
-    root,
-    f,
-    output,
-    confirm_pairs,
-    sets_per_pair,
-    pilot_samples,
-    noise_family,
-    progress,
-    workers,
-    scheduler,
-    t0,
-    transform=None,
-):
-    """The audit proper (module docstring) of checked arguments; (result, rounding), where
+def _run(plan: AuditPlan, t0: float, transform=None):
+    """The audit proper (module docstring) of a checked plan; (result, rounding), where
     rounding says why the witness set's boundary is decided by rounding, or is None.
     ``transform`` maps each drawn side (the rounded re-audit)."""
-    n_sel = max(1, int(round(f * samples)))
-    n_cnt = samples - n_sel
-    claims = _pair_claims(claim, pairs)
-    gdp = _gdp_of(claim)
-    if gdp is not None and output is not None:
-        check_gdp_output(output)  # a declared discrete output: refuse before drawing
+    pairs, progress = plan.pairs, plan.progress
+    claims = _pair_claims(plan.claim, pairs)
+    gdp = _gdp_of(plan.claim)
+    if gdp is not None and plan.output is not None:
+        check_gdp_output(plan.output)  # a declared discrete output: refuse before drawing
     sides = 1 if gdp is None else 2  # hypotheses per set: eps, and mu when declared
-    alpha = 1.0 - confidence
-    pilot_root, confirm_root = root.spawn(2)
+    pilot_root, confirm_root = plan.root.spawn(2)
     confirm_seeds = confirm_root.spawn(len(pairs))
-    mech = Sampler(mechanism, workers=workers, scheduler=scheduler, progress=progress, planned=samples)
+    mech = Sampler(
+        plan.mechanism, workers=plan.workers, scheduler=plan.scheduler, progress=progress, planned=plan.samples
+    )
     with mech:
-        mech.pair = pairs[0]  # names the pair in the sampler's messages
-        try:
-            mech.reproducible = check_reproducible(mech, (pairs[0].first, pairs[0].second), root.spawn(1)[0])
-        except VaryingOutputError as exc:
-            raise MechanismError(
-                f"mechanism {mechanism_name(mechanism)} on {pairs[0].description!r} (the "
-                f"reproducibility check, {REPRO_DRAWS} calls per side): {exc}"
-            ) from exc
-        if mech.reproducible is False and progress is not None:
-            progress(
-                "warning: two calls with generators from the same seed gave different outputs: the "
-                "mechanism draws from a generator of its own, so this audit is not reproducible from "
-                "its seed (the bound stays valid: its samples are still independent)"
-            )
-        chosen = list(range(len(pairs)))
-        failures = []  # (pair, stage, MechanismError)
-        reason = f"sample budget spent: {samples} outputs per side"
-        if len(pairs) > confirm_pairs:
-            n_pilot = min(samples, max(1000, samples // 10)) if pilot_samples is None else pilot_samples
-            m_guess = confirm_pairs * sets_per_pair * sides
-            order, failed = rank_pairs(
-                mech,
-                pairs,
-                claims,
-                pilot_root.spawn(len(pairs)),
-                pilot_samples=n_pilot,
-                n_count=n_cnt,
-                alpha=alpha / m_guess,
-                output=output,
-                progress=progress,
-                mu=None if gdp is None else gdp.mu,
-                noise_family=noise_family,
-                transform=transform,
-            )
-            failures += [(pairs[i], "pilot", exc) for i, exc in failed]
-            chosen = sorted(order[:confirm_pairs])
-            reason += f"; pilot ({n_pilot} per side) ranked {len(pairs)} pairs, top {confirm_pairs} confirmed"
-
-        m = max(1, len(chosen)) * sets_per_pair * sides  # the planned m, kept if a confirmed pair fails
-        tested = []  # (pair, candidate, k1, k2, eps_lb, p-value, eps compared with)
+        _check_reproducible(mech, plan)
+        chosen, failures, reason = _choose_pairs(mech, plan, claims, pilot_root, gdp, sides, transform)
+        m = max(1, len(chosen)) * plan.sets_per_pair * sides  # the planned m, kept if a confirmed pair fails
+        tested = []  # CountedSet of every confirmed pair
         rounding = {}  # id(candidate) -> why rounding decides its boundary (candidates above their claim)
-        tested_gdp = []  # (pair, candidate, k1, k2, mu_lb, p-value, mu compared with)
+        tested_gdp = []  # CountedGDPSet of every confirmed pair
         for j, i in enumerate(chosen):
-            pair, (eps, delta) = pairs[i], claims[i]
+            pair = pairs[i]
             rngs = [np.random.default_rng(s) for s in confirm_seeds[i].spawn(2)]
             mech.pair = pair
             try:
-                a, b = draw(mech, pair, rngs, samples)
+                a, b = draw(mech, pair, rngs, plan.samples)
             except MechanismError as exc:
                 failures.append((pair, "confirm", exc))
                 if progress is not None:
@@ -694,42 +584,114 @@ def _run(
                 continue
             if transform is not None:
                 a, b = transform(a), transform(b)
-            kind = infer_kind(a, output)
-            ea, eb, values = encode(a, b, kind)
-            cands = best_candidates(
-                ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, sets_per_pair, noise_family=noise_family
-            )
-            ca, cb = ea[n_sel:], eb[n_sel:]
-            for c in cands:
-                k1, k2 = _count(c, kind, ca, cb)
-                lb = epsilon_lower_bound(k1, k2, n_cnt, alpha / m, delta)
-                tested.append((pair, c, k1, k2, max(lb, 0.0), p_value(k1, k2, n_cnt, eps, delta), eps))
-                if lb > eps and kind in ("continuous", "vector"):
-                    rounding[id(c)] = rounding_decided(c, kind, ca, cb)
-            text = f"eps_lb {max(t[4] for t in tested if t[0] is pair):.4f}"
+            rows, gdp_rows, found = _count_pair(plan, pair, a, b, claims[i], gdp, m)
+            tested += rows
+            tested_gdp += gdp_rows
+            rounding.update(found)
+            text = f"eps_lb {max(t.eps_lb for t in tested if t.pair is pair):.4f}"
             if gdp is not None:
-                for c in best_candidates(
-                    ea[:n_sel],
-                    eb[:n_sel],
-                    kind,
-                    values,
-                    n_cnt,
-                    alpha / m,
-                    delta,
-                    sets_per_pair,
-                    gdp=True,
-                    noise_family=noise_family,
-                ):
-                    k1, k2 = _count(c, kind, ca, cb)
-                    lb = mu_lower_bound(k1, k2, n_cnt, alpha / m)  # mu > 0, so 0 is always a lower bound
-                    tested_gdp.append((pair, c, k1, k2, max(lb, 0.0), gdp_p_value(k1, k2, n_cnt, gdp.mu), gdp.mu))
-                text += f", mu_lb {max(t[4] for t in tested_gdp if t[0] is pair):.4f}"
+                text += f", mu_lb {max(t.mu_lb for t in tested_gdp if t.pair is pair):.4f}"
             if progress is not None:
                 progress(f"confirmed {j + 1}/{len(chosen)}: {pair.description}: {text}")
     if not tested:
         raise failures[0][2]  # no pair finished: the first error, as it was raised
-    reject, adj = holm([t[5] for t in tested + tested_gdp], alpha)
-    result = _result(claim, tested, reject, adj[: len(tested)], m, confidence, samples, n_cnt, reason, t0)
+    result = _assemble(plan, tested, tested_gdp, failures, m, reason, mech, gdp, t0)
+    best = tested[_best(tested, range(len(tested)))].candidate
+    return result, rounding.get(id(best))
+
+
+def _check_reproducible(mech: Sampler, plan: AuditPlan) -> None:
+    """Call the mechanism twice on the first pair's first dataset with generators from one
+    seed (``parallel.check_reproducible``); set ``mech.reproducible`` and warn when it is False."""
+    pairs, progress = plan.pairs, plan.progress
+    mech.pair = pairs[0]  # names the pair in the sampler's messages
+    try:
+        mech.reproducible = check_reproducible(mech, (pairs[0].first, pairs[0].second), plan.root.spawn(1)[0])
+    except VaryingOutputError as exc:
+        raise MechanismError(
+            f"mechanism {mechanism_name(plan.mechanism)} on {pairs[0].description!r} (the "
+            f"reproducibility check, {REPRO_DRAWS} calls per side): {exc}"
+        ) from exc
+    if mech.reproducible is False and progress is not None:
+        progress(
+            "warning: two calls with generators from the same seed gave different outputs: the "
+            "mechanism draws from a generator of its own, so this audit is not reproducible from "
+            "its seed (the bound stays valid: its samples are still independent)"
+        )
+
+
+def _choose_pairs(mech: Sampler, plan: AuditPlan, claims, pilot_root, gdp, sides: int, transform):
+    """(indices of the pairs to confirm, ascending; failures, as (pair, "pilot", MechanismError);
+    the termination reason). With more pairs than ``plan.confirm_pairs``, a pilot on separate
+    samples ranks them (``search.rank_pairs``) and the top ones are confirmed; else all are."""
+    pairs, confirm_pairs = plan.pairs, plan.confirm_pairs
+    chosen = list(range(len(pairs)))
+    failures = []  # (pair, stage, MechanismError)
+    reason = f"sample budget spent: {plan.samples} outputs per side"
+    if len(pairs) > confirm_pairs:
+        samples = plan.samples
+        n_pilot = min(samples, max(1000, samples // 10)) if plan.pilot_samples is None else plan.pilot_samples
+        m_guess = confirm_pairs * plan.sets_per_pair * sides
+        order, failed = rank_pairs(
+            mech,
+            pairs,
+            claims,
+            pilot_root.spawn(len(pairs)),
+            pilot_samples=n_pilot,
+            n_count=plan.n_count,
+            alpha=plan.alpha / m_guess,
+            output=plan.output,
+            progress=plan.progress,
+            mu=None if gdp is None else gdp.mu,
+            noise_family=plan.noise_family,
+            transform=transform,
+        )
+        failures += [(pairs[i], "pilot", exc) for i, exc in failed]
+        chosen = sorted(order[:confirm_pairs])
+        reason += f"; pilot ({n_pilot} per side) ranked {len(pairs)} pairs, top {confirm_pairs} confirmed"
+    return chosen, failures, reason
+
+
+def _count_pair(plan: AuditPlan, pair, a, b, eps_delta: tuple[float, float], gdp, m: int):
+    """(eps rows, GDP rows, rounding) of one confirmed pair's outputs a, b: its sets chosen on
+    the selection share (``search.best_candidates``) and counted on the counting share, each
+    bound at level alpha / m; rounding maps id(candidate) to why rounding decides its boundary,
+    for the candidates above their claim."""
+    n_sel, n_cnt, alpha, k = plan.n_select, plan.n_count, plan.alpha, plan.sets_per_pair
+    eps, delta = eps_delta  # the pair's claim (eps_i for personalized)
+    kind = infer_kind(a, plan.output)
+    ea, eb, values = encode(a, b, kind)
+    cands = best_candidates(
+        ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, k, noise_family=plan.noise_family
+    )
+    ca, cb = ea[n_sel:], eb[n_sel:]
+    rows, rounding = [], {}
+    for c in cands:
+        k1, k2 = _count(c, kind, ca, cb)
+        lb = epsilon_lower_bound(k1, k2, n_cnt, alpha / m, delta)
+        rows.append(CountedSet(pair, c, k1, k2, max(lb, 0.0), p_value(k1, k2, n_cnt, eps, delta), eps))
+        if lb > eps and kind in ("continuous", "vector"):
+            rounding[id(c)] = rounding_decided(c, kind, ca, cb)
+    gdp_rows = []
+    if gdp is not None:
+        for c in best_candidates(
+            ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, k, gdp=True, noise_family=plan.noise_family
+        ):
+            k1, k2 = _count(c, kind, ca, cb)
+            lb = mu_lower_bound(k1, k2, n_cnt, alpha / m)  # mu > 0, so 0 is always a lower bound
+            gdp_rows.append(CountedGDPSet(pair, c, k1, k2, max(lb, 0.0), gdp_p_value(k1, k2, n_cnt, gdp.mu), gdp.mu))
+    return rows, gdp_rows, rounding
+
+
+def _assemble(plan: AuditPlan, tested, tested_gdp, failures, m: int, reason: str, mech: Sampler, gdp, t0: float):
+    """The ``AuditResult`` of the counted rows: Holm's verdict over all of them (eps and GDP),
+    the best witness, every pair's result and failure; raises ``IncompleteAudit`` with it
+    when some pair failed."""
+    alpha, n_cnt = plan.alpha, plan.n_count
+    reject, adj = holm([t.p_value for t in tested + tested_gdp], alpha)
+    result = _result(
+        plan.claim, tested, reject, adj[: len(tested)], m, plan.confidence, plan.samples, n_cnt, reason, t0
+    )
     result = replace(
         result,
         reproducible=mech.reproducible,
@@ -746,8 +708,7 @@ def _run(
     if failures:
         first = failures[0][2]
         raise IncompleteAudit(result, first) from (first.__cause__ or first)  # the mechanism's own exception
-    best = tested[_best(tested, range(len(tested)))][1]
-    return result, rounding.get(id(best))
+    return result
 
 
 def _count(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> tuple[int, int]:
@@ -788,12 +749,12 @@ def _tightness(lb: float, eps: float) -> float:
     return math.inf if lb > 0 else 0.0
 
 
-def _best(tested, among) -> int:
+def _best(tested: list[CountedSet], among) -> int:
     """Index of the candidate with the largest eps_lb / eps (ties: smallest p-value)."""
-    return max(among, key=lambda j: (_tightness(tested[j][4], tested[j][6]), -tested[j][5]))
+    return max(among, key=lambda j: (_tightness(tested[j].eps_lb, tested[j].eps), -tested[j].p_value))
 
 
-def _witness(entry, adjusted: float, m: int, n_cnt: int) -> Witness:
+def _witness(entry: CountedSet, adjusted: float, m: int, n_cnt: int) -> Witness:
     pair, c, k1, k2, lb, p, eps = entry
     return Witness(
         pair_description=pair.description,
@@ -816,7 +777,7 @@ def _witness(entry, adjusted: float, m: int, n_cnt: int) -> Witness:
 
 def _result(claim, tested, reject, adj, m, confidence, samples, n_cnt, reason, t0) -> AuditResult:
     best = _best(tested, range(len(tested)))
-    lb, eps = tested[best][4], tested[best][6]
+    lb, eps = tested[best].eps_lb, tested[best].eps
     verdict = VIOLATION if bool(np.any(reject)) else NO_VIOLATION
     return AuditResult(
         claim,
@@ -836,15 +797,15 @@ def _pair_results(tested, adj, tested_gdp, m: int, n_cnt: int) -> tuple:
     out = []
     distinct = []
     for t in tested:
-        if not any(t[0] is q for q in distinct):
-            distinct.append(t[0])
+        if not any(t.pair is q for q in distinct):
+            distinct.append(t.pair)
     for pair in distinct:
-        j = _best(tested, [k for k, t in enumerate(tested) if t[0] is pair])
-        mu = [t[4] for t in tested_gdp if t[0] is pair]
+        j = _best(tested, [k for k, t in enumerate(tested) if t.pair is pair])
+        mu = [t.mu_lb for t in tested_gdp if t.pair is pair]
         out.append(
             PairResult(
-                float(tested[j][4]),
-                _tightness(tested[j][4], tested[j][6]),
+                float(tested[j].eps_lb),
+                _tightness(tested[j].eps_lb, tested[j].eps),
                 _witness(tested[j], adj[j], m, n_cnt),
                 float(max(mu)) if mu else None,
             )
@@ -852,9 +813,9 @@ def _pair_results(tested, adj, tested_gdp, m: int, n_cnt: int) -> tuple:
     return tuple(out)
 
 
-def _gdp_result(tested, adj, m, n_cnt, alpha) -> GDPAudit:
+def _gdp_result(tested: list[CountedGDPSet], adj, m, n_cnt, alpha) -> GDPAudit:
     """The GDP side: the candidate with the largest mu_lb / mu (ties: smallest p-value)."""
-    best = max(range(len(tested)), key=lambda j: (tested[j][4], -tested[j][5]))
+    best = max(range(len(tested)), key=lambda j: (tested[j].mu_lb, -tested[j].p_value))
     pair, c, k1, k2, lb, p, mu = tested[best]
     fpr_hi, fnr_hi = error_rate_upper_bounds(k1, k2, n_cnt, alpha / m)
     fos = c.first_over_second

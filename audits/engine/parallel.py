@@ -43,8 +43,9 @@ size: ``--workers`` capped at ``WORKERS_PER_CORE`` times the cores (and a worker
 started for a waiting shard), so ``--workers 1000`` never makes 1000 processes. This
 process is one of the ``workers``: it runs shards from the end of the list while the
 pool's ``workers - 1`` run them from the start, so it works while they start (a worker
-started by the fork server needs about 0.1 s before its first call, measured at a load
-average of 6; 0.05 s by a fork) and the start costs the audit nothing.
+needs a moment before its first call, longer when started by the fork server than by a
+fork; measured: docs/performance.md, "audits/engine/parallel.py") and the start costs the
+audit nothing.
 
 Each worker: ignores SIGINT (the command line's supervisor handles Ctrl-C, ``supervise.py``),
 dies with its parent (Linux ``PR_SET_PDEATHSIG``), writes fd 1 to stderr (stdout carries

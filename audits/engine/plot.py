@@ -13,7 +13,7 @@ import textwrap
 
 import numpy as np
 
-from userdp.audits.engine.rejection import StatisticThreshold, Threshold
+from userdp.audits.engine.thresholds import StatisticThreshold, Threshold
 from userdp.audits.engine.report import fmt, pct
 from userdp.audits.engine.sampling import NO_RELEASE_LABEL, as_outputs, encode, released_floats
 

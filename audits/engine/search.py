@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from userdp.audits.engine.rejection import choose_continuous, choose_discrete, choose_vector
+from userdp.audits.engine.rejection import choose_continuous, choose_vector
+from userdp.audits.engine.value_sets import choose_discrete
 from userdp.audits.engine.sampling import MechanismError, draw, encode, infer_kind
 
 __all__ = ["best_candidates", "rank_pairs", "check_gdp_output", "check_noise_family_output"]
@@ -92,7 +93,7 @@ def rank_pairs(
     promising (by pilot score - eps, or with a Gaussian-DP claim ``mu``, the larger of that
     and trade-off score - mu), and [(index, MechanismError)] for the pairs whose mechanism
     raised (they are left out of the order; the others go on). ``mechanism`` is a
-    ``parallel.Sampler``; ``transform`` maps each drawn side (``harness.round_outputs``)."""
+    ``parallel.Sampler``; ``transform`` maps each drawn side (``rounding.round_outputs``)."""
     keys, failures = [], []
     for i, (pair, (eps, delta), ss) in enumerate(zip(pairs, claims, seeds)):
         rngs = [np.random.default_rng(s) for s in ss.spawn(2)]

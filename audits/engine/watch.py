@@ -10,7 +10,8 @@ process id in the *watch directory*, mapped into memory. A slot says:
 - which region of it: a label such as "your mechanism t.f on the first dataset of
   pair 0 ('--pair [1,1,1] [1,1]'), shard 1 of 4" (written once per region);
 - the call index within the region and when that call began (written at every call:
-  two stores into shared memory, about 0.1 us, measured against a 5-20 us release).
+  two stores into shared memory, a small fraction of a release's time; measured:
+  docs/performance.md, "audits/engine/watch.py").
 
 Without a watch directory (``audit()`` called from Python) the slot is a private buffer:
 the same code runs, and nobody reads it. The watch directory travels in the environment

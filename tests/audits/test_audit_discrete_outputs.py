@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from userdp.audits import VIOLATION, ValueSet, audit
-from userdp.audits.engine import rejection
-from userdp.audits.engine.rejection import ValueThreshold, choose_discrete
+from userdp.audits.engine import value_sets
+from userdp.audits.engine.value_sets import ValueThreshold, choose_discrete
 from userdp.audits.engine.sampling import encode
 from userdp.reference.claims import PureDP
 
@@ -82,8 +82,8 @@ def test_unordered_outputs_get_value_sets_only():
     ca, cb, values = encode(rows_a, rows_b, "discrete")
     cands = choose_discrete(ca, cb, values, 2000, 0.05, 0.0, k=5)
     assert cands and all(isinstance(c.rejection_set, ValueSet) for c in cands)
-    assert rejection._ordered(values) is None and rejection._ordered([None]) is None
-    assert rejection._ordered([3, 1, None, 2]).tolist() == [1, 3, 0]  # codes by value, None left out
+    assert value_sets._ordered(values) is None and value_sets._ordered([None]) is None
+    assert value_sets._ordered([3, 1, None, 2]).tolist() == [1, 3, 0]  # codes by value, None left out
 
 
 @pytest.mark.slow

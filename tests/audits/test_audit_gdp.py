@@ -29,7 +29,7 @@ from userdp.audits.engine.bounds import (
     mu_lower_bound,
     projected_mu_bound,
 )
-from userdp.audits.engine.rejection import choose_scalar
+from userdp.audits.engine.thresholds import choose_scalar
 from userdp.reference.claims import ApproxDP, Claims, GaussianDP, PersonalizedDP, PureDP
 
 ALPHA = 0.05

@@ -21,7 +21,7 @@ import pytest
 
 from planted import auditor as planted  # tests/ is on sys.path (rootdir conftest)
 from userdp.audits import VIOLATION, StatisticThreshold, ValueSet, audit
-from userdp.audits.engine.rejection import ReleasePatternSet
+from userdp.audits.engine.patterns import ReleasePatternSet
 from userdp.audits.engine.report import to_json
 from userdp.audits.engine.sampling import NO_RELEASE, as_outputs, encode, released_cells
 from userdp.reference.claims import PureDP

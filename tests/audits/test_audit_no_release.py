@@ -20,7 +20,8 @@ import pytest
 from userdp.audits import VIOLATION, audit
 from userdp.audits.cli.main import main
 from userdp.audits.engine.parallel import Sampler
-from userdp.audits.engine.rejection import Threshold, ValueSet, ValueThreshold
+from userdp.audits.engine.thresholds import Threshold
+from userdp.audits.engine.value_sets import ValueSet, ValueThreshold
 from userdp.audits.engine.sampling import NO_RELEASE, as_outputs, encode, released_floats
 from userdp.reference.claims import ApproxDP
 

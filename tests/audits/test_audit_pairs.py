@@ -187,7 +187,9 @@ def test_cli_noise_family_and_selection_fraction(capsys, monkeypatch, tmp_path):
     assert d["witness"]["counts"]["n_per_side"] == 2800  # 30% selection, 70% counted
     seen = []
     real = audit.__globals__["_run"]
-    monkeypatch.setattr("userdp.audits.engine.harness._run", lambda **kw: seen.append(kw["noise_family"]) or real(**kw))
+    monkeypatch.setattr(
+        "userdp.audits.engine.harness._run", lambda plan, **kw: seen.append(plan.noise_family) or real(plan, **kw)
+    )
     assert cli.main(base + ["--noise-family", "none"]) in (0, 1)
     assert seen == [None]
     capsys.readouterr()

@@ -25,7 +25,7 @@ from scipy import stats
 from planted import auditor as planted  # tests/ is on sys.path (rootdir conftest)
 from userdp.audits import VIOLATION, StatisticThreshold, audit
 from userdp.audits.engine.ceiling import NoiseModel, ceiling
-from userdp.audits.engine.rejection import AtomSet
+from userdp.audits.engine.value_sets import AtomSet
 from userdp.audits.engine.sampling import normalize_pairs
 from userdp.reference.claims import PureDP
 
@@ -83,12 +83,12 @@ def test_a_continuous_law_has_no_atoms():
     # Correct Laplace: two float64 draws coincide with probability of order 2^-52 (the
     # spacing of floats near the draw, times a density <= 1/2), so among the 2 x 10^8 pairs
     # of 2 x 10^4 draws one coincides with probability < 1e-7: no atom, no atom set tried.
-    from userdp.audits.engine import rejection
+    from userdp.audits.engine import value_sets
 
     rng = np.random.default_rng(0)
     a, b = rng.laplace(size=10_000), 1 + rng.laplace(size=10_000)
-    assert rejection._atoms(a, b) is None
-    atoms = rejection._atoms(np.r_[a, 0.0, 0.0], b)
+    assert value_sets._atoms(a, b) is None
+    atoms = value_sets._atoms(np.r_[a, 0.0, 0.0], b)
     assert atoms.tolist() == [0.0]
 
 
@@ -281,12 +281,12 @@ def test_high_dimension_axes_are_the_moved_and_rescaled_coordinates():
     # whose spread changed most. Coordinate 37 moves by 3 (in Laplace(1) units: its median
     # difference is 3, the others' ~N(0, 0.03) at 5,000 per side) and coordinate 81's noise is
     # 5x smaller on one side (|ln 5| = 1.6 against ~0.03): both are found with > 40 sd to spare.
-    from userdp.audits.engine import rejection
+    from userdp.audits.engine import learned
 
     rng = np.random.default_rng(0)
     a, b = rng.laplace(size=(5000, 100)), rng.laplace(size=(5000, 100))
     a[:, 37] += 3.0
     b[:, 81] *= 0.2
-    axes = rejection._axes(a, b)
+    axes = learned._axes(a, b)
     assert 37 in axes and 81 in axes and axes.size <= 32
-    assert rejection._axes(a[:, :32], b[:, :32]).tolist() == list(range(32))  # d <= 32: every axis
+    assert learned._axes(a[:, :32], b[:, :32]).tolist() == list(range(32))  # d <= 32: every axis

@@ -165,7 +165,7 @@ def test_synthetic_expected_error_closed_form_against_monte_carlo():
 def test_witness_values_are_capped_with_count_and_digest():
     import hashlib
 
-    from userdp.audits.engine.rejection import AtomSet, ValueSet
+    from userdp.audits.engine.value_sets import AtomSet, ValueSet
     from userdp.audits.engine.report import WITNESS_VALUES_MAX, capped_values
 
     small = list(range(10))

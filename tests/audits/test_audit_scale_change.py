@@ -13,9 +13,9 @@ classifier statistic's level sets reach it.
 import numpy as np
 
 from userdp.audits import VIOLATION, audit
-from userdp.audits.engine import rejection
+from userdp.audits.engine import learned, rejection, thresholds
 from userdp.audits.engine import search
-from userdp.audits.engine.rejection import StatisticThreshold
+from userdp.audits.engine.thresholds import StatisticThreshold
 from userdp.reference.claims import PureDP
 
 EPS = 0.5
@@ -44,7 +44,7 @@ def test_planted_thresholds_alone_miss_it(monkeypatch):
     """The planted bug: scalar outputs tested with thresholds alone (the auditor before this
     change). Every threshold set has ratio <= e^eps here, so each audit flags with
     probability <= 1e-4 (its confidence), and 4 of 8 with probability < 1e-14."""
-    monkeypatch.setattr(search, "choose_continuous", rejection.choose_scalar)
+    monkeypatch.setattr(search, "choose_continuous", thresholds.choose_scalar)
     results = flags()
     assert sum(r.verdict == VIOLATION for r in results) < 4
 
@@ -61,9 +61,9 @@ def test_a_monotone_classifier_is_left_to_the_thresholds():
     sets are thresholds, exactly when its derivative keeps one sign on [-3, 0) and (0, 3]."""
     x = np.array([-3.0, 0.5, 3.0])
     fit = lambda w: ((0.0,), (1.0,), np.array(w, dtype=float))  # noqa: E731
-    assert rejection._monotone(fit([1, 0, 0]), x) and rejection._monotone(fit([-1, 0.1, 0]), x)
-    assert rejection._monotone(fit([1, 0, 0.9]), x)  # slopes 0.1 and 1.9
-    assert not rejection._monotone(fit([0, 1, 0]), x)  # a parabola: intervals
-    assert not rejection._monotone(fit([0, 0, 1]), x)  # |z|
-    assert not rejection._monotone(fit([1, 0.2, 0]), x)  # turns at z = -2.5
-    assert not rejection._monotone(fit([0.5, 0, -1]), x)  # a kink: slopes 1.5, -0.5
+    assert learned._monotone(fit([1, 0, 0]), x) and learned._monotone(fit([-1, 0.1, 0]), x)
+    assert learned._monotone(fit([1, 0, 0.9]), x)  # slopes 0.1 and 1.9
+    assert not learned._monotone(fit([0, 1, 0]), x)  # a parabola: intervals
+    assert not learned._monotone(fit([0, 0, 1]), x)  # |z|
+    assert not learned._monotone(fit([1, 0.2, 0]), x)  # turns at z = -2.5
+    assert not learned._monotone(fit([0.5, 0, -1]), x)  # a kink: slopes 1.5, -0.5

@@ -18,7 +18,7 @@ from scipy import stats
 from planted import auditor as planted  # tests/ is on sys.path (rootdir conftest)
 from userdp.audits import StatisticThreshold, Threshold, audit
 from userdp.audits.engine import harness
-from userdp.audits.engine import rejection
+from userdp.audits.engine import learned, rejection, thresholds
 from userdp.audits.engine.ceiling import NoiseModel, ceiling
 from userdp.audits.engine.sampling import normalize_pairs
 from userdp.reference.claims import PureDP
@@ -85,14 +85,14 @@ def test_classifier_sees_a_change_of_scale_that_no_projection_is_built_for():
     a = rng.standard_normal((20_000, 4))
     b = rng.standard_normal((20_000, 4))
     b[:, 0] *= 0.5
-    centre, spread, w = rejection._fit_classifier(a, b)
+    centre, spread, w = learned._fit_classifier(a, b)
     z2 = w[4:8]
     assert z2[0] > 0.5 and np.all(np.abs(z2[1:]) < 0.2 * z2[0]) and np.all(np.abs(w[:4]) < 0.2 * z2[0])
 
 
 def test_classifier_refuses_constant_outputs():
     a = np.ones((50, 3))
-    assert rejection._fit_classifier(a, a.copy()) is None
+    assert learned._fit_classifier(a, a.copy()) is None
     cands = rejection.choose_vector(a, a.copy(), 450, 0.05, 0.0, 1)  # directions still work
     assert all(isinstance(c.rejection_set, Threshold) for c in cands)
 
@@ -104,7 +104,7 @@ def test_classifier_ignores_a_constant_coordinate():
     a, b = rng.standard_normal((20_000, 2)), rng.standard_normal((20_000, 2))
     b[:, 0] *= 0.5
     a[:, 1] = b[:, 1] = 3.0
-    centre, spread, w = rejection._fit_classifier(a, b)
+    centre, spread, w = learned._fit_classifier(a, b)
     assert spread[1] == 1.0 and w[1] == 0.0 and w[3] == 0.0 and w[2] > 0.5
 
 
@@ -120,10 +120,10 @@ def _null_pair_counts(seed: int) -> tuple[int, int]:
     k_first = total = 0
     for _ in range(NULL_REPS):
         a, b, ca, cb = (l2_laplace(rng, n, 30) for n in (100, 100, 900, 900))
-        for name, params in rejection._learned_statistics(a, b, "l2laplace"):
+        for name, params in learned._learned_statistics(a, b, "l2laplace"):
             s = StatisticThreshold(name, params, "upper", 0.0)
-            c = rejection.choose_scalar(s.project(a), s.project(b), 900, 0.05, 0.0, 1)[0]
-            c = rejection.Candidate(
+            c = thresholds.choose_scalar(s.project(a), s.project(b), 900, 0.05, 0.0, 1)[0]
+            c = thresholds.Candidate(
                 StatisticThreshold(name, params, c.rejection_set.tail, c.rejection_set.t),
                 c.first_over_second,
                 c.score,

@@ -1,4 +1,4 @@
-"""Thresholds chosen with a declared noise family's predicted counts (``rejection._model_counts``).
+"""Thresholds chosen with a declared noise family's predicted counts (``thresholds._model_counts``).
 
 Gaussian noise at delta = 1e-5 puts the best (eps, delta) set deep in a tail, where the
 selection share holds a handful of points: scoring thresholds by those counts made the
@@ -16,7 +16,7 @@ from scipy import stats
 from userdp.audits import audit
 from userdp.audits.engine.harness import efficiency_report
 from userdp.audits.engine.registry import get
-from userdp.audits.engine.rejection import _model_counts, choose_scalar
+from userdp.audits.engine.thresholds import _model_counts, choose_scalar
 
 
 def test_gaussian_model_counts_match_scipy():

@@ -35,6 +35,7 @@ from scipy.special import ndtri
 from userdp.audits.engine import bounds
 from userdp.audits.engine import harness
 from userdp.audits.engine import rejection
+from userdp.audits.engine import thresholds
 from userdp.audits.engine import sampling
 
 __all__ = ["AuditorModel", "PlantedAuditorBug", "REFERENCE", "BUGS", "BY_NAME", "REACH_BUGS", "REACH_BY_NAME"]
@@ -174,7 +175,7 @@ def _refit_patches(m: int):
         """The learned statistic's parameters (centres, classifier weights) re-estimated on
         the counting outputs before counting; its threshold t stays the selection share's."""
         s = c.rejection_set
-        if isinstance(s, rejection.StatisticThreshold):
+        if isinstance(s, thresholds.StatisticThreshold):
             family = {"l2-distance-difference": "l2laplace", "l1-distance-difference": "laplace"}.get(s.statistic)
             refit = dict(rejection._learned_statistics(ca, cb, family))  # BUG: fitted on the counts
             c = dataclasses.replace(c, rejection_set=dataclasses.replace(s, params=refit[s.statistic]))
