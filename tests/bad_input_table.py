@@ -2956,7 +2956,7 @@ if Wm is not None:
 # ==================================================================== userdp validate
 from userdp.audits.validation import run as V  # noqa: E402
 
-_CORRECT = "corpus.amin2019:loop_exponential_difference"  # tests/ is on sys.path
+_CORRECT = "papers.amin2019.corpus:loop_exponential_difference"  # tests/ is on sys.path
 
 
 def _NOT_NONE(values):
@@ -2984,7 +2984,14 @@ entry(
         progress=None,
     ),
     algorithm=[None, 3, "amin2019.nope", "control.laplace"],
-    target=[None, 3, "nocolon", "no_such_module_x:f", "corpus.amin2019:no_such_object", "corpus.amin2019:ALGO"],
+    target=[
+        None,
+        3,
+        "nocolon",
+        "no_such_module_x:f",
+        "papers.amin2019.corpus:no_such_object",
+        "papers.amin2019.corpus:ALGO",
+    ],
     samples=_NOT_NONE(INT(2_000, hi=10_000_000)),
     audit_samples=_NOT_NONE(INT(1_000, hi=10_000_000)),
     examples=_NOT_NONE(INT(1, hi=100_000)),
@@ -3075,7 +3082,15 @@ entry(
     "validation.run.load_target",
     V.load_target,
     lambda: dict(text=_CORRECT),
-    text=[None, 3, "nocolon", ":f", "no_such_module_x:f", "corpus.amin2019:no_such_object", "corpus.amin2019:ALGO"],
+    text=[
+        None,
+        3,
+        "nocolon",
+        ":f",
+        "no_such_module_x:f",
+        "papers.amin2019.corpus:no_such_object",
+        "papers.amin2019.corpus:ALGO",
+    ],
     alias={"text": ("target", "module")},
 )
 entry(
