@@ -271,7 +271,7 @@ def _hard_pairs() -> tuple:
     """Pairs on which a capped Newton solver raised on one side and released on the other:
     50 users at 0 and 49 at +100 vs one user moved to 0 (every user linear at the weighted-mean
     start); 1000 users within 1 of 1e8, one at 1e8 - 0.267 vs - 0.189 (float spacing); the
-    first geometry in d = 3. (The same near 2e5 with 10^5 users is in tests/test_zhao2024.py
+    first geometry in d = 3. (The same near 2e5 with 10^5 users is in tests/papers/zhao2024/test_zhao2024.py
     and the slow scan: too large for a property every validate run repeats.)"""
     v = np.r_[np.zeros(50), np.full(49, 100.0)]
     out = [_pair(v, 50, 0.0, "50 at 0, 49 at +100 vs 51 / 48")]

@@ -15,7 +15,7 @@ and the cap is applied to that total, once per user:
 
 With one record per user this is the paper's g_T exactly. Capping each *record* at T
 instead would let a user with s_l records move g_T by s_l * T (planted bug
-``cap-per-record`` in tests/planted/amin2019.py).
+``cap-per-record`` in tests/papers/amin2019/planted.py).
 
 Relation: add/remove one user (Def. 1), ``RELATION``. Claim: pure eps-DP, ``claim``.
 

@@ -28,7 +28,7 @@ Choices (the paper leaves them open):
   Privacy before utility: the reference normalises by n' = max(n_tau, n_min) with a
   PUBLIC floor n_min, and calibrates to the worst case over all datasets (below). When
   n_tau >= n_min (the intended use) J is exactly the paper's average. The literal
-  reading is kept as a planted bug (tests/planted/amin2019_erm.py: ``data_dependent_n_tau``).
+  reading is kept as a planted bug (tests/papers/amin2019/planted_erm.py: ``data_dependent_n_tau``).
 
 Objective [CMS11, eq. (1)], with w_i = 1[i in S_tau] / n':
     J(theta, D) = sum_i w_i l(theta, z_i) + (Lambda/2) ||theta||^2,   n' = max(n_tau, n_min).

@@ -19,7 +19,7 @@ public) and ``CLAIM = PureDP(eps)``. The paper's §2.2 says exactly this ("S_l's
 publicly known"; neighbours are "the same except all data points from a single user").
 Under add/remove-user the claim is FALSE for the optimal and sample-limiting weights:
 they depend on every s_l, so removing a user changes every weight and the noise scale
-itself. That reading is kept as a planted bug (tests/planted/epasto2020.py).
+itself. That reading is kept as a planted bug (tests/papers/epasto2020/planted.py).
 
 Why this is private (Lemma 1). Fix c (it may depend on the public s_l, sigma, B and eps,
 never on the values). If user l's values change inside [0, B] and nobody else's do,

@@ -28,7 +28,7 @@ regulariser AFTER the noise, as post-processing of the released (A-hat, b-hat), 
 lambda_i that must be PUBLIC: a constant lambda, or lambda omega_i n_i computed from public
 (or already privately released) counts, which is the paper's sum_j w_ij lambda when no user is
 clipped. The authors' code does the same (regulariser outside the noisy statistic). The other
-reading is a planted bug (tests/planted/krichene2023.py) caught by the sensitivity property.
+reading is a planted bug (tests/papers/krichene2023/planted.py) caught by the sensitivity property.
 
 Why this is private (Theorem 3.3, Appendix A.1, re-derived). Let user j be removed; the
 weights of the other users do not change (they read public values only, see

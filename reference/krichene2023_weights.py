@@ -39,7 +39,7 @@ Reading chosen where the paper is silent or inconsistent (each said at the line)
 - Appendix B's under-estimation argument (g decreasing coordinate-wise in the counts) holds
   for eq. (11) (gamma in {0, 1}, i.e. mu in [0, 1/2]); for mu > 1/2 the normaliser
   sum n_i^(1 - 2 mu) DEcreases with the counts and the estimated weights can exceed the exact
-  ones (``tests/test_krichene2023.py`` gives a counterexample at mu = 1). The budget still
+  ones (``tests/papers/krichene2023/test_krichene2023.py`` gives a counterexample at mu = 1). The budget still
   holds (eq. (19) clips); only Theorem B.2's "no clipping w.h.p." is lost.
 - The private counts (Appendix B states only "s-accurate"): each user contributes to at most
   k of its tasks (a uniform sample when n^j > k, as the authors' ``count_sample``), plus

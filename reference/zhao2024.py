@@ -84,7 +84,7 @@ a deployment that treats them as private must not use this mechanism as it stand
        K(D, .) decreases and (j+1) w_max increases. Capping at J keeps sensitivity 1.
    The test passes when gamma(D) + Z > L, Z ~ Laplace(1/eps_t), L = ln(1/(2 delta_t)) / eps_t
    (``mechanism``). It is eps_t-DP (gamma has sensitivity 1); if gamma(D) = 0 it passes with
-   probability P(Z > L) = exp(-eps_t L) / 2 = delta_t (``tests/test_zhao2024.py`` checks it).
+   probability P(Z > L) = exp(-eps_t L) / 2 = delta_t (``tests/papers/zhao2024/test_zhao2024.py`` checks it).
 4. Release (poster eq. (4)): pass -> Clip(s_hat, R_c) + N(0, sigma_p^2 I), sigma_p calibrated
    to L2 sensitivity min(B + 2 r_c, 2 (R_c + r_c)) at (eps_r, delta_r) (analytic Gaussian, Balle
    and Wang 2018); fail -> the GLOBAL FALLBACK Clip(s_hat, R_c) + N(0, sigma_f^2 I), sigma_f

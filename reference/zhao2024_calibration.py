@@ -123,7 +123,7 @@ delta)``, and S(D) >= LS(D) >= 2c (1 - o(1)) on typical data (one user moving be
 support's poles while all users stay in their quadratic regions; G3's tight case). At eps = 1,
 delta = 1e-5: s(1/2, 5e-6) = 7.35, against s(3/4, 5e-6) / kappa0 = 5.06 / kappa0 for "ptr"
 (5.62 at kappa0 = 0.9) and s(1, 1e-5) = 3.73 for "global" (at Delta = 2c / kappa_G). So it
-is dominated by "ptr" for kappa0 >= 0.69 (``tests/test_zhao2024_calibration.py`` checks the
+is dominated by "ptr" for kappa0 >= 0.69 (``tests/papers/zhao2024/test_zhao2024_calibration.py`` checks the
 three constants). Analyses of smooth sensitivity that do not halve the budget exist, with
 other noise laws; they are not compared here.
 """

@@ -106,7 +106,7 @@ Choices "derived here, not from the paper" (the poster fixes none of them):
 - uniform weights 1/n over users (Levy et al.'s balanced setting; the weights of the HLM
   are in ``zhao2024``).
 
-Stated coverage (derived here, not from the paper; tested in tests/test_zhao2024_wme.py):
+Stated coverage (derived here, not from the paper; tested in tests/papers/zhao2024/test_zhao2024_wme.py):
 if the items are i.i.d. with mean mu, per coordinate (of z, mean U [mu; 0]) the interval
 misses mu only if the argmax lands two or more bins from mu's bin, where the true count is
 at most F = #{i : |z_ij - mu_j| >= tau} ~ Binomial(n, <= beta) (Hoeffding); the best bin

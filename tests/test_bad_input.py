@@ -1,10 +1,11 @@
 """Every public function refuses bad input clearly .
 
-The table (``tests/bad_input_table.py``) lists, for every public callable of the scoped
-modules, a valid call and the bad values of each parameter. Each bad call must raise
-``ValueError`` or ``TypeError`` whose message names the parameter (a whole word: the
-parameter's name or one of the entry's aliases) within ``TIME_LIMIT`` seconds, unless the
-entry lists the value as documented valid (then the call must succeed).
+The table (``tests/bad_input_table.py``, with each paper's rows from
+``tests/papers/<paper>/bad_input.py``) lists, for every public callable of the scoped modules, a
+valid call and the bad values of each parameter. Each bad call must raise ``ValueError`` or
+``TypeError`` whose message names the parameter (a whole word: the parameter's name or one of
+the entry's aliases) within ``TIME_LIMIT`` seconds, unless the entry lists the value as
+documented valid (then the call must succeed).
 
 Scope: every module of ``userdp.reference`` (and the package itself), ``userdp.audits.engine.bounds``,
 ``userdp.audits.engine.harness`` and ``userdp.properties.adapter``: the functions that take user data
@@ -54,6 +55,7 @@ import numpy as np
 import pytest
 
 import bad_input_table as T
+import bad_values as BV
 
 TIME_LIMIT = 5.0  # seconds per call; every valid call of the table takes < 0.5 s
 # SIGALRM is only seen between Python bytecodes: a hang inside one C call (a BLAS or scipy
@@ -335,7 +337,10 @@ CURRENT = [e for e in T.TABLE if not e.legacy]
 def test_every_public_callable_has_an_entry():
     have = {e.name for e in CURRENT}
     missing = [req for req, ok in sorted(required_names().items()) if not (ok & have)]
-    assert not missing, f"public callables without a bad-input entry (add one to tests/bad_input_table.py): {missing}"
+    assert not missing, (
+        "public callables without a bad-input entry (add one to tests/bad_input_table.py or "
+        f"tests/papers/<paper>/bad_input.py): {missing}"
+    )
 
 
 def test_every_entry_names_a_public_callable_and_legacy_ones_are_gone():
@@ -483,7 +488,7 @@ def _opt_in_lifts_everything(epsilon):  # planted: the opt-in also lifts the mag
     ],
 )
 def test_the_epsilon_cap_check_catches_planted_caps(func, want):
-    e = T.Entry("planted.cap", func, lambda: dict(epsilon=1.0), {"epsilon": T.EPS()})
+    e = BV.Entry("planted.cap", func, lambda: dict(epsilon=1.0), {"epsilon": BV.EPS()})
     got = [f.split(":")[0] + ":" + f.split(":")[1] for f in large_epsilon_failures(e)]
     assert got == want
 
@@ -550,11 +555,11 @@ def test_a_documented_valid_value_that_fails_and_a_broken_valid_call_are_reporte
             raise ValueError("x = 0 is refused (planted: 0 was documented valid)")
         return x
 
-    e = T.Entry("planted.ok", f, lambda: dict(x=1.0), {"x": [-1.0]}, ok={"x": [0.0]})
+    e = BV.Entry("planted.ok", f, lambda: dict(x=1.0), {"x": [-1.0]}, ok={"x": [0.0]})
     assert entry_failures(e) == [
         "x = 0.0 (documented valid): fails: ValueError: x = 0 is refused (planted: 0 was documented valid)"
     ]
-    broken = T.Entry("planted.valid", f, lambda: dict(x=0.0), {"x": [-1.0]})
+    broken = BV.Entry("planted.valid", f, lambda: dict(x=0.0), {"x": [-1.0]})
     assert entry_failures(broken)[0].startswith("the valid call fails")
 
 
@@ -563,8 +568,8 @@ def test_a_message_must_name_the_argument_as_a_word():
     def f(eps):
         raise ValueError(f"epsilons and sigma_eps must be positive, got {eps!r}")
 
-    assert classify(T.Entry("planted.word", f, lambda: dict(eps=1.0), {}), "eps", -1.0)[0] == "weak"
-    aliased = T.Entry("planted.word", f, lambda: dict(eps=1.0), {}, alias={"eps": ("epsilons",)})
+    assert classify(BV.Entry("planted.word", f, lambda: dict(eps=1.0), {}), "eps", -1.0)[0] == "weak"
+    aliased = BV.Entry("planted.word", f, lambda: dict(eps=1.0), {}, alias={"eps": ("epsilons",)})
     assert classify(aliased, "eps", -1.0)[0] == "good"
 
 
@@ -602,7 +607,7 @@ def _good(epsilon):
 def test_the_grader_classes_planted_input_checks(func, want, monkeypatch):
     # Planted bugs of input checking itself: the grader must tell each failure class apart.
     monkeypatch.setattr(sys.modules[__name__], "TIME_LIMIT", 0.3)
-    e = T.Entry("planted." + want, func, lambda: dict(epsilon=1.0), {"epsilon": [float("nan")]})
+    e = BV.Entry("planted." + want, func, lambda: dict(epsilon=1.0), {"epsilon": [float("nan")]})
     assert classify(e, "epsilon", float("nan"))[0] == want
 
 
@@ -610,9 +615,9 @@ def test_a_hang_inside_one_c_call_ends_the_process_with_a_dump():
     # Planted: sum(range(10**11)) runs in C without looking at signals, so SIGALRM cannot
     # stop it; the faulthandler backstop must (exit status 1, the stack on stderr).
     code = textwrap.dedent("""
-        import sys, test_bad_input as B, bad_input_table as T
+        import sys, test_bad_input as B, bad_values as BV
         B.TIME_LIMIT, B.BACKSTOP, B._backstop_stream = 0.2, 1.0, sys.stderr
-        e = T.Entry("planted.c_hang", lambda epsilon: sum(range(10**11)), lambda: dict(epsilon=1.0), {})
+        e = BV.Entry("planted.c_hang", lambda epsilon: sum(range(10**11)), lambda: dict(epsilon=1.0), {})
         print(B.classify(e, "epsilon", 1.0))
     """)
     here = pathlib.Path(__file__).parent

@@ -1,5 +1,5 @@
 """Tests of reference/erm.py, the regularised ERM solver and losses shared by Amin 2019 Alg. 1
-(tests/test_amin2019_erm.py) and Epasto 2020 Alg. 2 (tests/test_epasto2020_erm.py).
+(tests/papers/amin2019/test_amin2019_erm.py) and Epasto 2020 Alg. 2 (tests/papers/epasto2020/test_epasto2020_erm.py).
 
 Oracles: finite differences, scipy.optimize, least squares on the augmented system, the
 Lipschitz bound attained in closed form.

@@ -3,8 +3,8 @@ and every planted stage bug fails a vector flagged with its bug class.
 
 The bug-class vocabulary lives in the package (``vector_cases.BUG_CLASSES``) because tests/ is
 not installed; here it is checked against the records it is drawn from: every planted bug
-(tests/planted/, except the auditor's own bugs) and every corpus bug (tests/corpus/) belongs to
-exactly one class, and every id a class lists exists.
+(tests/papers/<paper>/planted*.py; not the auditor's own bugs, tests/planted/auditor.py) and every
+corpus bug (tests/papers/<paper>/corpus*.py) belongs to exactly one class, and every id a class lists exists.
 
 A planted bug is a STAGE bug of a validatable algorithm when its adapter's noise-free stages, in
 that algorithm's call shape, differ from the reference's (``STAGE_BUGS``). The others are listed
@@ -15,15 +15,12 @@ every vector: the vectors do not flag correct stages.
 
 from __future__ import annotations
 
-import importlib
 import json
 import pathlib
-import pkgutil
 
 import pytest
 
-import corpus
-import planted
+from papers import paper_modules
 from planted import PlantedBug
 from userdp.audits.cli import main as cli
 from userdp.audits.validation import protocol as Pr
@@ -44,24 +41,18 @@ def run(capsys, *argv):
 
 def _planted() -> dict:
     out = {}
-    for m in pkgutil.iter_modules(planted.__path__):
-        if m.name == "auditor":  # bugs of the auditor itself (its bounds and sets), not of a DP implementation
-            continue
-        mod = importlib.import_module(f"planted.{m.name}")
+    # the papers' planted bugs (tests/papers/<paper>/planted*.py), by algorithm; tests/planted/auditor.py
+    # holds bugs of the auditor itself (its bounds and sets), not of a DP implementation
+    for algo, mod in paper_modules("planted").items():
         for v in vars(mod).values():
             if isinstance(v, (list, tuple)) and v and all(isinstance(b, PlantedBug) for b in v):
                 for b in v:
-                    out[f"{m.name}/{b.name}"] = b
+                    out[f"{algo}/{b.name}"] = b
     return out
 
 
 def _corpus() -> dict:
-    return {
-        e.id: e
-        for m in pkgutil.iter_modules(corpus.__path__)
-        if not m.name.startswith(("_", "test", "report"))
-        for e in importlib.import_module(f"corpus.{m.name}").CORPUS
-    }
+    return {e.id: e for m in paper_modules("corpus").values() for e in m.CORPUS}
 
 
 PLANTED, CORPUS = _planted(), _corpus()

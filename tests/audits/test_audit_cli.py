@@ -90,7 +90,7 @@ def test_audit_correct_control_exits_0_and_is_as_expected(capsys):
 
 
 def test_audit_planted_entry_shows_expected_verdict_text_and_json(capsys):
-    # amin2019.data-chosen-cap: exact loss ln(33.1) = 3.5 vs claim 1 (tests/test_amin2019.py);
+    # amin2019.data-chosen-cap: exact loss ln(33.1) = 3.5 vs claim 1 (tests/papers/amin2019/test_amin2019.py);
     # measured eps_lb 4.40 at 100000 per side, seed 0. A miss needs the 95% bound to fall
     # below 1, i.e. ~14 -> >2000 of the 2005 second-side counts in S: P < 1e-100.
     code, out, _ = run(capsys, "audit", "amin2019.data-chosen-cap")

@@ -349,10 +349,10 @@ def test_validate_and_audit_refuse_bad_command_lines(capsys):
     code, _, err = run(capsys, "validate", "amin2019.capped-sum", "--command", "no-such-program-userdp")
     assert code == 2 and "could not be started" in err
     code, _, err = run(
-        capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:half_scale", "--command", text("good")
+        capsys, "validate", "amin2019.capped-sum", "papers.amin2019.corpus:half_scale", "--command", text("good")
     )
     assert code == 2 and "not both" in err
-    code, _, err = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:half_scale", "--batch", "3")
+    code, _, err = run(capsys, "validate", "amin2019.capped-sum", "papers.amin2019.corpus:half_scale", "--batch", "3")
     assert code == 2 and "--batch go(es) with --command" in err
     code, _, err = run(capsys, "validate", "amin2019.capped-sum")
     assert code == 2 and "needs a TARGET" in err

@@ -16,7 +16,6 @@ has it, runs them.
 
 from __future__ import annotations
 
-import importlib
 import json
 import pathlib
 import re
@@ -24,6 +23,7 @@ import shutil
 
 import pytest
 
+from papers import paper_modules  # tests/ is on sys.path (rootdir conftest)
 from test_audit_cli import run  # tests/audits is on sys.path (rootdir conftest)
 from userdp.audits.validation.vector_cases import BUG_CLASSES
 
@@ -84,9 +84,9 @@ def test_vectors_check_passes_the_correct_program_and_flags_the_bug(capsys, algo
 def test_a_buggy_example_names_a_corpus_bug_of_its_class(program):
     """The header's "(corpus id, bug class X)": the corpus holds that entry, and X lists it."""
     corpus_id, flag = re.search(r"\((\S+/\S+),\s*\n?//\s*bug class (\S+)\)", (JS / program).read_text()).groups()
-    module = importlib.import_module(f"corpus.{corpus_id.split('/')[0]}")
-    ids = [e.id for e in module.CORPUS] + [
-        e.id for m in ("epasto2020_gwa", "epasto2020_sl") for e in importlib.import_module(f"corpus.{m}").CORPUS
+    modules = paper_modules("corpus")
+    ids = [e.id for e in modules[corpus_id.split("/")[0]].CORPUS] + [
+        e.id for m in ("epasto2020_gwa", "epasto2020_sl") for e in modules[m].CORPUS
     ]
     assert corpus_id in ids
     assert corpus_id in BUG_CLASSES[flag].corpus

@@ -28,8 +28,8 @@ from userdp.audits.validation import run as V
 from userdp.audits.validation import stats as S
 from userdp.audits.validation.target import load_target, signature_text, template_text
 
-GOOD = "corpus.amin2019:loop_exponential_difference"
-BAD = "corpus.amin2019:half_scale"
+GOOD = "papers.amin2019.corpus:loop_exponential_difference"
+BAD = "papers.amin2019.corpus:half_scale"
 FAST = ("--samples", "10000", "--audit-samples", "20000")
 QUICK = ("--quick",)
 
@@ -92,7 +92,7 @@ def test_one_release_per_call_with_renamed_parameters_passes(capsys):
         capsys,
         "validate",
         "amin2019.capped-sum",
-        "corpus.amin2019:one_release_clipping",
+        "papers.amin2019.corpus:one_release_clipping",
         "--param-map",
         "T=cap",
         "--param-map",
@@ -105,7 +105,9 @@ def test_one_release_per_call_with_renamed_parameters_passes(capsys):
 
 
 def test_unbound_names_exit_2_with_the_param_map_that_fixes_them(capsys):
-    code, out, err = run(capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:one_release_clipping", *QUICK)
+    code, out, err = run(
+        capsys, "validate", "amin2019.capped-sum", "papers.amin2019.corpus:one_release_clipping", *QUICK
+    )
     assert code == 2 and out == ""
     assert "--param-map T=cap" in err and "--param-map epsilon=eps" in err and "--signature" in err
 
@@ -157,21 +159,27 @@ def test_signature_without_target_and_target_missing(capsys):
 
 # ------------------------------------------------------------------ input policies
 def test_clipping_target_is_inferred_clip_and_its_out_of_domain_pair_audited(capsys):
-    code, out, err = run(capsys, "validate", "epasto2020.wa", "corpus.epasto2020:clips_values", *QUICK)
+    code, out, err = run(capsys, "validate", "epasto2020.wa", "papers.epasto2020.corpus:clips_values", *QUICK)
     assert code == 0, out + err
     assert "clips" in out and "1 out of domain" in out
 
 
 def test_declared_refuse_makes_a_release_on_refused_input_a_finding(capsys):
     code, out, _ = run(
-        capsys, "validate", "epasto2020.wa", "corpus.epasto2020:clips_values", *QUICK, "--inputs", "refuse"
+        capsys, "validate", "epasto2020.wa", "papers.epasto2020.corpus:clips_values", *QUICK, "--inputs", "refuse"
     )
     assert code == 1 and "verdict: INVARIANT VIOLATION" in out and "--inputs refuse" in out
 
 
 def test_trust_lists_unenforced_inputs_without_failing(capsys):
     code, out, err = run(
-        capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:one_release_trusting", *QUICK, "--inputs", "trust"
+        capsys,
+        "validate",
+        "amin2019.capped-sum",
+        "papers.amin2019.corpus:one_release_trusting",
+        *QUICK,
+        "--inputs",
+        "trust",
     )
     assert code == 0, out + err
     assert "inputs not enforced (not a finding; the caller must guarantee them):\n  every value >= 0" in out
@@ -179,11 +187,17 @@ def test_trust_lists_unenforced_inputs_without_failing(capsys):
 
 def test_declared_clip_that_clips_wrong_is_a_finding(capsys):
     code, out, _ = run(
-        capsys, "validate", "amin2019.capped-sum", "corpus.amin2019:clips_to_absolute_value", *QUICK, "--inputs", "clip"
+        capsys,
+        "validate",
+        "amin2019.capped-sum",
+        "papers.amin2019.corpus:clips_to_absolute_value",
+        *QUICK,
+        "--inputs",
+        "clip",
     )
     assert code == 1 and "--inputs clip, but the release on" in out
     code, _, err = run(
-        capsys, "validate", "krichene2023.ssp", "corpus.krichene2023:loop_box_muller", "--inputs", "clip"
+        capsys, "validate", "krichene2023.ssp", "papers.krichene2023.corpus:loop_box_muller", "--inputs", "clip"
     )
     assert code == 2 and "no projection onto its domain" in err
 
@@ -194,7 +208,7 @@ def test_a_release_at_eps_zero_is_a_finding_under_every_policy(capsys):
             capsys,
             "validate",
             "amin2019.capped-sum",
-            "corpus.amin2019:no_noise_at_eps_zero",
+            "papers.amin2019.corpus:no_noise_at_eps_zero",
             *QUICK,
             "--inputs",
             policy,
@@ -217,7 +231,13 @@ def test_krichene_release_on_a_refused_input_is_reported_not_an_internal_error(c
     # a pair (A-hat, b-hat) released on an input the reference refuses once could not be formatted
     # (exit 3, "internal error"); it is a finding (declared refuse) with the output shown
     code, out, err = run(
-        capsys, "validate", "krichene2023.ssp", "corpus.krichene2023:loop_box_muller", *QUICK, "--inputs", "refuse"
+        capsys,
+        "validate",
+        "krichene2023.ssp",
+        "papers.krichene2023.corpus:loop_box_muller",
+        *QUICK,
+        "--inputs",
+        "refuse",
     )
     assert code == 1, out + err
     assert "internal error" not in err and "releases on an input the paper excludes" in out
@@ -237,7 +257,7 @@ def test_short_never_raises():
 def test_noise_read_from_the_largest_record_is_under_noised_on_a_generated_case():
     # where every case holds a record at T (the first two fixed cases), the noise
     # is right and nothing shows (planted miss); generated cases with every user below the cap show it
-    r = V.validate("amin2019.capped-sum", "corpus.amin2019:noise_from_largest_record", quick=True)
+    r = V.validate("amin2019.capped-sum", "papers.amin2019.corpus:noise_from_largest_record", quick=True)
     under = next(f for f in r.findings if f.title.startswith("under-noised"))
     assert r.verdict == "privacy violation" and "unbounded" in under.evidence["implied"]
     assert any(f.check == "audit" and f.title.startswith("aimed") for f in r.findings)
@@ -248,19 +268,19 @@ def test_noise_read_from_the_largest_record_is_under_noised_on_a_generated_case(
         found = _run_until(
             "differential",
             ValidationSpec(**{**fields, "cases": at_T, "generate": generate}),
-            load_target("corpus.amin2019:noise_from_largest_record"),
+            load_target("papers.amin2019.corpus:noise_from_largest_record"),
             quick=True,
         )
         assert any(f.title.startswith("under-noised") for f in found) is flagged, generate
 
 
 def test_five_percent_less_noise_is_a_privacy_finding_with_its_implied_bound():
-    r = V.validate("amin2019.capped-sum", "corpus.amin2019:five_percent_less_noise")
+    r = V.validate("amin2019.capped-sum", "papers.amin2019.corpus:five_percent_less_noise")
     under = next(f for f in r.findings if f.title.startswith("under-noised"))
     assert under.evidence["confidence_interval"][1] < 1  # significantly less noise
     assert 1 < under.evidence["lower_bound"] * under.evidence["pair_share"] <= 1 / 0.95  # at most the truth
     # planted miss: 4% MORE noise (private) is a deviation, never a privacy finding
-    r = V.validate("amin2019.capped-sum", "corpus.amin2019:variance_eight_percent_high")
+    r = V.validate("amin2019.capped-sum", "papers.amin2019.corpus:variance_eight_percent_high")
     assert r.verdict == "deviation from reference"
     assert any(f.title.startswith("noise scale differs") and "more noise" in f.title for f in r.findings)
 
@@ -268,21 +288,21 @@ def test_five_percent_less_noise_is_a_privacy_finding_with_its_implied_bound():
 def test_white_box_search_of_the_target_stages_aims_an_audit():
     # a staged per-record cap: its own stages say a user of 3 records at T moves the sum by 3 T, and
     # the audit of that pair flags it; planted miss: correct stages put the best pair at exactly 1
-    r = V.validate("amin2019.capped-sum", "corpus.amin2019:staged_per_record_cap", quick=True, examples=2)
+    r = V.validate("amin2019.capped-sum", "papers.amin2019.corpus:staged_per_record_cap", quick=True, examples=2)
     wb = next(f for f in r.findings if f.title.startswith("white-box aimed"))
     assert wb.verdict == "privacy violation" and "at 3 of its claim" in wb.title
-    r = V.validate("amin2019.capped-sum", "corpus.amin2019:staged_inverse_cdf", quick=True, examples=2)
+    r = V.validate("amin2019.capped-sum", "papers.amin2019.corpus:staged_inverse_cdf", quick=True, examples=2)
     wb = next(f for f in r.findings if f.title.startswith("white-box aimed"))
     assert wb.verdict == "pass" and "at 1 of its claim" in wb.title
 
 
 def test_parameter_regime_bug_seen_only_on_generated_cases():
     # noise calibrated as if B = 1: every fixed case has B = 1; a generated case has B = 3
-    r = V.validate("epasto2020.wa", "corpus.epasto2020:noise_for_B_one", quick=True)
+    r = V.validate("epasto2020.wa", "papers.epasto2020.corpus:noise_for_B_one", quick=True)
     assert r.verdict == "privacy violation"
     spec = get("epasto2020.wa")
     fixed_only = ValidationSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__}, "generate": None})
-    found = _run_until(None, fixed_only, load_target("corpus.epasto2020:noise_for_B_one"), quick=True)
+    found = _run_until(None, fixed_only, load_target("papers.epasto2020.corpus:noise_for_B_one"), quick=True)
     assert not any(f.verdict == "privacy violation" for f in found if f.check == "differential")
 
 
@@ -303,9 +323,9 @@ def test_generated_cases_depend_on_the_seed_and_cover_the_range():
 def test_both_triangles_are_compared():
     # noise on the upper triangle of A-hat only: a reading of one triangle passes it (planted miss:
     # the old flatten, upper triangle + b), the whole release does not
-    r = V.validate("krichene2023.ssp", "corpus.krichene2023:upper_triangle_noise_only", quick=True)
+    r = V.validate("krichene2023.ssp", "papers.krichene2023.corpus:upper_triangle_noise_only", quick=True)
     assert r.verdict == "privacy violation"
-    r = V.validate("krichene2023.ssp", "corpus.krichene2023:independent_triangles", quick=True)
+    r = V.validate("krichene2023.ssp", "papers.krichene2023.corpus:independent_triangles", quick=True)
     assert any(f.title == "release structure differs from the reference's" for f in r.findings)
     X = np.random.default_rng(0).normal(size=(50, 3))
     X[:, 2] = X[:, 0]
@@ -329,7 +349,7 @@ def test_both_triangles_are_compared():
     )
     assert VK.flatten_ssp is spec.flatten
     found = _run_until(
-        "differential", one_triangle, load_target("corpus.krichene2023:upper_triangle_noise_only"), quick=True
+        "differential", one_triangle, load_target("papers.krichene2023.corpus:upper_triangle_noise_only"), quick=True
     )
     assert all(f.verdict == "pass" for f in found), [f.title for f in found if f.verdict != "pass"]
 
@@ -368,7 +388,7 @@ def test_alpha_budget_adds_up_and_quantised_sample_counts():
 def test_no_stage_exits_2_and_stages_only_is_a_partial_pass(monkeypatch, capsys):
     from userdp.properties.adapter import Adapter
     from userdp.properties.amin2019 import CapAdapter
-    import corpus.amin2019 as C
+    import papers.amin2019.corpus as C
 
     stages = CapAdapter(
         "stages", statistic=C._stat_bincount, sensitivity=lambda T: T, noise_scale=lambda T, epsilon: T / epsilon
@@ -398,7 +418,7 @@ def test_a_target_that_ignores_the_rng_is_warned_about(monkeypatch, capsys):
 
 def test_quick_run_of_a_fast_target_takes_seconds():
     c0 = time.process_time()
-    r = V.validate("epasto2020.wa", "corpus.epasto2020:loop_brent_inverse_cdf", quick=True)
+    r = V.validate("epasto2020.wa", "papers.epasto2020.corpus:loop_brent_inverse_cdf", quick=True)
     assert r.verdict == "pass" and time.process_time() - c0 < 10
 
 
@@ -536,7 +556,7 @@ def test_plugin_honours_the_hypothesis_profile(tmp_path):
     (tmp_path / "counting_target.py").write_text(
         textwrap.dedent("""
         import os
-        from corpus.amin2019 import _stat_bincount
+        from papers.amin2019.corpus import _stat_bincount
         from userdp.properties.amin2019 import CapAdapter
         def stat(dataset, T):
             with open(os.environ["COUNT_FILE"], "a") as fh:
@@ -584,11 +604,11 @@ def test_independence_case_shows_what_the_first_case_hides():
         ctx = next(V.checks(spec, load_target(target))).ctx
         return check_independence.check(spec, ctx.target, ctx, case)
 
-    hidden = independence("corpus.epasto2020_sl:random_T_once_per_call", cases[0])
-    shown = independence("corpus.epasto2020_sl:random_T_once_per_call", spec.independence_on(cases))
+    hidden = independence("papers.epasto2020.corpus_sl:random_T_once_per_call", cases[0])
+    shown = independence("papers.epasto2020.corpus_sl:random_T_once_per_call", spec.independence_on(cases))
     assert hidden is None or hidden.verdict == "pass"
     assert shown is not None and shown.verdict == "not independent"
-    ok = independence("corpus.epasto2020_sl:random_per_release", spec.independence_on(cases))
+    ok = independence("papers.epasto2020.corpus_sl:random_per_release", spec.independence_on(cases))
     assert ok is None or ok.verdict == "pass"
 
 

@@ -1,11 +1,13 @@
 """The known-bug corpus of ``userdp validate``, like Wycheproof's vectors.
 
-One module per paper. Each holds small implementations written as an outside engineer would
-write them, each with one named bug (or none: the correct alternatives, which must pass), and a
-list ``CORPUS`` of ``CorpusEntry`` records saying what each is, what it gets wrong, what verdict
-``userdp validate`` must give (with the input policy and parameter renaming the entry declares),
-and where the bug comes from. The implementations use all three call shapes (one release per
-call, batched, an Adapter with stages) and all input policies (refuse, clip, trust).
+One module per algorithm, in its paper's test folder (``tests/papers/<paper>/corpus.py``,
+``corpus_<alg>.py``; ``papers.paper_modules("corpus")`` finds them). Each holds small
+implementations written as an outside engineer would write them, each with one named bug (or none:
+the correct alternatives, which must pass), and a list ``CORPUS`` of ``CorpusEntry`` records saying
+what each is, what it gets wrong, what verdict ``userdp validate`` must give (with the input policy
+and parameter renaming the entry declares), and where the bug comes from. The implementations use
+all three call shapes (one release per call, batched, an Adapter with stages) and all input policies
+(refuse, clip, trust).
 
 tests/corpus/test_corpus.py runs a representative slice in the default suite and every entry
 over seeds 0-4 under ``-m slow``; ``python -m corpus.report`` prints the README's table.

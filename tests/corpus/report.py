@@ -12,23 +12,19 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib
 import json
-import pkgutil
 import statistics
 import time
 
-import corpus
+from papers import paper_modules
 from userdp.audits.validation.run import validate
 
 from .test_corpus import shape_of
 
 
 def entries(only=None):
-    for m in sorted(
-        m.name for m in pkgutil.iter_modules(corpus.__path__) if not m.name.startswith(("_", "test", "report"))
-    ):
-        for e in importlib.import_module(f"corpus.{m}").CORPUS:
+    for m in paper_modules("corpus").values():
+        for e in m.CORPUS:
             if only is None or e.algorithm in only:
                 yield e
 

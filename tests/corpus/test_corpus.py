@@ -15,21 +15,17 @@ missed only if its effect falls within the checks' critical values.
 from __future__ import annotations
 
 import collections
-import importlib
-import pkgutil
 
 import pytest
 
-import corpus
 from corpus import BUG_TYPES, CorpusEntry
+from papers import paper_modules
 from userdp.audits.validation import all_specs
 from userdp.audits.validation.run import validate
 from userdp.audits.validation.target import load_target
 
-MODULES = sorted(
-    m.name for m in pkgutil.iter_modules(corpus.__path__) if not m.name.startswith(("_", "test", "report"))
-)
-ENTRIES = [e for m in MODULES for e in importlib.import_module(f"corpus.{m}").CORPUS]
+MODULES = paper_modules("corpus")  # algorithm -> tests/papers/<paper>/corpus*.py
+ENTRIES = [e for m in MODULES.values() for e in m.CORPUS]
 BY_ID = {e.id: e for e in ENTRIES}
 SEEDS = (0, 1, 2, 3, 4)
 SLICE = (

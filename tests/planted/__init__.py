@@ -1,6 +1,7 @@
 """The planted-bug corpus: implementations with one named bug each (docs/design.md §8.8, like
-Wycheproof's vectors). Each paper's module lists ``PlantedBug`` records; its test file
-asserts that the property suite or the audit catches every one."""
+Wycheproof's vectors). Each paper's modules (``tests/papers/<paper>/planted*.py``) list
+``PlantedBug`` records; its test files assert that the property suite or the audit catches every one.
+``auditor.py`` here holds the paper-free positive controls of the auditor itself."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ and the profile ``PROFILE`` (eps from 0.25 to 1.5). The entries:
   shift), so even a perfect test sees little of it (ceiling 0.48 for eps_i = 1.5 at 10^5
   per side), and the audit's likelihood-ratio statistic needs the two centres, which a
   10% selection share estimates with an error of ~0.3 of the shift: efficiency ~0.8, below
-  the 0.95 that every registered entry with a ceiling meets (tests/test_tightness.py).
+  the 0.95 that every registered entry with a ceiling meets (tests/papers/amin2019/test_tightness.py).
 - ``acharya2024.nonpersonalized`` (d = 1): every eps_i := min eps; claimed at the profile
   (it is min-eps-DP for every record, so the claim holds with room to spare).
 - ``acharya2024.jorgensen-max``, ``-mean`` (d = 1): sampling + uniform estimator at level t,

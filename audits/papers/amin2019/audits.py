@@ -11,7 +11,7 @@ Entries (``userdp audit --all``):
   Worst-case pair: ONE user at total b = 0.7 (D) vs D plus a user at U (D'). For T in
   (b, U) the EM utility is 1 higher under D' (u: -1 -> 0) and 1 lower on [0, b)
   (0 -> -1); the sum's mean moves by exactly T = eps_sum x its scale T/eps_sum at EVERY T.
-  Realised loss (``private_cap_realised_loss``, tests/test_tightness.py):
+  Realised loss (``private_cap_realised_loss``, tests/papers/amin2019/test_tightness.py):
       eps_cap/2 + ln(Z_D/Z_D') + eps_sum = 0.3496 + 3 = 3.3496 (0.957 of the claim),
   with Z_D = b + (U-b)e^{-eps_cap/2}, Z_D' = b e^{-eps_cap/2} + (U-b), attained on
   {T > b, s >= b + T}; the upper tail of s is dominated by large T, so one half-space

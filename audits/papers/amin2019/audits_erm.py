@@ -29,7 +29,7 @@ Tightness, entry by entry (what the audit can reach, and why):
   heavy-user pair of ``amin_default_dataset``) and the audit reaches 0.40 (10^6, seed 0;
   it was 0.364 at Lambda = 2); the rest of the gap is the d = 2 L2-Laplace tail
   (the density ratio reaches e^{eps ||shift||/Delta_2} only far out along the shift).
-The property suite (tests/test_amin2019_erm.py) is what checks the sensitivities exactly.
+The property suite (tests/papers/amin2019/test_amin2019_erm.py) is what checks the sensitivities exactly.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Tightness (what the audit can reach, and why):
   the privacy-loss distribution only where its mass is >~ 1e-4, while (eps, delta) is set by
   its 1e-5 tail. So 0.9 is out of reach for this entry by construction; measured 0.12 (10^5
   samples, seed 0, ~2 s).
-The property suite (tests/test_epasto2020_erm.py) is what checks the sensitivities exactly.
+The property suite (tests/papers/epasto2020/test_epasto2020_erm.py) is what checks the sensitivities exactly.
 """
 
 from __future__ import annotations

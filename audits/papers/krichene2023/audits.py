@@ -17,7 +17,7 @@ n = (3, 1, 1), n_users = 4, beta = beta_bar = 1/2, mu = 1/2. omega_i = n_i^-1/2 
 
 In d = 1 the upper-triangle sensitivity equals the Frobenius one (x is on an axis), so
 removing user 0 or user 3 moves the released (A-hat, b-hat) by exactly sqrt(2 beta) noise
-units: mu = 1 is attained, the pairs are worst cases (``tests/test_krichene2023_audits.py``
+units: mu = 1 is attained, the pairs are worst cases (``tests/papers/krichene2023/test_krichene2023_audits.py``
 checks the shift). The release audited is the noisy sufficient statistic itself (6 numbers:
 A-hat_i, b-hat_i); theta-hat is post-processing of it.
 
@@ -30,7 +30,7 @@ eta Gamma sqrt(T/2) sqrt(T), i.e. exactly sqrt(2 beta) in noise units. So this p
 the composition's worst case (a Gaussian mechanism in disguise), and the audit can be as
 tight as on SSP.
 
-Planted entries (kind "planted", expected "violation"; tests/planted/krichene2023.py):
+Planted entries (kind "planted", expected "violation"; tests/papers/krichene2023/planted.py):
 - ``krichene2023.planted.unclipped-labels``: labels not clipped (user 0's y = 3), noise as declared;
 - ``krichene2023.planted.gd-sigma-gamma``: Algorithm 2 with sigma = Gamma, T = 8;
 - ``krichene2023.planted.rdp-half``: SSP claimed at (alpha, alpha beta / 2);

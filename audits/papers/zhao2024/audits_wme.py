@@ -10,7 +10,7 @@ gives tau = 1.21 R and K = 2 bins, and either chosen interval (width 3 tau) cove
 so nothing is clipped: the release is the plain mean of the local averages plus
 N(0, sigma_2^2), which the entry declares as its noise model. WME in d = 3 is not registered
 (each release rotates all n averages: far over the budget of ``userdp audit --all``);
-tests/test_zhao2024_wme.py checks its d = 3 sensitivities by brute force. The pole pair moves
+tests/papers/zhao2024/test_zhao2024_wme.py checks its d = 3 sensitivities by brute force. The pole pair moves
 the mean by 2R/n = Delta_2 exactly. Its claim carries the exact GDP of the two composed
 Gaussians; stage I (the histogram) moves by one count in two bins and is nearly invisible in
 the release, so mu tightness is about mu_2 / mu.
