@@ -104,10 +104,10 @@ def _stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
 
     Position i is packed with its key as key * 2^b + i (2^b > n). Sorting the packed integers
     orders them by key, and by position among equal keys, so their low b bits are a stable
-    argsort. numpy sorts int64 with a vectorised quicksort (numpy >= 2 on AVX2 or AVX-512):
-    measured at n = 10^7 with 10^6 distinct keys, 0.18 s against 0.35-0.52 s for two stable
-    16-bit radix passes and 1.3 s for one stable argsort of the int64 keys (merge sort).
-    Keys too wide to pack (bound * 2^b > 2^63) take the merge sort.
+    argsort. numpy sorts int64 with a vectorised quicksort (numpy >= 2 on AVX2 or AVX-512),
+    faster than two stable 16-bit radix passes or one stable argsort of the int64 keys (merge
+    sort; measured: docs/performance.md, "reference/data.py"). Keys too wide to pack
+    (bound * 2^b > 2^63) take the merge sort.
     """
     n = keys.size
     b = max(n - 1, 1).bit_length()  # positions 0 .. n-1 fit in b bits
@@ -132,12 +132,10 @@ def _sort_beats_radix() -> bool:
     """Whether numpy sorts SORT_CALIBRATION_N distinct int64 keys faster than it makes one
     stable radix pass (argsort) over as many uint8 keys, on this machine (best of 3 each).
 
-    Where numpy's np.sort is vectorised (x86-simd-sort on Intel AVX-512 machines), one sort of
-    10^7 packed keys takes ~31 ms (a figure from such a machine, not from this repository's),
-    and grouping by one sort wins; elsewhere a sort of n distinct keys costs several radix
-    passes (AMD EPYC with AVX-512 flags, numpy 2.4.6, the machine this was written on: 1.7 s
-    for 10^7 distinct int64 keys against 0.25 s for the uint8 radix pass, under load). The
-    choice changes the time only: both paths return the same order."""
+    Where numpy's np.sort is vectorised (x86-simd-sort on Intel AVX-512 machines), grouping by
+    one sort wins; elsewhere a sort of n distinct keys costs several radix passes (the figures:
+    docs/performance.md, "reference/data.py"). The choice changes the time only: both paths
+    return the same order."""
     global _SORT_BEATS_RADIX
     if _SORT_BEATS_RADIX is None:
         rng = np.random.default_rng(0)
@@ -169,13 +167,12 @@ def _group_order(user_index: np.ndarray, counts: np.ndarray) -> np.ndarray:
     user 255; that pass puts each heavy user's records together in record order, and the
     light ones after them, also in record order. Each heavy block is copied to its CSR
     slot; the light records (fewer, and light users only) take the packed sort, and fill the
-    slots left, which in order are exactly the light users' slots in ascending l. Measured at
-    n = 10^7, Zipf(1.3) ids mod 10^6 (m = 298,864; the top 255 hold most records): 0.235 s
-    against 0.723 s for ``_stable_argsort`` (np.unique with counts: 0.282 s); on uniform ids
-    (10^6 users, the heavy users hold 0.3%) this path is not taken.
+    slots left, which in order are exactly the light users' slots in ascending l: on Zipf
+    ownership a fraction of ``_stable_argsort``'s time; on uniform ids (the heavy users hold a
+    small share) this path is not taken (measured: docs/performance.md, "reference/data.py").
 
     Where numpy's sort is vectorised the radix pass is the slow part (the baseline np.unique
-    sorts 7x faster there, and this path measured 4.7x its time), so datasets of at least
+    sorts several times faster there), so datasets of at least
     SORT_CALIBRATION_N records take ONE np.sort of packed (user position, record index) keys,
     ``_stable_argsort``, whenever ``_sort_beats_radix`` says np.sort is the faster primitive
     on this machine.

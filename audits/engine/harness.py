@@ -726,8 +726,9 @@ def holm(pvals: list[float], alpha: float):
 
     Sort the m p-values ascending; reject p_(1..k-1), where k is the first j with
     p_(j) > alpha / (m - j + 1); adjusted p_(j) = min(1, max_{i <= j} (m - i + 1) p_(i)).
-    Written out because ``multipletests`` runs ``gc.collect()`` on every call (~80 ms on a
-    full heap: 80% of a small audit), and a Gaussian-DP audit always has >= 2 hypotheses.
+    Written out because ``multipletests`` runs ``gc.collect()`` on every call, which costs most
+    of a small audit on a full heap (measured: docs/performance.md, "audits/engine/harness.py"),
+    and a Gaussian-DP audit always has >= 2 hypotheses.
     """
     p = np.asarray(pvals, dtype=float)
     m = p.size
