@@ -159,10 +159,9 @@ def _group_order(user_index: np.ndarray, counts: np.ndarray) -> np.ndarray:
     S_0, S_1, ... in turn, each in record order. Equal to ``_stable_argsort(user_index, m)``,
     its reference (``tests/test_data.py`` checks the two agree, on skewed and flat users).
 
-    Why a second path (the bench target of docs/performance.md). ``_stable_argsort`` sorts n distinct packed keys.
-    When a
-    few users own most records (Zipf ownership), most of that sort is spent ordering records
-    that one counting pass can place: numpy's stable argsort of a uint8 array is a radix
+    Why a second path (the bench target of docs/performance.md). ``_stable_argsort`` sorts n
+    distinct packed keys. When a few users own most records (Zipf ownership), most of that sort
+    is spent ordering records that one counting pass can place: numpy's stable argsort of a uint8 array is a radix
     sort (one O(n) pass). So the k <= 255 heaviest users get the key rank 0..k-1, every other
     user 255; that pass puts each heavy user's records together in record order, and the
     light ones after them, also in record order. Each heavy block is copied to its CSR
