@@ -1,8 +1,9 @@
 """The bug classes that test vectors are flagged with, and the vectors of each algorithm.
 
 ``BUG_CLASSES``: the vocabulary of flags (Wycheproof's "flags"). Each class is drawn from
-userdp's own records of real mistakes: the planted bugs of ``tests/planted/`` (ids
-"<module>/<name>") and the known-bug corpus of ``tests/corpus/`` (its ids). Every planted bug
+userdp's own records of real mistakes: the planted bugs of ``tests/papers/<paper>/planted*.py``
+(ids "<algorithm>/<name>", the algorithm's module name: ``amin2019_erm`` for ``planted_erm.py`` of
+``amin2019``) and the known-bug corpus of ``tests/papers/<paper>/corpus*.py`` (its ids). Every planted bug
 and every corpus bug belongs to exactly one class (tests/test_vectors.py checks both ways).
 
 ``designs()``: for each algorithm ``userdp validate`` supports, the vectors (datasets and public
@@ -34,8 +35,8 @@ __all__ = [
 @dataclass(frozen=True)
 class BugClass:
     description: str
-    planted: tuple = ()  # ids "<tests/planted module>/<bug name>"
-    corpus: tuple = ()  # tests/corpus ids
+    planted: tuple = ()  # ids "<algorithm>/<bug name>" (tests/papers/<paper>/planted*.py)
+    corpus: tuple = ()  # corpus ids (tests/papers/<paper>/corpus*.py)
 
 
 BUG_CLASSES: dict[str, BugClass] = {

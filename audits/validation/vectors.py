@@ -9,8 +9,8 @@ vector a dataset and public parameters with
 - ``result`` "invalid": an input outside the paper's domain, which the implementation must
   refuse in every stage the reference refuses it in (``refused_by``; "mechanism" is the release);
 - ``flags``: the bug classes the vector is built to expose (``vector_cases.BUG_CLASSES``: each
-  class lists the planted bugs of tests/planted/ and the corpus entries of tests/corpus/ it is
-  drawn from); a failing vector names the likely bug.
+  class lists the planted bugs and the corpus entries of tests/papers/<paper>/ it is drawn
+  from); a failing vector names the likely bug.
 
 The vectors are built from ``vector_cases.designs()`` (one design per validatable algorithm, the
 datasets and why each vector exposes its flags) and the reference's own stages, so a new
@@ -483,8 +483,8 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
         "",
         "## Bug classes (flags)",
         "",
-        "Each class is drawn from the planted bugs (tests/planted/) and the known-bug corpus (tests/corpus/) "
-        "it lists; a vector carries the flags of the classes it is built to expose.",
+        "Each class is drawn from the planted bugs (tests/papers/<paper>/planted*.py) and the known-bug corpus "
+        "(tests/papers/<paper>/corpus*.py) it lists; a vector carries the flags of the classes it is built to expose.",
         "",
     ]
     for name in sorted(BUG_CLASSES):
