@@ -21,7 +21,9 @@ Checked here, each check shown failing on a planted omission:
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
+import pkgutil
 import re
 
 import numpy as np
@@ -40,20 +42,19 @@ from userdp.properties import (
     zhao2024,
     zhao2024_wme,
 )
+import userdp.properties
+from userdp.audits.papers import PAPERS
 from userdp.properties.adapter import Adapter, check_property, check_suite_property
 from userdp.reference import neighbours
 from userdp.reference.data import UserDataset
 
-SUITES = (
-    amin2019,
-    amin2019_erm,
-    epasto2020,
-    epasto2020_erm,
-    epasto2020_gwa,
-    acharya2024,
-    krichene2023,
-    zhao2024,
-    zhao2024_wme,
+# every paper's suites (``properties/<paper>.py`` and ``properties/<paper>_<alg>.py``), read from the
+# list of papers, so that a new paper's suite is checked without an edit here
+SUITES = tuple(
+    importlib.import_module(f"userdp.properties.{m}")
+    for p in PAPERS
+    for m in sorted(i.name for i in pkgutil.iter_modules(userdp.properties.__path__))
+    if m == p or m.startswith(p + "_")
 )
 QUICK = 10  # examples per property in the keyword-call run below (the paper tests run MAX_EXAMPLES)
 
