@@ -6,7 +6,8 @@ built in one place for the three commands that take one.
 - ``program_target`` is the one place a ``ProcessTarget`` is built: it checks the options, starts
   nothing (the program starts lazily), turns a ``protocol.TargetError`` raised while it is in use
   into ``program_error``, and ends the program on leaving;
-- ``userdp validate ALGORITHM --command "CMD ..."``: ``validate_target`` (``audits/cli/validate.py``);
+- ``userdp validate ALGORITHM --command "CMD ..."``: ``program_target`` and ``program_adapter``
+  (``audits/cli/validate.py``, which wraps the adapter in validate's target);
 - ``userdp audit --command "CMD ..." --claim ... --pair FIRST SECOND ...``: ``audit_target``
   (``audits/cli/audit.py``; the options of ``--mechanism``: ``--pair``, ``--kwargs``, ``--claim``,
   ``--relation``, ``--output``);
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import os
 
@@ -56,7 +56,7 @@ __all__ = [
     "program_target",
     "program_adapter",
     "program_error",
-    "validate_target",
+    "check_program_options",
     "pair_dataset",
     "audit_target",
 ]
@@ -106,7 +106,8 @@ def uses_program(args) -> bool:
     return getattr(args, "program", None) is not None or any(getattr(args, k, None) is not None for k in _OPTIONS)
 
 
-def _check_options(args) -> None:
+def check_program_options(args) -> None:
+    """Refuse ``--batch`` or ``--transcript`` without ``--command`` (a usage error)."""
     stray = [f"--{k}" for k in _OPTIONS if getattr(args, k, None) is not None]
     if getattr(args, "program", None) is None and stray:
         raise UsageError(f"{', '.join(stray)} go(es) with --command CMD")
@@ -117,7 +118,7 @@ def program_target(args, algorithm: str | None):
     """The ``ProcessTarget`` of ``--command`` (``algorithm`` named in its hello, None for an
     audit), built here only. A ``TargetError`` raised while it is in use leaves as
     ``program_error``; the program is ended on leaving."""
-    _check_options(args)
+    check_program_options(args)
     if args.transcript is not None:
         folder = os.path.dirname(os.path.abspath(args.transcript))
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
@@ -154,35 +155,6 @@ def program_adapter(program: ProcessTarget, adapter_type):
         raise UsageError(str(exc)) from None
 
 
-@contextlib.contextmanager
-def validate_target(args):
-    """Validate's target: ``args.target`` (module:object) unchanged, or, with ``--command``, a
-    ``PythonTarget`` (audits/validation/target.py) whose
-    adapter and release are the program's (in the suite's adapter type). The
-    program is ended on leaving; a ``TargetError`` leaves as ``program_error``."""
-    _check_options(args)
-    if getattr(args, "program", None) is None:
-        if args.target is None:
-            raise UsageError('validate needs a TARGET (module:object) or --command "CMD ..."')
-        yield args.target
-        return
-    if args.target is not None:
-        raise UsageError(f"give TARGET ({args.target}) or --command, not both")
-    if getattr(args, "param_map", None):
-        raise UsageError(
-            "--param-map renames a Python target's parameters; a --command program takes the "
-            "reference's names (docs/protocol.md)"
-        )
-    from userdp.audits.validation import run as V
-    from userdp.audits.validation.target import PythonTarget
-
-    spec = V.get_validation(args.algorithm)
-    adapter_type = getattr(importlib.import_module(spec.suite), "ADAPTER", None)
-    with program_target(args, args.algorithm) as program:
-        adapter = program_adapter(program, adapter_type)
-        yield PythonTarget(f'--command "{program.command}"', adapter, adapter.mechanism, plain=not program.stages)
-
-
 # ------------------------------------------------------------------ userdp audit --command
 def _json(text: str, flag: str):
     try:
@@ -215,7 +187,7 @@ def pair_dataset(obj, flag: str = "--pair"):
 def audit_target(args):
     """The ``targets.Target`` of ``userdp audit --command``, its mechanism the program's; the
     program is ended on leaving, and a ``TargetError`` leaves as ``program_error``."""
-    _check_options(args)
+    check_program_options(args)
     if args.name or args.param or args.mechanism or args.all:
         raise UsageError("--command replaces NAME, --param, --mechanism and --all: give one of them")
     if args.claim is None:

@@ -6,13 +6,20 @@ Exit statuses: those of ``audits/cli/common.py`` and ``EXIT_PARTIAL`` (4).
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import sys
 import time
 
 from userdp.audits.engine.report import results, to_json
 from userdp.audits.cli.common import EXIT_FINDING, EXIT_OK, check_writable, int_at_least, watch_options
-from userdp.audits.cli.program import add_program_arguments, validate_target
+from userdp.audits.cli.program import (
+    add_program_arguments,
+    check_program_options,
+    program_adapter,
+    program_target,
+)
 from userdp.audits.cli.targets import UsageError
 
 __all__ = ["add_parser", "run", "EXIT_PARTIAL"]
@@ -145,7 +152,7 @@ def run(args) -> int:
     def progress(msg):
         print(f"[{time.perf_counter() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
 
-    with validate_target(args) as target:  # module:object, or the program of --command
+    with _validate_target(args) as target:  # module:object, or the program of --command
         report = V.validate(
             args.algorithm,
             target,
@@ -172,3 +179,32 @@ def run(args) -> int:
     if report.verdict != "pass":
         return EXIT_FINDING
     return EXIT_OK if report.complete or args.allow_partial else EXIT_PARTIAL
+
+
+@contextlib.contextmanager
+def _validate_target(args):
+    """Validate's target: ``args.target`` (module:object) unchanged, or, with ``--command``, a
+    ``PythonTarget`` (audits/validation/target.py) whose
+    adapter and release are the program's (in the suite's adapter type). The
+    program is ended on leaving; a ``TargetError`` leaves as ``program_error``."""
+    check_program_options(args)
+    if getattr(args, "program", None) is None:
+        if args.target is None:
+            raise UsageError('validate needs a TARGET (module:object) or --command "CMD ..."')
+        yield args.target
+        return
+    if args.target is not None:
+        raise UsageError(f"give TARGET ({args.target}) or --command, not both")
+    if getattr(args, "param_map", None):
+        raise UsageError(
+            "--param-map renames a Python target's parameters; a --command program takes the "
+            "reference's names (docs/protocol.md)"
+        )
+    from userdp.audits.validation import run as V
+    from userdp.audits.validation.target import PythonTarget
+
+    spec = V.get_validation(args.algorithm)
+    adapter_type = getattr(importlib.import_module(spec.suite), "ADAPTER", None)
+    with program_target(args, args.algorithm) as program:
+        adapter = program_adapter(program, adapter_type)
+        yield PythonTarget(f'--command "{program.command}"', adapter, adapter.mechanism, plain=not program.stages)
