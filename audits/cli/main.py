@@ -22,6 +22,11 @@
 
 Every subcommand takes ``--debug`` (show the traceback of an error).
 
+One module per command, each with its ``add_parser`` and ``run``: ``listing.py``, ``audit.py``,
+``reproduce.py``, ``bench.py``, ``validate.py``, ``vectors.py``; ``common.py`` holds what they
+share (exit statuses, argument types, ``fail``) and ``program.py`` the ``--command`` target. This
+module holds the parser, ``main`` and the mapping of errors to exit statuses.
+
 External mechanisms. ``module:callable`` names a factory called as ``callable(**params)``
 (params from ``--param``) that returns an ``AuditSetup`` or a tuple ``(mechanism, pairs)``;
 in the second case ``--claim`` is required. The module is imported with the current
