@@ -11,7 +11,9 @@ import types
 import numpy as np
 import pytest
 
+from userdp.audits.cli import audit as audit_cmd
 from userdp.audits.cli import main as cli
+from userdp.audits.cli import reproduce as reproduce_cmd
 from userdp.audits.engine.registry import Entry, get
 
 
@@ -74,7 +76,7 @@ def test_list_table_columns_are_aligned_and_not_cut(capsys):
     header = lines[0]
     starts = [header.index(c) for c in ("kind", "claim", "expected", "function")]
     rows = [l for l in lines[1:] if l.strip() and not l.startswith("kind:")]
-    assert len(rows) == len(cli.all_entries())
+    assert len(rows) == len(audit_cmd.all_entries())
     for line in rows:
         for s in starts:  # every column starts where its header does
             assert line[s - 2 : s] == "  " and line[s] != " ", (line, s)
@@ -182,9 +184,9 @@ def test_help_documents_every_option(capsys):
             assert action.help, f"userdp {name} {action.option_strings or action.dest} has no help line"
     code, out, _ = run(capsys, "audit", "--help")
     text = " ".join(out.split())
-    sizes = [e.samples or cli.DEFAULT_SAMPLES for e in cli.all_entries()]
-    assert cli.SAMPLES_RANGE == f"{min(sizes)} to {max(sizes)}"  # the real per-entry defaults
-    assert code == 0 and cli.SAMPLES_RANGE in text and "default 0.95" in text and "Exit status" in text
+    sizes = [e.samples or audit_cmd.DEFAULT_SAMPLES for e in audit_cmd.all_entries()]
+    assert audit_cmd.SAMPLES_RANGE == f"{min(sizes)} to {max(sizes)}"  # the real per-entry defaults
+    assert code == 0 and audit_cmd.SAMPLES_RANGE in text and "default 0.95" in text and "Exit status" in text
 
 
 # ------------------------------------------------------------------ external mechanisms
@@ -323,7 +325,7 @@ def test_external_pairs_are_described_not_truncated(capsys, ext_module):
         capsys, "audit", "userdp_ext_fixture:arrays", "--claim", "pure:epsilon=1", "--samples", "2000", "--json"
     )
     d = strict_json(out)
-    t = cli.external_target("userdp_ext_fixture:arrays", {}, claim="pure:epsilon=1")
+    t = audit_cmd.external_target("userdp_ext_fixture:arrays", {}, claim="pure:epsilon=1")
     assert [p.description for p in t.pairs] == [
         "pair 0: arrays of shape (10,) differing at 1 position(s): [0]: 1 vs 2",
         "bump the first query",
@@ -370,14 +372,14 @@ def _as_reference(entry, name):
 def test_audit_all_exit_codes_and_expected_column(capsys, monkeypatch):
     # A reduced registry: two quick controls, then a "reference" entry that is broken.
     entries = [get("control.laplace"), get("control.laplace-half-scale")]
-    monkeypatch.setattr(cli, "all_entries", lambda: entries)
+    monkeypatch.setattr(audit_cmd, "all_entries", lambda: entries)
     code, out, err = run(capsys, "audit", "--all", "--samples", "20000", "--confidence", "0.9999")
     assert code == 0 and "control.laplace-half-scale" in out
     assert "[2/2," in err and "elapsed" in err and "[1/2," in err and "left]" in err
     header = out.splitlines()[0].split()
     assert header[-2:] == ["expected", "ok"]
     broken_ref = _as_reference(get("control.laplace-half-scale"), "fake.ref")
-    monkeypatch.setattr(cli, "all_entries", lambda: entries + [broken_ref])
+    monkeypatch.setattr(audit_cmd, "all_entries", lambda: entries + [broken_ref])
     code, out, _ = run(capsys, "audit", "--all", "--samples", "20000", "--json")
     doc = strict_json(out)
     rows = doc["entries"]
@@ -388,7 +390,7 @@ def test_audit_all_exit_codes_and_expected_column(capsys, monkeypatch):
 
 def test_audit_all_is_bonferroni_corrected(capsys, monkeypatch):
     entries = [get("control.laplace"), get("control.laplace-half-scale"), get("control.gaussian")]
-    monkeypatch.setattr(cli, "all_entries", lambda: entries)
+    monkeypatch.setattr(audit_cmd, "all_entries", lambda: entries)
     code, out, _ = run(capsys, "audit", "--all", "--samples", "2000", "--json", "--confidence", "0.9")
     doc = strict_json(out)
     assert doc["confidence"] == 0.9 and doc["correction"] == "bonferroni"
@@ -413,7 +415,7 @@ def test_audit_all_entry_that_raises_exits_3_and_the_run_goes_on(capsys, monkeyp
         build=broken_build,
         params={"epsilon": 1.0},
     )
-    monkeypatch.setattr(cli, "all_entries", lambda: [bad, get("control.laplace")])
+    monkeypatch.setattr(audit_cmd, "all_entries", lambda: [bad, get("control.laplace")])
     code, out, err = run(capsys, "audit", "--all", "--samples", "20000", "--confidence", "0.9999")
     assert code == 3 and "RuntimeError: boom" in out and "control.laplace" in out
     assert "1 errors" in out
@@ -509,7 +511,7 @@ def test_reproduce_text_shows_the_deciding_intervals_first(capsys, monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(cli.all_reproductions()))
+@pytest.mark.parametrize("name", sorted(reproduce_cmd.all_reproductions()))
 def test_every_reproduction_decides_its_claims_three_ways(capsys, name):
     # Every registered reproduction (--quick, ~4 min for all): each claim carries a verdict
     # in holds / fails / undecided with its intervals, and the exit status is 1 exactly when
@@ -525,7 +527,7 @@ def test_every_reproduction_decides_its_claims_three_ways(capsys, name):
 def test_reproduce_list(capsys):
     code, out, _ = run(capsys, "reproduce", "--list")
     names = {l.split()[0] for l in out.splitlines()[1:]}
-    assert code == 0 and names == set(cli.all_reproductions())
+    assert code == 0 and names == set(reproduce_cmd.all_reproductions())
     assert {"amin2019-sum", "epasto2020-theorem2", "epasto2020-claim3", "epasto2020-synthetic"} <= names
 
 
@@ -535,7 +537,7 @@ def test_quick_reproductions_check_every_claim_with_progress(capsys, name):
     code, out, err = run(capsys, "reproduce", name, "--quick", "--json")
     quick = strict_json(out)
     assert code == 0 and quick["quick"] is True and all(c["verdict"] == "holds" for c in quick["claims"])
-    full = cli.get_reproduction(name)()
+    full = reproduce_cmd.get_reproduction(name)()
     assert [c["statement"] for c in quick["claims"]] == [c["statement"] for c in full["claims"]]
     last = err.strip().splitlines()[-1]
     assert last.startswith(f"{name} [") and "elapsed" in last

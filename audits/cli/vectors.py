@@ -1,0 +1,102 @@
+"""``userdp vectors``: ``export`` writes the reference's test vectors (``audits/validation/vectors.py``,
+docs/vectors.md), ``check`` runs an algorithm's vectors against a ``--command`` program (built by
+``audits/cli/program.py``)."""
+
+from __future__ import annotations
+
+import os
+
+from userdp.audits.validation import vectors as Vec
+from userdp.audits.engine.report import to_json
+from userdp.audits.cli.program import add_program_arguments, program_adapter, program_target
+from userdp.audits.cli.targets import UsageError
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub, common) -> None:
+    """The ``vectors`` subcommand: ``export`` and ``check``."""
+    vp = sub.add_parser(
+        "vectors",
+        parents=[common],
+        help="export the reference's test vectors, or check a program against them",
+        description="Test vectors (audits/validation/vectors.py, docs/vectors.md): one JSON "
+        "file per algorithm with the reference's noise-free stages and the inputs that must be "
+        "refused, each vector flagged with the bug classes it exposes.",
+    )
+    vs = vp.add_subparsers(
+        dest="vectors_command",
+        required=True,
+        metavar="{export,check}",
+        help="export: write the vector files; check: run them against a program",
+    )
+    ex = vs.add_parser(
+        "export",
+        parents=[common],
+        help="write one JSON file per algorithm",
+        epilog="Exit status: 0 written; 2 usage error.",
+    )
+    ex.add_argument(
+        "algorithms", nargs="*", metavar="ALGORITHM", help="validatable algorithms (default: every one, `userdp list`)"
+    )
+    ex.add_argument("--out", required=True, metavar="DIR", help="the directory to write ALGORITHM.json into")
+    ex.add_argument("--index", metavar="FILE", help="also write the markdown index (docs/vectors.md)")
+    ck = vs.add_parser(
+        "check",
+        parents=[common],
+        help="run an algorithm's vectors against a program",
+        epilog="Exit status: 0 every vector passes; 1 a vector fails; 2 usage error; 3 the program "
+        "broke the protocol (crashed, hung, wrote garbage).",
+    )
+    ck.add_argument("algorithm", help="a validatable algorithm (`userdp list`)")
+    add_program_arguments(ck, required=True)
+    ck.add_argument(
+        "--file",
+        metavar="FILE",
+        help="the vectors to run (an exported file; default: built from the installed reference)",
+    )
+    ck.add_argument("--json", action="store_true", help="print JSON (schema userdp.vectors-check/1)")
+
+
+def run(args) -> int:
+    """``userdp vectors export`` and ``userdp vectors check``: the exit status."""
+    from userdp.audits.validation.vector_cases import designs
+
+    known = designs()
+
+    if args.vectors_command == "export":
+        if not os.path.isdir(args.out):
+            raise UsageError(f"--out {args.out}: not a directory")
+        unknown = [a for a in args.algorithms if a not in known]
+        if unknown:
+            raise UsageError(
+                f"no vectors for {', '.join(unknown)}; algorithms with vectors: {', '.join(sorted(known))}"
+            )
+        paths = Vec.export(args.algorithms or None, args.out)
+        for p in paths:
+            print(p)
+        if args.index:
+            docs = [Vec.load(p) for p in paths]
+            with open(args.index, "w", encoding="utf-8") as fh:
+                fh.write(Vec.index_markdown(docs))
+            print(args.index)
+        return 0
+    if args.algorithm not in known:
+        raise UsageError(f"no vectors for {args.algorithm}; algorithms with vectors: {', '.join(sorted(known))}")
+    if args.file:
+        try:
+            doc = Vec.load(args.file)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--file {args.file}: {exc}") from None
+        if doc["algorithm"] != args.algorithm:
+            raise UsageError(f"--file {args.file} holds the vectors of {doc['algorithm']}, not {args.algorithm}")
+    else:
+        doc = Vec.build(args.algorithm)
+    with program_target(args, args.algorithm) as program:
+        impl = program_adapter(program, known[args.algorithm].adapter_type())
+        report = Vec.check(doc, impl, name=f'--command "{program.command}"')
+    if args.json:
+        print(to_json("userdp.vectors-check/1", report.to_dict()))
+    else:
+        print(Vec.format_check(report))
+    return 0 if report.verdict == "pass" else 1
