@@ -4,7 +4,7 @@ TARGET is ``module:object``: a function making one release per call, ``f(dataset
 **params)``, a batched one, ``f(dataset, rng, size, **params)``, or an ``Adapter``
 (``properties/adapter.py``) with any of the suite's stages (``audits/validation/target.py``
 reads the shape from the signature and renames parameters with ``param_map``). What validate
-knows about each algorithm is its spec (``audits/validation/``). The checks, in this order, each
+knows about each algorithm is its spec (``audits/papers/<paper>/specs*.py``). The checks, in this order, each
 skipped only when the stages it needs are absent, and said so (``applies``); each is one module,
 ``audits/validation/check_<name>.py``, whose docstring says what it tests and why the test is valid,
 with one signature, ``check(spec, target, ctx)``, the context (``context.py``) holding the run's
