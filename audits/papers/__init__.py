@@ -17,7 +17,9 @@ reference module of its own, as ``reference/<paper>_<alg>.py``):
 - ``specs.py``: its validate specs (``userdp validate``);
 - ``vectors.py``: its test-vector designs (``userdp vectors``);
 - ``whitebox.py``: its white-box search spaces (``userdp reproduce whitebox-sensitivity``);
-- ``bench.py``: its benchmark rows (``userdp bench``).
+- ``bench.py``: its benchmark rows (``userdp bench``); a row calls the code it times through its
+  module (``EW.optimal_weights``, ``userdp.audits.audit``), so that the planted wrong results of
+  ``tests/audits/test_bench_cli.py`` replace what the row calls.
 
 Adding a paper: docs/design.md, "Adding a paper".
 """

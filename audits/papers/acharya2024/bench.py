@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from userdp.audits import audit
+import userdp.audits
 from userdp.audits.papers.acharya2024.audits import _pdp_setup
 from userdp.reference import acharya2024 as A
 from userdp.reference.data import UserDataset
@@ -71,7 +71,7 @@ def audit_pdp_op_d30(N: int) -> Case:
     out = {}
 
     def ours():
-        out["r"] = audit(
+        out["r"] = userdp.audits.audit(
             setup.mechanism, [pair], setup.claim, samples=N, seed=next(seeds), output="vector", noise_family="l2laplace"
         )
 
