@@ -21,6 +21,7 @@ Oracle: the parse below, checked on planted graphs (a back edge and a cycle must
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 
 import pytest
@@ -71,9 +72,16 @@ def _imports(name: str, path: pathlib.Path, known: set[str]) -> set[str]:
     return out
 
 
-def import_graph() -> dict[str, set[str]]:
+@functools.cache
+def _graph() -> tuple:
     mods = _modules()
-    return {m: _imports(m, p, set(mods)) for m, p in mods.items()}
+    return tuple((m, frozenset(_imports(m, p, set(mods)))) for m, p in mods.items())
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the package's modules it imports (read once per run; a fresh dict each call, so
+    that a test may plant an edge in it)."""
+    return {m: set(ts) for m, ts in _graph()}
 
 
 def _layer(module: str) -> tuple[str, int]:
@@ -144,7 +152,12 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def named_imports() -> dict[str, set[str]]:
     """module -> the package's modules it imports by name: ``importlib.import_module(X)`` with X a
-    string constant or a module-level name bound to one."""
+    string constant or a module-level name bound to one (read once per run; a fresh dict each call)."""
+    return {m: set(ts) for m, ts in _named().items()}
+
+
+@functools.cache
+def _named() -> dict[str, frozenset]:
     out = {}
     for name, path in _modules().items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -166,7 +179,7 @@ def named_imports() -> dict[str, set[str]]:
                 target = a.value if isinstance(a, ast.Constant) else consts.get(getattr(a, "id", None))
                 if isinstance(target, str) and target.startswith("userdp."):
                     out.setdefault(name, set()).add(target)
-    return out
+    return {m: frozenset(ts) for m, ts in out.items()}
 
 
 def by_name_violations(named: dict[str, set[str]]) -> list[str]:
