@@ -112,7 +112,7 @@ class Entry:
 
 _ENTRIES: dict[str, Entry] = {}
 _REPRODUCTIONS: dict[str, Callable] = {}
-_discovered = False
+_loaded: set[str] = set()  # the parts of the catalogue imported
 
 
 def register(entry: Entry) -> Entry:
@@ -134,17 +134,17 @@ def register_reproduction(name: str, func: Callable) -> Callable:
 CATALOGUE = "userdp.audits.papers"  # the module whose import registers every paper and control
 
 
-def load_catalogue() -> None:
-    """Import the catalogue once (``audits/papers/__init__.py``), so that every entry, reproduction,
-    validate spec and vector design is registered; an import error names the module that failed."""
-    global _discovered
-    if _discovered:
+def load_catalogue(part: str = "entries") -> None:
+    """Import the catalogue's ``part`` once (``audits/papers/__init__.py``: "entries" for this
+    store, "specs" and "vectors" for validate's), so that every record of that part is
+    registered; an import error names the module that failed."""
+    if part in _loaded:
         return
-    _discovered = True
+    _loaded.add(part)
     try:
-        importlib.import_module(CATALOGUE).load()
+        importlib.import_module(CATALOGUE).load(part)
     except Exception:
-        _discovered = False
+        _loaded.discard(part)
         raise
 
 

@@ -1,10 +1,11 @@
 """One home per paper: everything the audit side knows about a paper, in ``audits/papers/<paper>/``.
 
-``PAPERS`` is the one list of papers and ``load`` the one discovery mechanism: it imports the
-positive controls (paper-free, ``audits/engine/controls.py``) and each paper's package, whose
-``__init__`` imports the paper's modules, and these register their audit entries and
-reproductions (``engine/registry.py``), validate specs (``validation/__init__.py``), test-vector
-designs (``validation/vector_cases.py``) and white-box rows (``papers/whitebox.py``) at import.
+``PAPERS`` is the one list of papers and ``load`` the one discovery mechanism: for each paper it
+imports the modules of one part (the paper package's ``PARTS``), and these register, at import,
+their audit entries, reproductions and white-box rows (part "entries": ``engine/registry.py``,
+``papers/whitebox.py``; with the paper-free positive controls, ``audits/engine/controls.py``),
+validate specs ("specs": ``validation/__init__.py``) or test-vector designs ("vectors":
+``validation/vector_cases.py``).
 The engines never import a paper: the stores load this catalogue on first use
 (``engine/registry.py:load_catalogue``). A paper's benchmark rows (``bench.py``) are data that
 ``userdp bench`` reads through ``modules``.
@@ -32,19 +33,30 @@ from types import ModuleType
 from userdp.audits.engine import controls
 from userdp.audits.papers import whitebox
 
-__all__ = ["PAPERS", "load", "modules"]
+__all__ = ["PAPERS", "PARTS", "load", "modules"]
 
 PAPERS = ("amin2019", "epasto2020", "zhao2024", "acharya2024", "krichene2023")
 
 
-def load() -> None:
-    """Import every paper (its modules register what they hold); an import error names the paper."""
+PARTS = ("entries", "specs", "vectors")  # the stores a paper's modules register into
+
+
+def load(part: str) -> None:
+    """Import every paper's modules of ``part`` (each paper's ``PARTS``; "entries" also imports
+    the paper-free positive controls): they register what they hold. An import error names the
+    paper. A store loads only its own part, so that ``userdp audit`` does not import the
+    validate specs and the property suites they use."""
+    if part not in PARTS:
+        raise ValueError(f"part must be one of {PARTS}, got {part!r}")
     assert controls and whitebox  # imported for their registrations (the controls, the cross-paper reproduction)
     for p in PAPERS:
         try:
-            importlib.import_module(f"{__name__}.{p}")
+            for m in importlib.import_module(f"{__name__}.{p}").PARTS[part]:
+                importlib.import_module(f"{__name__}.{p}.{m}")
         except Exception as exc:
-            raise ImportError(f"the audit side of paper {p!r} ({__name__}.{p}) failed to import: {exc}") from exc
+            raise ImportError(
+                f"the audit side of paper {p!r} ({__name__}.{p}, {part}) failed to import: {exc}"
+            ) from exc
 
 
 def modules(kind: str) -> list[ModuleType]:

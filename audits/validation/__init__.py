@@ -334,7 +334,7 @@ def register(spec: ValidationSpec) -> ValidationSpec:
 def all_specs() -> dict[str, ValidationSpec]:
     """Every spec, by algorithm name (the papers' spec modules registered by the catalogue,
     ``registry.load_catalogue``, on first use)."""
-    registry.load_catalogue()
+    registry.load_catalogue("specs")
     return dict(sorted(_SPECS.items()))
 
 

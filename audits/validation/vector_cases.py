@@ -426,5 +426,5 @@ def register_design(d: Design) -> Design:
 
 def designs() -> dict[str, Design]:
     """Every algorithm's design, by name (the catalogue loaded on first use)."""
-    registry.load_catalogue()
+    registry.load_catalogue("vectors")
     return dict(sorted(_DESIGNS.items()))

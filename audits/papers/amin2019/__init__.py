@@ -1,16 +1,13 @@
 """The audit side of Amin et al. 2019 (``reference/amin2019.py`` opens with the citation).
 
-Importing this package registers what its modules hold (``audits/papers/__init__.py`` says
-which file holds what); the paper map is ``docs/papers/amin2019.md``.
+``PARTS`` names its modules by the store they register into (``audits/papers/__init__.py`` says
+which file holds what, and ``load`` imports a part); the paper map is ``docs/papers/amin2019.md``.
 """
 
-from userdp.audits.papers.amin2019 import (  # noqa: F401  (imported for their registrations)
-    audits,
-    audits_erm,
-    specs,
-    specs_erm,
-    vectors,
-    whitebox,
-)
+__all__ = ["PARTS"]
 
-__all__: list[str] = []
+PARTS = {
+    "entries": ("audits", "audits_erm", "whitebox"),  # audit entries, reproductions, white-box rows
+    "specs": ("specs", "specs_erm"),  # validate specs
+    "vectors": ("vectors",),  # test-vector designs
+}
