@@ -131,7 +131,7 @@ def register_reproduction(name: str, func: Callable) -> Callable:
     return func
 
 
-CATALOGUE = "userdp.audits.papers"  # the module whose import registers every paper and control
+CATALOGUE = "userdp.audits.papers"  # the catalogue: its load(part) registers every paper's records of that part
 
 
 def load_catalogue(part: str = "entries") -> None:
