@@ -10,6 +10,7 @@ import numpy as np
 from userdp.properties.krichene2023 import MultiTaskAdapter
 from userdp.properties.krichene2023 import REFERENCE
 from userdp.reference.data import UserDataset
+from userdp.audits.papers.krichene2023.specs import SSP_KEYS  # the parameters, named once
 from userdp.audits.papers._vectors import released_by, spec_reference
 from userdp.audits.validation.vector_cases import Design, VectorCase, register_design
 
@@ -116,7 +117,6 @@ def _ssp_adapter():
     return MultiTaskAdapter
 
 
-_SSP_KEYS = ("m", "n_counts", "n_users", "beta", "mu", "Gamma_x", "Gamma_star")
 register_design(
     Design(
         "krichene2023.ssp",
@@ -125,7 +125,7 @@ register_design(
         _ssp_adapter,
         {
             "weights": ("m", "n_counts", "n_users", "beta", "mu"),
-            "statistic": _SSP_KEYS,
+            "statistic": SSP_KEYS,
             "sensitivity": ("beta", "Gamma_x", "Gamma_star"),
             "noise_scale": ("Gamma_x", "Gamma_star"),
         },
