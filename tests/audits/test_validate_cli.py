@@ -550,6 +550,25 @@ def test_plugin_fails_on_a_corpus_bug_and_passes_on_a_correct_implementation(tmp
     assert "4 passed" in good.stdout  # independence, differential, inputs, audit (stages: none to compare)
 
 
+def test_plugin_a_target_that_calls_pytest_skip_fails_its_checks(tmp_path):
+    # Planted: a target with no noise at all that calls pytest.skip() when it is run; before the
+    # guard, every check that calls it read "skipped" and pytest exited 0.
+    (tmp_path / "skipping_target.py").write_text(
+        textwrap.dedent("""
+        import numpy as np
+        import pytest
+        def mechanism(dataset, rng, size, *, T, epsilon):
+            pytest.skip("not today")
+    """)
+    )
+    r = _pytest(
+        tmp_path, "--userdp-target", "amin2019.capped-sum=skipping_target:mechanism", "--userdp-samples", "4000"
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "cannot skip or expect-fail its own validation" in r.stdout, r.stdout
+    assert "passed" not in r.stdout.splitlines()[-1], r.stdout
+
+
 def test_plugin_honours_the_hypothesis_profile(tmp_path):
     # A staged target counts its statistic calls in a file; a profile of 3 examples must make far
     # fewer calls than the default.
