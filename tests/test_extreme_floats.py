@@ -42,9 +42,10 @@ def _domain(spec):
 
 
 def _base(spec):
-    """The smallest fixed case (by records) whose users include one with two or more records, if any."""
+    """The smallest fixed case (by records) of at most 100 records whose users include one with two
+    or more records (so that a user's total can overflow), else the smallest."""
     cases = sorted((c for c in spec.cases() if c.dataset is not None), key=lambda c: c.dataset.n)
-    multi = [c for c in cases if int(c.dataset.counts.max()) >= 2]
+    multi = [c for c in cases if int(c.dataset.counts.max()) >= 2 and c.dataset.n <= 100]
     return (multi or cases)[0]
 
 
