@@ -96,16 +96,29 @@ def test_the_issue_datasets():
     assert check_total(_release(cap, params), D, D.with_fields(values=np.zeros(4))) is None
     # HLM, d = 2: ten users at 1e300 among twenty at 0; users near +-1e307 .. 1.7e308
     hlm = SPECS["zhao2024.hlm-d3"]
-    params = _base(hlm).params
+    params = {"epsilon": 1.0, "delta": 1e-5, "R": 1.0, "R_c": 1.0}  # the scan's (below)
     rng = np.random.default_rng(0)
     sets = [
         np.r_[np.full((10, 2), 1e300), np.zeros((20, 2))],
         rng.choice([1e307, -1e307, 1.7e308, -1.7e308], (12, 2)) * rng.uniform(0.5, 1.0, (12, 2)),
         np.r_[np.full((6, 2), FLOAT_MAX), np.full((6, 2), -FLOAT_MAX), np.zeros((3, 2))],
     ]
+    sets += [_scan_items(10), _scan_items(16)]  # the solver before its np.errstate warned on both
     for v in sets:
         D = _users(v, np.ones(len(v), int))
         assert check_total(_release(hlm, params), D, D.with_fields(values=np.zeros_like(v))) is None
+
+
+def _scan_items(k: int) -> np.ndarray:
+    """The k-th dataset of a scan of random extreme items (seed 1; n in [3, 30), d in {2, 3}; HLM at
+    epsilon = 1, delta = 1e-5, R = R_c = 1). With warnings as errors, HLM's solver before it ran
+    under np.errstate raised on k = 10 ("invalid value encountered in matmul", in the loss) and on
+    k = 16 ("overflow encountered in subtract", in the Newton step)."""
+    rng = np.random.default_rng(1)
+    for _ in range(k + 1):
+        n, d = int(rng.integers(3, 30)), int(rng.choice([2, 3]))
+        v = rng.choice([1e307, -1e307, 1.7e308, -1.7e308, 1e300, 0.0, 1.0], (n, d)) * rng.uniform(0.5, 1, (n, d))
+    return v
 
 
 @pytest.mark.parametrize("name", ["zhao2024.hlm-d3", "krichene2023.ssp", "krichene2023.noisy-gd"])
