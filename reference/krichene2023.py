@@ -291,7 +291,7 @@ def weighted_gradient(dataset: UserDataset, w, theta, *, m, Gamma, Lambda) -> np
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # overflow handled below
         resid = np.einsum("snd,nd->sn", at, x) - y  # theta.x - y
         g = resid[:, :, None] * x[None] + lam * at  # (s, N, d)
-        norms = safe_norms(g, keepdims=True)
+        norms = safe_norms(np.where(np.isfinite(g), g, 0.0), keepdims=True)  # overflowed rows: redone below
         g *= G / np.maximum(norms, G)  # clip each record's gradient to Gamma
     far = ~np.all(np.isfinite(g), axis=-1)  # (s, N): the gradient overflowed (records near the float max)
     if far.any():

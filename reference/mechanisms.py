@@ -277,8 +277,9 @@ def safe_norms(a, keepdims: bool = False) -> np.ndarray:
     beyond ~1.3e154) is normed on the row scaled by its largest magnitude, top * ||a / top||,
     which is finite up to the float maximum times sqrt(d) (then inf, the true norm's rounding).
     A warning here would be an output that depends on the records, so none is raised.
+    ``a``: a finite (d,), (n, d) or (s, n, d) array.
     """
-    a = np.asarray(a, dtype=float)
+    a = check_finite_array(a, "a", ndim=(1, 2, 3))
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         norms = np.linalg.norm(a, axis=-1, keepdims=True)
         big = ~np.isfinite(norms)
