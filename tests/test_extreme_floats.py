@@ -5,7 +5,8 @@ property suite declares (``EXTREMES``), with the public inputs (structure and pa
 smallest fixed case of its validate spec: both sides must release finite values with no warning
 and no exception, or refuse as they do on ordinary records. The issue's own datasets run first
 (two records of 1.7e308 for one user of Amin's capped sum; ten users at 1e300 among twenty at 0,
-and users near +-1e307..1.7e308, for HLM in d = 2), then large d (HLM and Krichene at d = 16).
+and users near +-1e307..1.7e308, for HLM in d = 2), then large d (HLM and Krichene at d = 16 features;
+d as a public parameter of HLM's calibrations and WME's padding).
 The planted bugs show that the property fails on a warning on one side of a pair, and on a refusal
 that reads the records.
 
@@ -22,9 +23,11 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 
 from userdp.audits.validation import all_specs
-from userdp.properties.extremes import check_total, prop_total_at_extremes
+from userdp.properties.extremes import check_total, prop_total_at_extremes, run_quietly
 from userdp.properties.strategies import FLOAT_MAX, extreme_pairs
 from userdp.reference import amin2019 as A
+from userdp.reference import zhao2024_calibration as C
+from userdp.reference import zhao2024_wme as WME
 from userdp.reference.data import UserDataset
 from planted import PlantedBug
 
@@ -136,6 +139,25 @@ def test_large_d(name):
         prop_total_at_extremes(release, (pair, base))
 
     each()
+
+
+@pytest.mark.parametrize("d", [1, 16, 2**20, 2**20 + 1, 10**18])
+def test_large_d_as_a_public_parameter(d):
+    # where d is a parameter (HLM's calibrations, WME's padding), a large d releases a calibration
+    # with no warning or is refused with a ValueError: public inputs only, so any refusal is public
+    m = np.array([1, 2, 3, 5, 8])
+    calls = [
+        lambda: C.global_constants(m, 1.0, 0.5, d=d, support=1.0),
+        lambda: C.choose_theta(m, 1.0, 1.0, 1e-5, d=d, support=1.0, R_c=1.0),
+        lambda: C.tune_ptr(m, 1.0, 1.0, 1e-5, d=d, R_c=1.0),
+        lambda: C.calibrate(m, R=1.0, epsilon=1.0, delta=1e-5, R_c=1.0, d=d, support=1.0),
+        lambda: WME.padded_dimension(d),
+    ]
+    for call in calls:
+        try:
+            run_quietly(lambda _: call(), None)
+        except ValueError as exc:  # a warning or FloatingPointError is not caught here: the test fails
+            assert str(exc), "a refusal must say what is wrong"
 
 
 # ------------------------------------------------------------------------ planted bugs
