@@ -59,6 +59,7 @@ from scipy import stats
 from userdp.reference import acharya2024 as A
 from userdp.reference.data import UserDataset
 
+from .extremes import Domain
 from .adapter import Adapter
 
 __all__ = [
@@ -95,6 +96,7 @@ __all__ = [
     "MAX_EXAMPLES",
     "RELATION",
     "ADAPTER",
+    "EXTREMES",
 ]
 
 REL = 1e-9
@@ -427,3 +429,18 @@ EXAMPLES = {p: list(HARD_EXAMPLES) for p in _EVERY if p not in STATISTICAL_PROPE
 MAX_EXAMPLES = {p: 25 for p in _EVERY}
 MAX_EXAMPLES.update({p: 1 for p in STATISTICAL_PROPERTIES})
 ADAPTER = Adapter
+
+
+# Totality at the float extremes (properties/extremes.py): the records' declared domain of each
+# mechanism, by its validate name. §3: features in [0, 1]^d, labels in [-1, 1]; eps_i are public.
+_ACHARYA_DOMAIN = Domain({"values": (0.0, 1.0), "labels": (-1.0, 1.0)})
+EXTREMES = {
+    name: _ACHARYA_DOMAIN
+    for name in (
+        "acharya2024.pdp-op",
+        "acharya2024.pdp-op-d2",
+        "acharya2024.nonpersonalized",
+        "acharya2024.jorgensen-max",
+        "acharya2024.jorgensen-mean",
+    )
+}

@@ -48,6 +48,7 @@ from userdp.reference import amin2019 as A
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import ADD_REMOVE_USER
 
+from .extremes import Domain
 from .adapter import Adapter
 from .strategies import neighbouring_pairs, user_datasets
 
@@ -74,6 +75,7 @@ __all__ = [
     "RELATION",
     "ADAPTER",
     "REFERENCE",
+    "EXTREMES",
 ]
 
 REL = 1e-9  # see module docstring: >= 1000x the float rounding of these sums
@@ -274,3 +276,11 @@ REFERENCE = CapAdapter(
     mechanism=A.mechanism,
     optimal_cap=A.optimal_cap_nonprivate,
 )
+
+
+# Totality at the float extremes (properties/extremes.py): the records' declared domain of each
+# mechanism, by its validate name. §3: x_i >= 0, unbounded above (user totals may overflow).
+EXTREMES = {
+    "amin2019.capped-sum": Domain({"values": (0.0, math.inf)}),
+    "amin2019.capped-sum-private-cap": Domain({"values": (0.0, math.inf)}),
+}

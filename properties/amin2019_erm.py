@@ -40,6 +40,7 @@ from userdp.reference.data import UserDataset
 from userdp.reference.mechanisms import l2_laplace_noise
 from userdp.reference.neighbours import ADD_REMOVE_USER
 
+from .extremes import Domain
 from .adapter import Adapter
 from .erm import _record_points, erm_datasets
 
@@ -61,6 +62,7 @@ __all__ = [
     "RELATION",
     "ADAPTER",
     "REFERENCE",
+    "EXTREMES",
 ]
 
 # Tolerance for "moves by at most Delta": the reference minimiser is certified to
@@ -259,3 +261,13 @@ MAX_EXAMPLES: dict = {}  # every property: check_property's default, 100
 RELATION = A.RELATION  # Amin Def. 1: all records of one user appear or vanish (ADD_REMOVE_USER)
 ADAPTER = Adapter
 REFERENCE = amin_reference()
+
+
+# Totality at the float extremes (properties/extremes.py): the records' declared domain of each
+# mechanism, by its validate name: ||x_i||_2 <= 1; logistic labels are +-1 (kept), ridge labels in [-1, 1].
+EXTREMES = {
+    "amin2019.erm-output-perturbation": Domain({"values": (-1.0, 1.0)}, balls={"values": 1.0}),
+    "amin2019.erm-output-perturbation-ridge": Domain(
+        {"values": (-1.0, 1.0), "labels": (-1.0, 1.0)}, balls={"values": 1.0}
+    ),
+}

@@ -54,6 +54,7 @@ from userdp.reference import epasto2020 as E
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import REPLACE_USER
 
+from .extremes import Domain
 from .adapter import Adapter
 from .strategies import neighbouring_pairs, user_datasets
 
@@ -86,6 +87,7 @@ __all__ = [
     "RELATION",
     "ADAPTER",
     "REFERENCE",
+    "EXTREMES",
 ]
 
 REL = 1e-9
@@ -380,3 +382,11 @@ EXAMPLES: dict = {}  # no known hard case beyond what the strategies draw
 MAX_EXAMPLES: dict = {}  # every property: check_property's default, 100
 ADAPTER = Adapter
 REFERENCE = REFERENCE_WA  # the main algorithm: Algorithm 1 with Lemma 3's optimal weights
+
+
+# Totality at the float extremes (properties/extremes.py): the records' declared domain of each
+# mechanism, by its validate name: y_i in [0, B] (B public).
+EXTREMES = {
+    "epasto2020.wa": Domain({"values": (0.0, "B")}),
+    "epasto2020.sample-limiting": Domain({"values": (0.0, "B")}),
+}

@@ -40,6 +40,7 @@ from userdp.reference import epasto2020_erm as E
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import REPLACE_USER
 
+from .extremes import Domain
 from .adapter import Adapter
 from .erm import _finite, _record_points, erm_datasets
 
@@ -62,6 +63,7 @@ __all__ = [
     "RELATION",
     "ADAPTER",
     "REFERENCE",
+    "EXTREMES",
 ]
 
 
@@ -257,3 +259,8 @@ MAX_EXAMPLES: dict = {}  # every property: check_property's default, 100
 RELATION = E.RELATION  # Epasto §2.2: one user's features and labels change, S_l public (REPLACE_USER)
 ADAPTER = Adapter
 REFERENCE = epasto_reference()
+
+
+# Totality at the float extremes (properties/extremes.py): the records' declared domain of each
+# mechanism, by its validate name: ||x_i||_2 <= 1, logistic labels +-1 (kept).
+EXTREMES = {"epasto2020.weighted-erm": Domain({"values": (-1.0, 1.0)}, balls={"values": 1.0})}

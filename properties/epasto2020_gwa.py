@@ -71,6 +71,7 @@ from hypothesis import strategies as st
 from userdp.reference import epasto2020_gwa as G
 from userdp.reference.data import UserDataset
 
+from .extremes import Domain
 from .adapter import Adapter
 from .strategies import neighbouring_pairs, user_datasets
 
@@ -113,6 +114,7 @@ __all__ = [
     "prop_gwac_sensitivity_bounds_sampled_neighbour",
     "prop_gwac_refuses_labels_outside_range",
     "prop_gwac_refuses_C_without_identity",
+    "EXTREMES",
 ]
 
 REL = 1e-9
@@ -596,3 +598,11 @@ MAX_EXAMPLES.update({p: 40 for p in GWAC_PROPERTIES})
 MAX_EXAMPLES[prop_gwac_sensitivity_bounds_all_neighbours] = 30
 ADAPTER = Adapter
 REFERENCE = REFERENCE_GWA  # the main algorithm: Algorithm 3 with Theorem 6's optimal C
+
+
+# Totality at the float extremes (properties/extremes.py): the records' declared domain of each
+# mechanism, by its validate name: the labels y_i in [0, B] are private; the features are public.
+EXTREMES = {
+    "epasto2020.gwa": Domain({"labels": (0.0, "B")}),
+    "epasto2020.sample-limited-ols": Domain({"labels": (0.0, "B")}),
+}

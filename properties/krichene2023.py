@@ -68,6 +68,7 @@ from userdp.reference import krichene2023_weights as W
 from userdp.reference.data import UserDataset
 from userdp.reference.mechanisms import DEFAULT_RDP_ORDERS
 
+from .extremes import Domain
 from .adapter import Adapter
 from .strategies import task_user_graphs
 
@@ -100,6 +101,7 @@ __all__ = [
     "MAX_EXAMPLES",
     "RELATION",
     "ADAPTER",
+    "EXTREMES",
 ]
 
 REL = 1e-9
@@ -544,3 +546,11 @@ EXAMPLES = {p: list(HARD_EXAMPLES) for p in ALL_PROPERTIES if p not in STATISTIC
 MAX_EXAMPLES = {p: 25 for p in ALL_PROPERTIES}
 MAX_EXAMPLES.update({p: 1 for p in STATISTICAL_PROPERTIES})
 ADAPTER = MultiTaskAdapter
+
+
+# Totality at the float extremes (properties/extremes.py): the records' declared domain of each
+# mechanism, by its validate name: any finite features and labels (Algorithms 1-2 clip them).
+EXTREMES = {
+    "krichene2023.ssp": Domain({"values": (-math.inf, math.inf), "labels": (-math.inf, math.inf)}),
+    "krichene2023.noisy-gd": Domain({"values": (-math.inf, math.inf), "labels": (-math.inf, math.inf)}),
+}

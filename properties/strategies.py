@@ -4,7 +4,9 @@ Each builder is an ``@st.composite`` strategy that draws the data shapes the pap
 worry about: imbalanced users (Zipf-like sizes, many single-record users), personal
 privacy levels (Acharya et al.'s conservative / medium / liberal mix), skewed task-user
 graphs (Krichene et al.), weight vectors with a fixed budget, and neighbouring pairs
-under each relation of ``userdp.reference.neighbours``.
+under each relation of ``userdp.reference.neighbours``, and records at the ends of the float
+range (``extreme_floats``, ``extreme_datasets``, ``extreme_pairs``: near +-max, totals that
+overflow, subnormals, -0.0), clipped into a mechanism's declared domain.
 """
 
 from __future__ import annotations
@@ -22,9 +24,15 @@ __all__ = [
     "task_user_graphs",
     "weights_summing_to",
     "neighbouring_pairs",
+    "FLOAT_MAX",
+    "extreme_floats",
+    "extreme_datasets",
+    "extreme_pairs",
 ]
 
 _finite = dict(allow_nan=False, allow_infinity=False)
+FLOAT_MAX = float(np.finfo(float).max)  # 1.7976931348623157e308
+_TINY = float(np.finfo(float).tiny)  # 2.2250738585072014e-308, the smallest normal float
 
 
 @st.composite
@@ -194,3 +202,87 @@ def _moved(a: np.ndarray, lo: float, hi: float) -> np.ndarray:
     flat = a.reshape(-1)
     flat[0] = hi if abs(flat[0] - lo) <= abs(flat[0] - hi) else lo
     return a
+
+
+# ------------------------------------------------------------------ extreme floats
+def extreme_floats(lo: float = -FLOAT_MAX, hi: float = FLOAT_MAX):
+    """Floats at the ends of the float range, clipped into [lo, hi] (a record's declared domain):
+    near +-max (1e307 .. 1.7976931348623157e308), +-1e300, subnormals (5e-324 .. 2.2e-308) of
+    both signs, -0.0 and 0.0, the domain's own ends, and ordinary values in [-1, 1]."""
+    lo, hi = float(lo), float(hi)
+    raw = st.one_of(
+        st.floats(1e307, FLOAT_MAX),
+        st.floats(-FLOAT_MAX, -1e307),
+        st.sampled_from([FLOAT_MAX, -FLOAT_MAX, 1e300, -1e300, 5e-324, -5e-324, _TINY, -_TINY, 0.0, -0.0, lo, hi]),
+        st.floats(5e-324, _TINY, allow_subnormal=True),
+        st.floats(-_TINY, -5e-324, allow_subnormal=True),
+        st.floats(-1.0, 1.0),
+    )
+    return raw.map(lambda v: v if lo <= v <= hi else min(max(v, lo), hi))  # keeps -0.0 when 0 is inside
+
+
+def _into_ball(a: np.ndarray, radius: float) -> np.ndarray:
+    """Rows of a (n, d) with norm > radius moved onto the ball (computed on rows scaled by their
+    largest entry, so a row near the float maximum is moved too); rows inside are unchanged."""
+    with np.errstate(all="ignore"):
+        top = np.max(np.abs(a), axis=1, keepdims=True)
+        unit = a / np.where(top > 0, top, 1.0)
+        r = np.sqrt(np.sum(unit * unit, axis=1, keepdims=True))
+        out = np.where(top * r > radius, unit * (radius / np.where(r > 0, r, 1.0)), a)
+    return out
+
+
+def _extreme_field(draw, D: UserDataset, shape: tuple, lo: float, hi: float) -> np.ndarray:
+    """One private field of the shape of D's, in [lo, hi], from one of four families."""
+    family = draw(st.sampled_from(["elementwise", "overflowing users", "huge among zeros", "tiny"]))
+    size = int(np.prod(shape))
+    if family == "elementwise":  # at most 64 drawn entries, repeated over a larger field
+        k = min(size, 64)
+        return np.resize(np.array(draw(st.lists(extreme_floats(lo, hi), min_size=k, max_size=k)), float), shape)
+    clip = lambda v: np.clip(v, lo, hi)  # noqa: E731
+    if family == "overflowing users":  # every record near the max: user totals and sums overflow
+        sign = draw(st.sampled_from([1.0, -1.0]))
+        return clip(np.full(shape, sign * draw(st.floats(1e307, FLOAT_MAX))))
+    if family == "huge among zeros":  # some users at +-1e300 (or the max), the rest at 0
+        v = draw(st.sampled_from([1e300, -1e300, FLOAT_MAX, -FLOAT_MAX]))
+        users = D.users.tolist()
+        huge = draw(st.lists(st.sampled_from(users), min_size=1, max_size=len(users), unique=True))
+        rows = np.isin(D.user_ids, huge)
+        out = np.zeros(shape)
+        out[rows] = v
+        return clip(out)
+    tiny = st.sampled_from([5e-324, -5e-324, _TINY, -_TINY, 1e-310, 0.0, -0.0])
+    k = min(size, 64)
+    return clip(np.resize(np.array(draw(st.lists(tiny, min_size=k, max_size=k)), float), shape))
+
+
+@st.composite
+def extreme_datasets(draw, base: UserDataset, fields, balls=None) -> UserDataset:
+    """``base`` (its public structure: users, sizes, tasks, epsilons, and every field not named)
+    with the private ``fields`` ({name: (lo, hi)}) redrawn at the float extremes, clipped into
+    [lo, hi]; a field of ``balls`` ({name: radius}) is then moved into the ball of its radius."""
+    balls = balls or {}
+    new = {}
+    for name, (lo, hi) in fields.items():
+        shape = getattr(base, name).shape
+        a = _extreme_field(draw, base, shape, lo, hi)
+        if name in balls:
+            a = _into_ball(a.reshape(shape[0], -1), balls[name]).reshape(shape)
+        new[name] = a
+    return base.with_fields(**new)
+
+
+@st.composite
+def extreme_pairs(draw, base: UserDataset, fields, balls=None) -> tuple[UserDataset, UserDataset]:
+    """(D, D'): an ``extreme_datasets`` draw and the same with one user's private records redrawn
+    (public structure kept, so that both sides are legal inputs with the same public parameters)."""
+    D = draw(extreme_datasets(base, fields, balls))
+    other = draw(extreme_datasets(base, fields, balls))
+    u = draw(st.sampled_from(D.users.tolist()))
+    rows = D.user_ids == u
+    new = {}
+    for name in fields:
+        a = np.array(getattr(D, name))
+        a[rows] = getattr(other, name)[rows]
+        new[name] = a
+    return D, D.with_fields(**new)

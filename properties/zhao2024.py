@@ -58,6 +58,7 @@ from userdp.reference import zhao2024 as Z
 from userdp.reference.data import UserDataset
 from userdp.reference.neighbours import REPLACE_USER_ITEMS
 
+from .extremes import Domain
 from .adapter import Adapter
 
 __all__ = [
@@ -100,6 +101,7 @@ __all__ = [
     "hlm_pairs",
     "HARD_PAIRS",
     "prop_refusal_reads_only_public_inputs",
+    "EXTREMES",
 ]
 
 REL = 1e-9
@@ -875,3 +877,14 @@ EXAMPLES = {
     **{p: list(GLOBAL_HARD_EXAMPLES) for p in GLOBAL_PROPERTIES},
 }
 MAX_EXAMPLES = {p: 25 for p in ALL_PROPERTIES + GLOBAL_PROPERTIES}
+
+
+# Totality at the float extremes (properties/extremes.py): the records' declared domain of each
+# mechanism, by its validate name: HLM takes any finite items; the global calibration declares a
+# support ||x|| <= support. HLM's solver may run its whole public iteration budget at the extremes,
+# so few examples run by default.
+EXTREMES = {
+    "zhao2024.hlm": Domain({"values": (-math.inf, math.inf)}, examples=3),
+    "zhao2024.hlm-d3": Domain({"values": (-math.inf, math.inf)}, examples=3),
+    "zhao2024.hlm-global": Domain({"values": ("-support", "support")}, balls={"values": "support"}, examples=3),
+}

@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from userdp.reference import zhao2024_wme as Wm
 from userdp.reference.data import UserDataset
 
+from .extremes import Domain
 from .adapter import Adapter
 from .zhao2024 import REL, _dataset, _require, gaussian_delta_oracle
 
@@ -47,6 +48,7 @@ __all__ = [
     "RELATION",
     "ADAPTER",
     "REFERENCE",
+    "EXTREMES",
 ]
 
 
@@ -123,3 +125,8 @@ EXAMPLES: dict = {}  # none: the hard cases of properties/zhao2024.py are HLM's
 MAX_EXAMPLES = {prop_wme_noise_calibrated: 25}
 RELATION = Wm.RELATION  # REPLACE_USER_ITEMS, as for HLM
 ADAPTER = Adapter
+
+
+# Totality at the float extremes (properties/extremes.py): the records' declared domain of each
+# mechanism, by its validate name: items in [-R, R].
+EXTREMES = {"zhao2024.wme": Domain({"values": ("-R", "R")})}

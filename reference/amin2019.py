@@ -86,6 +86,12 @@ def user_totals(dataset: UserDataset) -> np.ndarray:
     §3 assumes non-negative contributions; a negative record value is refused (naming
     its index), never clipped: min(x_l, T) is not a cap for a negative total.
     """
+    _check_values(dataset)
+    return dataset.user_sums()  # (m,); may overflow to inf for records near the float maximum
+
+
+def _check_values(dataset: UserDataset) -> np.ndarray:
+    """The records x_i (n,), checked: scalar per record and >= 0 (§3's domain)."""
     check_dataset(dataset)
     if dataset.values.ndim != 1:
         raise ValueError(
@@ -97,7 +103,20 @@ def user_totals(dataset: UserDataset) -> np.ndarray:
         raise ValueError(
             f"dataset.values must be >= 0 (§3: non-negative contributions); values[{i}] = {float(dataset.values[i])!r}"
         )
-    return dataset.user_sums()  # (m,)
+    return dataset.values
+
+
+def _totals_capped_at(dataset: UserDataset, T: float) -> np.ndarray:
+    """min(x_l, T) for every user, (m,), summed from the records clipped to [0, T] first, so that no
+    total overflows (the domain x_i >= 0 is unbounded: two records of 1.7e308 sum to inf).
+
+    Exact, not an approximation: the records are >= 0, so if every record of user l is < T the
+    clipped records are the records themselves (the same float sum, bit for bit), and if one
+    record is >= T both sums are >= T (a float sum of non-negative terms is at least each term:
+    rounding is monotone), so both minima are T. Hence min(sum_i min(x_i, T), T) = min(x_l, T)
+    in floats, and the sum of at most n records each <= T <= 1e50 (``MAGNITUDE``) is finite."""
+    x = _check_values(dataset)
+    return np.minimum(dataset.user_sums(np.minimum(x, T)), T)  # (m,)
 
 
 def _cap(T, name: str = "T") -> float:
@@ -107,7 +126,7 @@ def _cap(T, name: str = "T") -> float:
 def statistic(dataset: UserDataset, T) -> float:
     """g_T(S) = sum_l min(x_l, T), noise-free (§3). The cap is visible: clip to [0, T]."""
     T = _cap(T)
-    x = user_totals(dataset)  # (m,), all >= 0
+    x = _totals_capped_at(dataset, T)  # (m,): min(x_l, T), no overflow (records clipped first)
     return float(np.sum(clip_interval(x, 0.0, T)))  # §3: g_T = sum min(x_l, T)
 
 
@@ -131,7 +150,10 @@ def mechanism(dataset: UserDataset, T, epsilon, rng, size=None) -> np.ndarray:
     Why this is private: ``sensitivity`` shows |g_T(S) - g_T(S')| <= T for every
     add/remove-user pair (the user's *total* is capped once, in ``statistic``), and the
     Laplace mechanism with scale T/eps is then eps-DP (Def. 4). T must be public: chosen
-    without looking at the data (see ``optimal_cap_nonprivate`` for why).
+    without looking at the data (see ``optimal_cap_nonprivate`` for why). Total on the whole
+    domain x_i >= 0: the user totals are summed from records clipped to T (``_totals_capped_at``,
+    exactly min(x_l, T)), so no total overflows and no dataset makes it raise or warn; a refusal
+    reads only T, epsilon, size and the shape and sign of the records (the declared domain).
     """
     g_T = statistic(dataset, T)
     return laplace_mechanism(g_T, sensitivity(T), epsilon, rng, size=size)
@@ -236,12 +258,18 @@ def private_cap(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng, size=Non
     e_cap = check_epsilon(epsilon_cap, "epsilon_cap")
     k = optimal_rank(check_epsilon(epsilon_sum, "epsilon_sum"))
     U, rng, n_out = check_positive(U, "U"), check_generator(rng), check_size(size)
-    T = _draw_caps(np.sort(user_totals(dataset)), e_cap, k, U, rng, 1 if n_out is None else n_out)
+    xs = np.sort(_totals_capped_at(dataset, U))  # (m,): min(x_l, U), no overflow (``_draw_caps`` says why)
+    T = _draw_caps(xs, e_cap, k, U, rng, 1 if n_out is None else n_out)
     return T[0] if n_out is None else T
 
 
 def _draw_caps(xs: np.ndarray, e_cap: float, k: int, U: float, rng, n_out: int) -> np.ndarray:
-    """``private_cap``'s n_out draws of T (n_out,), from the user totals sorted ascending, ``xs``."""
+    """``private_cap``'s n_out draws of T (n_out,), from the user totals sorted ascending, ``xs``.
+
+    ``xs`` may be the totals capped at U, min(x_l, U) (what the callers pass, so that no total
+    overflows): the draw reads only the totals in (0, U) and how many are >= U (``_cap_intervals``),
+    and capping at U changes neither, so the distribution of T, and so the privacy argument, is that
+    of the uncapped totals."""
     lo, hi, u = _cap_intervals(xs, U, k)
     logw = np.log(hi - lo) + e_cap * u / 2.0  # McSherry-Talwar: exp(eps u / 2)
     p = np.exp(logw - logw.max())
@@ -266,7 +294,9 @@ def private_cap_mechanism(dataset: UserDataset, epsilon_cap, epsilon_sum, U, rng
     """
     e_cap, e_sum = check_epsilon(epsilon_cap, "epsilon_cap"), check_epsilon(epsilon_sum, "epsilon_sum")
     U, rng, n_out = check_positive(U, "U"), check_generator(rng), check_size(size)
-    xs = np.sort(user_totals(dataset))  # (m,), ascending: once, for T and for g_T
+    # (m,) min(x_l, U), ascending: once, for T and for g_T. Capped at U, the public upper end of
+    # every T, so no total overflows: g_T for T <= U is sum_l min(x_l, T) = sum_l min(min(x_l, U), T)
+    xs = np.sort(_totals_capped_at(dataset, U))
     T = _draw_caps(xs, e_cap, optimal_rank(e_sum), U, rng, 1 if n_out is None else n_out)  # private_cap
     g_T = _capped_sums(xs, T)  # §3, one g_T per draw (capped_sums)
     noisy = rng.laplace(g_T, T / e_sum)  # Def. 4: Lap(T / eps_sum)

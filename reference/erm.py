@@ -35,6 +35,7 @@ from scipy.special import expit
 
 from ._checks import check_finite_array, check_int, check_positive
 from .data import UserDataset, check_dataset
+from .mechanisms import safe_norms
 
 __all__ = [
     "LOSSES",
@@ -75,7 +76,7 @@ def check_erm_data(dataset: UserDataset, loss: str, R, Y=1.0) -> tuple[np.ndarra
     if dataset.labels is None:
         raise ValueError("dataset.labels is None: ERM needs a label y_i for every record")
     X, y = features(dataset), dataset.labels
-    norms = np.linalg.norm(X, axis=1)  # (n,)
+    norms = safe_norms(X)  # (n,), no overflow warning before the refusal below
     bad = norms > R * (1 + _NORM_SLACK)
     if bad.any():
         i = int(np.argmax(bad))

@@ -97,7 +97,7 @@ from ._checks import (
 )
 from .data import UserDataset, check_dataset
 from .krichene2023_weights import check_counts, graph
-from .mechanisms import clip_l2
+from .mechanisms import clip_l2, safe_norms
 from .neighbours import ADD_REMOVE_USER
 
 __all__ = [
@@ -288,14 +288,40 @@ def weighted_gradient(dataset: UserDataset, w, theta, *, m, Gamma, Lambda) -> np
         raise ValueError(f"theta must be (m, d) = ({m}, {d}) or (s, m, d), got {np.shape(theta)}")
     s = th.shape[0]
     at = th[:, t, :]  # (s, N, d): theta_{task of record}
-    resid = np.einsum("snd,nd->sn", at, x) - y  # theta.x - y
-    g = resid[:, :, None] * x[None] + lam * at  # (s, N, d)
-    norms = np.linalg.norm(g, axis=-1, keepdims=True)
-    g *= G / np.maximum(norms, G)  # clip each record's gradient to Gamma
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # overflow handled below
+        resid = np.einsum("snd,nd->sn", at, x) - y  # theta.x - y
+        g = resid[:, :, None] * x[None] + lam * at  # (s, N, d)
+        norms = safe_norms(np.where(np.isfinite(g), g, 0.0), keepdims=True)  # overflowed rows: redone below
+        g *= G / np.maximum(norms, G)  # clip each record's gradient to Gamma
+    far = ~np.all(np.isfinite(g), axis=-1)  # (s, N): the gradient overflowed (records near the float max)
+    if far.any():
+        si, ni = np.nonzero(far)
+        g[si, ni] = _clipped_far_gradients(at[si, ni], x[ni], y[ni], lam, G)
     S = _task_matrix(t, w, m)
     out = np.asarray(S @ np.moveaxis(g, 1, 0).reshape(t.size, s * d)).reshape(m, s, d)
     out = np.moveaxis(out, 1, 0)
     return out[0] if single else out
+
+
+def _clipped_far_gradients(th: np.ndarray, x: np.ndarray, y: np.ndarray, lam: float, G: float) -> np.ndarray:
+    """clip((theta.x - y) x + lambda theta, Gamma) for records whose gradient overflows, (k, d).
+
+    Each record is scaled by 2^-p (exact), 2^p > max(|x|, |y|): h = (theta.x' - y') x' + lambda theta 4^-p
+    is finite and the gradient is 4^p h, so its clip is h min(4^p, Gamma / ||h||), the comparison
+    made on logarithms (4^p may overflow). Why this is private: the clipped gradient is a function
+    of the record and the public iterate alone, of norm <= Gamma, as for every other record, so
+    Theorem 3.3's per-user bound holds unchanged; the ordinary records never come here (their
+    gradients are finite), so their releases are unchanged to the bit."""
+    with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+        top = np.maximum(np.max(np.abs(x), axis=1), np.abs(y))  # (k,) > 0: the gradient overflowed
+        p = np.frexp(top)[1]  # top < 2^p
+        xs, ys = np.ldexp(x, -p[:, None]), np.ldexp(y, -p)
+        h = (np.einsum("kd,kd->k", th, xs) - ys)[:, None] * xs + lam * np.ldexp(th, -2 * p[:, None])
+        hn = safe_norms(h)  # (k,)
+        clipped = np.log2(np.where(hn > 0, hn, 1.0)) + 2.0 * p >= math.log2(G)
+        factor = np.where(clipped, G / np.where(hn > 0, hn, 1.0), np.ldexp(1.0, np.minimum(2 * p, 1023)))
+        out = h * factor[:, None]
+    return np.where((hn > 0)[:, None], out, 0.0)
 
 
 def theorem312_schedule(n_counts, omega, d, *, case, Gamma, radius=None, Lambda=None, T=None):
@@ -349,6 +375,6 @@ def gd_mechanism(dataset: UserDataset, w, rng, size=None, *, m, Gamma, Lambda, e
         g = weighted_gradient(dataset, w, theta, m=m, Gamma=Gamma, Lambda=Lambda)
         g += sigma * rng.standard_normal(g.shape)  # line 6: + Gamma sqrt(T/2) xi
         theta -= steps[k][None, :, None] * g
-        norms = np.linalg.norm(theta, axis=-1, keepdims=True)
+        norms = safe_norms(theta, keepdims=True)
         theta *= R / np.maximum(norms, R)  # Pi_C, C = ball of radius R
     return theta[0] if size is None else theta

@@ -59,6 +59,7 @@ __all__ = [
     "l2_laplace_mechanism",
     "clip_interval",
     "clip_l2",
+    "safe_norms",
     "gaussian_rdp",
     "compose_rdp",
     "rdp_to_dp",
@@ -268,16 +269,39 @@ def clip_interval(x, lo, hi) -> np.ndarray:
     return np.clip(check_finite_array(x, "x"), lo, hi)
 
 
+def safe_norms(a, keepdims: bool = False) -> np.ndarray:
+    """||a||_2 along the last axis of a finite array, with no overflow and no numpy warning.
+
+    Where ``np.linalg.norm`` is finite its value is returned unchanged (so results on ordinary
+    data are bit for bit those of ``np.linalg.norm``); a row whose squares overflow (an entry
+    beyond ~1.3e154) is normed on the row scaled by its largest magnitude, top * ||a / top||,
+    which is finite up to the float maximum times sqrt(d) (then inf, the true norm's rounding).
+    A warning here would be an output that depends on the records, so none is raised.
+    ``a``: a finite (d,), (n, d) or (s, n, d) array.
+    """
+    a = check_finite_array(a, "a", ndim=(1, 2, 3))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        norms = np.linalg.norm(a, axis=-1, keepdims=True)
+        big = ~np.isfinite(norms)
+        if big.any():
+            top = np.max(np.abs(a), axis=-1, keepdims=True)
+            scaled = top * np.linalg.norm(a / np.where(top > 0, top, 1.0), axis=-1, keepdims=True)
+            norms = np.where(big, scaled, norms)
+    return norms if keepdims else norms[..., 0]
+
+
 def clip_l2(x, radius) -> np.ndarray:
     """x * min(1, radius / ||x||_2) per row of an (n, d) array, or for a (d,) vector.
 
     Rows already inside the ball are returned unchanged; clipped rows have norm radius up
-    to one rounding (relative ~1e-16).
+    to one rounding (relative ~1e-16). Total on finite input: the norms are ``safe_norms``
+    (no overflow warning for rows near the float maximum).
     """
     radius = check_positive(radius, "radius")
     a = check_finite_array(x, "x", ndim=(1, 2))
-    norms = np.linalg.norm(a, axis=-1, keepdims=True)  # (n, 1) or (1,)
-    return a * (radius / np.maximum(norms, radius))  # factor 1 when norm <= radius
+    norms = safe_norms(a, keepdims=True)  # (n, 1) or (1,)
+    with np.errstate(under="ignore"):
+        return a * (radius / np.maximum(norms, radius))  # factor 1 when norm <= radius
 
 
 # --------------------------------------------------------------------------- Renyi DP

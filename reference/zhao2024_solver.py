@@ -63,7 +63,8 @@ on the rounding part of eta, and of one float step of the solver, at such a D).
 Float range. Items are any finite doubles. Far users (a local offset beyond ``FAR`` = 2^1000
 in some coordinate) pull with T_i times a direction computed from halved coordinates, so no
 difference overflows; their rounding is in eta. No numpy warning is raised on any input
-(``np.errstate``): a warning would be an output that depends on the data.
+(``np.errstate`` around the whole solve, ``_solve``): a warning would be an output that depends on
+the data; an inf or NaN intermediate ends the fast path or leaves the point uncertified.
 """
 
 from __future__ import annotations
@@ -275,8 +276,9 @@ def _certify(y, w, T, z, delta, e: float, path: str) -> Solution:
         eta = gn * (1 + (d + 4) * U) + rounding * (1 + 4 * U)
         corr = E + (d + 8) * U * (r + T)
         margins = np.where(fr.far | ~np.isfinite(r), -np.inf, (T - r) - corr)
+    margins = np.where(np.isnan(margins), -np.inf, margins)  # a NaN bound is no margin
     K = math.fsum(w[margins >= e])
-    ok = bool(math.isfinite(eta) and eta < e * K * (1 - 4 * U))
+    ok = bool(math.isfinite(eta) and eta < e * K * (1 - 4 * U))  # NaN or inf eta: uncertified
     return Solution(z1, dl, float(eta), margins, ok, path)
 
 
@@ -411,6 +413,8 @@ def _newton(y, w, T, target: float) -> tuple[np.ndarray, np.ndarray]:
     for _ in range(NEWTON_STEPS):
         a, r, psi = _psi(fr, dl, T)
         g = w @ psi
+        if not (math.isfinite(F) and np.all(np.isfinite(g))):
+            break  # an overflowed loss or gradient (items near the float maximum): leave it to _certify
         if float(_norms(g[None, :])[0]) <= target:
             break
         moved = False
@@ -481,7 +485,21 @@ def _guaranteed(y, w, T, target: float, kappa0: float, rho: float, n1: int, n2: 
 def _solve(y, w, T, *, e: float, kappa0: float, rho: float) -> Solution:
     """argmin_s F(s), certified to accuracy e when possible (module docstring). y (n, d) finite,
     w (n,) >= 0 with sum > 0, T (n,) > 0; e, kappa0, rho > 0 are the public accuracy, weight
-    share and strong-convexity radius of Theorems 1-2. Never raises on the data."""
+    share and strong-convexity radius of Theorems 1-2. Never raises or warns on the data.
+
+    The whole solve runs under ``np.errstate`` with every floating-point warning off (``_QUIET``):
+    at items near the float maximum an intermediate of the fast path (the loss, a Newton step) may
+    overflow to inf or become NaN, and a numpy warning there would be an output that depends on the
+    data. Such intermediates are handled explicitly, not hidden: a non-finite loss, step or point
+    ends the fast path (``_newton``), and a non-finite point or bound is uncertified (``_certify``),
+    which the release turns into gamma = 0 whatever the data (zhao2024, item 3), so the only
+    observable effect of an overflow is the one the privacy proof already covers."""
+    with np.errstate(**_QUIET):
+        return _solve_paths(y, w, T, e=e, kappa0=kappa0, rho=rho)
+
+
+def _solve_paths(y, w, T, *, e: float, kappa0: float, rho: float) -> Solution:
+    """``_solve``'s paths (d = 1: exact; d >= 2: Newton, then the guaranteed path if uncertified)."""
     d = y.shape[1]
     target = 0.25 * e * kappa0
     if d == 1:

@@ -136,7 +136,7 @@ from ._checks import (
 )
 from .claims import ApproxDP, Claims, GaussianDP
 from .data import UserDataset, check_dataset
-from .mechanisms import gaussian_gdp_mu, gaussian_sigma_analytic
+from .mechanisms import gaussian_gdp_mu, gaussian_sigma_analytic, safe_norms
 from .neighbours import REPLACE_USER_ITEMS
 
 __all__ = [
@@ -233,7 +233,7 @@ def _local_averages(dataset, R: float) -> np.ndarray:
     if v.ndim == 1 or v.shape[1] == 1:
         size, what = np.abs(v).reshape(-1), f"|x| <= R = {R!r}"
     else:
-        size, what = np.linalg.norm(v, axis=1), f"||x||_2 <= R = {R!r}"
+        size, what = safe_norms(v), f"||x||_2 <= R = {R!r}"
     bad = size > R
     if bad.any():
         i = int(np.argmax(bad))

@@ -145,6 +145,12 @@ entry(
     radius=POS(),
 )
 entry(
+    "mechanisms.safe_norms",
+    M.safe_norms,
+    lambda: dict(a=[[3.0, 4.0], [1e300, 1e300]]),
+    a=finite_bad([[3.0, 4.0]]) + ARRAY() + [[[[[1.0]]]], 1.0],
+)
+entry(
     "mechanisms.gaussian_rdp",
     M.gaussian_rdp,
     lambda: dict(orders=[1.5, 2.0, 8.0], sensitivity=1.0, sigma=1.0),

@@ -4,12 +4,17 @@ import numpy as np
 from hypothesis import given, settings, strategies as st, find
 
 from userdp.properties.strategies import (
+    FLOAT_MAX,
     epsilon_profiles,
+    extreme_datasets,
+    extreme_floats,
+    extreme_pairs,
     task_user_graphs,
     user_datasets,
     user_size_profiles,
     weights_summing_to,
 )
+from userdp.reference.data import UserDataset
 
 
 @given(user_size_profiles())
@@ -52,3 +57,60 @@ def test_task_graphs_are_skewed():
 
     each()
     find(task_user_graphs(), lambda D: D.tasks.size >= 3 and D.task_counts().max() >= 3 * D.task_counts().min())
+
+
+# ------------------------------------------------------------------ extreme floats
+@given(
+    st.sampled_from([(-FLOAT_MAX, FLOAT_MAX), (0.0, FLOAT_MAX), (-1.0, 1.0), (0.0, 1.0)]).flatmap(
+        lambda b: st.tuples(st.just(b), extreme_floats(*b))
+    )
+)
+def test_extreme_floats_stay_in_the_domain(args):
+    (lo, hi), v = args
+    assert lo <= v <= hi and np.isfinite(v)
+
+
+def test_extreme_floats_reach_every_end_of_the_range():
+    # find() fails loudly if the builder never yields the case
+    find(extreme_floats(), lambda v: v >= 1e307)
+    find(extreme_floats(), lambda v: v <= -1e307)
+    find(extreme_floats(), lambda v: 0 < abs(v) < np.finfo(float).tiny)  # subnormal
+    find(extreme_floats(), lambda v: v == 0 and np.signbit(v))  # -0.0
+    find(extreme_floats(0.0, FLOAT_MAX), lambda v: v == 0 and not np.signbit(v))
+
+
+def _base():
+    return UserDataset(np.zeros((7, 2)), np.array([0, 0, 0, 1, 2, 2, 3]), labels=np.zeros(7))
+
+
+def _overflows(D) -> bool:
+    with np.errstate(over="ignore"):
+        return not np.all(np.isfinite(np.add.reduceat(D.values[:, 0], [0, 3, 4, 6])))
+
+
+def test_extreme_datasets_keep_the_public_structure_and_the_domain():
+    @settings(max_examples=60, derandomize=True, database=None)
+    @given(extreme_pairs(_base(), {"values": (-FLOAT_MAX, FLOAT_MAX), "labels": (0.0, 1.0)}))
+    def each(pair):
+        for D in pair:
+            assert np.array_equal(D.user_ids, _base().user_ids) and D.values.shape == (7, 2)
+            assert np.all(np.isfinite(D.values)) and ((D.labels >= 0) & (D.labels <= 1)).all()
+        changed = np.any(pair[0].values != pair[1].values, axis=1) | (pair[0].labels != pair[1].labels)
+        assert np.unique(pair[0].user_ids[changed]).size <= 1  # one user's records redrawn
+
+    each()
+    # user totals that overflow, and huge users among zeros, are drawn
+    find(extreme_datasets(_base(), {"values": (0.0, FLOAT_MAX)}), _overflows)
+    find(
+        extreme_datasets(_base(), {"values": (-FLOAT_MAX, FLOAT_MAX)}),
+        lambda D: (np.abs(D.values) >= 1e300).any() and (D.values == 0).any(),
+    )
+
+
+def test_extreme_datasets_respect_a_ball():
+    @settings(max_examples=40, derandomize=True, database=None)
+    @given(extreme_datasets(_base(), {"values": (-1.0, 1.0)}, {"values": 1.0}))
+    def each(D):
+        assert (np.sqrt(np.sum(D.values**2, axis=1)) <= 1.0 + 1e-12).all()
+
+    each()

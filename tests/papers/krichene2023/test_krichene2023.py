@@ -314,3 +314,21 @@ def test_bad_input_names_the_argument():
         K.statistic(D.with_fields(task_ids=None), w, m=2, Gamma_x=1.0, Gamma_star=1.0)
     with pytest.raises(ValueError, match="task_ids"):
         K.statistic(D, w, m=1, Gamma_x=1.0, Gamma_star=1.0)  # task 1 >= m
+
+
+def test_far_gradient_clip_matches_the_direct_one():
+    # _clipped_far_gradients (the path of records whose gradient overflows) against the direct
+    # formula clip((theta.x - y) x + lambda theta, Gamma) on records where the direct one is finite:
+    # a clipped one (oracle by hand: resid = 1.5e100 - 1e100 - 1e100 = -5e99, g = resid x, so
+    # g / ||g|| = (-0.6, 0.8)) and one inside the ball (no clipping, factor 4^p)
+    th = np.array([[0.5, 0.25], [0.5, 0.25]])
+    x = np.array([[3e100, -4e100], [1e-3, 0.0]])
+    y = np.array([1e100, 0.0])
+    got = K._clipped_far_gradients(th, x, y, 0.1, 1.0)
+    assert np.allclose(got[0], [-0.6, 0.8], rtol=1e-12, atol=0)
+    direct = (th[1] @ x[1] - y[1]) * x[1] + 0.1 * th[1]  # norm ~0.056 < Gamma = 1: unclipped
+    assert np.allclose(got[1], direct, rtol=1e-12, atol=0)
+    # and a record at the float maximum: finite, of norm Gamma, no warning
+    with np.errstate(all="raise"):
+        far = K._clipped_far_gradients(th[:1], np.array([[1.7e308, -1.7e308]]), np.array([1.7e308]), 0.0, 2.0)
+    assert np.isfinite(far).all() and abs(np.linalg.norm(far) - 2.0) <= 1e-12
