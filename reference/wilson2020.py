@@ -175,12 +175,12 @@ def _budget(epsilon, delta, noise) -> tuple[float, float, str]:
     return eps, d, noise
 
 
-def _scalar_partitioned(dataset) -> UserDataset:
-    check_dataset(dataset)
+def _scalar_partitioned(dataset, name: str = "dataset") -> UserDataset:
+    check_dataset(dataset, name)
     if dataset.partition_ids is None:
-        raise ValueError("dataset.partition_ids is None: the aggregation needs a partition key per record")
+        raise ValueError(f"{name}.partition_ids is None: the aggregation needs a partition key per record")
     if dataset.values.ndim != 1:
-        raise ValueError(f"dataset.values must be scalar per record (shape (n,)), got shape {dataset.values.shape}")
+        raise ValueError(f"{name}.values must be scalar per record (shape (n,)), got shape {dataset.values.shape}")
     return dataset
 
 
@@ -279,7 +279,7 @@ def bound(dataset: UserDataset, public_partitions, L0, Linf, rng, bounding="reco
 def _columns(bounded, keys: np.ndarray) -> np.ndarray:
     if isinstance(bounded, EmptyDataset):
         return np.zeros(0, dtype=np.int64)
-    D = _scalar_partitioned(bounded)
+    D = _scalar_partitioned(bounded, "bounded")
     pos = {int(k): j for j, k in enumerate(keys)}
     if not np.isin(D.partition_ids, keys).all():
         raise ValueError("bounded holds a record outside public_partitions: pass the output of ``bound``")
