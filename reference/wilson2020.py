@@ -53,8 +53,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import MAX_INT, check_delta, check_epsilon, check_generator, check_int, check_real, check_size
-from ._checks import check_noise_scale
+from ._checks import MAX_INT, check_delta, check_epsilon, check_finite_array, check_generator, check_int, check_real
+from ._checks import check_noise_scale, check_size
 from .claims import ApproxDP, PureDP
 from .data import EMPTY, EmptyDataset, UserDataset, check_dataset
 from .mechanisms import clip_interval, gaussian_sigma_analytic
@@ -542,7 +542,7 @@ def mean_sum_over_count(
 def release_map(release, public_partitions) -> dict:
     """One release (k,) as the map partition -> noisy value over the public list."""
     keys = _partitions(public_partitions)
-    r = np.asarray(release, dtype=float)
+    r = check_finite_array(release, "release", ndim=(1,))
     if r.shape != (keys.size,):
         raise ValueError(f"release must have shape ({keys.size},) (one value per public partition), got {r.shape}")
     return {int(k): float(v) for k, v in zip(keys, r)}
