@@ -276,14 +276,15 @@ def bound(dataset: UserDataset, public_partitions, L0, Linf, rng, bounding="reco
 
 
 # ------------------------------------------------------------------ stage 3: the statistic
-def _columns(bounded, keys: np.ndarray) -> np.ndarray:
+def _public(bounded, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(record indices in public partitions, their partition positions); records outside the list
+    are not part of any released partition (stage 1), so a noise-free stage ignores them."""
     if isinstance(bounded, EmptyDataset):
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     D = _scalar_partitioned(bounded, "bounded")
+    idx = np.flatnonzero(np.isin(D.partition_ids, keys))
     pos = {int(k): j for j, k in enumerate(keys)}
-    if not np.isin(D.partition_ids, keys).all():
-        raise ValueError("bounded holds a record outside public_partitions: pass the output of ``bound``")
-    return np.array([pos[int(k)] for k in D.partition_ids], dtype=np.int64)
+    return idx, np.array([pos[int(k)] for k in D.partition_ids[idx]], dtype=np.int64)
 
 
 def mean_parts(bounded, public_partitions, lower, upper) -> tuple[np.ndarray, np.ndarray]:
@@ -291,9 +292,9 @@ def mean_parts(bounded, public_partitions, lower, upper) -> tuple[np.ndarray, np
     partition, mid = (lower + upper) / 2 (note §4.1, the normalised sum)."""
     keys = _partitions(public_partitions)
     q = _query("mean", 1, 1, lower, upper, "records")
-    col = _columns(bounded, keys)
+    idx, col = _public(bounded, keys)
     mid = (q.lower + q.upper) / 2.0
-    x = clip_interval(bounded.values, q.lower, q.upper) - mid if col.size else np.zeros(0)
+    x = clip_interval(bounded.values[idx], q.lower, q.upper) - mid if col.size else np.zeros(0)
     return np.bincount(col, minlength=keys.size).astype(float), np.bincount(col, x, minlength=keys.size)
 
 
@@ -302,21 +303,22 @@ def statistic(bounded, public_partitions, metric, lower=None, upper=None, boundi
 
     COUNT: records; SUM: sum of clamp(x_i, lower, upper) (``records``) or of each user's
     clamp(sum of its records, lower, upper) (``sum``); MEAN: mid + nsum / max(1, count)
-    (``mean_parts``; an empty partition reads mid). ``bounded``: the output of ``bound``.
+    (``mean_parts``; an empty partition reads mid). ``bounded``: the output of ``bound`` (on any
+    dataset: the statistic without bounding); records outside ``public_partitions`` are ignored.
     """
     keys = _partitions(public_partitions)
     q = _query(metric, 1, None if bounding == "sum" else 1, lower, upper, bounding)
     if q.metric == "mean":
         count, nsum = mean_parts(bounded, keys, q.lower, q.upper)
         return (q.lower + q.upper) / 2.0 + nsum / np.maximum(1.0, count)
-    col = _columns(bounded, keys)
+    idx, col = _public(bounded, keys)
     if q.metric == "count" or not col.size:
         return np.bincount(col, minlength=keys.size).astype(float) * (q.metric == "count")
+    x = bounded.values[idx]
     if q.bounding == "records":  # note §3.2 (a): each record clamped
-        return np.bincount(col, clip_interval(bounded.values, q.lower, q.upper), minlength=keys.size)
-    users = bounded.user_ids
-    pairs, inv = np.unique(np.stack([users, col]), axis=1, return_inverse=True)
-    per_user = clip_interval(np.bincount(np.ravel(inv), bounded.values), q.lower, q.upper)  # note §3.2 (b)
+        return np.bincount(col, clip_interval(x, q.lower, q.upper), minlength=keys.size)
+    pairs, inv = np.unique(np.stack([bounded.user_ids[idx], col]), axis=1, return_inverse=True)
+    per_user = clip_interval(np.bincount(np.ravel(inv), x), q.lower, q.upper)  # note §3.2 (b)
     return np.bincount(pairs[1], per_user, minlength=keys.size)
 
 

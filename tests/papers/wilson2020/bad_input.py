@@ -62,7 +62,7 @@ entry(
     "wilson2020.statistic",
     W.statistic,
     lambda: dict(bounded=_D(), public_partitions=PUB, metric="sum", **_sum()),
-    bounded=BAD_DS + [UserDataset.from_arrays([0.5], [0], partition_ids=[7])],  # a record outside the list
+    bounded=BAD_DS,
     public_partitions=PARTS,
     metric=METRIC,
     lower=BOUND + [2.0],  # lower > upper
