@@ -98,6 +98,10 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024_wme/bin-width-noise",
             "zhao2024/hlm-d3-one-user-sensitivity",
             "zhao2024/global-no-sign-flip",
+            "wilson2020/merged-groups-stale-bound",
+            "wilson2020/truncate-to-even-length",
+            "wilson2020/linf-without-abs",
+            "wilson2020/codes-by-first-appearance",
         ),
     ),
     "noise-formula": BugClass(
@@ -132,6 +136,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/gd-sigma-gamma",
             "krichene2023/sigma-ninety-five-percent",
             "krichene2023/variance-eight-percent-high",
+            "wilson2020/per-user-sum-times-linf",
         ),
     ),
     "noise-distribution": BugClass(
@@ -279,6 +284,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/gd-counts-from-data",
             "zhao2024_wme/exact-argmax",
             "zhao2024/hlm-d3-deterministic-test",
+            "wilson2020/distinct-dedup-before-bounding",
         ),
     ),
     "data-dependent-refusal": BugClass(
@@ -346,6 +352,19 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024/hlm-d3-decision-per-call",
             "zhao2024_wme/noise-once-per-call",
             "zhao2024/global-noise-once-per-call",
+            *(
+                f"wilson2020/{a}/shared-bounding"
+                for a in (
+                    "count",
+                    "count-gaussian",
+                    "sum",
+                    "sum-gaussian",
+                    "sum-per-user",
+                    "sum-per-user-gaussian",
+                    "mean",
+                    "mean-gaussian",
+                )
+            ),
         ),
     ),
     "biased-estimate": BugClass(
