@@ -218,3 +218,46 @@ def test_planted_bug_caught_by_audit_quick():
     b = planted.BY_NAME["sensitivity-max-without-abs"]
     res = audit(b.mechanism, b.pairs, b.claim, samples=20_000, confidence=0.95, seed=SEED, output="vector")
     assert res.verdict == "violation" and res.epsilon_lower_bound > 1.0, res
+
+
+# ------------------------------------------------------------------ registry, specs, reproduction
+def test_registry_lists_the_entries_and_every_spec_has_one():
+    from userdp.audits.engine import registry as R
+    from userdp.audits.papers.wilson2020.specs import SPECS
+    from userdp.audits.validation import all_specs
+
+    names = {e.name for e in R.all_entries()}
+    assert set(SPECS) <= names and set(SPECS) <= set(all_specs())
+    assert R.get("wilson2020.l0-off-by-one").expected == "violation"
+    assert "wilson2020-bound" in R.all_reproductions()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["wilson2020.count", "wilson2020.sum", "wilson2020.sum-per-user", "wilson2020.mean"])
+def test_reference_entries_show_no_violation(name):
+    # confidence 1 - 1e-4: a correct mechanism is flagged with probability <= 1e-4 (Holm over all sets)
+    from userdp.audits.engine import registry as R
+
+    s = R.get(name).setup()
+    res = audit(s.mechanism, s.pairs, s.claim, samples=100_000, confidence=1 - 1e-4, seed=SEED, output=s.output)
+    assert res.verdict == "no violation found", res
+
+
+@pytest.mark.slow
+def test_planted_entry_l0_off_by_one_is_flagged():
+    # exact loss 3/2 eps on its pair (the added user moves 3 partitions by 1 at scale 2): > 8 se above 1
+    from userdp.audits.engine import registry as R
+
+    s = R.get("wilson2020.l0-off-by-one").setup()
+    res = audit(s.mechanism, s.pairs, s.claim, samples=300_000, confidence=0.95, seed=SEED, output=s.output)
+    assert res.verdict == "violation", res
+
+
+def test_exact_mse_by_hand():
+    # two users: user 0 in partitions {0, 1}, user 1 in {0}; L0 = 1: q_0 = 1/2, q_1 = 1.
+    # bias: p0 = -1/2, p1 = -1/2 -> 1/2; sampling: 2 records x 1/4 = 1/2; noise 20 x 2 x 1 = 40
+    from userdp.audits.papers.wilson2020 import reproductions as RP
+
+    D = UserDataset.from_arrays([1.0, 1.0, 1.0], [0, 0, 1], partition_ids=[0, 1, 0])
+    got = RP.exact_mse(D, 1)
+    assert got == pytest.approx({"bias2": 0.5, "sampling": 0.5, "noise": 40.0, "mse": 41.0}, rel=1e-12)
