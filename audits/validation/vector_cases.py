@@ -353,7 +353,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024_wme/noise-once-per-call",
             "zhao2024/global-noise-once-per-call",
             *(
-                f"wilson2020/{a}/shared-bounding"
+                f"wilson2020/{a}/shared-noise"
                 for a in (
                     "count",
                     "count-gaussian",

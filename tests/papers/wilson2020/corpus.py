@@ -225,17 +225,23 @@ staged_reservoir = BoundAdapter(
 
 
 # ------------------------------------------------------------------ independence bug
-def shared_bounding(
+def shared_noise(
     dataset, rng, size, *, public_partitions, metric, L0, Linf, lower, upper, epsilon, delta, noise, bounding
 ):
-    """BUG (independence): the bounding is sampled once per call and shared by the call's releases."""
+    """BUG (independence): the noise vector is drawn once per call and added to every release of the call
+    (each release bounds afresh, so the releases differ: only the noise is shared)."""
     p = dict(locals())
     for k in ("dataset", "rng", "size"):
         p.pop(k)
     _check(**p)
-    b = _bound(_cells(dataset, public_partitions), L0, Linf, bounding, rng)
-    vals = _values(b, public_partitions, metric, lower, upper, bounding)
-    return np.stack([_release(vals, p, rng) for _ in range(size)])
+    fixed = np.random.default_rng(int(rng.integers(2**63)))  # one noise stream, restarted for every release
+    state = fixed.bit_generator.state
+    out = []
+    for _ in range(size):
+        b = _bound(_cells(dataset, public_partitions), L0, Linf, bounding, rng)
+        fixed.bit_generator.state = state
+        out.append(_release(_values(b, public_partitions, metric, lower, upper, bounding), p, fixed))
+    return np.stack(out)
 
 
 # ------------------------------------------------------------------ upstream bugs (public descriptions)
@@ -354,8 +360,8 @@ def _alternatives(algo: str) -> list:
                     "none: batched, a fresh permutation per release", "correct alternative"),
         CorpusEntry(f"wilson2020/{short}/staged-reservoir", algo, f"{M}:staged_reservoir", "none", "pass",
                     "none: loops for the stages, the batched release", "correct alternative", exposes="stages"),
-        CorpusEntry(f"wilson2020/{short}/shared-bounding", algo, f"{M}:shared_bounding", "independence",
-                    "not independent", "the sampling drawn once per call: the size releases share it", "planted"),
+        CorpusEntry(f"wilson2020/{short}/shared-noise", algo, f"{M}:shared_noise", "independence",
+                    "not independent", "the noise drawn once per call: the size releases share it", "planted"),
     ]  # fmt: skip
 
 
