@@ -394,7 +394,25 @@ STRATEGIES = {
     prop_sensitivity_formula: formula_cases(),
     prop_noise_scale_calibrated: noise_cases(),
 }
+
+
+def _spread_example() -> UserDataset:
+    """User 0: one record in partitions 0, 4, 5, 6, 7 (only 0 is public below) and three records at 2 in
+    partition 1; user 1: two records at 2 in partition 0."""
+    u = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1]
+    p = [0, 4, 5, 6, 7, 1, 1, 1, 0, 0]
+    return UserDataset.from_arrays([1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0], u, partition_ids=p)
+
+
+_Q_COUNT = Query((0, 1, 2), "count", 1, 1, None, None, "records")
+_Q_SUM_PER_USER = Query((0, 1, 2), "sum", 1, None, 0.0, 3.0, "sum")
+_Q_SUM_ROWS = Query((0, 1, 2), "sum", 2, 3, 0.0, 1.0, "records")
 EXAMPLES: dict = {
+    # known hard cases, run first: a user with more partitions than L0 (most of them never public) and a
+    # cell of more records than Linf; per-user sums above the bound; a partition total above the bound
+    prop_contribution_budget: [(_spread_example(), _Q_COUNT, s) for s in (0, 1, 2)],
+    prop_sensitivity_brute_force: [(_spread_example(), _Q_SUM_PER_USER, 0), (_spread_example(), _Q_COUNT, 0)],
+    prop_statistic_clamps: [(_spread_example(), _Q_SUM_PER_USER), (_spread_example(), _Q_SUM_ROWS)],
     # PR 384 (a): lower = -5, upper = 1, where max(lower, upper) = 1 but max(|lower|, |upper|) = 5
     prop_sensitivity_formula: [
         Query((0, 1), "sum", 2, 3, -5.0, 1.0, "records"),

@@ -124,7 +124,7 @@ def test_expected_statistic_by_enumeration(L0, Linf):
 def test_sampling_is_uniform_over_partitions_and_records():
     # user 0 of D_small has partitions {0, 1}; with L0 = 1 each is kept with probability 1/2; in
     # partition 0 its records {1, 2} each with probability 1/2 (Linf = 1). Chi-square at p < 1e-5.
-    D, n = D_small(), 4000
+    D, n = D_small(), 1600
     g = rng(11)
     seen = {(1.0,): 0, (2.0,): 0, (3.0,): 0}
     for _ in range(n):
