@@ -210,10 +210,15 @@ class _Structure:
     unit_col: np.ndarray  # (U,) partition position of each unit
 
 
+def _positions(keys: np.ndarray, pids: np.ndarray) -> np.ndarray:
+    """The position in ``keys`` (the public list, any order) of each of ``pids`` (all in the list)."""
+    order = np.argsort(keys, kind="stable")
+    return order[np.searchsorted(keys[order], pids)].astype(np.int64)
+
+
 def _structure(D: UserDataset, keys: np.ndarray) -> _Structure:
     idx = np.flatnonzero(np.isin(D.partition_ids, keys))
-    pos = {int(k): j for j, k in enumerate(keys)}
-    col = np.array([pos[int(k)] for k in D.partition_ids[idx]], dtype=np.int64)
+    col = _positions(keys, D.partition_ids[idx])
     users = np.unique(D.user_ids[idx], return_inverse=True)[1] if idx.size else np.zeros(0, np.int64)
     pairs, unit = (
         np.unique(np.stack([users, col]), axis=1, return_inverse=True)
@@ -283,8 +288,7 @@ def _public(bounded, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     D = _scalar_partitioned(bounded, "bounded")
     idx = np.flatnonzero(np.isin(D.partition_ids, keys))
-    pos = {int(k): j for j, k in enumerate(keys)}
-    return idx, np.array([pos[int(k)] for k in D.partition_ids[idx]], dtype=np.int64)
+    return idx, _positions(keys, D.partition_ids[idx])
 
 
 def mean_parts(bounded, public_partitions, lower, upper) -> tuple[np.ndarray, np.ndarray]:

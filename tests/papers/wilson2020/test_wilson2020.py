@@ -261,3 +261,14 @@ def test_exact_mse_by_hand():
     D = UserDataset.from_arrays([1.0, 1.0, 1.0], [0, 0, 1], partition_ids=[0, 1, 0])
     got = RP.exact_mse(D, 1)
     assert got == pytest.approx({"bias2": 0.5, "sampling": 0.5, "noise": 40.0, "mse": 41.0}, rel=1e-12)
+
+
+def test_release_follows_the_order_of_the_public_list():
+    # the list [2, 9, 0]: partition 9 has no record (released from noise alone), the order is the list's
+    D = D_small()
+    np.testing.assert_array_equal(W.statistic(D, [2, 9, 0], "count"), [1.0, 0.0, 3.0])
+    a = W.mechanism(D, [2, 9, 0], "count", 3, 3, 1.0, rng(1), size=2)
+    b = W.mechanism(D, [0, 2, 9], "count", 3, 3, 1.0, rng(1), size=2)
+    assert a.shape == b.shape == (2, 3)
+    # no sampling here (L0 = Linf = 3): the same noise draws land on the listed positions
+    np.testing.assert_allclose(a - W.statistic(D, [2, 9, 0], "count"), b - W.statistic(D, [0, 2, 9], "count"))
