@@ -38,6 +38,6 @@ def test_every_package_folder_is_listed_and_every_listed_package_exists():
 
 
 def test_a_planted_unlisted_folder_is_reported():
-    assert unlisted(packages_on_disk() | {"userdp.audits.papers.wilson2020"}, listed()) == [
-        "userdp.audits.papers.wilson2020"
+    assert unlisted(packages_on_disk() | {"userdp.audits.papers.unlisted2099"}, listed()) == [
+        "userdp.audits.papers.unlisted2099"
     ]

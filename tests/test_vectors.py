@@ -125,6 +125,17 @@ STAGE_BUGS = {
         f"zhao2024/{n}": "zhao2024.hlm-global"
         for n in ("global-curvature-from-radius", "global-no-sign-flip", "global-one-solver-step")
     },
+    **{
+        f"wilson2020/{n}": a
+        for n, a in (
+            ("clamp-after-aggregate", "wilson2020.sum"),
+            ("sum-clamp-per-record", "wilson2020.sum-per-user"),
+            ("sensitivity-max-without-abs", "wilson2020.sum"),
+            ("replace-one-sensitivity", "wilson2020.sum"),
+            ("classical-gaussian-sigma", "wilson2020.count-gaussian"),
+            ("mean-sum-over-count", "wilson2020.mean"),
+        )
+    },
 }
 
 _RELEASE = "its noise-free stages are the reference's; the bug is in the release (the audit catches it)"
@@ -163,6 +174,13 @@ NOT_STAGE_BUGS = {
     "no vector's call shape",
     "epasto2020_erm/per-user-renormalised-weights": "its stage is the gradient at an iterate theta, which the "
     "vectors (stages of the inputs alone) do not pin",
+    **{
+        f"wilson2020/{n}": "its stage is bound, a uniform sample from the caller's generator, which no vector pins "
+        "(the property suite checks it)"
+        for n in ("l0-off-by-one", "no-linf-sampling", "largest-partitions-kept", "bound-before-public-filter")
+    },
+    "wilson2020/l2-without-sqrt-l0": "its stage is the L2 sensitivity (norm='l2'), which the vectors' call shape "
+    "(sensitivity in L1) does not pass; its noise_scale is the reference's",
 }
 
 

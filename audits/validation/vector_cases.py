@@ -51,6 +51,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "epasto2020_gwa/gwa-b-per-record-max",
             "amin2019_erm/tau-per-record",
             "amin2019_erm/record-level-sensitivity",
+            "wilson2020/sum-clamp-per-record",
         ),
         corpus=(
             "amin2019/per-record-cap",
@@ -81,6 +82,8 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024/ptr-distance-without-movement",
             "zhao2024/global-curvature-from-radius",
             "zhao2024/global-no-sign-flip",
+            "wilson2020/sensitivity-max-without-abs",
+            "wilson2020/l2-without-sqrt-l0",
         ),
         corpus=(
             "amin2019/half-scale",
@@ -95,6 +98,10 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024_wme/bin-width-noise",
             "zhao2024/hlm-d3-one-user-sensitivity",
             "zhao2024/global-no-sign-flip",
+            "wilson2020/merged-groups-stale-bound",
+            "wilson2020/truncate-to-even-length",
+            "wilson2020/linf-without-abs",
+            "wilson2020/codes-by-first-appearance",
         ),
     ),
     "noise-formula": BugClass(
@@ -107,6 +114,9 @@ BUG_CLASSES: dict[str, BugClass] = {
             "acharya2024/eta-d-for-sqrt-d",
             "krichene2023/gd-sigma-gamma",
             "krichene2023/b-noise-without-gamma-star",
+            "wilson2020/replace-one-sensitivity",
+            "wilson2020/classical-gaussian-sigma",
+            "wilson2020/mean-sum-over-count",
         ),
         corpus=(
             "acharya2024/eta-without-sqrt-d",
@@ -126,6 +136,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/gd-sigma-gamma",
             "krichene2023/sigma-ninety-five-percent",
             "krichene2023/variance-eight-percent-high",
+            "wilson2020/per-user-sum-times-linf",
         ),
     ),
     "noise-distribution": BugClass(
@@ -173,6 +184,9 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/unclipped-labels-unit-bound",
             "krichene2023/gd-sum-clip-only",
             "zhao2024/clip-after-noise",
+            "wilson2020/clamp-after-aggregate",
+            "wilson2020/l0-off-by-one",
+            "wilson2020/no-linf-sampling",
         ),
         corpus=(
             "krichene2023/unclipped-labels",
@@ -257,6 +271,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/exact-counts-no-charge",
             "zhao2024/typical-sensitivity-without-ptr",
             "zhao2024/ptr-kappa0-from-data",
+            "wilson2020/largest-partitions-kept",
         ),
         corpus=(
             "amin2019/data-chosen-cap",
@@ -269,6 +284,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/gd-counts-from-data",
             "zhao2024_wme/exact-argmax",
             "zhao2024/hlm-d3-deterministic-test",
+            "wilson2020/distinct-dedup-before-bounding",
         ),
     ),
     "data-dependent-refusal": BugClass(
@@ -336,12 +352,26 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024/hlm-d3-decision-per-call",
             "zhao2024_wme/noise-once-per-call",
             "zhao2024/global-noise-once-per-call",
+            *(
+                f"wilson2020/{a}/shared-noise"
+                for a in (
+                    "count",
+                    "count-gaussian",
+                    "sum",
+                    "sum-gaussian",
+                    "sum-per-user",
+                    "sum-per-user-gaussian",
+                    "mean",
+                    "mean-gaussian",
+                )
+            ),
         ),
     ),
     "biased-estimate": BugClass(
         "The estimate moved while the noise stays right: a constant added to every release (a safety margin "
         "T/100), the regulariser changed (a ridge at 1.1 lambda, Lambda ||theta||^2 without its 1/2). Private, "
         "but not the paper's estimate, and the bias is small next to the noise on most cases.",
+        planted=("wilson2020/bound-before-public-filter",),
         corpus=("amin2019/safety-margin-bias", "acharya2024/lambda-stabiliser", "amin2019_erm/logistic-no-half"),
     ),
     "partial-noise": BugClass(

@@ -426,8 +426,9 @@ def test_list_marks_every_reference_entry_validatable(capsys):
     code, out, _ = run(capsys, "list", "--json")
     rows = strict_json(out)["entries"]
     assert code == 0 and all(r["validate"] for r in rows if r["kind"] == "reference")
-    # 20 reference entries: the 19 the validate rework covered and zhao2024.hlm-global (HLM's global calibration)
-    assert sum(r["kind"] == "reference" for r in rows) == 20
+    # 28 reference entries: the 19 the validate rework covered, zhao2024.hlm-global (HLM's global calibration)
+    # and the 8 of wilson2020 (COUNT, SUM, SUM per user, MEAN; Laplace and Gaussian)
+    assert sum(r["kind"] == "reference" for r in rows) == 28
 
 
 # ------------------------------------------------------------------ errors

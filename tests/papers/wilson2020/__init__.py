@@ -1,0 +1,1 @@
+"""Tests of Wilson et al. 2020 (reference/wilson2020.py)."""
