@@ -49,9 +49,11 @@ from userdp.reference import wilson2020 as W
 from userdp.reference.data import EMPTY, EmptyDataset, UserDataset
 
 from .adapter import Adapter
+from .extremes import Domain
 
 __all__ = [
     "BoundAdapter",
+    "EXTREMES",
     "REL",
     "Query",
     "bounded_cases",
@@ -430,3 +432,20 @@ REFERENCE = BoundAdapter(
     noise_scale=W.noise_scale,
     mechanism=W.mechanism,
 )
+
+
+# The records' domain for the extreme-floats property (properties/extremes.py): any real value (the
+# mechanism clamps to the public [lower, upper] itself, per record or per user-partition sum).
+EXTREMES = {
+    name: Domain({"values": (-math.inf, math.inf)})
+    for name in (
+        "wilson2020.count",
+        "wilson2020.count-gaussian",
+        "wilson2020.sum",
+        "wilson2020.sum-gaussian",
+        "wilson2020.sum-per-user",
+        "wilson2020.sum-per-user-gaussian",
+        "wilson2020.mean",
+        "wilson2020.mean-gaussian",
+    )
+}

@@ -322,8 +322,29 @@ def statistic(bounded, public_partitions, metric, lower=None, upper=None, boundi
     if q.bounding == "records":  # note §3.2 (a): each record clamped
         return np.bincount(col, clip_interval(x, q.lower, q.upper), minlength=keys.size)
     pairs, inv = np.unique(np.stack([bounded.user_ids[idx], col]), axis=1, return_inverse=True)
-    per_user = clip_interval(np.bincount(np.ravel(inv), x), q.lower, q.upper)  # note §3.2 (b)
+    per_user = _clamped_sums(np.ravel(inv), x, q.lower, q.upper)  # note §3.2 (b)
     return np.bincount(pairs[1], per_user, minlength=keys.size)
+
+
+def _clamped_sums(groups: np.ndarray, x: np.ndarray, lower: float, upper: float, minlength: int = 0) -> np.ndarray:
+    """clip(sum of x over each group, lower, upper), (G,): a user's partition sum clamped (note §3.2 (b)),
+    with no overflow and no warning whatever the records.
+
+    The records' domain is every real, so a user's float sum can overflow (two records of 1.7e308) or
+    become NaN (inf - inf). A warning or an exception there would depend on the records, an output
+    of its own. Where the plain sum is finite it is kept (bit for bit what it was); elsewhere the sum
+    is recomputed from the records scaled by 2^-b with 2^b > n (exact: a power of two, and no sum of
+    n scaled records exceeds the float maximum), clamped to the scaled bounds and scaled back. The
+    result is in [lower, upper] either way, so the sensitivity argument is unchanged."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = np.bincount(groups, x, minlength=minlength)
+    bad = ~np.isfinite(sums)
+    if bad.any():
+        k = 2.0 ** -max(int(x.size).bit_length(), 1)
+        with np.errstate(under="ignore"):
+            scaled = np.bincount(groups, x * k, minlength=minlength)[bad]
+            sums[bad] = np.clip(scaled, lower * k, upper * k) / k
+    return clip_interval(sums, lower, upper)
 
 
 def expected_statistic(
@@ -346,7 +367,7 @@ def expected_statistic(
     n_parts = np.bincount(S.unit_user)[S.unit_user]  # (U,) partitions of the unit's user
     p_unit = np.minimum(1.0, q.L0 / n_parts)  # (U,)
     if q.bounding == "sum":
-        s = clip_interval(np.bincount(S.unit, D.values[S.idx]), q.lower, q.upper)  # (U,)
+        s = _clamped_sums(S.unit, D.values[S.idx], q.lower, q.upper)  # (U,)
         return np.bincount(S.unit_col, p_unit * s, minlength=keys.size)
     r = np.bincount(S.unit)[S.unit]  # (n',) records of the record's unit
     term = np.ones(S.idx.size) if q.metric == "count" else clip_interval(D.values[S.idx], q.lower, q.upper)
@@ -425,7 +446,7 @@ def _blocks(S: _Structure, D: UserDataset, q: _Query, rng, c: int, k: int, mid: 
     if q.metric == "count":
         return count, None
     if q.bounding == "sum":
-        s = clip_interval(np.bincount(S.unit, x, minlength=S.unit_user.size), q.lower, q.upper)  # (U,)
+        s = _clamped_sums(S.unit, x, q.lower, q.upper, S.unit_user.size)  # (U,)
         Wu = np.zeros((S.unit_user.size, k))
         Wu[np.arange(S.unit_user.size), S.unit_col] = s
         return count, keep_u.astype(float) @ Wu
