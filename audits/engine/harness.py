@@ -111,6 +111,8 @@ from userdp.audits.engine.bounds import (
 from userdp.audits.engine.parallel import (
     BATCHED,
     REPRO_DRAWS,
+    SEEDED,
+    NotReproducibleError,
     Sampler,
     VaryingOutputError,
     calling_convention,
@@ -602,7 +604,10 @@ def _run(plan: AuditPlan, t0: float, transform=None):
 
 def _check_reproducible(mech: Sampler, plan: AuditPlan) -> None:
     """Call the mechanism twice on the first pair's first dataset with generators from one
-    seed (``parallel.check_reproducible``); set ``mech.reproducible`` and warn when it is False."""
+    seed, and with other seeds when the two agree (``parallel.check_reproducible``, which raises
+    ``SeedIgnoredError`` for a mechanism that ignores its generator); set ``mech.reproducible``
+    and warn when it is False, or raise ``NotReproducibleError`` for a mechanism that promises
+    reproducible outputs (``parallel.SEEDED``: a program over the process protocol)."""
     pairs, progress = plan.pairs, plan.progress
     mech.pair = pairs[0]  # names the pair in the sampler's messages
     try:
@@ -612,6 +617,12 @@ def _check_reproducible(mech: Sampler, plan: AuditPlan) -> None:
             f"mechanism {mechanism_name(plan.mechanism)} on {pairs[0].description!r} (the "
             f"reproducibility check, {REPRO_DRAWS} calls per side): {exc}"
         ) from exc
+    if mech.reproducible is False and getattr(plan.mechanism, SEEDED, False):
+        raise NotReproducibleError(
+            f"mechanism {mechanism_name(plan.mechanism)} broke its seed: on {pairs[0].description!r}, two "
+            f"calls with generators from one seed returned different outputs ({REPRO_DRAWS} each), where "
+            "the same seed must give the same releases (docs/protocol.md, release requests)"
+        )
     if mech.reproducible is False and progress is not None:
         progress(
             "warning: two calls with generators from the same seed gave different outputs: the "

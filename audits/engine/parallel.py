@@ -121,6 +121,8 @@ __all__ = [
     "SCALAR_RNG",
     "SHARD",
     "REPRO_DRAWS",
+    "SEED_TRIES",
+    "SEED_FALSE_ALARM",
     "SCHEDULER_TIMEOUT",
     "calling_convention",
     "Sampler",
@@ -130,6 +132,9 @@ __all__ = [
     "worker_cap",
     "VaryingOutputError",
     "DuplicateStreamsError",
+    "SeedIgnoredError",
+    "NotReproducibleError",
+    "SEEDED",
     "SchedulerError",
     "MutatedInputError",
     "OutputTooLargeError",
@@ -161,6 +166,16 @@ class VaryingOutputError(ValueError):
 
 class DuplicateStreamsError(RuntimeError):
     """Worker processes replayed copies of one random stream: the samples are not independent."""
+
+
+class NotReproducibleError(UserCallError):
+    """A mechanism that promises the same outputs for one seed (``SEEDED``: a program over the
+    process protocol) gave different ones."""
+
+
+class SeedIgnoredError(UserCallError):
+    """Generators from different seeds gave the same varying outputs: the mechanism ignores its
+    generator and replays one stream (``check_reproducible``)."""
 
 
 class SchedulerError(RuntimeError):
@@ -584,13 +599,9 @@ def _prepare_forkserver() -> None:
 PREFIX_FALSE_ALARM = 1e-12  # Pr[two independent shards share their first K outputs], all pairs together
 
 
-def _prefix_length(plain: list, shortest: int, n_shards: int) -> int | None:
-    """The K for which independent shards share their first K outputs with probability at most
-    PREFIX_FALSE_ALARM over all pairs of shards: q^K <= PREFIX_FALSE_ALARM / C(n_shards, 2),
-    q = sum_v p_v^2 the collision probability of one output, estimated on all the outputs of
-    the side (a misestimate can only refuse a good mechanism, with an error, never bias a
-    bound). None when K would exceed the shortest shard (outputs too concentrated for a
-    prefix to mean anything; whole shards are still compared)."""
+def _collision(plain: list) -> float:
+    """q = sum_v p_v^2, the collision probability of one output, estimated on all the (data, mask)
+    parts of a side."""
     data = np.concatenate([d.reshape(d.shape[0], -1) for d, _ in plain])
     mask = np.concatenate([m.reshape(m.shape[0], -1)[:, :1] for _, m in plain])
     if data.dtype.kind not in "biuf":  # str labels: their codes
@@ -599,11 +610,78 @@ def _prefix_length(plain: list, shortest: int, n_shards: int) -> int | None:
         _, counts = np.unique(data[:, 0], return_counts=True)
     else:
         _, counts = np.unique(np.column_stack([data.astype(float), mask]), axis=0, return_counts=True)
-    q = float(np.sum((counts / data.shape[0]) ** 2))
+    return float(np.sum((counts / data.shape[0]) ** 2))
+
+
+def _prefix_length(plain: list, shortest: int, n_shards: int) -> int | None:
+    """The K for which independent shards share their first K outputs with probability at most
+    PREFIX_FALSE_ALARM over all pairs of shards: q^K <= PREFIX_FALSE_ALARM / C(n_shards, 2),
+    q = sum_v p_v^2 the collision probability of one output, estimated on all the outputs of
+    the side (a misestimate can only refuse a good mechanism, with an error, never bias a
+    bound). None when K would exceed the shortest shard (outputs too concentrated for a
+    prefix to mean anything; whole shards are still compared)."""
+    q = _collision(plain)
     if q >= 1.0:
         return None
     K = math.ceil(math.log(PREFIX_FALSE_ALARM / max(1, n_shards * (n_shards - 1) // 2)) / math.log(q))
     return K if K <= shortest else None
+
+
+ANCHOR = 256  # outputs of each shard kept for the replay check of later calls (``Sampler._check_replays``)
+ANCHORS_KEPT = 1024  # the most recent shards' anchors kept (2 MB at most)
+_B = 0x9E3779B97F4A7C15  # odd: invertible modulo 2^64 (the window hash)
+_B_INV = pow(_B, -1, 1 << 64)
+_MASKED = np.uint64(0xA5A5A5A5A5A5A5A5)  # the symbol of "no release"
+
+
+def _symbols(data: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """One uint64 per output (its bits; a hash of its values for a vector or a label), equal for
+    equal outputs; "no release" has a symbol of its own."""
+    n = data.shape[0]
+    d = data.reshape(n, -1)
+    with np.errstate(all="ignore"):
+        if d.dtype.kind == "f":
+            u = np.ascontiguousarray(d, dtype=np.float64).view(np.uint64)
+        elif d.dtype.kind in "biu":
+            u = np.ascontiguousarray(d, dtype=np.int64).view(np.uint64)
+        else:  # labels: a digest of each distinct value, the same in every call
+            values, inverse = np.unique(d.ravel(), return_inverse=True)
+            codes = np.array(
+                [int.from_bytes(hashlib.blake2b(str(v).encode(), digest_size=8).digest(), "little") for v in values],
+                dtype=np.uint64,
+            )
+            u = codes[inverse].reshape(d.shape)
+        h = np.zeros(n, dtype=np.uint64)
+        for c in range(u.shape[1]):
+            h = h * np.uint64(_B) + u[:, c]
+        rows = mask.reshape(n, -1)[:, 0] if mask.size else np.zeros(n, bool)
+        return np.where(rows, _MASKED, h)
+
+
+def _window_hashes(u: np.ndarray, K: int) -> np.ndarray:
+    """h[i] = sum_t u[i + t] B^(K - 1 - t) mod 2^64 for every window of K symbols, in O(len(u)):
+    with w[t] = u[t] B^-t, h[i] B^-(i + K - 1) = cumsum(w)[i + K - 1] - cumsum(w)[i - 1]."""
+    n = u.size - K + 1
+    if n <= 0:
+        return np.zeros(0, dtype=np.uint64)
+    with np.errstate(all="ignore"):
+        inv = np.cumprod(np.full(u.size, _B_INV, dtype=np.uint64)) * np.uint64(_B)  # B^-t
+        fwd = np.cumprod(np.full(u.size, _B, dtype=np.uint64)) * np.uint64(_B_INV)  # B^t
+        c = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(u * inv, dtype=np.uint64)])
+        return (c[K:] - c[:n]) * fwd[K - 1 : K - 1 + n]
+
+
+def _window_length(parts, shortest: int, comparisons: int) -> int | None:
+    """The K for which independent outputs match an anchor of K outputs at one of ``comparisons``
+    (anchor, window) places with probability at most PREFIX_FALSE_ALARM: q^K <= PREFIX_FALSE_ALARM /
+    comparisons, q the collision probability of one output (``_prefix_length``'s estimate). None
+    when K would exceed the shortest shard or ANCHOR."""
+    plain = [(np.ma.filled(p, 0), np.ma.getmaskarray(p)) for p in parts]
+    q = _collision(plain)
+    if q >= 1.0:
+        return None
+    K = max(1, math.ceil(math.log(PREFIX_FALSE_ALARM / max(1, comparisons)) / math.log(q)))
+    return K if K <= min(shortest, ANCHOR) else None
 
 
 def _digest(a: np.ndarray) -> bytes:
@@ -631,6 +709,7 @@ class Sampler:
         self.start_method = None  # how the pool's workers were started, once they were
         self._pool = self._client = self._own_watch = None
         self._per_release = 0  # bytes of the largest release seen (a batched call's memory check)
+        self._anchors = []  # (first outputs of a shard as symbols, what it was): the replay check across calls
 
     def __repr__(self) -> str:
         return mechanism_name(self.mechanism)
@@ -672,6 +751,7 @@ class Sampler:
         out = _join(parts, tasks)
         if self.reproducible is False and len(parts) > 1:
             self._check_streams(parts, tasks)
+            self._check_replays(parts, tasks, where)
         return out
 
     def describe(self, dataset) -> str:
@@ -865,6 +945,40 @@ class Sampler:
                     prefix, _digest(data[:K]) + _digest(mask[:K]), j, tasks, f"the same first {K} outputs"
                 )
 
+    def _check_replays(self, parts, tasks, where: str) -> None:
+        """Refuse a shard whose first K outputs appear anywhere else: in another shard at any offset,
+        in the same shard at another offset, or, through the anchors kept from earlier calls, in an
+        earlier call's shard. Processes holding copies of one generator, started at different points of
+        it (a module-level generator seeded at import, this process having drawn the reproducibility
+        check's outputs first), replay it shifted, which no comparison of whole shards or prefixes
+        sees. K makes Pr[some anchor equals some window] <= PREFIX_FALSE_ALARM for independent
+        outputs (``_window_length``); None (outputs too concentrated) skips the check."""
+        symbols = [_symbols(np.ma.filled(p, 0), np.ma.getmaskarray(p)) for p in parts]
+        old = [(a, what) for a, what in self._anchors]
+        windows = sum(max(0, u.size) for u in symbols)
+        K = _window_length(parts, min(t[3] for t in tasks), (len(parts) + len(old)) * max(1, windows))
+        if K is None:
+            return
+        anchors = [(u[:K], f"shard {j} (calls {tasks[j][2]} on) of {where}", j) for j, u in enumerate(symbols)]
+        anchors += [(a[:K], what, None) for a, what in old if a.size >= K]
+        keys = np.array([_window_hashes(a, K)[0] for a, _, _ in anchors], dtype=np.uint64)
+        for j, u in enumerate(symbols):
+            hashes = _window_hashes(u, K)
+            for i in np.flatnonzero(np.isin(hashes, keys)):
+                for k in np.flatnonzero(keys == hashes[i]):
+                    a, what, own = anchors[k]
+                    if (own == j and i == 0) or not np.array_equal(u[i : i + K], a):
+                        continue
+                    raise DuplicateStreamsError(
+                        f"the first {K} outputs of {what} reappear at call {tasks[j][2] + int(i)} ({where}, "
+                        f"shard {j}): the mechanism draws from a generator of its own, and the worker "
+                        "processes replay copies of it (shifted), so the samples are not independent; "
+                        "create the generator inside the call (or use the rng it is given), or run with "
+                        "workers=1"
+                    )
+        self._anchors += [(u[:ANCHOR], f"shard {j} (calls {tasks[j][2]} on) of {where}") for j, u in enumerate(symbols)]
+        del self._anchors[:-ANCHORS_KEPT]
+
     @staticmethod
     def _refuse_if_seen(seen: dict, key: bytes, j: int, tasks, what: str) -> None:
         k = seen.setdefault(key, j)
@@ -923,6 +1037,12 @@ def batched(mechanism):
 
 
 REPRO_DRAWS = 16  # outputs per call of the reproducibility check
+SEEDED = "userdp_seeded"  # a mechanism with this attribute true must give the same outputs for one seed
+SEED_TRIES = 3  # further seeds tried when two seeds' varying outputs agree (``check_reproducible``)
+# Pr[SEED_TRIES seeds each repeat a varying call of REPRO_DRAWS independent outputs] <= SEED_FALSE_ALARM:
+# a varying vector v of n independent outputs has Pr[V = v] <= max_p p^(n-1) (1 - p) = ((n-1)/n)^(n-1) / n
+# (one value at p, one at 1 - p: 0.0238 at n = 16), for any output distribution, discrete or not.
+SEED_FALSE_ALARM = (((REPRO_DRAWS - 1) / REPRO_DRAWS) ** (REPRO_DRAWS - 1) / REPRO_DRAWS) ** SEED_TRIES  # 1.35e-5
 
 
 def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> bool | None:
@@ -932,17 +1052,60 @@ def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> boo
     ``datasets`` are tried in turn (the first pair's two sides) until one gives outputs that
     vary: equal outputs that never vary (an empty partition's "no release", a clipped atom)
     prove nothing. None if they never vary or the mechanism raised (the audit reports a
-    raising pair's error)."""
+    raising pair's error).
+
+    Equal varying outputs are then drawn with SEED_TRIES other seeds: if every one repeats them,
+    the mechanism ignores the generator it is given and replays one stream (its calls are copies
+    of each other: an audit of them would count one draw many times), and ``SeedIgnoredError`` is
+    raised. A mechanism that uses its generator repeats a varying call of REPRO_DRAWS independent
+    outputs under SEED_TRIES other seeds with probability at most SEED_FALSE_ALARM (1.35e-5)."""
     for dataset in datasets:
         try:
-            a, b = (as_outputs(mechanism(dataset, np.random.default_rng(seed), REPRO_DRAWS)) for _ in range(2))
+            a, b = (_plain_outputs(mechanism, dataset, np.random.default_rng(seed)) for _ in range(2))
         except (VaryingOutputError, MutatedInputError, OutputTooLargeError, UserExitError, WorkerDiedError):
             raise  # a broken mechanism, not an undetermined check: the caller reports it
         except Exception:
             return None
-        (da, ma), (db, mb) = ((np.ma.filled(x, 0), np.ma.getmaskarray(x)) for x in (a, b))
-        if not (np.array_equal(ma, mb) and np.array_equal(da, db, equal_nan=da.dtype.kind == "f")):
+        if not _same(a, b):
             return False
+        (da, ma) = a
         if (da != da[0]).any() or (ma != ma[0]).any():
+            _check_seed_used(mechanism, dataset, seed, a)
             return True
     return None
+
+
+def _plain_outputs(mechanism, dataset, rng) -> tuple[np.ndarray, np.ndarray]:
+    x = as_outputs(mechanism(dataset, rng, REPRO_DRAWS))
+    return np.ma.filled(x, 0), np.ma.getmaskarray(x)
+
+
+def _same(a, b) -> bool:
+    (da, ma), (db, mb) = a, b
+    return (
+        da.shape == db.shape
+        and np.array_equal(ma, mb)
+        and np.array_equal(da, db, equal_nan=da.dtype.kind == "f" and db.dtype.kind == "f")
+    )
+
+
+def _check_seed_used(mechanism, dataset, seed: np.random.SeedSequence, first) -> None:
+    """Raise ``SeedIgnoredError`` when SEED_TRIES other seeds all give the outputs ``first`` again."""
+    for other in seed.spawn(SEED_TRIES):
+        try:
+            again = _plain_outputs(mechanism, dataset, np.random.default_rng(other))
+        except (VaryingOutputError, MutatedInputError, OutputTooLargeError, UserExitError, WorkerDiedError):
+            raise
+        except Exception:
+            return  # it raised: the audit reports a raising pair's error
+        if not _same(first, again):
+            return
+    name = mechanism_name(getattr(mechanism, "mechanism", mechanism))
+    where = mechanism.describe(dataset) if hasattr(mechanism, "describe") else "the dataset"
+    raise SeedIgnoredError(
+        f"mechanism {name} ignores the seed it is given: on {where}, calls with generators from "
+        f"{SEED_TRIES + 1} different seeds returned the same {REPRO_DRAWS} varying outputs, so it replays "
+        "one stream and its releases are not independent draws (no audit of them can be valid). Draw "
+        "every random number from the generator passed in (a program: from the request's seed). A "
+        f"mechanism that uses it repeats them with probability at most {SEED_FALSE_ALARM:.2g}"
+    )

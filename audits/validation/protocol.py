@@ -372,6 +372,8 @@ class ProcessTarget:
         prefixes), for debugging a program and for documentation.
     """
 
+    userdp_seeded = True  # engine/parallel.py SEEDED: one seed must give the same releases (checked)
+
     def __init__(
         self,
         command,

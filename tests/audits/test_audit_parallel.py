@@ -367,6 +367,10 @@ def test_workers_sharing_a_copied_buffer_prefix_are_refused(monkeypatch):
     assert isinstance(info.value.__cause__, DuplicateStreamsError) and "the same first" in str(info.value)
     _BUFFER.clear()
     monkeypatch.setattr(parallel, "_prefix_length", lambda *a: None)  # the planted bug
+    with pytest.raises(MechanismError, match="reappear at call"):  # the window check still sees the copy
+        audit(_buffered, (0.0, 1.0), PureDP(1.0), samples=40_000, seed=0, workers=2)
+    _BUFFER.clear()
+    monkeypatch.setattr(parallel, "_window_length", lambda *a: None)  # and without it: let through
     assert audit(_buffered, (0.0, 1.0), PureDP(1.0), samples=40_000, seed=0, workers=2).samples == 40_000
 
 
