@@ -179,7 +179,7 @@ def test_the_seed_check_keys_compare_releases_exactly():
 
 
 # ------------------------------------------------------------------ workers replaying one generator, shifted
-MODGEN = '''
+MODGEN = """
 import numpy as np
 
 G = np.random.default_rng(7)  # created at import: each worker process imports it afresh, seeded alike
@@ -187,7 +187,7 @@ G = np.random.default_rng(7)  # created at import: each worker process imports i
 
 def lap(d):
     return 10.0 * len(d) + 10.0 * G.laplace()
-'''
+"""
 
 
 def test_workers_replaying_a_module_generator_shifted_are_refused(capsys, monkeypatch, tmp_path):
