@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from test_audit_cli import run  # tests/audits is on sys.path (rootdir conftest)
-from userdp.audits.engine import parallel
+from userdp.audits.engine import parallel, streams
 from userdp.audits.engine.harness import audit
 from userdp.audits.engine.parallel import NotReproducibleError, SeedIgnoredError
 from userdp.audits.validation import protocol as Pr
@@ -204,7 +204,7 @@ def test_workers_replaying_a_module_generator_shifted_are_refused(capsys, monkey
     code, out, err = run(capsys, "audit", *args)
     assert code == 3 and out == ""
     assert "not independent across worker processes" in err and "reappear at call" in err
-    monkeypatch.setattr(parallel, "_window_length", lambda *a: None)  # the planted bug
+    monkeypatch.setattr(streams, "window_length", lambda *a: None)  # the planted bug
     sys.modules.pop("modgen", None)
     code, out, err = run(capsys, "audit", *args)
     assert code == 0 and "no violation found" in out
@@ -214,9 +214,9 @@ def test_window_hashes_are_the_polynomial_hash_of_each_window():
     rng = np.random.default_rng(0)
     u = rng.integers(0, 2**63, size=40, dtype=np.uint64)
     K, M = 5, 1 << 64
-    direct = [sum(int(u[i + t]) * pow(parallel._B, K - 1 - t, M) for t in range(K)) % M for i in range(40 - K + 1)]
-    assert parallel._window_hashes(u, K).tolist() == direct
-    assert parallel._window_hashes(u[:3], K).size == 0
+    direct = [sum(int(u[i + t]) * pow(streams._B, K - 1 - t, M) for t in range(K)) % M for i in range(40 - K + 1)]
+    assert streams.window_hashes(u, K).tolist() == direct
+    assert streams.window_hashes(u[:3], K).size == 0
 
 
 def test_window_length_keeps_false_refusals_below_1e_12():
@@ -224,9 +224,9 @@ def test_window_length_keeps_false_refusals_below_1e_12():
     over C = 10 x 40000 needs K = ceil((27.63 + 12.90) / 0.693) = 59; a constant output has no K."""
     rng = np.random.default_rng(1)
     coin = [rng.integers(0, 2, 5000).astype(float) for _ in range(8)]
-    q = parallel._collision([(c, np.zeros(c.shape, bool)) for c in coin])
+    q = streams.collision([(c, np.zeros(c.shape, bool)) for c in coin])
     assert abs(q - 0.5) < 1e-3
-    assert parallel._window_length(coin, 5000, 10 * 40_000) == math.ceil(
-        math.log(parallel.PREFIX_FALSE_ALARM / 400_000) / math.log(q)
+    assert streams.window_length(coin, 5000, 10 * 40_000) == math.ceil(
+        math.log(streams.PREFIX_FALSE_ALARM / 400_000) / math.log(q)
     )
-    assert parallel._window_length([np.ones(5000)] * 8, 5000, 10) is None
+    assert streams.window_length([np.ones(5000)] * 8, 5000, 10) is None
