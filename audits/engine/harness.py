@@ -58,7 +58,11 @@ caller in shards over ``workers`` processes or a Dask cluster; the result depend
 the seed. Before drawing, the mechanism is called twice on the first pair's first dataset
 with generators from one seed: different outputs (``AuditResult.reproducible`` False)
 mean it draws from a generator of its own, so the seed does not reproduce the audit. The
-bound stays valid: its samples are still independent.
+bound stays valid: its samples are still independent (a program over the process protocol
+must reproduce them: ``NotReproducibleError``). Equal outputs that vary are drawn again
+with other seeds: a mechanism whose every seed repeats them ignores its generator, its
+calls are copies of one another, and it is refused (``SeedIgnoredError``,
+``parallel.check_reproducible``).
 
 Pairs that fail. When the mechanism raises on some pairs (in the pilot or when
 confirmed) the other pairs go on. The failed pairs drop out; the m of the bound stays the

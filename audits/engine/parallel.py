@@ -53,8 +53,15 @@ the result only), reseeds numpy's and Python's global generators from the operat
 system, and, when python-dp was loaded before a fork, spends the random buffer it
 inherited (``discard_inherited_pydp_buffer``). For a mechanism that draws from a
 generator of its own (``reproducible`` is False), two shards with identical outputs, or
-identical first outputs, mean that workers replay copies of one stream, which would make
-the samples dependent: that is refused (``DuplicateStreamsError``).
+identical first outputs, or the first outputs of one shard anywhere in another (a copy of
+one generator, shifted), mean that workers replay copies of one stream, which would make
+the samples dependent: that is refused (``DuplicateStreamsError``, ``streams.py``).
+
+Seeds (``check_reproducible``, before an audit draws): two calls with generators from one
+seed, and, when they agree on outputs that vary, ``SEED_TRIES`` calls with other seeds. A
+mechanism whose every seed repeats them ignores its generator (``SeedIgnoredError``); one
+that promises reproducible outputs (the attribute named ``SEEDED``: a program over the
+process protocol) and does not keep it is ``NotReproducibleError`` (the harness raises it).
 
 What the user's code may not do (each is an error of the mechanism, exit 3 on the command
 line, naming the function, the call and the dataset; ``sampling.UserCallError``):
