@@ -146,6 +146,7 @@ __all__ = [
     "SeedIgnoredError",
     "NotReproducibleError",
     "SEEDED",
+    "PASSTHROUGH",
     "SchedulerError",
     "MutatedInputError",
     "OutputTooLargeError",
@@ -702,8 +703,8 @@ class Sampler:
         except Exception:
             raise  # draw() names it with its pair, as it always did
         except BaseException as exc:
-            if is_interrupt(exc):
-                raise
+            if is_interrupt(exc) or getattr(exc, PASSTHROUGH, False):
+                raise  # a complete report of the target's failure (a program's TargetError): as it is
             raise UserExitError(
                 f"mechanism {name} {raised_text(exc)} on {where} (one batched call of {size} releases)"
             ) from exc
@@ -892,11 +893,12 @@ def batched(mechanism):
 
 REPRO_DRAWS = 16  # outputs per call of the reproducibility check
 SEEDED = "userdp_seeded"  # a mechanism with this attribute true must give the same outputs for one seed
-SEED_TRIES = 3  # further seeds tried when two seeds' varying outputs agree (``check_reproducible``)
+PASSTHROUGH = "userdp_passthrough"  # a BaseException with this attribute true leaves a batched call unwrapped
+SEED_TRIES = 4  # further seeds tried when two seeds' varying outputs agree (``check_reproducible``)
 # Pr[SEED_TRIES seeds each repeat a varying call of REPRO_DRAWS independent outputs] <= SEED_FALSE_ALARM:
 # a varying vector v of n independent outputs has Pr[V = v] <= max_p p^(n-1) (1 - p) = ((n-1)/n)^(n-1) / n
 # (one value at p, one at 1 - p: 0.0238 at n = 16), for any output distribution, discrete or not.
-SEED_FALSE_ALARM = (((REPRO_DRAWS - 1) / REPRO_DRAWS) ** (REPRO_DRAWS - 1) / REPRO_DRAWS) ** SEED_TRIES  # 1.35e-5
+SEED_FALSE_ALARM = (((REPRO_DRAWS - 1) / REPRO_DRAWS) ** (REPRO_DRAWS - 1) / REPRO_DRAWS) ** SEED_TRIES  # 3.2e-7
 
 
 def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> bool | None:
@@ -912,7 +914,7 @@ def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> boo
     the mechanism ignores the generator it is given and replays one stream (its calls are copies
     of each other: an audit of them would count one draw many times), and ``SeedIgnoredError`` is
     raised. A mechanism that uses its generator repeats a varying call of REPRO_DRAWS independent
-    outputs under SEED_TRIES other seeds with probability at most SEED_FALSE_ALARM (1.35e-5)."""
+    outputs under SEED_TRIES other seeds with probability at most SEED_FALSE_ALARM (3.2e-7)."""
     for dataset in datasets:
         try:
             a, b = (_plain_outputs(mechanism, dataset, np.random.default_rng(seed)) for _ in range(2))

@@ -115,6 +115,8 @@ class TargetError(BaseException):
     ``command`` is the program's command line, ``request`` a one-line summary of the request
     it was answering (or None), ``reason`` what went wrong, ``stderr`` the end of its stderr."""
 
+    userdp_passthrough = True  # engine/parallel.py PASSTHROUGH: the sampler lets it leave as it is
+
     def __init__(self, command: str, reason: str, request: str | None = None, stderr: str = ""):
         self.command, self.reason, self.request, self.stderr = command, reason, request, stderr
         text = f"target program `{command}` {reason}"

@@ -28,7 +28,7 @@ generators from one seed, ``REPRO_DRAWS`` releases each, and, when they agree, `
 with other seeds (``engine/parallel.py``, ``check_reproducible``). A target whose calls all repeat
 one varying set of releases ignores its generator: ``UserCodeError`` (exit 3), whatever a check would
 have said of its copies (a Python target that uses its generator is flagged with probability at most
-``SEED_FALSE_ALARM``, 1.35e-5). Different releases from one seed are the documented warning
+``SEED_FALSE_ALARM``, 3.2e-7). Different releases from one seed are the documented warning
 (``reproducible`` False: the target draws from a generator of its own, its releases are still
 independent), except for a program over the process protocol, which must reproduce them
 (``parallel.SEEDED``): exit 3.

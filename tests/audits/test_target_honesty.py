@@ -114,6 +114,28 @@ def test_malformed_program_output_is_exit_3_naming_it(capsys, mode, says):
     assert f"target program `{program(mode)}`" in err and says in err
 
 
+def test_malformed_releases_under_audit_are_the_programs_error_as_it_is(capsys):
+    """Empty releases ended as exit 2 ("the audit cannot use the setup"); a program's TargetError
+    then left the sampler wrapped as "raised TargetError (a BaseException ...)". Now it is exit 3
+    with the protocol's own message."""
+    code, out, err = run(
+        capsys,
+        "audit",
+        "--command",
+        program("empty-releases"),
+        "--claim",
+        "pure:epsilon=1",
+        "--kwargs",
+        '{"T": 1, "epsilon": 1}',
+        "--pair",
+        "[0.5, 1.0]",
+        "[0.5]",
+    )
+    assert code == 3 and out == ""
+    assert f"userdp: error: target program `{program('empty-releases')}` wrote empty releases ([])" in err
+    assert "BaseException" not in err
+
+
 def test_decoding_refuses_what_is_not_a_value():
     """Planted: the decoder before (a ragged array read as a tuple, 1e400 as inf) accepts each."""
     for bad, why in [
