@@ -153,6 +153,8 @@ def fixed_seed(dataset, rng, size, *, T, epsilon):
 
 def own_generator(dataset, rng, *, T, epsilon):
     """Correct, one release per call, from a generator of its own (the documented warning)."""
+    if not (epsilon > 0 and T > 0):  # refused before a record is read, as the reference does
+        raise ValueError(f"epsilon and T must be > 0, got {epsilon}, {T}")
     return A.statistic(dataset, T) + np.random.default_rng().laplace(scale=T / epsilon)
 '''
 
