@@ -924,8 +924,7 @@ def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> boo
             return None
         if not _same(a, b):
             return False
-        (da, ma) = a
-        if (da != da[0]).any() or (ma != ma[0]).any():
+        if _varies(*a):
             _check_seed_used(mechanism, dataset, seed, a)
             return True
     return None
@@ -934,6 +933,16 @@ def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> boo
 def _plain_outputs(mechanism, dataset, rng) -> tuple[np.ndarray, np.ndarray]:
     x = as_outputs(mechanism(dataset, rng, REPRO_DRAWS))
     return np.ma.filled(x, 0), np.ma.getmaskarray(x)
+
+
+def _varies(data: np.ndarray, mask: np.ndarray) -> bool:
+    """Whether the outputs of one call differ (NaN equals NaN: a call of NaNs does not vary)."""
+    if (mask != mask[0]).any():
+        return True
+    rows = data.reshape(data.shape[0], -1)
+    if rows.dtype.kind == "f":
+        rows = np.ascontiguousarray(rows, dtype=np.float64).view(np.uint64)  # the bits: NaN == NaN
+    return bool((rows != rows[0]).any())
 
 
 def _same(a, b) -> bool:
