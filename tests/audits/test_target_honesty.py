@@ -21,6 +21,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from test_audit_cli import run  # tests/audits is on sys.path (rootdir conftest)
@@ -112,6 +113,25 @@ def test_malformed_program_output_is_exit_3_naming_it(capsys, mode, says):
     code, out, err = validate(capsys, "--command", program(mode))
     assert code == 3 and out == "", out
     assert f"target program `{program(mode)}`" in err and says in err
+
+
+def _old_decode(value):
+    """The decoder before: a ragged array read as a tuple of parts, 1e400 as inf."""
+    if isinstance(value, dict):
+        return {k: _old_decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        try:
+            return np.array(value, dtype=float)
+        except (ValueError, TypeError):
+            return tuple(_old_decode(v) for v in value)
+    return float(value)
+
+
+@pytest.mark.parametrize("mode", ["stage-inf", "ragged"])
+def test_planted_the_old_decoder_grades_malformed_stages(capsys, monkeypatch, mode):
+    monkeypatch.setattr(Pr, "decode_value", _old_decode)  # the planted bug
+    code, out, err = validate(capsys, "--command", program(mode))
+    assert code == 1 and "INVARIANT VIOLATION" in out, err
 
 
 def test_malformed_releases_under_audit_are_the_programs_error_as_it_is(capsys):
