@@ -151,6 +151,13 @@ def fixed_seed(dataset, rng, size, *, T, epsilon):
     return g + np.random.default_rng(7).laplace(scale=T / epsilon, size=size)
 
 
+def frozen(dataset, rng, *, T, epsilon):
+    """One release per call, every call the same: one fixed draw (nothing varies, under any seed)."""
+    if not (epsilon > 0 and T > 0):
+        raise ValueError(f"epsilon and T must be > 0, got {epsilon}, {T}")
+    return A.statistic(dataset, T) + np.random.default_rng(7).laplace(scale=T / epsilon)
+
+
 def own_generator(dataset, rng, *, T, epsilon):
     """Correct, one release per call, from a generator of its own (the documented warning)."""
     if not (epsilon > 0 and T > 0):  # refused before a record is read, as the reference does
@@ -165,6 +172,10 @@ def test_validate_of_a_python_target_that_ignores_its_rng_exits_3(capsys, monkey
     monkeypatch.delitem(sys.modules, "seedy", raising=False)
     code, out, err = run(capsys, "validate", "amin2019.capped-sum", "seedy:fixed_seed", "--quick")
     assert code == 3 and "ignores the seed it is given" in err and "seedy:fixed_seed" in err
+    # nothing varies within a call, under any seed: no evidence about the seed (not exit 3), and the
+    # checks of the releases themselves find that there is no noise: never a PASS
+    code, out, err = run(capsys, "validate", "amin2019.capped-sum", "seedy:frozen", "--quick")
+    assert code == 1 and "PASS" not in out, err
     code, out, err = run(capsys, "validate", "amin2019.capped-sum", "seedy:own_generator", "--quick", "--json")
     assert code == 0 and json.loads(out)["reproducible"] is False  # a warning, not an error: still independent
 
