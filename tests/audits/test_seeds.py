@@ -130,10 +130,15 @@ def test_audit_of_a_program_whose_seed_does_not_reproduce_exits_3(capsys, monkey
         ("unseeded", "broke its seed: two calls with one seed (16 releases each"),
     ],
 )
-def test_validate_of_a_program_that_breaks_its_seed_exits_3(capsys, monkeypatch, mode, says):
+def test_validate_of_a_program_that_breaks_its_seed_exits_3(capsys, mode, says):
     code, out, err = run(capsys, "validate", "amin2019.capped-sum", "--command", program(mode), "--quick")
     assert code == 3 and "PASS" not in out
     assert says in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["fixed-seed", "unseeded"])
+def test_planted_validate_without_the_seed_checks_grades_the_copies(capsys, monkeypatch, mode):
     monkeypatch.setattr(T, "SEED_CASES", 0)  # the planted bug: no seed check before the checks,
     monkeypatch.setattr(parallel, "_check_seed_used", lambda *a: None)  # nor in the audits' harness
     code, out, err = run(capsys, "validate", "amin2019.capped-sum", "--command", program(mode), "--quick")
@@ -172,6 +177,13 @@ def test_validate_of_a_python_target_that_ignores_its_rng_exits_3(capsys, monkey
     monkeypatch.delitem(sys.modules, "seedy", raising=False)
     code, out, err = run(capsys, "validate", "amin2019.capped-sum", "seedy:fixed_seed", "--quick")
     assert code == 3 and "ignores the seed it is given" in err and "seedy:fixed_seed" in err
+
+
+@pytest.mark.slow
+def test_validate_of_a_frozen_or_own_generator_python_target(capsys, monkeypatch, tmp_path):
+    (tmp_path / "seedy.py").write_text(TARGETS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "seedy", raising=False)
     # nothing varies within a call, under any seed: no evidence about the seed (not exit 3), and the
     # checks of the releases themselves find that there is no noise: never a PASS
     code, out, err = run(capsys, "validate", "amin2019.capped-sum", "seedy:frozen", "--quick")

@@ -65,28 +65,40 @@ def targets(tmp_path, monkeypatch):
     sys.modules.pop("honest_t", None)
 
 
-def test_a_failed_error_on_epsilon_0_is_not_a_refusal(capsys, monkeypatch):
+def test_a_failed_error_on_epsilon_0_is_not_a_refusal(capsys):
     code, out, err = validate(capsys, "--command", program("fail-refusal"))
     assert code == 3 and "PASS" not in out
     assert 'answered an error of kind "failed"' in err and "which is not a refusal" in err
     assert "epsilon = 0" in err
+
+
+@pytest.mark.slow
+def test_planted_any_exception_refuses(capsys, monkeypatch):
     monkeypatch.setattr(check_inputs, "REFUSALS", (Exception,))  # the planted bug: any exception refuses
     code, out, err = validate(capsys, "--command", program("fail-refusal"))
     assert code == 0 and "refuses epsilon = 0" in out
 
 
-def test_another_exception_on_a_refused_input_is_not_a_refusal(capsys, monkeypatch, targets):
+def test_another_exception_on_a_refused_input_is_not_a_refusal(capsys, targets):
     code, out, err = validate(capsys, "honest_t:divides")
     assert code == 3 and "answered ZeroDivisionError on case 'epsilon = 0" in err
+
+
+@pytest.mark.slow
+def test_planted_any_exception_refuses_a_python_target(capsys, monkeypatch, targets):
     monkeypatch.setattr(check_inputs, "REFUSALS", (Exception,))  # the planted bug
     code, out, err = validate(capsys, "honest_t:divides")
     assert code != 3 and "refuses epsilon = 0" in out
 
 
-def test_a_release_that_cannot_be_decoded_is_not_a_refusal(capsys, monkeypatch):
+def test_a_release_that_cannot_be_decoded_is_not_a_refusal(capsys):
     code, out, err = validate(capsys, "--command", program("bigint"))
     assert code == 3 and "PASS" not in out
     assert "wrote a release that is not a binary64 number (OverflowError" in err and "epsilon=0.0" in err
+
+
+@pytest.mark.slow
+def test_planted_an_undecodable_release_as_a_value_error_refuses(capsys, monkeypatch):
     real = Pr.ProcessTarget._releases
 
     def old(self, resp, size, request):  # the planted bug: the decoding error leaves as a ValueError
@@ -127,6 +139,7 @@ def _old_decode(value):
     return float(value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["stage-inf", "ragged"])
 def test_planted_the_old_decoder_grades_malformed_stages(capsys, monkeypatch, mode):
     monkeypatch.setattr(Pr, "decode_value", _old_decode)  # the planted bug
@@ -209,10 +222,11 @@ def in_a_worker(d):
             ["validate", "amin2019.capped-sum", "crash:validated", "--quick"],
             "userdp: error: your code ended the userdp process during your mechanism crash:validated",
         ),
-        (
+        pytest.param(
             ["audit", "--mechanism", "crash:in_a_worker", "--pair", "[1,1,1]", "[1,1]", "--claim", "pure:epsilon=1"]
             + ["--samples", "20000", "--workers", "2"],
             "ended its worker process",
+            marks=pytest.mark.slow,  # a pool of workers: about 14 s on the loaded machine
         ),
     ],
 )
