@@ -215,6 +215,10 @@ def lap(d):
 """
 
 
+MODGEN_ARGS = ["--mechanism", "modgen:lap", "--pair", "[1,1,1]", "[1,1]", "--relation", "add-remove-record"]
+MODGEN_ARGS += ["--claim", "pure:epsilon=1", "--samples", "20000", "--workers", "2"]
+
+
 def test_workers_replaying_a_module_generator_shifted_are_refused(capsys, monkeypatch, tmp_path):
     """The first probe's: each worker imports the module and gets the same generator, while this
     process has drawn the reproducibility check's 32 outputs from its own copy first: the shards
@@ -224,14 +228,19 @@ def test_workers_replaying_a_module_generator_shifted_are_refused(capsys, monkey
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(sys.modules, "modgen", raising=False)
-    args = ["--mechanism", "modgen:lap", "--pair", "[1,1,1]", "[1,1]", "--relation", "add-remove-record"]
-    args += ["--claim", "pure:epsilon=1", "--samples", "20000", "--workers", "2"]
-    code, out, err = run(capsys, "audit", *args)
+    code, out, err = run(capsys, "audit", *MODGEN_ARGS)
     assert code == 3 and out == ""
     assert "not independent across worker processes" in err and "reappear at call" in err
+
+
+@pytest.mark.slow
+def test_planted_without_the_window_check_the_shifted_copies_pass(capsys, monkeypatch, tmp_path):
+    (tmp_path / "modgen.py").write_text(MODGEN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "modgen", raising=False)
     monkeypatch.setattr(streams, "window_length", lambda *a: None)  # the planted bug
-    sys.modules.pop("modgen", None)
-    code, out, err = run(capsys, "audit", *args)
+    code, out, err = run(capsys, "audit", *MODGEN_ARGS)
     assert code == 0 and "no violation found" in out
 
 
