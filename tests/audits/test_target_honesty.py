@@ -53,6 +53,12 @@ def divides(dataset, rng, *, T, epsilon):
 
 def word(dataset, rng, *, T, epsilon):
     return "yes"
+
+
+def nan(dataset, rng, *, T, epsilon):
+    if not (epsilon > 0 and T > 0):
+        raise ValueError("epsilon and T must be > 0")
+    return float("nan")
 '''
 
 
@@ -183,6 +189,12 @@ def test_decoding_refuses_what_is_not_a_value():
             Pr.decode_value(bad)
     A, b = Pr.decode_value([[[1, 2], [3, 4]], [5, 6]])  # a tuple: parts of different ranks
     assert A.shape == (2, 2) and b.shape == (2,)
+
+
+def test_a_nan_release_is_named_as_nan(capsys, targets):
+    """A NaN release was "releases non-finite values (inf or NaN)", not saying which."""
+    code, out, err = validate(capsys, "honest_t:nan")
+    assert code == 1 and "releases non-finite values (inf or NaN): NaN in " in out, err
 
 
 def test_a_text_release_is_named_as_text(capsys, targets):
