@@ -473,7 +473,7 @@ def _print_result(t: Target, r, as_expected, eff: dict) -> None:
 
 
 _REPRODUCIBLE = {
-    True: "yes: two calls with generators from one seed gave the same varying outputs",
+    True: "yes: two calls with generators from one seed gave the same varying outputs, and another seed other ones",
     False: "NO: two calls with generators from one seed gave different outputs; the mechanism draws from "
     "a generator of its own, so --seed does not reproduce this audit (the bound stays valid: the "
     "samples are still independent)",

@@ -29,6 +29,7 @@ import os
 import numpy as np
 
 from userdp.reference.data import EMPTY, UserDataset
+from userdp.audits.engine.parallel import SEEDED
 from userdp.audits.engine.sampling import AuditPair
 from userdp.audits.validation.protocol import (
     DEFAULT_BATCH,
@@ -211,6 +212,7 @@ def audit_target(args):
 
         mechanism.__qualname__ = mechanism.__name__ = f"`{program.command}`"  # how reports name it
         mechanism.__module__ = "program"
+        setattr(mechanism, SEEDED, True)  # the protocol: one seed, the same releases (harness checks it)
         yield Target(
             name=f"--command {program.command}",
             kind="external",

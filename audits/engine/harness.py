@@ -58,7 +58,11 @@ caller in shards over ``workers`` processes or a Dask cluster; the result depend
 the seed. Before drawing, the mechanism is called twice on the first pair's first dataset
 with generators from one seed: different outputs (``AuditResult.reproducible`` False)
 mean it draws from a generator of its own, so the seed does not reproduce the audit. The
-bound stays valid: its samples are still independent.
+bound stays valid: its samples are still independent (a program over the process protocol
+must reproduce them: ``NotReproducibleError``). Equal outputs that vary are drawn again
+with other seeds: a mechanism whose every seed repeats them ignores its generator, its
+calls are copies of one another, and it is refused (``SeedIgnoredError``,
+``parallel.check_reproducible``).
 
 Pairs that fail. When the mechanism raises on some pairs (in the pilot or when
 confirmed) the other pairs go on. The failed pairs drop out; the m of the bound stays the
@@ -111,6 +115,8 @@ from userdp.audits.engine.bounds import (
 from userdp.audits.engine.parallel import (
     BATCHED,
     REPRO_DRAWS,
+    SEEDED,
+    NotReproducibleError,
     Sampler,
     VaryingOutputError,
     calling_convention,
@@ -602,7 +608,10 @@ def _run(plan: AuditPlan, t0: float, transform=None):
 
 def _check_reproducible(mech: Sampler, plan: AuditPlan) -> None:
     """Call the mechanism twice on the first pair's first dataset with generators from one
-    seed (``parallel.check_reproducible``); set ``mech.reproducible`` and warn when it is False."""
+    seed, and with other seeds when the two agree (``parallel.check_reproducible``, which raises
+    ``SeedIgnoredError`` for a mechanism that ignores its generator); set ``mech.reproducible``
+    and warn when it is False, or raise ``NotReproducibleError`` for a mechanism that promises
+    reproducible outputs (``parallel.SEEDED``: a program over the process protocol)."""
     pairs, progress = plan.pairs, plan.progress
     mech.pair = pairs[0]  # names the pair in the sampler's messages
     try:
@@ -612,6 +621,12 @@ def _check_reproducible(mech: Sampler, plan: AuditPlan) -> None:
             f"mechanism {mechanism_name(plan.mechanism)} on {pairs[0].description!r} (the "
             f"reproducibility check, {REPRO_DRAWS} calls per side): {exc}"
         ) from exc
+    if mech.reproducible is False and getattr(plan.mechanism, SEEDED, False):
+        raise NotReproducibleError(
+            f"mechanism {mechanism_name(plan.mechanism)} broke its seed: on {pairs[0].description!r}, two "
+            f"calls with generators from one seed returned different outputs ({REPRO_DRAWS} each), where "
+            "the same seed must give the same releases (docs/protocol.md, release requests)"
+        )
     if mech.reproducible is False and progress is not None:
         progress(
             "warning: two calls with generators from the same seed gave different outputs: the "

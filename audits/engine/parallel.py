@@ -53,8 +53,15 @@ the result only), reseeds numpy's and Python's global generators from the operat
 system, and, when python-dp was loaded before a fork, spends the random buffer it
 inherited (``discard_inherited_pydp_buffer``). For a mechanism that draws from a
 generator of its own (``reproducible`` is False), two shards with identical outputs, or
-identical first outputs, mean that workers replay copies of one stream, which would make
-the samples dependent: that is refused (``DuplicateStreamsError``).
+identical first outputs, or the first outputs of one shard anywhere in another (a copy of
+one generator, shifted), mean that workers replay copies of one stream, which would make
+the samples dependent: that is refused (``DuplicateStreamsError``, ``streams.py``).
+
+Seeds (``check_reproducible``, before an audit draws): two calls with generators from one
+seed, and, when they agree on outputs that vary, ``SEED_TRIES`` calls with other seeds. A
+mechanism whose every seed repeats them ignores its generator (``SeedIgnoredError``); one
+that promises reproducible outputs (the attribute named ``SEEDED``: a program over the
+process protocol) and does not keep it is ``NotReproducibleError`` (the harness raises it).
 
 What the user's code may not do (each is an error of the mechanism, exit 3 on the command
 line, naming the function, the call and the dataset; ``sampling.UserCallError``):
@@ -90,7 +97,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import inspect
-import math
 import multiprocessing
 import os
 import pickle
@@ -106,6 +112,11 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 
 from userdp.audits.engine import watch
+from userdp.audits.engine.streams import (
+    DuplicateStreamsError,
+    check_replays,
+    check_streams,
+)
 from userdp.audits.engine.sampling import (
     NO_RELEASE,
     UserCallError,
@@ -121,6 +132,8 @@ __all__ = [
     "SCALAR_RNG",
     "SHARD",
     "REPRO_DRAWS",
+    "SEED_TRIES",
+    "SEED_FALSE_ALARM",
     "SCHEDULER_TIMEOUT",
     "calling_convention",
     "Sampler",
@@ -130,6 +143,10 @@ __all__ = [
     "worker_cap",
     "VaryingOutputError",
     "DuplicateStreamsError",
+    "SeedIgnoredError",
+    "NotReproducibleError",
+    "SEEDED",
+    "PASSTHROUGH",
     "SchedulerError",
     "MutatedInputError",
     "OutputTooLargeError",
@@ -159,8 +176,14 @@ class VaryingOutputError(ValueError):
     """A scalar mechanism's outputs changed shape or type from one call to another."""
 
 
-class DuplicateStreamsError(RuntimeError):
-    """Worker processes replayed copies of one random stream: the samples are not independent."""
+class NotReproducibleError(UserCallError):
+    """A mechanism that promises the same outputs for one seed (``SEEDED``: a program over the
+    process protocol) gave different ones."""
+
+
+class SeedIgnoredError(UserCallError):
+    """Generators from different seeds gave the same varying outputs: the mechanism ignores its
+    generator and replays one stream (``check_reproducible``)."""
 
 
 class SchedulerError(RuntimeError):
@@ -581,35 +604,6 @@ def _prepare_forkserver() -> None:
     _FORKSERVER_STARTED_BY = os.getpid()
 
 
-PREFIX_FALSE_ALARM = 1e-12  # Pr[two independent shards share their first K outputs], all pairs together
-
-
-def _prefix_length(plain: list, shortest: int, n_shards: int) -> int | None:
-    """The K for which independent shards share their first K outputs with probability at most
-    PREFIX_FALSE_ALARM over all pairs of shards: q^K <= PREFIX_FALSE_ALARM / C(n_shards, 2),
-    q = sum_v p_v^2 the collision probability of one output, estimated on all the outputs of
-    the side (a misestimate can only refuse a good mechanism, with an error, never bias a
-    bound). None when K would exceed the shortest shard (outputs too concentrated for a
-    prefix to mean anything; whole shards are still compared)."""
-    data = np.concatenate([d.reshape(d.shape[0], -1) for d, _ in plain])
-    mask = np.concatenate([m.reshape(m.shape[0], -1)[:, :1] for _, m in plain])
-    if data.dtype.kind not in "biuf":  # str labels: their codes
-        data = np.unique(data.ravel(), return_inverse=True)[1].reshape(data.shape)
-    if data.shape[1] == 1 and not mask.any():
-        _, counts = np.unique(data[:, 0], return_counts=True)
-    else:
-        _, counts = np.unique(np.column_stack([data.astype(float), mask]), axis=0, return_counts=True)
-    q = float(np.sum((counts / data.shape[0]) ** 2))
-    if q >= 1.0:
-        return None
-    K = math.ceil(math.log(PREFIX_FALSE_ALARM / max(1, n_shards * (n_shards - 1) // 2)) / math.log(q))
-    return K if K <= shortest else None
-
-
-def _digest(a: np.ndarray) -> bytes:
-    return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).digest()
-
-
 # ------------------------------------------------------------------ the sampler
 class Sampler:
     """Any mechanism as a batched callable ``(dataset, rng, size) -> size outputs``.
@@ -631,6 +625,7 @@ class Sampler:
         self.start_method = None  # how the pool's workers were started, once they were
         self._pool = self._client = self._own_watch = None
         self._per_release = 0  # bytes of the largest release seen (a batched call's memory check)
+        self._anchors = []  # (first outputs of a shard as symbols, what it was): the replay check across calls
 
     def __repr__(self) -> str:
         return mechanism_name(self.mechanism)
@@ -671,7 +666,8 @@ class Sampler:
             parts = self._local(tasks)
         out = _join(parts, tasks)
         if self.reproducible is False and len(parts) > 1:
-            self._check_streams(parts, tasks)
+            check_streams(parts, tasks)
+            self._anchors = check_replays(parts, tasks, where, self._anchors)
         return out
 
     def describe(self, dataset) -> str:
@@ -707,8 +703,8 @@ class Sampler:
         except Exception:
             raise  # draw() names it with its pair, as it always did
         except BaseException as exc:
-            if is_interrupt(exc):
-                raise
+            if is_interrupt(exc) or getattr(exc, PASSTHROUGH, False):
+                raise  # a complete report of the target's failure (a program's TargetError): as it is
             raise UserExitError(
                 f"mechanism {name} {raised_text(exc)} on {where} (one batched call of {size} releases)"
             ) from exc
@@ -849,33 +845,6 @@ class Sampler:
         what = busy[0].where() if busy else f"mechanism {mechanism_name(self.mechanism)}"
         return WorkerDiedError(f"{what} ended its worker process {pid}: {watch.exit_text(codes.get(pid))}")
 
-    def _check_streams(self, parts, tasks) -> None:
-        """Refuse shards that replay one stream: two shards with identical outputs, or with an
-        identical prefix of ``_prefix_length`` releases (a forked copy of a buffered generator
-        repeats only until its buffer is spent: Google's SecureURBG behind python-dp and
-        PipelineDP keeps 64 KiB, and two forked workers' first ~100 releases were equal)."""
-        plain = [(np.ma.filled(p, 0), np.ma.getmaskarray(p)) for p in parts]
-        K = _prefix_length(plain, min(t[3] for t in tasks), len(parts))
-        whole, prefix = {}, {}
-        for j, (data, mask) in enumerate(plain):
-            if (data != data[0]).any() or (mask != mask[0]).any():  # a constant shard: equal by nature
-                self._refuse_if_seen(whole, _digest(data) + _digest(mask), j, tasks, "identical outputs")
-            if K is not None:
-                self._refuse_if_seen(
-                    prefix, _digest(data[:K]) + _digest(mask[:K]), j, tasks, f"the same first {K} outputs"
-                )
-
-    @staticmethod
-    def _refuse_if_seen(seen: dict, key: bytes, j: int, tasks, what: str) -> None:
-        k = seen.setdefault(key, j)
-        if k != j:
-            raise DuplicateStreamsError(
-                f"shards {k} and {j} (calls {tasks[k][2]} and {tasks[j][2]} on) returned {what}: the mechanism "
-                "draws from a generator of its own, and the worker processes replay copies of it, so the "
-                "samples are not independent; create the generator inside the call (or use the rng it is "
-                "given), or run with workers=1"
-            )
-
 
 class _Ticker:
     """Progress per shard, at most one line per PROGRESS_EVERY seconds (and the last one)."""
@@ -923,6 +892,13 @@ def batched(mechanism):
 
 
 REPRO_DRAWS = 16  # outputs per call of the reproducibility check
+SEEDED = "userdp_seeded"  # a mechanism with this attribute true must give the same outputs for one seed
+PASSTHROUGH = "userdp_passthrough"  # a BaseException with this attribute true leaves a batched call unwrapped
+SEED_TRIES = 4  # further seeds tried when two seeds' varying outputs agree (``check_reproducible``)
+# Pr[SEED_TRIES seeds each repeat a varying call of REPRO_DRAWS independent outputs] <= SEED_FALSE_ALARM:
+# a varying vector v of n independent outputs has Pr[V = v] <= max_p p^(n-1) (1 - p) = ((n-1)/n)^(n-1) / n
+# (one value at p, one at 1 - p: 0.0238 at n = 16), for any output distribution, discrete or not.
+SEED_FALSE_ALARM = (((REPRO_DRAWS - 1) / REPRO_DRAWS) ** (REPRO_DRAWS - 1) / REPRO_DRAWS) ** SEED_TRIES  # 3.2e-7
 
 
 def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> bool | None:
@@ -932,17 +908,69 @@ def check_reproducible(mechanism, datasets, seed: np.random.SeedSequence) -> boo
     ``datasets`` are tried in turn (the first pair's two sides) until one gives outputs that
     vary: equal outputs that never vary (an empty partition's "no release", a clipped atom)
     prove nothing. None if they never vary or the mechanism raised (the audit reports a
-    raising pair's error)."""
+    raising pair's error).
+
+    Equal varying outputs are then drawn with SEED_TRIES other seeds: if every one repeats them,
+    the mechanism ignores the generator it is given and replays one stream (its calls are copies
+    of each other: an audit of them would count one draw many times), and ``SeedIgnoredError`` is
+    raised. A mechanism that uses its generator repeats a varying call of REPRO_DRAWS independent
+    outputs under SEED_TRIES other seeds with probability at most SEED_FALSE_ALARM (3.2e-7)."""
     for dataset in datasets:
         try:
-            a, b = (as_outputs(mechanism(dataset, np.random.default_rng(seed), REPRO_DRAWS)) for _ in range(2))
+            a, b = (_plain_outputs(mechanism, dataset, np.random.default_rng(seed)) for _ in range(2))
         except (VaryingOutputError, MutatedInputError, OutputTooLargeError, UserExitError, WorkerDiedError):
             raise  # a broken mechanism, not an undetermined check: the caller reports it
         except Exception:
             return None
-        (da, ma), (db, mb) = ((np.ma.filled(x, 0), np.ma.getmaskarray(x)) for x in (a, b))
-        if not (np.array_equal(ma, mb) and np.array_equal(da, db, equal_nan=da.dtype.kind == "f")):
+        if not _same(a, b):
             return False
-        if (da != da[0]).any() or (ma != ma[0]).any():
+        if _varies(*a):
+            _check_seed_used(mechanism, dataset, seed, a)
             return True
     return None
+
+
+def _plain_outputs(mechanism, dataset, rng) -> tuple[np.ndarray, np.ndarray]:
+    x = as_outputs(mechanism(dataset, rng, REPRO_DRAWS))
+    return np.ma.filled(x, 0), np.ma.getmaskarray(x)
+
+
+def _varies(data: np.ndarray, mask: np.ndarray) -> bool:
+    """Whether the outputs of one call differ (NaN equals NaN: a call of NaNs does not vary)."""
+    if (mask != mask[0]).any():
+        return True
+    rows = data.reshape(data.shape[0], -1)
+    if rows.dtype.kind == "f":
+        rows = np.ascontiguousarray(rows, dtype=np.float64).view(np.uint64)  # the bits: NaN == NaN
+    return bool((rows != rows[0]).any())
+
+
+def _same(a, b) -> bool:
+    (da, ma), (db, mb) = a, b
+    return (
+        da.shape == db.shape
+        and np.array_equal(ma, mb)
+        and np.array_equal(da, db, equal_nan=da.dtype.kind == "f" and db.dtype.kind == "f")
+    )
+
+
+def _check_seed_used(mechanism, dataset, seed: np.random.SeedSequence, first) -> None:
+    """Raise ``SeedIgnoredError`` when SEED_TRIES other seeds all give the outputs ``first`` again."""
+    for other in seed.spawn(SEED_TRIES):
+        try:
+            again = _plain_outputs(mechanism, dataset, np.random.default_rng(other))
+        except (VaryingOutputError, MutatedInputError, OutputTooLargeError, UserExitError, WorkerDiedError):
+            raise
+        except Exception:
+            return  # it raised: the audit reports a raising pair's error
+        if not _same(first, again):
+            return
+    name = mechanism_name(getattr(mechanism, "mechanism", mechanism))
+    where = mechanism.describe(dataset) if hasattr(mechanism, "describe") else "the dataset"
+    raise SeedIgnoredError(
+        f"mechanism {name} ignores the seed it is given: on {where}, calls with generators from "
+        f"{SEED_TRIES + 1} different seeds returned the same {REPRO_DRAWS} varying outputs, so it replays "
+        "one stream and its releases are not independent draws (no audit of them can be valid). Draw "
+        "every random number from the generator passed in (a program: from the request's seed). A "
+        f"mechanism that uses it repeats them with probability at most {SEED_FALSE_ALARM:.2g}"
+    )

@@ -285,9 +285,13 @@ def draw_cases(ctx: Context) -> None:
             kw = {k: case.params[k] for k in spec.stage_params["statistic"] if k in case.params}
             out = call_target(f"TARGET {t.name}'s statistic stage", own_stage, case.dataset, **kw)
             own = stage_vector(spec, out)
-        ctx.draws.append(
-            CaseDraw(case, Xt[finite], Xr[np.all(np.isfinite(Xr), axis=1)], centre, exact, bad_rows, released, own, n)
-        )
+        Xr_finite = Xr[np.all(np.isfinite(Xr), axis=1)]
+        draw = CaseDraw(case, Xt[finite], Xr_finite, centre, exact, bad_rows, released, own, n)
+        if bad_rows:
+            counts = {"NaN": np.isnan(Xt).any(axis=1), "+inf": (Xt == np.inf).any(axis=1)}
+            counts["-inf"] = (Xt == -np.inf).any(axis=1)
+            draw.non_finite = ", ".join(f"{k} in {int(v.sum())} release(s)" for k, v in counts.items() if v.any())
+        ctx.draws.append(draw)
         ctx.say(f"differential: case {j + 1} of {len(ctx.cases)} drawn ({n} releases)")
     ns = [d.n for d in ctx.draws]
     ctx.samples = ns[0] if min(ns) == max(ns) else f"{min(ns)}-{max(ns)}"

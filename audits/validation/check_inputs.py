@@ -12,6 +12,11 @@ input policy or, when none is declared, the policy each case shows (``POLICIES``
 - inferred: a refusal is "refuse", a release matching the projection is "clip", any other release
   is "trust". The inferred policy draws no finding, so it spends nothing of the false-alarm budget.
 
+A refusal is a ``ValueError`` or ``TypeError`` (``REFUSALS``; from a program, an error of kind
+"refused"). Anything else TARGET raises on a refused input (a ``ZeroDivisionError``, a program's
+"failed", which the protocol calls "never a refusal") is its error, exit 3; a program's answer that
+cannot be read (a release of 400 digits) is a ``protocol.TargetError``, exit 3, never a refusal.
+
 Skipped when TARGET has no mechanism stage, or the reference refuses no input the spec tries, and
 said so.
 """
@@ -26,13 +31,14 @@ from userdp.audits.engine.usercode import UserCodeError
 from userdp.audits.validation import Case, Refusal, ValidationSpec
 from userdp.audits.validation.context import Context
 from userdp.audits.validation.findings import Finding
+from userdp.audits.validation.protocol import ProgramFailed
 from userdp.audits.validation.releases import flat_releases, reference_rows, release_rows, rows_one
 from userdp.audits.validation.report import jsonable, short
 from userdp.audits.validation.settings import ALPHAS, CLIP_SAMPLES, Z_KURT
 from userdp.audits.validation.stats import excess_kurtosis, ks_distance, ks_threshold, z_critical
 from userdp.audits.validation.target import BATCHED, PythonTarget
 
-__all__ = ["NAME", "NEEDS", "applies", "check"]
+__all__ = ["NAME", "NEEDS", "REFUSALS", "applies", "check"]
 
 NAME = "inputs"  # the check's name in the report
 NEEDS = ("differential",)  # the checks that must run first (the clip test draws as many as a case)
@@ -59,6 +65,7 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
         try:
             out = t.release(case.dataset, rng, 4, case.params, f"case {case.description!r}")
         except UserCodeError as exc:
+            _check_refusal(t, case, exc)
             ctx.inputs.append(
                 {
                     "case": case.description,
@@ -84,6 +91,28 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
     ctx.checks["inputs"] = f"ran: {len(refusals)} input(s) the reference refuses ({declared}): " + ", ".join(
         f"{e['behaviour']}" for e in ctx.inputs
     )
+
+
+REFUSALS = (ValueError, TypeError)  # what a refusal is: docs/validate.md, "The inputs every reference function refuses"
+
+
+def _check_refusal(target: PythonTarget, case: Case, exc: UserCodeError) -> None:
+    """A refusal is a ``ValueError`` or ``TypeError`` (over the protocol: an error of kind "refused",
+    ``ProgramRefused``); anything else TARGET raised on a refused input (a ``ZeroDivisionError``,
+    a program's "failed", ``ProgramFailed``) is its error, not a refusal: ``UserCodeError``, exit 3."""
+    cause = exc.__cause__
+    if cause is None or isinstance(cause, REFUSALS):
+        return
+    what = (
+        'an error of kind "failed" (the protocol\'s "never a refusal")'
+        if isinstance(cause, ProgramFailed)
+        else f"{type(cause).__name__}"
+    )
+    raise UserCodeError(
+        f"TARGET {target.who} answered {what} on case {case.description!r}, which is not a refusal: a refusal "
+        "is a ValueError or TypeError raised on the public inputs (docs/validate.md), or from a program an "
+        f'error of kind "refused" (docs/protocol.md). It said: {str(cause)[:300]}'
+    ) from cause
 
 
 def _graded(ctx: Context, r: Refusal, j: int, out, rows, zc: float) -> dict:

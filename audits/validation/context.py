@@ -39,6 +39,7 @@ class CaseDraw:
     released: tuple  # (share released by target, by reference) where the spec declines
     own: np.ndarray | None  # TARGET's own statistic stage, flattened
     n: int = 0  # target releases drawn (finite or not)
+    non_finite: str = ""  # which non-finite values the bad rows hold ("NaN in 3 releases, +inf in 1")
     scale: list = field(default_factory=list)  # per coordinate (ratio, log_se, s_t, s_r)
 
 

@@ -69,6 +69,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from userdp.audits.validation.protocol_values import concat, decode_value, masked, show, tuples, unreadable
+
 __all__ = [
     "PROTOCOL",
     "SCHEMA_FILE",
@@ -112,6 +114,8 @@ class TargetError(BaseException):
 
     ``command`` is the program's command line, ``request`` a one-line summary of the request
     it was answering (or None), ``reason`` what went wrong, ``stderr`` the end of its stderr."""
+
+    userdp_passthrough = True  # engine/parallel.py PASSTHROUGH: the sampler lets it leave as it is
 
     def __init__(self, command: str, reason: str, request: str | None = None, stderr: str = ""):
         self.command, self.reason, self.request, self.stderr = command, reason, request, stderr
@@ -185,11 +189,11 @@ def _violation(x, s: dict, root: dict, path: str) -> str | None:
     if "type" in s:
         types = s["type"] if isinstance(s["type"], list) else [s["type"]]
         if not any(_TYPES[t](x) for t in types):
-            return f"{where}: expected {' or '.join(types)}, got {_show(x)}"
+            return f"{where}: expected {' or '.join(types)}, got {show(x)}"
     if "const" in s and not (x == s["const"] and type(x) is type(s["const"])):
-        return f"{where}: must be {json.dumps(s['const'])}, got {_show(x)}"
+        return f"{where}: must be {json.dumps(s['const'])}, got {show(x)}"
     if "enum" in s and x not in s["enum"]:
-        return f"{where}: must be one of {s['enum']}, got {_show(x)}"
+        return f"{where}: must be one of {s['enum']}, got {show(x)}"
     if _TYPES["number"](x):
         if "minimum" in s and x < s["minimum"]:
             return f"{where}: must be >= {s['minimum']}, got {x!r}"
@@ -240,11 +244,6 @@ def _violation(x, s: dict, root: dict, path: str) -> str | None:
                 else f"{where}: matches more than one form"
             )
     return None
-
-
-def _show(x) -> str:
-    text = json.dumps(x) if not isinstance(x, float) or math.isfinite(x) else repr(x)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 # ------------------------------------------------------------------ encoding
@@ -315,23 +314,6 @@ def _param(v, name: str):
     )
 
 
-def decode_value(value):
-    """A stage's value as userdp compares it: a number as a float, an array as a float ndarray
-    (a ragged array as a tuple of its decoded parts: Krichene's (A, b)), an object as a dict of
-    decoded values."""
-    if isinstance(value, dict):
-        return {k: decode_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        try:
-            a = np.array(value, dtype=float)
-        except (ValueError, TypeError):
-            return tuple(decode_value(v) for v in value)
-        return a
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"a stage value must be a number, an array or an object, got {type(value).__name__}")
-    return float(value)
-
-
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not JSON (a number must be finite)")
 
@@ -371,6 +353,8 @@ class ProcessTarget:
     transcript: a file path; every request and response line is appended to it (">" and "<"
         prefixes), for debugging a program and for documentation.
     """
+
+    userdp_seeded = True  # engine/parallel.py SEEDED: one seed must give the same releases (checked)
 
     def __init__(
         self,
@@ -675,9 +659,9 @@ class ProcessTarget:
         except (ValueError, UnicodeDecodeError):
             self._fail(f"wrote a line that is not JSON: {line[:160]!r}", summary)
         if not isinstance(msg, dict) or "id" not in msg:
-            self._fail(f'wrote {_show(msg)}, not a response object with an "id"', summary)
+            self._fail(f'wrote {show(msg)}, not a response object with an "id"', summary)
         if msg.get("id") != rid:
-            self._fail(f"answered id {_show(msg.get('id'))} where the response to request {rid} was due", summary)
+            self._fail(f"answered id {show(msg.get('id'))} where the response to request {rid} was due", summary)
         kind = "error_response" if "error" in msg else expected
         try:
             if kind == "release_response" and isinstance(msg.get("releases"), list):
@@ -738,7 +722,7 @@ class ProcessTarget:
                     self._raise_error(resp, req[2])
             parts = [self._releases(resp, m, req) for resp, m, req in zip(responses, sizes, requests)]
             try:
-                out = _concat(parts) if len(parts) > 1 else parts[0]
+                out = concat(parts) if len(parts) > 1 else parts[0]
             except ValueError as exc:
                 self._fail(f"changed the form of its releases between requests: {exc}", requests[-1][2])
         if size is None:
@@ -759,6 +743,8 @@ class ProcessTarget:
         if a is not None and a.dtype.kind in "iuf" and a.ndim >= 1:
             if a.dtype.kind == "f" and not np.isfinite(a).all():  # 1e400 is JSON, and overflows a double
                 self._fail(f"wrote a release that is not finite ({float(a[~np.isfinite(a)].flat[0])!r})", summary)
+            if a.size == 0:
+                self._fail("wrote empty releases ([]): a release is a number or an array of at least one", summary)
             return a
         for j, r in enumerate(items):  # the slow path: say what is wrong, or decode the unusual
             try:
@@ -767,12 +753,19 @@ class ProcessTarget:
                 self._fail(f"wrote release {j} that {exc}", summary)
         try:
             if any(r is None for r in items):
-                return _masked(items)
-            if all(isinstance(r, list) for r in items) and a is None:
-                return _tuples(items)
-            return np.array(items, dtype=float)
+                out = masked(items)
+            elif all(isinstance(r, list) for r in items) and a is None:
+                out = tuples(items)
+            else:
+                out = np.array(items, dtype=float)
         except ValueError as exc:
             self._fail(f"wrote releases that do not share one shape: {exc}", summary)
+        except (OverflowError, TypeError) as exc:  # an integer of 400 digits is JSON, and no binary64
+            self._fail(f"wrote a release that is not a binary64 number ({type(exc).__name__}: {exc})", summary)
+        why = unreadable(out)
+        if why is not None:
+            self._fail(f"wrote {why}", summary)
+        return out
 
     def _packed(self, packed: dict, size: int, summary: str) -> np.ndarray:
         shape = tuple(int(k) for k in packed["shape"])
@@ -824,10 +817,13 @@ class ProcessTarget:
             got = resp["stages"]
             if set(got) != set(names):
                 self._fail(f"answered stages {sorted(got)} for {sorted(names)}", summary)
-            try:
-                return {s: decode_value(got[s]) for s in names}
-            except (TypeError, ValueError) as exc:
-                self._fail(f"wrote a stage value userdp cannot read: {exc}", summary)
+            out = {}
+            for s in names:
+                try:
+                    out[s] = decode_value(got[s])
+                except (TypeError, ValueError, OverflowError) as exc:
+                    self._fail(f"wrote a value of stage {s} that userdp cannot read: {exc}", summary)
+            return out
 
     def stage(self, name: str):
         """The stage ``name`` as a callable ``f(dataset, **params)`` (or ``f(**params)``)."""
@@ -926,38 +922,6 @@ def _describe(dataset, params) -> str:
         else type(dataset).__name__
     )
     text = ", ".join(
-        f"{k}={_show(_param(v, k)) if not isinstance(v, np.ndarray) else f'array{v.shape}'}" for k, v in params.items()
+        f"{k}={show(_param(v, k)) if not isinstance(v, np.ndarray) else f'array{v.shape}'}" for k, v in params.items()
     )
     return f"{data}; {text or 'no params'}"
-
-
-def _masked(items: list) -> np.ma.MaskedArray:
-    shapes = {np.shape(r) for r in items if r is not None}
-    if len(shapes) != 1:
-        raise ValueError(f"release shapes {sorted(shapes)}")
-    shape = shapes.pop()
-    data = np.zeros((len(items),) + shape)
-    mask = np.zeros(data.shape, dtype=bool)
-    for j, r in enumerate(items):
-        if r is None:
-            mask[j] = True
-        else:
-            data[j] = np.asarray(r, dtype=float)
-    return np.ma.MaskedArray(data, mask=mask)
-
-
-def _tuples(items: list) -> tuple:
-    k = {len(r) for r in items}
-    if len(k) != 1:
-        raise ValueError(f"releases with {sorted(k)} parts")
-    return tuple(np.array([r[p] for r in items], dtype=float) for p in range(k.pop()))
-
-
-def _concat(parts: list):
-    if isinstance(parts[0], tuple):
-        if not all(isinstance(p, tuple) and len(p) == len(parts[0]) for p in parts):
-            raise ValueError("the program's releases changed form between requests")
-        return tuple(np.concatenate([p[j] for p in parts]) for j in range(len(parts[0])))
-    if any(isinstance(p, np.ma.MaskedArray) for p in parts):
-        return np.ma.concatenate(parts)
-    return np.concatenate(parts)

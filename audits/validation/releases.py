@@ -46,9 +46,9 @@ def flat_releases(out, size: int, flatten, where: str) -> np.ndarray:
         out = np.ma.filled(out.astype(float), np.nan)
     try:
         a = np.asarray(out, dtype=float)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise UserCodeError(
-            f"{where} returned {type(out).__name__}, expected {size} numeric releases "
+            f"{where} returned {_what(out)}, expected {size} numeric releases "
             f"(an array of shape ({size},) or ({size}, k)): {exc}"
         ) from None
     if a.ndim == 0 or a.shape[0] != size:
@@ -57,6 +57,20 @@ def flat_releases(out, size: int, flatten, where: str) -> np.ndarray:
             "`size` independent releases, one per row"
         )
     return a.reshape(size, -1)
+
+
+def _what(out) -> str:
+    """What a release is, for a message: its type and, for text or objects, its first value."""
+    if isinstance(out, (str, bytes)):
+        return f"the text {out!r:.60}"
+    if isinstance(out, np.ndarray) and out.size and out.dtype.kind in "USO":
+        kind = {"U": "text", "S": "bytes", "O": "Python objects"}[out.dtype.kind]
+        first = out.ravel()[0]
+        first = first.item() if isinstance(first, np.generic) else first
+        return f"{kind} ({type(first).__name__} {first!r:.60}{' ...' if out.size > 1 else ''})"
+    if isinstance(out, (list, tuple)) and out and not isinstance(out[0], (int, float)):
+        return f"a {type(out).__name__} of {type(out[0]).__name__} ({out[0]!r:.60} ...)"
+    return type(out).__name__
 
 
 def rows_one(outs: list, flatten, where: str) -> np.ndarray:

@@ -74,7 +74,7 @@ def _report_finite_and_share(ctx: Context, T: Tests) -> None:
             Finding(
                 "differential",
                 "invariant violation",
-                "releases non-finite values (inf or NaN)",
+                f"releases non-finite values (inf or NaN): {d.non_finite or 'NaN or inf'}",
                 {
                     "case": d.case.description,
                     "bad_releases": d.bad_rows,

@@ -21,6 +21,17 @@ naming what did not bind and which renaming would fix it.
 
 Errors: whatever the target raises (``SystemExit`` included) is a ``UserCodeError`` naming
 the function, the call and what it raised (exit status 3).
+
+Seeds, before the first release is graded (``PythonTarget.check_seeds``, run by ``release`` on the
+first case that gives releases varying within a call, at most ``SEED_CASES`` cases): two calls with
+generators from one seed, ``REPRO_DRAWS`` releases each, and, when they agree, ``SEED_TRIES`` calls
+with other seeds (``engine/parallel.py``, ``check_reproducible``). A target whose calls all repeat
+one varying set of releases ignores its generator: ``UserCodeError`` (exit 3), whatever a check would
+have said of its copies (a Python target that uses its generator is flagged with probability at most
+``SEED_FALSE_ALARM``, 3.2e-7). Different releases from one seed are the documented warning
+(``reproducible`` False: the target draws from a generator of its own, its releases are still
+independent), except for a program over the process protocol, which must reproduce them
+(``parallel.SEEDED``): exit 3.
 """
 
 from __future__ import annotations
@@ -33,9 +44,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from userdp.properties.adapter import Adapter
 
 from userdp.audits.engine import watch
+from userdp.audits.engine.parallel import REPRO_DRAWS, SEED_FALSE_ALARM, SEED_TRIES, SEEDED
 from userdp.audits.engine.usercode import UserCodeError, import_user_module
 
 from userdp.audits.validation import BadType, BadValue, ValidationSpec
@@ -43,6 +57,8 @@ from userdp.audits.validation import BadType, BadValue, ValidationSpec
 __all__ = [
     "BATCHED",
     "ONE",
+    "SEED_CASES",
+    "SEED_ENTROPY",
     "PythonTarget",
     "load_target",
     "call_shape",
@@ -53,6 +69,8 @@ __all__ = [
 ]
 
 BATCHED, ONE = "batched", "one release per call"
+SEED_CASES = 3  # cases tried for releases that vary within a call (the seed check, module docstring)
+SEED_ENTROPY = 0x5EED  # the seed check's own seeds: the caller's generator is not drawn from
 
 
 def call_shape(fn) -> str:
@@ -96,6 +114,10 @@ class PythonTarget:
 
     def __post_init__(self):
         self.adapter = _watched_adapter(self.adapter, self.name)
+        self.reproducible = None  # check_seeds: one seed gave the same varying releases (None: not known)
+        self._seed_cases = 0
+        f = self.mechanism
+        self.seeded = bool(getattr(f, SEEDED, False) or getattr(getattr(f, "__self__", None), SEEDED, False))
         self.shape = None if self.mechanism is None else call_shape(self.mechanism)
         self._rng_kw = self.mechanism is not None and _rng_by_keyword(self.mechanism)
         self.who = self.name if self.mechanism is None else f"{self.name} ({_who(self.mechanism)})"
@@ -108,7 +130,46 @@ class PythonTarget:
 
     def release(self, dataset, rng, size: int, params: Mapping, where: str = "") -> Any:
         """``size`` releases: the batched function's own output, or (one release per call) the
-        list of ``size`` outputs."""
+        list of ``size`` outputs. The first calls check the seeds first (``check_seeds``)."""
+        if self.reproducible is None and self._seed_cases < SEED_CASES:
+            self.check_seeds(dataset, params, where)
+        return self._release(dataset, rng, size, params, where)
+
+    def check_seeds(self, dataset, params: Mapping, where: str = "") -> None:
+        """One seed twice, then other seeds (module docstring); sets ``reproducible`` (True, False,
+        or None when the releases do not vary within a call) and raises ``UserCodeError`` for a
+        target that ignores its generator, or a program that does not reproduce its releases."""
+        self._seed_cases += 1
+        root = np.random.SeedSequence(SEED_ENTROPY)
+        first = _keys(self._release(dataset, np.random.default_rng(root), REPRO_DRAWS, params, where), self.shape)
+        again = _keys(self._release(dataset, np.random.default_rng(root), REPRO_DRAWS, params, where), self.shape)
+        if first is None or again is None:
+            return  # not releases as the checks read them: they say so
+        if first != again:
+            self.reproducible = False
+            if self.seeded:
+                raise UserCodeError(
+                    f"TARGET {self.who} broke its seed: two calls with one seed ({REPRO_DRAWS} releases "
+                    f"each, {where or 'its first case'}) returned different releases, where the same seed "
+                    "must give the same releases (docs/protocol.md, release requests)"
+                )
+            return
+        if len(set(first)) == 1:
+            return  # nothing varies within a call: no evidence either way (a later case may tell)
+        for other in root.spawn(SEED_TRIES):
+            out = _keys(self._release(dataset, np.random.default_rng(other), REPRO_DRAWS, params, where), self.shape)
+            if out != first:
+                self.reproducible = True
+                return
+        raise UserCodeError(
+            f"TARGET {self.who} ignores the seed it is given: calls with generators from {SEED_TRIES + 1} "
+            f"different seeds returned the same {REPRO_DRAWS} varying releases ({where or 'its first case'}), "
+            "so it replays one stream and its releases are not independent draws: no check of them can "
+            "be valid. Draw every random number from the rng passed in (a program: from the request's "
+            f"seed). A target that uses it repeats them with probability at most {SEED_FALSE_ALARM:.2g}"
+        )
+
+    def _release(self, dataset, rng, size: int, params: Mapping, where: str = "") -> Any:
         kw = self.mapped(params)
         f = self.mechanism
         label = f"your mechanism {self.who}" + (f" ({where})" if where else "")
@@ -130,6 +191,38 @@ class PythonTarget:
             except (Exception, SystemExit) as exc:
                 raise _user_error(f"TARGET {self.who}", exc, f"call {i + 1}" + (f", {where}" if where else "")) from exc
         return out
+
+
+def _keys(out, shape: str) -> tuple | None:
+    """The releases of one call as a tuple of bytes, one per release (compared exactly: NaN equals
+    NaN), or None when they are not read as a sequence of releases."""
+    try:
+        if shape == ONE:
+            items = list(out)
+        elif isinstance(out, tuple):
+            parts = [np.asarray(p) for p in out]
+            items = list(zip(*parts)) if parts and all(p.ndim >= 1 for p in parts) else None
+        elif isinstance(out, np.ma.MaskedArray):
+            items = list(zip(np.ma.getdata(out), np.ma.getmaskarray(out)))
+        else:
+            a = np.asarray(out)
+            items = list(a) if a.ndim >= 1 else None
+        return None if not items else tuple(_key(x) for x in items)
+    except Exception:  # whatever the target returned: the checks name it
+        return None
+
+
+def _key(x) -> bytes:
+    if x is None:
+        return b"None"
+    if isinstance(x, (tuple, list)):
+        return b"(" + b",".join(_key(p) for p in x) + b")"
+    if isinstance(x, Mapping):
+        return b"{" + b",".join(repr(k).encode() + b":" + _key(v) for k, v in sorted(x.items(), key=repr)) + b"}"
+    a = np.asarray(x)
+    if a.dtype.kind in "biufcUS":
+        return f"{a.dtype.str}{a.shape}".encode() + a.tobytes()
+    return repr(x).encode()
 
 
 def _watched(label: str, f: Callable) -> Callable:

@@ -16,6 +16,13 @@ stderr), "hang" (sleeps), "garbage" (prints a line that is not JSON), "exit-earl
 "spawn-hang" (starts a child that sleeps, then hangs itself), "no-newline" (writes forever
 without ending its line), "silent-close" (closes stdout and keeps running), "stdout-noise"
 (a debug print before the response).
+
+MODEs that answer every request, wrongly in one respect: "fixed-seed" (releases from one fixed
+seed, whatever the request's), "unseeded" (from a generator seeded once at start: one seed, other
+releases), "fail-refusal" (epsilon <= 0 gets an error of kind "failed", not "refused"), "bigint"
+(epsilon <= 0 gets releases that are 400-digit integers), "stage-inf" (the statistic is 1e400),
+"ragged" (the statistic is [[1, 2], [3]]), "empty-releases" (every release is []), "string-stage"
+(the noise scale is {"b": "one"}).
 """
 
 import json
@@ -50,13 +57,22 @@ def laplace(rng, b):
     return -b * math.copysign(1.0, u) * math.log1p(-2 * abs(u))
 
 
+ANSWERING = ("good", "fixed-seed", "unseeded", "fail-refusal", "bigint", "stage-inf", "ragged", "empty-releases")
+ANSWERING += ("string-stage",)
+UNSEEDED = random.Random()  # "unseeded": seeded once, from the operating system
+
+
 def answer(req):
     rid = req["id"]
     try:
         p = {k: float(v["nonfinite"]) if isinstance(v, dict) else v for k, v in req["params"].items()}
+        if MODE == "bigint" and "size" in req and not p.get("epsilon", 1.0) > 0:
+            return {"id": rid, "releases": [10**400] * req["size"]}
+        if MODE == "fail-refusal" and not p.get("epsilon", 1.0) > 0:
+            return {"id": rid, "error": {"kind": "failed", "message": "epsilon = 0: division by zero"}}
         check(p)
         if "size" in req:
-            rng = random.Random(req["seed"])
+            rng = {"fixed-seed": random.Random(12345), "unseeded": UNSEEDED}.get(MODE, random.Random(req["seed"]))
             g = statistic(req["dataset"], p["T"])
             out = [g + laplace(rng, p["T"] / p["epsilon"]) for _ in range(req["size"])]
             if p.get("nulls"):
@@ -65,13 +81,20 @@ def answer(req):
                 out = [[[x, x], [[x]]] for x in out]
             if p.get("pack"):
                 return {"id": rid, "releases_hex": packed(out, p["pack"])}
+            if MODE == "empty-releases":
+                out = [[] for _ in out]
             return {"id": rid, "releases": out}
         values = {
             "statistic": lambda: statistic(req["dataset"], p["T"]),
             "sensitivity": lambda: p["T"],
             "noise_scale": lambda: p["T"] / p["epsilon"],
         }
-        return {"id": rid, "stages": {s: values[s]() for s in req["stages"]}}
+        got = {s: values[s]() for s in req["stages"]}
+        bad = {"stage-inf": ("statistic", 1e400), "ragged": ("statistic", [[1, 2], [3]])}
+        bad["string-stage"] = ("noise_scale", {"b": "one"})
+        if MODE in bad and bad[MODE][0] in got:
+            got[bad[MODE][0]] = bad[MODE][1]
+        return {"id": rid, "stages": got}
     except ValueError as exc:
         return {"id": rid, "error": {"kind": "refused", "message": str(exc)}}
     except Exception as exc:  # RuntimeError, or a bug: the program says it failed
@@ -90,7 +113,10 @@ def packed(out, how):
 
 
 def send(obj):
-    sys.stdout.write(json.dumps(obj, separators=None if SPACED else (",", ":")) + "\n")
+    line = json.dumps(obj, separators=None if SPACED else (",", ":"))
+    if MODE == "stage-inf":
+        line = line.replace("Infinity", "1e400")  # a JSON number that overflows a binary64
+    sys.stdout.write(line + "\n")
     sys.stdout.flush()
 
 
@@ -109,7 +135,7 @@ for line in sys.stdin:
             }
         )
         continue
-    if MODE == "good":
+    if MODE in ANSWERING:
         SPACED = req.get("params", {}).get("pack") == "spaced"
         send(answer(req))
     elif MODE == "crash":

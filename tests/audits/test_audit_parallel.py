@@ -15,7 +15,7 @@ import pytest
 
 from userdp.audits import MechanismError, audit
 from userdp.audits.cli import main as cli
-from userdp.audits.engine import parallel
+from userdp.audits.engine import parallel, streams
 from userdp.audits.engine.parallel import (
     BATCHED,
     SCALAR,
@@ -366,7 +366,11 @@ def test_workers_sharing_a_copied_buffer_prefix_are_refused(monkeypatch):
         audit(_buffered, (0.0, 1.0), PureDP(1.0), samples=40_000, seed=0, workers=2)
     assert isinstance(info.value.__cause__, DuplicateStreamsError) and "the same first" in str(info.value)
     _BUFFER.clear()
-    monkeypatch.setattr(parallel, "_prefix_length", lambda *a: None)  # the planted bug
+    monkeypatch.setattr(streams, "prefix_length", lambda *a: None)  # the planted bug
+    with pytest.raises(MechanismError, match="reappear at call"):  # the window check still sees the copy
+        audit(_buffered, (0.0, 1.0), PureDP(1.0), samples=40_000, seed=0, workers=2)
+    _BUFFER.clear()
+    monkeypatch.setattr(streams, "window_length", lambda *a: None)  # and without it: let through
     assert audit(_buffered, (0.0, 1.0), PureDP(1.0), samples=40_000, seed=0, workers=2).samples == 40_000
 
 
@@ -377,9 +381,9 @@ def test_prefix_length_keeps_false_refusals_below_1e_12():
     rng = np.random.default_rng(0)
     cont = [(rng.normal(size=5000), np.zeros(5000, bool)) for _ in range(8)]
     coin = [(rng.integers(0, 2, 5000), np.zeros(5000, bool)) for _ in range(8)]
-    assert parallel._prefix_length(cont, 5000, 8) == 3
-    assert parallel._prefix_length(coin, 5000, 8) in (45, 46)  # q-hat within 1e-3 of 1/2
-    assert parallel._prefix_length([(np.ones(5000), np.zeros(5000, bool))] * 8, 5000, 8) is None
+    assert streams.prefix_length(cont, 5000, 8) == 3
+    assert streams.prefix_length(coin, 5000, 8) in (45, 46)  # q-hat within 1e-3 of 1/2
+    assert streams.prefix_length([(np.ones(5000), np.zeros(5000, bool))] * 8, 5000, 8) is None
 
 
 def test_reproducibility_needs_outputs_that_vary():

@@ -218,6 +218,8 @@ def test_a_release_at_eps_zero_is_a_finding_under_every_policy(capsys):
 
 def test_a_non_finite_release_is_always_a_finding(monkeypatch, capsys):
     def inf_above_cap(dataset, rng, size=None, *, T, epsilon):
+        if not epsilon > 0:  # a refusal is a ValueError (anything else on epsilon = 0: exit 3)
+            raise ValueError("epsilon must be > 0")
         g = sum(min(t, T) for t in _totals(dataset).values())
         out = g + rng.laplace(0.0, T / epsilon, size)
         return np.where(out > 4.5, np.inf, out)  # inf in the upper tail only
@@ -408,6 +410,8 @@ def test_a_target_that_ignores_the_rng_is_warned_about(monkeypatch, capsys):
     own = np.random.default_rng(123)
 
     def f(dataset, rng, *, T, epsilon):
+        if not epsilon > 0:  # a refusal is a ValueError (anything else on epsilon = 0: exit 3)
+            raise ValueError("epsilon must be > 0")
         return sum(min(t, T) for t in _totals(dataset).values()) + own.laplace(0.0, T / epsilon)
 
     name = _module(monkeypatch, f=f)
@@ -458,7 +462,7 @@ def _exits(dataset, rng, *, T, epsilon):
         ("raises", 3, ["TARGET", "(_raises)", "raised KeyError", "totals"]),
         ("scalar", 3, ["returned shape ()", "size=", "expected"]),
         ("positional", 2, ["cannot be called as mechanism(dataset, rng, *, T, epsilon)", "--param-map epsilon=eps"]),
-        ("text", 3, ["returned ndarray", "numeric releases"]),
+        ("text", 3, ["returned text (str 'x'", "numeric releases"]),
         ("exits", 3, ["called sys.exit(0)", "call 1"]),
         ("number", 2, ["target", "is a int", "expected an Adapter"]),
         ("missing", 2, ["has no 'missing'"]),

@@ -262,7 +262,7 @@ def test_userdp_guards_forked_workers_against_the_pydp_buffer(monkeypatch):
     to copy a guard. Planted bug: the guard switched off; then the first shard of each
     worker starts with the same copied bytes (the test above: a deterministic consequence
     of the copy), and userdp's duplicate-stream check refuses the two shards that share
-    their first K = 3 continuous outputs (``parallel._prefix_length``)."""
+    their first K = 3 continuous outputs (``streams.prefix_length``)."""
     from pydp.algorithms.laplacian import BoundedSum
 
     from userdp.audits import audit

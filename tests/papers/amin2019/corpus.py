@@ -118,13 +118,20 @@ def _stat_per_record(dataset, T):
     return float(np.minimum(dataset.values, T).sum())
 
 
+def _scale(T, epsilon):
+    """T / epsilon, refusing epsilon <= 0 with a ValueError (what a refusal is; the bug lies elsewhere)."""
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon}")
+    return T / epsilon
+
+
 staged_per_record_cap = CapAdapter(
     "corpus/amin-staged-per-record-cap",
     statistic=_stat_per_record,
     sensitivity=lambda T: T,
     noise_scale=lambda T, epsilon: T / epsilon,
     mechanism=lambda dataset, rng, size=None, *, T, epsilon: (
-        _stat_per_record(dataset, T) + rng.laplace(0.0, T / epsilon, size)
+        _stat_per_record(dataset, T) + rng.laplace(0.0, _scale(T, epsilon), size)
     ),
 )
 

@@ -175,6 +175,8 @@ def ridge_lipschitz_one(dataset, rng, size=None, *, epsilon, tau, Lambda, n_min)
 def ridge_all_records(dataset, rng, size=None, *, epsilon, tau, Lambda, n_min):
     """BUG (sensitivity): every record kept (tau ignored), the noise still for tau: a user of s records
     moves theta-hat by up to s / tau times Delta_2."""
+    if not Lambda > 0:  # refused (a ValueError, before a record is read): the bug lies elsewhere
+        raise ValueError(f"Lambda must be > 0, got {Lambda}")
     return _amin(
         dataset,
         rng,

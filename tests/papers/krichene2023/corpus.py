@@ -110,6 +110,8 @@ def _loop_weights(t, u, omega, beta):
 
 def loop_box_muller(dataset, rng, size=None, *, m, n_counts, n_users, beta, mu, Gamma_x, Gamma_star):
     """Correct: weights user by user (a dict of tasks per user), sums record by record, Box-Muller noise."""
+    if not beta > 0:  # checked before a record is read: beta = 0 is no budget (a ValueError, as a refusal is)
+        raise ValueError(f"beta must be > 0, got {beta}")
     t, u, x, y = _records(dataset)
     w = _loop_weights(t, u, _omega(n_counts, n_users, beta, mu), beta)
     x, y = _clip(x, y, Gamma_x, Gamma_star)
