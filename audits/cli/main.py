@@ -159,7 +159,7 @@ from userdp.audits.engine.blas import single_threaded_blas
 from userdp.audits.engine import parallel
 from userdp.audits.engine.report import command_output, version
 from userdp.audits.engine.sampling import raised_text
-from userdp.audits.cli.common import EXIT_ERROR, EXIT_USAGE, fail
+from userdp.audits.cli.common import EXIT_ERROR, EXIT_USAGE, fail, start_checks
 from userdp.audits.cli.targets import UsageError, UserCodeError
 
 __all__ = ["main"]
@@ -186,7 +186,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------ entry point
-USER_COMMANDS = ("audit", "validate")  # the commands that run the user's code: supervised
+USER_COMMANDS = ("audit", "validate", "vectors")  # the commands that run the user's code: supervised
 
 
 def main(argv=None) -> int:
@@ -219,8 +219,12 @@ def _main(argv) -> int:
     }
     isolate = args.command in USER_COMMANDS
     if isolate:
-        watch.configure(args.deadline, watch.DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
+        timeout = getattr(args, "timeout", None)
+        watch.configure(
+            getattr(args, "deadline", watch.DEFAULT_DEADLINE), watch.DEFAULT_TIMEOUT if timeout is None else timeout
+        )
     try:
+        start_checks(args)  # before any code of the target runs: paths made absolute, --command split
         with command_output(isolate), single_threaded_blas():  # blas.py: 10x faster on a busy machine
             return commands[args.command](args)
     except UsageError as exc:
