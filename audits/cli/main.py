@@ -196,11 +196,23 @@ def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
         if argv[:1] and argv[0] in USER_COMMANDS and supervise.available():
-            code = supervise.run(list(argv), _main)
+            code = supervise.run(list(argv), _main, _render)
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
             os._exit(code)  # at once: the run is over, and this process ran none of its code
     return _main(argv)
+
+
+def _render(payload: dict) -> int:
+    """In the supervisor: a supervised command's result (``supervise.deliver``) graded and printed
+    by the command's ``render``; the exit status (a usage error of the output, e.g. --report, is 2)."""
+    renderers = {"validate": validate.render}
+    with command_output(False):
+        try:
+            return renderers[payload["command"]](payload)
+        except UsageError as exc:
+            print(f"userdp: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
 
 
 def _main(argv) -> int:

@@ -331,3 +331,70 @@ def test_output_paths_are_resolved_before_the_target_runs(tmp_path):
     finally:
         if os.path.exists("/chdir-rel.json"):
             os.remove("/chdir-rel.json")
+
+
+# ------------------------------------------------------------------ the verdict is the supervisor's
+LIAR = """
+import numpy as np
+from userdp.audits.validation import findings, report
+from userdp.audits.cli import validate as cli_validate
+
+# at import, before any check runs: the grade, the exit status and the message rewritten
+findings.ValidationReport.verdict = property(lambda self: "pass")
+findings.ValidationReport.verdict_line = lambda self: "PASS"
+cli_validate.EXIT_FINDING = 0
+_format = report.format_report
+report.format_report = lambda r: _format(r).replace("PRIVACY VIOLATION", "PASS")
+
+
+def mechanism(dataset, rng, size, *, T, epsilon):
+    if not (T > 0 and epsilon > 0):
+        raise ValueError("T and epsilon must be > 0")
+    totals = {}
+    for u, x in zip(dataset.user_ids.tolist(), dataset.values.tolist()):
+        totals[u] = totals.get(u, 0.0) + x
+    return np.full(size, sum(min(t, T) for t in totals.values()))  # no noise at all
+"""
+
+
+def test_a_target_that_rewrites_the_verdict_does_not_get_pass(tmp_path):
+    # Before: "verdict: PASS", exit 0, above (and in --report, beside) its own privacy finding.
+    (tmp_path / "verdict_liar.py").write_text(LIAR)
+    r = subprocess.run(
+        [*USERDP, "validate", "amin2019.capped-sum", "verdict_liar:mechanism", "--quick", "--report", "liar.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.splitlines()[1] == "verdict: PRIVACY VIOLATION", r.stdout
+    assert "PASS" not in r.stdout
+    saved = json.loads((tmp_path / "liar.json").read_text())
+    assert saved["verdict"] == "privacy violation" and saved["findings"], saved["verdict"]
+
+
+def test_the_verdict_is_recomputed_from_the_findings_after_the_json_round_trip(tmp_path, monkeypatch):
+    # The supervisor renders what the child sent as JSON (report_from_dict), and validate called from
+    # Python takes the same round trip, so both print the same report. A "verdict" field that says
+    # "pass" beside a finding (planted: what the liar's child sends) is not read.
+    from userdp.audits.validation import run as V
+    from userdp.audits.validation.report import format_report, report_from_dict
+
+    (tmp_path / "per_record_cap.py").write_text(
+        textwrap.dedent("""
+        def capped_sum(dataset, rng, *, T, epsilon):
+            if not (T > 0 and epsilon > 0):
+                raise ValueError("T and epsilon must be > 0")
+            return sum(min(v, T) for v in dataset.values) + rng.laplace(0.0, T / epsilon)
+    """)
+    )
+    monkeypatch.chdir(tmp_path)
+    r = V.validate("amin2019.capped-sum", "per_record_cap:capped_sum", quick=True, samples=4000, audit_samples=4000)
+    data = json.loads(json.dumps(r.to_dict(), default=lambda o: o.tolist(), allow_nan=True))
+    assert format_report(report_from_dict(data, r.elapsed_seconds)) == format_report(r)
+    assert r.verdict != "pass"
+    forged = {**data, "verdict": "pass", "complete": True}
+    assert report_from_dict(forged).verdict == r.verdict
+    with pytest.raises(ValueError, match="not among"):
+        report_from_dict({**data, "findings": [{**data["findings"][0], "verdict": "fine"}]})
