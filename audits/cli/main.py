@@ -60,7 +60,9 @@ Exit status:
        ``--param`` value, a factory or setup the audit cannot use, an unwritable ``--plot``
        path, ``--plot`` without matplotlib. All are checked before the audit runs where
        they can be; ``--workers`` below 1 or not an integer; a ``--scheduler`` not reached
-       (or without a worker) within ``parallel.SCHEDULER_TIMEOUT`` seconds;
+       (or without a worker) within ``parallel.SCHEDULER_TIMEOUT`` seconds; an empty or
+       unsplittable ``--command``, a ``--transcript`` that is a folder or cannot be written
+       (``common.start_checks``: paths are made absolute before any of your code runs);
     3  an exception: raised by YOUR factory or mechanism (the message says which, and the
        exception), or an internal error of userdp. Never 1: an exception is not a finding.
     4  ``validate`` only: a partial pass (TARGET has no release; ``--allow-partial`` makes it 0).
@@ -74,12 +76,14 @@ Exit status:
 With ``--all``, an entry that raised is reported in its row and the run goes on; the exit
 status is 1 if some entry is not as expected, else 3 if some entry raised, else 0.
 
-Your code cannot decide the exit status (``supervise.py``): ``audit`` and ``validate`` run
-in a child of a supervisor that runs none of it, reports progress by time, names a call
-slower than ``--deadline`` and ends one that outlives ``--timeout``, and on a signal ends
-every process of the run. stdout carries the result only: while your code runs, file
-descriptor 1 and ``sys.stdout`` point at stderr (``report.command_output``), and a reader
-that leaves early (``| head``) changes nothing in the exit status.
+Your code cannot decide the exit status (``supervise.py``): ``audit``, ``validate`` and ``vectors``
+run in a child of a supervisor that runs none of it (``validate``'s child sends its findings to
+the supervisor, which grades them, prints the report and chooses the exit status:
+``validate.render``), reports progress by time, names a call slower than ``--deadline`` and
+ends one that outlives ``--timeout``, and on a signal ends every process of the run. stdout
+carries the result only: while your code runs, file descriptor 1 and ``sys.stdout`` point at
+stderr (``report.command_output``), and a reader that leaves early (``| head``) changes nothing
+in the exit status.
 
 ``--all`` and multiplicity. ``--confidence`` is FAMILY-WISE for ``--all``: each of the m
 entries is audited at confidence 1 - (1 - C)/m (Bonferroni), so that the probability that

@@ -1,13 +1,16 @@
 """The command line's supervisor: user code never decides userdp's fate.
 
-``userdp audit`` and ``userdp validate`` run other people's code. Whatever that code does,
-the command must end with an honest exit status and message, in bounded time, leaving no
+``userdp audit``, ``userdp validate`` and ``userdp vectors check`` run other people's code.
+Whatever that code does, the command must end with an honest exit status and message, in bounded time, leaving no
 process behind. Some of what code can do cannot be caught in the process that runs it:
 ``os._exit(0)`` ends the process with status 0 (which reads "no violation found"), a
 segfault ends it by a signal, a call that never returns never returns. So the command
 runs in a child process and this process, which runs no user code, watches it:
 
-- **the verdict comes from the child's report, not its exit status.** The child writes its
+- **the verdict is graded here** (``validate``): the child sends its findings (``deliver``) and
+  this process, which never ran the target's code, recomputes the verdict from them, prints the
+  report and chooses the exit status (``run``'s ``render``);
+- **the exit status comes from the child's report, not its exit status.** The child writes its
   exit status into a pipe before it ends. A child that ends without a report (``os._exit``,
   a crash, a kill) is an error of the code it was running: exit 3, with a message naming
   the call it was in (its ``watch`` slot) and how it ended;

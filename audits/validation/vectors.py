@@ -19,9 +19,12 @@ reference release regenerates them. ``docs/vectors.md`` is their index (``index_
 Checking (``check``; ``userdp vectors check ALGO --command CMD``): an ``Adapter``'s stages and
 mechanism against a document. A stage is "equal" when every entry satisfies
 |got - expected| <= rtol * max(1, |expected|) with the document's ``rtol`` (validate's stage
-tolerance, ``validate.STAGE_RTOL``), after both are put in the document's JSON form (numbers,
-arrays, objects of named values). A refusal is a ``ValueError`` or ``TypeError`` (over the
-protocol: an error response of kind "refused"); any other exception is reported as such.
+tolerance, ``validate.STAGE_RTOL``; a file may tighten it, not loosen it: ``check_document``),
+after both are put in the document's JSON form (numbers, arrays, objects of named values). A
+difference is reported with its relative difference |got - expected| / max(|got|, |expected|),
+which reads the same whatever the size of the numbers (a factor 2 is 0.5), beside the rule. A
+refusal is a ``ValueError`` or ``TypeError`` (over the protocol: an error response of kind
+"refused"); any other exception is reported as such.
 
 Format (schema "userdp.vectors/1"): {schema, algorithm, generator, reference, relation,
 stages {stage: {params, dataset}}, tolerance {rtol, rule, source}, flags {flag: description}
@@ -146,10 +149,21 @@ def _compare(got, want, rtol: float) -> str | None:
     if err.flat[worst] <= rtol:
         return None
     where = "" if w.ndim == 0 else f" at {[int(i) for i in np.unravel_index(worst, w.shape)]}"
+    gw, ww = float(g.flat[worst]), float(w.flat[worst])
     return (
-        f"differs{where}: got {float(g.flat[worst])!r}, expected {float(w.flat[worst])!r} (relative difference "
-        f"{err.flat[worst]:.3g} > {rtol:g})"
+        f"differs{where}: got {gw!r}, expected {ww!r} (relative difference {_relative(gw, ww):.3g}; the file's "
+        f"rule |got - expected| <= rtol * max(1, |expected|) fails: {err.flat[worst]:.3g} > rtol {rtol:g})"
     )
+
+
+def _relative(a: float, b: float) -> float:
+    """|a - b| / max(|a|, |b|, tiny): the relative difference of two numbers (0 when equal, 1 or
+    more when one is 0 or their signs differ, inf or nan propagating as inf)."""
+    if a == b:
+        return 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = abs(a - b) / max(abs(a), abs(b), np.finfo(float).tiny)
+    return r if np.isfinite(r) else float("inf")
 
 
 def _stage_call(design, stage: str, dataset, params: Mapping):

@@ -398,3 +398,17 @@ def test_the_verdict_is_recomputed_from_the_findings_after_the_json_round_trip(t
     assert report_from_dict(forged).verdict == r.verdict
     with pytest.raises(ValueError, match="not among"):
         report_from_dict({**data, "findings": [{**data["findings"][0], "verdict": "fine"}]})
+
+
+def test_a_factor_of_two_reads_as_a_relative_difference_of_one_half(doc):
+    # Planted: a noise scale half the reference's. Before, a difference below 1 was printed as the
+    # "relative difference" itself (0.0126 for 0.0126 against 0.0252), which reads like rounding.
+    from userdp.audits.validation.vector_cases import designs
+
+    ref = designs()["amin2019.capped-sum"].reference()
+    half = copy.copy(ref)
+    object.__setattr__(half, "noise_scale", lambda *a, **k: ref.noise_scale(*a, **k) / 2)
+    r = Vec.check(doc, half)
+    reasons = [why for v in r.failed for why in v.reasons if why.startswith("noise_scale")]
+    assert r.verdict == "fail" and reasons
+    assert all("(relative difference 0.5;" in why for why in reasons), reasons
