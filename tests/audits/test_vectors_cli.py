@@ -412,3 +412,29 @@ def test_a_factor_of_two_reads_as_a_relative_difference_of_one_half(doc):
     reasons = [why for v in r.failed for why in v.reasons if why.startswith("noise_scale")]
     assert r.verdict == "fail" and reasons
     assert all("(relative difference 0.5;" in why for why in reasons), reasons
+
+
+def test_validate_reports_the_relative_difference_of_a_stage_beside_the_rules_measure(tmp_path, monkeypatch):
+    # Planted: the noise scale halved. Before, validate's "largest_relative_difference" was
+    # |target - reference| / max(1, |reference|), a plain difference below 1.
+    from userdp.audits.validation import run as V
+
+    (tmp_path / "half_noise_scale.py").write_text(
+        textwrap.dedent("""
+        from userdp.properties.amin2019 import REFERENCE as R, CapAdapter
+
+        def noise_scale(*args, **kwargs):
+            return R.noise_scale(*args, **kwargs) / 2
+
+        HALF = CapAdapter("half", statistic=R.statistic, sensitivity=R.sensitivity, noise_scale=noise_scale)
+    """)
+    )
+    monkeypatch.chdir(tmp_path)
+    stages = next(c for c in V.checks("amin2019.capped-sum", "half_noise_scale:HALF", quick=True) if c.name == "stages")
+    by_stage = {f.evidence["stage"]: f for f in stages.run()}
+    bad = by_stage["noise_scale"]
+    assert bad.verdict == "deviation from reference"
+    assert bad.evidence["relative_difference"] == pytest.approx(0.5, rel=1e-12)
+    assert bad.evidence["largest_scaled_difference"] > bad.evidence["tolerance"]
+    assert "max(1, |reference|)" in bad.evidence["rule"]
+    assert by_stage["statistic"].verdict == "pass" and by_stage["statistic"].evidence["relative_difference"] <= 1e-9
