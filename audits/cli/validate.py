@@ -200,13 +200,7 @@ def render(payload: dict) -> int:
     data = report.to_dict()  # its verdict and completeness recomputed from the findings
     path = payload["report_file"]
     if path is not None:
-        tmp = f"{path}.{os.getpid()}.tmp"  # written whole or not at all
-        try:
-            with open(tmp, "w") as fh:
-                fh.write(to_json("userdp.validate/1", data) + "\n")
-            os.replace(tmp, path)
-        except OSError as exc:
-            raise UsageError(f"--report {path}: cannot write it: {exc.strerror or exc}") from None
+        _write_report(path, to_json("userdp.validate/1", data) + "\n")
     with results():
         if payload["json"]:
             print(to_json("userdp.validate/1", data))
@@ -215,6 +209,27 @@ def render(payload: dict) -> int:
     if report.verdict != "pass":
         return EXIT_FINDING
     return EXIT_OK if report.complete or payload["allow_partial"] else EXIT_PARTIAL
+
+
+def _write_report(path: str, text: str) -> None:
+    """``--report``: a regular file (or a new one) is written whole or not at all (a temporary file
+    beside it, then renamed over it); anything else (a device, a pipe) is written in place, never
+    replaced. A write that fails (a full device) is a usage error naming the option."""
+    try:
+        if os.path.exists(path) and not os.path.isfile(path):
+            with open(path, "w") as fh:
+                fh.write(text)
+            return
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+    except OSError as exc:
+        raise UsageError(f"--report {path}: cannot write it: {exc.strerror or exc}") from None
 
 
 @contextlib.contextmanager

@@ -123,11 +123,17 @@ def _export(args, known) -> int:
         raise UsageError(f"--out {args.out}: cannot create the directory: {exc.strerror or exc}") from None
     if not os.access(args.out, os.W_OK | os.X_OK):
         raise UsageError(f"--out {args.out}: not writable")
-    paths = Vec.export(args.algorithms or None, args.out)
+    try:
+        paths = Vec.export(args.algorithms or None, args.out)
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot write the vector files: {exc.strerror or exc}") from None
     if args.index:
         docs = [Vec.load(p) for p in paths]
-        with open(args.index, "w", encoding="utf-8") as fh:
-            fh.write(Vec.index_markdown(docs))
+        try:
+            with open(args.index, "w", encoding="utf-8") as fh:
+                fh.write(Vec.index_markdown(docs))
+        except OSError as exc:
+            raise UsageError(f"--index {args.index}: cannot write it: {exc.strerror or exc}") from None
     with results():
         for p in paths + ([args.index] if args.index else []):
             print(p)

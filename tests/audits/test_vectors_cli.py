@@ -264,6 +264,16 @@ USAGE = [
         "does not exist",
     ),
     (["validate", "amin2019.capped-sum", "x:y", "--report", ""], "--report", "an empty path"),
+    (
+        ["audit", "--command", GOOD, "--claim", "pure:epsilon=1", "--pair", "[1]", "[]", "--transcript", "/dev/full"],
+        "--transcript /dev/full",
+        "cannot write it",
+    ),
+    (
+        ["vectors", "export", "amin2019.capped-sum", "--out", "{tmp}", "--index", "/dev/full"],
+        "--index /dev/full",
+        "cannot write it",
+    ),
 ]
 
 
@@ -438,3 +448,29 @@ def test_validate_reports_the_relative_difference_of_a_stage_beside_the_rules_me
     assert bad.evidence["largest_scaled_difference"] > bad.evidence["tolerance"]
     assert "max(1, |reference|)" in bad.evidence["rule"]
     assert by_stage["statistic"].verdict == "pass" and by_stage["statistic"].evidence["relative_difference"] <= 1e-9
+
+
+def test_a_report_path_that_is_not_a_regular_file_is_written_in_place(tmp_path):
+    # Before: --report on a device or a pipe wrote a temporary file beside it and renamed it over
+    # it (measured: --report /dev/full replaced the device with a regular file). Here a FIFO.
+    import stat
+    import threading
+
+    from userdp.audits.cli.validate import _write_report
+
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    _write_report(str(fifo), '{"verdict": "pass"}\n')
+    reader.join(timeout=10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced by a regular file"
+    assert got == ['{"verdict": "pass"}\n']
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.fifo"]  # no temporary file left
+    regular = tmp_path / "report.json"
+    _write_report(str(regular), "{}\n")
+    assert regular.read_text() == "{}\n" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "report.fifo",
+        "report.json",
+    ]
