@@ -593,7 +593,9 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
         'that must be refused. Check a program with `userdp vectors check ALGORITHM --command "CMD"` '
         "(docs/protocol.md), or read the files from any language's CI: a vector passes when every stage "
         "your implementation has equals `expected` to the file's `tolerance` (valid vectors), or when "
-        "your implementation refuses the input in every stage of `refused_by` it has (invalid vectors).",
+        "your implementation refuses the input in every stage of `refused_by` it has (invalid vectors). The files "
+        "follow the JSON Schema `audits/validation/schema/userdp-vectors-1.json` (a tolerance may be tightened, "
+        "never loosened beyond 1e-9); a check passes only when at least one vector was checked.",
         "",
         "| algorithm | vectors | valid | invalid | stages | flags |",
         "|---|---|---|---|---|---|",
