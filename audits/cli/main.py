@@ -18,7 +18,7 @@
     audits/validation/protocol.py)
     userdp audit --command "CMD ..." --claim ... --pair FIRST SECOND ...
     userdp vectors export [ALGORITHM ...] --out DIR [--index FILE]  (audits/validation/vectors.py)
-    userdp vectors check ALGORITHM --command "CMD ..." [--file FILE] [--json]
+    userdp vectors check ALGORITHM --command "CMD ..." [--file FILE] [--json] [--deadline S] [--timeout S]
 
 Every subcommand takes ``--debug`` (show the traceback of an error).
 
