@@ -313,6 +313,22 @@ def test_a_release_whose_float_raises_is_the_targets_error(capsys, tmp_path, mon
     assert "TARGET float_raises_target:mechanism" in err and "__float__" in err and "no float for you" in err, err
 
 
+def test_every_path_option_is_made_absolute_at_start(tmp_path, monkeypatch):
+    # The cheap half of the test below: start_checks (run by main before any command) resolves
+    # each path option against the working directory of the start.
+    import argparse
+
+    from userdp.audits.cli.common import PATH_OPTIONS, start_checks
+
+    monkeypatch.chdir(tmp_path)
+    args = argparse.Namespace(**{name: f"rel-{name}" for name in PATH_OPTIONS}, program=None)
+    start_checks(args)
+    assert {name: getattr(args, name) for name in PATH_OPTIONS} == {
+        name: str(tmp_path / f"rel-{name}") for name in PATH_OPTIONS
+    }
+
+
+@pytest.mark.slow  # a whole validate run in a new process (about 5 s idle, 14 s at a load of 8)
 def test_output_paths_are_resolved_before_the_target_runs(tmp_path):
     # Before: the target's os.chdir("/") sent --report rel.json to /rel.json.
     (tmp_path / "chdir_target.py").write_text(
