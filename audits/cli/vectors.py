@@ -1,6 +1,9 @@
 """``userdp vectors``: ``export`` writes the reference's test vectors (``audits/validation/vectors.py``,
-docs/vectors.md), ``check`` runs an algorithm's vectors against a ``--command`` program (built by
-``audits/cli/program.py``)."""
+docs/vectors.md) into ``--out`` (created if missing), ``check`` runs an algorithm's vectors against a
+``--command`` program (built by ``audits/cli/program.py``), supervised as ``validate`` is
+(``supervise.py``: no process of the program outlives the command). A ``--file`` that breaks the
+vector schema, or a program of which no vector checks anything, is a usage error (exit 2): a check
+passes only when at least one vector was checked."""
 
 from __future__ import annotations
 

@@ -133,6 +133,11 @@ MALFORMED = {
     "flags-a-string": (_set(("vectors", 0, "flags"), "per-record-bound"), "/vectors/0/flags: expected array", True),
     "result-unknown": (_set(("vectors", 0, "result"), "maybe"), "/vectors/0", True),
     "expected-a-list": (_set(("vectors", 0, "expected"), [1.0]), "/vectors/0/expected: expected object", True),
+    "stage-not-the-algorithms": (
+        _set(("stages", "weights"), {"params": [], "dataset": True}),
+        "/stages names ['weights'], which amin2019.capped-sum does not have",
+        False,
+    ),
     "count-wrong": (_set(("numberOfVectors",), 99), "/numberOfVectors: is 99", False),
     "stage-unknown": (
         _set(("vectors", 0, "expected", "weights"), 1.0),
