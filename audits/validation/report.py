@@ -81,6 +81,16 @@ def report_from_dict(data: Mapping, elapsed_seconds: float | None = None) -> Val
     ``elapsed_seconds``: the run's time unrounded (default: ``data``'s, rounded to 0.01 s)."""
     if not isinstance(data, Mapping):
         raise BadType(f"data must be a report as a mapping (ValidationReport.to_dict()), got {type(data).__name__}")
+    keys = ("algorithm", "target", "checks", "findings", "passed", "settings", "elapsed_seconds", "call_shape")
+    missing = [k for k in keys + ("untested", "inputs", "notes", "reproducible") if k not in data]
+    if missing:
+        raise BadValue(f"data must be a report (ValidationReport.to_dict()); missing {missing}")
+    if elapsed_seconds is not None and (
+        isinstance(elapsed_seconds, bool)
+        or not isinstance(elapsed_seconds, (int, float))
+        or not 0 <= elapsed_seconds < float("inf")
+    ):
+        raise BadValue(f"elapsed_seconds must be None or a finite number of seconds >= 0, got {elapsed_seconds!r}")
     findings = [
         Finding(f["check"], f["verdict"], f["title"], dict(f["evidence"]))
         for f in list(data["findings"]) + list(data["passed"])

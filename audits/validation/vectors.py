@@ -300,10 +300,9 @@ def load(path) -> dict:
         raise ValueError(f"path {path}: not JSON: {str(exc)[:200]}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise ValueError(f'path {path}: not a userdp vector file (its "schema" must be {SCHEMA!r})')
-    try:
-        check_document(doc)
-    except ValueError as exc:
-        raise ValueError(f"path {path}: {exc}") from None
+    why = _fault(doc)
+    if why is not None:
+        raise ValueError(f"path {path}: {why}")
     return doc
 
 
@@ -315,6 +314,25 @@ def check_document(doc) -> None:
     counts the vectors, ids are distinct, every ``expected`` names a stage of ``stages``, every
     ``refused_by`` names one or "mechanism" (which the reference always refuses with), every flag
     is described in ``flags``, and every dataset is a valid ``UserDataset``."""
+    if not isinstance(doc, Mapping):
+        raise TypeError(
+            f"doc must be a vector document (a dict: vectors.load, vectors.build), got {type(doc).__name__}"
+        )
+    why = _fault(doc)
+    if why is not None:
+        raise ValueError(f"doc: {why}")
+
+
+def _fault(doc) -> str | None:
+    """None if ``doc`` is a vector document, else what is wrong, naming the field (``check_document``)."""
+    try:
+        _check_fields(doc)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _check_fields(doc) -> None:
     root = load_schema()
     why = _violation(doc, root, root, "")
     if why is not None:
@@ -440,8 +458,17 @@ def _runs(v: Mapping, have, releases: bool) -> bool:
 def checkable(document: Mapping, impl) -> int:
     """How many vectors of ``document`` check something of ``impl`` (an ``Adapter``): 0 means
     that every vector would be skipped (``check``'s verdict "nothing checked")."""
+    from userdp.properties.adapter import Adapter
+
+    if not isinstance(document, Mapping):
+        raise TypeError(f"document must be a vector document (vectors.build or vectors.load), got {document!r:.80}")
+    why = _fault(document)
+    if why is not None:
+        raise ValueError(f"document: {why}")
+    if not isinstance(impl, Adapter):
+        raise TypeError(f"impl must be an Adapter (userdp.properties.adapter), got {type(impl).__name__}")
     have = [s for s in document["stages"] if getattr(impl, s, None) is not None]
-    releases = getattr(impl, "mechanism", None) is not None
+    releases = impl.mechanism is not None
     return sum(_runs(v, have, releases) for v in document["vectors"])
 
 
@@ -456,10 +483,9 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
         raise TypeError(f"impl must be an Adapter (userdp.properties.adapter), got {type(impl).__name__}")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be None or a str (the target's name in the report), got {type(name).__name__}")
-    try:
-        check_document(document)
-    except ValueError as exc:
-        raise ValueError(f"document: {exc}") from None
+    why = _fault(document)
+    if why is not None:
+        raise ValueError(f"document: {why}")
     stages = document["stages"]
     rtol = float(document["tolerance"]["rtol"])
     have = [s for s in stages if getattr(impl, s, None) is not None]
