@@ -1221,6 +1221,13 @@ entry(
     elapsed=[None, "1", -1.0, nan, True],
 )
 entry(
+    "report.report_from_dict",
+    lambda data, elapsed_seconds: VR.report_from_dict(data, elapsed_seconds),
+    lambda: dict(data=VR.report_of(_check("stages").ctx, 1.0).to_dict(), elapsed_seconds=None),
+    data=[None, 3, "report", {}, {"algorithm": "a"}],
+    elapsed_seconds=["1", -1.0, math.nan, True],
+)
+entry(
     "check_independence.check",
     lambda c, case: VI.check(c.ctx.spec, c.ctx.target, c.ctx, case),
     lambda: dict(c=_check("independence"), case=None),
@@ -1638,6 +1645,19 @@ entry(
     document=[None, {}, {"schema": "userdp.audit/1"}, "vectors"],
     impl=[None, 3, "adapter"],
     name=[3, ["x"]],
+)
+entry(
+    "vectors.check_document",
+    Vec.check_document,
+    lambda: dict(doc=Vec.build("amin2019.capped-sum")),
+    doc=[None, 3, "vectors", {}, {"schema": Vec.SCHEMA}],
+)
+entry(
+    "vectors.checkable",
+    Vec.checkable,
+    lambda: dict(document=Vec.build("amin2019.capped-sum"), impl=VC.designs()["amin2019.capped-sum"].reference()),
+    document=[None, {}, {"schema": "userdp.audit/1"}, "vectors"],
+    impl=[None, 3, "adapter"],
 )
 entry(
     "vectors.index_markdown",

@@ -167,6 +167,8 @@ EXEMPT = {
     "protocol.load_schema": "takes no input (the package's schema file)",
     "protocol.TargetError": "an exception class",
     "protocol.CommandError": "an exception class",
+    "protocol.TranscriptError": "an exception class",
+    "vectors.load_schema": "takes no input (the package's schema file)",
     "protocol.ProgramRefused": "an exception class",
     "protocol.ProgramFailed": "an exception class",
     "protocol.SchemaViolation": "an exception class",

@@ -270,7 +270,8 @@ def test_export_writes_one_file_per_algorithm_and_the_index_is_current(tmp_path,
 def test_vectors_command_line_refuses_bad_input(capsys, tmp_path):
     code, _, err = run(capsys, "vectors", "export", "nope.algo", "--out", str(tmp_path))
     assert code == 2 and "no vectors for nope.algo" in err
-    code, _, err = run(capsys, "vectors", "export", "--out", str(tmp_path / "missing"))
+    (tmp_path / "a-file").write_text("")
+    code, _, err = run(capsys, "vectors", "export", "--out", str(tmp_path / "a-file"))
     assert code == 2 and "not a directory" in err
     Vec.export(["epasto2020.wa"], tmp_path)
     code, _, err = run(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import traceback
 
@@ -28,6 +29,8 @@ __all__ = [
     "watch_options",
     "check_plot_target",
     "check_writable",
+    "start_checks",
+    "PATH_OPTIONS",
     "fail",
 ]
 
@@ -132,6 +135,45 @@ def check_writable(path: str, option: str) -> None:
         raise UsageError(f"{option} {path}: the directory {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise UsageError(f"{option} {path}: not writable")
+
+
+PATH_OPTIONS = ("report", "transcript", "out", "index", "file", "plot")  # the options that name a path
+
+
+def start_checks(args) -> None:
+    """What the command line checks before any code of the target runs (a usage error, exit 2,
+    naming the option): every path option (``PATH_OPTIONS``) made absolute, so that a target that
+    changes the working directory (``os.chdir``) cannot move an output; ``--command`` not empty and
+    split like a shell command line (an unbalanced quote is refused here); ``--transcript`` not a
+    folder, in a folder that exists and is writable."""
+    for name in PATH_OPTIONS:
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        flag = "--" + name
+        if not isinstance(value, str) or not value.strip():
+            raise UsageError(f"{flag}: an empty path; give a file name")
+        setattr(args, name, os.path.abspath(value))
+    command = getattr(args, "program", None)
+    if command is not None:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise UsageError(
+                f"--command {command!r}: cannot be split like a shell command line ({exc}); quote each "
+                "argument that holds spaces, and close every quote"
+            ) from None
+        if not argv:
+            raise UsageError('--command: empty; give the program to run, e.g. --command "node my_impl.js"')
+    transcript = getattr(args, "transcript", None)
+    if transcript is not None:
+        if os.path.isdir(transcript):
+            raise UsageError(f"--transcript {transcript}: is a directory; give a file name")
+        folder = os.path.dirname(transcript)
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
+            raise UsageError(f"--transcript {transcript}: the directory {folder} does not exist or is not writable")
+        if os.path.exists(transcript) and not os.access(transcript, os.W_OK):
+            raise UsageError(f"--transcript {transcript}: not writable")
 
 
 def fail(args, exc: BaseException, message: str, code: int) -> int:

@@ -18,7 +18,7 @@
     audits/validation/protocol.py)
     userdp audit --command "CMD ..." --claim ... --pair FIRST SECOND ...
     userdp vectors export [ALGORITHM ...] --out DIR [--index FILE]  (audits/validation/vectors.py)
-    userdp vectors check ALGORITHM --command "CMD ..." [--file FILE] [--json]
+    userdp vectors check ALGORITHM --command "CMD ..." [--file FILE] [--json] [--deadline S] [--timeout S]
 
 Every subcommand takes ``--debug`` (show the traceback of an error).
 
@@ -60,7 +60,9 @@ Exit status:
        ``--param`` value, a factory or setup the audit cannot use, an unwritable ``--plot``
        path, ``--plot`` without matplotlib. All are checked before the audit runs where
        they can be; ``--workers`` below 1 or not an integer; a ``--scheduler`` not reached
-       (or without a worker) within ``parallel.SCHEDULER_TIMEOUT`` seconds;
+       (or without a worker) within ``parallel.SCHEDULER_TIMEOUT`` seconds; an empty or
+       unsplittable ``--command``, a ``--transcript`` that is a folder or cannot be written
+       (``common.start_checks``: paths are made absolute before any of your code runs);
     3  an exception: raised by YOUR factory or mechanism (the message says which, and the
        exception), or an internal error of userdp. Never 1: an exception is not a finding.
     4  ``validate`` only: a partial pass (TARGET has no release; ``--allow-partial`` makes it 0).
@@ -74,12 +76,14 @@ Exit status:
 With ``--all``, an entry that raised is reported in its row and the run goes on; the exit
 status is 1 if some entry is not as expected, else 3 if some entry raised, else 0.
 
-Your code cannot decide the exit status (``supervise.py``): ``audit`` and ``validate`` run
-in a child of a supervisor that runs none of it, reports progress by time, names a call
-slower than ``--deadline`` and ends one that outlives ``--timeout``, and on a signal ends
-every process of the run. stdout carries the result only: while your code runs, file
-descriptor 1 and ``sys.stdout`` point at stderr (``report.command_output``), and a reader
-that leaves early (``| head``) changes nothing in the exit status.
+Your code cannot decide the exit status (``supervise.py``): ``audit``, ``validate`` and ``vectors``
+run in a child of a supervisor that runs none of it (``validate``'s child sends its findings to
+the supervisor, which grades them, prints the report and chooses the exit status:
+``validate.render``), reports progress by time, names a call slower than ``--deadline`` and
+ends one that outlives ``--timeout``, and on a signal ends every process of the run. stdout
+carries the result only: while your code runs, file descriptor 1 and ``sys.stdout`` point at
+stderr (``report.command_output``), and a reader that leaves early (``| head``) changes nothing
+in the exit status.
 
 ``--all`` and multiplicity. ``--confidence`` is FAMILY-WISE for ``--all``: each of the m
 entries is audited at confidence 1 - (1 - C)/m (Bonferroni), so that the probability that
@@ -159,7 +163,7 @@ from userdp.audits.engine.blas import single_threaded_blas
 from userdp.audits.engine import parallel
 from userdp.audits.engine.report import command_output, version
 from userdp.audits.engine.sampling import raised_text
-from userdp.audits.cli.common import EXIT_ERROR, EXIT_USAGE, fail
+from userdp.audits.cli.common import EXIT_ERROR, EXIT_USAGE, fail, start_checks
 from userdp.audits.cli.targets import UsageError, UserCodeError
 
 __all__ = ["main"]
@@ -186,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------ entry point
-USER_COMMANDS = ("audit", "validate")  # the commands that run the user's code: supervised
+USER_COMMANDS = ("audit", "validate", "vectors")  # the commands that run the user's code: supervised
 
 
 def main(argv=None) -> int:
@@ -196,11 +200,23 @@ def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
         if argv[:1] and argv[0] in USER_COMMANDS and supervise.available():
-            code = supervise.run(list(argv), _main)
+            code = supervise.run(list(argv), _main, _render)
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
             os._exit(code)  # at once: the run is over, and this process ran none of its code
     return _main(argv)
+
+
+def _render(payload: dict) -> int:
+    """In the supervisor: a supervised command's result (``supervise.deliver``) graded and printed
+    by the command's ``render``; the exit status (a usage error of the output, e.g. --report, is 2)."""
+    renderers = {"validate": validate.render}
+    with command_output(False):
+        try:
+            return renderers[payload["command"]](payload)
+        except UsageError as exc:
+            print(f"userdp: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
 
 
 def _main(argv) -> int:
@@ -219,8 +235,12 @@ def _main(argv) -> int:
     }
     isolate = args.command in USER_COMMANDS
     if isolate:
-        watch.configure(args.deadline, watch.DEFAULT_TIMEOUT if args.timeout is None else args.timeout)
+        timeout = getattr(args, "timeout", None)
+        watch.configure(
+            getattr(args, "deadline", watch.DEFAULT_DEADLINE), watch.DEFAULT_TIMEOUT if timeout is None else timeout
+        )
     try:
+        start_checks(args)  # before any code of the target runs: paths made absolute, --command split
         with command_output(isolate), single_threaded_blas():  # blas.py: 10x faster on a busy machine
             return commands[args.command](args)
     except UsageError as exc:

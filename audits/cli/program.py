@@ -134,6 +134,8 @@ def program_target(args, algorithm: str | None):
     )
     try:
         try:
+            if program.transcript is not None:  # the hello written now: a transcript that cannot be
+                program.hello  # written (a full device) is a usage error before any work, for every command
             yield program
         except TargetError as exc:
             raise program_error(exc) from None

@@ -1,13 +1,16 @@
 """The command line's supervisor: user code never decides userdp's fate.
 
-``userdp audit`` and ``userdp validate`` run other people's code. Whatever that code does,
-the command must end with an honest exit status and message, in bounded time, leaving no
+``userdp audit``, ``userdp validate`` and ``userdp vectors check`` run other people's code.
+Whatever that code does, the command must end with an honest exit status and message, in bounded time, leaving no
 process behind. Some of what code can do cannot be caught in the process that runs it:
 ``os._exit(0)`` ends the process with status 0 (which reads "no violation found"), a
 segfault ends it by a signal, a call that never returns never returns. So the command
 runs in a child process and this process, which runs no user code, watches it:
 
-- **the verdict comes from the child's report, not its exit status.** The child writes its
+- **the verdict is graded here** (``validate``): the child sends its findings (``deliver``) and
+  this process, which never ran the target's code, recomputes the verdict from them, prints the
+  report and chooses the exit status (``run``'s ``render``);
+- **the exit status comes from the child's report, not its exit status.** The child writes its
   exit status into a pipe before it ends. A child that ends without a report (``os._exit``,
   a crash, a kill) is an error of the code it was running: exit 3, with a message naming
   the call it was in (its ``watch`` slot) and how it ended;
@@ -38,6 +41,7 @@ processes are still ended on an error or Ctrl-C (``parallel.Sampler``).
 from __future__ import annotations
 
 import errno
+import json
 import os
 import select
 import shutil
@@ -49,7 +53,7 @@ import traceback
 from userdp.audits.engine import watch
 from userdp.audits.engine.parallel import prctl
 
-__all__ = ["run", "available", "QUIET", "EXIT_ERROR"]
+__all__ = ["run", "available", "deliver", "QUIET", "EXIT_ERROR"]
 
 EXIT_ERROR = 3
 QUIET = 5.0  # seconds without a line on stderr before a progress line (USERDP_PROGRESS_EVERY)
@@ -64,6 +68,9 @@ _SIGNALS = {
 }
 
 
+_CHANNEL = None  # (pid, fd): in the supervised child, the pipe its result goes to (``deliver``)
+
+
 class _Stop(BaseException):
     def __init__(self, signum: int):
         super().__init__(signum)
@@ -75,8 +82,31 @@ def available() -> bool:
     return hasattr(os, "fork") and os.path.isdir("/proc/self")
 
 
-def run(argv: list[str], command) -> int:
-    """``command(argv)`` in a supervised child process; returns the exit status to use."""
+def deliver(payload: dict) -> bool:
+    """In the supervised child: send ``payload`` (a JSON object: numbers, arrays, non-finite floats
+    allowed) to the supervisor, whose ``render`` grades it, prints it and chooses the exit status
+    (``run``); True. Anywhere else (no supervisor: ``main(argv)`` from Python): False, and the
+    caller renders it itself."""
+    if _CHANNEL is None or _CHANNEL[0] != os.getpid():
+        return False
+    data = json.dumps(payload, default=_plain, allow_nan=True, separators=(",", ":"))
+    _write_all(_CHANNEL[1], data.encode("utf-8") + b"\n")
+    return True
+
+
+def _plain(obj):
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=repr)
+    if hasattr(obj, "tolist"):  # numpy arrays and scalars
+        return obj.tolist()
+    raise TypeError(f"not JSON: {type(obj).__name__}")
+
+
+def run(argv: list[str], command, render=None) -> int:
+    """``command(argv)`` in a supervised child process; returns the exit status to use. A result
+    the child sent with ``deliver`` is graded and printed here by ``render(payload)`` (which
+    returns the exit status), in this process, which ran none of the target's code: what the target
+    did to the child's modules cannot set the verdict, the message or the exit status."""
     watch_dir = watch.make_directory("watch")
     os.environ[watch.ENV] = watch_dir
     res_r, res_w = os.pipe()
@@ -91,7 +121,7 @@ def run(argv: list[str], command) -> int:
     os.close(res_w)
     os.close(err_w)
     try:
-        return _Supervisor(pid, watch_dir, res_r, err_r, argv[0] if argv else "").wait()
+        return _Supervisor(pid, watch_dir, res_r, err_r, argv[0] if argv else "", render).wait()
     finally:
         os.environ.pop(watch.ENV, None)
         shutil.rmtree(watch_dir, ignore_errors=True)
@@ -103,7 +133,9 @@ def run(argv: list[str], command) -> int:
 
 
 def _child(argv, command, parent: int, res, err) -> None:
+    global _CHANNEL
     code = EXIT_ERROR
+    _CHANNEL = (os.getpid(), res[1])
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's to handle
         for s in (signal.SIGTERM, signal.SIGHUP):
@@ -151,8 +183,9 @@ def _close_multiprocessing() -> None:
 
 
 class _Supervisor:
-    def __init__(self, pid: int, watch_dir: str, res_r: int, err_r: int, command: str):
+    def __init__(self, pid: int, watch_dir: str, res_r: int, err_r: int, command: str, render=None):
         self.pid, self.dir, self.res_r, self.err_r, self.command = pid, watch_dir, res_r, err_r, command
+        self.render = render
         self.t0 = time.monotonic()
         self.last_line = self.t0
         self.at_line_start = True
@@ -329,9 +362,28 @@ class _Supervisor:
             time.sleep(0.01)
         self._reap()
 
+    def _render(self, line: bytes) -> int:
+        """The child's result (``deliver``) graded and printed by ``render``; its exit status."""
+        try:
+            payload = json.loads(line.decode("utf-8"))
+            if not isinstance(payload, dict):
+                raise ValueError(f"a result must be a JSON object, got {type(payload).__name__}")
+            return self.render(payload)
+        except Exception as exc:  # a result this process cannot read: not a verdict
+            self._say(
+                f"userdp: error: the result of the run could not be read ({type(exc).__name__}: {exc}); "
+                "no verdict is given. If the target did not write to userdp's own file descriptors, this "
+                "is a bug in userdp; please report it"
+            )
+            return EXIT_ERROR
+
     def _verdict(self) -> int:
-        text = self.report.decode("ascii", "replace").strip()
+        lines = self.report.split(b"\n")
+        payloads = [line for line in lines if line.startswith(b"{")]
+        text = b"\n".join(line for line in lines if not line.startswith(b"{")).decode("ascii", "replace").strip()
         if text.lstrip("-").isdigit():
+            if payloads and self.render is not None:  # the child's result, graded here
+                return self._render(payloads[-1])
             return int(text)
         # the child ended without its report: the code it ran ended it
         status = self.status

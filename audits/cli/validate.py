@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import os
 import sys
 import time
 
 from userdp.audits.engine.report import results, to_json
+from userdp.audits.cli import supervise
 from userdp.audits.cli.common import EXIT_FINDING, EXIT_OK, check_writable, int_at_least, watch_options
 from userdp.audits.cli.program import (
     add_program_arguments,
@@ -22,7 +24,7 @@ from userdp.audits.cli.program import (
 )
 from userdp.audits.cli.targets import UsageError
 
-__all__ = ["add_parser", "run", "EXIT_PARTIAL"]
+__all__ = ["add_parser", "run", "render", "EXIT_PARTIAL"]
 
 EXIT_PARTIAL = 4  # validate: what ran passed, but the release was not tested (without --allow-partial)
 
@@ -132,7 +134,6 @@ def run(args) -> int:
     """``userdp validate``: the exit status."""
     from userdp.audits import validation as VS
     from userdp.audits.validation import run as V
-    from userdp.audits.validation.report import format_report
     from userdp.audits.validation.target import parse_param_map, signature_text, template_text
 
     if args.signature or args.template:
@@ -167,20 +168,68 @@ def run(args) -> int:
         )
     for note in report.notes:
         print(f"userdp: warning: {note}", file=sys.stderr)
-    data = report.to_dict()
-    if args.report is not None:
-        tmp = f"{args.report}.{os.getpid()}.tmp"  # written whole or not at all
-        with open(tmp, "w") as fh:
-            fh.write(to_json("userdp.validate/1", data) + "\n")
-        os.replace(tmp, args.report)
+    payload = {
+        "command": "validate",
+        "report": report.to_dict(),
+        "elapsed_seconds": report.elapsed_seconds,
+        "json": bool(args.json),
+        "report_file": args.report,
+        "allow_partial": bool(args.allow_partial),
+    }
+    if supervise.deliver(payload):  # the supervisor grades and prints it (``render``)
+        return EXIT_OK  # not used: the supervisor's render decides the exit status
+    return render(json.loads(json.dumps(payload, default=_plain, allow_nan=True)))
+
+
+def _plain(obj):
+    if hasattr(obj, "tolist"):  # numpy arrays and scalars
+        return obj.tolist()
+    raise TypeError(f"not JSON: {type(obj).__name__}")
+
+
+def render(payload: dict) -> int:
+    """Grade, print and save a run's result (``payload``: the report as JSON, as ``run`` sends it)
+    and return the exit status. Run as a program, this runs in the supervisor (``supervise.py``),
+    which ran none of the target's code, so that nothing the target does to the modules of the
+    process it runs in (``ValidationReport.verdict``, the exit statuses, ``format_report``) sets
+    the verdict, the message or the exit status: the verdict is recomputed from the findings. Called
+    from Python (``main(argv)``), it runs in that process, after the same JSON round trip."""
+    from userdp.audits.validation.report import format_report, report_from_dict
+
+    report = report_from_dict(payload["report"], payload["elapsed_seconds"])
+    data = report.to_dict()  # its verdict and completeness recomputed from the findings
+    path = payload["report_file"]
+    if path is not None:
+        _write_report(path, to_json("userdp.validate/1", data) + "\n")
     with results():
-        if args.json:
+        if payload["json"]:
             print(to_json("userdp.validate/1", data))
         else:
             print(format_report(report))
     if report.verdict != "pass":
         return EXIT_FINDING
-    return EXIT_OK if report.complete or args.allow_partial else EXIT_PARTIAL
+    return EXIT_OK if report.complete or payload["allow_partial"] else EXIT_PARTIAL
+
+
+def _write_report(path: str, text: str) -> None:
+    """``--report``: a regular file (or a new one) is written whole or not at all (a temporary file
+    beside it, then renamed over it); anything else (a device, a pipe) is written in place, never
+    replaced. A write that fails (a full device) is a usage error naming the option."""
+    try:
+        if os.path.exists(path) and not os.path.isfile(path):
+            with open(path, "w") as fh:
+                fh.write(text)
+            return
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+    except OSError as exc:
+        raise UsageError(f"--report {path}: cannot write it: {exc.strerror or exc}") from None
 
 
 @contextlib.contextmanager

@@ -47,6 +47,23 @@ def applies(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> str | N
     return None
 
 
+def _scaled_and_relative(got: np.ndarray, want: np.ndarray) -> tuple[float, float]:
+    """(the largest |got - want| / max(1, |want|), the tolerance's measure; the relative difference
+    |got - want| / max(|got|, |want|) at that entry, which reads the same at any size: a factor 2
+    is 0.5). Non-finite results are inf."""
+    if not want.size:
+        return 0.0, 0.0
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        d = np.abs(got - want)
+        scaled = np.where(got == want, 0.0, d / np.maximum(1.0, np.abs(want)))
+        scaled = np.where(np.isnan(scaled), np.inf, scaled)
+        i = int(np.argmax(scaled))
+        g, w = float(got.flat[i]), float(want.flat[i])
+        rel = 0.0 if g == w else abs(g - w) / max(abs(g), abs(w), np.finfo(float).tiny)
+    err = float(scaled.flat[i])
+    return (err if np.isfinite(err) else math.inf), (rel if np.isfinite(rel) else math.inf)
+
+
 def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
     """Compare each noise-free stage TARGET has with the suite's reference on every case (``STAGE_RTOL``)."""
     t = target
@@ -65,16 +82,21 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
                 )
             )
             if got is None or want is None or got.shape != want.shape:
-                worst = (math.inf, case, want, got)
+                worst = (math.inf, case, want, got, math.inf)
                 break
-            err = float(np.max(np.abs(got - want) / np.maximum(1.0, np.abs(want)))) if want.size else 0.0
-            if not np.isfinite(err):
-                err = math.inf
+            err, rel = _scaled_and_relative(got, want)
             if worst is None or err > worst[0]:
-                worst = (err, case, want, got)
-        err, case, want, got = worst
+                worst = (err, case, want, got, rel)
+        err, case, want, got, rel = worst
         ok = err <= STAGE_RTOL
-        ev = {"stage": s, "largest_relative_difference": err, "tolerance": STAGE_RTOL, "case": case.description}
+        ev = {
+            "stage": s,
+            "largest_scaled_difference": err,  # |target - reference| / max(1, |reference|): the rule's
+            "relative_difference": rel,  # |target - reference| / max(|target|, |reference|) at that entry
+            "tolerance": STAGE_RTOL,
+            "rule": "|target - reference| <= tolerance * max(1, |reference|), entry by entry",
+            "case": case.description,
+        }
         if not ok:
             ev.update(reference=short(want), target=short(got), params=jsonable(case.params))
         ctx.add(

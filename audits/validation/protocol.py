@@ -81,6 +81,7 @@ __all__ = [
     "DEFAULT_START_TIMEOUT",
     "TargetError",
     "CommandError",
+    "TranscriptError",
     "ProgramRefused",
     "ProgramFailed",
     "SchemaViolation",
@@ -129,6 +130,14 @@ class TargetError(BaseException):
 
 class CommandError(TargetError):
     """The command could not be started (not found, not executable): the command line's fault."""
+
+
+class TranscriptError(CommandError):
+    """The transcript file cannot be written (a full device, a folder): the command line's fault."""
+
+    def __init__(self, path: str, exc: OSError):
+        BaseException.__init__(self, f"--transcript {path}: cannot write it: {exc.strerror or exc}")
+        self.command, self.reason, self.request, self.stderr = "", str(exc), None, ""
 
 
 class ProgramRefused(ValueError):
@@ -572,9 +581,13 @@ class ProcessTarget:
     def _log(self, prefix: str, data: bytes | str) -> None:
         if self.transcript is not None:
             text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-            with open(self.transcript, "a", encoding="utf-8") as fh:
-                for line in text.splitlines():
-                    fh.write(f"{prefix} {line}\n")
+            try:
+                with open(self.transcript, "a", encoding="utf-8") as fh:
+                    for line in text.splitlines():
+                        fh.write(f"{prefix} {line}\n")
+            except OSError as exc:
+                self._kill()
+                raise TranscriptError(self.transcript, exc) from None
 
     def _exchange(self, requests: list, timeout: float | None = None, *, started: bool = False) -> list:
         """Write every request (id, line, summary, response kind), read one response per request in order;

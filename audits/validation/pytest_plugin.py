@@ -16,11 +16,15 @@ project). The runs stay derandomized, so a finding reproduces. The statistical c
 ``--userdp-samples`` (default: validate's), ``--userdp-seed`` (default 0) and ``--userdp-inputs``
 (default: inferred per case).
 
-Exit status is pytest's: a failed item (any finding) is 1, as with ``userdp validate``.
+Exit status is pytest's: a failed item (any finding) is 1, as with ``userdp validate``. A target
+cannot grade itself: pytest's skip, xfail or exit, or any other ``BaseException`` raised inside its
+calls, fails the item that called it (``_target_region``); a ``KeyboardInterrupt`` stops the run
+(pytest's exit status 2, never 0).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 
 import pytest
@@ -106,7 +110,8 @@ class _Run:
         from userdp.properties.adapter import check_suite_property
 
         suite = importlib.import_module(self.spec.suite)
-        f = check_suite_property(suite, prop, self.target.adapter, max_examples=settings.default.max_examples)
+        with _target_region(f"property {prop.__name__}"):
+            f = check_suite_property(suite, prop, self.target.adapter, max_examples=settings.default.max_examples)
         if f.verdict == "not applicable":
             pytest.skip(f"not applicable: {f.message}")
         if f.verdict != "pass":
@@ -119,22 +124,36 @@ class _Run:
         why = check.applies()
         if why is not None:
             pytest.skip(f"not applicable: {why}")
-        try:
-            with single_threaded_blas():
-                findings = check.run()
-        except (pytest.skip.Exception, pytest.xfail.Exception) as exc:  # raised by TARGET, not by the check
-            # a target must not grade itself: a skip or xfail raised inside its calls would turn a
-            # check it fails (no noise at all) into "skipped"
-            pytest.fail(
-                f"TARGET raised pytest's {type(exc).__name__} ({exc}) inside validate's {check.name} check: "
-                "a target cannot skip or expect-fail its own validation",
-                pytrace=False,
-            )
+        with _target_region(f"{check.name} check"), single_threaded_blas():
+            findings = check.run()
         if not findings:
             pytest.skip(check.ctx.checks.get(check.name, "nothing to check"))
         bad = [f for f in findings if f.verdict != "pass"]
         if bad:
             pytest.fail("\n".join(line for f in bad for line in format_finding(f, indent="")), pytrace=False)
+
+
+@contextlib.contextmanager
+def _target_region(what: str):
+    """Run validate's ``what`` (a check, or a property of the paper's suite), which calls TARGET.
+    A target must not grade itself: pytest's skip, xfail or exit, or any other ``BaseException``
+    that is not a finding, raised inside its calls would turn an item it fails (no noise at all)
+    into "skipped", "xfailed" or an early exit 0. Each is a failure of the item, naming it. A
+    ``UserCodeError`` (validate's report of an error in TARGET) and a ``KeyboardInterrupt`` (it may
+    be a real Ctrl-C, which must stop the run; pytest then exits 2, never 0) pass through."""
+    from userdp.audits.engine.usercode import UsageError, UserCodeError
+
+    try:
+        yield
+    except (UserCodeError, UsageError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:
+        pytest.fail(
+            f"TARGET raised {type(exc).__name__} ({exc}) inside validate's {what}: "
+            "a target cannot skip, expect-fail or end its own validation; this is a failure, not a verdict "
+            "of the target's choosing",
+            pytrace=False,
+        )
 
 
 class ValidateItem(pytest.Item):

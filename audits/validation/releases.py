@@ -51,6 +51,12 @@ def flat_releases(out, size: int, flatten, where: str) -> np.ndarray:
             f"{where} returned {_what(out)}, expected {size} numeric releases "
             f"(an array of shape ({size},) or ({size}, k)): {exc}"
         ) from None
+    except Exception as exc:  # the output's own code (its __float__, __array__, __len__) raised: the target's
+        inner = out.flat[0] if isinstance(out, np.ndarray) and out.dtype == object and out.size else out
+        raise UserCodeError(
+            f"{where} returned {type(inner).__name__}, whose conversion to numbers (its own __float__, __array__ "
+            f"or __len__) raised {type(exc).__name__}: {exc}"
+        ) from None
     if a.ndim == 0 or a.shape[0] != size:
         raise UserCodeError(
             f"{where} returned shape {a.shape} for size={size}; expected ({size},) or ({size}, k): "

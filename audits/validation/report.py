@@ -23,6 +23,7 @@ __all__ = [
     "format_report",
     "format_finding",
     "report_of",
+    "report_from_dict",
     "short",
     "jsonable",
     "claim_text",
@@ -71,6 +72,45 @@ def format_report(r: ValidationReport) -> str:
     lines += ["", f"passed ({len(ok)}):"] + [f"  {f.check}: {f.title}" for f in ok]
     lines += ["", f"settings: {r.settings}; {r.elapsed_seconds:.1f} s"]
     return "\n".join(lines)
+
+
+def report_from_dict(data: Mapping, elapsed_seconds: float | None = None) -> ValidationReport:
+    """The ``ValidationReport`` whose ``to_dict()`` is ``data`` (JSON-decoded): its findings
+    (``findings`` and ``passed``), checks, settings and the rest. Its verdict and completeness are
+    recomputed from them (``data["verdict"]`` and ``data["complete"]`` are not read).
+    ``elapsed_seconds``: the run's time unrounded (default: ``data``'s, rounded to 0.01 s)."""
+    if not isinstance(data, Mapping):
+        raise BadType(f"data must be a report as a mapping (ValidationReport.to_dict()), got {type(data).__name__}")
+    keys = ("algorithm", "target", "checks", "findings", "passed", "settings", "elapsed_seconds", "call_shape")
+    missing = [k for k in keys + ("untested", "inputs", "notes", "reproducible") if k not in data]
+    if missing:
+        raise BadValue(f"data must be a report (ValidationReport.to_dict()); missing {missing}")
+    if elapsed_seconds is not None and (
+        isinstance(elapsed_seconds, bool)
+        or not isinstance(elapsed_seconds, (int, float))
+        or not 0 <= elapsed_seconds < float("inf")
+    ):
+        raise BadValue(f"elapsed_seconds must be None or a finite number of seconds >= 0, got {elapsed_seconds!r}")
+    findings = [
+        Finding(f["check"], f["verdict"], f["title"], dict(f["evidence"]))
+        for f in list(data["findings"]) + list(data["passed"])
+    ]
+    bad = [f.verdict for f in findings if f.verdict not in VERDICT_ORDER]
+    if bad:
+        raise ValueError(f"data: finding verdict(s) {bad} are not among {VERDICT_ORDER}")
+    return ValidationReport(
+        algorithm=data["algorithm"],
+        target=data["target"],
+        checks=dict(data["checks"]),
+        findings=findings,
+        settings=dict(data["settings"]),
+        elapsed_seconds=float(data["elapsed_seconds"] if elapsed_seconds is None else elapsed_seconds),
+        call_shape=data["call_shape"],
+        untested=list(data["untested"]),
+        inputs=list(data["inputs"]),
+        notes=list(data["notes"]),
+        reproducible=data["reproducible"],
+    )
 
 
 def format_finding(f: Finding, indent: str = "  ") -> list:

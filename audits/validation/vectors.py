@@ -19,9 +19,12 @@ reference release regenerates them. ``docs/vectors.md`` is their index (``index_
 Checking (``check``; ``userdp vectors check ALGO --command CMD``): an ``Adapter``'s stages and
 mechanism against a document. A stage is "equal" when every entry satisfies
 |got - expected| <= rtol * max(1, |expected|) with the document's ``rtol`` (validate's stage
-tolerance, ``validate.STAGE_RTOL``), after both are put in the document's JSON form (numbers,
-arrays, objects of named values). A refusal is a ``ValueError`` or ``TypeError`` (over the
-protocol: an error response of kind "refused"); any other exception is reported as such.
+tolerance, ``validate.STAGE_RTOL``; a file may tighten it, not loosen it: ``check_document``),
+after both are put in the document's JSON form (numbers, arrays, objects of named values). A
+difference is reported with its relative difference |got - expected| / max(|got|, |expected|),
+which reads the same whatever the size of the numbers (a factor 2 is 0.5), beside the rule. A
+refusal is a ``ValueError`` or ``TypeError`` (over the protocol: an error response of kind
+"refused"); any other exception is reported as such.
 
 Format (schema "userdp.vectors/1"): {schema, algorithm, generator, reference, relation,
 stages {stage: {params, dataset}}, tolerance {rtol, rule, source}, flags {flag: description}
@@ -35,18 +38,25 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
 from typing import Mapping, Sequence
 
 import numpy as np
 
-from userdp.audits.validation.protocol import _param, decode_dataset, encode_dataset, encode_params
+from userdp.audits.validation.protocol import _param, _violation, decode_dataset, encode_dataset, encode_params
 from userdp.audits.validation.vector_cases import BUG_CLASSES, designs
 
 __all__ = [
     "SCHEMA",
     "build",
     "export",
+    "SCHEMA_FILE",
+    "MAX_FILE_BYTES",
     "load",
+    "load_schema",
+    "check_document",
+    "checkable",
     "check",
     "index_markdown",
     "format_check",
@@ -139,10 +149,21 @@ def _compare(got, want, rtol: float) -> str | None:
     if err.flat[worst] <= rtol:
         return None
     where = "" if w.ndim == 0 else f" at {[int(i) for i in np.unravel_index(worst, w.shape)]}"
+    gw, ww = float(g.flat[worst]), float(w.flat[worst])
     return (
-        f"differs{where}: got {float(g.flat[worst])!r}, expected {float(w.flat[worst])!r} (relative difference "
-        f"{err.flat[worst]:.3g} > {rtol:g})"
+        f"differs{where}: got {gw!r}, expected {ww!r} (relative difference {_relative(gw, ww):.3g}; the file's "
+        f"rule |got - expected| <= rtol * max(1, |expected|) fails: {err.flat[worst]:.3g} > rtol {rtol:g})"
     )
+
+
+def _relative(a: float, b: float) -> float:
+    """|a - b| / max(|a|, |b|, tiny): the relative difference of two numbers (0 when equal, 1 or
+    more when one is 0 or their signs differ, inf or nan propagating as inf)."""
+    if a == b:
+        return 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = abs(a - b) / max(abs(a), abs(b), np.finfo(float).tiny)
+    return r if np.isfinite(r) else float("inf")
 
 
 def _stage_call(design, stage: str, dataset, params: Mapping):
@@ -245,23 +266,110 @@ def _dump(doc: Mapping) -> str:
     return f'{text},\n "vectors": [\n{rows}\n ]\n}}\n'
 
 
+SCHEMA_FILE = "schema/userdp-vectors-1.json"  # package data of userdp.audits.validation (JSON Schema 2020-12)
+MAX_FILE_BYTES = 64 * 2**20  # a vector file larger than this is refused unread (the largest exported is < 1 MiB)
+
+
+@lru_cache(maxsize=1)
+def load_schema() -> dict:
+    """The vector files' JSON Schema (``SCHEMA_FILE``, package data), parsed."""
+    return json.loads(resources.files("userdp.audits.validation").joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+
+
 def load(path) -> dict:
-    """A vector document from a file, checked to be one (schema and fields)."""
+    """A vector document from a file, checked to be one (``check_document``). A file is read up
+    to ``MAX_FILE_BYTES`` (an endless one, e.g. /dev/zero, is refused with bounded memory); every
+    fault is a ``ValueError`` naming the file and the field."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a file path, got {type(path).__name__}")
     try:
-        with open(os.fspath(path), encoding="utf-8") as fh:
-            doc = json.load(fh)
+        if os.path.isdir(path):
+            raise ValueError(f"path {path}: is a directory, not a vector file")
+        with open(os.fspath(path), "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ValueError(f"path {path}: cannot read it: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"path {path}: not JSON: {exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ValueError(
+            f"path {path}: longer than {MAX_FILE_BYTES} bytes (the limit of a vector file; the largest exported "
+            "is under 1 MiB): not read further"
+        )
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ValueError(f"path {path}: not JSON: {str(exc)[:200]}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise ValueError(f'path {path}: not a userdp vector file (its "schema" must be {SCHEMA!r})')
-    for k in ("algorithm", "stages", "tolerance", "vectors"):
-        if k not in doc:
-            raise ValueError(f"path {path}: missing {k!r}")
+    why = _fault(doc)
+    if why is not None:
+        raise ValueError(f"path {path}: {why}")
     return doc
+
+
+def check_document(doc) -> None:
+    """Raise ``ValueError`` naming the field (a JSON pointer) unless ``doc`` is a vector document:
+    it satisfies the schema (``SCHEMA_FILE``: a "stages" object, a tolerance in [0, validate's
+    ``STAGE_RTOL``], at least one vector, ...; checked by the protocol's own checker, which
+    tests/test_vectors.py compares with ``jsonschema``) and holds together: ``numberOfVectors``
+    counts the vectors, ids are distinct, every ``expected`` names a stage of ``stages``, every
+    ``refused_by`` names one or "mechanism" (which the reference always refuses with), every flag
+    is described in ``flags``, and every dataset is a valid ``UserDataset``."""
+    if not isinstance(doc, Mapping):
+        raise TypeError(
+            f"doc must be a vector document (a dict: vectors.load, vectors.build), got {type(doc).__name__}"
+        )
+    why = _fault(doc)
+    if why is not None:
+        raise ValueError(f"doc: {why}")
+
+
+def _fault(doc) -> str | None:
+    """None if ``doc`` is a vector document, else what is wrong, naming the field (``check_document``)."""
+    try:
+        _check_fields(doc)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _check_fields(doc) -> None:
+    root = load_schema()
+    why = _violation(doc, root, root, "")
+    if why is not None:
+        vs = doc.get("vectors") if isinstance(doc, dict) else None
+        for j, v in enumerate(vs if isinstance(vs, list) else []):  # the vector's own form names the field
+            kind = v.get("result") if isinstance(v, dict) else None
+            if kind in ("valid", "invalid"):
+                w = _violation(v, root["$defs"][f"{kind}_vector"], root, f"/vectors/{j}")
+                if w is not None:
+                    why = w
+                    break
+        raise ValueError(f"breaks the vector schema ({SCHEMA_FILE}): {why}")
+    vs, stages = doc["vectors"], doc["stages"]
+    if doc["numberOfVectors"] != len(vs):
+        raise ValueError(f"/numberOfVectors: is {doc['numberOfVectors']}, but the file holds {len(vs)} vector(s)")
+    seen = set()
+    for j, v in enumerate(vs):
+        where = f"/vectors/{j}"
+        if v["id"] in seen:
+            raise ValueError(f"{where}/id: {v['id']} is the id of an earlier vector")
+        seen.add(v["id"])
+        names = v["expected"] if v["result"] == "valid" else [s for s in v["refused_by"] if s != "mechanism"]
+        field_name = "expected" if v["result"] == "valid" else "refused_by"
+        unknown = [s for s in names if s not in stages]
+        if unknown:
+            raise ValueError(f"{where}/{field_name}: stage(s) {unknown} not in /stages ({', '.join(stages)})")
+        if v["result"] == "invalid" and "mechanism" not in v["refused_by"]:
+            raise ValueError(
+                f'{where}/refused_by: must include "mechanism" (the release refuses what the paper excludes)'
+            )
+        stray = [f for f in v["flags"] if f not in doc["flags"]]
+        if stray:
+            raise ValueError(f"{where}/flags: {stray} not described in /flags")
+        try:
+            decode_dataset(v["dataset"])
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{where}/dataset: not a dataset: {exc}") from None
 
 
 # ------------------------------------------------------------------ checking
@@ -300,8 +408,17 @@ class CheckReport:
         return [r for r in self.results if r.verdict == "fail"]
 
     @property
+    def checked(self) -> int:
+        """The vectors on which something ran (passed or failed; not skipped)."""
+        return sum(r.verdict != "skipped" for r in self.results)
+
+    @property
     def verdict(self) -> str:
-        return "fail" if self.failed else "pass"
+        """ "fail" if a vector failed, "pass" if at least one was checked and none failed, else
+        "nothing checked" (every vector skipped: no stage of the file and no release): never a pass."""
+        if self.failed:
+            return "fail"
+        return "pass" if self.checked else "nothing checked"
 
     def to_dict(self) -> dict:
         by_flag: dict = {}
@@ -316,6 +433,7 @@ class CheckReport:
             "stages_missing": self.stages_missing,
             "releases": self.releases,
             "vectors": len(self.results),
+            "checked": self.checked,
             "passed": sum(r.verdict == "pass" for r in self.results),
             "failed": len(self.failed),
             "skipped": sum(r.verdict == "skipped" for r in self.results),
@@ -330,6 +448,30 @@ def _refusal(exc: BaseException) -> bool:
     return isinstance(exc, (ValueError, TypeError))
 
 
+def _runs(v: Mapping, have, releases: bool) -> bool:
+    """Whether vector ``v`` checks anything of a target with stages ``have`` and (or not) releases."""
+    if v["result"] == "valid":
+        return releases or any(s in v["expected"] for s in have)
+    return any((releases if s == "mechanism" else s in have) for s in v["refused_by"])
+
+
+def checkable(document: Mapping, impl) -> int:
+    """How many vectors of ``document`` check something of ``impl`` (an ``Adapter``): 0 means
+    that every vector would be skipped (``check``'s verdict "nothing checked")."""
+    from userdp.properties.adapter import Adapter
+
+    if not isinstance(document, Mapping):
+        raise TypeError(f"document must be a vector document (vectors.build or vectors.load), got {document!r:.80}")
+    why = _fault(document)
+    if why is not None:
+        raise ValueError(f"document: {why}")
+    if not isinstance(impl, Adapter):
+        raise TypeError(f"impl must be an Adapter (userdp.properties.adapter), got {type(impl).__name__}")
+    have = [s for s in document["stages"] if getattr(impl, s, None) is not None]
+    releases = impl.mechanism is not None
+    return sum(_runs(v, have, releases) for v in document["vectors"])
+
+
 def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
     """Run every vector of ``document`` (``build`` or ``load``) on ``impl``, an ``Adapter``
     (``ProcessTarget.adapter()`` for a program); the stages it lacks are reported, not failed."""
@@ -341,6 +483,9 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
         raise TypeError(f"impl must be an Adapter (userdp.properties.adapter), got {type(impl).__name__}")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be None or a str (the target's name in the report), got {type(name).__name__}")
+    why = _fault(document)
+    if why is not None:
+        raise ValueError(f"document: {why}")
     stages = document["stages"]
     rtol = float(document["tolerance"]["rtol"])
     have = [s for s in stages if getattr(impl, s, None) is not None]
@@ -433,6 +578,13 @@ def format_check(r: CheckReport) -> str:
         f"verdict: {r.verdict.upper()}",
         f"vectors: {d['vectors']}: {d['passed']} passed, {d['failed']} failed, {d['skipped']} skipped (nothing "
         "to check)",
+    ]
+    if not r.checked:
+        lines.append(
+            "nothing was checked: the target has none of the file's stages and no release, so every vector "
+            "was skipped; this is not a pass"
+        )
+    lines += [
         f"stages checked: {', '.join(r.stages_checked) or 'none'}"
         + (f"; not implemented (not checked): {', '.join(r.stages_missing)}" if r.stages_missing else "")
         + ("; releases checked for refusals" if r.releases else "; no releases"),
@@ -467,7 +619,9 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
         'that must be refused. Check a program with `userdp vectors check ALGORITHM --command "CMD"` '
         "(docs/protocol.md), or read the files from any language's CI: a vector passes when every stage "
         "your implementation has equals `expected` to the file's `tolerance` (valid vectors), or when "
-        "your implementation refuses the input in every stage of `refused_by` it has (invalid vectors).",
+        "your implementation refuses the input in every stage of `refused_by` it has (invalid vectors). The files "
+        "follow the JSON Schema `audits/validation/schema/userdp-vectors-1.json` (a tolerance may be tightened, "
+        "never loosened beyond 1e-9); a check passes only when at least one vector was checked.",
         "",
         "| algorithm | vectors | valid | invalid | stages | flags |",
         "|---|---|---|---|---|---|",

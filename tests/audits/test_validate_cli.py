@@ -570,8 +570,84 @@ def test_plugin_a_target_that_calls_pytest_skip_fails_its_checks(tmp_path):
         tmp_path, "--userdp-target", "amin2019.capped-sum=skipping_target:mechanism", "--userdp-samples", "4000"
     )
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "cannot skip or expect-fail its own validation" in r.stdout, r.stdout
+    assert "cannot skip, expect-fail or end its own validation" in r.stdout, r.stdout
     assert "passed" not in r.stdout.splitlines()[-1], r.stdout
+
+
+PLUGIN_HOSTILE = {
+    # name: (the target module, TARGET, what fails). Before the guard (pytest_plugin._target_region):
+    # "xfail-stages": the four property items read XFAIL; "skip-stages": SKIPPED; "custom": a traceback
+    # of the target's own exception class, not a failure naming it.
+    "xfail-stages": (
+        """
+        import pytest
+        from userdp.properties.amin2019 import CapAdapter
+
+        def _xfail(*args, **kwargs):
+            pytest.xfail("known to be off")
+
+        TARGET = CapAdapter("xfails", statistic=_xfail, sensitivity=_xfail, noise_scale=_xfail)
+        """,
+        "TARGET",
+        "::prop_",
+    ),
+    "exit-mechanism": (
+        """
+        import pytest
+
+        def TARGET(dataset, rng, size, *, T, epsilon):
+            pytest.exit("enough", returncode=0)
+        """,
+        "TARGET",
+        "::audit",
+    ),
+    "skip-stages": (
+        """
+        import pytest
+        from userdp.properties.amin2019 import CapAdapter
+
+        def _skip(*args, **kwargs):
+            pytest.skip("not today")
+
+        TARGET = CapAdapter("skips", statistic=_skip, sensitivity=_skip, noise_scale=_skip)
+        """,
+        "TARGET",
+        "::prop_",
+    ),
+    "custom-base-exception": (
+        """
+        class NotAnException(BaseException):
+            pass
+
+        def TARGET(dataset, rng, size, *, T, epsilon):
+            raise NotAnException("graded by myself")
+        """,
+        "TARGET",
+        "::audit",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "xfail-stages",
+        pytest.param("exit-mechanism", marks=pytest.mark.slow),  # failed before the guard too (an Exception)
+        pytest.param("skip-stages", marks=pytest.mark.slow),
+        pytest.param("custom-base-exception", marks=pytest.mark.slow),
+    ],
+)
+def test_plugin_a_target_that_raises_a_pytest_outcome_or_base_exception_fails(tmp_path, name):
+    # Planted targets with no noise at all (or no stage that computes anything): each must fail
+    # its items, and pytest exit 1, never 0 with "skipped", "xfailed" or an early exit.
+    source, obj, item = PLUGIN_HOSTILE[name]
+    module = f"hostile_{name.replace('-', '_')}"
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+    r = _pytest(tmp_path, "--userdp-target", f"amin2019.capped-sum={module}:{obj}", "--userdp-samples", "4000")
+    assert r.returncode == 1, r.stdout + r.stderr
+    failed = [line for line in r.stdout.splitlines() if line.startswith("FAILED") and item in line]
+    assert failed, r.stdout
+    assert "xfailed" not in r.stdout.splitlines()[-1] and "passed" not in r.stdout.splitlines()[-1], r.stdout
 
 
 def test_plugin_honours_the_hypothesis_profile(tmp_path):
