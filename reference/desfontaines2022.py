@@ -337,10 +337,13 @@ def _partitioned(dataset) -> UserDataset:
     return dataset
 
 
-def _user_partitions(dataset: UserDataset) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct (user index, partition key) pairs, sorted by user then key: (u, p), each (q,)."""
-    pairs = np.unique(np.stack([dataset.user_index, dataset.partition_ids], axis=1), axis=0)  # (q, 2)
-    return pairs[:, 0], pairs[:, 1]
+def _user_partitions(dataset: UserDataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (user index, partition key) pairs, sorted by user then key: (u, p), each (q,), and for
+    each record the index of its pair, (n,)."""
+    pairs, row_pair = np.unique(
+        np.stack([dataset.user_index, dataset.partition_ids], axis=1), axis=0, return_inverse=True
+    )  # (q, 2), (n,)
+    return pairs[:, 0], pairs[:, 1], row_pair.reshape(-1)
 
 
 def bound_contributions(dataset: UserDataset, max_partitions_contributed, rng) -> UserDataset:
@@ -353,11 +356,9 @@ def bound_contributions(dataset: UserDataset, max_partitions_contributed, rng) -
     kappa = check_int(max_partitions_contributed, "max_partitions_contributed")
     rng = check_generator(rng)
     D = _partitioned(dataset)
-    u, p = _user_partitions(D)
-    kept = _sample_memberships(u, kappa, rng, 1)[0]  # (q,) bool
-    keep_pair = set(zip(u[kept].tolist(), p[kept].tolist()))
-    rows = np.array([(a, b) in keep_pair for a, b in zip(D.user_index.tolist(), D.partition_ids.tolist())])
-    return D.take(np.flatnonzero(rows))
+    u, _, row_pair = _user_partitions(D)
+    kept = _sample_memberships(u, kappa, rng, 1)[0]  # (q,) bool: the (user, partition) pairs kept
+    return D.take(np.flatnonzero(kept[row_pair]))  # every record of a kept pair, in record order
 
 
 def _sample_memberships(u: np.ndarray, kappa: int, rng, size: int) -> np.ndarray:
@@ -382,7 +383,7 @@ def statistic(dataset: UserDataset) -> tuple[np.ndarray, np.ndarray]:
 
     Apply it to ``bound_contributions``' output: the counts must be taken after bounding (§9.2)."""
     D = _partitioned(dataset)
-    _, p = _user_partitions(D)
+    p = _user_partitions(D)[1]
     keys, n = np.unique(p, return_counts=True)
     return keys, n
 
@@ -413,7 +414,7 @@ def thresholds(epsilon, delta, *, max_partitions_contributed=1, delta_split="lin
 
 def _counts_per_draw(D: UserDataset, kappa: int, rng, size: int) -> tuple[np.ndarray, np.ndarray]:
     """(keys, (size, K) counts): the distinct users per partition after a fresh κ-bounding in each draw."""
-    u, p = _user_partitions(D)
+    u, p, _ = _user_partitions(D)
     keys, col = np.unique(p, return_inverse=True)
     kept = _sample_memberships(u, kappa, rng, size)  # (size, q)
     counts = np.zeros((size, keys.size), dtype=np.int64)
