@@ -13,7 +13,8 @@ Entries (``userdp audit --all``):
   partition (pi(1) = delta: the delta part).
 - ``desfontaines2022.optimal-l0``: kappa = 3 (eps' = 1/3, delta' = delta / 3): one user added to three
   partitions of 18 users each (n1' = 19: each partition's keep bound is tight), so the pattern "all three
-  kept" has ln((p - delta) / q) = 0.99 of eps; and a user in three new partitions.
+  kept" has ln((p - delta) / q) = 0.99 of eps; a user in three new partitions; and a user in six partitions
+  of 18 users (bounded to three: counts taken before bounding move six partitions, a loss of 2 eps).
 - ``desfontaines2022.laplace-thresholding`` and ``desfontaines2022.gaussian-thresholding``: the baselines
   at eps = 1, delta = 1e-3, on a partition of n users vs n + 1 around tau and a new partition.
 Planted (not in ``--all``): ``desfontaines2022.delta-not-split``: kappa = 4 with delta' = delta (not
@@ -106,8 +107,13 @@ def build_optimal_l0(epsilon: float = EPS, delta: float = DELTA, kappa: int = 3)
             partition_dataset([n] * kappa), range(kappa), f"{kappa} partitions of {n} users, + one user in all"
         ),
         add_user_in(partition_dataset([2]), range(1, kappa + 1), f"a user in {kappa} new partitions"),
+        add_user_in(
+            partition_dataset([n] * 2 * kappa),
+            range(2 * kappa),
+            f"{2 * kappa} partitions of {n} users, + one user in all (bounded to {kappa})",
+        ),
     ]
-    return _setup(pairs, range(kappa + 1), epsilon, delta, kappa)
+    return _setup(pairs, range(2 * kappa + 1), epsilon, delta, kappa)
 
 
 def build_threshold(strategy: str = "laplace", epsilon: float = EPS, delta: float = DELTA) -> AuditSetup:

@@ -1,6 +1,6 @@
-"""Validation specs for Desfontaines et al. 2022: ``desfontaines2022.optimal`` (the optimal
-mechanism, the truncated-geometric strategy of Google's libraries, python-dp and PipelineDP) and
-``desfontaines2022.laplace-thresholding`` (the baseline).
+"""Validation spec for Desfontaines et al. 2022: ``desfontaines2022.optimal`` (the optimal partition-selection
+mechanism: the truncated-geometric strategy of Google's libraries, python-dp and PipelineDP). The thresholding
+baselines are audited (``audits.py``), not validated.
 
 The release is the set of kept partitions, given as 0/1 over the public candidate keys ``partitions``
 in their order (a (k,) array; batched, (size, k)). A key absent from the data must be 0: under private
@@ -28,7 +28,7 @@ from userdp.audits.validation._data import seeded
 
 __all__ = ["expected_keep"]
 
-ALGO, ALGO_LAP = "desfontaines2022.optimal", "desfontaines2022.laplace-thresholding"
+ALGO = "desfontaines2022.optimal"
 READS = {
     "user_ids": "(n,) the user owning each record (the privacy unit: add/remove user, across partitions)",
     "partition_ids": "(n,) each record's partition key (an integer >= 0); a user's rows in one partition count once",
@@ -114,13 +114,21 @@ def _generate(seed: int) -> list:
 
 def _designs() -> list:
     """The audit entry's pairs: n = 6 -> 7 (keep-tight), 9 -> 10 (drop-tight), a new partition; and kappa = 3
-    (a user raising three partitions at n1' - 1 together). A delta not split over kappa, a curve above pi,
-    or counts taken before bounding show on them."""
+    (a user raising three partitions at n1' - 1 together; a user in three new ones; a user in six, bounded to
+    three); and at delta = 0.05, a user in three new partitions or raising three of 2 users (the per-partition
+    budget: delta or eps given whole to each partition). A delta not split over kappa, a curve above pi, or
+    counts taken before bounding show on them."""
     s1, s3 = RA.build_optimal(), RA.build_optimal_l0()
     p1 = {"epsilon": RA.EPS, "delta": RA.DELTA, "max_partitions_contributed": 1, "partitions": [0, 1]}
-    p3 = {"epsilon": RA.EPS, "delta": RA.DELTA, "max_partitions_contributed": 3, "partitions": [0, 1, 2, 3]}
+    p3 = {"epsilon": RA.EPS, "delta": RA.DELTA, "max_partitions_contributed": 3, "partitions": list(range(7))}
+    split = [  # a large delta and small counts: a budget given whole to each partition shows at once
+        RA.add_user_in(RA.partition_dataset([1]), [1, 2, 3], "a user in 3 new partitions"),
+        RA.add_user_in(RA.partition_dataset([2, 2, 2]), [0, 1, 2], "3 partitions of 2 users, + one user in all"),
+    ]
+    p_split = {"epsilon": 1.0, "delta": 0.05, "max_partitions_contributed": 3, "partitions": [0, 1, 2, 3]}
     return [
         AuditDesign(s1.pairs, p1, s1.claim, "eps 1, delta 1e-3, kappa 1: n 6 -> 7, 9 -> 10, 0 -> 1", "discrete"),
+        AuditDesign(split, p_split, R.claim(1.0, 0.05), "eps 1, delta 0.05, kappa 3: the budget split", "discrete"),
         AuditDesign(s3.pairs, p3, s3.claim, "eps 1, delta 1e-3, kappa 3: a user raising 3 partitions", "discrete"),
     ]
 
@@ -183,41 +191,11 @@ register(
         release="a (k,) int array, 1 where the candidate key partitions[i] is kept: each partition of n distinct "
         "(bounded) users is kept with probability pi(n), the optimal curve, and a key no record holds is 0",
         relation="add/remove user (all records of one user, across all their partitions); (epsilon, delta)-DP",
-        stage_params={
-            "weights": ("max_partitions_contributed",),
-            "keep_probability": ("epsilon", "delta", "max_partitions_contributed"),
-        },
-        takes_dataset=("weights", "statistic"),
+        # compared with the reference: the statistic. The random bounding (weights) and the keep curve (a function
+        # of n, not of the case) are checked by the property suite and the audit
+        stage_params={"statistic": ()},
+        takes_dataset=("statistic",),
         why="Desfontaines et al. 2022, Theorem 1: the optimal (eps, delta)-DP partition selection, per-partition "
         "budget eps / kappa, delta / kappa",
-    )
-)
-
-register(
-    ValidationSpec(
-        algorithm=ALGO_LAP,
-        reference=_reference("laplace"),
-        statistic=lambda D, **p: expected_keep(D, strategy="laplace", **p),
-        claim=lambda D, params: R.claim(params["epsilon"], params["delta"]),
-        cases=_cases,
-        designs=lambda: [
-            AuditDesign(
-                RA.build_threshold("laplace").pairs,
-                {**_P, "partitions": [0, 1]},
-                R.claim(RA.EPS, RA.DELTA),
-                "eps 1, delta 1e-3: n vs n + 1 around tau, and a new partition",
-                "discrete",
-            )
-        ],
-        refusals=lambda: _refusals(_P),
-        suite="userdp.properties.desfontaines2022",
-        suite_properties="",
-        suite_reference="",
-        parameters=PARAMS,
-        reads=READS,
-        release="a (k,) int array, 1 where partitions[i] is kept: n + Laplace(kappa / eps) > tau = 1 - (kappa / eps) "
-        "ln(2 delta / kappa)",
-        relation="add/remove user (all records of one user, across all their partitions); (epsilon, delta)-DP",
-        why="Desfontaines et al. 2022, the Laplace thresholding baseline",
     )
 )

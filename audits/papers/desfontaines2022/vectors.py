@@ -1,7 +1,6 @@
-"""The test-vector designs of desfontaines2022.optimal and desfontaines2022.laplace-thresholding (the datasets
-and public parameters of their vectors, each flagged with the bug classes it exposes);
-``audits/validation/vector_cases.py`` has the records and the vocabulary of bug classes,
-``audits/validation/vectors.py`` computes the expected values.
+"""The test-vector design of desfontaines2022.optimal (the datasets and public parameters of its vectors, each
+flagged with the bug classes it exposes); ``audits/validation/vector_cases.py`` has the records and the
+vocabulary of bug classes, ``audits/validation/vectors.py`` computes the expected values.
 
 Stages pinned: ``statistic(dataset)`` (the keys present and their distinct-user counts) and
 ``keep_probability(epsilon=, delta=, max_partitions_contributed=)``, the keep curve at n = 0..N_CURVE (the
@@ -16,7 +15,6 @@ import dataclasses
 import numpy as np
 
 from userdp.properties.desfontaines2022 import REFERENCE, SelectionAdapter
-from userdp.reference import desfontaines2022 as R
 from userdp.reference.data import UserDataset
 from userdp.audits.papers._vectors import released_by, spec_reference
 from userdp.audits.papers.desfontaines2022.audits import partition_dataset
@@ -24,7 +22,7 @@ from userdp.audits.validation.vector_cases import Design, VectorCase, register_d
 
 __all__: list[str] = []
 
-ALGO, ALGO_LAP = "desfontaines2022.optimal", "desfontaines2022.laplace-thresholding"
+ALGO = "desfontaines2022.optimal"
 N_CURVE = 40  # the keep curve's counts n = 0..40: past n2 at every vector's budget
 
 
@@ -89,44 +87,6 @@ def _cases() -> list:
 
 def _reference():
     return released_by(ALGO, _bind(REFERENCE))
-
-
-def _laplace_reference():
-    lap = SelectionAdapter(
-        "desfontaines2022 Laplace thresholding (reference stages)",
-        statistic=R.statistic,
-        keep_probability=lambda n, epsilon, delta, max_partitions_contributed=1: R.laplace_keep_probability(
-            n, epsilon, delta, max_partitions_contributed
-        ),
-    )
-    return released_by(ALGO_LAP, _bind(lap))
-
-
-def _laplace_cases() -> list:
-    """The optimal mechanism's vectors at budgets Laplace thresholding takes (delta' <= 1/2)."""
-    return [
-        dataclasses.replace(
-            c, flags=tuple(f for f in c.flags if f != "accounting") or c.flags, comment="Laplace: " + c.comment
-        )
-        for c in _cases()
-    ]
-
-
-register_design(
-    Design(
-        ALGO_LAP,
-        _laplace_reference,
-        spec_reference(ALGO_LAP),
-        lambda: SelectionAdapter,
-        {"statistic": (), "keep_probability": ("epsilon", "delta", "max_partitions_contributed")},
-        ("statistic",),
-        _laplace_cases,
-        "add/remove user",
-        "userdp.reference.desfontaines2022: statistic (distinct users per key), keep_probability (Laplace "
-        f"thresholding p_L at n = 0..{N_CURVE}: b = kappa / eps, tau = 1 - b ln(2 delta / kappa))",
-        bind=_bind,
-    )
-)
 
 
 register_design(
