@@ -413,13 +413,18 @@ def thresholds(epsilon, delta, *, max_partitions_contributed=1, delta_split="lin
 
 
 def _counts_per_draw(D: UserDataset, kappa: int, rng, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """(keys, (size, K) counts): the distinct users per partition after a fresh κ-bounding in each draw."""
+    """(keys, (size, K) counts): the distinct users per partition after a fresh κ-bounding in each draw.
+
+    Every membership counts, less those a user over κ drops in that draw (``_sample_memberships``)."""
     u, p, _ = _user_partitions(D)
     keys, col = np.unique(p, return_inverse=True)
-    kept = _sample_memberships(u, kappa, rng, size)  # (size, q)
-    counts = np.zeros((size, keys.size), dtype=np.int64)
-    for j in range(keys.size):
-        counts[:, j] = kept[:, col == j].sum(axis=1)
+    counts = np.tile(np.bincount(col, minlength=keys.size), (size, 1))  # (size, K): before bounding
+    d = np.bincount(u)[u]  # (q,) the number of partitions of each membership's user
+    over = np.flatnonzero(d > kappa)  # memberships of users over κ: the only ones sampling may drop
+    if over.size:
+        dropped = ~_sample_memberships(u[over], kappa, rng, size)  # (size, |over|)
+        rows, cols = np.nonzero(dropped)
+        np.subtract.at(counts, (rows, col[over][cols]), 1)
     return keys, counts
 
 
