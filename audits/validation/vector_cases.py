@@ -51,6 +51,8 @@ BUG_CLASSES: dict[str, BugClass] = {
             "epasto2020_gwa/gwa-b-per-record-max",
             "amin2019_erm/tau-per-record",
             "amin2019_erm/record-level-sensitivity",
+            "desfontaines2022/count-rows",
+            "desfontaines2022/bound-rows-not-partitions",
         ),
         corpus=(
             "amin2019/per-record-cap",
@@ -59,6 +61,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "epasto2020/gwa-record-max-noise",
             "epasto2020/sl-record-level-noise",
             "epasto2020/sl-ols-record-noise",
+            "desfontaines2022/count-rows",
         ),
     ),
     "understated-sensitivity": BugClass(
@@ -107,6 +110,10 @@ BUG_CLASSES: dict[str, BugClass] = {
             "acharya2024/eta-d-for-sqrt-d",
             "krichene2023/gd-sigma-gamma",
             "krichene2023/b-noise-without-gamma-star",
+            "desfontaines2022/crossover-off-by-one",
+            "desfontaines2022/recurrence-index-shift",
+            "desfontaines2022/pi0-positive",
+            "desfontaines2022/drop-term-missing",
         ),
         corpus=(
             "acharya2024/eta-without-sqrt-d",
@@ -132,7 +139,11 @@ BUG_CLASSES: dict[str, BugClass] = {
         "Noise from the wrong distribution, or a parameter of the right one in the wrong convention (numpy's "
         "Gamma scale where the paper gives a rate; Gaussian where Laplace-type noise is needed).",
         planted=("acharya2024/gamma-scale-eta",),
-        corpus=("acharya2024/gaussian-noise", "acharya2024/d2-gaussian-noise"),
+        corpus=(
+            "acharya2024/gaussian-noise",
+            "acharya2024/d2-gaussian-noise",
+            "desfontaines2022/laplace-tau-gaussian-noise",
+        ),
     ),
     "unnormalised-weights": BugClass(
         "The estimator's normalisation broken: weights that do not sum to 1 (a wrong normaliser, a sum over "
@@ -173,6 +184,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/unclipped-labels-unit-bound",
             "krichene2023/gd-sum-clip-only",
             "zhao2024/clip-after-noise",
+            "desfontaines2022/no-cross-partition-bounding",
         ),
         corpus=(
             "krichene2023/unclipped-labels",
@@ -180,6 +192,8 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/staged-no-weight-clipping",
             "amin2019_erm/ridge-all-records",
             "krichene2023/gd-no-gradient-clipping",
+            "desfontaines2022/select-before-bounding",
+            "desfontaines2022/stale-bound-after-rekey",
         ),
     ),
     "sub-optimal-parameter": BugClass(
@@ -257,6 +271,8 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/exact-counts-no-charge",
             "zhao2024/typical-sensitivity-without-ptr",
             "zhao2024/ptr-kappa0-from-data",
+            "desfontaines2022/first-k-partitions",
+            "desfontaines2022/sampling-by-values",
         ),
         corpus=(
             "amin2019/data-chosen-cap",
@@ -290,6 +306,8 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024/hlm-delta-not-split",
             "zhao2024_wme/delta-not-split",
             "zhao2024_wme/epsilon-not-split",
+            "desfontaines2022/delta-not-split",
+            "desfontaines2022/kappa-one-budget",
         ),
         planted=(
             "amin2019/cap-budget-not-accounted",
@@ -300,6 +318,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/rdp-half-for-the-pair",
             "zhao2024/ptr-delta-not-composed",
             "zhao2024_wme/localisation-delta-not-composed",
+            "desfontaines2022/delta-not-split",
         ),
     ),
     "unchecked-assumption": BugClass(
@@ -336,13 +355,19 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024/hlm-d3-decision-per-call",
             "zhao2024_wme/noise-once-per-call",
             "zhao2024/global-noise-once-per-call",
+            "desfontaines2022/one-uniform-per-call",
         ),
     ),
     "biased-estimate": BugClass(
         "The estimate moved while the noise stays right: a constant added to every release (a safety margin "
         "T/100), the regulariser changed (a ridge at 1.1 lambda, Lambda ||theta||^2 without its 1/2). Private, "
         "but not the paper's estimate, and the bias is small next to the noise on most cases.",
-        corpus=("amin2019/safety-margin-bias", "acharya2024/lambda-stabiliser", "amin2019_erm/logistic-no-half"),
+        corpus=(
+            "amin2019/safety-margin-bias",
+            "acharya2024/lambda-stabiliser",
+            "amin2019_erm/logistic-no-half",
+            "desfontaines2022/absent-keys-kept",
+        ),
     ),
     "partial-noise": BugClass(
         "Noise not added to the whole release: one coordinate noised and the others released exact, one "
