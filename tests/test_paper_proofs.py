@@ -144,7 +144,14 @@ def _rel(p: pathlib.Path) -> str:
 
 
 def test_the_pages_exist():
-    assert {p.stem for p in PAPER_PAGES} == {"acharya2024", "amin2019", "epasto2020", "krichene2023", "zhao2024"}
+    assert {p.stem for p in PAPER_PAGES} == {
+        "acharya2024",
+        "amin2019",
+        "epasto2020",
+        "krichene2023",
+        "zhao2024",
+        "desfontaines2022",
+    }
 
 
 @pytest.mark.parametrize("page", [pytest.param(p, id=_rel(p)) for p in PAPER_PAGES])
