@@ -141,7 +141,7 @@ register(
         build=build_optimal,
         params={"epsilon": EPS, "delta": DELTA},
         true_epsilon=EPS,
-        samples=1_000_000,
+        samples=200_000,
     )
 )
 register(
@@ -156,7 +156,7 @@ register(
         build=build_optimal_l0,
         params={"epsilon": EPS, "delta": DELTA, "kappa": 3},
         true_epsilon=EPS,
-        samples=1_000_000,
+        samples=100_000,
     )
 )
 for _strategy in ("laplace", "gaussian"):
@@ -171,7 +171,7 @@ for _strategy in ("laplace", "gaussian"):
             expected="no violation found",
             build=build_threshold,
             params={"strategy": _strategy, "epsilon": EPS, "delta": DELTA},
-            samples=1_000_000,
+            samples=200_000,
         )
     )
 
