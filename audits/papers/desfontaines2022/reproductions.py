@@ -30,7 +30,7 @@ from userdp.audits.engine.verdicts import claim, decide, exact, normal
 __all__ = ["GRID", "NOTE_TABLE", "power_law_sizes", "reproduce_selection"]
 
 GRID = tuple((e, d) for e in (0.1, 0.5, 1.0, math.log(3), 2.0) for d in (1e-10, 1e-5))
-N_MAX = 2000  # past n2 at every grid point (n2 <= 2 ln(2/delta) / eps + 2 = 462 at eps = 0.1, delta = 1e-10)
+N_MAX = 2000  # past n2 at every grid point (the largest, 401, at eps = 0.1, delta = 1e-10: `crossovers`)
 # (eps, delta) -> (n1, n for pi >= 1/2, n for p_L >= 1/2, n for pi = 1): the spec note's computed table
 NOTE_TABLE = {
     (1.0, 1e-5): (11, 12, 12, 23),
