@@ -151,6 +151,7 @@ def test_the_pages_exist():
         "krichene2023",
         "wilson2020",
         "zhao2024",
+        "desfontaines2022",
     }
 
 

@@ -35,6 +35,7 @@ from userdp.properties import (
     acharya2024,
     amin2019,
     amin2019_erm,
+    desfontaines2022,
     epasto2020,
     epasto2020_erm,
     epasto2020_gwa,
@@ -402,6 +403,7 @@ def _rng():
 def _mechanism_cases():
     from userdp.reference import acharya2024 as Ac, amin2019 as Am, amin2019_erm as AE, epasto2020 as Ep
     from userdp.reference import epasto2020_erm as EE, wilson2020 as Wi, zhao2024 as Z, zhao2024_wme as W
+    from userdp.reference import desfontaines2022 as Ds
 
     D = UserDataset.from_user_lists([[0.5, 0.7], [0.2], [1.0]])
     wa = dict(B=1.0, epsilon=1.0, sigma=0.5)
@@ -412,6 +414,8 @@ def _mechanism_cases():
     wme = dict(epsilon=1.0, delta=1e-5, R=1.0)
     wd = UserDataset.from_arrays([0.5, 0.7, 0.2, 1.0], [0, 0, 1, 2], partition_ids=[0, 1, 1, 2])
     wi = dict(public_partitions=[0, 1, 2], metric="sum", L0=1, Linf=1, epsilon=1.0, lower=0.0, upper=1.0)
+    sel = UserDataset.from_arrays(np.zeros(4), [0, 0, 1, 2], partition_ids=[0, 1, 1, 2])
+    ps = dict(epsilon=3.0, delta=0.2, max_partitions_contributed=1, partitions=[0, 1, 2, 3])
     return [  # (suite reference, dataset, keyword params, the reference mechanism called directly or None)
         (amin2019.REFERENCE, D, dict(T=1.0, epsilon=1.0), lambda r: Am.mechanism(D, 1.0, 1.0, r, size=3)),
         (epasto2020.REFERENCE, D, wa, lambda r: Ep.optimal_wa_mechanism(D, r, 3, **wa)),
@@ -428,10 +432,11 @@ def _mechanism_cases():
         (epasto2020_erm.REFERENCE, heavy, ep, lambda r: EE.mechanism(heavy, r, 3, **ep)),
         (zhao2024_wme.REFERENCE, D, wme, lambda r: W.wme_mechanism(D, rng=r, size=3, **wme)),
         (wilson2020.REFERENCE, wd, wi, lambda r: Wi.mechanism(wd, rng=r, size=3, **wi)),
+        (desfontaines2022.REFERENCE, sel, ps, lambda r: Ds.mechanism(sel, rng=r, size=3, **ps)),
     ]
 
 
-@pytest.mark.parametrize("i", range(10))
+@pytest.mark.parametrize("i", range(11))
 def test_reference_mechanism_takes_rng_and_size_by_keyword(i):
     ref, D, params, direct = _mechanism_cases()[i]
     out = ref.mechanism(D, rng=_rng(), size=3, **params)

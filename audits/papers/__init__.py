@@ -35,7 +35,15 @@ from userdp.audits.papers import whitebox
 
 __all__ = ["PAPERS", "PARTS", "load", "modules"]
 
-PAPERS = ("amin2019", "epasto2020", "zhao2024", "acharya2024", "krichene2023", "wilson2020")
+PAPERS = (
+    "amin2019",
+    "epasto2020",
+    "zhao2024",
+    "acharya2024",
+    "krichene2023",
+    "wilson2020",
+    "desfontaines2022",
+)
 
 
 PARTS = ("entries", "specs", "vectors")  # the stores a paper's modules register into

@@ -52,6 +52,8 @@ BUG_CLASSES: dict[str, BugClass] = {
             "amin2019_erm/tau-per-record",
             "amin2019_erm/record-level-sensitivity",
             "wilson2020/sum-clamp-per-record",
+            "desfontaines2022/count-rows",
+            "desfontaines2022/bound-rows-not-partitions",
         ),
         corpus=(
             "amin2019/per-record-cap",
@@ -60,6 +62,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "epasto2020/gwa-record-max-noise",
             "epasto2020/sl-record-level-noise",
             "epasto2020/sl-ols-record-noise",
+            "desfontaines2022/count-rows",
         ),
     ),
     "understated-sensitivity": BugClass(
@@ -117,6 +120,10 @@ BUG_CLASSES: dict[str, BugClass] = {
             "wilson2020/replace-one-sensitivity",
             "wilson2020/classical-gaussian-sigma",
             "wilson2020/mean-sum-over-count",
+            "desfontaines2022/crossover-off-by-one",
+            "desfontaines2022/recurrence-index-shift",
+            "desfontaines2022/pi0-positive",
+            "desfontaines2022/drop-term-missing",
         ),
         corpus=(
             "acharya2024/eta-without-sqrt-d",
@@ -143,7 +150,11 @@ BUG_CLASSES: dict[str, BugClass] = {
         "Noise from the wrong distribution, or a parameter of the right one in the wrong convention (numpy's "
         "Gamma scale where the paper gives a rate; Gaussian where Laplace-type noise is needed).",
         planted=("acharya2024/gamma-scale-eta",),
-        corpus=("acharya2024/gaussian-noise", "acharya2024/d2-gaussian-noise"),
+        corpus=(
+            "acharya2024/gaussian-noise",
+            "acharya2024/d2-gaussian-noise",
+            "desfontaines2022/laplace-tau-gaussian-noise",
+        ),
     ),
     "unnormalised-weights": BugClass(
         "The estimator's normalisation broken: weights that do not sum to 1 (a wrong normaliser, a sum over "
@@ -187,6 +198,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "wilson2020/clamp-after-aggregate",
             "wilson2020/l0-off-by-one",
             "wilson2020/no-linf-sampling",
+            "desfontaines2022/no-cross-partition-bounding",
         ),
         corpus=(
             "krichene2023/unclipped-labels",
@@ -194,6 +206,8 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/staged-no-weight-clipping",
             "amin2019_erm/ridge-all-records",
             "krichene2023/gd-no-gradient-clipping",
+            "desfontaines2022/select-before-bounding",
+            "desfontaines2022/stale-bound-after-rekey",
         ),
     ),
     "sub-optimal-parameter": BugClass(
@@ -272,6 +286,8 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024/typical-sensitivity-without-ptr",
             "zhao2024/ptr-kappa0-from-data",
             "wilson2020/largest-partitions-kept",
+            "desfontaines2022/first-k-partitions",
+            "desfontaines2022/sampling-by-values",
         ),
         corpus=(
             "amin2019/data-chosen-cap",
@@ -306,6 +322,8 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024/hlm-delta-not-split",
             "zhao2024_wme/delta-not-split",
             "zhao2024_wme/epsilon-not-split",
+            "desfontaines2022/delta-not-split",
+            "desfontaines2022/kappa-one-budget",
         ),
         planted=(
             "amin2019/cap-budget-not-accounted",
@@ -316,6 +334,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/rdp-half-for-the-pair",
             "zhao2024/ptr-delta-not-composed",
             "zhao2024_wme/localisation-delta-not-composed",
+            "desfontaines2022/delta-not-split",
         ),
     ),
     "unchecked-assumption": BugClass(
@@ -365,6 +384,7 @@ BUG_CLASSES: dict[str, BugClass] = {
                     "mean-gaussian",
                 )
             ),
+            "desfontaines2022/one-uniform-per-call",
         ),
     ),
     "biased-estimate": BugClass(
@@ -372,7 +392,12 @@ BUG_CLASSES: dict[str, BugClass] = {
         "T/100), the regulariser changed (a ridge at 1.1 lambda, Lambda ||theta||^2 without its 1/2). Private, "
         "but not the paper's estimate, and the bias is small next to the noise on most cases.",
         planted=("wilson2020/bound-before-public-filter",),
-        corpus=("amin2019/safety-margin-bias", "acharya2024/lambda-stabiliser", "amin2019_erm/logistic-no-half"),
+        corpus=(
+            "amin2019/safety-margin-bias",
+            "acharya2024/lambda-stabiliser",
+            "amin2019_erm/logistic-no-half",
+            "desfontaines2022/absent-keys-kept",
+        ),
     ),
     "partial-noise": BugClass(
         "Noise not added to the whole release: one coordinate noised and the others released exact, one "
