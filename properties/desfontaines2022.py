@@ -43,9 +43,11 @@ from userdp.reference import desfontaines2022 as R
 from userdp.reference.data import UserDataset
 
 from .adapter import Adapter
+from .extremes import Domain
 
 __all__ = [
     "SelectionAdapter",
+    "EXTREMES",
     "REL",
     "N_MAX",
     "distinct_users_oracle",
@@ -325,3 +327,8 @@ REFERENCE = SelectionAdapter(
     keep_probability=R.keep_probability,
     mechanism=R.mechanism,
 )
+
+
+# The records' domain for the extreme-floats property (properties/extremes.py): partition selection
+# reads only who contributes to which partition, so a record's value may be any real.
+EXTREMES = {"desfontaines2022.optimal": Domain({"values": (-math.inf, math.inf)})}
