@@ -70,9 +70,11 @@ from types import ModuleType
 from typing import Iterator, Mapping
 
 from userdp.audits.engine.blas import single_threaded_blas
+from userdp.audits.engine.usercode import UserCodeError
 from userdp.audits.validation import BadValue, ValidationSpec, get
 from userdp.audits.validation import (
     check_audits,
+    check_behaviour,
     check_differential,
     check_independence,
     check_inputs,
@@ -93,7 +95,15 @@ __all__ = [
 ]
 
 # the checks of a run, in the order they run (each module: NAME, NEEDS, applies, check)
-PLAN = (check_properties, check_stages, check_independence, check_differential, check_inputs, check_audits)
+PLAN = (
+    check_behaviour,
+    check_properties,
+    check_stages,
+    check_independence,
+    check_differential,
+    check_inputs,
+    check_audits,
+)
 
 
 # ------------------------------------------------------------------------ the plan
@@ -124,7 +134,14 @@ class Check:
         if why is not None:
             ctx.checks[self.name] = f"skipped: {why}"
         else:
-            self.unit.check(ctx.spec, ctx.target, ctx)
+            try:
+                self.unit.check(ctx.spec, ctx.target, ctx)
+            except (
+                UserCodeError
+            ) as exc:  # TARGET raised: exit 3, unless the behaviour check found it depends on the data
+                if not any(f.check == check_behaviour.NAME and f.verdict == "privacy violation" for f in ctx.findings):
+                    raise
+                ctx.checks[self.name] = f"stopped: {exc} (a data-dependent failure: the behaviour finding)"
         self.findings = ctx.findings[before:]
         return self.findings
 
