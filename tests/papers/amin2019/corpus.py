@@ -530,6 +530,36 @@ CORPUS = [
         small=True,
     ),
     CorpusEntry(
+        "amin2019/refuses-total-above-cap",
+        ALGO,
+        f"{M}:refuses_total_above_cap",
+        "data-dependent behaviour",
+        "privacy violation",
+        "raises ValueError when a user's total exceeds T (instead of capping it): a neighbour without "
+        "that user releases, probability 1 against 0, an unbounded loss",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/warns-when-capping",
+        ALGO,
+        f"{M}:warns_when_capping",
+        "data-dependent behaviour",
+        "privacy violation",
+        "a correct release that warns (UserWarning) when it caps a user's total: the warning tells a "
+        "dataset with a heavy user from its neighbour without, probability 1 against 0",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/clamped-at-zero",
+        ALGO,
+        f"{M}:clamped_at_zero",
+        "bias",
+        "deviation from reference",
+        "the release clamped at 0: post-processing, private (true loss eps), but biased and less spread "
+        "where g_T is near 0, which the spread rule alone reads as under-noised",
+        "planted",
+    ),
+    CorpusEntry(
         "amin2019/clips-to-absolute-value",
         ALGO,
         f"{M}:clips_to_absolute_value",
