@@ -46,6 +46,7 @@ Skipped only when TARGET has no mechanism stage (the release), and said so.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import time
@@ -64,7 +65,7 @@ from userdp.audits.validation.releases import nested_flat
 from userdp.audits.validation.report import jsonable, scale_parameter
 from userdp.audits.validation.target import PythonTarget
 
-__all__ = ["NAME", "NEEDS", "applies", "check", "Outcome", "outcome", "REPLAYS"]
+__all__ = ["NAME", "NEEDS", "applies", "check", "Outcome", "outcome", "dataset_literal", "REPLAYS"]
 
 NAME = "behaviour"  # the check's name in the report
 NEEDS = ()  # runs first: before any other check calls TARGET on a case
@@ -273,21 +274,26 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
     for d in spec.designs():
         for p in d.pairs:
             S.pair(p.first, p.second, d.params, f"design {d.description!r}: {p.description}")
-    failing = [(D, p, o) for D, p, o in S.seen.values() if not o.plain]
+    failing = [(D, p, o) for D, p, o in list(S.seen.values()) if not o.plain]
     for D, p, _ in failing[:4]:  # the neighbours of the datasets that did not plainly release
         if S.candidates:
             break
         for nb in _neighbours(rel, D, FAILING_NEIGHBOURS, ctx.seed + 1):
             if _in_domain(spec, nb.second, p):
                 S.pair(D, nb.second, p, f"a dataset where TARGET did {S.at(D, p, '').kind!r}: {nb.description}")
-    plain = [(D, p) for D, p, o in S.seen.values() if o.plain]
-    for D, p, o in failing[:4]:  # a path of neighbours from a failing dataset to one that releases
+    kinds = collections.Counter(o.kind for _, _, o in S.seen.values() if o.plain)
+    usual = kinds.most_common(1)[0][0] if kinds else None
+    odd = failing + [(D, p, o) for D, p, o in S.seen.values() if o.plain and o.kind != usual]
+    for D, p, o in odd[:4]:  # a path of neighbours from a dataset that did something else to one that did not
         if S.candidates:
             break
-        for B, _ in sorted(plain, key=lambda x: x[0].n)[:3]:
+        others = [(B, q) for B, q, ob in S.seen.values() if o.differs(ob)]
+        for B, _ in sorted(others, key=lambda x: x[0].n)[:3]:
             path = _path(rel, D, B)
             if path is not None and _in_domain(spec, path[-1], p):
-                S.bisect(path, p, f"path of neighbours from a dataset where TARGET did {o.kind!r} to one that released")
+                S.bisect(
+                    path, p, f"path of neighbours from a dataset where TARGET did {o.kind!r} to one where it did not"
+                )
                 if S.candidates:
                     break
     t0 = time.process_time()
@@ -348,6 +354,7 @@ def _replay(ctx: Context, a, b, params, how: str) -> Finding | None:
         "second_side": f"{second.kind} on {REPLAYS} of {REPLAYS} calls"
         + (f" ({second.detail})" if second.detail else ""),
         "params": jsonable(dict(params)),
+        "snippet": _snippet(ctx, a, b, params, seeds),
         "first_dataset": _describe(a),
         "second_dataset": _describe(b),
         "how_found": "screened at one seed: the spec's cases, their pairs, the designs' pairs, the neighbours "
@@ -381,3 +388,35 @@ def _describe(D) -> str:
         return f"{D.n} records of {D.m} users; values {np.round(np.asarray(D.values), 4).tolist()}"[:300]
     except AttributeError:
         return type(D).__name__
+
+
+def dataset_literal(D) -> str:
+    """``UserDataset(...)``: Python that rebuilds D exactly (floats by repr)."""
+    fields = [f"values=np.array({np.asarray(D.values).tolist()!r})", f"user_ids=np.array({D.user_ids.tolist()!r})"]
+    for f in ("labels", "epsilons", "task_ids", "partition_ids"):
+        if getattr(D, f, None) is not None:
+            fields.append(f"{f}=np.array({np.asarray(getattr(D, f)).tolist()!r})")
+    return f"UserDataset({', '.join(fields)})"
+
+
+def _snippet(ctx: Context, a, b, params, seeds) -> str:
+    """Runnable: the two datasets and the replay (``impl``: TARGET's function)."""
+    call = "impl(D, rng=rng, size=1, **params)" if ctx.target.shape == "batched" else "impl(D, rng, **params)"
+    return (
+        "# impl: your function (rename the parameters as with --param-map)\n"
+        "import warnings\n"
+        "import numpy as np\n"
+        "from userdp.reference.data import UserDataset\n"
+        f"first = {dataset_literal(a)}\n"
+        f"second = {dataset_literal(b)}\n"
+        f"params = {jsonable(dict(params))!r}\n"
+        f"for seed in range({seeds[0]}, {seeds[-1] + 1}):\n"
+        "    for name, D in (('first', first), ('second', second)):\n"
+        "        rng = np.random.default_rng(np.random.SeedSequence([seed, 11]))\n"
+        "        with warnings.catch_warnings(record=True) as w:\n"
+        "            warnings.simplefilter('always')\n"
+        "            try:\n"
+        f"                print(seed, name, {call}, [str(x.message) for x in w])\n"
+        "            except Exception as exc:\n"
+        "                print(seed, name, 'raised', type(exc).__name__, exc)"
+    )

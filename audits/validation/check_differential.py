@@ -7,11 +7,14 @@ coordinate the spec's flatten makes, both triangles of a matrix):
 - *scale*: each coordinate's mean absolute deviation about its own median (each side's, so that a
   bias is not read as noise), target over reference, with a confidence interval on the ratio. Less
   spread than the reference on a case whose ``pair`` moves the reference's statistic by a share s of
-  the sensitivity its noise is calibrated to is a **privacy** finding, "under-noised", when TARGET's
-  own move on that pair in its own noise units (drawn on the pair's other side), over the
-  reference's, exceeds 1/s even at its lower confidence bound (``_pair_cover``): TARGET's loss on the
-  pair is then at least the claim's parameter x s x that ratio for noise of the reference's family
-  (unbounded when TARGET's noise scale differs between the two sides). The bound is printed with the
+  the sensitivity its noise is calibrated to is "under-noised" when TARGET's own move on that pair
+  in its own noise units (drawn on the pair's other side), over the reference's, exceeds 1/s even at
+  its lower confidence bound (``_pair_cover``): TARGET's loss on the pair is then at least the claim's
+  parameter x s x that ratio for noise of the reference's family (unbounded when TARGET's noise scale
+  differs between the two sides). The spread rule alone is a deviation, "a possible privacy
+  violation" (a clamp or a projection of a private release shrinks the spread too); the coupled replay
+  of the pair (``_replay``: both sides from generators of one seed, an exact shift or scaling where the
+  noise is additive) is the witness that makes it a **privacy** finding. The bound is printed with the
   pair, which is then audited. More spread, or less that no pair here shows to matter, is a deviation;
 - *distribution*: two-sample Kolmogorov-Smirnov distances on every coordinate, on the norm of the
   standardised release and on two fixed random projections of it, each with its distribution-free DKW
