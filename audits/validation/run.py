@@ -64,8 +64,9 @@ Verdicts (Wycheproof's grading), worst first: "privacy violation", "invariant vi
 noise-free stages only) the run is partial: the verdict says what was not tested
 (``ValidationReport.complete``). Exit status (``audits/cli/main.py``): 0 pass; 1 any finding; 2 usage
 error (unknown algorithm, a TARGET that cannot be imported, has no stage, or does not take
-the reference's keywords); 3 TARGET raised or returned the wrong shape (on every dataset tried, or on public inputs: otherwise the behaviour check grades it); 4 a partial pass
-(unless ``--allow-partial``).
+the reference's keywords); 3 TARGET raised or returned the wrong shape (on every dataset tried,
+or on public inputs: otherwise the behaviour check grades it); 4 a partial pass (unless
+``--allow-partial``).
 """
 
 from __future__ import annotations
