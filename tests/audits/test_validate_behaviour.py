@@ -7,7 +7,10 @@ Each capability against a planted bug that proves it can fail, and a planted mis
   with the check turned off the refusal exits 3 (UserCodeError) and the warning passes;
 - a refusal on every dataset, a warning on every call and a failure at random are not findings;
 - the spread rule alone is a deviation ("a possible privacy violation"); an exact coupled replay of the
-  pair is the witness that makes it a violation; a clamp is no replay witness.
+  pair is the witness that makes it a violation; a clamp is no replay witness;
+- "clips" is inferred only where the clip test could tell clipped from unclipped data (planted: without
+  its dataset further out, a trusting target is inferred to clip); the out-of-domain designs name the
+  fields in which they leave the domain.
 Every run is at validate's own settings with a fixed seed (false alarm <= 1e-4 per run).
 """
 
@@ -20,7 +23,8 @@ import numpy as np
 import pytest
 
 from userdp.audits.engine.usercode import UserCodeError
-from userdp.audits.validation import check_behaviour, check_differential, get
+from userdp.audits import validation as VS
+from userdp.audits.validation import check_behaviour, check_differential, check_inputs, get
 from userdp.audits.validation import run as V
 from userdp.audits.validation.findings import Finding
 from userdp.audits.validation.target import load_target
@@ -189,3 +193,42 @@ def test_the_replay_is_no_witness_for_a_target_with_a_generator_of_its_own():
 
 def test_spec_relations_are_found():
     assert check_behaviour._relation(get(ALGO)).name == "add-remove-user"
+
+
+# ------------------------------------------------------------------ "clips" needs a test with power
+def _inputs_of(spec, target, **kw):
+    todo = {c.name: c for c in V.checks(spec, target, quick=True, **kw)}
+    todo["inputs"].run()
+    return todo["inputs"].ctx
+
+
+def _tiny_excess_spec():
+    """The capped sum whose one refused input is a record at -1e-6: read as it is or clipped to 0, g_T moves
+    by 1e-6, far below what any release test resolves."""
+    spec = get(ALGO)
+    fields = {f: getattr(spec, f) for f in spec.__dataclass_fields__}
+    base = spec.cases()[0]
+    D = base.dataset
+    tiny = D.with_fields(values=np.r_[D.values, -1e-6], user_ids=np.r_[D.user_ids, D.users.max() + 1])
+    refusal = VS.Refusal(VS.Case(tiny, base.params, "one record at -1e-6"), "data", "every value >= 0")
+    return VS.ValidationSpec(**{**fields, "refusals": lambda: [refusal]})
+
+
+def test_clips_is_inferred_only_where_the_test_can_tell_clipped_from_unclipped(monkeypatch):
+    spec = _tiny_excess_spec()
+    trusting = _inputs_of(spec, load_target(f"{M}:one_release_trusting"))
+    clipping = _inputs_of(spec, load_target(f"{M}:one_release_clipping", {"T": "cap", "epsilon": "eps"}))
+    assert [e["behaviour"] for e in trusting.inputs] == ["not enforced"] and not trusting.clips
+    assert [e["behaviour"] for e in clipping.inputs] == ["clips"] and clipping.clipped_fields == {"values"}
+    assert "its power" in clipping.inputs[0]["clip_test"]
+    # planted: without the dataset further out, the trusting target is inferred to clip (the test has no power)
+    monkeypatch.setattr(check_inputs, "_further", lambda spec, D, params: D)
+    assert _inputs_of(spec, load_target(f"{M}:one_release_trusting")).clips
+
+
+def test_out_of_domain_designs_leave_the_domain_in_named_fields():
+    spec = get("acharya2024.pdp-op")
+    (design,) = list(spec.clip_designs())
+    assert check_inputs.out_of_domain_fields(spec, design) == {"values", "labels"}
+    amin = get(ALGO)
+    assert all(check_inputs.out_of_domain_fields(amin, d) == {"values"} for d in amin.clip_designs())
