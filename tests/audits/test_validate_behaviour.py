@@ -24,7 +24,7 @@ import pytest
 
 from userdp.audits.engine.usercode import UserCodeError
 from userdp.audits import validation as VS
-from userdp.audits.validation import check_behaviour, check_differential, check_inputs, get
+from userdp.audits.validation import check_behaviour, check_differential, check_inputs, get, report
 from userdp.audits.validation import run as V
 from userdp.audits.validation.findings import Finding
 from userdp.audits.validation.target import load_target
@@ -72,6 +72,8 @@ def test_a_data_dependent_refusal_is_a_privacy_violation_with_its_pair_in_second
     assert is_neighbour(RELATIONS["add-remove-user"], first, second)
     assert (_totals(first).max() > 1.0) != (_totals(second).max() > 1.0)
     assert any(v.startswith("stopped") for v in r.checks.values())  # later checks raised, named, no exit 3
+    text = report.format_report(r)  # the text report prints the replay witness as it is
+    assert "[privacy violation] behaviour: data-dependent behaviour" in text and "witness: deterministic replay" in text
 
 
 def test_a_data_dependent_warning_is_a_privacy_violation():
