@@ -16,10 +16,10 @@ neighbours of each dataset whose outcome was not a plain release; (3) a path of 
 dataset to one that released (``_path``: under add/remove user, add the other's users, then remove its
 own; under a replace relation, replace one user at a time), bisected: the outcomes differ at its two
 ends, so two adjacent datasets on it differ, found in log2 of its length calls; (4) up to
-``NEIGHBOURS`` neighbours of each case's dataset under the spec's relation (``reference/neighbours.py``:
-removals, additions and replacements with values taken from the dataset's own), within
-``SCREEN_SECONDS`` of CPU. Neighbours are kept only where the reference releases (in the domain). A
-pair whose two outcomes differ at the first seed is a candidate.
+``NEIGHBOURS`` neighbours of each case's dataset under the spec's relation (``_neighbours``: random users
+removed, copied in under a new id, or given another user's values; a record-level relation's own
+enumeration on the dataset's values), within ``SCREEN_SECONDS`` of CPU. Neighbours are kept only where
+the reference releases (in the domain). A pair whose two outcomes differ at the first seed is a candidate.
 
 How it is decided: without statistics, by replay. A candidate is replayed ``REPLAYS`` times on each
 side with the same ``REPLAYS`` generator seeds. It is a witness when one side gives one outcome on
@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from userdp.reference.neighbours import RELATIONS
+from userdp.reference.neighbours import RELATIONS, NeighbourPair, is_neighbour
 
 from userdp.audits.engine.usercode import UserCodeError
 from userdp.audits.validation import ValidationSpec
@@ -163,21 +163,58 @@ def _grid(column) -> np.ndarray | None:
 
 
 def _neighbours(rel, D, limit: int, seed: int) -> list:
-    """Up to ``limit`` neighbours of D under ``rel`` (NeighbourPairs with first D), with values from D's own."""
+    """Up to ``limit`` neighbours of D under ``rel`` (NeighbourPairs with first D), with values from D's own:
+    under a user-level relation, random users removed, copied in under a new id or given another user's
+    records' values (built one by one: a large dataset's full enumeration costs seconds); otherwise the
+    relation's enumeration (its first ``4 limit``, a random ``limit`` of them)."""
     if rel is None or limit <= 0:
         return []
-    grid = _grid(D.labels if getattr(rel, "field", "values") == "labels" else D.values)
-    kw = {}
-    if D.labels is not None and getattr(rel, "field", "values") != "labels" and hasattr(rel, "enumerate"):
-        kw["label_grid"] = _grid(D.labels)
+    rng = np.random.default_rng([seed, 12])
+    if rel.name == "add-remove-user" or hasattr(rel, "also"):
+        out = []
+        for _ in range(4 * limit):
+            if len(out) >= limit:
+                break
+            try:
+                nb = _user_move(rel, D, rng)
+            except (TypeError, ValueError):  # a move this dataset does not allow (task ids, epsilons)
+                continue
+            if is_neighbour(rel, D, nb.second):  # not D itself (a user given values equal to its own)
+                out.append(nb)
+        return out
     try:
-        pool = list(itertools.islice(rel.enumerate(D, grid, **kw), 40 * limit))
-    except (TypeError, ValueError):  # a relation that cannot enumerate this dataset (task ids, epsilons)
+        grid = _grid(D.values)
+        kw = {"label_grid": _grid(D.labels)} if D.labels is not None else {}
+        pool = list(itertools.islice(rel.enumerate(D, grid, **kw), 4 * limit))
+    except (TypeError, ValueError):  # a relation that cannot build neighbours of this dataset
         return []
     if len(pool) <= limit:
         return pool
-    pick = np.random.default_rng([seed, 12]).choice(len(pool), size=limit, replace=False)
+    pick = rng.choice(len(pool), size=limit, replace=False)
     return [pool[i] for i in sorted(pick)]
+
+
+def _user_move(rel, D, rng) -> NeighbourPair:
+    """One random neighbour under a user-level relation: a user removed, another's records copied in under a
+    new id, or a user given another user's values."""
+    users = D.users
+    u, v = (int(x) for x in rng.choice(users, size=2))
+    move = int(rng.integers(3))
+    if rel.name == "add-remove-user" and move == 0 and D.m >= 2:
+        return _pair(rel, D, rel.neighbour(D, u), f"remove user {u}")
+    if rel.name == "add-remove-user":
+        idx, new = D.records_of(v), int(users.max()) + 1
+        labels = None if D.labels is None else D.labels[idx]
+        return _pair(
+            rel, D, rel.neighbour(D, new, D.values[idx], labels=labels), f"add user {new} with user {v}'s records"
+        )
+    col, idx = getattr(D, rel.field), D.records_of(u)
+    new = np.resize(col[D.records_of(v)], (idx.size,) + col.shape[1:])
+    return _pair(rel, D, rel.neighbour(D, u, new), f"user {u} given the {rel.field} of user {v}")
+
+
+def _pair(rel, a, b, what: str) -> NeighbourPair:
+    return NeighbourPair(a, b, rel.name, -1, what)
 
 
 def _in_domain(spec: ValidationSpec, D, params) -> bool:

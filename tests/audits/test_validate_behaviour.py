@@ -234,3 +234,17 @@ def test_out_of_domain_designs_leave_the_domain_in_named_fields():
     assert check_inputs.out_of_domain_fields(spec, design) == {"values", "labels"}
     amin = get(ALGO)
     assert all(check_inputs.out_of_domain_fields(amin, d) == {"values"} for d in amin.clip_designs())
+
+
+def test_the_neighbours_screened_are_neighbours_under_each_spec_relation():
+    from userdp.audits.validation import all_specs
+
+    seen = set()
+    for name, spec in all_specs().items():
+        rel = check_behaviour._relation(spec)
+        case = spec.cases()[0]
+        nbs = check_behaviour._neighbours(rel, case.dataset, 4, 0)
+        assert all(is_neighbour(rel, case.dataset, nb.second) for nb in nbs), name
+        if nbs:
+            seen.add(rel.name)
+    assert seen >= {"add-remove-user", "replace-user", "replace-user-labels", "replace-user-items", "replace-record"}
