@@ -19,8 +19,8 @@ use of ``all_specs`` or ``get``). Nothing in ``audits/validation/`` names a pape
 ``Case.pair``: a neighbouring pair whose first dataset is the case's and on which the reference's
 sensitivity is attained (its statistic moves by exactly the sensitivity the noise is calibrated
 to). Where a target releases less noise than the reference on such a case, the noise covers less
-than a pair the relation allows, and ``validate`` grades it a privacy finding ("under-noised")
-and audits that pair.
+than a pair the relation allows: ``validate`` grades it "under-noised" (a privacy finding with an
+exact replay witness, else a deviation: a possible privacy violation) and audits that pair.
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ class ValidationSpec:
         like them (its noise-free statistic where the noise is additive).
     noise: the family of the additive noise on ``statistic`` ("laplace", "gaussian",
         "l2laplace"), or None. With it, less spread than the reference on a case with a
-        ``pair`` is graded "privacy violation" (under-noised); without, a deviation.
+        ``pair`` is "under-noised" (a privacy violation with an exact replay witness); without, a deviation.
     claim: ``claim(dataset, params)``: the privacy claim at a case (the under-noised bound and
         the aimed audit use it); None: the first design's.
     cases / generate / designs / refusals: zero-argument builders (``generate``, or None, takes

@@ -25,6 +25,7 @@ from userdp.audits.engine.sampling import MechanismError
 from userdp.audits.engine.usercode import UsageError, UserCodeError
 from userdp.audits.engine.whitebox import search
 from userdp.audits.validation import AuditDesign, Case, ValidationSpec
+from userdp.audits.validation.check_inputs import out_of_domain_fields
 from userdp.audits.validation.context import Context
 from userdp.audits.validation.findings import Finding
 from userdp.audits.validation.releases import (
@@ -75,8 +76,10 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
     wb = _whitebox_design(ctx)
     if wb is not None:
         designs.append(("white-box", wb))
-    if ctx.clips or ctx.policy == "clip":
+    if ctx.policy == "clip":
         designs += [("out of domain", d) for d in clip]
+    elif ctx.clips:  # inferred: only the designs that leave the domain in fields found clipped
+        designs += [("out of domain", d) for d in clip if out_of_domain_fields(spec, d) <= ctx.clipped_fields]
     confidence = 1.0 - ALPHAS["audit"] / slots
     used = []
     for j, (kind, d) in enumerate(designs):

@@ -7,11 +7,14 @@ coordinate the spec's flatten makes, both triangles of a matrix):
 - *scale*: each coordinate's mean absolute deviation about its own median (each side's, so that a
   bias is not read as noise), target over reference, with a confidence interval on the ratio. Less
   spread than the reference on a case whose ``pair`` moves the reference's statistic by a share s of
-  the sensitivity its noise is calibrated to is a **privacy** finding, "under-noised", when TARGET's
-  own move on that pair in its own noise units (drawn on the pair's other side), over the
-  reference's, exceeds 1/s even at its lower confidence bound (``_pair_cover``): TARGET's loss on the
-  pair is then at least the claim's parameter x s x that ratio for noise of the reference's family
-  (unbounded when TARGET's noise scale differs between the two sides). The bound is printed with the
+  the sensitivity its noise is calibrated to is "under-noised" when TARGET's own move on that pair
+  in its own noise units (drawn on the pair's other side), over the reference's, exceeds 1/s even at
+  its lower confidence bound (``_pair_cover``): TARGET's loss on the pair is then at least the claim's
+  parameter x s x that ratio for noise of the reference's family (unbounded when TARGET's noise scale
+  differs between the two sides). The spread rule alone is a deviation, "a possible privacy
+  violation" (a clamp or a projection of a private release shrinks the spread too); the coupled replay
+  of the pair (``_replay``: both sides from generators of one seed, an exact shift or scaling where the
+  noise is additive) is the witness that makes it a **privacy** finding. The bound is printed with the
   pair, which is then audited. More spread, or less that no pair here shows to matter, is a deviation;
 - *distribution*: two-sample Kolmogorov-Smirnov distances on every coordinate, on the norm of the
   standardised release and on two fixed random projections of it, each with its distribution-free DKW
@@ -88,6 +91,9 @@ from userdp.audits.validation.target import BATCHED, ONE, PythonTarget
 __all__ = ["NAME", "NEEDS", "applies", "check", "draw_cases"]
 
 NAME = "differential"  # the check's name in the report
+REPLAY_ROWS = 64  # releases per side in the coupled replay of an under-noised candidate's pair
+REPLAY_RTOL = 1e-9  # affine to rounding: residual <= this x the largest |release|
+REPLAY_SCALE_TOL = 1e-6  # |a - 1| above this: two noise scales
 NEEDS = ("independence",)  # the checks that must run first
 
 
@@ -138,7 +144,11 @@ def _test(ctx: Context) -> Tests:
         )
         for ci in cand:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-                T.covers[ci] = _pair_cover(ctx, ctx.draws[ci], T.z_scale)
+                cov = T.covers[ci] = _pair_cover(ctx, ctx.draws[ci], T.z_scale)
+                if cov.get("s_t") is not None and (
+                    cov["scale_varies"] or cov["rho_lower"] * ctx.draws[ci].case.pair_share > 1.0
+                ):
+                    cov["replay"] = _replay(ctx, ctx.draws[ci], cov)
     return T
 
 
@@ -355,7 +365,16 @@ def _pair_cover(ctx: Context, d: CaseDraw, z: float) -> dict:
         varies = not bool(np.any(rboth & (rgap > z * rse)) or np.any((r1 > 0) != (r2 > 0)))
     ref = np.linalg.norm((s2 - c1) / s_r_lo, ord=p)
     if ref <= 0:
-        return {"rho": 0.0, "rho_lower": math.inf if varies else 0.0, "scale_varies": varies}
+        return {
+            "rho": 0.0,
+            "rho_lower": math.inf if varies else 0.0,
+            "scale_varies": varies,
+            "spread_on_the_pair": [float(np.max(m1)), float(np.max(m2))],
+            "s_t": s_t,
+            "ref": 0.0,
+            "p": p,
+            "w": w,
+        }
     rho = float(
         np.linalg.norm(move / np.maximum(m1, 1e-300), ord=p)
         / np.linalg.norm((s2 - c1) / np.maximum(sr.mean(axis=0), 1e-300), ord=p)
@@ -366,4 +385,48 @@ def _pair_cover(ctx: Context, d: CaseDraw, z: float) -> dict:
         "rho_lower": math.inf if varies else lower,
         "scale_varies": varies,
         "spread_on_the_pair": [float(np.max(m1)), float(np.max(m2))],
+        "s_t": s_t,  # TARGET's spread, upper bounds per coordinate (for ``_replay``)
+        "ref": float(ref),  # the reference's move in its noise units, a lower bound
+        "p": p,
+        "w": w,
     }
+
+
+def _replay(ctx: Context, d: CaseDraw, cov: dict) -> dict:
+    """The coupled replay of the case's pair: ``REPLAY_ROWS`` releases on each side drawn from generators of
+    one seed. Where TARGET's noise is additive and follows the rng, the second side's releases are an
+    affine function of the first's, coordinate by coordinate and exactly (to rounding): Y = a X + c for
+    every seed. Then a != 1 is a noise scale read from the data (two scales of one family: an unbounded
+    likelihood ratio in the tails), and a = 1 makes c TARGET's exact move on the pair, so its loss there
+    is at least the claim x share x ||c / TARGET's spread (upper bound)|| / (the reference's move in its
+    noise units, lower bound): the bound of ``_pair_cover`` with the exact move for the estimated one.
+    Anything else (a clamp, a projection, a generator of its own) is no replay witness: ``exact`` False."""
+    case = d.case
+    ci = ctx.cases.index(case)
+    second = Case(case.pair.second, case.params, f"{case.description} (the pair's second dataset)")
+    seed = np.random.SeedSequence([ctx.seed, 13, ci])
+    where = f"the coupled replay of the pair of case {case.description!r}"
+    w = cov["w"]
+    X = ctx.rows(case, np.random.default_rng(seed), REPLAY_ROWS, where)[:, :w]
+    Y = ctx.rows(second, np.random.default_rng(seed), REPLAY_ROWS, where)[:, :w]
+    if X.shape != Y.shape or not (np.all(np.isfinite(X)) and np.all(np.isfinite(Y))):
+        return {"exact": False, "why": "non-finite or unequal releases"}
+    dx = X - X.mean(axis=0)
+    vx = np.sum(dx * dx, axis=0)
+    a = np.where(vx > 0, np.sum(dx * (Y - Y.mean(axis=0)), axis=0) / np.where(vx > 0, vx, 1.0), 1.0)
+    c = Y.mean(axis=0) - a * X.mean(axis=0)
+    resid = np.abs(Y - a * X - c)
+    tol = REPLAY_RTOL * max(1.0, float(np.max(np.abs(X))), float(np.max(np.abs(Y))))
+    if not bool(np.all(resid <= tol)):
+        return {"exact": False, "why": f"not affine: largest residual {float(np.max(resid)):.3g} (tolerance {tol:.3g})"}
+    scaled = bool(np.any(np.abs(a - 1.0) > REPLAY_SCALE_TOL))
+    out = {
+        "exact": True,
+        "rows": REPLAY_ROWS,
+        "scale_ratio": [float(x) for x in a],
+        "move": [float(x) for x in c],
+        "scale_varies": scaled,
+    }
+    if not scaled and cov["ref"] > 0:
+        out["rho_exact_lower"] = float(np.linalg.norm(c / np.maximum(cov["s_t"], 1e-300), ord=cov["p"]) / cov["ref"])
+    return out

@@ -17,6 +17,16 @@ A refusal is a ``ValueError`` or ``TypeError`` (``REFUSALS``; from a program, an
 "failed", which the protocol calls "never a refusal") is its error, exit 3; a program's answer that
 cannot be read (a release of 400 digits) is a ``protocol.TargetError``, exit 3, never a refusal.
 
+"Clips" needs a test that can tell clipped from unclipped data (``_clips``): the release on the case must
+match the reference's on the projected data, and so must the release on the case with its out-of-domain
+entries moved ``FURTHER`` = 100 times as far from the domain, and at least 100 times the data's own scale
+(1 + the largest projected entry) from it (projected, both are the same data; read as they are, they
+are far apart, so a release that reads them as they are moves between the two). Where that second
+dataset cannot be built (a projection that is not a move of the values or labels), or TARGET refuses
+it, the policy is "undetermined", treated as trust. The out-of-domain audit pairs (``check_audits.py``)
+are then only those that leave the domain in fields found clipped (``out_of_domain_fields``), unless
+``--inputs clip`` is declared.
+
 Skipped when TARGET has no mechanism stage, or the reference refuses no input the spec tries, and
 said so.
 """
@@ -38,7 +48,10 @@ from userdp.audits.validation.settings import ALPHAS, CLIP_SAMPLES, Z_KURT
 from userdp.audits.validation.stats import excess_kurtosis, ks_distance, ks_threshold, z_critical
 from userdp.audits.validation.target import BATCHED, PythonTarget
 
-__all__ = ["NAME", "NEEDS", "REFUSALS", "applies", "check"]
+__all__ = ["NAME", "NEEDS", "REFUSALS", "applies", "check", "out_of_domain_fields", "FURTHER"]
+
+FURTHER = 100.0  # the power test moves the out-of-domain entries this many times further from the domain
+# (and at least this many times the data's own scale, 1 + max |projected entry|)
 
 NAME = "inputs"  # the check's name in the report
 NEEDS = ("differential",)  # the checks that must run first (the clip test draws as many as a case)
@@ -58,7 +71,7 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
     t = target
     refusals = list(spec.refusals())
     data = [r for r in refusals if r.kind == "data"]
-    zc = z_critical(ALPHAS["clip"], max(1, len(data)) * 4)
+    zc = z_critical(ALPHAS["clip"], max(1, len(data)) * 8)  # two comparisons per data case (``_clips``)
     for j, r in enumerate(refusals):
         case = r.case
         rng = np.random.default_rng([ctx.seed, 3, j])
@@ -162,9 +175,12 @@ def _graded(ctx: Context, r: Refusal, j: int, out, rows, zc: float) -> dict:
     elif r.kind == "data" and spec.project is not None and ctx.policy in (None, "clip"):
         ok, ev = _clips(ctx, case, j, zc)
         entry.update(ev)
-        if ok:
+        if ok is None:
+            entry["behaviour"] = "undetermined (treated as trust)"
+        elif ok:
             entry["behaviour"] = "clips"
             ctx.clips = True
+            ctx.clipped_fields |= _fields(spec, case.dataset, case.params)
             ctx.add(Finding("inputs", "pass", f"clips {case.description}", {"clip_test": ev.get("clip_test")}))
         elif ctx.policy == "clip":
             ctx.add(
@@ -184,27 +200,80 @@ def _graded(ctx: Context, r: Refusal, j: int, out, rows, zc: float) -> dict:
     return entry
 
 
-def _clips(ctx: Context, case: Case, j: int, zc: float) -> tuple[bool, dict]:
-    """Does TARGET release on ``case`` what the reference releases on the projected data?"""
-    spec, t = ctx.spec, ctx.target
+def _fields(spec, D, params) -> set:
+    """The dataset fields (values, labels) in which D leaves the domain: those the projection changes."""
+    P = spec.project(D, params)
+    return {
+        f
+        for f in ("values", "labels")
+        if getattr(D, f, None) is not None and not np.array_equal(np.asarray(getattr(D, f)), np.asarray(getattr(P, f)))
+    }
+
+
+def out_of_domain_fields(spec, design) -> set:
+    """The fields in which the pairs of an out-of-domain audit design leave the domain."""
+    return set().union(*(_fields(spec, D, design.params) for p in design.pairs for D in (p.first, p.second)))
+
+
+def _further(spec, D, params):
+    """D with its out-of-domain entries FURTHER times as far from the domain, and at least FURTHER x (1 + the
+    largest projected entry) from it (the same projected data); None where the projection is not a move of
+    the values or labels."""
+    P = spec.project(D, params)
+    try:
+        changes = {}
+        for f in _fields(spec, D, params):
+            p = np.asarray(getattr(P, f), dtype=float)
+            e = np.asarray(getattr(D, f), dtype=float) - p
+            k = FURTHER * max(1.0, (1.0 + float(np.max(np.abs(p)))) / float(np.max(np.abs(e))))
+            changes[f] = p + k * e
+        if not changes:
+            return None
+        F = D.with_fields(**changes)
+        same = spec.project(F, params)
+        ok = all(np.allclose(np.asarray(getattr(same, f)), np.asarray(getattr(P, f))) for f in changes)
+    except (TypeError, ValueError):
+        return None
+    return F if ok else None
+
+
+def _clips(ctx: Context, case: Case, j: int, zc: float) -> tuple[bool | None, dict]:
+    """Does TARGET release on ``case``, and on ``case`` moved FURTHER out, what the reference releases on the
+    projected data? None (undetermined) where the second dataset cannot be built or TARGET refuses it."""
+    spec = ctx.spec
     n = min([CLIP_SAMPLES] + [d.n for d in ctx.draws])
     projected = spec.project(case.dataset, case.params)
-    ss = np.random.SeedSequence([ctx.seed, 4, j]).spawn(2)
-    Xt = release_rows(
-        spec,
-        t,
-        case.dataset,
-        np.random.default_rng(ss[0]),
-        n,
-        case.params,
-        f"case {case.description!r}",
-        one_per_call=not ctx.independent,
-    )
+    ss = np.random.SeedSequence([ctx.seed, 4, j]).spawn(3)
     Xr = reference_rows(spec, projected, np.random.default_rng(ss[1]), n, case.params)
+    ok, ev = _matches(ctx, case.dataset, case, Xr, np.random.default_rng(ss[0]), zc, "")
+    if not ok:
+        return False, ev
+    far = _further(spec, case.dataset, case.params)
+    if far is None:
+        return None, {"clip_test": ev["clip_test"] + "; undetermined: no dataset further out to tell clipped from not"}
+    try:
+        ok2, ev2 = _matches(ctx, far, case, Xr, np.random.default_rng(ss[2]), zc, f" {FURTHER:g}x further out")
+    except UserCodeError as exc:
+        return None, {"clip_test": ev["clip_test"] + f"; undetermined: TARGET refused the data further out ({exc})"}
+    if not ok2:
+        return False, ev2
+    return True, {
+        "clip_test": ev["clip_test"] + "; " + ev2["clip_test"] + " (its power: a release that read the out-of-domain "
+        f"entries as they are would move between the two, >= {FURTHER:g}x the excess and the data's scale apart)"
+    }
+
+
+def _matches(ctx: Context, D, case: Case, Xr, rng, zc: float, what: str) -> tuple[bool, dict]:
+    """TARGET's releases on D against the reference's on the projected case, ``Xr`` (KS and mean tests)."""
+    spec, t = ctx.spec, ctx.target
+    n = Xr.shape[0]
+    Xt = release_rows(
+        spec, t, D, rng, n, case.params, f"case {case.description!r}{what}", one_per_call=not ctx.independent
+    )
     if Xt.shape[1] != Xr.shape[1] or not np.all(np.isfinite(Xt)):
         return False, {"clip_test": "release shape or values unlike the reference's"}
-    worst = 0.0
-    crit = ks_threshold(n, ALPHAS["clip"] / (2 * max(1, Xt.shape[1]) * max(1, len(list(spec.refusals())))))
+    worst = 0.0  # two comparisons per case (as it is, and further out): half the level each
+    crit = ks_threshold(n, ALPHAS["clip"] / (4 * max(1, Xt.shape[1]) * max(1, len(list(spec.refusals())))))
     for k in range(Xt.shape[1]):
         dist, _ = ks_distance(Xt[:, k], Xr[:, k])
         worst = max(worst, dist)
@@ -213,9 +282,9 @@ def _clips(ctx: Context, case: Case, j: int, zc: float) -> tuple[bool, dict]:
         z_ok = n >= Z_KURT * max(1.0, excess_kurtosis(Xr[:, k]))
         if dist > crit or (z_ok and se > 0 and abs(diff) / se > zc) or (se == 0 and diff != 0):
             return False, {
-                "clip_test": f"differs from the reference on the projected data (coordinate {k}: "
+                "clip_test": f"differs{what} from the reference on the projected data (coordinate {k}: "
                 f"KS {dist:.4f}, critical {crit:.4f})"
             }
     return True, {
-        "clip_test": f"matches the reference on the projected data (largest KS {worst:.4f}, critical {crit:.4f})"
+        "clip_test": f"matches{what} the reference on the projected data (largest KS {worst:.4f}, critical {crit:.4f})"
     }

@@ -70,6 +70,7 @@ class Context:
     audit_samples: object = None  # outputs per side per audited pair, for the report
     draws: list = field(default_factory=list)  # [CaseDraw] of the differential
     clips: bool = False  # some out-of-domain case released on the projected law
+    clipped_fields: set = field(default_factory=set)  # the dataset fields found clipped (check_inputs)
     reproducible: bool | None = None  # TARGET's releases follow the rng it is given
     aim: tuple | None = None  # (case, reason) for the aimed audit
     slow: bool = False  # the floors gave way to a very slow target

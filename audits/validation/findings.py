@@ -1,6 +1,10 @@
 """What ``userdp validate`` finds: ``Finding`` (one check's result on one question, graded) and
 ``ValidationReport`` (the run: its verdict, which checks ran, the findings, the settings).
 
+A "privacy violation" carries its witness (``evidence["witness"]``): the pair and set of an audit, or an
+exact replay (a data-dependent refusal or warning replayed with the same seeds; an under-noised pair
+replayed with coupled noise). The spread rule alone grades a deviation, "a possible privacy violation".
+
 ``VERDICT_ORDER``: the grades, worst first (Wycheproof's grading): "privacy violation", "invariant
 violation", "deviation from reference", "not independent", "pass".
 """
@@ -20,6 +24,15 @@ class Finding:
     verdict: str  # one of VERDICT_ORDER
     title: str
     evidence: dict
+
+    def __post_init__(self):
+        if self.verdict not in VERDICT_ORDER:
+            raise ValueError(f"verdict must be one of {VERDICT_ORDER}, got {self.verdict!r}")
+        if self.verdict == "privacy violation" and not self.evidence.get("witness"):
+            raise ValueError(
+                f"{self.check}: a privacy violation needs its witness (evidence['witness']: an audit's pair and "
+                f"set, or an exact replay), got none for {self.title!r}"
+            )
 
     def to_dict(self) -> dict:
         return {"check": self.check, "verdict": self.verdict, "title": self.title, "evidence": self.evidence}

@@ -126,7 +126,7 @@ def format_finding(f: Finding, indent: str = "  ") -> list:
         elif k == "snippet":
             lines.append(f"{indent}    snippet (runnable):")
             lines += [f"{indent}      {s}" for s in str(v).splitlines()]
-        elif k == "witness":
+        elif k == "witness" and isinstance(v, dict):  # an audit's; a replay's is text
             lines.append(
                 f"{indent}    witness: pair {v['pair_description']!r}, set "
                 f"{v['rejection_set'].get('description', v['rejection_set'])}, counts {v['counts']} "

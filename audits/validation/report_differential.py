@@ -317,15 +317,32 @@ def _report_scale(ctx: Context, T: Tests) -> None:
         )
 
 
+def _witnessed(cov: dict, claim, share: float) -> str | None:
+    """The exact replay witness of an under-noised case (``check_differential._replay``), if any: "scale"
+    (two noise scales, under a pure or personalized claim: an unbounded loss) or "move" (the exact move
+    exceeds what the noise covers); None: the spread rule alone, no witness."""
+    rp = cov.get("replay") or {}
+    if not rp.get("exact"):
+        return None
+    if rp["scale_varies"]:
+        return "scale" if claim is not None and claim.kind in ("pure", "personalized") else None
+    return "move" if rp.get("rho_exact_lower", 0.0) * share > 1.0 else None
+
+
 def _report_under_noised(ctx: Context, T: Tests, privacy: list) -> None:
-    """The under-noised privacy finding on the case whose pair shows the largest loss; sets the aimed audit's pair."""
+    """The under-noised finding on the case whose pair shows the largest loss (a witnessed one first): a privacy
+    violation with an exact replay witness, else a deviation, "a possible privacy violation", which the
+    aimed audit then tests. Sets the aimed audit's pair."""
     spec, D, covers, z_scale = ctx.spec, ctx.draws, T.covers, T.z_scale
-    ci = max({f[0] for f in privacy}, key=lambda c: covers[c]["rho_lower"] * D[c].case.pair_share)
+    seen = {f[0]: _witnessed(covers[f[0]], ctx.claim(D[f[0]].case), D[f[0]].case.pair_share) for f in privacy}
+    ci = max(seen, key=lambda c: (seen[c] is not None, covers[c]["rho_lower"] * D[c].case.pair_share))
     k, r, l = next((f[1], f[2], f[3]) for f in privacy if f[0] == ci)
     lo, hi = ratio_interval(r, l, z_scale)
-    case, cov = D[ci].case, covers[ci]
+    case, cov, how = D[ci].case, covers[ci], seen[ci]
     share = case.pair_share
-    factor = cov["rho_lower"] * share
+    rp = cov.get("replay") or {}
+    lower = rp["rho_exact_lower"] if how == "move" else cov["rho_lower"]
+    factor = lower * share
     claim = ctx.claim(case)
     par = scale_parameter(claim, getattr(case.pair, "unit", None)) if claim is not None else None
     ev = {
@@ -337,14 +354,30 @@ def _report_under_noised(ctx: Context, T: Tests, privacy: list) -> None:
         "pair": getattr(case.pair, "description", "the case's sensitivity pair"),
         "pair_share": share,
         "move_in_noise_units_vs_reference": cov["rho"],
-        "lower_bound": cov["rho_lower"],
+        "lower_bound": lower,
         "meaning": f"TARGET's noise is {r:.4g} x the reference's (at most {hi:.4g} with confidence 1 - "
         f"{ALPHAS['scale']:g}); on the pair, which moves the reference by {share:.4g} of its "
         f"calibrated sensitivity, TARGET moves {cov['rho']:.4g} x as many of its own noise units "
-        f"as the reference (at least {cov['rho_lower']:.4g}): its noise covers less than the "
-        "relation allows",
+        f"as the reference (at least {lower:.4g}): its noise covers less than the relation allows",
     }
-    if cov["scale_varies"]:
+    if how is not None:
+        ev["witness"] = (
+            f"exact replay: {rp['rows']} releases a side from generators of one seed; the second side's are "
+            "the first side's "
+            + (
+                f"scaled by {_short(rp['scale_ratio'])} (a noise scale read from the data)"
+                if how == "scale"
+                else f"shifted by exactly {_short(rp['move'])} (additive noise; its spread is the noise model's scale)"
+            )
+        )
+    elif rp:
+        why = (
+            rp.get("why", "")
+            if not rp.get("exact")
+            else "the exact move is within what the noise covers, or two scales under a claim that is not pure"
+        )
+        ev["replay"] = f"no exact replay witness: {why}"
+    if cov["scale_varies"] or how == "scale":
         ev["meaning"] = (
             f"TARGET's noise is {r:.4g} x the reference's (at most {hi:.4g}) on this case, and "
             "its spread differs between the two sides of the pair (mean absolute deviation "
@@ -365,20 +398,32 @@ def _report_under_noised(ctx: Context, T: Tests, privacy: list) -> None:
         ev["implied_loss_lower_bound"] = val * factor
         ev["implied"] = (
             f"{name} >= {name}_claimed x share x (TARGET's move / TARGET's noise) / (the "
-            f"reference's) >= {val:g} x {share:.4g} x {cov['rho_lower']:.4g} = {val * factor:.4g} "
+            f"reference's) >= {val:g} x {share:.4g} x {lower:.4g} = {val * factor:.4g} "
             f"on the pair, for noise of the reference's family ({spec.noise}); audited below "
             "('aimed')"
         )
+    if how is None and "implied" in ev:
+        ev["implied"] = "if the noise is additive, of the reference's family: " + ev["implied"]
     ev.update(case_snippet(ctx, case))
     ctx.add(
         Finding(
             "differential",
-            "privacy violation",
-            "under-noised: less noise than the reference where its sensitivity is attained",
+            "privacy violation" if how is not None else "deviation from reference",
+            "under-noised: less noise than the reference where its sensitivity is attained"
+            + (
+                " (exact replay witness)"
+                if how is not None
+                else ": a possible privacy violation (the spread rule alone; the aimed audit tests it)"
+            ),
             ev,
         )
     )
     ctx.aim = (case, "the under-noised case's sensitivity pair")
+
+
+def _short(xs: list) -> str:
+    """A few numbers for the report."""
+    return "[" + ", ".join(f"{x:.6g}" for x in xs[:6]) + (", ...]" if len(xs) > 6 else "]")
 
 
 def _resolution(ctx: Context, z_scale) -> float | None:

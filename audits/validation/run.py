@@ -10,6 +10,11 @@ skipped only when the stages it needs are absent, and said so (``applies``); eac
 with one signature, ``check(spec, target, ctx)``, the context (``context.py``) holding the run's
 shared state:
 
+0. **behaviour** (``check_behaviour.py``, first): a refusal, exception, warning, non-finite value or
+   release of another type or shape on one side of a neighbouring pair and not on the other, found by
+   screening the spec's datasets and bisecting paths of neighbours, confirmed by replay with the same
+   seeds: a privacy violation with the pair as witness. A later check that raises is then reported as
+   stopped (``Check.run``), not as exit status 3.
 a. **properties** (``check_properties.py``): the paper's property suite on the noise-free stages
    TARGET has; **stages** (``check_stages.py``): each such stage against the suite's reference on
    every case (relative tolerance ``STAGE_RTOL``).
@@ -17,7 +22,8 @@ b. **independence** (``check_independence.py``, batched targets): Kruskal-Wallis
    by the call that made them. A dependent target is then drawn one release per call.
 c. **differential** (``check_differential.py``; its findings: ``report_differential.py``), on the
    spec's fixed cases and the generated ones, the whole release: mean, scale (less noise where a
-   pair shows it matters: "under-noised", a privacy finding), distribution (KS), structure,
+   pair shows it matters: "under-noised", a privacy finding with an exact replay witness, else a
+   possible one), distribution (KS), structure,
    finite, stages agree. The failing case with the fewest records is printed as a runnable snippet.
 d. **inputs** (``check_inputs.py``): the inputs the reference refuses (``Refusal``), under the
    declared input policy or the one each case shows (``POLICIES``).
@@ -58,8 +64,9 @@ Verdicts (Wycheproof's grading), worst first: "privacy violation", "invariant vi
 noise-free stages only) the run is partial: the verdict says what was not tested
 (``ValidationReport.complete``). Exit status (``audits/cli/main.py``): 0 pass; 1 any finding; 2 usage
 error (unknown algorithm, a TARGET that cannot be imported, has no stage, or does not take
-the reference's keywords); 3 TARGET raised or returned the wrong shape; 4 a partial pass
-(unless ``--allow-partial``).
+the reference's keywords); 3 TARGET raised or returned the wrong shape (on every dataset tried,
+or on public inputs: otherwise the behaviour check grades it); 4 a partial pass (unless
+``--allow-partial``).
 """
 
 from __future__ import annotations
@@ -70,9 +77,11 @@ from types import ModuleType
 from typing import Iterator, Mapping
 
 from userdp.audits.engine.blas import single_threaded_blas
+from userdp.audits.engine.usercode import UserCodeError
 from userdp.audits.validation import BadValue, ValidationSpec, get
 from userdp.audits.validation import (
     check_audits,
+    check_behaviour,
     check_differential,
     check_independence,
     check_inputs,
@@ -93,7 +102,15 @@ __all__ = [
 ]
 
 # the checks of a run, in the order they run (each module: NAME, NEEDS, applies, check)
-PLAN = (check_properties, check_stages, check_independence, check_differential, check_inputs, check_audits)
+PLAN = (
+    check_behaviour,
+    check_properties,
+    check_stages,
+    check_independence,
+    check_differential,
+    check_inputs,
+    check_audits,
+)
 
 
 # ------------------------------------------------------------------------ the plan
@@ -124,7 +141,14 @@ class Check:
         if why is not None:
             ctx.checks[self.name] = f"skipped: {why}"
         else:
-            self.unit.check(ctx.spec, ctx.target, ctx)
+            try:
+                self.unit.check(ctx.spec, ctx.target, ctx)
+            except (
+                UserCodeError
+            ) as exc:  # TARGET raised: exit 3, unless the behaviour check found it depends on the data
+                if not any(f.check == check_behaviour.NAME and f.verdict == "privacy violation" for f in ctx.findings):
+                    raise
+                ctx.checks[self.name] = f"stopped: {exc} (a data-dependent failure: the behaviour finding)"
         self.findings = ctx.findings[before:]
         return self.findings
 

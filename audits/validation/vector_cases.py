@@ -304,8 +304,9 @@ BUG_CLASSES: dict[str, BugClass] = {
         ),
     ),
     "data-dependent-refusal": BugClass(
-        "A refusal (an exception, no release) that depends on the private data: one dataset raises where its "
-        "neighbour releases, which tells them apart as surely as a number would.",
+        "A refusal (an exception, no release) or a warning that depends on the private data: one dataset "
+        "raises or warns where its neighbour releases silently, which tells them apart as surely as a number would.",
+        corpus=("amin2019/refuses-total-above-cap", "amin2019/warns-when-capping"),
         planted=("zhao2024/capped-solver-refuses",),
     ),
     "accounting": BugClass(
@@ -390,9 +391,12 @@ BUG_CLASSES: dict[str, BugClass] = {
     "biased-estimate": BugClass(
         "The estimate moved while the noise stays right: a constant added to every release (a safety margin "
         "T/100), the regulariser changed (a ridge at 1.1 lambda, Lambda ||theta||^2 without its 1/2). Private, "
-        "but not the paper's estimate, and the bias is small next to the noise on most cases.",
+        "but not the paper's estimate, and the bias is small next to the noise on most cases; or the release "
+        "post-processed (clamped at 0, projected onto the PSD cone): private, but not the paper's law.",
         planted=("wilson2020/bound-before-public-filter",),
         corpus=(
+            "amin2019/clamped-at-zero",
+            "krichene2023/ssp-psd-projected",
             "amin2019/safety-margin-bias",
             "acharya2024/lambda-stabiliser",
             "amin2019_erm/logistic-no-half",

@@ -25,6 +25,7 @@ BUG_TYPES = (
     "sampling",
     "domain",
     "non-private data-dependent choice",
+    "data-dependent behaviour",
     "normalisation",
     "optimality",
     "independence",

@@ -11,6 +11,7 @@ Adapters with stages.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -215,6 +216,36 @@ def clips_to_absolute_value(dataset, rng, size=None, *, T, epsilon):
 
 
 # ------------------------------------------------------------ the private cap (capped-sum-private-cap)
+# ------------------------------------------------------------ data-dependent behaviour, post-processing
+def refuses_total_above_cap(dataset, rng, *, T, epsilon):
+    """BUG (data-dependent behaviour): refuses (ValueError) when a user's total exceeds T, instead of
+    capping it: whether it raises reads the records, so a dataset with a heavy user raises where its
+    neighbour without that user releases (probability 1 against 0)."""
+    _check(T, epsilon)
+    totals = _totals(dataset)
+    if max(totals.values()) > T:
+        raise ValueError(f"a user's total exceeds the cap T = {T}")
+    return math.fsum(totals.values()) + rng.laplace(0.0, T / epsilon)
+
+
+def warns_when_capping(dataset, rng, size=None, *, T, epsilon):
+    """BUG (data-dependent behaviour): a correct release, but it warns when it caps a user's total: the
+    warning is printed on a dataset with a heavy user and not on its neighbour without that user."""
+    _check(T, epsilon)
+    totals = _totals(dataset)
+    if max(totals.values()) > T:
+        warnings.warn(f"capped {sum(t > T for t in totals.values())} user total(s) at T = {T}", stacklevel=2)
+    return _stat_bincount(dataset, T) + rng.laplace(0.0, T / epsilon, size)
+
+
+def clamped_at_zero(dataset, rng, size=None, *, T, epsilon):
+    """Post-processing, private: the reference's release clamped at 0 (a sum of non-negative values), a
+    function of the private release only. Less spread than the reference where g_T is near 0, so the
+    spread rule reads it as "under-noised"; no pair realises any loss above eps."""
+    _check(T, epsilon)
+    return np.maximum(_stat_bincount(dataset, T) + rng.laplace(0.0, T / epsilon, size), 0.0)
+
+
 CAP_ALGO = "amin2019.capped-sum-private-cap"
 
 
@@ -504,6 +535,36 @@ CORPUS = [
         "adds T/100 to every release: private, biased by 0.7% of the noise's sd at eps = 1",
         "planted",
         small=True,
+    ),
+    CorpusEntry(
+        "amin2019/refuses-total-above-cap",
+        ALGO,
+        f"{M}:refuses_total_above_cap",
+        "data-dependent behaviour",
+        "privacy violation",
+        "raises ValueError when a user's total exceeds T (instead of capping it): a neighbour without "
+        "that user releases, probability 1 against 0, an unbounded loss",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/warns-when-capping",
+        ALGO,
+        f"{M}:warns_when_capping",
+        "data-dependent behaviour",
+        "privacy violation",
+        "a correct release that warns (UserWarning) when it caps a user's total: the warning tells a "
+        "dataset with a heavy user from its neighbour without, probability 1 against 0",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/clamped-at-zero",
+        ALGO,
+        f"{M}:clamped_at_zero",
+        "bias",
+        "deviation from reference",
+        "the release clamped at 0: post-processing, private (true loss eps), but biased and less spread "
+        "where g_T is near 0, which the spread rule alone reads as under-noised",
+        "planted",
     ),
     CorpusEntry(
         "amin2019/clips-to-absolute-value",
