@@ -70,7 +70,7 @@ from types import ModuleType
 from typing import Iterator, Mapping
 
 from userdp.audits.engine.blas import single_threaded_blas
-from userdp.audits.validation import BadValue, ValidationSpec, get
+from userdp.audits.validation import BadType, BadValue, ValidationSpec, get
 from userdp.audits.validation import (
     check_audits,
     check_differential,
@@ -141,6 +141,7 @@ def checks(
     inputs: str | None = None,
     param_map: Mapping[str, str] | None = None,
     progress=None,
+    search: bool = True,
 ) -> Iterator[Check]:
     """The checks of one run of ``validate``, in order, sharing one context (``checks(...)`` raises at
     once on a bad setting or a TARGET that cannot be validated; then nothing has run). Run them in
@@ -149,6 +150,8 @@ def checks(
     algorithm: a name (``userdp list``) or a ``ValidationSpec``. target: ``module:object`` or a
     ``PythonTarget``. The settings are ``validate``'s."""
     spec = algorithm if isinstance(algorithm, ValidationSpec) else get(algorithm)
+    if not isinstance(search, bool):
+        raise BadType(f"search must be True or False (the pair search on or off), got {search!r:.80}")
     check_settings(
         samples=samples,
         audit_samples=audit_samples,
@@ -169,6 +172,7 @@ def checks(
         quick=quick,
         inputs=inputs,
         progress=progress,
+        search=search,
     )
     _check_target(ctx)
     siblings: dict = {}
@@ -210,13 +214,15 @@ def validate(
     inputs: str | None = None,
     param_map: Mapping[str, str] | None = None,
     progress=None,
+    search: bool = True,
 ) -> ValidationReport:
     """Run the checks of the module docstring; return the report (never raises on a finding).
 
     target: ``module:object`` or a ``PythonTarget`` (``audits/validation/target.py``).
     samples / audit_samples: releases per side per case / per audited pair; None: chosen by
         the target's speed (module docstring). inputs: "refuse", "clip", "trust" or None
-        (inferred per case). param_map: {reference name: yours}."""
+        (inferred per case). param_map: {reference name: yours}. search: False turns the pair
+        search off (``pair_search.py``: the audit then sees only the spec's fixed and aimed pairs)."""
     t0 = time.perf_counter()
     todo = list(
         checks(
@@ -230,6 +236,7 @@ def validate(
             inputs=inputs,
             param_map=param_map,
             progress=progress,
+            search=search,
         )
     )
     with single_threaded_blas():  # blas.py: many small solves, on a machine shared with others
