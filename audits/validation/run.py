@@ -23,7 +23,9 @@ d. **inputs** (``check_inputs.py``): the inputs the reference refuses (``Refusal
    declared input policy or the one each case shows (``POLICIES``).
 e. **audit** (``check_audits.py``): ``harness.audit`` of TARGET's release on the spec's designs, on
    one pair aimed by TARGET's behaviour, on the pair a white-box search of TARGET's own stages finds
-   worst, and, for a clipping target, on the spec's out-of-domain designs.
+   worst, on the pairs the pair search of TARGET's release finds worst in the spec's declared
+   neighbour domain (``pair_search.py``; ``search=False`` turns it off), and, for a clipping
+   target, on the spec's out-of-domain designs.
 
 This module only plans, orders and collects: ``checks`` yields the checks of one run one by one
 (each says whether it applies and, if not, why; each runs the checks it needs first), sharing one
@@ -34,7 +36,8 @@ False alarms. A correct target gets a finding with probability at most ``ALPHA``
 (``settings.py``) per run, split as ``ALPHAS`` (Bonferroni: valid under any dependence between the checks):
 mean 2e-5, scale 2e-5, distribution 2e-5 (each Bonferroni or Holm over every case and
 coordinate), audit 2e-5 (split evenly over the planned audits: designs, the aimed slot, the
-white-box slot where the spec has one, and the out-of-domain designs), independence,
+white-box slot where the spec has one, the searched slot where it declares a domain, and the
+out-of-domain designs), independence,
 stages-agree, no-release shares and the clip comparisons 5e-6 each (``settings.ALPHAS``). The
 property suites are derandomized (their own statistical properties state thresholds of 1e-5 or
 less). The inferred input policy draws no finding, so it spends nothing.

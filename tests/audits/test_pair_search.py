@@ -1,0 +1,121 @@
+"""validate's pair search (audits/validation/pair_search.py) and ``userdp audit --search``.
+
+The space covers every direction (axes, diagonals, off-diagonals), interior points, users of several
+sizes and every removal; coupled replay measures an additive target's move exactly; an atom (a value
+of positive probability on one side only) is found where the private cap is released as an interval's
+left end. Planted: with the search off, the pair-gap bugs of the corpus are graded only a deviation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from userdp.audits.validation import BadType, BadValue, get
+from userdp.audits.validation.context import Context
+from userdp.audits.validation.pair_search import Domain, candidates, domain_pairs, search_pairs
+from userdp.audits.validation.run import validate
+from userdp.audits.validation.target import load_target
+from userdp.reference.data import UserDataset
+from userdp.reference.neighbours import ADD_REMOVE_RECORD, REPLACE_RECORD
+
+
+def _ctx(algorithm: str, target: str) -> Context:
+    return Context.start(
+        get(algorithm),
+        load_target(target),
+        samples=None,
+        audit_samples=None,
+        examples=None,
+        seed=0,
+        quick=False,
+        inputs=None,
+        progress=None,
+    )
+
+
+def test_candidates_cover_directions_interior_points_sizes_and_removals():
+    D = UserDataset(np.array([[0.5, 0.0], [0.2, 0.1], [0.0, 0.3]]), np.array([0, 0, 1]), labels=np.zeros(3))
+    dom = Domain("add-remove-user", {}, (D,), (-1.0, 1.0), norm=1.0, labels=(-1.0, 1.0), records=(1, 3))
+    cs = candidates(dom, 0)
+    added = [c.second for c in cs if c.second.n > D.n]
+    new = [np.asarray(A.values)[D.n :] for A in added]
+    ks = {len(x) for x in new}
+    assert ks == {1, 3}, ks
+    v = np.array([x[0] for x in new])
+    r = np.linalg.norm(v, axis=1)
+    assert np.all(r <= 1.0 + 1e-12), "a candidate left the declared unit ball"
+    diag = (np.abs(np.abs(v[:, 0]) - np.abs(v[:, 1])) < 1e-12) & (np.abs(v[:, 0]) > 0.5)
+    assert diag.any(), "no diagonal direction"
+    assert ((v[:, 0] * v[:, 1]) < -0.4).any(), "no off-diagonal direction e1 - e2"
+    assert ((np.abs(v[:, 0]) == 1.0) & (v[:, 1] == 0.0)).any(), "no axis direction"
+    assert ((r > 0.05) & (r < 0.9)).any(), "no interior point"
+    removed = {c.unit for c in cs if c.second.n < D.n}
+    assert removed == {0, 1}, "every user removed once"
+    with pytest.raises(BadValue, match="records"):  # planted: a space without users
+        Domain("add-remove-user", {}, (D,), (-1.0, 1.0), records=())
+    with pytest.raises(BadValue, match="relation"):
+        Domain("replace-user", {}, (D,), (-1.0, 1.0))
+
+
+def test_coupled_replay_measures_an_additive_targets_move_exactly():
+    """amin2019.capped-sum: the worst pair moves g_T by exactly T, the sensitivity, so its share of the
+    claim is 1 (closed form; the reference's Laplace scale b is estimated from 4000 of its releases as
+    mean |Z|, relative standard error 1/sqrt(4000) = 1.6%: the band +- 8% is 5 standard errors,
+    false failure < 1e-6). Planted: a cap on each record, not each user's total, moves it by 4 T
+    (a user of four records above T), share 4."""
+    good = search_pairs(_ctx("amin2019.capped-sum", "papers.amin2019.corpus:loop_exponential_difference"), 30.0)
+    assert good.how.startswith("coupled replay (deterministic"), good.how
+    assert 0.92 <= good.scores[0] <= 1.08, good.summary()
+    bad = search_pairs(_ctx("amin2019.capped-sum", "papers.amin2019.corpus:per_record_cap"), 30.0)
+    assert 3.6 <= bad.scores[0] <= 4.4, bad.summary()
+    assert "4 record(s)" in bad.pairs[0].description
+
+
+def test_an_atom_is_found_where_the_private_cap_is_an_intervals_left_end():
+    """The left end is 0 or a user's exact total: a user added inside (0, U) is a new value of T.
+    A correct cap (uniform in the interval) has no atom: its search scores moments."""
+    bad = search_pairs(_ctx("amin2019.capped-sum-private-cap", "papers.amin2019.corpus:private_cap_left_end"), 30.0)
+    assert bad.atom is not None and bad.atom[0] == 0 and 0.0 < bad.atom[1] < 1.0, bad.summary()
+    good = search_pairs(_ctx("amin2019.capped-sum-private-cap", "papers.amin2019.corpus:private_cap_batched"), 30.0)
+    assert good.atom is None and "moments" in good.how, good.summary()
+
+
+def test_the_left_end_cap_is_a_privacy_violation_only_with_the_search():
+    """Planted: with the search off, no pair of the spec reaches the excess (a deviation only)."""
+    target = "papers.amin2019.corpus:private_cap_left_end"
+    on = validate("amin2019.capped-sum-private-cap", target, seed=0, quick=True)
+    assert on.verdict == "privacy violation"
+    hits = [f for f in on.findings if f.check == "audit" and f.verdict == "privacy violation"]
+    assert hits and all(f.title.startswith("searched:") for f in hits), [f.title for f in hits]
+    off = validate("amin2019.capped-sum-private-cap", target, seed=0, quick=True, search=False)
+    assert off.verdict == "deviation from reference"
+    with pytest.raises(BadType, match="search"):
+        validate("amin2019.capped-sum-private-cap", target, search="yes")
+
+
+@pytest.mark.slow
+def test_the_per_coordinate_laplace_ridge_is_a_privacy_violation_only_with_the_search():
+    """Planted: the spec's pairs are d = 1, where the L1 and L2 norms agree."""
+    target = "papers.amin2019.corpus_erm:ridge_per_coordinate_laplace"
+    on = validate("amin2019.erm-output-perturbation-ridge", target, seed=0)
+    assert on.verdict == "privacy violation"
+    off = validate("amin2019.erm-output-perturbation-ridge", target, seed=0, search=False)
+    assert off.verdict == "deviation from reference"
+
+
+def test_domain_pairs_are_neighbours_and_bad_domains_are_refused():
+    for rel, relation in (("add-remove-record", ADD_REMOVE_RECORD), ("replace-record", REPLACE_RECORD)):
+        pairs = domain_pairs({"values": [0, 1], "sizes": [1, 3], "relation": rel})
+        assert 10 <= len(pairs) <= 100
+        for a, b in pairs:
+            assert len(relation.changed_positions(np.array(a), np.array(b))) == 1, (rel, a, b)
+        assert any(0.0 < x < 1.0 for a, b in pairs for x in a + b), "no interior point"
+    with pytest.raises(BadValue, match="values"):
+        domain_pairs({"values": [1, 0], "sizes": [2], "relation": "replace-record"})
+    with pytest.raises(BadValue, match="sizes"):
+        domain_pairs({"values": [0, 1], "sizes": [0], "relation": "replace-record"})
+    with pytest.raises(BadValue, match="relation"):
+        domain_pairs({"values": [0, 1], "sizes": [2], "relation": "add-remove-user"})
+    with pytest.raises(BadValue, match="unknown key"):
+        domain_pairs({"values": [0, 1], "sizes": [2], "relation": "replace-record", "n": 3})
