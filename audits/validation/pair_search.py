@@ -122,6 +122,7 @@ class Candidate:
     second: Any
     unit: int
     description: str
+    base: Any = field(default=None, repr=False)  # the base dataset the pair was built from
 
 
 @dataclass
@@ -206,7 +207,7 @@ def candidates(dom: Domain, seed: int = 0) -> list[Candidate]:
             uid = int(np.max(D.user_ids)) + 1
             for u in np.unique(D.user_ids).tolist():
                 if D.m >= 2:
-                    out.append(Candidate(D, D.without_user(u), u, f"remove user {u} of {D.m}"))
+                    out.append(Candidate(D, D.without_user(u), u, f"remove user {u} of {D.m}", D))
             for k in dom.records:
                 for v, what in pts:
                     for y in labels:
@@ -216,16 +217,21 @@ def candidates(dom: Domain, seed: int = 0) -> list[Candidate]:
                         D2 = add(D, uid, vals, ys)
                         tail = "" if y is None else f", label {y:g}"
                         out.append(
-                            Candidate(D, D2, uid, f"add user {uid}: {k} record(s) at {what}{tail} ({D.m} users)")
+                            Candidate(D, D2, uid, f"add user {uid}: {k} record(s) at {what}{tail} ({D.m} users)", D)
                         )
-        else:  # replace-record: every record's value moved between two points of the domain
-            idx = sorted({0, D.n - 1} | {int(np.argmax(np.asarray(D.epsilons)))} if D.epsilons is not None else {0})
+        else:  # replace-record: a record's label flipped at one value, or its value moved between two
+            eps = getattr(D, "epsilons", None)
+            idx = sorted({0, D.n - 1} | ({int(np.argmax(eps))} if eps is not None else set()))
+            y_lo, y_hi = labels[0], labels[-1]
             for i in idx:
-                for (v1, w1), (v2, w2) in itertools.combinations(pts[: min(len(pts), 12)], 2):
-                    for y1, y2 in ((labels[0], labels[-2] if len(labels) > 1 else labels[0]),):
-                        a = REPLACE_RECORD.neighbour(D, i, v1, y1)
-                        b = REPLACE_RECORD.neighbour(D, i, v2, y2)
-                        out.append(Candidate(a, b, i, f"record {i}: {w1}, label {y1} vs {w2}, label {y2}"))
+                for v, w in pts:
+                    if y_lo != y_hi:
+                        a, b = REPLACE_RECORD.neighbour(D, i, v, y_lo), REPLACE_RECORD.neighbour(D, i, v, y_hi)
+                        out.append(Candidate(a, b, i, f"record {i} at {w}: label {y_lo:g} vs {y_hi:g}", D))
+                for (v1, w1), (v2, w2) in itertools.combinations(pts[:8], 2):
+                    a, b = REPLACE_RECORD.neighbour(D, i, v1, y_hi), REPLACE_RECORD.neighbour(D, i, v2, y_hi)
+                    tail = "" if y_hi is None else f", label {y_hi:g}"
+                    out.append(Candidate(a, b, i, f"record {i}: {w1} vs {w2}{tail}", D))
     return out
 
 
@@ -327,8 +333,7 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
         det = bool(np.all(np.isfinite(diff)) and np.allclose(diff, diff[:1], rtol=1e-9, atol=1e-12))
         exact = exact and det
         shift = diff[0] if det else np.nanmean(diff, axis=0)
-        base = next((D for D in dom.bases if D is c.first or D is c.second), c.first)
-        sc = scales.get(id(base))
+        sc = scales.get(id(c.base))
         sc = _spread(np.vstack([a, b])) if sc is None or sc.shape != shift.shape else sc
         u = np.nan_to_num(shift / sc, nan=0.0)
         lev = _level(claim, c.unit)
