@@ -85,8 +85,8 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
     if searching:
         res = search_pairs(ctx, ctx.budget["audit"])
         if res is not None:
-            ctx.search_summary = f"{res.summary()} ({res.seconds:.2g} s)"
-            ctx.say(f"pair search: {ctx.search_summary}")
+            ctx.search_summary = res.summary()
+            ctx.say(f"pair search: {ctx.search_summary} ({res.seconds:.2g} s)")
             designs.append(("searched", searched_design(ctx, res)))
             if res.atom is not None:
                 posts[len(designs) - 1] = atom_indicator(*res.atom, spec.flatten)

@@ -139,7 +139,7 @@ class SearchResult:
     def summary(self) -> str:
         s = self.scores[0]
         share = "an atom: unbounded" if math.isinf(s) else f"{s:.4g} of the claim"
-        return f"{self.how}, {self.evaluated} candidate pairs: best {self.pairs[0].description} ({share})"
+        return f"{self.evaluated} pairs by {self.how}: best {self.pairs[0].description} ({share})"
 
 
 # ------------------------------------------------------------------ the space
@@ -349,8 +349,7 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
     if atom is not None:
         j, (side, coord, value) = atom
         c = cands[j]
-        pair = _pair(spec, c, "atom")
-        return SearchResult([pair], [math.inf], "coupled replay, an atom", evaluated, secs, (coord, value))
+        return SearchResult([_pair(spec, c)], [math.inf], "coupled replay, an atom", evaluated, secs, (coord, value))
     picked, scores = [], []
     for q in range(4):
         best = max(rows, key=lambda r: r[0][q])
@@ -359,13 +358,13 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
             scores.append(best[0][0])
         if len(picked) == KEEP:
             break
-    how = "coupled replay (deterministic: additive noise)" if exact else "coupled replay (moments of the releases)"
-    return SearchResult([_pair(spec, c, how) for c in picked], scores, how, evaluated, secs)
+    how = "coupled replay, exact (additive noise)" if exact else "coupled replay, moments"
+    return SearchResult([_pair(spec, c) for c in picked], scores, how, evaluated, secs)
 
 
-def _pair(spec, c: Candidate, how: str) -> NeighbourPair:
+def _pair(spec, c: Candidate) -> NeighbourPair:
     rel = "add-remove-user" if spec.relation.startswith("add/remove user") else spec.relation.split(" ")[0]
-    return NeighbourPair(c.first, c.second, rel, c.unit, f"searched ({how}): {c.description}")
+    return NeighbourPair(c.first, c.second, rel, c.unit, c.description)
 
 
 def searched_design(ctx, res: SearchResult) -> AuditDesign:
@@ -377,7 +376,7 @@ def searched_design(ctx, res: SearchResult) -> AuditDesign:
     else:
         k = np.asarray(ctx.spec.statistic(res.pairs[0].first, **dom.params)).size if ctx.spec.statistic else 2
         out = "continuous" if k == 1 and ctx.spec.audit_flatten is None else "vector"
-    return AuditDesign(list(res.pairs), dict(dom.params), claim, f"searched: {res.summary()}", output=out)
+    return AuditDesign(list(res.pairs), dict(dom.params), claim, f"searched ({res.summary()})", output=out)
 
 
 # ------------------------------------------------------------------ black-box: userdp audit --search
