@@ -8,12 +8,23 @@ left end. Planted: with the search off, the pair-gap bugs of the corpus are grad
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
+from userdp.audits.cli import main as cli
 from userdp.audits.validation import BadType, BadValue, get
 from userdp.audits.validation.context import Context
-from userdp.audits.validation.pair_search import Domain, candidates, domain_pairs, search_pairs
+from userdp.audits.validation.check_audits import _audit_one
+from userdp.audits.validation.pair_search import (
+    Domain,
+    atom_indicator,
+    candidates,
+    domain_pairs,
+    search_pairs,
+    searched_design,
+)
 from userdp.audits.validation.run import validate
 from userdp.audits.validation.target import load_target
 from userdp.reference.data import UserDataset
@@ -81,6 +92,22 @@ def test_an_atom_is_found_where_the_private_cap_is_an_intervals_left_end():
     assert good.atom is None and "moments" in good.how, good.summary()
 
 
+def test_the_searched_atom_pair_is_a_violation_where_the_specs_pairs_are_not():
+    """The audit check's own audit (``check_audits._audit_one``, 10^4 outputs per side) of the left-end
+    cap: on the searched pair, the atom's indicator shows the unbounded loss; on the spec's pairs (a user
+    at U: no new endpoint; the cap's loss <= eps_cap and the sum's <= eps_sum given T) the claim holds,
+    so a violation there has probability <= 1 - confidence (planted: the search is what finds it)."""
+    ctx = _ctx("amin2019.capped-sum-private-cap", "papers.amin2019.corpus:private_cap_left_end")
+    res = search_pairs(ctx, 30.0)
+    post = atom_indicator(*res.atom, ctx.spec.flatten)
+    confidence = 1.0 - 2e-5 / 3
+    found = _audit_one(ctx, searched_design(ctx, res), 10_000, confidence, 0, post)
+    assert found.verdict == "violation" and found.epsilon_lower_bound > 3.5, found.epsilon_lower_bound
+    fixed = _audit_one(ctx, list(ctx.spec.designs())[0], 10_000, confidence, 1)
+    assert fixed.verdict != "violation", fixed.epsilon_lower_bound
+
+
+@pytest.mark.slow
 def test_the_left_end_cap_is_a_privacy_violation_only_with_the_search():
     """Planted: with the search off, no pair of the spec reaches the excess (a deviation only)."""
     target = "papers.amin2019.corpus:private_cap_left_end"
@@ -90,8 +117,11 @@ def test_the_left_end_cap_is_a_privacy_violation_only_with_the_search():
     assert hits and all(f.title.startswith("searched (") for f in hits), [f.title for f in hits]
     off = validate("amin2019.capped-sum-private-cap", target, seed=0, quick=True, search=False)
     assert off.verdict == "deviation from reference"
+
+
+def test_search_must_be_a_bool():
     with pytest.raises(BadType, match="search"):
-        validate("amin2019.capped-sum-private-cap", target, search="yes")
+        validate("amin2019.capped-sum-private-cap", "papers.amin2019.corpus:private_cap_left_end", search="yes")
 
 
 @pytest.mark.slow
@@ -119,3 +149,37 @@ def test_domain_pairs_are_neighbours_and_bad_domains_are_refused():
         domain_pairs({"values": [0, 1], "sizes": [2], "relation": "add-remove-user"})
     with pytest.raises(BadValue, match="unknown key"):
         domain_pairs({"values": [0, 1], "sizes": [2], "relation": "replace-record", "n": 3})
+
+
+LEAKY = '''
+import numpy as np
+
+_rng = np.random.default_rng()
+
+
+def leaky_mean(data):
+    """BUG: the mean of records in [0, 1] with Laplace noise of scale max(data) / n, read from the data
+    (the sensitivity 1 / n is right only where some record is 1)."""
+    x = np.asarray(data, dtype=float)
+    return float(x.mean() + _rng.laplace(0.0, max(float(x.max()), 1e-3) / x.size))
+'''
+
+
+def test_audit_search_finds_the_pair_the_end_points_miss(tmp_path, monkeypatch, capsys):
+    """``userdp audit --mechanism ... --search DOMAIN``: an interior point is the witness (the scale moves
+    with the data); planted: the usual pair at the bounds, [1, 1, 1] vs [1, 1, 0], keeps max = 1 on both
+    sides (loss exactly the claim), so the audit finds nothing there (false alarm <= 1 - 0.99999)."""
+    (tmp_path / "leaky.py").write_text(LEAKY)
+    monkeypatch.chdir(tmp_path)
+    common = ["audit", "--mechanism", "leaky:leaky_mean", "--claim", "pure:epsilon=1", "--samples", "2000"]
+    common += ["--confidence", "0.99999", "--workers", "1", "--json"]
+    domain = '{"values": [0, 1], "sizes": [3], "relation": "replace-record"}'
+    assert cli.main(common + ["--search", domain]) == 1
+    res = json.loads(capsys.readouterr().out)
+    assert res["verdict"] == "violation" and res["relation"] == "replace-record"
+    assert cli.main(common + ["--relation", "replace-record", "--pair", "[1, 1, 1]", "[1, 1, 0]"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "no violation found"
+    assert cli.main(common + ["--search", domain, "--pair", "[1]", "[0]"]) == 2  # --search replaces --pair
+    assert "--search goes with --mechanism" in capsys.readouterr().err
+    assert cli.main(common + ["--search", '{"values": [0, 1], "sizes": [3], "relation": "add-remove-user"}']) == 2
+    assert "relation must be one of" in capsys.readouterr().err
