@@ -18,7 +18,8 @@ L2-Laplace and Gaussian), coordinate by coordinate in units of the reference's n
 base (estimated once per base from the reference's own releases), over the claim's level for the
 pair (eps, eps_i or mu): the pair's realised share of the claim. Where the replayed difference is not
 the same on every row (TARGET's noise is not additive, or it ignores the rng), the score is the
-move of the release's mean (the few rows' moments), and the search also looks for an **atom**: a
+move of TARGET's own noise-free ``statistic`` stage where it has one (exact), else the move of the
+release's mean (the few rows' moments), and the search also looks for an **atom**: a
 release value that repeats on one side and never occurs on the other. Such a value has positive
 probability under one dataset and none under its neighbour, an unbounded loss; the audit then
 counts the indicator of that value (post-processing: any bound on it bounds the release's loss).
@@ -48,7 +49,7 @@ from userdp.reference.neighbours import NeighbourPair
 
 from userdp.audits.engine.usercode import UserCodeError
 from userdp.audits.validation import AuditDesign, BadType, BadValue, Case
-from userdp.audits.validation.releases import reference_rows, release_rows
+from userdp.audits.validation.releases import call_target, reference_rows, release_rows, stage_vector
 
 __all__ = [
     "Domain",
@@ -309,8 +310,9 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
     replay = 16 if not ctx.slow else 4
     one = not ctx.independent
     scales = {id(D): _noise_scales(spec, D, params, ctx.seed) for D in dom.bases}
+    stat = _stage_statistic(ctx, params)
     p = _NORMS.get(spec.noise, 2)
-    rows, evaluated, exact = [], 0, True
+    rows, evaluated, exact, staged = [], 0, True, 0
     atom = None
     order = np.random.default_rng([ctx.seed, 11, 3]).permutation(len(cands))  # fair coverage within the budget
     for j in order.tolist():
@@ -333,6 +335,10 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
         det = bool(np.all(np.isfinite(diff)) and np.allclose(diff, diff[:1], rtol=1e-9, atol=1e-12))
         exact = exact and det
         shift = diff[0] if det else np.nanmean(diff, axis=0)
+        if not det and stat is not None:  # no exact replay (TARGET's own generator): its noise-free stage
+            s1, s2 = stat(c.first), stat(c.second)
+            if s1 is not None and s2 is not None and s1.shape == s2.shape == shift.shape:
+                shift, staged = s1 - s2, staged + 1
         sc = scales.get(id(c.base))
         sc = _spread(np.vstack([a, b])) if sc is None or sc.shape != shift.shape else sc
         u = np.nan_to_num(shift / sc, nan=0.0)
@@ -359,7 +365,28 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
         if len(picked) == KEEP:
             break
     how = "coupled replay, exact (additive noise)" if exact else "coupled replay, moments"
+    if not exact and staged == len(rows):
+        how = "TARGET's statistic stage, exact (its releases do not replay)"
     return SearchResult([_pair(spec, c) for c in picked], scores, how, evaluated, secs)
+
+
+def _stage_statistic(ctx, params):
+    """TARGET's own noise-free ``statistic`` stage as D -> a flat vector (None where it returns no
+    numbers), or None: no such stage, or a spec without additive noise (no statistic to move)."""
+    spec, t = ctx.spec, ctx.target
+    f = getattr(t.adapter, "statistic", None)
+    if f is None or spec.noise is None:
+        return None
+    kw = {k: params[k] for k in spec.stage_params.get("statistic", ()) if k in params}
+
+    def stat(D):
+        out = call_target(f"TARGET {t.name}'s statistic stage (pair search)", f, D, **kw)
+        try:
+            return stage_vector(spec, out)
+        except (TypeError, ValueError):
+            return None
+
+    return stat
 
 
 def _pair(spec, c: Candidate) -> NeighbourPair:

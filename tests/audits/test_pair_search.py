@@ -183,3 +183,37 @@ def test_audit_search_finds_the_pair_the_end_points_miss(tmp_path, monkeypatch, 
     assert "--search goes with --mechanism" in capsys.readouterr().err
     assert cli.main(common + ["--search", '{"values": [0, 1], "sizes": [3], "relation": "add-remove-user"}']) == 2
     assert "relation must be one of" in capsys.readouterr().err
+
+
+OWN_GENERATOR = """
+import numpy as np
+
+from userdp.properties.amin2019 import CapAdapter
+
+_own = np.random.default_rng(5)
+
+
+def _statistic(dataset, T):
+    _, inverse = np.unique(dataset.user_ids, return_inverse=True)
+    return float(np.minimum(np.bincount(inverse, weights=dataset.values), T).sum())
+
+
+def _mechanism(dataset, rng, size=None, *, T, epsilon):
+    return _statistic(dataset, T) + _own.laplace(0.0, T / epsilon, size)  # its own generator: no replay
+
+
+target = CapAdapter(
+    "own-generator", statistic=_statistic, sensitivity=lambda T: T,
+    noise_scale=lambda T, epsilon: T / epsilon, mechanism=_mechanism,
+)
+"""
+
+
+def test_a_target_that_does_not_replay_is_scored_by_its_statistic_stage(tmp_path, monkeypatch):
+    """Its releases differ on every row, so its own noise-free stage measures each move exactly: the
+    worst pair's share is 1 (closed form; the band as in the coupled-replay test)."""
+    (tmp_path / "own_generator.py").write_text(OWN_GENERATOR)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    res = search_pairs(_ctx("amin2019.capped-sum", "own_generator:target"), 30.0)
+    assert res.how.startswith("TARGET's statistic stage, exact"), res.how
+    assert 0.92 <= res.scores[0] <= 1.08, res.summary()
