@@ -132,7 +132,11 @@ BUG_CLASSES: dict[str, BugClass] = {
         "Noise from the wrong distribution, or a parameter of the right one in the wrong convention (numpy's "
         "Gamma scale where the paper gives a rate; Gaussian where Laplace-type noise is needed).",
         planted=("acharya2024/gamma-scale-eta",),
-        corpus=("acharya2024/gaussian-noise", "acharya2024/d2-gaussian-noise"),
+        corpus=(
+            "acharya2024/gaussian-noise",
+            "acharya2024/d2-gaussian-noise",
+            "amin2019_erm/ridge-per-coordinate-laplace",
+        ),
     ),
     "unnormalised-weights": BugClass(
         "The estimator's normalisation broken: weights that do not sum to 1 (a wrong normaliser, a sum over "
@@ -179,6 +183,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/no-weight-clipping",
             "krichene2023/staged-no-weight-clipping",
             "amin2019_erm/ridge-all-records",
+            "amin2019_erm/logistic-all-records",
             "krichene2023/gd-no-gradient-clipping",
         ),
     ),
@@ -264,6 +269,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024/hlm-range-from-data",
             "amin2019/noise-from-largest-record",
             "amin2019/private-cap-exact-quantile",
+            "amin2019/private-cap-left-end",
             "amin2019_erm/logistic-data-dependent-ntau",
             "krichene2023/counts-from-data",
             "krichene2023/gd-counts-from-data",
