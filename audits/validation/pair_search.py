@@ -130,12 +130,13 @@ class Candidate:
 class SearchResult:
     """The search's best pairs (best first), how it scored them, and what it cost."""
 
-    pairs: list  # [NeighbourPair], best first
+    pairs: list  # [NeighbourPair], best first, all from one base dataset
     scores: list  # their realised shares of the claim (inf: an atom)
     how: str  # "coupled replay (deterministic)", "coupled replay (moments)", "atom"
     evaluated: int
     seconds: float
     atom: tuple | None = None  # (coordinate, value) of an atom found on the first pair
+    width: int = 1  # coordinates of one release row (the spec's flatten)
 
     def summary(self) -> str:
         s = self.scores[0]
@@ -348,14 +349,16 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
             found = _atom(a, b)
             if found is not None:
                 atom = (j, found)
-        rows.append((norms, c))
+        rows.append((norms, c, a.shape[1]))
     if not rows:
         return None
     secs = time.perf_counter() - t0
     if atom is not None:
         j, (side, coord, value) = atom
         c = cands[j]
-        return SearchResult([_pair(spec, c)], [math.inf], "coupled replay, an atom", evaluated, secs, (coord, value))
+        return SearchResult([_pair(spec, c)], [math.inf], "coupled replay, an atom", evaluated, secs, (coord, value), 1)
+    top = max(rows, key=lambda r: r[0][0])
+    rows = [r for r in rows if r[1].base is top[1].base]  # one audit design: one base, one release shape
     picked, scores = [], []
     for q in range(4):
         best = max(rows, key=lambda r: r[0][q])
@@ -367,7 +370,7 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
     how = "coupled replay, exact (additive noise)" if exact else "coupled replay, moments"
     if not exact and staged == len(rows):
         how = "TARGET's statistic stage, exact (its releases do not replay)"
-    return SearchResult([_pair(spec, c) for c in picked], scores, how, evaluated, secs)
+    return SearchResult([_pair(spec, c) for c in picked], scores, how, evaluated, secs, width=top[2])
 
 
 def _stage_statistic(ctx, params):
@@ -401,8 +404,7 @@ def searched_design(ctx, res: SearchResult) -> AuditDesign:
     if res.atom is not None:
         out = "discrete"
     else:
-        k = np.asarray(ctx.spec.statistic(res.pairs[0].first, **dom.params)).size if ctx.spec.statistic else 2
-        out = "continuous" if k == 1 and ctx.spec.audit_flatten is None else "vector"
+        out = "continuous" if res.width == 1 and ctx.spec.audit_flatten is None else "vector"
     return AuditDesign(list(res.pairs), dict(dom.params), claim, f"searched ({res.summary()})", output=out)
 
 

@@ -217,3 +217,12 @@ def test_a_target_that_does_not_replay_is_scored_by_its_statistic_stage(tmp_path
     res = search_pairs(_ctx("amin2019.capped-sum", "own_generator:target"), 30.0)
     assert res.how.startswith("TARGET's statistic stage, exact"), res.how
     assert 0.92 <= res.scores[0] <= 1.08, res.summary()
+
+
+def test_the_searched_pairs_share_one_base_and_release_shape():
+    """The ridge domain has a d = 1 and a d = 2 base; the best pairs under the four norms may come from
+    both, but one audit design takes one release shape (planted: a mixed design made the auditor refuse
+    a (n, 2) release as 'continuous')."""
+    res = search_pairs(_ctx("amin2019.erm-output-perturbation-ridge", "papers.amin2019.corpus_erm:ridge_solve"), 30.0)
+    dims = {np.asarray(p.first.values).reshape(p.first.n, -1).shape[1] for p in res.pairs}
+    assert len(dims) == 1 and res.width == dims.pop(), (dims, res.width)
