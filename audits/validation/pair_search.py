@@ -47,7 +47,6 @@ import numpy as np
 
 from userdp.reference.neighbours import NeighbourPair
 
-from userdp.audits.engine.usercode import UserCodeError
 from userdp.audits.validation import AuditDesign, BadType, BadValue, Case
 from userdp.audits.validation.releases import call_target, reference_rows, release_rows, stage_vector
 
@@ -324,11 +323,8 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
         if claim is None:
             return None
         where = f"pair search: {c.description}"
-        try:
-            a = release_rows(spec, t, c.first, np.random.default_rng([ctx.seed, 11, 2, j]), replay, params, where, one)
-            b = release_rows(spec, t, c.second, np.random.default_rng([ctx.seed, 11, 2, j]), replay, params, where, one)
-        except UserCodeError:
-            raise
+        a = release_rows(spec, t, c.first, np.random.default_rng([ctx.seed, 11, 2, j]), replay, params, where, one)
+        b = release_rows(spec, t, c.second, np.random.default_rng([ctx.seed, 11, 2, j]), replay, params, where, one)
         evaluated += 1
         if a.shape != b.shape:
             continue
@@ -357,6 +353,9 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
         j, (side, coord, value) = atom
         c = cands[j]
         return SearchResult([_pair(spec, c)], [math.inf], "coupled replay, an atom", evaluated, secs, (coord, value), 1)
+    how = "coupled replay, exact (additive noise)" if exact else "coupled replay, moments"
+    if not exact and staged == len(rows):
+        how = "TARGET's statistic stage, exact (its releases do not replay)"
     top = max(rows, key=lambda r: r[0][0])
     rows = [r for r in rows if r[1].base is top[1].base]  # one audit design: one base, one release shape
     picked, scores = [], []
@@ -367,9 +366,6 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
             scores.append(best[0][0])
         if len(picked) == KEEP:
             break
-    how = "coupled replay, exact (additive noise)" if exact else "coupled replay, moments"
-    if not exact and staged == len(rows):
-        how = "TARGET's statistic stage, exact (its releases do not replay)"
     return SearchResult([_pair(spec, c) for c in picked], scores, how, evaluated, secs, width=top[2])
 
 
