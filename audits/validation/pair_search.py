@@ -356,8 +356,10 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
     how = "coupled replay, exact (additive noise)" if exact else "coupled replay, moments"
     if not exact and staged == len(rows):
         how = "TARGET's statistic stage, exact (its releases do not replay)"
-    top = max(rows, key=lambda r: r[0][0])
-    rows = [r for r in rows if r[1].base is top[1].base]  # one audit design: one base, one release shape
+    # one audit design takes one release shape, so one base: the one with the largest move under any of
+    # the norms (L1 >= L2 >= max, equal in d = 1: a base in more dimensions shows more directions)
+    top = max(rows, key=lambda r: max(r[0]))
+    rows = [r for r in rows if r[1].base is top[1].base]
     picked, scores = [], []
     for q in range(4):
         best = max(rows, key=lambda r: r[0][q])
