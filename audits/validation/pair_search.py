@@ -40,6 +40,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -271,7 +272,9 @@ def _noise_scales(spec, D, params, seed) -> np.ndarray | None:
 
 def _spread(rows) -> np.ndarray:
     """A per-coordinate scale from the rows themselves (where the reference gives none)."""
-    s = np.nanstd(rows, axis=0)
+    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column
+        s = np.nanstd(np.where(np.isfinite(rows), rows, np.nan), axis=0)
     return np.where(s > 0, s, np.inf)
 
 
@@ -328,17 +331,16 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
         evaluated += 1
         if a.shape != b.shape:
             continue
-        diff = a - b
-        det = bool(np.all(np.isfinite(diff)) and np.allclose(diff, diff[:1], rtol=1e-9, atol=1e-12))
+        det, shift = _replayed_shift(a, b)
         exact = exact and det
-        shift = diff[0] if det else np.nanmean(diff, axis=0)
         if not det and stat is not None:  # no exact replay (TARGET's own generator): its noise-free stage
             s1, s2 = stat(c.first), stat(c.second)
             if s1 is not None and s2 is not None and s1.shape == s2.shape == shift.shape:
                 shift, staged = s1 - s2, staged + 1
         sc = scales.get(id(c.base))
         sc = _spread(np.vstack([a, b])) if sc is None or sc.shape != shift.shape else sc
-        u = np.nan_to_num(shift / sc, nan=0.0)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            u = np.nan_to_num(shift / sc, nan=0.0)
         lev = _level(claim, c.unit)
         norms = tuple(float(np.linalg.norm(u, ord=q)) / lev for q in (p, 1, 2, np.inf))
         if not det and atom is None:
@@ -369,6 +371,17 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
         if len(picked) == KEEP:
             break
     return SearchResult([_pair(spec, c) for c in picked], scores, how, evaluated, secs, width=top[2])
+
+
+def _replayed_shift(a: np.ndarray, b: np.ndarray) -> tuple[bool, np.ndarray]:
+    """(exact, shift): whether the coupled rows differ by one vector (additive noise), and the move: that
+    vector, else the mean difference over the finite rows (a release of inf or NaN is no move)."""
+    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column's mean
+        diff = a - b
+        det = bool(np.all(np.isfinite(diff)) and np.allclose(diff, diff[:1], rtol=1e-9, atol=1e-12))
+        shift = diff[0] if det else np.nanmean(np.where(np.isfinite(diff), diff, np.nan), axis=0)
+    return det, np.nan_to_num(shift, nan=0.0)
 
 
 def _stage_statistic(ctx, params):

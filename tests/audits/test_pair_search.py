@@ -9,6 +9,7 @@ left end. Planted: with the search off, the pair-gap bugs of the corpus are grad
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -226,3 +227,16 @@ def test_the_searched_pairs_share_one_base_and_release_shape():
     res = search_pairs(_ctx("amin2019.erm-output-perturbation-ridge", "papers.amin2019.corpus_erm:ridge_solve"), 30.0)
     dims = {np.asarray(p.first.values).reshape(p.first.n, -1).shape[1] for p in res.pairs}
     assert len(dims) == 1 and res.width == dims.pop(), (dims, res.width)
+
+
+def test_a_non_finite_release_scores_without_a_warning():
+    """inf - inf in a replayed difference is no move, and raises no RuntimeWarning (the command line turns
+    warnings into internal errors: planted, a target with inf in its upper tail made validate exit 3)."""
+    from userdp.audits.validation.pair_search import _replayed_shift
+
+    a = np.array([[1.0, np.inf], [2.0, np.inf]])
+    b = np.array([[0.5, np.inf], [1.0, 3.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        det, shift = _replayed_shift(a, b)
+    assert not det and np.all(np.isfinite(shift)) and shift[0] == 0.75
