@@ -9,6 +9,7 @@ What is audited is built by ``targets.py`` (a registry entry, ``module:callable`
 from __future__ import annotations
 
 import argparse
+import json
 import textwrap
 import traceback
 
@@ -29,6 +30,7 @@ from userdp.reference.neighbours import RELATIONS
 from userdp.audits.engine.registry import all_entries
 from userdp.audits.engine.report import Progress, fmt, pct, results, table, to_json
 from userdp.audits.engine.sampling import MechanismError
+from userdp.audits.validation.pair_search import domain_pairs
 from userdp.audits.cli.common import (
     EXIT_ERROR,
     EXIT_FINDING,
@@ -195,6 +197,15 @@ def _external_arguments(au: argparse.ArgumentParser) -> None:
     )
     au.add_argument("--kwargs", metavar="JSON", help="with --mechanism: its keyword arguments, a JSON object")
     au.add_argument(
+        "--search",
+        metavar="DOMAIN",
+        help="with --mechanism, instead of --pair: search the pairs of a declared domain, a JSON object "
+        '{"values": [lo, hi], "sizes": [n, ...], "relation": "add-remove-record" or "replace-record"}: '
+        "records at both ends, interior points and the centre, added, removed or replaced, on datasets of "
+        "each size (audits/validation/pair_search.py); the auditor's pilot ranks them on fresh outputs and "
+        "confirms the best",
+    )
+    au.add_argument(
         "--pair",
         nargs=2,
         action="append",
@@ -276,6 +287,15 @@ def run(args) -> int:
         return _audit_all(args)
     if (args.kwargs is not None or args.pair) and not args.mechanism:
         raise UsageError("--kwargs and --pair go with --mechanism MODULE:CALLABLE or --command CMD")
+    if args.search is not None:
+        if not args.mechanism or args.pair:
+            raise UsageError("--search goes with --mechanism MODULE:CALLABLE, instead of --pair")
+        try:
+            domain = json.loads(args.search)
+        except ValueError as exc:
+            raise UsageError(f"--search must be JSON, got {args.search!r}: {exc}") from None
+        args.pair = [(json.dumps(a), json.dumps(b)) for a, b in domain_pairs(domain)]
+        args.relation = args.relation or domain["relation"]
     if args.mechanism:
         if args.name or args.param:
             raise UsageError("--mechanism replaces NAME and --param: give one of them")

@@ -199,6 +199,9 @@ class ValidationSpec:
     spaces / whitebox_params: where the white-box search of a target's own ``statistic`` and
         ``noise_scale`` stages looks for its worst pair (``audits/engine/whitebox.py``; the spaces
         of the paper's ``audits/papers/<paper>/whitebox.py``), and at which parameters.
+    domain: None, or ``domain(seed) -> pair_search.Domain``: the neighbour space (relation, value
+        bounds, record counts, base datasets, parameters) where validate's pair search looks for the
+        pair of TARGET's largest realised loss (``audits/validation/pair_search.py``).
     stage_cases: "all", or "fixed" where a stage's value is only defined up to a solver's
         tolerance (HLM's PTR distance is an integer count that a certified but different minimiser
         may change on a generated case).
@@ -240,6 +243,7 @@ class ValidationSpec:
     stage_cases: str = "all"  # "fixed": compare stages on the fixed cases only
     spaces: Callable | None = None  # params -> [whitebox.Space]: the white-box aimed pair's search
     whitebox_params: Mapping | None = None  # the parameters that search (and its audit) runs at
+    domain: Callable | None = None  # seed -> pair_search.Domain: the neighbour space the pair search covers
 
     def __post_init__(self):
         _need(self.algorithm, str, "algorithm", "a str (a registry name)")
@@ -253,6 +257,7 @@ class ValidationSpec:
             "project",
             "noise_width",
             "spaces",
+            "domain",
             "flatten",
             "audit_flatten",
             "stage_flatten",

@@ -2,10 +2,13 @@
 pair aimed by TARGET's behaviour (the under-noised case's pair, or else the case whose spread is
 smallest against the reference's, among the cases with a sensitivity-attaining pair), on the pair a
 white-box search of TARGET's OWN ``statistic`` and ``noise_scale`` stages finds worst (where the spec
-has search spaces and TARGET those stages: ``_whitebox_design``), and, for a clipping target, on the
-spec's out-of-domain designs. Its share of the false-alarm budget, ``ALPHAS["audit"]``, is split
-evenly over the planned audits (designs, the aimed slot, the white-box slot where the spec has one,
-and the out-of-domain designs). Outputs per side: ``audit_samples`` if given, else as many as
+has search spaces and TARGET those stages: ``_whitebox_design``), on the pairs the pair search of
+TARGET's release finds worst (where the spec declares a neighbour ``domain`` and the search is on:
+``pair_search.py``; the search draws on its own seeds, so choosing the pair spends none of the
+audit's confidence), and, for a clipping target, on the spec's out-of-domain designs. Its share of
+the false-alarm budget, ``ALPHAS["audit"]``, is split evenly over the planned audits (designs, the
+aimed slot, the white-box slot where the spec has one, the searched slot where the spec has a domain
+and the search is on, and the out-of-domain designs). Outputs per side: ``audit_samples`` if given, else as many as
 ``BUDGET["audit"]`` seconds of TARGET's time allow (``_audit_samples_for``).
 
 Skipped only when TARGET has no mechanism stage (the release), and said so.
@@ -28,6 +31,7 @@ from userdp.audits.validation import AuditDesign, Case, ValidationSpec
 from userdp.audits.validation.check_inputs import out_of_domain_fields
 from userdp.audits.validation.context import Context
 from userdp.audits.validation.findings import Finding
+from userdp.audits.validation.pair_search import atom_indicator, search_pairs, searched_design
 from userdp.audits.validation.releases import (
     call_target,
     finite_for_audit,
@@ -36,6 +40,7 @@ from userdp.audits.validation.releases import (
     nested_flat,
     rows_one,
     stack_releases,
+    release_rows,
     stage_vector,
 )
 from userdp.audits.validation.report import claim_text, scale_parameter
@@ -69,13 +74,23 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
     t = target
     designs = [("design", d) for d in spec.designs()]
     clip = list(spec.clip_designs())
-    slots = len(designs) + 1 + len(clip) + (spec.spaces is not None)
+    searching = ctx.search and spec.domain is not None
+    slots = len(designs) + 1 + len(clip) + (spec.spaces is not None) + searching
     aimed = _aimed_design(ctx)
     if aimed is not None:
         designs.append(("aimed", aimed))
     wb = _whitebox_design(ctx)
     if wb is not None:
         designs.append(("white-box", wb))
+    posts = {}
+    if searching:
+        res = search_pairs(ctx, ctx.budget["audit"])
+        if res is not None:
+            ctx.search_summary = res.summary()
+            ctx.say(f"pair search: {ctx.search_summary} ({res.seconds:.2g} s)")
+            designs.append(("searched", searched_design(ctx, res)))
+            if res.atom is not None:
+                posts[len(designs) - 1] = atom_indicator(*res.atom, spec.flatten)
     if ctx.policy == "clip":
         designs += [("out of domain", d) for d in clip]
     elif ctx.clips:  # inferred: only the designs that leave the domain in fields found clipped
@@ -85,7 +100,7 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
     for j, (kind, d) in enumerate(designs):
         n = _audit_samples_for(ctx, d, ctx.budget["audit"] / len(designs), len(designs))
         used.append(n)
-        r = _audit_one(ctx, d, n, confidence, j)
+        r = _audit_one(ctx, d, n, confidence, j, posts.get(j))
         if r.reproducible is False:
             ctx.reproducible = False
         elif r.reproducible is True and ctx.reproducible is None:
@@ -95,7 +110,7 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
     how = "one release per call" if (t.shape == ONE or not ctx.independent) else "batched"
     kinds = ", ".join(
         f"{sum(k == x for k, _ in designs)} {x}"
-        for x in ("design", "aimed", "white-box", "out of domain")
+        for x in ("design", "aimed", "white-box", "searched", "out of domain")
         if any(k == x for k, _ in designs)
     )
     ctx.audit_samples = used[0] if min(used) == max(used) else f"{min(used)}-{max(used)}"
@@ -103,6 +118,7 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
         f"ran: {len(designs)} audit(s) ({kinds}), {ctx.audit_samples} samples per side, "
         f"confidence "
         f"{confidence:.7f} each ({slots} planned), {how}"
+        + (f"; pair search: {ctx.search_summary}" if ctx.search_summary else "")
     )
     _notes(ctx)
 
@@ -246,14 +262,18 @@ def _whitebox_design(ctx: Context) -> AuditDesign | None:
     )
 
 
-def _audit_one(ctx: Context, d: AuditDesign, n: int, confidence: float, j: int):
-    """``harness.audit`` of TARGET's release on design ``d``, ``n`` outputs per side (the j-th audit's seed)."""
+def _audit_one(ctx: Context, d: AuditDesign, n: int, confidence: float, j: int, post=None):
+    """``harness.audit`` of TARGET's release on design ``d``, ``n`` outputs per side (the j-th audit's seed);
+    ``post``: None, or a fixed post-processing of the release rows (the pair search's atom indicator)."""
     spec, t = ctx.spec, ctx.target
     params = dict(d.params)
     flat = spec.audit_flatten
     one = t.shape == ONE or not ctx.independent
 
     def m(dataset, rng, size):
+        if post is not None:
+            rows = release_rows(spec, t, dataset, rng, size, params, f"audit {d.description!r}", not ctx.independent)
+            return post(rows)
         if not one:
             out = t.release(dataset, rng, size, params, f"audit {d.description!r}")
             return finite_for_audit(out if flat is None else flat_releases(out, size, flat, f"TARGET {t.who}"))

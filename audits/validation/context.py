@@ -74,9 +74,13 @@ class Context:
     reproducible: bool | None = None  # TARGET's releases follow the rng it is given
     aim: tuple | None = None  # (case, reason) for the aimed audit
     slow: bool = False  # the floors gave way to a very slow target
+    search: bool = True  # the pair search (pair_search.py) runs where the spec declares a domain
+    search_summary: str = ""  # what the pair search found, for the report
 
     @classmethod
-    def start(cls, spec, target, *, samples, audit_samples, examples, seed, quick, inputs, progress) -> Context:
+    def start(
+        cls, spec, target, *, samples, audit_samples, examples, seed, quick, inputs, progress, search=True
+    ) -> Context:
         """A fresh run of ``spec`` on ``target`` with checked settings (``check_settings``)."""
         return cls(
             spec=spec,
@@ -91,6 +95,7 @@ class Context:
             max_seconds=MAX_SECONDS * (QUICK["budget"] if quick else 1.0),
             cases=spec.all_cases(seed),
             progress=progress,
+            search=bool(search),
         )
 
     def say(self, msg: str) -> None:

@@ -29,7 +29,9 @@ d. **inputs** (``check_inputs.py``): the inputs the reference refuses (``Refusal
    declared input policy or the one each case shows (``POLICIES``).
 e. **audit** (``check_audits.py``): ``harness.audit`` of TARGET's release on the spec's designs, on
    one pair aimed by TARGET's behaviour, on the pair a white-box search of TARGET's own stages finds
-   worst, and, for a clipping target, on the spec's out-of-domain designs.
+   worst, on the pairs the pair search of TARGET's release finds worst in the spec's declared
+   neighbour domain (``pair_search.py``; ``search=False`` turns it off), and, for a clipping
+   target, on the spec's out-of-domain designs.
 
 This module only plans, orders and collects: ``checks`` yields the checks of one run one by one
 (each says whether it applies and, if not, why; each runs the checks it needs first), sharing one
@@ -40,7 +42,8 @@ False alarms. A correct target gets a finding with probability at most ``ALPHA``
 (``settings.py``) per run, split as ``ALPHAS`` (Bonferroni: valid under any dependence between the checks):
 mean 2e-5, scale 2e-5, distribution 2e-5 (each Bonferroni or Holm over every case and
 coordinate), audit 2e-5 (split evenly over the planned audits: designs, the aimed slot, the
-white-box slot where the spec has one, and the out-of-domain designs), independence,
+white-box slot where the spec has one, the searched slot where it declares a domain, and the
+out-of-domain designs), independence,
 stages-agree, no-release shares and the clip comparisons 5e-6 each (``settings.ALPHAS``). The
 property suites are derandomized (their own statistical properties state thresholds of 1e-5 or
 less). The inferred input policy draws no finding, so it spends nothing.
@@ -78,7 +81,7 @@ from typing import Iterator, Mapping
 
 from userdp.audits.engine.blas import single_threaded_blas
 from userdp.audits.engine.usercode import UserCodeError
-from userdp.audits.validation import BadValue, ValidationSpec, get
+from userdp.audits.validation import BadType, BadValue, ValidationSpec, get
 from userdp.audits.validation import (
     check_audits,
     check_behaviour,
@@ -165,6 +168,7 @@ def checks(
     inputs: str | None = None,
     param_map: Mapping[str, str] | None = None,
     progress=None,
+    search: bool = True,
 ) -> Iterator[Check]:
     """The checks of one run of ``validate``, in order, sharing one context (``checks(...)`` raises at
     once on a bad setting or a TARGET that cannot be validated; then nothing has run). Run them in
@@ -173,6 +177,8 @@ def checks(
     algorithm: a name (``userdp list``) or a ``ValidationSpec``. target: ``module:object`` or a
     ``PythonTarget``. The settings are ``validate``'s."""
     spec = algorithm if isinstance(algorithm, ValidationSpec) else get(algorithm)
+    if not isinstance(search, bool):
+        raise BadType(f"search must be True or False (the pair search on or off), got {search!r:.80}")
     check_settings(
         samples=samples,
         audit_samples=audit_samples,
@@ -193,6 +199,7 @@ def checks(
         quick=quick,
         inputs=inputs,
         progress=progress,
+        search=search,
     )
     _check_target(ctx)
     siblings: dict = {}
@@ -234,13 +241,15 @@ def validate(
     inputs: str | None = None,
     param_map: Mapping[str, str] | None = None,
     progress=None,
+    search: bool = True,
 ) -> ValidationReport:
     """Run the checks of the module docstring; return the report (never raises on a finding).
 
     target: ``module:object`` or a ``PythonTarget`` (``audits/validation/target.py``).
     samples / audit_samples: releases per side per case / per audited pair; None: chosen by
         the target's speed (module docstring). inputs: "refuse", "clip", "trust" or None
-        (inferred per case). param_map: {reference name: yours}."""
+        (inferred per case). param_map: {reference name: yours}. search: False turns the pair
+        search off (``pair_search.py``: the audit then sees only the spec's fixed and aimed pairs)."""
     t0 = time.perf_counter()
     todo = list(
         checks(
@@ -254,6 +263,7 @@ def validate(
             inputs=inputs,
             param_map=param_map,
             progress=progress,
+            search=search,
         )
     )
     with single_threaded_blas():  # blas.py: many small solves, on a machine shared with others

@@ -154,6 +154,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "acharya2024/gaussian-noise",
             "acharya2024/d2-gaussian-noise",
             "desfontaines2022/laplace-tau-gaussian-noise",
+            "amin2019_erm/ridge-per-coordinate-laplace",
         ),
     ),
     "unnormalised-weights": BugClass(
@@ -205,6 +206,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/no-weight-clipping",
             "krichene2023/staged-no-weight-clipping",
             "amin2019_erm/ridge-all-records",
+            "amin2019_erm/logistic-all-records",
             "krichene2023/gd-no-gradient-clipping",
             "desfontaines2022/select-before-bounding",
             "desfontaines2022/stale-bound-after-rekey",
@@ -295,6 +297,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024/hlm-range-from-data",
             "amin2019/noise-from-largest-record",
             "amin2019/private-cap-exact-quantile",
+            "amin2019/private-cap-left-end",
             "amin2019_erm/logistic-data-dependent-ntau",
             "krichene2023/counts-from-data",
             "krichene2023/gd-counts-from-data",

@@ -31,6 +31,7 @@ from userdp.audits.papers.acharya2024 import audits as RA
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded
+from userdp.audits.validation.pair_search import Domain
 
 __all__: list[str] = []  # registers its entries at import; nothing else is imported from it
 
@@ -166,6 +167,17 @@ def _designs_pdp(first_d: int):
     return designs
 
 
+def _domain_pdp(d: int):
+    """The pair search's space at lambda = 100 on the audit profile in dimension d: records 0, n - 1 and the
+    most lenient one, replaced anywhere in [0, 1]^d (corners, axes, diagonals, off-diagonals, interior
+    points) with y at -1 vs +1, or moved between two such points at y = 1."""
+
+    def domain(seed: int) -> Domain:
+        return Domain("replace-record", {"Lambda": LAMBDA}, (RA.audit_dataset(d),), (0.0, 1.0), labels=(-1.0, 1.0))
+
+    return domain
+
+
 def _refusals() -> list:
     D = RA.audit_dataset(1)
     x = np.array(D.values)
@@ -247,6 +259,7 @@ for _name, _d in (("acharya2024.pdp-op", 1), ("acharya2024.pdp-op-d2", 2)):
             cases=lambda: _cases_pdp(_lenient),
             generate=_generate_pdp(_name, _lenient),
             designs=_designs_pdp(_d),
+            domain=_domain_pdp(_d),
             release="a (d,) array: theta_bar + Z, Z of density prop. to exp(-eta ||z||_2) (radius Gamma(d, rate eta), "
             "uniform direction); eta = lambda sum_j eps_j / (2 sqrt(d) (1 + sqrt(d) B(lambda)))",
             why="PDP-OP (Algorithm 1, Theorem 3.2): theta_bar + L2-Laplace noise of rate eta",

@@ -23,6 +23,7 @@ from userdp.audits.papers.amin2019 import whitebox as RW
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import add_user, seeded, sizes, user_ids
+from userdp.audits.validation.pair_search import Domain
 
 __all__: list[str] = []  # registers its entries at import; nothing else is imported from it
 
@@ -168,6 +169,23 @@ def _clip_designs() -> list:
     ]
 
 
+def _firsts(pairs) -> tuple:
+    """The distinct first datasets of a design's pairs (the bases a pair search adds users to)."""
+    out: list = []
+    for pr in pairs:
+        if all(pr.first is not D for D in out):
+            out.append(pr.first)
+    return tuple(out)
+
+
+def _domain(seed: int) -> Domain:
+    """The pair search's space at the design's parameters: a user of 1 to 4 records, each anywhere in
+    [0, 2T] (values are >= 0 and unbounded above; a total above T is capped), added to the design's
+    datasets, or any of their users removed."""
+    d = _designs()[0]
+    return Domain("add-remove-user", dict(d.params), _firsts(d.pairs), (0.0, 2.0 * d.params["T"]), records=(1, 2, 4))
+
+
 register(
     ValidationSpec(
         algorithm=ALGO,
@@ -203,6 +221,7 @@ register(
         takes_dataset=("statistic", "optimal_cap"),
         spaces=lambda p: RW.capped_sum_spaces(None, p),
         whitebox_params={"T": RA.T_PUBLIC, "epsilon": RA.EPS},
+        domain=_domain,
         why="Amin et al. 2019 §3: the capped sum g_T + Lap(T / eps) with a public cap T",
     )
 )
@@ -267,6 +286,14 @@ def _cap_designs() -> list:
     ]
 
 
+def _cap_domain(seed: int) -> Domain:
+    """The pair search's space at the registry's split: a user of one or two records whose total lies
+    anywhere in [0, U] (interior points included: a new endpoint of the cap's intervals), added to
+    the design's three datasets, or any of their users removed."""
+    d = _cap_designs()[0]
+    return Domain("add-remove-user", dict(d.params), _firsts(d.pairs), (0.0, float(d.params["U"])), records=(1, 2))
+
+
 def _cap_refusals() -> list:
     D = RA._default_dataset()
     p = {"epsilon_cap": 0.5, "epsilon_sum": 3.0, "U": 1.0}
@@ -308,6 +335,7 @@ register(
         reads=READS,
         release="a (2,) array (T, s): the private cap T in [0, U] and s = g_T + Laplace(T / epsilon_sum)",
         relation="add/remove user; pure (epsilon_cap + epsilon_sum)-DP",
+        domain=_cap_domain,
         why="Amin et al. 2019 §3 with the cap T drawn by the exponential mechanism aiming at the eq. 6 quantile",
     )
 )

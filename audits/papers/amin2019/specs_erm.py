@@ -25,6 +25,7 @@ from userdp.audits.papers.amin2019 import audits_erm as RE
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded, sizes, user_ids
+from userdp.audits.validation.pair_search import Domain
 
 __all__: list[str] = []  # registers its entries at import; nothing else is imported from it
 
@@ -155,6 +156,39 @@ def _amin_designs(loss: str):
     return designs
 
 
+def _amin_domain(loss: str):
+    """The pair search's space at the design's parameters: a user of 1, tau, 2 tau or 4 tau records
+    (all at one feature vector in the unit ball: every axis, diagonal and off-diagonal direction,
+    and interior points; labels at both ends and, for ridge, 0) added to the design's datasets and
+    to a d = 2 copy of the first (features (x, 0)), or any of their users removed."""
+
+    def domain(seed: int) -> Domain:
+        if loss == "ridge":
+            s, p = RE.build_amin_ridge(**RE.RIDGE_PARAMS), RE.RIDGE_PARAMS
+        else:
+            s, p = RE.build_amin(**RE.AMIN_PARAMS), RE.AMIN_PARAMS
+        bases: list = []
+        for pr in s.pairs:
+            if all(pr.first is not D for D in bases):
+                bases.append(pr.first)
+        X = np.asarray(bases[0].values, float).reshape(bases[0].n, -1)
+        if X.shape[1] == 1:
+            bases.append(bases[0].with_fields(values=np.hstack([X, np.zeros_like(X)])))
+        tau = int(p["tau"])
+        labels = (-1.0, 1.0) if loss == "logistic" else (-1.0, 0.0, 1.0)
+        return Domain(
+            "add-remove-user",
+            dict(p),
+            tuple(bases),
+            (-1.0, 1.0),
+            norm=1.0,
+            labels=labels,
+            records=(1, tau, 2 * tau, 4 * tau),
+        )
+
+    return domain
+
+
 def _amin_refusals(loss: str):
     def refusals() -> list:
         D = RE.ridge_default_dataset(4) if loss == "ridge" else RE.amin_default_dataset(2, 4)
@@ -225,6 +259,7 @@ for _loss, _name in (
             generate=_amin_generate(_loss, _name),
             designs=_amin_designs(_loss),
             refusals=_amin_refusals(_loss),
+            domain=_amin_domain(_loss),
             project=_amin_project(_loss),
             suite="userdp.properties.amin2019_erm",
             suite_properties="",

@@ -35,6 +35,7 @@ from userdp.audits.papers.krichene2023 import audits as RK
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded
+from userdp.audits.validation.pair_search import Domain
 
 __all__ = ["flatten_ssp"]
 
@@ -264,6 +265,35 @@ def _ssp_designs() -> list:
     ]
 
 
+def _ssp_add(base: UserDataset, user_id: int, values, labels) -> UserDataset:
+    """``base`` with a user of k records added, record r in task r (one record per (task, user) pair)."""
+    k = len(values)
+    return UserDataset(
+        np.vstack([base.values, values]),
+        np.append(base.user_ids, np.full(k, user_id)),
+        labels=np.append(base.labels, labels),
+        task_ids=np.append(base.task_ids, np.arange(k)),
+    )
+
+
+def _ssp_domain(seed: int) -> Domain:
+    """The pair search's space on the d = 2, m = 2 case: a user of one or two records (one per task) with
+    x anywhere in the Gamma_x ball (every axis, diagonal and off-diagonal direction: the off-diagonal
+    entry of A moves only off the axes) and y at +-Gamma_x Gamma_* or 0, added; or any user removed."""
+    c = _ssp_cases()[2]
+    gx, gs = float(c.params["Gamma_x"]), float(c.params["Gamma_star"])
+    return Domain(
+        "add-remove-user",
+        dict(c.params),
+        (c.dataset,),
+        (-gx, gx),
+        norm=gx,
+        labels=(-gx * gs, 0.0, gx * gs),
+        records=(1, 2),
+        add=_ssp_add,
+    )
+
+
 def _ssp_refusals() -> list:
     D = RK.audit_dataset()
     twice = UserDataset(
@@ -313,6 +343,7 @@ register(
         generate=_ssp_generate,
         designs=_ssp_designs,
         refusals=_ssp_refusals,
+        domain=_ssp_domain,
         suite="userdp.properties.krichene2023",
         parameters=WEIGHT_PARAMS
         + (

@@ -352,6 +352,28 @@ def private_cap_once_per_call(dataset, rng, size=None, *, epsilon_cap, epsilon_s
     return out[0] if size is None else out
 
 
+def private_cap_left_end(dataset, rng, size=None, *, epsilon_cap, epsilon_sum, U):
+    """BUG (non-private data-dependent choice): the exponential mechanism picks an interval between the
+    totals, and T is released as its LEFT END instead of a uniform point in it: T is then 0 or a user's
+    exact total. A user added with a total strictly inside (0, U) makes a new endpoint, a value T takes
+    with positive probability on one dataset and never on the other (an unbounded loss). The spec's
+    pairs add their user at U, where no new left end appears."""
+    _cap_check(epsilon_cap, epsilon_sum, U)
+    if (dataset.values < 0).any():
+        raise ValueError("values must be >= 0")
+    xs = np.sort(np.array(list(_totals(dataset).values())))
+    n = 1 if size is None else size
+    cuts = np.unique(np.clip(np.r_[0.0, xs, U], 0.0, U))
+    lo, hi = cuts[:-1], cuts[1:]
+    above = xs.size - np.searchsorted(xs, (lo + hi) / 2, side="right")
+    logw = np.log(hi - lo) + 0.5 * epsilon_cap * -np.abs(above - math.ceil(1 / epsilon_sum))
+    p = np.exp(logw - logw.max())
+    T = lo[rng.choice(lo.size, size=n, p=p / p.sum())]
+    s = np.minimum(xs[None, :], T[:, None]).sum(axis=1) + rng.laplace(0.0, 1.0, n) * (T / epsilon_sum)
+    out = np.stack([T, s], axis=1)
+    return out[0] if size is None else out
+
+
 from userdp.properties.adapter import Adapter  # noqa: E402
 
 private_cap_adapter = Adapter("corpus/amin-private-cap-adapter", mechanism=private_cap_batched)
@@ -653,6 +675,17 @@ CORPUS = [
         "non-private data-dependent choice",
         "privacy violation",
         "T is the k-th largest total read exactly from the data and released: unbounded loss",
+        "planted",
+    ),
+    CorpusEntry(
+        "amin2019/private-cap-left-end",
+        CAP_ALGO,
+        f"{M}:private_cap_left_end",
+        "non-private data-dependent choice",
+        "privacy violation",
+        "T released as the chosen interval's left end, a user's exact total: a user added strictly inside "
+        "(0, U) is a new value of T, of positive probability on one side only (unbounded loss); the spec's "
+        "pairs add their user at U (no new endpoint), so only the pair search finds it",
         "planted",
     ),
     CorpusEntry(

@@ -493,7 +493,10 @@ CORPUS += [
         "structure",
         "deviation from reference",
         "A-hat's lower triangle has its own noise: not symmetric; the "
-        "off-diagonal entries are released twice (loss sqrt(2) x on them, d >= 2)",
+        "off-diagonal entries are released twice (loss sqrt(2) x on them, d >= 2). Private at the claim all "
+        "the same: a user's loss on A is then ||w x x^T||_F / Gamma_x^2 = w ||x||^2 / Gamma_x^2, the bound the "
+        "noise is calibrated to (attained on an axis, where the reference attains it too); the pair search's "
+        "best pair realises 1.006 of the claim, as on the correct code (docs/validate.md, 'The pair search')",
         "planted",
     ),
     CorpusEntry(

@@ -1,0 +1,469 @@
+"""The pair search of ``userdp validate`` (docs/validate.md, "The pair search"): the neighbouring pair
+that maximises TARGET's realised loss, found instead of assumed, for the audit to confirm.
+
+A spec declares its neighbour space as a ``Domain`` (``ValidationSpec.domain``: params -> Domain):
+the relation, the public parameters, the datasets whose neighbours are searched, the bounds of a
+record's value coordinates (a box, and optionally an L2 ball), of its label, and how many records the
+differing user may hold. ``candidates`` enumerates the space: a user removed (every user of a base),
+or added with 1 .. many records whose values lie anywhere in the domain: the box's corners, its
+centre and interior points (a cap's endpoint strictly inside (0, U)), every coordinate axis, every
+diagonal and off-diagonal direction (e_k +- e_l), and seeded uniform points; labels at both ends and
+the centre.
+
+Each candidate pair (D, D') is scored by **coupled replay**: TARGET is called on both sides with
+generators from ONE seed (``replay`` rows per side, one batched call or one call per release). For
+additive noise the two releases then differ by exactly the difference of the statistics, so the
+score is deterministic: the move measured in the claimed noise's norm (L1 for Laplace, L2 for
+L2-Laplace and Gaussian), coordinate by coordinate in units of the reference's noise scale on the
+base (estimated once per base from the reference's own releases), over the claim's level for the
+pair (eps, eps_i or mu): the pair's realised share of the claim. Where the replayed difference is not
+the same on every row (TARGET's noise is not additive, or it ignores the rng), the score is the
+move of TARGET's own noise-free ``statistic`` stage where it has one (exact), else the move of the
+release's mean (the few rows' moments), and the search also looks for an **atom**: a
+release value that repeats on one side and never occurs on the other. Such a value has positive
+probability under one dataset and none under its neighbour, an unbounded loss; the audit then
+counts the indicator of that value (post-processing: any bound on it bounds the release's loss).
+
+The score measures the claimed norm; a target whose noise has another shape (per-coordinate
+Laplace where the claim is L2) realises its largest loss along another direction, so the best
+pair under each of the L1, L2 and max norms is kept too (at most ``KEEP`` pairs): the auditor's
+own pilot ranks them on fresh releases and confirms the best (``harness.audit``).
+
+Validity: the search draws only on its own seed stream (``[seed, 11, ...]``), which the audit never
+uses, so choosing the pair costs none of the audit's confidence: the audited pair is fixed before
+the audit's samples are drawn, exactly as a spec's design pair is. A search is a lower bound on the
+worst case, never a proof that none is worse.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from userdp.reference.neighbours import NeighbourPair
+
+from userdp.audits.validation import AuditDesign, BadType, BadValue, Case
+from userdp.audits.validation.releases import call_target, reference_rows, release_rows, stage_vector
+
+__all__ = [
+    "Domain",
+    "Candidate",
+    "SearchResult",
+    "candidates",
+    "search_pairs",
+    "searched_design",
+    "atom_indicator",
+    "KEEP",
+]
+
+KEEP = 3  # pairs handed to the audit: the best under the claimed norm, then under L1, L2, max
+RELATIONS = ("add-remove-user", "replace-record")
+_NORMS = {"laplace": 1, "l2laplace": 2, "gaussian": 2}
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The neighbour space of one algorithm at one set of public parameters.
+
+    relation: "add-remove-user" (a user appears or vanishes) or "replace-record" (one record's value
+        and label change, n public).
+    params: the public parameters the search (and the audit of its pair) runs at.
+    bases: the datasets whose neighbours are searched.
+    values: (lo, hi), the bounds of every value coordinate; norm: None, or an L2 bound on a record's
+        value vector (features in a ball): candidate directions are scaled into it.
+    labels: None (no labels), or the label values to try (both ends and the centre of a range; the
+        two classes of a classifier).
+    records: the numbers of records the added user may hold (e.g. 1, tau, 2 tau, 4 tau).
+    add: None, or ``add(base, user_id, values (k, ...), labels (k,) or None) -> dataset``, for
+        datasets with more fields than values and labels (task ids); default: the relation's own.
+    """
+
+    relation: str
+    params: Mapping[str, Any]
+    bases: tuple
+    values: tuple
+    norm: float | None = None
+    labels: tuple | None = None
+    records: tuple = (1,)
+    add: Callable | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.relation not in RELATIONS:
+            raise BadValue(f"relation must be one of {RELATIONS}, got {self.relation!r}")
+        if not isinstance(self.params, Mapping):
+            raise BadType(f"params must be a mapping of parameter names to values, got {type(self.params).__name__}")
+        if not isinstance(self.bases, tuple) or not self.bases:
+            raise BadValue("bases must be a non-empty tuple of datasets")
+        b = self.values
+        if not (isinstance(b, tuple) and len(b) == 2 and all(math.isfinite(float(v)) for v in b) and b[0] < b[1]):
+            raise BadValue(f"values must be a pair (lo, hi) of finite reals with lo < hi, got {b!r}")
+        if self.labels is not None and not (
+            isinstance(self.labels, tuple) and self.labels and all(math.isfinite(float(v)) for v in self.labels)
+        ):
+            raise BadValue(f"labels must be None or a non-empty tuple of finite reals, got {self.labels!r}")
+        if self.norm is not None and not (math.isfinite(self.norm) and self.norm > 0):
+            raise BadValue(f"norm must be None or a finite real > 0, got {self.norm!r}")
+        if not self.records or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in self.records):
+            raise BadValue(f"records must be a non-empty tuple of ints >= 1, got {self.records!r}")
+        if self.add is not None and not callable(self.add):
+            raise BadType(f"add must be None or callable, got {type(self.add).__name__}")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One neighbouring pair of the space, with what it is."""
+
+    first: Any
+    second: Any
+    unit: int
+    description: str
+    base: Any = field(default=None, repr=False)  # the base dataset the pair was built from
+
+
+@dataclass
+class SearchResult:
+    """The search's best pairs (best first), how it scored them, and what it cost."""
+
+    pairs: list  # [NeighbourPair], best first, all from one base dataset
+    scores: list  # their realised shares of the claim (inf: an atom)
+    how: str  # "coupled replay (deterministic)", "coupled replay (moments)", "atom"
+    evaluated: int
+    seconds: float
+    atom: tuple | None = None  # (coordinate, value) of an atom found on the first pair
+    width: int = 1  # coordinates of one release row (the spec's flatten)
+
+    def summary(self) -> str:
+        s = self.scores[0]
+        share = "an atom: unbounded" if math.isinf(s) else f"{s:.4g} of the claim"
+        return f"{self.evaluated} pairs by {self.how}: best {self.pairs[0].description} ({share})"
+
+
+# ------------------------------------------------------------------ the space
+def _directions(dim: int) -> list[np.ndarray]:
+    """Unit-free directions of a value vector: every axis, every diagonal (all sign patterns, for
+    d <= 3), and every off-diagonal pair e_k +- e_l."""
+    out = []
+    for k in range(dim):
+        e = np.zeros(dim)
+        e[k] = 1.0
+        out += [e, -e]
+    if dim >= 2:
+        if dim <= 3:
+            out += [np.array(s, float) for s in itertools.product((1.0, -1.0), repeat=dim)]
+        for k, j in itertools.combinations(range(dim), 2):
+            for s in (1.0, -1.0):
+                e = np.zeros(dim)
+                e[k], e[j] = 1.0, s
+                out.append(e)
+    return out
+
+
+def _points(dom: Domain, shape: tuple, rng) -> list[tuple[np.ndarray, str]]:
+    """Record values to try: (value, what). Scalars: both ends, interior points, seeded uniforms;
+    vectors: the box's corners and axes (or the ball's surface along every direction), the centre,
+    half-way points, seeded uniforms."""
+    lo, hi = (float(v) for v in dom.values)
+    if shape == ():
+        fr = (0.0, 1.0, 0.125, 0.25, 0.5, 0.75, 0.875, 0.37, 0.61)
+        pts = [(np.array(lo + f * (hi - lo)), f"{lo + f * (hi - lo):.4g}") for f in fr]
+        pts += [(np.array(v), f"{v:.4g}") for v in rng.uniform(lo, hi, 2)]
+        return pts
+    dim = int(np.prod(shape))
+    mid = (lo + hi) / 2
+    pts = []
+    for e in _directions(dim):
+        if dom.norm is not None:
+            v = np.clip(dom.norm * e / np.linalg.norm(e), lo, hi)
+        else:
+            v = np.where(e > 0, hi, np.where(e < 0, lo, mid))
+        pts.append((v, "(" + ", ".join(f"{x:.3g}" for x in v) + ")"))
+        pts.append((mid + (v - mid) / 2, "half-way to (" + ", ".join(f"{x:.3g}" for x in v) + ")"))
+    for u in rng.uniform(lo, hi, (2, dim)):
+        if dom.norm is not None and np.linalg.norm(u) > dom.norm:
+            u = u * dom.norm / np.linalg.norm(u)
+        pts.append((u, "(" + ", ".join(f"{x:.3g}" for x in u) + ")"))
+    return [(v.reshape(shape), w) for v, w in pts]
+
+
+def _label_values(dom: Domain) -> list[float | None]:
+    return [None] if dom.labels is None else [float(v) for v in dom.labels]
+
+
+def candidates(dom: Domain, seed: int = 0) -> list[Candidate]:
+    """Every pair of the space, in a fixed order (``seed`` draws its uniform interior points)."""
+    from userdp.reference.neighbours import ADD_REMOVE_USER, REPLACE_RECORD
+
+    rng = np.random.default_rng([seed, 11, 0])
+    out = []
+    for D in dom.bases:
+        shape = tuple(np.asarray(D.values).shape[1:])
+        pts = _points(dom, shape, rng)
+        labels = _label_values(dom)
+        if dom.relation == "add-remove-user":
+            uid = int(np.max(D.user_ids)) + 1
+            for u in np.unique(D.user_ids).tolist():
+                if D.m >= 2:
+                    out.append(Candidate(D, D.without_user(u), u, f"remove user {u} of {D.m}", D))
+            for k in dom.records:
+                for v, what in pts:
+                    for y in labels:
+                        vals = np.repeat(v[None], k, axis=0)
+                        ys = None if y is None else np.full(k, y)
+                        add = dom.add or (lambda B, i, x, lab: ADD_REMOVE_USER.neighbour(B, i, x, labels=lab))
+                        D2 = add(D, uid, vals, ys)
+                        tail = "" if y is None else f", label {y:g}"
+                        out.append(
+                            Candidate(D, D2, uid, f"add user {uid}: {k} record(s) at {what}{tail} ({D.m} users)", D)
+                        )
+        else:  # replace-record: a record's label flipped at one value, or its value moved between two
+            eps = getattr(D, "epsilons", None)
+            idx = sorted({0, D.n - 1} | ({int(np.argmax(eps))} if eps is not None else set()))
+            y_lo, y_hi = labels[0], labels[-1]
+            for i in idx:
+                for v, w in pts:
+                    if y_lo != y_hi:
+                        a, b = REPLACE_RECORD.neighbour(D, i, v, y_lo), REPLACE_RECORD.neighbour(D, i, v, y_hi)
+                        out.append(Candidate(a, b, i, f"record {i} at {w}: label {y_lo:g} vs {y_hi:g}", D))
+                for (v1, w1), (v2, w2) in itertools.combinations(pts[:8], 2):
+                    a, b = REPLACE_RECORD.neighbour(D, i, v1, y_hi), REPLACE_RECORD.neighbour(D, i, v2, y_hi)
+                    tail = "" if y_hi is None else f", label {y_hi:g}"
+                    out.append(Candidate(a, b, i, f"record {i}: {w1} vs {w2}{tail}", D))
+    return out
+
+
+# ------------------------------------------------------------------ scoring
+def _level(claim, unit) -> float:
+    """The claim's level for the pair's unit: mu (Gaussian DP), eps_i (personalized), eps."""
+    kind = claim.kind
+    if kind == "claims":
+        return float(claim.gdp.mu)
+    if kind == "gdp":
+        return float(claim.mu)
+    if kind == "personalized":
+        eps = claim.params()["epsilons"]
+        return float(eps[int(unit)]) if 0 <= int(unit) < len(eps) else float(min(eps))
+    return float(claim.as_eps_delta()[0])
+
+
+def _noise_scales(spec, D, params, seed) -> np.ndarray | None:
+    """Per coordinate, the reference's noise scale on D (Laplace: b = E|Z|; L2-Laplace: E||Z|| / k;
+    Gaussian: sd), from 4000 of its releases; None without a statistic or a declared noise family.
+    Coordinates without noise get +inf (a move there is not measured)."""
+    if spec.statistic is None or spec.noise is None:
+        return None
+    Z = reference_rows(spec, D, np.random.default_rng([seed, 11, 1]), 4000, params)
+    Z = Z - np.asarray(spec.statistic(D, **params), float).reshape(1, -1)
+    a = np.abs(Z)
+    if spec.noise == "laplace":
+        s = a.mean(axis=0)
+    elif spec.noise == "gaussian":
+        s = np.sqrt((Z**2).mean(axis=0))
+    else:
+        k = max(1, int((a.max(axis=0) > 0).sum()))
+        s = np.full(Z.shape[1], float(np.linalg.norm(Z, axis=1).mean()) / k)
+    return np.where(a.max(axis=0) > 0, s, np.inf)
+
+
+def _spread(rows) -> np.ndarray:
+    """A per-coordinate scale from the rows themselves (where the reference gives none)."""
+    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column
+        s = np.nanstd(np.where(np.isfinite(rows), rows, np.nan), axis=0)
+    return np.where(s > 0, s, np.inf)
+
+
+def _atom(a: np.ndarray, b: np.ndarray) -> tuple | None:
+    """(side, coordinate, value): a value repeated on one side's rows and absent from the other's."""
+    for side, (x, y) in enumerate(((b, a), (a, b))):
+        for j in range(x.shape[1]):
+            vals, counts = np.unique(x[:, j][np.isfinite(x[:, j])], return_counts=True)
+            rep = vals[counts >= 2]
+            if rep.size:
+                new = rep[~np.isin(rep, y[:, j])]
+                if new.size:
+                    return side, j, float(new[0])
+    return None
+
+
+def atom_indicator(coordinate: int, value: float, flatten: Callable):
+    """Post-processing for the atom audit: releases (rows) -> 1.0 where ``coordinate`` equals ``value``."""
+
+    def post(rows: np.ndarray) -> np.ndarray:
+        return (np.asarray(rows, float)[:, coordinate] == value).astype(float)
+
+    return post
+
+
+def search_pairs(ctx, budget: float) -> SearchResult | None:
+    """The best pairs of the spec's domain for TARGET (module docstring), within ``budget`` seconds
+    of the search's own time; None where the spec declares no domain."""
+    spec, t = ctx.spec, ctx.target
+    if spec.domain is None:
+        return None
+    t0 = time.perf_counter()
+    dom = spec.domain(ctx.seed)
+    params = dict(dom.params)
+    cands = candidates(dom, ctx.seed)
+    replay = 16 if not ctx.slow else 4
+    one = not ctx.independent
+    scales = {id(D): _noise_scales(spec, D, params, ctx.seed) for D in dom.bases}
+    stat = _stage_statistic(ctx, params)
+    p = _NORMS.get(spec.noise, 2)
+    rows, evaluated, exact, staged = [], 0, True, 0
+    atom = None
+    order = np.random.default_rng([ctx.seed, 11, 3]).permutation(len(cands))  # fair coverage within the budget
+    for j in order.tolist():
+        c = cands[j]
+        if time.perf_counter() - t0 > budget and evaluated >= 8:
+            break
+        claim = ctx.claim(Case(c.first, params, "searched"))
+        if claim is None:
+            return None
+        where = f"pair search: {c.description}"
+        a = release_rows(spec, t, c.first, np.random.default_rng([ctx.seed, 11, 2, j]), replay, params, where, one)
+        b = release_rows(spec, t, c.second, np.random.default_rng([ctx.seed, 11, 2, j]), replay, params, where, one)
+        evaluated += 1
+        if a.shape != b.shape:
+            continue
+        det, shift = _replayed_shift(a, b)
+        exact = exact and det
+        if not det and stat is not None:  # no exact replay (TARGET's own generator): its noise-free stage
+            s1, s2 = stat(c.first), stat(c.second)
+            if s1 is not None and s2 is not None and s1.shape == s2.shape == shift.shape:
+                shift, staged = s1 - s2, staged + 1
+        sc = scales.get(id(c.base))
+        sc = _spread(np.vstack([a, b])) if sc is None or sc.shape != shift.shape else sc
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            u = np.nan_to_num(shift / sc, nan=0.0)
+        lev = _level(claim, c.unit)
+        norms = tuple(float(np.linalg.norm(u, ord=q)) / lev for q in (p, 1, 2, np.inf))
+        if not det and atom is None:
+            found = _atom(a, b)
+            if found is not None:
+                atom = (j, found)
+        rows.append((norms, c, a.shape[1]))
+    if not rows:
+        return None
+    secs = time.perf_counter() - t0
+    if atom is not None:
+        j, (side, coord, value) = atom
+        c = cands[j]
+        return SearchResult([_pair(spec, c)], [math.inf], "coupled replay, an atom", evaluated, secs, (coord, value), 1)
+    how = "coupled replay, exact (additive noise)" if exact else "coupled replay, moments"
+    if not exact and staged == len(rows):
+        how = "TARGET's statistic stage, exact (its releases do not replay)"
+    # one audit design takes one release shape, so one base: the one with the largest move under any of
+    # the norms (L1 >= L2 >= max, equal in d = 1: a base in more dimensions shows more directions)
+    top = max(rows, key=lambda r: max(r[0]))
+    rows = [r for r in rows if r[1].base is top[1].base]
+    picked, scores = [], []
+    for q in range(4):
+        best = max(rows, key=lambda r: r[0][q])
+        if all(best[1] is not c for c in picked):
+            picked.append(best[1])
+            scores.append(best[0][0])
+        if len(picked) == KEEP:
+            break
+    return SearchResult([_pair(spec, c) for c in picked], scores, how, evaluated, secs, width=top[2])
+
+
+def _replayed_shift(a: np.ndarray, b: np.ndarray) -> tuple[bool, np.ndarray]:
+    """(exact, shift): whether the coupled rows differ by one vector (additive noise), and the move: that
+    vector, else the mean difference over the finite rows (a release of inf or NaN is no move)."""
+    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column's mean
+        diff = a - b
+        det = bool(np.all(np.isfinite(diff)) and np.allclose(diff, diff[:1], rtol=1e-9, atol=1e-12))
+        shift = diff[0] if det else np.nanmean(np.where(np.isfinite(diff), diff, np.nan), axis=0)
+    return det, np.nan_to_num(shift, nan=0.0)
+
+
+def _stage_statistic(ctx, params):
+    """TARGET's own noise-free ``statistic`` stage as D -> a flat vector (None where it returns no
+    numbers), or None: no such stage, or a spec without additive noise (no statistic to move)."""
+    spec, t = ctx.spec, ctx.target
+    f = getattr(t.adapter, "statistic", None)
+    if f is None or spec.noise is None:
+        return None
+    kw = {k: params[k] for k in spec.stage_params.get("statistic", ()) if k in params}
+
+    def stat(D):
+        out = call_target(f"TARGET {t.name}'s statistic stage (pair search)", f, D, **kw)
+        try:
+            return stage_vector(spec, out)
+        except (TypeError, ValueError):
+            return None
+
+    return stat
+
+
+def _pair(spec, c: Candidate) -> NeighbourPair:
+    rel = "add-remove-user" if spec.relation.startswith("add/remove user") else spec.relation.split(" ")[0]
+    return NeighbourPair(c.first, c.second, rel, c.unit, c.description)
+
+
+def searched_design(ctx, res: SearchResult) -> AuditDesign:
+    """The audit design of the search's pairs."""
+    dom = ctx.spec.domain(ctx.seed)
+    claim = ctx.claim(Case(res.pairs[0].first, dict(dom.params), "searched"))
+    if res.atom is not None:
+        out = "discrete"
+    else:
+        out = "continuous" if res.width == 1 and ctx.spec.audit_flatten is None else "vector"
+    return AuditDesign(list(res.pairs), dict(dom.params), claim, f"searched ({res.summary()})", output=out)
+
+
+# ------------------------------------------------------------------ black-box: userdp audit --search
+SEARCH_RELATIONS = ("add-remove-record", "replace-record")
+
+
+def domain_pairs(domain: Mapping) -> list[tuple[list, list]]:
+    """Candidate pairs of raw record sequences from a declared domain, for ``userdp audit --search``
+    (a black-box mechanism called on lists of numbers): ``{"values": [lo, hi], "sizes": [n, ...],
+    "relation": "add-remove-record" | "replace-record"}``. Bases of each size: every record at lo, at
+    hi, at the centre, and alternating lo/hi; neighbours: a record added (add-remove) or the first
+    one replaced (replace) by lo, hi or interior points (1/8, 1/4, 0.37, 1/2, 3/4 of the range), and
+    a record removed. At most 100 pairs (the auditor's own pilot ranks them on fresh outputs and
+    confirms the best: ``harness.audit``)."""
+    if not isinstance(domain, Mapping):
+        raise BadType(f"--search must be a JSON object {{values, sizes, relation}}, got {type(domain).__name__}")
+    extra = set(domain) - {"values", "sizes", "relation"}
+    if extra:
+        raise BadValue(f"--search: unknown key(s) {sorted(extra)}; the keys are values, sizes, relation")
+    v, sizes, rel = domain.get("values"), domain.get("sizes"), domain.get("relation")
+    ok = isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+    if not ok or not (math.isfinite(v[0]) and math.isfinite(v[1]) and v[0] < v[1]):
+        raise BadValue(f"--search: values must be [lo, hi], finite numbers with lo < hi, got {v!r}")
+    if (
+        not isinstance(sizes, list)
+        or not sizes
+        or not all(isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 10_000 for n in sizes)
+    ):
+        raise BadValue(f"--search: sizes must be a non-empty list of ints in [1, 10000], got {sizes!r}")
+    if rel not in SEARCH_RELATIONS:
+        raise BadValue(f"--search: relation must be one of {SEARCH_RELATIONS}, got {rel!r}")
+    lo, hi = float(v[0]), float(v[1])
+    pts = [lo, hi] + [lo + f * (hi - lo) for f in (0.5, 0.25, 0.75, 0.125, 0.37)]
+    out: list = []
+    for n in sizes:
+        bases = [[lo] * n, [hi] * n, [(lo + hi) / 2] * n, [lo if i % 2 == 0 else hi for i in range(n)]]
+        for base in bases:
+            if rel == "add-remove-record":
+                out += [(base, base + [p]) for p in pts]
+                if n >= 2:
+                    out.append((base, base[1:]))
+            else:
+                out += [(base, [p] + base[1:]) for p in pts if p != base[0]]
+    seen, uniq = set(), []
+    for a, b in out:
+        key = (tuple(a), tuple(b))
+        if key not in seen:
+            seen.add(key)
+            uniq.append((a, b))
+    return uniq[:100]
