@@ -89,6 +89,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "wilson2020/l2-without-sqrt-l0",
         ),
         corpus=(
+            "wilson2020/lower-bound-twice",
             "amin2019/half-scale",
             "epasto2020/wa-mean-user-weight-noise",
             "epasto2020/gwa-row-max-noise",
@@ -202,6 +203,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "desfontaines2022/no-cross-partition-bounding",
         ),
         corpus=(
+            "krichene2023/clips-but-sums-raw",
             "krichene2023/unclipped-labels",
             "krichene2023/no-weight-clipping",
             "krichene2023/staged-no-weight-clipping",

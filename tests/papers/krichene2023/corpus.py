@@ -145,6 +145,7 @@ def _release(
     sigmas=None,
     noise=None,
     counts_from_data=False,
+    sum_raw=False,
 ):
     """The vectorised pipeline the bugs below change one piece of."""
     if not (beta > 0 and Gamma_x > 0 and Gamma_star > 0):
@@ -154,10 +155,13 @@ def _release(
         n_counts = np.maximum(np.bincount(t, minlength=m), 1)
         n_users = len(set(u.tolist()))
     w = weights(t, u, _omega(n_counts, n_users, beta, mu), beta)
+    raw = x
     if clip_labels:
         x, y = _clip(x, y, Gamma_x, Gamma_star)
     else:
         x, _ = _clip(x, y, Gamma_x, Gamma_star)
+    if sum_raw:  # BUG below: the clipped features computed, the raw ones summed
+        x = raw
     d = x.shape[1]
     A = np.zeros((m, d, d))
     np.add.at(A, t, w[:, None, None] * x[:, :, None] * x[:, None, :])
@@ -192,6 +196,12 @@ def unclipped_labels(dataset, rng, size=None, **p):
     """BUG (sensitivity; the authors' code, docs/papers/krichene2023.md): x clipped, y used raw, while the b noise
     Gamma_x^2 Gamma_* assumes |y| <= Gamma_x Gamma_*."""
     return _release(dataset, rng, size, **p, clip_labels=False)
+
+
+def clips_but_sums_raw(dataset, rng, size=None, **p):
+    """BUG (the pattern of opendp/smartnoise-sdk issue 622, a covariance that clips but uses the unclipped
+    data): x and y clipped into their bounds, then the sums A-bar and b-bar taken over the raw x."""
+    return _release(dataset, rng, size, **p, sum_raw=True)
 
 
 def no_weight_clipping(dataset, rng, size=None, **p):
@@ -407,6 +417,17 @@ CORPUS = [
         "|y| <= 1): removing user 0 (y = 9 against the bound 4) moves b by 2.25 noise units per unit of "
         "weight: true mu = sqrt(beta (1 + 2.25^2)) = 1.74, claimed sqrt(2 beta) = 1 (unbounded in |y|)",
         "found in the authors' public code",
+    ),
+    CorpusEntry(
+        "krichene2023/clips-but-sums-raw",
+        ALGO,
+        f"{M}:clips_but_sums_raw",
+        "sensitivity",
+        "privacy violation",
+        "opendp/smartnoise-sdk issue 622 (a covariance that clips but uses the unclipped data), re-implemented "
+        "in SSP: the features are clipped into the Gamma_x ball and then the raw ones summed, so a user whose "
+        "||x|| exceeds Gamma_x moves A-bar by ||x||^2 / Gamma_x^2 times the noise's calibration (unbounded)",
+        "planted",
     ),
     CorpusEntry(
         "krichene2023/no-weight-clipping",

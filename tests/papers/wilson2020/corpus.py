@@ -335,6 +335,17 @@ def linf_without_abs(
     return _one(dataset, rng, p, lv=Linf * max(lower, upper))
 
 
+def lower_bound_twice(
+    dataset, rng, *, public_partitions, metric, L0, Linf, lower, upper, epsilon, delta, noise, bounding
+):
+    """BUG (the pattern of IBM/differential-privacy-library PR 110, whose LinearRegression sensitivity read the
+    lower bound twice): Linf of SUM as Linf max(|lower|, |lower|), the upper bound never read."""
+    p = dict(locals())
+    p.pop("dataset"), p.pop("rng")
+    _check(**p)
+    return _one(dataset, rng, p, lv=Linf * max(abs(lower), abs(lower)))
+
+
 def per_user_sum_times_linf(
     dataset, rng, *, public_partitions, metric, L0, Linf, lower, upper, epsilon, delta, noise, bounding, linf_default=2
 ):
@@ -416,6 +427,17 @@ CORPUS = [e for a in SPECS for e in _alternatives(a)] + [
         "OpenMined/PipelineDP PR 384 (a): max(lower, upper) = 1 where max(|lower|, |upper|) = 5 on the case with "
         "bounds [-5, 1]: noise 5x too small there (claimed eps, true 5 eps)",
         "found in the authors' public code",
+    ),
+    CorpusEntry(
+        "wilson2020/lower-bound-twice",
+        "wilson2020.sum",
+        f"{M}:lower_bound_twice",
+        "sensitivity",
+        "privacy violation",
+        "IBM/differential-privacy-library PR 110 (LinearRegression's sensitivity from the lower bound twice), "
+        "re-implemented in a partition sum: max(|lower|, |lower|) = 0 where max(|lower|, |upper|) = 1 on the "
+        "bounds [0, 1]: no noise at all there (claimed eps, true unbounded)",
+        "planted",
     ),
     CorpusEntry(
         "wilson2020/per-user-sum-times-linf",
