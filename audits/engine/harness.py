@@ -37,6 +37,14 @@ is a fixed event given the selection share: the argument above holds unchanged. 
 whose description uses a learned parameter (a centre, a scale, an atom's value, a
 pattern) is fixed in the same way: the parameter is a function of the selection share.
 
+A declared noise model (``noise_model``, ``model_sets.py``). Each confirmed pair's
+Neyman-Pearson set under the model is one more hypothesis per side (eps, and GDP), fixed by
+the model before any output is drawn and counted on all ``samples`` outputs; the model sets
+share MODEL_SHARE of alpha and the m selection-share sets the rest (each at
+(1 - MODEL_SHARE) alpha / m instead of alpha / m). The levels still add up to alpha, so the
+union bound holds, and the verdict is the weighted Holm procedure (``holm`` with weights
+proportional to the levels), which flags a correct mechanism with probability <= alpha.
+
 Gaussian DP (a ``GaussianDP`` claim, or ``Claims(primary, GaussianDP)``). Each confirmed
 pair also gets ``sets_per_pair`` sets chosen for the trade-off audit (``projected_mu_bound``:
 sets in the middle of the distributions), counted on the same counting share, bounded by
@@ -189,7 +197,7 @@ class GDPWitness:
     ordering: str
     null_side: str  # "second" or "first": the dataset of H0 (the side S disfavours)
     counts: dict  # {"first": k, "second": k, "n_per_side": n}
-    error_rates: dict  # {"fpr", "fnr"}: counting-share estimates; "*_upper": CP at alpha/(2m)
+    error_rates: dict  # {"fpr", "fnr"}: estimates on the outputs counted; "*_upper": CP at its level / 2
     claim_mu: float
     p_value: float  # exact p-value of H0: on or above the mu-GDP curve
     adjusted_p_value: float  # Holm-adjusted over all tested candidates (eps and GDP)
