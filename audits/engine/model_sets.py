@@ -100,7 +100,11 @@ def model_candidate(
     m1, s1 = noise.locate(pair.first)
     m2, s2 = noise.locate(pair.second)
     if m1.size != d or m2.size != d:
-        raise ValueError(f"noise_model: the declared statistic has {m1.size} coordinate(s), the mechanism's output {d}")
+        shape = () if kind == "continuous" else (d,)
+        raise ValueError(
+            f"noise_model: the declared statistic has shape {m1.shape}, the mechanism's output shape {shape} "
+            "per release"
+        )
     shift = m1 - m2
     if not np.any(shift) or not np.isclose(s1, s2, rtol=1e-12, atol=0.0):
         return None
