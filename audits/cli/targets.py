@@ -642,6 +642,8 @@ def run_audit(
             progress=progress,
             workers=workers,
             scheduler=scheduler,
+            # the declared model's own sets too, unless --noise-family replaces the declaration
+            noise_model=None if "noise_family" in options else t.noise,
             **{"noise_family": None if t.noise is None else t.noise.family, **options},
         )
     except IncompleteAudit:

@@ -206,13 +206,21 @@ def _best_1d(family: str, shift: float, scale: float, score) -> float:
     """max over thresholds t of score(P(t), Q(t)): a grid spanning both tails, then refined."""
     if shift == 0.0:
         return -np.inf if score is None else float(np.max(score(np.array([0.5]), np.array([0.5]))))
+    return _argbest_1d(family, shift, scale, score)[0]
+
+
+def _argbest_1d(family: str, shift: float, scale: float, score) -> tuple[float, float]:
+    """(max over t of score(P(t), Q(t)), the t where it is reached), shift > 0: a grid
+    spanning both tails, then refined around the grid's best point."""
     span = 45.0 * scale if family == "laplace" else 12.0 * scale
     t = np.linspace(-span, shift + span, _GRID)
     vals = score(*_curve_1d(family, shift, scale, t))
     i = int(np.argmax(vals))
     lo, hi = t[max(i - 1, 0)], t[min(i + 1, t.size - 1)]
     fine = np.linspace(lo, hi, 2001)
-    return float(max(vals[i], np.max(score(*_curve_1d(family, shift, scale, fine)))))
+    fine_vals = score(*_curve_1d(family, shift, scale, fine))
+    j = int(np.argmax(fine_vals))
+    return (float(fine_vals[j]), float(fine[j])) if fine_vals[j] > vals[i] else (float(vals[i]), float(t[i]))
 
 
 def _log_density(family: str, z: np.ndarray, scale: float) -> np.ndarray:

@@ -37,6 +37,14 @@ is a fixed event given the selection share: the argument above holds unchanged. 
 whose description uses a learned parameter (a centre, a scale, an atom's value, a
 pattern) is fixed in the same way: the parameter is a function of the selection share.
 
+A declared noise model (``noise_model``, ``model_sets.py``). Each confirmed pair's
+Neyman-Pearson set under the model is one more hypothesis per side (eps, and GDP), fixed by
+the model before any output is drawn and counted on all ``samples`` outputs; the model sets
+share MODEL_SHARE of alpha and the m selection-share sets the rest (each at
+(1 - MODEL_SHARE) alpha / m instead of alpha / m). The levels still add up to alpha, so the
+union bound holds, and the verdict is the weighted Holm procedure (``holm`` with weights
+proportional to the levels), which flags a correct mechanism with probability <= alpha.
+
 Gaussian DP (a ``GaussianDP`` claim, or ``Claims(primary, GaussianDP)``). Each confirmed
 pair also gets ``sets_per_pair`` sets chosen for the trade-off audit (``projected_mu_bound``:
 sets in the middle of the distributions), counted on the same counting share, bounded by
@@ -133,6 +141,8 @@ from userdp.audits.engine.sampling import (
     normalize_pairs,
 )
 from userdp.audits.engine.plan import AuditPlan, CountedGDPSet, CountedSet
+from userdp.audits.engine import model_sets
+from userdp.audits.engine.model_sets import MODEL_SHARE, check_noise_model, model_candidate
 from userdp.audits.engine.rejection import check_noise_family
 from userdp.audits.engine.rounding import ROUND_DIGITS, FloatingPointFinding, round_outputs, rounding_decided
 from userdp.audits.engine.thresholds import StatisticThreshold
@@ -193,7 +203,7 @@ class GDPWitness:
     ordering: str
     null_side: str  # "second" or "first": the dataset of H0 (the side S disfavours)
     counts: dict  # {"first": k, "second": k, "n_per_side": n}
-    error_rates: dict  # {"fpr", "fnr"}: counting-share estimates; "*_upper": CP at alpha/(2m)
+    error_rates: dict  # {"fpr", "fnr"}: estimates on the outputs counted; "*_upper": CP at its level / 2
     claim_mu: float
     p_value: float  # exact p-value of H0: on or above the mu-GDP curve
     adjusted_p_value: float  # Holm-adjusted over all tested candidates (eps and GDP)
@@ -417,6 +427,7 @@ def audit(
     workers: int | None = None,
     scheduler: str | None = None,
     rounding_check: bool = True,
+    noise_model: NoiseModel | None = None,
 ) -> AuditResult:
     """Audit ``mechanism`` on one pair or many; see the module docstring for the method.
 
@@ -452,6 +463,10 @@ def audit(
         (module docstring, "Floating-point leaks"), re-audit on outputs rounded to
         ROUND_DIGITS significant digits and name the finding (``AuditResult.floating_point``).
         False skips the re-audit (it costs a second audit).
+    noise_model: None, or the setup's declared ``ceiling.NoiseModel``: each confirmed pair's
+        Neyman-Pearson set under that model (the ceiling's set) is tested too, counted on all
+        ``samples`` outputs per side, with MODEL_SHARE of alpha (``model_sets.py`` says why the
+        bound stays valid whatever the mechanism does).
 
     Raises ``IncompleteAudit`` (with the finished pairs' result) when the mechanism raised
     on some pairs but not all (module docstring).
@@ -475,6 +490,7 @@ def audit(
         workers=workers,
         scheduler=scheduler,
         rounding_check=rounding_check,
+        noise_model=noise_model,
     )
     result, rounding = _run(plan, t0=t0)
     if not (rounding_check and ROUNDING_ON and result.verdict == VIOLATION and rounding is not None):
@@ -507,6 +523,7 @@ def _plan(
     workers,
     scheduler,
     rounding_check,
+    noise_model=None,
 ) -> AuditPlan:
     """``audit``'s arguments checked, in the order ``audit`` documents them failing (the first
     bad one raises), as an ``AuditPlan``; ``rounding_check`` is checked, not planned."""
@@ -535,6 +552,7 @@ def _plan(
         raise TypeError(f"progress must be None or a callable taking one message, got {type(progress).__name__}")
     if not isinstance(rounding_check, (bool, np.bool_)):
         raise TypeError(f"rounding_check must be True or False, got {type(rounding_check).__name__} {rounding_check!r}")
+    check_noise_model(noise_model)
     pairs = normalize_pairs(pair_or_generator, _check_int(max_pairs, "max_pairs", 1, hi=100_000))
     return AuditPlan(
         mechanism=mechanism,
@@ -552,6 +570,7 @@ def _plan(
         progress=progress,
         workers=workers,
         scheduler=scheduler,
+        noise_model=noise_model,
     )
 
 
@@ -574,6 +593,7 @@ def _run(plan: AuditPlan, t0: float, transform=None):
         _check_reproducible(mech, plan)
         chosen, failures, reason = _choose_pairs(mech, plan, claims, pilot_root, gdp, sides, transform)
         m = max(1, len(chosen)) * plan.sets_per_pair * sides  # the planned m, kept if a confirmed pair fails
+        levels = _levels(plan, max(1, len(chosen)), m, sides)
         tested = []  # CountedSet of every confirmed pair
         rounding = {}  # id(candidate) -> why rounding decides its boundary (candidates above their claim)
         tested_gdp = []  # CountedGDPSet of every confirmed pair
@@ -590,7 +610,7 @@ def _run(plan: AuditPlan, t0: float, transform=None):
                 continue
             if transform is not None:
                 a, b = transform(a), transform(b)
-            rows, gdp_rows, found = _count_pair(plan, pair, a, b, claims[i], gdp, m)
+            rows, gdp_rows, found = _count_pair(plan, pair, a, b, claims[i], gdp, levels)
             tested += rows
             tested_gdp += gdp_rows
             rounding.update(found)
@@ -601,7 +621,8 @@ def _run(plan: AuditPlan, t0: float, transform=None):
                 progress(f"confirmed {j + 1}/{len(chosen)}: {pair.description}: {text}")
     if not tested:
         raise failures[0][2]  # no pair finished: the first error, as it was raised
-    result = _assemble(plan, tested, tested_gdp, failures, m, reason, mech, gdp, t0)
+    m_all = m + (max(1, len(chosen)) * sides if levels[1] is not None else 0)
+    result = _assemble(plan, tested, tested_gdp, failures, m_all, reason, mech, gdp, t0)
     best = tested[_best(tested, range(len(tested)))].candidate
     return result, rounding.get(id(best))
 
@@ -667,35 +688,67 @@ def _choose_pairs(mech: Sampler, plan: AuditPlan, claims, pilot_root, gdp, sides
     return chosen, failures, reason
 
 
-def _count_pair(plan: AuditPlan, pair, a, b, eps_delta: tuple[float, float], gdp, m: int):
+def _levels(plan: AuditPlan, pairs: int, m: int, sides: int) -> tuple[float, float | None]:
+    """(level of each selection-share set, level of each model set or None): alpha / m and
+    None without a declared noise model; with one, the model sets (one per pair and side)
+    share MODEL_SHARE of alpha and the m selection-share sets the rest (``model_sets.py``)."""
+    if plan.noise_model is None or not model_sets.MODEL_SETS_ON:
+        return plan.alpha / m, None
+    return plan.alpha * (1.0 - MODEL_SHARE) / m, plan.alpha * MODEL_SHARE / (pairs * sides)
+
+
+def _count_pair(plan: AuditPlan, pair, a, b, eps_delta: tuple[float, float], gdp, levels):
     """(eps rows, GDP rows, rounding) of one confirmed pair's outputs a, b: its sets chosen on
     the selection share (``search.best_candidates``) and counted on the counting share, each
-    bound at level alpha / m; rounding maps id(candidate) to why rounding decides its boundary,
-    for the candidates above their claim."""
-    n_sel, n_cnt, alpha, k = plan.n_select, plan.n_count, plan.alpha, plan.sets_per_pair
+    bound at level levels[0], and, with a declared noise model, the model's set counted on all
+    outputs at level levels[1]; rounding maps id(candidate) to why rounding decides its
+    boundary, for the candidates above their claim."""
+    n_sel, n_cnt, k = plan.n_select, plan.n_count, plan.sets_per_pair
+    level, model_level = levels
     eps, delta = eps_delta  # the pair's claim (eps_i for personalized)
     kind = infer_kind(a, plan.output)
     ea, eb, values = encode(a, b, kind)
-    cands = best_candidates(
-        ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, k, noise_family=plan.noise_family
-    )
-    ca, cb = ea[n_sel:], eb[n_sel:]
+    found = [
+        (c, n_cnt, level)
+        for c in best_candidates(
+            ea[:n_sel], eb[:n_sel], kind, values, n_cnt, level, delta, k, noise_family=plan.noise_family
+        )
+    ]
+    found += _model_rows(plan, pair, kind, ea, model_level, delta, False)
     rows, rounding = [], {}
-    for c in cands:
+    for c, n, lev in found:
+        ca, cb = (ea[n_sel:], eb[n_sel:]) if n == n_cnt else (ea, eb)
         k1, k2 = _count(c, kind, ca, cb)
-        lb = epsilon_lower_bound(k1, k2, n_cnt, alpha / m, delta)
-        rows.append(CountedSet(pair, c, k1, k2, max(lb, 0.0), p_value(k1, k2, n_cnt, eps, delta), eps))
+        lb = epsilon_lower_bound(k1, k2, n, lev, delta)
+        rows.append(CountedSet(pair, c, k1, k2, max(lb, 0.0), p_value(k1, k2, n, eps, delta), eps, n, lev))
         if lb > eps and kind in ("continuous", "vector"):
             rounding[id(c)] = rounding_decided(c, kind, ca, cb)
     gdp_rows = []
     if gdp is not None:
-        for c in best_candidates(
-            ea[:n_sel], eb[:n_sel], kind, values, n_cnt, alpha / m, delta, k, gdp=True, noise_family=plan.noise_family
-        ):
+        found = [
+            (c, n_cnt, level)
+            for c in best_candidates(
+                ea[:n_sel], eb[:n_sel], kind, values, n_cnt, level, delta, k, gdp=True, noise_family=plan.noise_family
+            )
+        ]
+        found += _model_rows(plan, pair, kind, ea, model_level, delta, True)
+        for c, n, lev in found:
+            ca, cb = (ea[n_sel:], eb[n_sel:]) if n == n_cnt else (ea, eb)
             k1, k2 = _count(c, kind, ca, cb)
-            lb = mu_lower_bound(k1, k2, n_cnt, alpha / m)  # mu > 0, so 0 is always a lower bound
-            gdp_rows.append(CountedGDPSet(pair, c, k1, k2, max(lb, 0.0), gdp_p_value(k1, k2, n_cnt, gdp.mu), gdp.mu))
+            lb = mu_lower_bound(k1, k2, n, lev)  # mu > 0, so 0 is always a lower bound
+            gdp_rows.append(
+                CountedGDPSet(pair, c, k1, k2, max(lb, 0.0), gdp_p_value(k1, k2, n, gdp.mu), gdp.mu, n, lev)
+            )
     return rows, gdp_rows, rounding
+
+
+def _model_rows(plan: AuditPlan, pair, kind: str, ea, level, delta: float, gdp: bool) -> list:
+    """[(the declared model's set for the pair, all outputs per side, its level)], or []."""
+    if level is None or kind not in ("continuous", "vector"):
+        return []
+    d = 1 if kind == "continuous" else ea.shape[1]
+    c = model_candidate(plan.noise_model, pair, kind, d, plan.samples, level, delta, gdp=gdp)
+    return [] if c is None else [(c, plan.samples, level)]
 
 
 def _assemble(plan: AuditPlan, tested, tested_gdp, failures, m: int, reason: str, mech: Sampler, gdp, t0: float):
@@ -703,7 +756,10 @@ def _assemble(plan: AuditPlan, tested, tested_gdp, failures, m: int, reason: str
     the best witness, every pair's result and failure; raises ``IncompleteAudit`` with it
     when some pair failed."""
     alpha, n_cnt = plan.alpha, plan.n_count
-    reject, adj = holm([t.p_value for t in tested + tested_gdp], alpha)
+    levels = [t.level for t in tested + tested_gdp]
+    weights = None if len(set(levels)) <= 1 else levels  # the model sets' share (model_sets.py)
+    pvals = [t.p_value for t in tested + tested_gdp]
+    reject, adj = holm(pvals, alpha) if weights is None else holm(pvals, alpha, weights)
     result = _result(
         plan.claim, tested, reject, adj[: len(tested)], m, plan.confidence, plan.samples, n_cnt, reason, t0
     )
@@ -735,7 +791,7 @@ def _count(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> tuple[int, int]:
     return (ka, kb) if c.first_over_second else (kb, ka)
 
 
-def holm(pvals: list[float], alpha: float):
+def holm(pvals: list[float], alpha: float, weights=None):
     """Holm's step-down procedure: the arithmetic of ``statsmodels``' ``multipletests(pvals,
     alpha, method="holm")``, step for step (tests/audits/test_audit_holm.py checks that they agree).
 
@@ -744,7 +800,14 @@ def holm(pvals: list[float], alpha: float):
     Written out because ``multipletests`` runs ``gc.collect()`` on every call, which costs most
     of a small audit on a full heap (measured: docs/performance.md, "audits/engine/harness.py"),
     and a Gaussian-DP audit always has >= 2 hypotheses.
+
+    ``weights`` (positive, any scale; hypothesis j gets the share w_j / sum w of alpha): the
+    weighted Holm procedure (Holm 1979, section 5): sort by p_j / w_j, reject p_(1..k-1) where
+    k is the first j with p_(j) > alpha w_(j) / sum_{i >= j} w_(i); adjusted p_(j) = min(1,
+    max_{i <= j} p_(i) sum_{l >= i} w_(l) / w_(i)). Equal weights give the procedure above.
     """
+    if weights is not None:
+        return _weighted_holm(np.asarray(pvals, dtype=float), alpha, np.asarray(weights, dtype=float))
     p = np.asarray(pvals, dtype=float)
     m = p.size
     order = np.argsort(p, kind="stable")
@@ -756,6 +819,21 @@ def holm(pvals: list[float], alpha: float):
     adj_sorted = np.minimum(np.maximum.accumulate(ps * steps), 1.0)
     reject, adj = np.empty(m, dtype=bool), np.empty(m)
     reject[order], adj[order] = reject_sorted, adj_sorted
+    return reject, adj
+
+
+def _weighted_holm(p: np.ndarray, alpha: float, w: np.ndarray):
+    """``holm`` with weights w (its docstring)."""
+    if w.shape != p.shape or not np.all(w > 0):
+        raise ValueError(f"weights must be {p.size} positive numbers, got {w!r}")
+    order = np.argsort(p / w, kind="stable")
+    ps, ws = p[order], w[order]
+    rest = np.cumsum(ws[::-1])[::-1]  # sum_{i >= j} w_(i)
+    notreject = ps > alpha * ws / rest
+    first = int(np.argmax(notreject)) if notreject.any() else p.size
+    reject, adj = np.empty(p.size, dtype=bool), np.empty(p.size)
+    reject[order] = np.arange(p.size) < first
+    adj[order] = np.minimum(np.maximum.accumulate(ps * rest / ws), 1.0)
     return reject, adj
 
 
@@ -771,7 +849,7 @@ def _best(tested: list[CountedSet], among) -> int:
 
 
 def _witness(entry: CountedSet, adjusted: float, m: int, n_cnt: int) -> Witness:
-    pair, c, k1, k2, lb, p, eps = entry
+    pair, c, k1, k2, lb, p, eps, n_cnt, _ = entry
     return Witness(
         pair_description=pair.description,
         pair_index=pair.index,
@@ -832,8 +910,8 @@ def _pair_results(tested, adj, tested_gdp, m: int, n_cnt: int) -> tuple:
 def _gdp_result(tested: list[CountedGDPSet], adj, m, n_cnt, alpha) -> GDPAudit:
     """The GDP side: the candidate with the largest mu_lb / mu (ties: smallest p-value)."""
     best = max(range(len(tested)), key=lambda j: (tested[j].mu_lb, -tested[j].p_value))
-    pair, c, k1, k2, lb, p, mu = tested[best]
-    fpr_hi, fnr_hi = error_rate_upper_bounds(k1, k2, n_cnt, alpha / m)
+    pair, c, k1, k2, lb, p, mu, n_cnt, level = tested[best]
+    fpr_hi, fnr_hi = error_rate_upper_bounds(k1, k2, n_cnt, level)
     fos = c.first_over_second
     witness = GDPWitness(
         pair_description=pair.description,

@@ -33,6 +33,7 @@ class AuditPlan:
     progress: object  # None or a callable taking one message
     workers: int
     scheduler: str | None
+    noise_model: object = None  # ceiling.NoiseModel: its Neyman-Pearson sets are tested too (model_sets.py)
 
     @property
     def n_select(self) -> int:
@@ -56,9 +57,11 @@ class CountedSet(NamedTuple):
     candidate: object  # thresholds.Candidate
     k1: int  # count on the side the set favours
     k2: int  # count on the other side
-    eps_lb: float  # max(eps lower bound, 0), at level alpha / m
+    eps_lb: float  # max(eps lower bound, 0), at its level
     p_value: float  # exact p-value of H0: p <= e^eps q + delta
     eps: float  # the eps it is compared with (eps_i for personalized)
+    n: int  # outputs per side it was counted on (the counting share; all outputs for a model set)
+    level: float  # its share of alpha (alpha / m, or model_sets.py's shares)
 
 
 class CountedGDPSet(NamedTuple):
@@ -68,6 +71,8 @@ class CountedGDPSet(NamedTuple):
     candidate: object  # thresholds.Candidate
     k1: int
     k2: int
-    mu_lb: float  # max(mu lower bound, 0), at level alpha / m
+    mu_lb: float  # max(mu lower bound, 0), at its level
     p_value: float  # exact p-value of H0: on or above the mu-GDP curve
     mu: float  # the mu it is compared with
+    n: int  # outputs per side it was counted on
+    level: float  # its share of alpha

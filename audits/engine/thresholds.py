@@ -100,6 +100,8 @@ class StatisticThreshold:
       or (m1, m2, b) (b: per-coordinate scales, default 1);
     - "logistic-classifier": s(x) = <w, (z, z^2, ||z||_2)>, z = (x - centre) / spread,
       params (centre, spread, w);
+    - "coordinate-ratio": s(x) = sum_{j in J} w_j clip((x_j - c_j) / h_j, -1, 1), params (J, c, h,
+      w): per-coordinate log-likelihood-ratio features and their logistic weights (learned.py);
     - "orthant": s(x) = min_{j in J} (x_j - m2_j) / delta_j, params (J, m2_J, delta_J): {s >= t}
       is the corner set {x_j >= m2_j + t delta_j for every j in J} (<= where delta_j < 0),
       t = 1 its corner at m1 = m2 + delta; {s <= t} is its complement.
@@ -113,6 +115,7 @@ class StatisticThreshold:
     tail: str
     t: float
     missing: bool = False
+    origin: str = "learned on the selection share"  # or the declared noise model (model_sets.py)
 
     def project(self, outputs: np.ndarray) -> np.ndarray:
         x = released_cells(outputs)  # (n, d), NaN: cell not released
@@ -120,7 +123,7 @@ class StatisticThreshold:
         gaps = np.isnan(x)
         if not gaps.any():
             return STATISTICS[self.statistic](x, *params)
-        used = params[0].astype(np.int64) if self.statistic == "orthant" else slice(None)
+        used = params[0].astype(np.int64) if self.statistic in ("orthant", "coordinate-ratio") else slice(None)
         out = STATISTICS[self.statistic](np.where(gaps, 0.0, x), *params)
         out[gaps[:, used].any(axis=1)] = np.nan
         return out
@@ -136,6 +139,8 @@ class StatisticThreshold:
     def formula(self) -> str:
         if self.statistic == "orthant":
             return "min_{j in J} (x_j - m2_j) / delta_j, J = {" + ", ".join(str(int(j)) for j in self.params[0]) + "}"
+        if self.statistic == "coordinate-ratio":
+            return f"sum_j w_j clip((x_j - c_j) / h_j, -1, 1) over {len(self.params[0])} coordinates"
         return {
             "l2-distance-difference": "||x - m2||_2 - ||x - m1||_2",
             "l1-distance-difference": "||(x - m2) / b||_1 - ||(x - m1) / b||_1",
@@ -145,7 +150,7 @@ class StatisticThreshold:
     def describe(self) -> str:
         op = ">=" if self.tail == "upper" else "<="
         gap = " or a cell not released" if self.missing else ""
-        return f"{{{self.formula()} {op} {self.t:.6g}{gap}}} ({self.statistic}, learned on the selection share)"
+        return f"{{{self.formula()} {op} {self.t:.6g}{gap}}} ({self.statistic}, {self.origin})"
 
     def to_dict(self) -> dict:
         names = {
@@ -153,6 +158,7 @@ class StatisticThreshold:
             "l1-distance-difference": ("m1", "m2", "b"),
             "logistic-classifier": ("centre", "spread", "w"),
             "orthant": ("J", "m2", "delta"),
+            "coordinate-ratio": ("J", "c", "h", "w"),
         }[self.statistic]
         d = {
             "type": "statistic",
@@ -162,6 +168,7 @@ class StatisticThreshold:
             "tail": self.tail,
             "t": self.t,
             "description": self.describe(),
+            "origin": self.origin,
         }
         if self.missing:
             d["no_release"] = True
@@ -191,6 +198,10 @@ def _orthant(x, J, m2, delta):
     return np.min((x[:, J.astype(np.int64)] - m2) / delta, axis=1)
 
 
+def _coordinate_ratio(x, J, c, h, w):
+    return np.clip((x[:, J.astype(np.int64)] - c) / h, -1.0, 1.0) @ w
+
+
 def _classifier_features(x, centre, spread):
     z = (x - centre) / spread
     return np.hstack([z, z * z, np.linalg.norm(z, axis=1, keepdims=True)])
@@ -205,6 +216,7 @@ STATISTICS = {
     "l1-distance-difference": _l1_difference,
     "logistic-classifier": _classifier_score,
     "orthant": _orthant,
+    "coordinate-ratio": _coordinate_ratio,
 }
 
 

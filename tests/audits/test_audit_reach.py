@@ -186,9 +186,12 @@ def test_twenty_counts_weighted_statistic_nears_the_ceiling_at_1e5():
     # 2026-11-25): eps_lb median 0.789 (0.90 of the ceiling), 1 of 100 below 0.70 (a far-tail
     # threshold, 0.448), so a per-audit miss rate's 95% upper bound is 0.047 and the median of
     # 9 misses with probability <= 3e-5. The planted unweighted statistic (every b_j = 1):
-    # median 0.563, 90% quantile 0.643; below the real audit at 99 of the 100 seeds.
+    # median 0.563, 90% quantile 0.643; below the real audit at 99 of the 100 seeds. Measured
+    # with the per-coordinate ratio statistic off (it competes for the witness and reaches as
+    # far without the declaration: test_twenty_counts_black_box_*), which isolates the family's.
     assert _median_misses(9, 0.047) <= 1e-4
-    results = [_counts_audit(s) for s in range(9)]
+    with planted.REACH_BY_NAME["coordinate-ratio-off"].applied():
+        results = [_counts_audit(s) for s in range(9)]
     assert sorted(r.epsilon_lower_bound for r in results)[4] >= 0.70
     assert (
         sum(
@@ -198,7 +201,8 @@ def test_twenty_counts_weighted_statistic_nears_the_ceiling_at_1e5():
         )
         >= 5
     )
-    flat = sorted(_with("l1-statistic-unweighted", lambda: _counts_audit(s)).epsilon_lower_bound for s in range(9))
+    with planted.REACH_BY_NAME["coordinate-ratio-off"].applied():
+        flat = sorted(_with("l1-statistic-unweighted", lambda: _counts_audit(s)).epsilon_lower_bound for s in range(9))
     assert flat[4] < 0.65
 
 

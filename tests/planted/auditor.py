@@ -34,6 +34,8 @@ from scipy.special import ndtri
 
 from userdp.audits.engine import bounds
 from userdp.audits.engine import harness
+from userdp.audits.engine import learned
+from userdp.audits.engine import model_sets
 from userdp.audits.engine import rejection
 from userdp.audits.engine import thresholds
 from userdp.audits.engine import sampling
@@ -293,7 +295,17 @@ def _unweighted_l1(m: int):
 
 
 def _no_joint_sets(m: int):
-    return ((rejection, "_orthant_statistics", lambda a, b: []),)  # BUG: no corner sets
+    # BUG: no corner sets, and no sum of per-coordinate ratios (the other set family that adds
+    # the coordinates' losses)
+    return ((rejection, "_orthant_statistics", lambda a, b: []), (learned, "RATIO_ON", False))
+
+
+def _ratio_off(m: int):
+    return ((learned, "RATIO_ON", False),)  # BUG: no per-coordinate density-ratio statistic
+
+
+def _model_sets_off(m: int):
+    return ((model_sets, "MODEL_SETS_ON", False),)  # BUG: the declared model's own sets not tested
 
 
 def _per_partition_only(m: int):
@@ -302,6 +314,7 @@ def _per_partition_only(m: int):
         (rejection, "_directions", lambda a, b: []),
         (rejection, "_learned_statistics", lambda a, b, f: []),
         (rejection, "_pattern_candidates", lambda *args: []),
+        (learned, "RATIO_ON", False),
     )
 
 
@@ -332,9 +345,9 @@ REACH_BUGS = [
     PlantedAuditorBug(
         "no-joint-sets",
         "missing set family",
-        "vector outputs get projections and learned statistics but no corner sets: two partitions moved "
-        "by (2, 2) with Laplace(4) each (loss 1) reach 0.69 at 5x10^4 per side, where the quadrant "
-        "{x1 >= 2, x2 >= 2} (mass 0.25 against 0.092) reaches 0.9",
+        "vector outputs get projections and learned statistics but no joint sets (corner sets, the sum of "
+        "per-coordinate ratios): two partitions moved by (2, 2) with Laplace(4) each (loss 1) reach 0.69 "
+        "at 5x10^4 per side, where the quadrant {x1 >= 2, x2 >= 2} (mass 0.25 against 0.092) reaches 0.9",
         "testing each coordinate, or one projection, as if the loss of a multi-partition release lived in one",
         ("reach: two-partition quadrant",),
         patches=_no_joint_sets,
@@ -359,6 +372,31 @@ REACH_BUGS = [
         "as a noise-scale bound misnames the cause",
         ("reach: floating-point leak named",),
         patches=_rounding_unnamed,
+    ),
+]
+
+REACH_BUGS += [
+    PlantedAuditorBug(
+        "coordinate-ratio-off",
+        "missing set family",
+        "undeclared vector noise gets projections, corner sets and the (z, z^2, ||z||) classifier but no "
+        "per-coordinate density-ratio statistic: 20 counts with Laplace(20), one count's noise 10x too small "
+        "(loss 1.45), reach a median eps_lb 0.47 at 2x10^4 per side (0.57 at 10^5), where the sum of "
+        "per-coordinate ramps reaches 0.64 (0.79)",
+        "a classifier whose features see one coordinate's spread but not the many small shifts of the others: "
+        "DP-Sniper's point that the statistic must approximate the likelihood ratio",
+        ("reach: 20 counts black box",),
+        patches=_ratio_off,
+    ),
+    PlantedAuditorBug(
+        "model-sets-off",
+        "missing set family",
+        "a setup that declares its noise model gets only the sets chosen on the selection share, never the "
+        "model's Neyman-Pearson set counted on every output: HLM (d = 1) reaches efficiency 0.942 under "
+        "audit --all's confidence, not 0.95",
+        "an auditor that learns from samples what the declaration already states",
+        ("reach: the declared model's set",),
+        patches=_model_sets_off,
     ),
 ]
 
