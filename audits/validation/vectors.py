@@ -49,6 +49,7 @@ from userdp.audits.validation.vector_cases import BUG_CLASSES, designs
 
 __all__ = [
     "SCHEMA",
+    "GENERATOR_COMMAND",
     "build",
     "export",
     "SCHEMA_FILE",
@@ -65,6 +66,9 @@ __all__ = [
 ]
 
 SCHEMA = "userdp.vectors/1"
+# The command that writes the files (the repository's vectors/ is written with --out vectors); a file's
+# "generator" is the reference's version (userdp's) and this command: its source.
+GENERATOR_COMMAND = "userdp vectors export --out DIR (audits/validation/vectors.py)"
 
 
 def _version() -> str:
@@ -204,7 +208,7 @@ def build(algorithm: str) -> dict:
     return {
         "schema": SCHEMA,
         "algorithm": algorithm,
-        "generator": _version(),
+        "generator": f"{_version()}: {GENERATOR_COMMAND}",
         "reference": design.reference_text,
         "relation": design.relation,
         "notes": design.notes,
