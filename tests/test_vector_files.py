@@ -10,20 +10,31 @@
   ``audits/validation/schema/userdp-vectors-1.json`` by ``jsonschema`` (an independent
   validator, test-only), and ``vectors.load``'s consistency checks (ids, counts, flags, datasets).
 - **Sourced**: every file names the reference's version and the command that wrote it.
+- **Any language**: a Node.js checker (examples/js/check_vectors.js) that reads a vector file
+  alone passes the JS implementations of examples/js and fails their buggy variants on vectors
+  flagged with the bug's class, agreeing vector by vector with ``userdp vectors check``.
 
 Each check has a planted fault that it catches: a stale number, a missing and an extra file, a
-malformed file of each kind.
+malformed file of each kind, a tampered expected value, a buggy implementation.
+
+Node.js: without ``node`` the JS tests skip with that reason on a developer's machine, and FAIL
+when the environment variable ``CI`` is set (a CI must not pass them by not running them).
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import math
+import os
 import pathlib
 import shutil
+import subprocess
 
 import jsonschema
 import pytest
 
+from userdp.audits.cli import main as cli
 from userdp.audits.validation import vectors as Vec
 from userdp.audits.validation.vector_cases import designs
 
@@ -31,6 +42,10 @@ ROOT = pathlib.Path(__file__).parents[1]
 VECTORS = ROOT / "vectors"
 REGENERATE = "userdp vectors export --out vectors"
 SAME_RTOL = 1e-12  # a thousandth of the files' stage tolerance (1e-9): see the module docstring
+
+NODE = shutil.which("node")
+JS = ROOT / "examples" / "js"
+CHECKER = JS / "check_vectors.js"
 
 
 # ------------------------------------------------------------------ staleness
@@ -168,3 +183,111 @@ def test_the_linter_catches_a_planted_malformed_file(fault):
     assert lint(bad) == []
     MALFORMED[fault](bad)
     assert next(SCHEMA.iter_errors(bad), None) is not None, f"{fault}: the JSON Schema alone must reject it"
+
+
+# ------------------------------------------------------------------ a CI in another language
+def _need_node():
+    if NODE is None:
+        if os.environ.get("CI"):
+            pytest.fail("Node.js is not installed, and CI is set: the any-language vector checks must run in CI")
+        pytest.skip("Node.js is not installed: examples/js/check_vectors.js needs it")
+
+
+def node_check(vector_file: pathlib.Path, implementation: str) -> tuple[int, dict]:
+    _need_node()
+    got = subprocess.run(
+        [NODE, str(CHECKER), str(vector_file), str(JS / implementation), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return got.returncode, (json.loads(got.stdout) if got.stdout.strip() else {"stderr": got.stderr})
+
+
+JS_EXAMPLES = [
+    ("amin2019.capped-sum", "capped_sum.js", None),
+    ("amin2019.capped-sum", "capped_sum_per_record_cap.js", "per-record-bound"),
+    ("epasto2020.wa", "wa.js", None),
+    ("epasto2020.wa", "wa_mean_user_weight_noise.js", "understated-sensitivity"),
+]
+
+
+@pytest.mark.parametrize("algorithm,program,flag", JS_EXAMPLES, ids=[e[1] for e in JS_EXAMPLES])
+def test_the_node_checker_passes_the_correct_program_and_catches_the_bug(algorithm, program, flag):
+    code, doc = node_check(VECTORS / f"{algorithm}.json", program)
+    assert doc.get("algorithm") == algorithm, doc
+    assert doc["checked"] >= 1 and doc["checked"] == doc["passed"] + doc["failed"]
+    if flag is None:
+        assert code == 0 and doc["verdict"] == "pass" and doc["failed"] == 0, doc
+        return
+    assert code == 1 and doc["verdict"] == "fail", doc
+    assert any(flag in v["flags"] for v in doc["results"] if v["verdict"] == "fail"), doc
+
+
+@pytest.mark.parametrize("algorithm,program,flag", JS_EXAMPLES, ids=[e[1] for e in JS_EXAMPLES])
+def test_the_node_checker_agrees_with_userdp_vectors_check(capsys, algorithm, program, flag):
+    """Vector by vector, the Node.js checker's outcome is ``userdp vectors check``'s on the same program."""
+    code, doc = node_check(VECTORS / f"{algorithm}.json", program)
+    argv = [
+        "vectors",
+        "check",
+        algorithm,
+        "--command",
+        f"{NODE} {JS / program}",
+        "--file",
+        str(VECTORS / f"{algorithm}.json"),
+    ]
+    cli.main([*argv, "--json"])
+    ref = json.loads(capsys.readouterr().out)
+    theirs = {r["id"]: r["verdict"] for r in ref["results"]}
+    ours = {r["id"]: r["verdict"] for r in doc["results"]}
+    assert ours == theirs
+
+
+def test_the_node_checker_applies_the_files_tolerance(tmp_path):
+    """Planted in the file: an expected value moved by 1e-8 relative (10 x rtol) fails the correct
+    program; moved by 1e-11 (a hundredth of rtol) it still passes."""
+    doc = json.loads((VECTORS / "epasto2020.wa.json").read_text())
+    v = next(v for v in doc["vectors"] if v["result"] == "valid")
+    for shift, want in ((1e-8, 1), (1e-11, 0)):
+        bad = copy.deepcopy(doc)
+        w = next(x for x in bad["vectors"] if x["id"] == v["id"])
+        w["expected"]["statistic"] += shift * max(1.0, abs(w["expected"]["statistic"]))  # the rule's own scale
+        (tmp_path / "wa.json").write_text(json.dumps(bad))
+        code, out = node_check(tmp_path / "wa.json", "wa.js")
+        assert code == want, (shift, out)
+        if want:
+            (fail,) = [r for r in out["results"] if r["verdict"] == "fail"]
+            assert fail["id"] == v["id"] and "statistic" in " ".join(fail["reasons"]) and math.isfinite(out["failed"])
+
+
+def test_the_node_checker_refuses_a_file_with_nothing_to_check(tmp_path):
+    """A program with none of the file's stages and no release: nothing checked is not a pass (exit 2)."""
+    doc = json.loads((VECTORS / "epasto2020.wa.json").read_text())
+    code, out = node_check(VECTORS / "epasto2020.wa.json", "capped_sum.js")
+    assert code == 1  # capped_sum.js answers WA's vectors with its own statistic: wrong, and caught
+    (tmp_path / "none.js").write_text("module.exports = { name: 'none', stages: {} };\n")
+    _need_node()
+    got = subprocess.run(
+        [NODE, str(CHECKER), str(VECTORS / "epasto2020.wa.json"), str(tmp_path / "none.js")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert got.returncode == 2 and "nothing to check" in got.stderr, got
+    assert doc["numberOfVectors"] >= 1
+
+
+def test_the_docs_show_what_the_node_checker_prints():
+    """docs/vectors.md's "CI in any language" example: its command, run, ends with the line the page
+    shows, and its first failing stage is the sensitivity the page quotes (0.02 against 0.0253)."""
+    _need_node()
+    page = (ROOT / "docs" / "vectors.md").read_text()
+    section = page.split("## The files, and a CI in any language")[1].split("\n## ")[0]
+    command = section.split("```sh\n")[1].split("\n```")[0]
+    shown = section.split("```text\n")[1].split("\n```")[0]
+    assert command.startswith("node examples/js/check_vectors.js ")
+    got = subprocess.run([NODE, *command.split()[1:]], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert got.returncode == 1, got.stderr
+    lines = got.stdout.splitlines()
+    assert lines[-1] == shown
+    first = next(ln for ln in lines if ln.strip().startswith("sensitivity got"))
+    assert first.strip().startswith("sensitivity got 0.02, expected 0.02526") and "0.0253" in section
