@@ -32,6 +32,7 @@ import shutil
 import subprocess
 
 import jsonschema
+import numpy as np
 import pytest
 
 from userdp.audits.cli import main as cli
@@ -291,3 +292,59 @@ def test_the_docs_show_what_the_node_checker_prints():
     assert lines[-1] == shown
     first = next(ln for ln in lines if ln.strip().startswith("sensitivity got"))
     assert first.strip().startswith("sensitivity got 0.02, expected 0.02526") and "0.0253" in section
+
+
+# ------------------------------------------------------------------ intermediate values (Epasto's h* and n_h)
+def _v(h, s, sigma, B, eps, noise_factor=2.0):
+    """Claim 1's v(h) from its definition, for an array of h (this file's own evaluation: the oracle)."""
+    mins = np.minimum(h[:, None], s[None, :])
+    nh = mins.sum(axis=1)
+    return sigma**2 * (mins**2 / s).sum(axis=1) / nh**2 + noise_factor * (B * h / (eps * nh)) ** 2
+
+
+def h_star_is_the_minimiser(h, s, sigma, B, eps, noise_factor=2.0) -> bool:
+    """Brute force: h lies in [min s, max s] and v(h) is at most v's minimum over a grid of 20,001 points
+    of that range and the sizes themselves. The true minimiser passes whatever the grid (no point is
+    below the minimum; 1e-9 relative covers rounding); a wrong h fails once v(h) exceeds the grid's
+    minimum, within about (40 / 20,000)^2 of the true one on these sizes (at most 40)."""
+    grid = np.r_[np.linspace(s.min(), s.max(), 20_001), np.unique(s).astype(float)]
+    best = _v(grid, s, sigma, B, eps, noise_factor).min()
+    here = _v(np.array([h]), s, sigma, B, eps, noise_factor)[0]
+    return bool(s.min() <= h <= s.max() and here <= best * (1 + 1e-9))
+
+
+def _wa_valid_vectors():
+    doc = json.loads((VECTORS / "epasto2020.wa.json").read_text())
+    for v in doc["vectors"]:
+        if v["result"] == "valid":
+            s = np.bincount(np.asarray(v["dataset"]["user_ids"]))
+            s = s[s > 0].astype(float)
+            p = v["params"]
+            sigma = p["B"] / 2 if p.get("sigma") is None else p["sigma"]
+            yield v, s, sigma, p["B"], p["epsilon"]
+
+
+def test_epasto_intermediates_are_claim_1s_minimiser_and_lemma_3s_normaliser():
+    """Every valid WA vector carries h* (checked by brute force on Claim 1's v) and n_h = sum_l min(h*, s_l),
+    and its expected weights are Lemma 3's min(h*, s_q) / (s_q n_h) at them: the values locate a mismatch."""
+    seen = 0
+    for v, s, sigma, B, eps in _wa_valid_vectors():
+        h, nh = v["intermediate"]["h_star"], v["intermediate"]["n_h"]
+        assert h_star_is_the_minimiser(h, s, sigma, B, eps), v["id"]
+        assert nh == pytest.approx(np.minimum(h, s).sum(), rel=1e-12)
+        ids = np.asarray(v["dataset"]["user_ids"])
+        sizes = np.bincount(ids)[ids]
+        np.testing.assert_allclose(v["expected"]["weights"], np.minimum(h, sizes) / (sizes * nh), rtol=1e-12)
+        seen += 1
+    assert seen >= 3
+
+
+def test_a_planted_wrong_h_star_is_caught():
+    """Planted: h* minimising v without the noise term's factor 2 (eps-DP Laplace variance 2 b^2 read as
+    b^2): on the two vectors whose h* lies strictly between sizes, the brute-force check rejects it."""
+    caught = 0
+    for v, s, sigma, B, eps in _wa_valid_vectors():
+        grid = np.linspace(s.min(), s.max(), 20_001)
+        wrong = float(grid[np.argmin(_v(grid, s, sigma, B, eps, noise_factor=1.0))])
+        caught += not h_star_is_the_minimiser(wrong, s, sigma, B, eps)
+    assert caught == 2

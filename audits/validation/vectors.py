@@ -29,7 +29,9 @@ refusal is a ``ValueError`` or ``TypeError`` (over the protocol: an error respon
 Format (schema "userdp.vectors/1"): {schema, algorithm, generator, reference, relation,
 stages {stage: {params, dataset}}, tolerance {rtol, rule, source}, flags {flag: description}
 (the flags used in the file), numberOfVectors, vectors [{id, comment, flags, result, dataset,
-params, expected | refused_by}]}; datasets and parameters are in the protocol's JSON form
+params, expected [, intermediate] | refused_by}]} (``intermediate``: the paper's values between the input
+and the stages, e.g. Epasto's h* and n_h, written where a design defines them to locate a failing
+stage; never checked); datasets and parameters are in the protocol's JSON form
 (``protocol.encode_dataset``, ``protocol.encode_params``).
 """
 
@@ -200,6 +202,8 @@ def build(algorithm: str) -> dict:
             for s in design.stages:
                 args, kw = _stage_call(design, s, case.dataset, case.params)
                 doc["expected"][s] = _jsonable(getattr(ref, s)(*args, **kw))
+            if design.intermediate is not None:  # the paper's values between input and stages: not checked
+                doc["intermediate"] = _jsonable(design.intermediate(case.dataset, case.params))
             mechanism(case.dataset, rng=np.random.default_rng(0), size=2, **case.params)  # the reference releases
         else:
             doc["refused_by"] = _refused_by(design, ref, mechanism, case)
@@ -613,7 +617,10 @@ _ANY_LANGUAGE = [
     "tests/test_vector_files.py regenerates them and fails, with the command to run, when a committed file is stale; "
     "it also lints every file against the JSON Schema with `jsonschema`, as a CI in another language can with its "
     "own validator. Vectors carry the noise-free stages and the refusals only: no vector checks a release's "
-    "distribution (that is `userdp validate --command`, docs/protocol.md).",
+    "distribution (that is `userdp validate --command`, docs/protocol.md). Where the paper defines values between "
+    "the input and the stages, a valid vector also carries them in `intermediate`, never checked, to locate a "
+    "failing stage: Epasto's h* (Claim 1's minimiser) and n_h in `epasto2020.wa` (a wrong h* moves every weight; "
+    "a right h* with wrong weights puts the bug after it).",
     "",
     "A CI needs only the files. `examples/js/check_vectors.js` is such a checker in Node.js, with no Python: it "
     "reads a vector file and a JavaScript module exporting `{name, stages, release}` (as `examples/js/wa.js` "
@@ -626,8 +633,9 @@ _ANY_LANGUAGE = [
     f"{_CHECKER}",
     "```",
     "",
-    "prints the two failing vectors, each with its flags and, stage by stage, the value it got, the one expected "
-    "and their relative difference (sensitivity 0.02 against 0.0253 on the first), and ends with:",
+    "prints the two failing vectors, each with its flags, stage by stage the value it got, the one expected "
+    "and their relative difference (sensitivity 0.02 against 0.0253 on the first), and the file's h* and n_h; it "
+    "ends with:",
     "",
     "```text",
     "epasto2020.wa: wa_mean_user_weight_noise.js: FAIL (7 passed, 2 failed, 0 skipped of 9)",

@@ -145,6 +145,8 @@ function main(argv) {
       const comment = r.comment.length > 90 ? `${r.comment.slice(0, 87)}...` : r.comment;   // the file has it whole
       process.stdout.write(`FAIL vector ${r.id} [${r.flags.join(', ')}]: ${comment}\n`);
       for (const why of r.reasons) process.stdout.write(`  ${why}\n`);
+      const mid = doc.vectors.find((v) => v.id === r.id).intermediate;    // the paper's values in between
+      if (mid) process.stdout.write(`  the file's intermediate values (compare yours): ${JSON.stringify(mid)}\n`);
     }
     process.stdout.write(`${report.algorithm}: ${report.target}: ${report.verdict.toUpperCase()} ` +
       `(${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped of ${report.vectors})\n`);
