@@ -460,7 +460,10 @@ class Design:
     adapter in the property suite's stage shape is put in this algorithm's call shape (the
     public choices the algorithm fixes, e.g. Jorgensen's t = max eps, bound as arguments): the
     reference is the suite's reference bound so, and tests/test_vectors.py binds the planted
-    bugs the same way."""
+    bugs the same way. ``intermediate``: None, or ``f(dataset, params) -> {name: value}``, the
+    values the paper defines between the input and a stage (Epasto's h* and n_h), written into
+    each valid vector's ``intermediate`` so that a failing stage can be located; informative,
+    never checked (no implementation is asked for them)."""
 
     algorithm: str
     reference: Callable[[], Any]
@@ -473,6 +476,7 @@ class Design:
     reference_text: str
     notes: str = ""
     bind: Callable[[Any], Any] | None = None
+    intermediate: Callable[[Any, Mapping], Mapping] | None = None
 
 
 _DESIGNS: dict[str, Design] = {}

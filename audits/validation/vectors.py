@@ -29,7 +29,9 @@ refusal is a ``ValueError`` or ``TypeError`` (over the protocol: an error respon
 Format (schema "userdp.vectors/1"): {schema, algorithm, generator, reference, relation,
 stages {stage: {params, dataset}}, tolerance {rtol, rule, source}, flags {flag: description}
 (the flags used in the file), numberOfVectors, vectors [{id, comment, flags, result, dataset,
-params, expected | refused_by}]}; datasets and parameters are in the protocol's JSON form
+params, expected [, intermediate] | refused_by}]} (``intermediate``: the paper's values between the input
+and the stages, e.g. Epasto's h* and n_h, written where a design defines them to locate a failing
+stage; never checked); datasets and parameters are in the protocol's JSON form
 (``protocol.encode_dataset``, ``protocol.encode_params``).
 """
 
@@ -49,6 +51,7 @@ from userdp.audits.validation.vector_cases import BUG_CLASSES, designs
 
 __all__ = [
     "SCHEMA",
+    "GENERATOR_COMMAND",
     "build",
     "export",
     "SCHEMA_FILE",
@@ -65,6 +68,9 @@ __all__ = [
 ]
 
 SCHEMA = "userdp.vectors/1"
+# The command that writes the files (the repository's vectors/ is written with --out vectors); a file's
+# "generator" is the reference's version (userdp's) and this command: its source.
+GENERATOR_COMMAND = "userdp vectors export --out DIR (audits/validation/vectors.py)"
 
 
 def _version() -> str:
@@ -196,6 +202,8 @@ def build(algorithm: str) -> dict:
             for s in design.stages:
                 args, kw = _stage_call(design, s, case.dataset, case.params)
                 doc["expected"][s] = _jsonable(getattr(ref, s)(*args, **kw))
+            if design.intermediate is not None:  # the paper's values between input and stages: not checked
+                doc["intermediate"] = _jsonable(design.intermediate(case.dataset, case.params))
             mechanism(case.dataset, rng=np.random.default_rng(0), size=2, **case.params)  # the reference releases
         else:
             doc["refused_by"] = _refused_by(design, ref, mechanism, case)
@@ -204,7 +212,7 @@ def build(algorithm: str) -> dict:
     return {
         "schema": SCHEMA,
         "algorithm": algorithm,
-        "generator": _version(),
+        "generator": f"{_version()}: {GENERATOR_COMMAND}",
         "reference": design.reference_text,
         "relation": design.relation,
         "notes": design.notes,
@@ -600,6 +608,46 @@ def format_check(r: CheckReport) -> str:
     return "\n".join(lines)
 
 
+_CHECKER = "node examples/js/check_vectors.js vectors/epasto2020.wa.json examples/js/wa_mean_user_weight_noise.js"
+_ANY_LANGUAGE = [
+    "## The files, and a CI in any language",
+    "",
+    "The files are in the repository, in `vectors/` (one `ALGORITHM.json` per algorithm). Each names its source in "
+    '`"generator"`: the version of userdp whose reference computed it, and the command that wrote it. '
+    "tests/test_vector_files.py regenerates them and fails, with the command to run, when a committed file is stale; "
+    "it also lints every file against the JSON Schema with `jsonschema`, as a CI in another language can with its "
+    "own validator. Vectors carry the noise-free stages and the refusals only: no vector checks a release's "
+    "distribution (that is `userdp validate --command`, docs/protocol.md). Where the paper defines values between "
+    "the input and the stages, a valid vector also carries them in `intermediate`, never checked, to locate a "
+    "failing stage: Epasto's h* (Claim 1's minimiser) and n_h in `epasto2020.wa` (a wrong h* moves every weight; "
+    "a right h* with wrong weights puts the bug after it).",
+    "",
+    "A CI needs only the files. `examples/js/check_vectors.js` is such a checker in Node.js, with no Python: it "
+    "reads a vector file and a JavaScript module exporting `{name, stages, release}` (as `examples/js/wa.js` "
+    "does), calls each stage the module has with the dataset (if the file's `stages` says the stage takes one) "
+    'and the parameters the file lists for it (`{"nonfinite": "inf"}` decoded), and applies the rules above: '
+    "exit 0 pass, 1 a vector fails, 2 nothing to check. On the buggy WA of examples/js, whose noise covers the "
+    "mean user's weight instead of the heaviest user's:",
+    "",
+    "```sh",
+    f"{_CHECKER}",
+    "```",
+    "",
+    "prints the two failing vectors, each with its flags, stage by stage the value it got, the one expected "
+    "and their relative difference (sensitivity 0.02 against 0.0253 on the first), and the file's h* and n_h; it "
+    "ends with:",
+    "",
+    "```text",
+    "epasto2020.wa: wa_mean_user_weight_noise.js: FAIL (7 passed, 2 failed, 0 skipped of 9)",
+    "```",
+    "",
+    "tests/test_vector_files.py runs it on the JavaScript examples, correct and buggy, and checks that its verdict "
+    "on every vector is `userdp vectors check`'s; it skips without Node.js, and fails instead when the environment "
+    "variable `CI` is set.",
+    "",
+]
+
+
 def index_markdown(documents: Sequence[Mapping]) -> str:
     """``docs/vectors.md``: every algorithm's vectors, the bug classes and where they come from."""
     if (
@@ -612,7 +660,7 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
     lines = [
         "# Test vectors: index",
         "",
-        "Generated by `userdp vectors export --out DIR --index docs/vectors.md` (audits/validation/vectors.py); "
+        "Generated by `userdp vectors export --out vectors --index docs/vectors.md` (audits/validation/vectors.py); "
         "do not edit by hand. A test regenerates it and fails if it is stale.",
         "",
         "One JSON file per algorithm, the reference's noise-free stages on each vector, with the inputs "
@@ -635,6 +683,7 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
         )
     lines += [
         "",
+        *_ANY_LANGUAGE,
         "## Bug classes (flags)",
         "",
         "Each class is drawn from the planted bugs (tests/papers/<paper>/planted*.py) and the known-bug corpus "

@@ -24,4 +24,5 @@ const buggy = {
   },
 };
 
+module.exports = buggy;            // for examples/js/check_vectors.js
 if (require.main === module) P.serve(buggy);

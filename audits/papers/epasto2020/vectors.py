@@ -147,6 +147,15 @@ def _wa_reference():
     return REFERENCE
 
 
+def _wa_intermediate(dataset, params) -> dict:
+    """Claim 1's minimiser h* and n_h = sum_l min(h*, s_l) (Lemma 3's normaliser), sigma defaulting as the
+    reference's does (B/2): the weights of user q are min(h*, s_q) / (s_q n_h)."""
+    B = params["B"]
+    sigma = params.get("sigma")
+    h = W.optimal_h(dataset, B / 2.0 if sigma is None else sigma, B, params["epsilon"])
+    return {"h_star": h, "n_h": W.n_h(dataset, h)}
+
+
 def _sl_reference():
     return REFERENCE_SL
 
@@ -163,6 +172,7 @@ register_design(
         "replace user (S_l public)",
         "userdp.reference.epasto2020: optimal_weights (Lemma 3 at Claim 1's h*), wa_statistic, wa_sensitivity "
         "(Lemma 1: B max_l W_l), wa_noise_scale",
+        intermediate=_wa_intermediate,
     )
 )
 
