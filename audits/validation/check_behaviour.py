@@ -131,7 +131,10 @@ def outcome(spec: ValidationSpec, target: PythonTarget, dataset, params, seed: i
             return Outcome(f"raised {type(cause).__name__}", str(cause)[:200])
     if target.shape != "batched":
         out = out[0]
-    flat = None if out is None else nested_flat(out)
+    try:
+        flat = None if out is None else nested_flat(out)
+    except Exception as exc:  # noqa: BLE001 - the release's own code (its __float__, __array__) raised: an outcome
+        return Outcome(f"raised {type(exc).__name__} converting its release", str(exc)[:200])
     if out is None or (flat is not None and flat.size and bool(np.all(np.isnan(flat)))):
         base = Outcome("release (none: declines)") if spec.declines else Outcome("non-finite release", "no release")
     elif flat is not None and not bool(np.all(np.isfinite(flat))):

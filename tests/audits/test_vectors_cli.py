@@ -427,7 +427,7 @@ def test_the_verdict_is_recomputed_from_the_findings_after_the_json_round_trip(t
     assert r.verdict != "pass"
     forged = {**data, "verdict": "pass", "complete": True}
     assert report_from_dict(forged).verdict == r.verdict
-    with pytest.raises(ValueError, match="not among"):
+    with pytest.raises(ValueError, match="verdict must be one of"):
         report_from_dict({**data, "findings": [{**data["findings"][0], "verdict": "fine"}]})
 
 
