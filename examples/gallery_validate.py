@@ -23,6 +23,13 @@ and the verdict ``userdp validate`` gives, are in docs/validate.md ("Validate re
   records. The library clamps each record to [lower, upper] and adds Laplace of scale L0 Linf
   max(|lower|, |upper|) / eps per partition; the partitions compose in parallel over the L0 bound.
 
+- ``pipelinedp_select_partitions``: PipelineDP's private partition selection,
+  ``DPEngine.select_partitions`` with ``SelectPartitionsParams(max_partitions_contributed =
+  kappa)`` and its default strategy TRUNCATED_GEOMETRIC (python-dp's near-truncated-geometric
+  selection, each partition at eps / kappa and delta / kappa), the whole (eps, delta) of one
+  accountant on it: Desfontaines et al. 2022's optimal selection, ``desfontaines2022.optimal``;
+  the release is 0/1 over the spec's candidate keys.
+
 Noise comes from each library's own generator (python-dp's C++ ``SecureURBG``; PipelineDP draws
 it through python-dp, and samples contributions with numpy's global generator), never from
 ``rng``: ``--seed`` does not reproduce a run, the checks are valid all the same (their
@@ -52,6 +59,8 @@ __all__ = [
     "pydp_aggregate_unbounded",
     "PIPELINEDP_NOISE_L0_AS_1",
     "OPENDP_NOISE",
+    "pipelinedp_select_partitions",
+    "pipelinedp_select_partitions_bounds_trusted",
     "opendp_noise_scale",
     "opendp_query",
 ]
@@ -277,3 +286,42 @@ def opendp_noise_scale(*, metric, L0, Linf, epsilon, lower, upper, delta, noise,
 
 
 OPENDP_NOISE = Adapter("opendp-0.16.0-polars-noise-scale", noise_scale=opendp_noise_scale)
+
+
+def pipelinedp_select_partitions(dataset: UserDataset, rng, *, epsilon, delta, max_partitions_contributed, partitions):
+    """PipelineDP's private partition selection: 1 where candidate key ``partitions[i]`` is kept."""
+    return _select(dataset, epsilon, delta, max_partitions_contributed, partitions, False)
+
+
+def pipelinedp_select_partitions_bounds_trusted(
+    dataset: UserDataset, rng, *, epsilon, delta, max_partitions_contributed, partitions
+):
+    """Planted bug: ``contribution_bounds_already_enforced=True`` on data whose users are NOT bounded
+    to kappa partitions (a misuse of the flag): a user in more than kappa partitions raises each
+    of them at eps / kappa, more than eps in all."""
+    return _select(dataset, epsilon, delta, max_partitions_contributed, partitions, True)
+
+
+def _select(dataset, epsilon, delta, max_partitions_contributed, partitions, trusted: bool):
+    kappa = max_partitions_contributed
+    if isinstance(kappa, bool) or not isinstance(kappa, (int, np.integer)) or kappa < 1:
+        raise ValueError(f"max_partitions_contributed must be an integer >= 1, got {kappa!r}")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 < epsilon < float("inf"):
+        raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be a number in (0, 1), got {delta!r}")
+    keys = [int(p) for p in partitions]
+    if len(set(keys)) != len(keys) or any(p < 0 for p in keys):
+        raise ValueError(f"partitions must be distinct ints >= 0, got {partitions!r}")
+    rows = list(zip(dataset.user_ids.tolist(), dataset.partition_ids.tolist(), dataset.values.tolist()))
+    if not rows:  # PipelineDP refuses an empty collection; no key can be kept
+        return np.zeros(len(keys), dtype=int)
+    accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=float(epsilon), total_delta=float(delta))
+    engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
+    params = pipeline_dp.SelectPartitionsParams(
+        max_partitions_contributed=int(kappa), contribution_bounds_already_enforced=trusted
+    )
+    result = engine.select_partitions(rows, params, _EXTRACTORS)
+    accountant.compute_budgets()
+    kept = set(result)
+    return np.array([int(k in kept) for k in keys], dtype=int)
