@@ -14,7 +14,8 @@ and the verdict ``userdp validate`` gives, are in docs/validate.md ("Validate re
   user and partition, each record clamped; Laplace of scale L0 Linf max(|lower|, |upper|) / eps
   (COUNT: L0 Linf / eps), the Gaussian's sigma the analytic one for L2 = sqrt(L0) Linf max|v|.
   That is Wilson et al.'s algorithm with record-level clamping: ``wilson2020.sum``,
-  ``wilson2020.count`` and their ``-gaussian`` specs.
+  ``wilson2020.count`` and their ``-gaussian`` specs. ``metrics = [MEAN]``: mid + noisy
+  normalised sum / max(1, noisy count), the budget split in halves, ``wilson2020.mean``.
 - ``pydp_aggregate``: python-dp 1.1.5 ``BoundedSum`` / ``Count`` (``laplacian``), one per public
   partition, with ``l0_sensitivity = L0`` and ``linf_sensitivity = Linf``. Those are promises: the
   library's documentation leaves the bounding to the caller, so this wrapper does it as the
@@ -66,7 +67,7 @@ __all__ = [
 ]
 
 dp.enable_features("contrib")  # the polars front end's Laplace on floats is "contrib" in OpenDP 0.16
-_METRICS = {"sum": pipeline_dp.Metrics.SUM, "count": pipeline_dp.Metrics.COUNT}
+_METRICS = {"sum": pipeline_dp.Metrics.SUM, "count": pipeline_dp.Metrics.COUNT, "mean": pipeline_dp.Metrics.MEAN}
 _NOISE = {"laplace": pipeline_dp.NoiseKind.LAPLACE, "gaussian": pipeline_dp.NoiseKind.GAUSSIAN}
 _EXTRACTORS = pipeline_dp.DataExtractors(
     privacy_id_extractor=itemgetter(0), partition_extractor=itemgetter(1), value_extractor=itemgetter(2)
@@ -90,9 +91,11 @@ def _check(public_partitions, metric, L0, Linf, lower, upper, epsilon, delta, no
         raise ValueError(f"delta must be a number in [0, 1), got {delta!r}")
     if (noise == "laplace") != (delta == 0):
         raise ValueError(f"delta must be 0 with Laplace noise and > 0 with Gaussian, got {delta!r} with {noise!r}")
-    if metric == "sum":
+    if metric in ("sum", "mean"):
         if lower is None or upper is None or not (np.isfinite(lower) and np.isfinite(upper) and lower <= upper):
-            raise ValueError(f"SUM needs finite bounds with lower <= upper, got lower={lower!r}, upper={upper!r}")
+            raise ValueError(
+                f"SUM and MEAN need finite bounds with lower <= upper, got lower={lower!r}, upper={upper!r}"
+            )
     parts = [int(p) for p in public_partitions]
     if len(set(parts)) != len(parts) or any(p < 0 for p in parts):
         raise ValueError(f"public_partitions must be distinct ints >= 0, got {public_partitions!r}")
