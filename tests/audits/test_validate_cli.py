@@ -784,3 +784,37 @@ def test_independence_case_must_build_a_case():
     with pytest.raises(TypeError, match=r"independence_case\(\) must be a Case"):
         broken.independence_on(list(spec.cases()))
     assert isinstance(spec.independence_on([Case(None, {}, "c")]), Case)
+
+
+# ------------------------------------------------------------------ release shapes
+SHAPED = """
+import numpy as np
+from userdp.reference import amin2019
+
+def column(dataset, rng, size, *, T, epsilon):  # (size, 1) where the reference gives (size,)
+    return amin2019.mechanism(dataset, rng=rng, size=size, T=T, epsilon=epsilon).reshape(size, 1)
+
+def listed(dataset, rng, *, T, epsilon):  # [x] where the reference gives a number
+    return [float(amin2019.mechanism(dataset, rng=rng, size=1, T=T, epsilon=epsilon)[0])]
+
+def vector(dataset, rng, size, **params):  # Epasto's GWA: (size, d) as the reference, then (size, d, 1)
+    from userdp.audits.validation import get
+    return get("epasto2020.gwa").reference(dataset, rng=rng, size=size, **params)[..., None]
+"""
+
+
+@pytest.mark.parametrize(
+    "algorithm,name,why",
+    [
+        ("amin2019.capped-sum", "column", "return shape (size,), not (size, 1)"),
+        ("amin2019.capped-sum", "listed", "a one-element list or array: return the number itself"),
+        ("epasto2020.gwa", "vector", "an extra axis of length 1: return shape (size, 2), not (size, 2, 1)"),
+    ],
+)
+def test_a_release_of_the_right_values_in_another_shape_is_named(capsys, tmp_path, monkeypatch, algorithm, name, why):
+    """Planted: before the shape check these passed silently (the values were flattened to the
+    reference's count); now the target's error names both shapes and the fix."""
+    (tmp_path / "shaped_target.py").write_text(SHAPED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = run(capsys, "validate", algorithm, f"shaped_target:{name}", "--quick")
+    assert code == 3 and "the same values in another shape" in err and why in err, err
