@@ -47,7 +47,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from userdp.audits.validation.protocol import _param, _violation, decode_dataset, encode_dataset, encode_params
-from userdp.audits.validation.vector_cases import BUG_CLASSES, designs, suspects
+from userdp.audits.validation.vector_cases import BUG_CLASSES, CLASS_STAGES, designs, reach, suspects
 
 __all__ = [
     "SCHEMA",
@@ -619,6 +619,15 @@ def format_check(r: CheckReport) -> str:
     return "\n".join(lines)
 
 
+def _stages_line(name: str) -> str:
+    """A class's line of the index: where it starts and what else it can change (``CLASS_STAGES``)."""
+    start = CLASS_STAGES[name]
+    if not start:
+        return "none (the release only); never a suspect of a failing stage"
+    rest = sorted(reach(name) - set(start))
+    return f"starts in {', '.join(start)}" + (f"; can also change {', '.join(rest)}" if rest else "")
+
+
 def index_markdown(documents: Sequence[Mapping]) -> str:
     """``docs/vectors.md``: every algorithm's vectors, the bug classes and where they come from."""
     if (
@@ -657,7 +666,9 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
         "## Bug classes (flags)",
         "",
         "Each class is drawn from the planted bugs (tests/papers/<paper>/planted*.py) and the known-bug corpus "
-        "(tests/papers/<paper>/corpus*.py) it lists; a vector carries the flags of the classes it is built to expose.",
+        "(tests/papers/<paper>/corpus*.py) it lists; a vector carries the flags of the classes it is built to expose. "
+        "`vectors check` suspects a failed vector's flag only when the stages that failed are ones its class can "
+        "change and include one where it starts (a noise scale wrong beside right weights is not a weight bug).",
         "",
     ]
     for name in sorted(BUG_CLASSES):
@@ -669,6 +680,7 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
             c.description,
             "",
             f"- vectors in: {', '.join(where) or 'none (no stage shows it: the release-level checks of validate do)'}",
+            f"- stages: {_stages_line(name)}",
             f"- planted: {', '.join(f'`{p}`' for p in c.planted) or 'none'}",
             f"- corpus: {', '.join(f'`{p}`' for p in c.corpus) or 'none'}",
             "",
