@@ -15,6 +15,7 @@ every vector: the vectors do not flag correct stages.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 
@@ -26,7 +27,15 @@ from userdp.audits.cli import main as cli
 from userdp.audits.validation import protocol as Pr
 from userdp.audits.validation import vectors as Vec
 from userdp.audits.validation import all_specs
-from userdp.audits.validation.vector_cases import BUG_CLASSES, VectorCase, designs
+from userdp.audits.validation.vector_cases import (
+    BUG_CLASSES,
+    CLASS_STAGES,
+    DOWNSTREAM,
+    STAGE_NAMES,
+    VectorCase,
+    designs,
+    reach,
+)
 
 DESIGNS = designs()  # every algorithm's test-vector design (the catalogue loaded)
 
@@ -251,6 +260,34 @@ def test_a_planted_stage_bug_fails_a_vector_flagged_with_its_class(documents, bu
     report = Vec.check(documents[STAGE_BUGS[bug_id]], adapter)
     hits = [r for r in report.failed if flag in r.flags]
     assert hits, f"{bug_id} ({flag}) fails vectors {[(r.id, r.flags) for r in report.failed]} but none flagged {flag}"
+    # the stage table (vector_cases.CLASS_STAGES): on the valid vectors flagged with its class, the
+    # stages the bug fails are ones its class can change, one of them a start; so it stays a suspect
+    for r in hits:
+        if r.result == "valid" and set(r.stages) - {"mechanism"}:
+            noise_free = set(r.stages) - {"mechanism"}
+            assert noise_free <= reach(flag), (bug_id, r.id, sorted(noise_free - reach(flag)))
+            assert noise_free & set(CLASS_STAGES[flag]), (bug_id, r.id, r.stages, CLASS_STAGES[flag])
+    assert flag in report.to_dict()["failed_by_flag"], (bug_id, report.to_dict()["failed_by_flag"].keys())
+
+
+def test_the_stage_table_covers_every_class_and_every_stage_of_the_files():
+    assert set(CLASS_STAGES) == set(BUG_CLASSES)
+    assert set(DOWNSTREAM) == set(STAGE_NAMES) >= {s for c in CLASS_STAGES.values() for s in c}
+    assert {s for d in DESIGNS.values() for s in d.stages} <= set(STAGE_NAMES)
+
+
+def test_a_half_noise_bug_suspects_the_noise_classes_not_the_weights(documents):
+    """A noise scale half the reference's, every other stage right (the C program of a newcomer's
+    tour): only noise_scale fails, so the weight classes, flagged on the same vectors, are not suspected."""
+    ref = DESIGNS["epasto2020.wa"].reference()
+    half = dataclasses.replace(ref, name="half-noise", noise_scale=lambda *a, **k: ref.noise_scale(*a, **k) / 2)
+    report = Vec.check(documents["epasto2020.wa"], half)
+    assert report.failed and all(r.stages == ["noise_scale"] for r in report.failed)
+    assert any({"unnormalised-weights", "weight-formula"} & set(r.flags) for r in report.failed)  # were offered
+    suspected = set(report.to_dict()["failed_by_flag"])
+    assert suspected and not suspected & {"unnormalised-weights", "weight-formula", "per-record-bound"}, suspected
+    assert suspected <= {c for c, st in CLASS_STAGES.items() if "noise_scale" in reach(c)}
+    assert "suspects (flags that can change noise_scale)" in Vec.format_check(report)
 
 
 @pytest.mark.parametrize("bug_id", [k for k, why in NOT_STAGE_BUGS.items() if why == _RELEASE])

@@ -59,6 +59,7 @@ __all__ = [
     "program_error",
     "check_program_options",
     "pair_dataset",
+    "SIDE_FORMS",
     "audit_target",
 ]
 
@@ -166,10 +167,40 @@ def _json(text: str, flag: str):
         raise UsageError(f"{flag} must be JSON, got {text!r}: {exc}") from None
 
 
+SIDE_FORMS = (
+    "a side is a JSON array of numbers, one record per user ([1.5, 2, 0.5]: users 0, 1, 2), an array of "
+    "equal-length arrays (one vector record per user: [[1, 2], [3, 4]]), or, for users with several records, "
+    'a dataset object {"values": [1, 2, 3], "user_ids": [0, 0, 1]} (user 0 has the records 1 and 2)'
+)
+
+
+def _ragged(obj) -> str | None:
+    """Why a JSON array is not rectangular (rows of different lengths, numbers beside arrays), or None."""
+    if not isinstance(obj, list):
+        return None
+    kinds = {isinstance(x, list) for x in obj}
+    if kinds == {True, False}:
+        return "it mixes numbers and arrays"
+    if kinds == {True}:
+        lengths = sorted({len(x) for x in obj})
+        if len(lengths) > 1:
+            return (
+                f"its inner arrays have different lengths ({', '.join(map(str, lengths))}); a list of each "
+                "user's records is not a side"
+            )
+        return next((why for why in map(_ragged, obj) if why is not None), None)
+    return None
+
+
 def pair_dataset(obj, flag: str = "--pair"):
     """A ``--pair`` side for a program: a JSON array of numbers (one record per user: user ids
     0, 1, ...; rows of an array of arrays are vector records; [] is the empty dataset) or the
-    protocol's dataset object ({"values": ..., "user_ids": ..., ...})."""
+    protocol's dataset object ({"values": ..., "user_ids": ..., ...}). A malformed side is a
+    UsageError that says what a valid side looks like (``SIDE_FORMS``)."""
+    why = _ragged(obj.get("values") if isinstance(obj, dict) else obj)
+    if why is not None:
+        where = "its values: " if isinstance(obj, dict) else ""
+        raise UsageError(f"{flag}: {json.dumps(obj)[:80]} is not a dataset: {where}{why}; {SIDE_FORMS}")
     try:
         if isinstance(obj, dict):
             return decode_dataset(obj)
@@ -179,11 +210,8 @@ def pair_dataset(obj, flag: str = "--pair"):
             a = np.asarray(obj, dtype=float)
             return UserDataset(a, np.arange(a.shape[0]))
     except (ValueError, TypeError) as exc:
-        raise UsageError(f"{flag}: {json.dumps(obj)[:80]} is not a dataset: {exc}") from None
-    raise UsageError(
-        f"{flag}: a side must be a JSON array of numbers or a dataset object "
-        f'{{"values": [...], "user_ids": [...]}}, got {json.dumps(obj)[:80]}'
-    )
+        raise UsageError(f"{flag}: {json.dumps(obj)[:80]} is not a dataset: {exc}; {SIDE_FORMS}") from None
+    raise UsageError(f"{flag}: {json.dumps(obj)[:80]} is not a JSON array or a dataset object; {SIDE_FORMS}")
 
 
 @contextlib.contextmanager

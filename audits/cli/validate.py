@@ -258,4 +258,6 @@ def _validate_target(args):
     adapter_type = getattr(importlib.import_module(spec.suite), "ADAPTER", None)
     with program_target(args, args.algorithm) as program:
         adapter = program_adapter(program, adapter_type)
-        yield PythonTarget(f'--command "{program.command}"', adapter, adapter.mechanism, plain=not program.stages)
+        yield PythonTarget(
+            f'--command "{program.command}"', adapter, adapter.mechanism, plain=not program.stages, program=program
+        )

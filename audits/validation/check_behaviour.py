@@ -62,7 +62,7 @@ from userdp.audits.validation import ValidationSpec
 from userdp.audits.validation.context import Context
 from userdp.audits.validation.findings import Finding
 from userdp.audits.validation.releases import nested_flat
-from userdp.audits.validation.report import jsonable, scale_parameter
+from userdp.audits.validation.report import impl_lines, jsonable, scale_parameter
 from userdp.audits.validation.target import PythonTarget
 
 __all__ = ["NAME", "NEEDS", "applies", "check", "Outcome", "outcome", "dataset_literal", "REPLAYS"]
@@ -443,8 +443,7 @@ def _snippet(ctx: Context, a, b, params, seeds) -> str:
     """Runnable: the two datasets and the replay (``impl``: TARGET's function)."""
     call = "impl(D, rng=rng, size=1, **params)" if ctx.target.shape == "batched" else "impl(D, rng, **params)"
     return (
-        "# impl: your function (rename the parameters as with --param-map)\n"
-        "import warnings\n"
+        impl_lines(ctx.spec, ctx.target) + "import warnings\n"
         "import numpy as np\n"
         "from userdp.reference.data import UserDataset\n"
         f"first = {dataset_literal(a)}\n"

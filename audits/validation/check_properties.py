@@ -62,7 +62,7 @@ def check(spec: ValidationSpec, target: PythonTarget, ctx: Context) -> None:
                 grade=f.verdict,
                 message=f.message,
                 counterexample=f.counterexample,
-                snippet=property_snippet(spec, prop, f),
+                snippet=property_snippet(spec, prop, f, ctx.target),
             )
         ctx.add(Finding("properties", verdict, f"{prop.__name__}: {f.verdict}", ev))
     ctx.checks["properties"] = (

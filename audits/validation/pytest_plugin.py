@@ -10,6 +10,13 @@ skipped ("not applicable", with the reason); a finding fails its item with the e
 ``--userdp-target`` may be given several times (one algorithm each). Without it the plugin adds
 nothing, so it never changes another project's test run (it imports userdp only then).
 
+A program in another language: ``--userdp-command 'ALGORITHM=CMD ...'`` (repeatable) runs the
+program CMD over userdp's JSON-lines protocol (docs/protocol.md), as ``userdp validate ALGORITHM
+--command CMD`` does: the same items, one per property and per check, and report snippets that
+start the program (``report.impl_lines``), not a Python ``impl``. The program is started once per
+target and ended when the session ends; a program that breaks the protocol fails the item that
+called it with the breach.
+
 Hypothesis profiles are honoured: the property items run ``hypothesis.settings.default``'s
 ``max_examples`` (``--hypothesis-profile NAME`` selects a profile, as in any Hypothesis
 project). The runs stay derandomized, so a finding reproduces. The statistical checks use
@@ -42,6 +49,14 @@ def pytest_addoption(parser):
         help="validate module:object (an Adapter or a mechanism function) as ALGORITHM (repeatable)",
     )
     g.addoption(
+        "--userdp-command",
+        action="append",
+        default=[],
+        metavar="ALGORITHM=CMD",
+        help="validate the program CMD (any language; userdp's JSON-lines protocol, docs/protocol.md) as "
+        "ALGORITHM (repeatable)",
+    )
+    g.addoption(
         "--userdp-samples",
         type=int,
         default=None,
@@ -57,25 +72,34 @@ def pytest_addoption(parser):
     )
 
 
-def _parse(text: str):
+def _parse(text: str, option: str = "--userdp-target"):
     algorithm, sep, target = text.partition("=")
-    if not sep or not algorithm or ":" not in target:
+    if option == "--userdp-command":
+        if not sep or not algorithm or not target.strip():
+            raise pytest.UsageError(
+                f"--userdp-command must be ALGORITHM=CMD (a program and its arguments), got {text!r}"
+            )
+    elif not sep or not algorithm or ":" not in target:
         raise pytest.UsageError(f"--userdp-target must be ALGORITHM=module:object, got {text!r}")
     return algorithm, target
 
 
 def pytest_collection_modifyitems(session, config, items):
-    targets = config.getoption("--userdp-target")
+    targets = [("--userdp-target", t) for t in config.getoption("--userdp-target")]
+    targets += [("--userdp-command", t) for t in config.getoption("--userdp-command")]
     if not targets:
         return
     from userdp.audits.engine.usercode import UsageError, UserCodeError
+    from userdp.audits.validation.protocol import TargetError
 
-    for text in targets:
-        algorithm, target = _parse(text)
+    for option, text in targets:
+        algorithm, target = _parse(text, option)
         try:
+            if option == "--userdp-command":
+                target = _program_target(config, algorithm, target)
             run = _Run(config, algorithm, target)
-        except (UsageError, UserCodeError) as exc:
-            raise pytest.UsageError(f"--userdp-target {text}: {exc}") from None
+        except (UsageError, UserCodeError, TargetError, ValueError) as exc:
+            raise pytest.UsageError(f"{option} {text}: {exc}") from None
         for check in run.checks.values():
             if check.name != "properties":
                 items.append(ValidateItem.from_parent(session, name=f"{algorithm}::{check.name}", run=run, what=check))
@@ -84,6 +108,23 @@ def pytest_collection_modifyitems(session, config, items):
                     items.append(
                         ValidateItem.from_parent(session, name=f"{algorithm}::{prop.__name__}", run=run, what=prop)
                     )
+
+
+def _program_target(config, algorithm: str, command: str):
+    """The ``PythonTarget`` of a program (``--userdp-command``): its stages and release over the
+    protocol, in the paper's adapter type, as ``userdp validate --command`` builds it; the program
+    is ended when the session ends."""
+    from userdp.audits.validation import get
+    from userdp.audits.validation.protocol import ProcessTarget
+    from userdp.audits.validation.target import PythonTarget
+
+    spec = get(algorithm)
+    program = ProcessTarget(command, algorithm=algorithm)
+    config.add_cleanup(program.close)
+    adapter = program.adapter(getattr(importlib.import_module(spec.suite), "ADAPTER", None), f'--command "{command}"')
+    return PythonTarget(
+        f'--command "{program.command}"', adapter, adapter.mechanism, plain=not program.stages, program=program
+    )
 
 
 class _Run:
@@ -115,7 +156,14 @@ class _Run:
         if f.verdict == "not applicable":
             pytest.skip(f"not applicable: {f.message}")
         if f.verdict != "pass":
-            pytest.fail(f"{f.verdict}: {f.message}\nminimal counterexample: {f.counterexample}", pytrace=False)
+            from userdp.audits.validation.report import property_snippet
+
+            snippet = property_snippet(self.spec, prop, f, self.target).replace("\n", "\n  ")
+            pytest.fail(
+                f"{f.verdict}: {f.message}\nminimal counterexample: {f.counterexample}\n"
+                f"snippet (runnable):\n  {snippet}",
+                pytrace=False,
+            )
 
     def check(self, check):
         from userdp.audits.engine.blas import single_threaded_blas
@@ -142,18 +190,23 @@ def _target_region(what: str):
     ``UserCodeError`` (validate's report of an error in TARGET) and a ``KeyboardInterrupt`` (it may
     be a real Ctrl-C, which must stop the run; pytest then exits 2, never 0) pass through."""
     from userdp.audits.engine.usercode import UsageError, UserCodeError
+    from userdp.audits.validation.protocol import TargetError
 
     try:
         yield
     except (UserCodeError, UsageError, KeyboardInterrupt):
         raise
+    except TargetError as exc:  # the program broke the protocol (userdp validate --command: exit 3)
+        why = f"the program broke the protocol inside validate's {what}: {exc}"
     except BaseException as exc:
-        pytest.fail(
+        why = (
             f"TARGET raised {type(exc).__name__} ({exc}) inside validate's {what}: "
             "a target cannot skip, expect-fail or end its own validation; this is a failure, not a verdict "
-            "of the target's choosing",
-            pytrace=False,
+            "of the target's choosing"
         )
+    else:
+        return
+    raise pytest.fail.Exception(why, pytrace=False) from None  # the failure alone, not the chain it came from
 
 
 class ValidateItem(pytest.Item):

@@ -2,7 +2,9 @@
 one column per coordinate the spec's flatten makes), as every check of ``userdp validate`` reads them.
 
 A release that is not numbers of one shape is TARGET's error (``UserCodeError``, exit 3), named with
-the call that made it. ``NONFINITE``: how +inf, -inf and NaN are mapped for the auditor.
+the call that made it; so is a release of the reference's size in another shape (``release_rows``:
+(size, 1) where the reference gives (size,), or [x] where it gives a number), named as such.
+``NONFINITE``: how +inf, -inf and NaN are mapped for the auditor.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "first_release",
     "stack_releases",
     "call_target",
+    "check_release_shape",
 ]
 
 
@@ -104,21 +107,103 @@ def rows_one(outs: list, flatten, where: str) -> np.ndarray:
     return np.stack([np.full(k, np.nan) if r is None else r for r in rows])
 
 
+def _one_shape(out, batched: bool):
+    """The shape of one release in TARGET's raw output (a batched call's, or one call's), None where
+    it is not a plain array of numbers (a masked, tuple or object output: checked elsewhere)."""
+    if isinstance(out, (np.ma.MaskedArray, tuple, dict, str, bytes)) or out is None:
+        return None
+    try:
+        a = np.asarray(out)
+    except Exception:
+        return None
+    if a.dtype.kind not in "biuf":
+        return None
+    if batched:
+        return a.shape[1:] if a.ndim else None
+    return a.shape
+
+
+def check_release_shape(spec: ValidationSpec, out, reference_out, batched: bool, who: str, where: str) -> None:
+    """TARGET's release shape against the reference's, where the spec has no ``flatten`` (the
+    release is an array): a release of another shape is TARGET's error, named, even with the
+    right number of values ((size, 1) for (size,), or [x] for a number), because a caller who
+    reads the paper's shape would read it wrongly. ``out``: TARGET's batched output (``batched``)
+    or one call's; ``reference_out``: the reference's batched output."""
+    if spec.flatten is not None:
+        return
+    mine, ours = _one_shape(out, batched), _one_shape(reference_out, True)
+    if mine is None or ours is None or mine == ours:
+        return
+    if int(np.prod(mine)) != int(np.prod(ours)):
+        return  # another number of values: the differential check names it, with both counts
+
+    def name(shape):
+        return "a number" if shape == () else f"an array of shape {shape}"
+
+    raise UserCodeError(
+        f"TARGET {who} returned each release as {name(mine)} on {where}; the reference's is {name(ours)} "
+        f"({spec.release}): the same values in another shape"
+        + (
+            ""
+            if mine != ours + (1,)
+            else f" (an extra axis of length 1: return shape (size, {', '.join(map(str, ours))}), not (size, "
+            f"{', '.join(map(str, mine))}))".replace("(size, )", "(size,)")
+            if batched
+            else " (a one-element list or array: return the number itself)"
+            if ours == ()
+            else " (an extra axis of length 1)"
+        )
+        + f"; `userdp validate {spec.algorithm} --signature` shows the call shape"
+    )
+
+
+def _reference_shape_out(spec: ValidationSpec, target: PythonTarget, dataset, params):
+    """Two releases of the reference on ``dataset`` (its shape), once per dataset and parameter
+    shape for ``target`` (a fixed generator: the shape does not depend on the draw)."""
+    values = getattr(dataset, "values", None)
+    key = (
+        None if values is None else np.shape(values)[1:],
+        tuple(
+            sorted((k, np.shape(v) if isinstance(v, (list, tuple, np.ndarray)) else None) for k, v in params.items())
+        ),
+    )
+    cache = target.__dict__.setdefault("_reference_shapes", {})
+    if key not in cache:
+        try:
+            cache[key] = spec.reference(dataset, rng=np.random.default_rng(0), size=2, **params)
+        except Exception:  # the reference refuses the input: no shape to compare with
+            cache[key] = None
+    return cache[key]
+
+
 def release_rows(
     spec: ValidationSpec, target: PythonTarget, dataset, rng, n: int, params, where: str, one_per_call: bool = False
 ) -> np.ndarray:
     """n releases of TARGET as rows (n, k): one batched call, or n one-release calls (a target
-    made one release per call, or one whose batched releases are not independent)."""
+    made one release per call, or one whose batched releases are not independent). A release of
+    another shape than the reference's is TARGET's error (``check_release_shape``)."""
+    who = f"TARGET {target.who}"
+
+    def shaped(out, batched):
+        if spec.flatten is None:
+            ref = _reference_shape_out(spec, target, dataset, params)
+            if ref is not None:
+                check_release_shape(spec, out, ref, batched, target.who, where or "a case")
+        return out
+
     if target.shape == BATCHED and not one_per_call:
-        return flat_releases(target.release(dataset, rng, n, params, where), n, spec.flatten, f"TARGET {target.who}")
+        return flat_releases(shaped(target.release(dataset, rng, n, params, where), True), n, spec.flatten, who)
     if target.shape == BATCHED:
         return np.concatenate(
             [
-                flat_releases(target.release(dataset, rng, 1, params, where), 1, spec.flatten, f"TARGET {target.who}")
+                flat_releases(shaped(target.release(dataset, rng, 1, params, where), True), 1, spec.flatten, who)
                 for _ in range(n)
             ]
         )
-    return rows_one(target.release(dataset, rng, n, params, where), spec.flatten, f"TARGET {target.who}")
+    outs = target.release(dataset, rng, n, params, where)
+    if outs:
+        shaped(next((o for o in outs if o is not None), None), False)
+    return rows_one(outs, spec.flatten, who)
 
 
 def reference_rows(spec: ValidationSpec, dataset, rng, n: int, params) -> np.ndarray:

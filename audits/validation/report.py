@@ -30,6 +30,7 @@ __all__ = [
     "scale_parameter",
     "property_snippet",
     "case_snippet",
+    "impl_lines",
 ]
 
 
@@ -233,15 +234,42 @@ def scale_parameter(claim, unit) -> tuple[str, float] | None:
     return None
 
 
-def property_snippet(spec, prop, f) -> str:
-    """The minimal counterexample as a runnable snippet (the TARGET's adapter is named 'impl')."""
+def impl_lines(spec, target, what: str = "mechanism") -> str:
+    """How a snippet gets ``impl``: for a program (``--command``), the lines that start it over the
+    protocol and take its release (``what`` "mechanism") or its stages ("adapter"), in the program's
+    own terms; for a Python target, a comment that ``impl`` is your function or Adapter."""
+    program = getattr(target, "program", None)
+    if program is None:
+        return (
+            "# impl: your Adapter\n"
+            if what == "adapter"
+            else "# impl: your function (rename the parameters as with --param-map)\n"
+        )
+    take = (
+        f"impl = program.adapter(getattr(importlib.import_module({spec.suite!r}), 'ADAPTER', None))"
+        "   # its stages, over the protocol"
+        if what == "adapter"
+        else "impl = program.mechanism   # its releases: impl(dataset, rng=rng, size=n, **params), over the protocol"
+    )
     return (
-        "import numpy as np\n"
+        "# your program, run as userdp validate runs it (docs/protocol.md; --transcript FILE logs its requests)\n"
+        "import importlib\n"
+        "from userdp.audits.validation.protocol import ProcessTarget\n"
+        f"program = ProcessTarget({program.command!r}, algorithm={spec.algorithm!r})\n"
+        f"{take}\n"
+    )
+
+
+def property_snippet(spec, prop, f, target=None) -> str:
+    """The minimal counterexample as a runnable snippet (the TARGET's adapter is named 'impl';
+    for a program, ``impl_lines`` start it)."""
+    return (
+        impl_lines(spec, target, "adapter") + "import numpy as np\n"
         "from numpy import array, float64, int64\n"
         "from userdp.reference.data import UserDataset\n"
         f"from {spec.suite} import *\n"
         f"example = {f.counterexample}\n"
-        f"{prop.__name__}(impl, example)   # impl: your Adapter; raises AssertionError"
+        f"{prop.__name__}(impl, example)   # raises AssertionError"
     )
 
 
@@ -257,13 +285,13 @@ def case_snippet(ctx: Context, case: Case) -> dict:
     )
     return {
         "snippet": (
-            "import numpy as np\n"
+            impl_lines(ctx.spec, ctx.target) + "import numpy as np\n"
             "from userdp.audits.validation import get\n"
             f"spec = get({ctx.spec.algorithm!r})\n"
             f"case = spec.all_cases(seed={ctx.seed})[{i}]   # {case.description}\n"
             "print(case.dataset, case.params)\n"
             "rng, n = np.random.default_rng(0), 20_000\n"
-            f"mine = {call}   # impl: your function (rename parameters as with --param-map)\n"
+            f"mine = {call}\n"
             "ours = spec.reference(case.dataset, rng=rng, size=n, **case.params)\n"
             "print('yours: mean', np.mean(mine, axis=0), 'sd', np.std(mine, axis=0))\n"
             "print('ours:  mean', np.mean(ours, axis=0), 'sd', np.std(ours, axis=0))"

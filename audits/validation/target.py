@@ -111,6 +111,7 @@ class PythonTarget:
     mechanism: Callable | None  # the raw release function (the target's own names)
     param_map: Mapping[str, str] = field(default_factory=dict)
     plain: bool = False  # a plain function (no Adapter)
+    program: Any = None  # the protocol.ProcessTarget of a --command target (report snippets start it), else None
 
     def __post_init__(self):
         self.adapter = _watched_adapter(self.adapter, self.name)

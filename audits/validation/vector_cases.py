@@ -25,6 +25,11 @@ from userdp.audits.engine import registry
 __all__ = [
     "BugClass",
     "BUG_CLASSES",
+    "CLASS_STAGES",
+    "DOWNSTREAM",
+    "STAGE_NAMES",
+    "reach",
+    "suspects",
     "VectorCase",
     "Design",
     "designs",
@@ -420,6 +425,86 @@ BUG_CLASSES: dict[str, BugClass] = {
         ),
     ),
 }
+
+
+# ------------------------------------------------------------------ the stages each class can change
+# Which noise-free stages a bug of each class corrupts in its own computation (where the deviation
+# starts), and which stages take another's value (``DOWNSTREAM``: a wrong weight moves the statistic,
+# the sensitivity and the noise scale computed from it). A class "can change" its stages and their
+# downstream stages (``reach``). ``vectors.check`` suspects a vector's flag only when the stages that
+# failed on it are ones the class can change and include one where it starts (``suspects``): a noise
+# scale wrong with right weights is not a weight bug. tests/test_vectors.py checks the table on every
+# planted stage bug (its failing stages are among its class's, one of them a start). Release-only
+# classes (shared-randomness, partial-noise) change no stage; an input accepted that the paper
+# excludes (an "invalid" vector) is a refusal, suspected whatever the stage.
+STAGE_NAMES = (
+    "weights",
+    "thresholds",
+    "statistic",
+    "sensitivity",
+    "ptr_distance",
+    "noise_scale",
+    "gd_noise_scale",
+    "keep_probability",
+    "optimal_cap",
+)
+DOWNSTREAM: dict[str, tuple] = {
+    "weights": ("thresholds", "statistic", "sensitivity", "ptr_distance", "noise_scale", "gd_noise_scale"),
+    "thresholds": ("statistic", "sensitivity", "ptr_distance", "noise_scale"),
+    "statistic": (),
+    "sensitivity": ("ptr_distance", "noise_scale", "gd_noise_scale"),
+    "ptr_distance": ("noise_scale",),
+    "noise_scale": (),
+    "gd_noise_scale": (),
+    "keep_probability": (),
+    "optimal_cap": (),
+}
+_NOISE = ("noise_scale", "gd_noise_scale", "keep_probability")
+CLASS_STAGES: dict[str, tuple] = {
+    "per-record-bound": ("weights", "statistic", "sensitivity"),
+    # the sensitivity folded into the noise scale, or the clipping thresholds the statistic uses
+    "understated-sensitivity": ("thresholds", "statistic", "sensitivity", "ptr_distance", *_NOISE),
+    "noise-formula": ("sensitivity", *_NOISE),
+    "noise-distribution": _NOISE,
+    "unnormalised-weights": ("weights", "statistic"),
+    "weight-formula": ("weights",),
+    "missing-clipping": ("weights", "statistic"),
+    "sub-optimal-parameter": ("optimal_cap", "weights", "thresholds", "statistic", *_NOISE),
+    "parameter-not-applied": ("weights", "statistic", "sensitivity", *_NOISE),
+    "input-not-refused": STAGE_NAMES,
+    "data-dependent-choice": STAGE_NAMES,
+    "data-dependent-refusal": STAGE_NAMES,
+    "accounting": ("weights", *_NOISE),
+    "unchecked-assumption": ("sensitivity", *_NOISE),
+    "solver-error": ("statistic", "sensitivity", *_NOISE),
+    "shared-randomness": (),
+    "biased-estimate": ("statistic",),
+    "partial-noise": (),
+}
+
+
+def reach(bug_class: str) -> frozenset:
+    """The stages a bug of ``bug_class`` can change: its own and everything downstream of them."""
+    if bug_class not in CLASS_STAGES:
+        raise ValueError(f"bug_class must be one of BUG_CLASSES, got {bug_class!r:.80}")
+    out, todo = set(), list(CLASS_STAGES[bug_class])
+    while todo:
+        s = todo.pop()
+        if s not in out:
+            out.add(s)
+            todo.extend(DOWNSTREAM[s])
+    return frozenset(out)
+
+
+def suspects(flags, failed_stages, result: str = "valid") -> list:
+    """The flags of a failed vector that its failing stages point to: on a valid vector, the classes
+    that can change every failing noise-free stage and start in one of them; a release that errs on
+    a valid input (no noise-free stage failed) or an invalid vector accepted says nothing of the
+    stage, so then every flag."""
+    stages = [s for s in failed_stages if s != "mechanism"]
+    if result != "valid" or not stages:
+        return list(flags)
+    return [f for f in flags if f in CLASS_STAGES and set(stages) <= reach(f) and set(stages) & set(CLASS_STAGES[f])]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,9 @@ after both are put in the document's JSON form (numbers, arrays, objects of name
 difference is reported with its relative difference |got - expected| / max(|got|, |expected|),
 which reads the same whatever the size of the numbers (a factor 2 is 0.5), beside the rule. A
 refusal is a ``ValueError`` or ``TypeError`` (over the protocol: an error response of kind
-"refused"); any other exception is reported as such.
+"refused"); any other exception is reported as such. A failed vector's suspects are those of its
+flags whose class can change the stages that failed (``vector_cases.suspects``, ``CLASS_STAGES``):
+a noise scale wrong beside right weights points to the noise and sensitivity classes, not the weights'.
 
 Format (schema "userdp.vectors/1"): {schema, algorithm, generator, reference, relation,
 stages {stage: {params, dataset}}, tolerance {rtol, rule, source}, flags {flag: description}
@@ -47,7 +49,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from userdp.audits.validation.protocol import _param, _violation, decode_dataset, encode_dataset, encode_params
-from userdp.audits.validation.vector_cases import BUG_CLASSES, designs
+from userdp.audits.validation.vector_cases import BUG_CLASSES, CLASS_STAGES, designs, reach, suspects
 
 __all__ = [
     "SCHEMA",
@@ -389,6 +391,12 @@ class VectorResult:
     result: str  # "valid" | "invalid"
     verdict: str  # "pass" | "fail" | "skipped"
     reasons: list = field(default_factory=list)
+    stages: list = field(default_factory=list)  # the stages that failed ("mechanism": the release)
+
+    @property
+    def suspects(self) -> list:
+        """The flags the failing stages point to (``vector_cases.suspects``)."""
+        return suspects(self.flags, self.stages, self.result) if self.verdict == "fail" else []
 
     def to_dict(self) -> dict:
         return {
@@ -398,6 +406,8 @@ class VectorResult:
             "result": self.result,
             "verdict": self.verdict,
             "reasons": self.reasons,
+            "failed_stages": self.stages,
+            "suspects": self.suspects,
         }
 
 
@@ -431,7 +441,7 @@ class CheckReport:
     def to_dict(self) -> dict:
         by_flag: dict = {}
         for r in self.failed:
-            for f in r.flags:
+            for f in r.suspects:
                 by_flag.setdefault(f, []).append(r.id)
         return {
             "algorithm": self.algorithm,
@@ -503,7 +513,7 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
     for v in document["vectors"]:
         dataset = decode_dataset(v["dataset"])
         params = _decode_params(v["params"])
-        reasons, ran = [], 0
+        reasons, ran, failed = [], 0, []
         if v["result"] == "valid":
             for s in have:
                 if s not in v["expected"]:
@@ -517,10 +527,12 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
                             :400
                         ]
                     )
+                    failed.append(s)
                     continue
                 why = _compare(got, _normal(v["expected"][s]), rtol)
                 if why is not None:
                     reasons.append(f"{s} {why}")
+                    failed.append(s)
             if releases:
                 ran += 1
                 try:
@@ -530,6 +542,7 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
                         f"mechanism: {'refused' if _refusal(exc) else 'raised'} a valid input: "
                         f"{type(exc).__name__}: {exc}"[:400]
                     )
+                    failed.append("mechanism")
         else:
             for s in v["refused_by"]:
                 if not (releases if s == "mechanism" else s in have):
@@ -546,10 +559,12 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
                             f"{s}: raised {type(exc).__name__} instead of refusing (ValueError or "
                             f'TypeError; over the protocol an error of kind "refused"): {exc}'[:400]
                         )
+                        failed.append(s)
                     continue
                 reasons.append(f"{s}: accepted an input the paper excludes")
+                failed.append(s)
         verdict = "fail" if reasons else ("pass" if ran else "skipped")
-        results.append(VectorResult(v["id"], v["comment"], list(v["flags"]), v["result"], verdict, reasons))
+        results.append(VectorResult(v["id"], v["comment"], list(v["flags"]), v["result"], verdict, reasons, failed))
     return CheckReport(
         document["algorithm"], name or impl.name, have, missing, releases, results, dict(document.get("flags", {}))
     )
@@ -602,7 +617,11 @@ def format_check(r: CheckReport) -> str:
         for v in r.failed:
             lines.append(f"  #{v.id} [{', '.join(v.flags) or 'no flag'}] ({v.result}) {v.comment}")
             lines += [f"      {why}" for why in v.reasons]
-        lines += ["", "bug classes the failures point to (flags; docs/vectors.md):"]
+            lines.append(
+                f"      suspects (flags that can change {', '.join(dict.fromkeys(v.stages))}): "
+                + (", ".join(v.suspects) or "none of its flags")
+            )
+        lines += ["", "bug classes the failing stages point to (flags; docs/vectors.md):"]
         for f, info in d["failed_by_flag"].items():
             lines.append(f"  {f} (vectors {', '.join(map(str, info['vectors']))}): {info['description']}")
     return "\n".join(lines)
@@ -648,6 +667,15 @@ _ANY_LANGUAGE = [
 ]
 
 
+def _stages_line(name: str) -> str:
+    """A class's line of the index: where it starts and what else it can change (``CLASS_STAGES``)."""
+    start = CLASS_STAGES[name]
+    if not start:
+        return "none (the release only); never a suspect of a failing stage"
+    rest = sorted(reach(name) - set(start))
+    return f"starts in {', '.join(start)}" + (f"; can also change {', '.join(rest)}" if rest else "")
+
+
 def index_markdown(documents: Sequence[Mapping]) -> str:
     """``docs/vectors.md``: every algorithm's vectors, the bug classes and where they come from."""
     if (
@@ -687,7 +715,9 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
         "## Bug classes (flags)",
         "",
         "Each class is drawn from the planted bugs (tests/papers/<paper>/planted*.py) and the known-bug corpus "
-        "(tests/papers/<paper>/corpus*.py) it lists; a vector carries the flags of the classes it is built to expose.",
+        "(tests/papers/<paper>/corpus*.py) it lists; a vector carries the flags of the classes it is built to expose. "
+        "`vectors check` suspects a failed vector's flag only when the stages that failed are ones its class can "
+        "change and include one where it starts (a noise scale wrong beside right weights is not a weight bug).",
         "",
     ]
     for name in sorted(BUG_CLASSES):
@@ -699,6 +729,7 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
             c.description,
             "",
             f"- vectors in: {', '.join(where) or 'none (no stage shows it: the release-level checks of validate do)'}",
+            f"- stages: {_stages_line(name)}",
             f"- planted: {', '.join(f'`{p}`' for p in c.planted) or 'none'}",
             f"- corpus: {', '.join(f'`{p}`' for p in c.corpus) or 'none'}",
             "",

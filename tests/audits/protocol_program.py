@@ -22,7 +22,8 @@ seed, whatever the request's), "unseeded" (from a generator seeded once at start
 releases), "fail-refusal" (epsilon <= 0 gets an error of kind "failed", not "refused"), "bigint"
 (epsilon <= 0 gets releases that are 400-digit integers), "stage-inf" (the statistic is 1e400),
 "ragged" (the statistic is [[1, 2], [3]]), "empty-releases" (every release is []), "string-stage"
-(the noise scale is {"b": "one"}).
+(the noise scale is {"b": "one"}), "half-noise" (a privacy bug, not a breach of the protocol: the
+noise scale, its stage and its releases, T / (2 epsilon), half the paper's).
 """
 
 import json
@@ -58,7 +59,8 @@ def laplace(rng, b):
 
 
 ANSWERING = ("good", "fixed-seed", "unseeded", "fail-refusal", "bigint", "stage-inf", "ragged", "empty-releases")
-ANSWERING += ("string-stage",)
+ANSWERING += ("string-stage", "half-noise")
+SHRINK = 0.5 if MODE == "half-noise" else 1.0  # the noise scale's factor
 UNSEEDED = random.Random()  # "unseeded": seeded once, from the operating system
 
 
@@ -74,7 +76,7 @@ def answer(req):
         if "size" in req:
             rng = {"fixed-seed": random.Random(12345), "unseeded": UNSEEDED}.get(MODE, random.Random(req["seed"]))
             g = statistic(req["dataset"], p["T"])
-            out = [g + laplace(rng, p["T"] / p["epsilon"]) for _ in range(req["size"])]
+            out = [g + laplace(rng, SHRINK * p["T"] / p["epsilon"]) for _ in range(req["size"])]
             if p.get("nulls"):
                 out = [None if k % 2 else x for k, x in enumerate(out)]
             if p.get("pairs"):
@@ -87,7 +89,7 @@ def answer(req):
         values = {
             "statistic": lambda: statistic(req["dataset"], p["T"]),
             "sensitivity": lambda: p["T"],
-            "noise_scale": lambda: p["T"] / p["epsilon"],
+            "noise_scale": lambda: SHRINK * p["T"] / p["epsilon"],
         }
         got = {s: values[s]() for s in req["stages"]}
         bad = {"stage-inf": ("statistic", 1e400), "ragged": ("statistic", [[1, 2], [3]])}

@@ -375,6 +375,25 @@ def test_validate_and_audit_refuse_bad_command_lines(capsys):
     assert code == 2 and "is not a pair of neighbours" in err
 
 
+@pytest.mark.parametrize(
+    "side,why",
+    [
+        ("[[1, 2], [3]]", "inner arrays have different lengths (1, 2)"),  # a list of each user's records
+        ("[1, [2, 3]]", "mixes numbers and arrays"),
+        ('{"values": [[1, 2], [3]], "user_ids": [0, 1]}', "its values: its inner arrays have different lengths"),
+        ('"x"', "is not a JSON array or a dataset object"),
+    ],
+)
+def test_a_malformed_pair_side_is_told_what_a_side_looks_like(capsys, side, why):
+    """Not numpy's "inhomogeneous shape": the message names the fault and shows the valid forms
+    (a per-user list of records is the dataset object's job)."""
+    code, _, err = run(
+        capsys, "audit", "--command", text("good"), "--claim", "pure:epsilon=1", "--pair", side, "[[1, 2]]"
+    )
+    assert code == 2 and why in err, err
+    assert '{"values": [1, 2, 3], "user_ids": [0, 0, 1]}' in err and "inhomogeneous" not in err
+
+
 def test_audit_a_program_with_the_options_of_mechanism(capsys):
     """The capped sum at T = 1, eps = 1 on "one user at 1 vs none": the true loss is 1, so a
     correct program is not flagged (false alarm <= 5% at the default confidence 0.95: the run is

@@ -27,6 +27,7 @@ from userdp.audits import validation as VS
 from userdp.audits.validation import run as V
 from userdp.audits.validation import stats as S
 from userdp.audits.validation.target import load_target, signature_text, template_text
+from userdp.audits.validation import pytest_plugin
 
 GOOD = "papers.amin2019.corpus:loop_exponential_difference"
 BAD = "papers.amin2019.corpus:half_scale"
@@ -566,6 +567,56 @@ def test_plugin_fails_on_a_corpus_bug_and_passes_on_a_correct_implementation(tmp
     assert "4 passed" in good.stdout  # independence, differential, inputs, audit (stages: none to compare)
 
 
+def test_plugin_validates_a_program_over_the_protocol(tmp_path):
+    """--userdp-command: the program of tests/audits/protocol_program.py, one item per check and
+    property as for a Python target. A subset of the items keeps the run cheap (every item: the
+    slow test below): the stages and a property on the correct mode, the differential and the
+    calibration property on the half-noise mode, whose snippets start the program (its command), not a Python ``impl``.
+    The differential's under-noising finding is validate's own (its false alarm <= 2e-5 per
+    test, Holm over the tests; the run is seeded)."""
+    program = f"{sys.executable} {os.path.join(os.path.dirname(__file__), 'protocol_program.py')}"
+    good = _pytest(
+        tmp_path,
+        "--userdp-command",
+        f"amin2019.capped-sum={program} good",
+        "--userdp-samples",
+        "2000",
+        "-k",
+        "stages or prop_noise_scale_calibrated",
+    )
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "2 passed" in good.stdout, good.stdout
+    bad = _pytest(
+        tmp_path,
+        "--userdp-command",
+        f"amin2019.capped-sum={program} half-noise",
+        "--userdp-samples",
+        "2000",
+        "-k",
+        "prop_noise_scale_calibrated or differential",
+    )
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "FAILED ::amin2019.capped-sum::differential" in bad.stdout and "[privacy violation]" in bad.stdout
+    assert "FAILED ::amin2019.capped-sum::prop_noise_scale_calibrated" in bad.stdout
+    assert f"program = ProcessTarget({program + ' half-noise'!r}, algorithm='amin2019.capped-sum')" in bad.stdout
+    assert "impl = program.mechanism" in bad.stdout and "impl = program.adapter(" in bad.stdout
+    assert "impl: your function" not in bad.stdout and "impl: your Adapter" not in bad.stdout
+    with pytest.raises(pytest.UsageError, match="must be ALGORITHM=CMD"):
+        pytest_plugin._parse("amin2019.capped-sum=", "--userdp-command")
+
+
+@pytest.mark.slow
+def test_plugin_validates_a_program_with_every_item_and_names_a_broken_protocol(tmp_path):
+    """Every item of the correct program passes (or is not applicable); a program that breaks the
+    protocol fails the item that called it with the breach, not the chain of exceptions behind it."""
+    program = f"{sys.executable} {os.path.join(os.path.dirname(__file__), 'protocol_program.py')}"
+    good = _pytest(tmp_path, "--userdp-command", f"amin2019.capped-sum={program} good", "--userdp-samples", "4000")
+    assert good.returncode == 0 and "failed" not in good.stdout, good.stdout + good.stderr
+    broken = _pytest(tmp_path, "--userdp-command", f"amin2019.capped-sum={program} stage-inf", "-k", "stages")
+    assert broken.returncode == 1 and "the program broke the protocol inside validate's stages" in broken.stdout
+    assert "During handling" not in broken.stdout, broken.stdout
+
+
 def test_plugin_a_target_that_calls_pytest_skip_fails_its_checks(tmp_path):
     # Planted: a target with no noise at all that calls pytest.skip() when it is run; before the
     # guard, every check that calls it read "skipped" and pytest exited 0.
@@ -733,3 +784,37 @@ def test_independence_case_must_build_a_case():
     with pytest.raises(TypeError, match=r"independence_case\(\) must be a Case"):
         broken.independence_on(list(spec.cases()))
     assert isinstance(spec.independence_on([Case(None, {}, "c")]), Case)
+
+
+# ------------------------------------------------------------------ release shapes
+SHAPED = """
+import numpy as np
+from userdp.reference import amin2019
+
+def column(dataset, rng, size, *, T, epsilon):  # (size, 1) where the reference gives (size,)
+    return amin2019.mechanism(dataset, rng=rng, size=size, T=T, epsilon=epsilon).reshape(size, 1)
+
+def listed(dataset, rng, *, T, epsilon):  # [x] where the reference gives a number
+    return [float(amin2019.mechanism(dataset, rng=rng, size=1, T=T, epsilon=epsilon)[0])]
+
+def vector(dataset, rng, size, **params):  # Epasto's GWA: (size, d) as the reference, then (size, d, 1)
+    from userdp.audits.validation import get
+    return get("epasto2020.gwa").reference(dataset, rng=rng, size=size, **params)[..., None]
+"""
+
+
+@pytest.mark.parametrize(
+    "algorithm,name,why",
+    [
+        ("amin2019.capped-sum", "column", "return shape (size,), not (size, 1)"),
+        ("amin2019.capped-sum", "listed", "a one-element list or array: return the number itself"),
+        ("epasto2020.gwa", "vector", "an extra axis of length 1: return shape (size, 2), not (size, 2, 1)"),
+    ],
+)
+def test_a_release_of_the_right_values_in_another_shape_is_named(capsys, tmp_path, monkeypatch, algorithm, name, why):
+    """Planted: before the shape check these passed silently (the values were flattened to the
+    reference's count); now the target's error names both shapes and the fix."""
+    (tmp_path / "shaped_target.py").write_text(SHAPED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = run(capsys, "validate", algorithm, f"shaped_target:{name}", "--quick")
+    assert code == 3 and "the same values in another shape" in err and why in err, err

@@ -3,7 +3,8 @@
 
 The default run keeps what is cheap and deterministic: PipelineDP's reported noise scale against
 the reference's on every case of each spec (validate's ``stages`` check, no release drawn, ~1 s)
-and against the closed form, with a planted bug. The full validate runs are slow (measured 12-75 s each, 3.5 min for all).
+and against the closed form, with a planted bug. The full validate runs are slow (measured 12-75 s
+each, 3.5 min for all).
 """
 
 from __future__ import annotations
