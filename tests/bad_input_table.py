@@ -1611,7 +1611,7 @@ entry(
 entry(
     "protocol.decode_value",
     Pr.decode_value,
-    lambda: dict(value=[[1.0, 2.0], [3.0]]),
+    lambda: dict(value=[[[1.0, 0.0], [0.0, 1.0]], [1.0, 2.0]]),  # a tuple (A, b): parts of rank 2 and 1
     value=[None, "x", True, {"a": "x"}, [1, "x"]],
 )
 entry(

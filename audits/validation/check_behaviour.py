@@ -63,7 +63,7 @@ from userdp.audits.validation.context import Context
 from userdp.audits.validation.findings import Finding
 from userdp.audits.validation.releases import nested_flat
 from userdp.audits.validation.report import impl_lines, jsonable, scale_parameter
-from userdp.audits.validation.target import PythonTarget
+from userdp.audits.validation.target import PythonTarget, SeedError
 
 __all__ = ["NAME", "NEEDS", "applies", "check", "Outcome", "outcome", "dataset_literal", "REPLAYS"]
 
@@ -126,6 +126,8 @@ def outcome(spec: ValidationSpec, target: PythonTarget, dataset, params, seed: i
         warnings.simplefilter("always")
         try:
             out = target.release(dataset, rng, 1, params, where)
+        except SeedError:
+            raise  # the seed contract broken: exit 3 before any verdict, never an outcome
         except UserCodeError as exc:
             cause = exc.__cause__ or exc
             return Outcome(f"raised {type(cause).__name__}", str(cause)[:200])

@@ -60,6 +60,7 @@ __all__ = [
     "SEED_CASES",
     "SEED_ENTROPY",
     "PythonTarget",
+    "SeedError",
     "load_target",
     "call_shape",
     "parse_param_map",
@@ -69,6 +70,12 @@ __all__ = [
 ]
 
 BATCHED, ONE = "batched", "one release per call"
+
+
+class SeedError(UserCodeError):
+    """TARGET broke the seed contract (``PythonTarget.check_seeds``): exit 3 before any verdict. A
+    check that reads TARGET's exceptions as outcomes (``check_behaviour``) lets this one through."""
+
 SEED_CASES = 3  # cases tried for releases that vary within a call (the seed check, module docstring)
 SEED_ENTROPY = 0x5EED  # the seed check's own seeds: the caller's generator is not drawn from
 
@@ -149,7 +156,7 @@ class PythonTarget:
         if first != again:
             self.reproducible = False
             if self.seeded:
-                raise UserCodeError(
+                raise SeedError(
                     f"TARGET {self.who} broke its seed: two calls with one seed ({REPRO_DRAWS} releases "
                     f"each, {where or 'its first case'}) returned different releases, where the same seed "
                     "must give the same releases (docs/protocol.md, release requests)"
@@ -162,7 +169,7 @@ class PythonTarget:
             if out != first:
                 self.reproducible = True
                 return
-        raise UserCodeError(
+        raise SeedError(
             f"TARGET {self.who} ignores the seed it is given: calls with generators from {SEED_TRIES + 1} "
             f"different seeds returned the same {REPRO_DRAWS} varying releases ({where or 'its first case'}), "
             "so it replays one stream and its releases are not independent draws: no check of them can "
