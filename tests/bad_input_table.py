@@ -1685,3 +1685,25 @@ entry(
 # ==================================================================== the papers' rows
 for _paper_rows in paper_modules("bad_input").values():  # tests/papers/<paper>/bad_input.py
     TABLE.extend(_paper_rows.ROWS)
+
+
+entry(
+    "vector_cases.reach",
+    VC.reach,
+    lambda: dict(bug_class="noise-formula"),
+    bug_class=[None, 3, "no-such-class"],
+)
+entry(
+    "vector_cases.suspects",
+    VC.suspects,
+    lambda: dict(flags=["noise-formula", "weight-formula"], failed_stages=["noise_scale"]),
+    flags=[None, "noise-formula", [3]],
+    failed_stages=[None, "noise_scale", [3]],
+    result=[None, "maybe", 3],
+)
+entry(
+    "report.impl_lines",
+    VR.impl_lines,
+    lambda: dict(spec=VS.get("amin2019.capped-sum"), target=None),
+    what=[None, 3, "release"],
+)

@@ -166,6 +166,7 @@ EXEMPT = {
     "verdicts.Interval": "a result record built by the comparisons inside decide, never from user input",
     "protocol.load_schema": "takes no input (the package's schema file)",
     "protocol.TargetError": "an exception class",
+    "target.SeedError": "an exception class",
     "protocol.CommandError": "an exception class",
     "protocol.TranscriptError": "an exception class",
     "vectors.load_schema": "takes no input (the package's schema file)",

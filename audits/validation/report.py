@@ -238,6 +238,8 @@ def impl_lines(spec, target, what: str = "mechanism") -> str:
     """How a snippet gets ``impl``: for a program (``--command``), the lines that start it over the
     protocol and take its release (``what`` "mechanism") or its stages ("adapter"), in the program's
     own terms; for a Python target, a comment that ``impl`` is your function or Adapter."""
+    if what not in ("mechanism", "adapter"):
+        raise ValueError(f"what must be 'mechanism' or 'adapter', got {what!r:.80}")
     program = getattr(target, "program", None)
     if program is None:
         return (

@@ -76,6 +76,7 @@ class SeedError(UserCodeError):
     """TARGET broke the seed contract (``PythonTarget.check_seeds``): exit 3 before any verdict. A
     check that reads TARGET's exceptions as outcomes (``check_behaviour``) lets this one through."""
 
+
 SEED_CASES = 3  # cases tried for releases that vary within a call (the seed check, module docstring)
 SEED_ENTROPY = 0x5EED  # the seed check's own seeds: the caller's generator is not drawn from
 

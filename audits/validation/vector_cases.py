@@ -501,6 +501,11 @@ def suspects(flags, failed_stages, result: str = "valid") -> list:
     that can change every failing noise-free stage and start in one of them; a release that errs on
     a valid input (no noise-free stage failed) or an invalid vector accepted says nothing of the
     stage, so then every flag."""
+    if result not in ("valid", "invalid"):
+        raise ValueError(f"result must be 'valid' or 'invalid', got {result!r:.80}")
+    for name, seq in (("flags", flags), ("failed_stages", failed_stages)):
+        if isinstance(seq, str) or not isinstance(seq, (list, tuple)) or not all(isinstance(x, str) for x in seq):
+            raise TypeError(f"{name} must be a list of str, got {seq!r:.80}")
     stages = [s for s in failed_stages if s != "mechanism"]
     if result != "valid" or not stages:
         return list(flags)

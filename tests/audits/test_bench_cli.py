@@ -330,7 +330,12 @@ PLANTED_WRONG = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PLANTED_WRONG))
+@pytest.mark.parametrize(
+    "name",
+    [  # audit.all runs a child process (9.8 s idle): -m slow
+        pytest.param(n, marks=[pytest.mark.slow] if n == "audit.all" else []) for n in sorted(PLANTED_WRONG)
+    ],
+)
 def test_each_correctness_check_catches_its_planted_wrong_result(name, monkeypatch):
     target, planted_fn, n, message = PLANTED_WRONG[name]
     b = bench.get(name)

@@ -115,6 +115,7 @@ def scan(counts: dict, seed: int = 0, max_n: int = 100_000) -> Counter:
     return tally
 
 
+@pytest.mark.slow  # 7.5 s idle; the totality properties stay in the default run
 def test_scan_quick():
     t = scan({"small": 12, "clusters": 6, "magnitude": 6, "extreme": 10}, seed=0, max_n=5000)
     assert t["small pairs"] > 100 and t["sides with gamma >= 1"] > 0
