@@ -89,9 +89,9 @@ def per_user_structure_zipf(n: int) -> Case:
     case = _structure_case(ids, rng.uniform(size=n))
     if n >= data.SORT_CALIBRATION_N:  # the grouping depends on the machine's np.sort
         case.note += (
-            "; grouping: one np.sort of packed keys (np.sort beats a radix pass here)"
+            "; grouping: one np.sort of packed keys (it beats the radix path here)"
             if data._sort_beats_radix()
-            else "; grouping: a radix pass for the heaviest users (np.sort is slower than a radix pass here)"
+            else "; grouping: a radix pass for the heaviest users (one sort is slower here)"
         )
     return case
 
