@@ -11,7 +11,7 @@
     userdp reproduce --list
     userdp bench [--quick] [--json] [--only NAME ...]       (audits/bench/run.py)
     userdp validate ALGORITHM module:object [--inputs refuse|clip|trust] [--param-map REF=YOURS ...]
-                    [--quick] [--samples N] [--audit-samples N] [--examples K] [--seed S]
+                    [--quick] [--samples N] [--audit-samples N] [--examples K] [--seed S] [--no-search]
                     [--allow-partial] [--json] [--report FILE] [--deadline S] [--timeout S]  (audits/validation/run.py)
     userdp validate ALGORITHM --signature | --template
     userdp validate ALGORITHM --command "CMD ..." ...          (a program in any language:

@@ -121,6 +121,12 @@ def _run_arguments(vp) -> None:
         help="the seed of every random draw and of the generated cases",
     )
     vp.add_argument(
+        "--no-search",
+        action="store_true",
+        help="turn the pair search off: audit only the spec's fixed pairs and the aimed ones (docs/validate.md, "
+        '"The pair search"); for comparing what the search adds',
+    )
+    vp.add_argument(
         "--allow-partial",
         action="store_true",
         help="exit 0 on a pass even when the release was not tested (an Adapter with noise-free stages only)",
@@ -163,6 +169,7 @@ def run(args) -> int:
             quick=args.quick,
             inputs=args.inputs,
             param_map=parse_param_map(args.param_map),
+            search=not args.no_search,
             progress=progress,
             **kw,
         )

@@ -422,6 +422,25 @@ def test_a_target_that_ignores_the_rng_is_warned_about(monkeypatch, capsys):
     assert strict_json(out)["reproducible"] is False and "ignores the rng" in err
 
 
+def test_no_search_turns_the_pair_search_off(monkeypatch, capsys):
+    # The flag reaches validate as search=False (and its absence as True); planted: a CLI that
+    # dropped the flag would pass True both times. What the search changes in a verdict is tested
+    # on the corpus (tests/audits/test_pair_search.py).
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def spy(*args, **kw):
+        seen.append(kw.get("search"))
+        raise Stop  # the run itself is not what is tested here
+
+    monkeypatch.setattr(V, "validate", spy)
+    for extra in ((), ("--no-search",)):
+        run(capsys, "validate", "amin2019.capped-sum", GOOD, *QUICK, *extra)  # exit 3: Stop is an internal error
+    assert seen == [True, False]
+
+
 def test_quick_run_of_a_fast_target_takes_seconds():
     c0 = time.process_time()
     r = V.validate("epasto2020.wa", "papers.epasto2020.corpus:loop_brent_inverse_cdf", quick=True)
