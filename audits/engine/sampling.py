@@ -264,6 +264,13 @@ class OneOfBatch:
         return [None if m else v for v, m in zip(np.ravel(np.ma.getdata(x)[0]).tolist(), np.ravel(mask))]
 
 
+class BatchEvent(str):
+    """What a batched call did instead of releasing, as the report says it; ``exc``: the exception it
+    raised (the cause of a failure on every call of both sides), or None (it warned)."""
+
+    exc = None
+
+
 def side_outcomes(sampler, dataset, rng, size: int, per_call: bool = False):
     """``parallel.Sampler.outcomes``: (releases, events) of one side. A batched mechanism is called
     once (``per_call`` False) under ``watch_warnings``: events is None, or, when the call raised an
@@ -277,10 +284,16 @@ def side_outcomes(sampler, dataset, rng, size: int, per_call: bool = False):
             except UserCallError:
                 raise
             except Exception as exc:
-                return None, f"the batched call on {where} raised {type(exc).__name__}: {str(exc)[:MESSAGE_CHARS]}"
+                event = BatchEvent(
+                    f"the batched call on {where} raised {type(exc).__name__}: {str(exc)[:MESSAGE_CHARS]}"
+                )
+                event.exc = exc
+                return None, event
         if caught:
             w = caught[0]
-            return None, f"the batched call on {where} warned {w.category.__name__}: {str(w.message)[:MESSAGE_CHARS]}"
+            return None, BatchEvent(
+                f"the batched call on {where} warned {w.category.__name__}: {str(w.message)[:MESSAGE_CHARS]}"
+            )
         return out, None
     return sampler(dataset, rng, size, record=True)
 
@@ -385,11 +398,14 @@ def draw_outcomes(mechanism, pair: AuditPair, rngs, size: int):
         ]
         return (*_checked(name, pair, raw, size), None)
     drawn, batch = [], None
-    for _, d, r in sides:
-        drawn.append(outcomes(d, r, size))
+    for s, d, r in sides:
+        drawn.append(_plain_call(outcomes, name, d, r, size, f"on the {s} dataset of {pair.description!r}"))
         if isinstance(drawn[-1][1], str):
             batch = drawn[-1][1]  # a batched call raised or warned: both sides again, one release per call
-            drawn = [outcomes(d, r, size, per_call=True) for _, d, r in sides]
+            drawn = [
+                _plain_call(outcomes, name, d, r, size, f"on the {s} dataset of {pair.description!r}", per_call=True)
+                for s, d, r in sides
+            ]
             break
     events = [SideEvents.none(size) if ev is None else ev for _, ev in drawn]
     if all(e.raised_all for e in events):
@@ -398,16 +414,16 @@ def draw_outcomes(mechanism, pair: AuditPair, rngs, size: int):
             f"mechanism {name} raised on every call of both sides of {pair.description!r} ({size} per side; "
             f"first {e1.messages['raised']!r}, second {e2.messages['raised']!r}): a failure that does not depend "
             "on the data (a broken mechanism, or a refusal of public inputs) is an error, not an outcome"
-        )
+        ) from getattr(batch, "exc", None)
     a, b = _checked(name, pair, [out for out, _ in drawn], size)
     if batch is None and not any(e.any for e in events):
         return a, b, None
     return a, b, PairEvents(events[0], events[1], batch)
 
 
-def _plain_call(mechanism, name: str, dataset, rng, size: int, where: str):
+def _plain_call(mechanism, name: str, dataset, rng, size: int, where: str, **kw):
     try:
-        return mechanism(dataset, rng, size)
+        return mechanism(dataset, rng, size, **kw)
     except UserCallError:
         raise  # complete already: the call, the dataset
     except Exception as exc:
