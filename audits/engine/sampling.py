@@ -75,6 +75,7 @@ __all__ = [
     "draw",
     "draw_outcomes",
     "EVENTS_ON",
+    "OUTCOMES",
     "SideEvents",
     "PairEvents",
     "watch_warnings",
@@ -137,6 +138,9 @@ def raised_text(exc: BaseException) -> str:
 
 
 EVENTS_ON = True  # exceptions and warnings are outputs; tests/planted/auditor.py plants "exceptions-not-outputs"
+OUTCOMES = "userdp_outcomes"  # a mechanism with this attribute False is drawn as before EVENTS_ON: validate's
+# audits (audits/validation/check_audits.py), whose behaviour check has decided data-dependent refusals and
+# warnings by replay before any audit (docs/validate.md, "Data-dependent behaviour")
 MESSAGE_CHARS = 200  # characters of an exception's or warning's message kept for the report
 
 
@@ -390,7 +394,8 @@ def draw_outcomes(mechanism, pair: AuditPair, rngs, size: int):
     name = mechanism_name(mechanism)
     if hasattr(mechanism, "pair"):
         mechanism.pair = pair  # a parallel.Sampler names the pair in its messages
-    outcomes = getattr(mechanism, "outcomes", None) if EVENTS_ON else None
+    inner = getattr(mechanism, "mechanism", mechanism)  # a parallel.Sampler's mechanism
+    outcomes = getattr(mechanism, "outcomes", None) if EVENTS_ON and getattr(inner, OUTCOMES, True) else None
     sides = (("first", pair.first, rngs[0]), ("second", pair.second, rngs[1]))
     if outcomes is None:
         raw = [
