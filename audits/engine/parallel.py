@@ -432,18 +432,17 @@ def _shard(
     ``UserCallError`` naming the call (module docstring). ``record``: a call that raises or
     warns is an outcome (``sampling.CallRecorder``), and (releases, (raised, warned)) is returned."""
     name = mechanism_name(mechanism)
-    rec = CallRecorder(mechanism, start) if record else None
-    mechanism = mechanism if rec is None else rec
     fp = fingerprint(dataset)
     s = watch.slot()
     ints, floats, mono = s.ints, s.floats, time.monotonic
     args = (dataset, np.random.default_rng(seed)) if calling == SCALAR_RNG else (dataset,)
     outputs = []
     append = outputs.append
+    rec = CallRecorder(mechanism, start, outputs) if record else None
     s.enter(f"mechanism {name} on {where}", side_size or size)
     ints[_FIRST] = start
     if rec is not None:
-        rec.__enter__()
+        mechanism = rec.__enter__()  # the recording call
     try:
         ints[_INDEX], floats[_CALL_T] = start, mono()
         append(mechanism(*args))

@@ -209,39 +209,39 @@ class PairEvents:
 
 
 class CallRecorder:
-    """A one-release mechanism whose calls' exceptions and warnings are recorded as outcomes: a
-    call that raises an ``Exception`` of its own returns ``NO_RELEASE`` and is recorded in
-    ``raised``, one that warns in ``warned`` (call index, class or category, message). Used as a
-    context manager around a shard's calls (``watch_warnings`` costs ~20 us: once per shard)."""
+    """The calls of a one-release mechanism with their exceptions and warnings recorded as outcomes:
+    a call that raises an ``Exception`` of its own returns ``NO_RELEASE`` and is recorded in
+    ``raised``, one that warns in ``warned`` ((call index, class or category, message); the index is
+    ``start`` plus the releases in ``outputs`` so far). A context manager around a shard's calls
+    (``watch_warnings`` costs ~20 us: once per shard); ``__enter__`` returns the recording call."""
 
-    def __init__(self, mechanism, start: int):
-        self.mechanism, self.i, self.raised, self.warned = mechanism, start, [], []
-        self.__qualname__ = getattr(mechanism, "__qualname__", None)
-        self.__module__ = getattr(mechanism, "__module__", None)
-        self._watch = self._caught = None
+    def __init__(self, mechanism, start: int, outputs: list):
+        self.mechanism, self.start, self.outputs, self.raised, self.warned = mechanism, start, outputs, [], []
+        self._watch = None
 
     def __enter__(self):
         self._watch = watch_warnings()
-        self._caught = self._watch.__enter__()
-        return self
+        caught = self._watch.__enter__()
+        mechanism, start, outputs, raised, warned = self.mechanism, self.start, self.outputs, self.raised, self.warned
+
+        def call(*args):
+            try:
+                out = mechanism(*args)
+            except (UserCallError, MemoryError):
+                raise  # userdp's own verdict on the call, or the machine's: errors, never outcomes
+            except Exception as exc:
+                raised.append((start + len(outputs), type(exc).__name__, str(exc)[:MESSAGE_CHARS]))
+                out = NO_RELEASE
+            if caught:
+                w = caught[0]
+                warned.append((start + len(outputs), w.category.__name__, str(w.message)[:MESSAGE_CHARS]))
+                caught.clear()
+            return out
+
+        return call
 
     def __exit__(self, *exc):
         return self._watch.__exit__(*exc)
-
-    def __call__(self, *args):
-        i, self.i = self.i, self.i + 1
-        try:
-            out = self.mechanism(*args)
-        except (UserCallError, MemoryError):
-            raise  # userdp's own verdict on the call, or the machine's: errors, never outcomes
-        except Exception as exc:
-            self.raised.append((i, type(exc).__name__, str(exc)[:MESSAGE_CHARS]))
-            out = NO_RELEASE
-        if self._caught:
-            w = self._caught[0]
-            self.warned.append((i, w.category.__name__, str(w.message)[:MESSAGE_CHARS]))
-            self._caught.clear()
-        return out
 
 
 class OneOfBatch:
