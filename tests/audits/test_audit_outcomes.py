@@ -46,14 +46,14 @@ def _json(capsys) -> dict:
 # ------------------------------------------------------------------ exceptions
 def test_a_count_that_raises_on_one_side_is_a_violation_with_the_event_as_witness(capsys):
     # control.count-raises: ValueError on every call of D' (101 records), a release on every call of D.
-    code = main(["audit", "control.count-raises", "--samples", "2000", "--json"])
+    code = main(["audit", "control.count-raises", "--samples", "1000", "--json"])
     d = _json(capsys)
     assert code == 1 and d["verdict"] == VIOLATION and d["as_expected"] is True
     w = d["witness"]
     assert w["rejection_set"] == {"type": "event", "event": "raised", "description": "{the call raised}"}
-    assert w["ordering"] == "second over first" and w["counts"] == {"first": 0, "second": 1800, "n_per_side": 1800}
+    assert w["ordering"] == "second over first" and w["counts"] == {"first": 0, "second": 900, "n_per_side": 900}
     # one pair, one value set and one event set: the event set has half the pair's alpha (outcomes.EVENT_SHARE)
-    assert d["epsilon_lower_bound"] == pytest.approx(_all_versus_none(1800, 0.05 / 2), rel=1e-9)  # 6.02
+    assert d["epsilon_lower_bound"] == pytest.approx(_all_versus_none(900, 0.05 / 2), rel=1e-9)  # 5.33
     (ev,) = d["events"]
     assert ev["first"]["raised"] == 0.0 and ev["second"]["raised"] == 1.0
     assert ev["second"]["raised_by_class"] == {"ValueError": 1.0}
@@ -173,11 +173,11 @@ def test_a_warning_on_one_side_is_a_violation():
 def test_a_program_that_refuses_on_some_data_is_a_violation(capsys):
     # protocol_program.py "good" with refuse_above = 2: a "refused" answer on 3 records, releases on 2.
     args = ["audit", "--command", PROGRAM, "--claim", "pure:epsilon=1", "--pair", "[0.5, 0.5]", "[0.5, 0.5, 0.5]"]
-    code = main([*args, "--kwargs", '{"T": 10, "epsilon": 1, "refuse_above": 2}', "--samples", "200", "--json"])
+    code = main([*args, "--kwargs", '{"T": 10, "epsilon": 1, "refuse_above": 2}', "--samples", "100", "--json"])
     d = _json(capsys)
     assert code == 1 and d["witness"]["rejection_set"]["event"] == "raised"
     assert d["events"][0]["second"]["raised_by_class"] == {"ProgramRefused": 1.0}
-    assert d["epsilon_lower_bound"] == pytest.approx(_all_versus_none(180, 0.05 / 2), rel=1e-9)  # 3.73
+    assert d["epsilon_lower_bound"] == pytest.approx(_all_versus_none(90, 0.05 / 2), rel=1e-9)  # 3.02
     code = main([*args, "--kwargs", '{"T": 10, "epsilon": 1, "fail": true}', "--samples", "100"])
     assert code == 3  # "failed" on every request of both sides: an error of the target
     assert "raised on every call of both sides" in capsys.readouterr().err
