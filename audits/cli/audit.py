@@ -14,6 +14,7 @@ import textwrap
 import traceback
 
 from userdp.audits.engine.ceiling import NOISE_FAMILIES
+from userdp.audits.engine import outcomes
 from userdp.audits.engine.harness import VIOLATION, IncompleteAudit
 from userdp.audits.engine.parallel import (
     BATCHED,
@@ -62,7 +63,7 @@ __all__ = ["add_parser", "run", "claim_text", "DEFAULT_CONFIDENCE", "DEFAULT_SEE
 DEFAULT_CONFIDENCE = 0.95  # --confidence
 DEFAULT_SEED = 0  # --seed
 MIN_SAMPLES = 100  # the harness's floor (harness.audit)
-SAMPLES_RANGE = "100000 to 1000000"  # of the entries' defaults; a test keeps it true
+SAMPLES_RANGE = "20000 to 1000000"  # of the entries' defaults; a test keeps it true
 
 
 def add_parser(sub, common) -> None:
@@ -470,6 +471,8 @@ def _print_result(t: Target, r, as_expected, eff: dict) -> None:
         f"of {c['n_per_side']} per side; p = {w.p_value:.3g}, Holm-adjusted {w.adjusted_p_value:.3g} "
         f"over {w.candidates_tested} candidate(s)"
     )
+    for line in _event_lines(r):
+        print(textwrap.fill(line, 110, initial_indent="  outcomes         ", subsequent_indent=" " * 19))
     if r.floating_point is not None:
         print(
             textwrap.fill(
@@ -490,6 +493,34 @@ def _print_result(t: Target, r, as_expected, eff: dict) -> None:
         print(f"  FAILED           pair: {f.pair_description} ({f.stage}): {f.error}")
     if r.verdict != VIOLATION:
         print("  note             'no violation found' is not proof of privacy")
+
+
+def _event_lines(r) -> list[str]:
+    """The pairs whose calls raised or warned: their rates per side, how they were drawn, and the
+    witness when it is an event set (``outcomes.py``: an exception or a warning is an output)."""
+    lines = []
+    for ev in r.events:
+        rates = []
+        for kind in ("raised", "warned"):
+            if ev["first"][kind] or ev["second"][kind]:
+                names = {**ev["first"]["raised_by_class"], **ev["second"]["raised_by_class"]}
+                what = sorted(names) if kind == "raised" else ev["first"]["warning_categories"]
+                what = what or ev["second"]["warning_categories"]
+                rates.append(
+                    f"{kind} ({', '.join(what)}) on {100 * ev['first'][kind]:.3g}% of the first dataset's calls "
+                    f"and {100 * ev['second'][kind]:.3g}% of the second's"
+                )
+        counted = (
+            ", ".join(f"{{the call {c['event']}}}" for c in ev["counted"])
+            or "none (no difference in the selection share)"
+        )
+        lines.append(
+            f"pair {ev['pair_description']}: {'; '.join(rates)}; drawn {ev['drawn']}; event sets counted: {counted}"
+        )
+    text = outcomes.witness_text(r)
+    if text is not None:
+        lines.append(f"witness: {text}")
+    return lines
 
 
 _REPRODUCIBLE = {

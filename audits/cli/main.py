@@ -64,9 +64,11 @@ Exit status:
        unsplittable ``--command``, a ``--transcript`` that is a folder or cannot be written
        (``common.start_checks``: paths are made absolute before any of your code runs);
     3  an exception: raised by YOUR factory or mechanism (the message says which, and the
-       exception), or an internal error of userdp. Never 1: an exception is not a finding.
+       exception), or an internal error of userdp. In ``audit`` a mechanism's exception or
+       warning on some calls only is an output, counted like a release (docs/audit.md,
+       "Exceptions and warnings are outputs"); on every call of both sides of a pair, exit 3.
     4  ``validate`` only: a partial pass (TARGET has no release; ``--allow-partial`` makes it 0).
-       When the mechanism raised on some pairs only, the pairs that finished are still
+       When the mechanism failed on some pairs only, the pairs that finished are still
        printed (text and JSON, with ``failed_pairs`` and ``error``) and the status is 3.
        Also 3, naming the function and the call: ``sys.exit`` or any other BaseException
        in your code, ``os._exit`` or a crash (in this process or a worker), a changed
@@ -114,8 +116,9 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   counts {first, second, n_per_side}, claim_epsilon, p_value, adjusted_p_value,
   candidates_tested}, termination_reason, elapsed_seconds (rejection_set: {type:
   "threshold", tail, t, projection?}, {type: "values", values}, {type: "atoms", values}:
-  values that repeat in a continuous output, or {type: "statistic", statistic, formula,
-  params, tail, t}: a learned statistic, ``audits/engine/rejection.py``; a list of more than
+  values that repeat in a continuous output, {type: "event", event: "raised" | "warned"}: the
+  indicator of a call that raised or warned, ``audits/engine/outcomes.py``, or {type: "statistic",
+  statistic, formula, params, tail, t}: a learned statistic, ``audits/engine/rejection.py``; a list of more than
   ``report.WITNESS_VALUES_MAX`` values is cut there, with values_count, values_sha256 and
   values_truncated;
   a registry entry that declares its noise family gets that family's likelihood-ratio
@@ -135,7 +138,12 @@ top-level ``nonfinite`` map (see ``report.py``). The fields:
   finished, [{pair_description, pair_index, epsilon_lower_bound, tightness,
   mu_lower_bound (null without a GDP claim), witness (as above, that pair's best set)}],
   ``failed_pairs``: [{pair_description, pair_index, stage ("pilot" | "confirm"), error}],
-  and ``error`` (null, or the message of a run that failed on some pairs: exit 3).
+  ``events``: each confirmed pair whose calls raised or warned, [{pair_description, pair_index,
+  drawn, first and second {calls, raised, raised_by_class, warned, warning_categories,
+  messages}, counted: [{event, ordering, k1, k2, n_per_side, epsilon_lower_bound}]}] (shares of
+  the side's calls; ``audits/engine/outcomes.py``), ``event_witness`` (null, or the finding when
+  the witness is an event set), and ``error`` (null, or the message of a run that failed on
+  some pairs: exit 3).
 - userdp.audit-all/1: confidence (family-wise), correction ("bonferroni"),
   per_entry_confidence, entries (each as in userdp.audit/1 without ``error``, or {name, kind, relation,
   expected, as_expected: false, error} if it raised), summary {entries, as_expected,

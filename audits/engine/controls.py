@@ -136,6 +136,29 @@ def count_error_leak_setup(epsilon=1.0, max_count=100) -> AuditSetup:
     )
 
 
+def count_raises_setup(epsilon=1.0, max_count=100) -> AuditSetup:
+    """Noisy count whose error path raises: count + Lap(1/eps), but ``ValueError("too many
+    records")`` when the true count exceeds ``max_count``, a refusal that reads the data.
+
+    True loss: infinite. On the pair (max_count, max_count + 1) records, the call raises with
+    probability 1 on D' and 0 on D: everything observable is an output, and an exception tells the
+    neighbours apart as surely as control.count-error-leak's -1 does ([Google]'s stochastic tester
+    counts error statuses as outputs, CountNoDpError). The auditor counts the indicator of "the
+    call raised" as a set of its own (audits/engine/outcomes.py); batched, the raising call is drawn
+    again one release per call.
+    """
+    claim = PureDP(epsilon)
+
+    def mechanism(count, rng, size):
+        if count > max_count:
+            raise ValueError(f"too many records: {count} > {max_count}")  # the leaky refusal
+        return count + rng.laplace(0.0, 1.0 / epsilon, size)
+
+    return AuditSetup(
+        mechanism, [Pair(int(max_count), int(max_count) + 1, f"{max_count} records vs {max_count + 1} records")], claim
+    )
+
+
 # --------------------------------------------------------------------------- vectors
 def histogram_eps_scale_setup(epsilon=0.7, bins=5) -> AuditSetup:
     """Histogram h + Lap(eps)^bins: the bug uses scale eps instead of 1/eps.
@@ -405,4 +428,15 @@ _entry(
     BAD,
     float("inf"),
     "count_error_leak_setup",
+)
+_entry(
+    "control.count-raises",
+    "count whose error path raises",
+    RECORD,
+    count_raises_setup,
+    {"epsilon": 1.0, "max_count": 100},
+    BAD,
+    float("inf"),
+    "count_raises_setup",
+    samples=20_000,  # one release per call once a call raised (sampling.draw_outcomes): 2 x 20,000 calls
 )

@@ -134,14 +134,14 @@ from userdp.audits.engine.parallel import (
 from userdp.audits.engine.sampling import (
     OUTPUT_KINDS,
     MechanismError,
-    draw,
+    draw_outcomes,
     encode,
     infer_kind,
     mechanism_name,
     normalize_pairs,
 )
 from userdp.audits.engine.plan import AuditPlan, CountedGDPSet, CountedSet
-from userdp.audits.engine import model_sets
+from userdp.audits.engine import model_sets, outcomes
 from userdp.audits.engine.model_sets import MODEL_SHARE, check_noise_model, model_candidate
 from userdp.audits.engine.rejection import check_noise_family
 from userdp.audits.engine.rounding import ROUND_DIGITS, FloatingPointFinding, round_outputs, rounding_decided
@@ -287,6 +287,7 @@ class AuditResult:
     pairs: tuple = ()  # PairResult of every confirmed pair that finished
     failed_pairs: tuple = ()  # PairFailure of every pair on which the mechanism raised
     floating_point: FloatingPointFinding | None = None  # a violation whose set rounding decides, re-audited
+    events: tuple = ()  # outcomes.summary of each confirmed pair whose calls raised or warned
 
     @property
     def finding(self) -> str | None:
@@ -297,13 +298,16 @@ class AuditResult:
         return "floating-point leak" if self.floating_point is not None and self.floating_point.leak else "privacy loss"
 
     def report_dict(self) -> dict:
-        """``to_dict()`` (the reported bound) and the run: reproducible, calling, pairs, failed_pairs."""
+        """``to_dict()`` (the reported bound) and the run: reproducible, calling, pairs, failed_pairs,
+        events (the pairs whose calls raised or warned) and event_witness (``outcomes.witness_text``)."""
         return {
             **self.to_dict(),
             "reproducible": self.reproducible,
             "calling": self.calling,
             "pairs": [p.to_dict() for p in self.pairs],
             "failed_pairs": [f.to_dict() for f in self.failed_pairs],
+            "events": list(self.events),
+            "event_witness": outcomes.witness_text(self),
         }
 
     def to_dict(self) -> dict:
@@ -597,12 +601,13 @@ def _run(plan: AuditPlan, t0: float, transform=None):
         tested = []  # CountedSet of every confirmed pair
         rounding = {}  # id(candidate) -> why rounding decides its boundary (candidates above their claim)
         tested_gdp = []  # CountedGDPSet of every confirmed pair
+        summaries = []  # outcomes.summary of the pairs whose calls raised or warned
         for j, i in enumerate(chosen):
             pair = pairs[i]
             rngs = [np.random.default_rng(s) for s in confirm_seeds[i].spawn(2)]
             mech.pair = pair
             try:
-                a, b = draw(mech, pair, rngs, plan.samples)
+                a, b, events = draw_outcomes(mech, pair, rngs, plan.samples)
             except MechanismError as exc:
                 failures.append((pair, "confirm", exc))
                 if progress is not None:
@@ -610,7 +615,10 @@ def _run(plan: AuditPlan, t0: float, transform=None):
                 continue
             if transform is not None:
                 a, b = transform(a), transform(b)
-            rows, gdp_rows, found = _count_pair(plan, pair, a, b, claims[i], gdp, levels)
+            if events is not None and events.batch is not None and progress is not None:
+                progress(f"{events.batch}: an exception or a warning is an output; both sides drawn one per call")
+            rows, gdp_rows, found = _count_pair(plan, pair, a, b, claims[i], gdp, levels, events)
+            summaries += [] if events is None else [outcomes.summary(pair, events, rows)]
             tested += rows
             tested_gdp += gdp_rows
             rounding.update(found)
@@ -622,7 +630,8 @@ def _run(plan: AuditPlan, t0: float, transform=None):
     if not tested:
         raise failures[0][2]  # no pair finished: the first error, as it was raised
     m_all = m + (max(1, len(chosen)) * sides if levels[1] is not None else 0)
-    result = _assemble(plan, tested, tested_gdp, failures, m_all, reason, mech, gdp, t0)
+    m_all += sum(len(s["counted"]) for s in summaries)  # the event sets (outcomes.py)
+    result = _assemble(plan, tested, tested_gdp, failures, m_all, reason, mech, gdp, t0, tuple(summaries))
     best = tested[_best(tested, range(len(tested)))].candidate
     return result, rounding.get(id(best))
 
@@ -697,25 +706,30 @@ def _levels(plan: AuditPlan, pairs: int, m: int, sides: int) -> tuple[float, flo
     return plan.alpha * (1.0 - MODEL_SHARE) / m, plan.alpha * MODEL_SHARE / (pairs * sides)
 
 
-def _count_pair(plan: AuditPlan, pair, a, b, eps_delta: tuple[float, float], gdp, levels):
+def _count_pair(plan: AuditPlan, pair, a, b, eps_delta: tuple[float, float], gdp, levels, events=None):
     """(eps rows, GDP rows, rounding) of one confirmed pair's outputs a, b: its sets chosen on
     the selection share (``search.best_candidates``) and counted on the counting share, each
     bound at level levels[0], and, with a declared noise model, the model's set counted on all
     outputs at level levels[1]; rounding maps id(candidate) to why rounding decides its
-    boundary, for the candidates above their claim."""
+    boundary, for the candidates above their claim. ``events`` (``sampling.PairEvents``): the
+    event sets planned on the selection share take their share of the pair's levels (``outcomes.py``)."""
     n_sel, n_cnt, k = plan.n_select, plan.n_count, plan.sets_per_pair
     level, model_level = levels
     eps, delta = eps_delta  # the pair's claim (eps_i for personalized)
+    event_sets = outcomes.planned(events, n_sel)
+    if event_sets:
+        level, event_level = outcomes.split(level, k * (1 if gdp is None else 2), len(event_sets))
     kind = infer_kind(a, plan.output)
     ea, eb, values = encode(a, b, kind)
+    family = plan.noise_family  # no family describes a call that raised, coded "no release" (NaN):
+    family = None if events is not None and kind == "continuous" and np.isnan(ea).any() | np.isnan(eb).any() else family
     found = [
         (c, n_cnt, level)
-        for c in best_candidates(
-            ea[:n_sel], eb[:n_sel], kind, values, n_cnt, level, delta, k, noise_family=plan.noise_family
-        )
+        for c in best_candidates(ea[:n_sel], eb[:n_sel], kind, values, n_cnt, level, delta, k, noise_family=family)
     ]
     found += _model_rows(plan, pair, kind, ea, model_level, delta, False)
-    rows, rounding = [], {}
+    rows = outcomes.event_rows(pair, events, event_sets, n_sel, event_level, eps, delta) if event_sets else []
+    rounding = {}
     for c, n, lev in found:
         ca, cb = (ea[n_sel:], eb[n_sel:]) if n == n_cnt else (ea, eb)
         k1, k2 = _count(c, kind, ca, cb)
@@ -728,7 +742,7 @@ def _count_pair(plan: AuditPlan, pair, a, b, eps_delta: tuple[float, float], gdp
         found = [
             (c, n_cnt, level)
             for c in best_candidates(
-                ea[:n_sel], eb[:n_sel], kind, values, n_cnt, level, delta, k, gdp=True, noise_family=plan.noise_family
+                ea[:n_sel], eb[:n_sel], kind, values, n_cnt, level, delta, k, gdp=True, noise_family=family
             )
         ]
         found += _model_rows(plan, pair, kind, ea, model_level, delta, True)
@@ -751,7 +765,7 @@ def _model_rows(plan: AuditPlan, pair, kind: str, ea, level, delta: float, gdp: 
     return [] if c is None else [(c, plan.samples, level)]
 
 
-def _assemble(plan: AuditPlan, tested, tested_gdp, failures, m: int, reason: str, mech: Sampler, gdp, t0: float):
+def _assemble(plan: AuditPlan, tested, tested_gdp, failures, m: int, reason: str, mech: Sampler, gdp, t0, events=()):
     """The ``AuditResult`` of the counted rows: Holm's verdict over all of them (eps and GDP),
     the best witness, every pair's result and failure; raises ``IncompleteAudit`` with it
     when some pair failed."""
@@ -769,6 +783,7 @@ def _assemble(plan: AuditPlan, tested, tested_gdp, failures, m: int, reason: str
         calling=mech.calling,
         pairs=_pair_results(tested, adj[: len(tested)], tested_gdp, m, n_cnt),
         failed_pairs=tuple(PairFailure(p.description, p.index, stage, str(exc)) for p, stage, exc in failures),
+        events=events,
     )
     if gdp is not None:
         result = replace(

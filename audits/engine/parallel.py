@@ -119,11 +119,15 @@ from userdp.audits.engine.streams import (
 )
 from userdp.audits.engine.sampling import (
     NO_RELEASE,
+    CallRecorder,
+    OneOfBatch,
+    SideEvents,
     UserCallError,
     as_outputs,
     is_interrupt,
     mechanism_name,
     raised_text,
+    side_outcomes,
 )
 
 __all__ = [
@@ -420,11 +424,13 @@ def _shard(
     where: str = "the dataset",
     side_size: int = 0,
     planned: int = 0,
+    record: bool = False,
 ) -> np.ndarray:
     """``size`` releases, calls ``start`` to ``start + size - 1`` of the side (``side_size``
     calls in all; the memory check is for ``planned`` releases per side, when larger). Each
     call is recorded in this process's watch slot; what the user's code does wrong is a
-    ``UserCallError`` naming the call (module docstring)."""
+    ``UserCallError`` naming the call (module docstring). ``record``: a call that raises or
+    warns is an outcome (``sampling.CallRecorder``), and (releases, (raised, warned)) is returned."""
     name = mechanism_name(mechanism)
     fp = fingerprint(dataset)
     s = watch.slot()
@@ -432,8 +438,11 @@ def _shard(
     args = (dataset, np.random.default_rng(seed)) if calling == SCALAR_RNG else (dataset,)
     outputs = []
     append = outputs.append
+    rec = CallRecorder(mechanism, start, outputs) if record else None
     s.enter(f"mechanism {name} on {where}", side_size or size)
     ints[_FIRST] = start
+    if rec is not None:
+        mechanism = rec.__enter__()  # the recording call
     try:
         ints[_INDEX], floats[_CALL_T] = start, mono()
         append(mechanism(*args))
@@ -446,8 +455,8 @@ def _shard(
     except UserCallError:
         raise
     except BaseException as exc:
-        if is_interrupt(exc):
-            raise
+        if is_interrupt(exc) or getattr(exc, PASSTHROUGH, False):
+            raise  # a program's TargetError: a complete report, as it is
         call = int(ints[_INDEX])
         if isinstance(exc, MemoryError):
             raise _memory_error(
@@ -457,10 +466,12 @@ def _shard(
         raise cls(f"mechanism {name} {raised_text(exc)} at call {call} on {where}") from exc
     finally:
         s.leave()
+        if rec is not None:
+            rec.__exit__(None, None, None)
     if fp is not None and size > 1 and fingerprint(dataset) != fp:
         raise _mutated(name, where, f"calls {start + 1} to {start + size - 1}")
     try:
-        return _stack(outputs, start)
+        return _stack(outputs, start) if rec is None else (_stack(outputs, start), (rec.raised, rec.warned))
     except MemoryError as exc:
         raise _memory_error(name, exc, _release_bytes(outputs[0]), f"stacking calls {start} on of {where}") from exc
 
@@ -502,8 +513,8 @@ def _worker_mechanism():
     return w["mechanism"]
 
 
-def _pooled_shard(dataset, seed, start: int, size: int, where: str, side_size: int, planned: int) -> np.ndarray:
-    return _shard(_worker_mechanism(), _WORKER["calling"], dataset, seed, start, size, where, side_size, planned)
+def _pooled_shard(*task):  # (dataset, seed, start, size, where, side_size, planned, record): _shard's
+    return _shard(_worker_mechanism(), _WORKER["calling"], *task)
 
 
 def _die_with_parent() -> None:
@@ -649,26 +660,37 @@ class Sampler:
             shutil.rmtree(self._own_watch, ignore_errors=True)
             self._own_watch = None
 
-    def __call__(self, dataset, rng, size: int):
-        if self.calling == BATCHED:
+    def __call__(self, dataset, rng, size: int, record: bool = False):
+        """``size`` releases; with ``record``, (releases, ``sampling.SideEvents``) (``CallRecorder``)."""
+        if self.calling == BATCHED and not record:
             return self._batched(dataset, rng, size)
         n = -(-size // SHARD)
         seeds = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist()).spawn(n)
         where = self.describe(dataset)
         tasks = [
-            (dataset, seeds[j], j * SHARD, min(SHARD, size - j * SHARD), where, size, self.planned) for j in range(n)
+            (dataset, seeds[j], j * SHARD, min(SHARD, size - j * SHARD), where, size, self.planned, record)
+            for j in range(n)
         ]
-        if self._client is not None:
+        if self.calling == BATCHED:  # one release per call (record): in this process (a program cannot travel)
+            parts = self._local(tasks, OneOfBatch(self.mechanism), SCALAR_RNG)
+        elif self._client is not None:
             parts = self._dask(tasks)
         elif self.workers > 1 and n > 1:
             parts = self._pooled(tasks)
         else:
             parts = self._local(tasks)
+        records, parts = ([p[1] for p in parts], [p[0] for p in parts]) if record else ((), parts)
         out = _join(parts, tasks)
         if self.reproducible is False and len(parts) > 1:
             check_streams(parts, tasks)
             self._anchors = check_replays(parts, tasks, where, self._anchors)
-        return out
+        if not record:
+            return out
+        return out, SideEvents.of_calls(size, [r for p in records for r in p[0]], [w for p in records for w in p[1]])
+
+    def outcomes(self, dataset, rng, size: int, per_call: bool = False):
+        """(releases, what the calls did) of one side: ``sampling.side_outcomes``."""
+        return side_outcomes(self, dataset, rng, size, per_call)
 
     def describe(self, dataset) -> str:
         """The dataset as messages name it: "the first dataset of 'pair 0: ...'"."""
@@ -718,10 +740,10 @@ class Sampler:
         return out
 
     # -------------------------------------------------------------- where the shards run
-    def _local(self, tasks) -> list:
+    def _local(self, tasks, mechanism=None, calling=None) -> list:
         parts, t = [], _Ticker(self, tasks)
         for j, task in enumerate(tasks):
-            parts.append(_shard(self.mechanism, self.calling, *task))
+            parts.append(_shard(mechanism or self.mechanism, calling or self.calling, *task))
             t.done(j)
         return parts
 

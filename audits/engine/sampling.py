@@ -41,12 +41,28 @@ jointly, by projections and statistics of the rows (``rejection.choose_vector``)
 on them also comes with "some cell it reads not released" added, and {every cell it reads
 released} and its complement are sets too. The discrete tests read a row as a tuple with
 ``None`` in its unreleased cells.
+
+Exceptions and warnings are outputs (``draw_outcomes``, EVENTS_ON). Everything observable is
+an output: a call that raises on D and releases on D' tells them apart as surely as a number.
+So a call of the mechanism's own code that raises an ``Exception`` (a program's "refused" or
+"failed" answer included) is the outcome "raised", coded as "no release" in the outputs, and a
+call that emits a warning (any category, numpy's divide, overflow and invalid set to "warn") is
+flagged "warned" beside its release (``SideEvents``). A batched call that raises or warns cannot
+say which of its releases did, so both sides of that pair are drawn again one release per call
+(``size=1``), from the sides' generators continued. Not outcomes, and errors of the mechanism as
+before: userdp's own ``UserCallError`` (a bad output, a changed dataset, ...), a ``MemoryError``,
+any ``BaseException`` that is not an ``Exception`` (``SystemExit``, ``KeyboardInterrupt``, a
+program's protocol breach), and a call that raised on every call of both sides (a failure that
+does not depend on the data: a broken mechanism, or a refusal of public inputs). The harness
+counts the indicators of "raised" and "warned" as sets of their own (``outcomes.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -57,6 +73,15 @@ __all__ = [
     "AuditPair",
     "normalize_pairs",
     "draw",
+    "draw_outcomes",
+    "EVENTS_ON",
+    "OUTCOMES",
+    "SideEvents",
+    "PairEvents",
+    "watch_warnings",
+    "CallRecorder",
+    "OneOfBatch",
+    "side_outcomes",
     "encode",
     "OUTPUT_KINDS",
     "NO_RELEASE",
@@ -110,6 +135,171 @@ def raised_text(exc: BaseException) -> str:
         return f"ran out of memory (MemoryError{': ' + str(exc) if str(exc) else ''})"
     kind = "" if isinstance(exc, Exception) else " (a BaseException: an exit status is never the mechanism's to set)"
     return f"raised {type(exc).__name__}{kind}: {exc}" if str(exc) else f"raised {type(exc).__name__}{kind}"
+
+
+EVENTS_ON = True  # exceptions and warnings are outputs; tests/planted/auditor.py plants "exceptions-not-outputs"
+OUTCOMES = "userdp_outcomes"  # a mechanism with this attribute False is drawn as before EVENTS_ON: validate's
+# audits (audits/validation/check_audits.py), whose behaviour check has decided data-dependent refusals and
+# warnings by replay before any audit (docs/validate.md, "Data-dependent behaviour")
+MESSAGE_CHARS = 200  # characters of an exception's or warning's message kept for the report
+
+
+@contextlib.contextmanager
+def watch_warnings():
+    """Record every warning (``simplefilter("always")``: a repeated one too), with numpy's
+    divide, overflow and invalid set to "warn" so that a caller's ``errstate`` cannot hide them."""
+    with warnings.catch_warnings(record=True) as caught, np.errstate(divide="warn", over="warn", invalid="warn"):
+        warnings.simplefilter("always")
+        yield caught
+
+
+@dataclass(frozen=True)
+class SideEvents:
+    """What one side's calls did besides releasing: ``raised`` (n,) indices into ``classes``
+    (-1: the call did not raise), ``warned`` (n,) bool, the warning ``categories``, and the first
+    message of each kind (``messages["raised"]``, ``messages["warned"]``)."""
+
+    raised: np.ndarray
+    classes: tuple = ()
+    warned: np.ndarray = None
+    categories: tuple = ()
+    messages: dict = field(default_factory=dict)
+
+    @staticmethod
+    def none(n: int) -> SideEvents:
+        return SideEvents(np.full(n, -1, dtype=np.int32), (), np.zeros(n, dtype=bool))
+
+    @staticmethod
+    def of_calls(n: int, raised: list, warned: list) -> SideEvents:
+        """From records [(call index, class or category name, message)] of n calls."""
+        classes = tuple(dict.fromkeys(c for _, c, _ in raised))
+        codes = np.full(n, -1, dtype=np.int32)
+        for i, c, _ in raised:
+            codes[i] = classes.index(c)
+        flags = np.zeros(n, dtype=bool)
+        flags[[i for i, _, _ in warned]] = True
+        messages = {}
+        if raised:
+            messages["raised"] = f"{raised[0][1]}: {raised[0][2]}"[:MESSAGE_CHARS]
+        if warned:
+            messages["warned"] = f"{warned[0][1]}: {warned[0][2]}"[:MESSAGE_CHARS]
+        return SideEvents(codes, classes, flags, tuple(dict.fromkeys(c for _, c, _ in warned)), messages)
+
+    @property
+    def any(self) -> bool:
+        return bool((self.raised >= 0).any() or self.warned.any())
+
+    @property
+    def raised_all(self) -> bool:
+        return bool(self.raised.size and (self.raised >= 0).all())
+
+    def indicator(self, kind: str) -> np.ndarray:
+        """(n,) bool: the calls that raised (kind "raised") or warned ("warned")."""
+        return self.raised >= 0 if kind == "raised" else self.warned
+
+
+@dataclass(frozen=True)
+class PairEvents:
+    """What the calls on each side of a pair did (``SideEvents``), and ``batch``: what a batched
+    call did that made the pair be drawn again one release per call, or None."""
+
+    first: SideEvents
+    second: SideEvents
+    batch: str | None = None
+
+
+class CallRecorder:
+    """The calls of a one-release mechanism with their exceptions and warnings recorded as outcomes:
+    a call that raises an ``Exception`` of its own returns ``NO_RELEASE`` and is recorded in
+    ``raised``, one that warns in ``warned`` ((call index, class or category, message); the index is
+    ``start`` plus the releases in ``outputs`` so far). A context manager around a shard's calls
+    (``watch_warnings`` costs ~20 us: once per shard); ``__enter__`` returns the recording call."""
+
+    def __init__(self, mechanism, start: int, outputs: list):
+        self.mechanism, self.start, self.outputs, self.raised, self.warned = mechanism, start, outputs, [], []
+        self._watch = None
+
+    def __enter__(self):
+        self._watch = watch_warnings()
+        caught = self._watch.__enter__()
+        mechanism, start, outputs, raised, warned = self.mechanism, self.start, self.outputs, self.raised, self.warned
+
+        def call(*args):
+            try:
+                out = mechanism(*args)
+            except (UserCallError, MemoryError):
+                raise  # userdp's own verdict on the call, or the machine's: errors, never outcomes
+            except Exception as exc:
+                raised.append((start + len(outputs), type(exc).__name__, str(exc)[:MESSAGE_CHARS]))
+                out = NO_RELEASE
+            if caught:
+                w = caught[0]
+                warned.append((start + len(outputs), w.category.__name__, str(w.message)[:MESSAGE_CHARS]))
+                caught.clear()
+            return out
+
+        return call
+
+    def __exit__(self, *exc):
+        return self._watch.__exit__(*exc)
+
+
+class OneOfBatch:
+    """A batched mechanism called for one release, ``mechanism(dataset, rng, 1)``: its release,
+    ``NO_RELEASE``, or a row with ``None`` in the cells not released."""
+
+    def __init__(self, mechanism):
+        self.mechanism = mechanism
+        self.__qualname__ = getattr(mechanism, "__qualname__", None)
+        self.__module__ = getattr(mechanism, "__module__", None)
+
+    def __call__(self, dataset, rng):
+        x = as_outputs(self.mechanism(dataset, rng, 1), f"mechanism {mechanism_name(self.mechanism)}")
+        if x.ndim == 0 or x.shape[0] != 1:
+            got = "a single value (shape ())" if x.ndim == 0 else f"{x.shape[0]} outputs (shape {x.shape})"
+            raise BadOutputError(
+                f"mechanism {mechanism_name(self.mechanism)} returned {got} for size=1; expected one output"
+            )
+        if not np.ma.isMaskedArray(x):
+            return x[0]
+        mask = np.ma.getmaskarray(x)[0]
+        if mask.all():
+            return NO_RELEASE
+        return [None if m else v for v, m in zip(np.ravel(np.ma.getdata(x)[0]).tolist(), np.ravel(mask))]
+
+
+class BatchEvent(str):
+    """What a batched call did instead of releasing, as the report says it; ``exc``: the exception it
+    raised (the cause of a failure on every call of both sides), or None (it warned)."""
+
+    exc = None
+
+
+def side_outcomes(sampler, dataset, rng, size: int, per_call: bool = False):
+    """``parallel.Sampler.outcomes``: (releases, events) of one side. A batched mechanism is called
+    once (``per_call`` False) under ``watch_warnings``: events is None, or, when the call raised an
+    ``Exception`` of its own or warned, a str saying what it did (and no releases: the caller draws
+    the pair again with ``per_call``). Otherwise one release per call: events is a ``SideEvents``."""
+    if sampler.calling == "batched" and not per_call:
+        where = sampler.describe(dataset)
+        with watch_warnings() as caught:
+            try:
+                out = sampler(dataset, rng, size)
+            except UserCallError:
+                raise
+            except Exception as exc:
+                event = BatchEvent(
+                    f"the batched call on {where} raised {type(exc).__name__}: {str(exc)[:MESSAGE_CHARS]}"
+                )
+                event.exc = exc
+                return None, event
+        if caught:
+            w = caught[0]
+            return None, BatchEvent(
+                f"the batched call on {where} warned {w.category.__name__}: {str(w.message)[:MESSAGE_CHARS]}"
+            )
+        return out, None
+    return sampler(dataset, rng, size, record=True)
 
 
 @dataclass(frozen=True)
@@ -190,19 +380,66 @@ def draw(mechanism, pair: AuditPair, rngs, size: int) -> tuple[np.ndarray, np.nd
     """size outputs on each side of ``pair``; checks count, kind, NaN and matching shapes.
     Outputs with "no release" come back as masked arrays (``as_outputs``). An output that is
     not one (NaN, complex, an object, bytes, a wrong count) is a ``BadOutputError`` naming
-    its kind; str outputs are labels, tested as categories."""
+    its kind; str outputs are labels, tested as categories. A call that raised is coded as
+    "no release" (``draw_outcomes``, which also says what each call did)."""
+    a, b, _ = draw_outcomes(mechanism, pair, rngs, size)
+    return a, b
+
+
+def draw_outcomes(mechanism, pair: AuditPair, rngs, size: int):
+    """(a, b, events): ``draw``'s outputs and, where the mechanism raised or warned, a
+    ``PairEvents`` saying what each call did (module docstring, "Exceptions and warnings are
+    outputs"), else None. ``mechanism`` is a ``parallel.Sampler`` (its ``outcomes``); any other
+    callable, or EVENTS_ON False, is drawn as before: an exception is an error of the mechanism."""
     name = mechanism_name(mechanism)
     if hasattr(mechanism, "pair"):
         mechanism.pair = pair  # a parallel.Sampler names the pair in its messages
+    inner = getattr(mechanism, "mechanism", mechanism)  # a parallel.Sampler's mechanism
+    outcomes = getattr(mechanism, "outcomes", None) if EVENTS_ON and getattr(inner, OUTCOMES, True) else None
+    sides = (("first", pair.first, rngs[0]), ("second", pair.second, rngs[1]))
+    if outcomes is None:
+        raw = [
+            _plain_call(mechanism, name, d, r, size, f"on the {s} dataset of {pair.description!r}") for s, d, r in sides
+        ]
+        return (*_checked(name, pair, raw, size), None)
+    drawn, batch = [], None
+    for s, d, r in sides:
+        drawn.append(_plain_call(outcomes, name, d, r, size, f"on the {s} dataset of {pair.description!r}"))
+        if isinstance(drawn[-1][1], str):
+            batch = drawn[-1][1]  # a batched call raised or warned: both sides again, one release per call
+            drawn = [
+                _plain_call(outcomes, name, d, r, size, f"on the {s} dataset of {pair.description!r}", per_call=True)
+                for s, d, r in sides
+            ]
+            break
+    events = [SideEvents.none(size) if ev is None else ev for _, ev in drawn]
+    if all(e.raised_all for e in events):
+        e1, e2 = events
+        raise MechanismError(
+            f"mechanism {name} raised on every call of both sides of {pair.description!r} ({size} per side; "
+            f"first {e1.messages['raised']!r}, second {e2.messages['raised']!r}): a failure that does not depend "
+            "on the data (a broken mechanism, or a refusal of public inputs) is an error, not an outcome"
+        ) from getattr(batch, "exc", None)
+    a, b = _checked(name, pair, [out for out, _ in drawn], size)
+    if batch is None and not any(e.any for e in events):
+        return a, b, None
+    return a, b, PairEvents(events[0], events[1], batch)
+
+
+def _plain_call(mechanism, name: str, dataset, rng, size: int, where: str, **kw):
+    try:
+        return mechanism(dataset, rng, size, **kw)
+    except UserCallError:
+        raise  # complete already: the call, the dataset
+    except Exception as exc:
+        raise MechanismError(f"mechanism {name} raised {type(exc).__name__} {where}: {exc}") from exc
+
+
+def _checked(name: str, pair: AuditPair, raw: list, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The two sides' outputs, checked (``draw``)."""
     outs = []
-    for side, dataset, rng in (("first", pair.first, rngs[0]), ("second", pair.second, rngs[1])):
+    for side, out in zip(("first", "second"), raw):
         where = f"on the {side} dataset of {pair.description!r}"
-        try:
-            out = mechanism(dataset, rng, size)
-        except UserCallError:
-            raise  # complete already: the call, the dataset
-        except Exception as exc:
-            raise MechanismError(f"mechanism {name} raised {type(exc).__name__} {where}: {exc}") from exc
         out = as_outputs(out, f"mechanism {name} {where}")
         if out.ndim == 0 or out.shape[0] != size:
             got = "a single value (shape ())" if out.ndim == 0 else f"{out.shape[0]} outputs (shape {out.shape})"

@@ -24,7 +24,7 @@ from userdp.reference.neighbours import NeighbourPair
 
 from userdp.audits.engine.ceiling import NoiseModel
 from userdp.audits.engine.harness import audit
-from userdp.audits.engine.sampling import MechanismError
+from userdp.audits.engine.sampling import OUTCOMES, MechanismError
 from userdp.audits.engine.usercode import UsageError, UserCodeError
 from userdp.audits.engine.whitebox import search
 from userdp.audits.validation import AuditDesign, Case, ValidationSpec
@@ -285,6 +285,7 @@ def _audit_one(ctx: Context, d: AuditDesign, n: int, confidence: float, j: int, 
             return finite_for_audit(rows_one(outs, flat, f"TARGET {t.who}"))
         return finite_for_audit(stack_releases(outs, f"TARGET {t.who}"))
 
+    setattr(m, OUTCOMES, False)  # the behaviour check decided refusals and warnings first, by replay
     try:
         return audit(
             m,

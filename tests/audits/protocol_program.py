@@ -4,7 +4,8 @@
 
 MODE "good": a capped sum (Amin et al. 2019 §3) with stages statistic, sensitivity and
 noise_scale, releases from the request's seed, refusals of kind "refused" for epsilon <= 0 or
-T <= 0, and "failed" for a request whose params hold "fail": true; params "nulls": true make
+T <= 0, and "failed" for a request whose params hold "fail": true; "refuse_above": k refuses a release
+request on a dataset of more than k records (a refusal that reads the data: a privacy bug); params "nulls": true make
 every second release null ("no release"), "pairs": true make each release a pair of
 differently shaped parts, "pack" the packed form (releases_hex): "compact" (no spaces, as
 JSON.stringify writes it), "spaced" (json.dumps's default spaces), or broken: "short" (one value
@@ -73,6 +74,8 @@ def answer(req):
         if MODE == "fail-refusal" and not p.get("epsilon", 1.0) > 0:
             return {"id": rid, "error": {"kind": "failed", "message": "epsilon = 0: division by zero"}}
         check(p)
+        if "size" in req and len(req["dataset"]["values"]) > p.get("refuse_above", math.inf):
+            raise ValueError(f"too many records: more than {p['refuse_above']}")
         if "size" in req:
             rng = {"fixed-seed": random.Random(12345), "unseeded": UNSEEDED}.get(MODE, random.Random(req["seed"]))
             g = statistic(req["dataset"], p["T"])

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from planted import auditor as planted  # tests/ is on sys.path (rootdir conftest)
+
 from userdp.audits import MechanismError, StatisticThreshold, Threshold, ValueSet, audit
 from userdp.reference.claims import ApproxDP, PersonalizedDP, PureDP, RenyiDP
 from userdp.reference.mechanisms import gaussian_sigma_analytic
@@ -180,11 +182,17 @@ def test_bad_mechanism_outputs(mech, match):
 
 
 def test_raising_mechanism_is_reported_with_its_pair():
+    # An exception on every call of both sides is an error of the mechanism, named with its pair (an
+    # exception on one side only is an output: tests/audits/test_audit_outcomes.py).
     def boom(D, rng, size):
-        if D == 7:
+        if D >= 7:
             raise ZeroDivisionError("bad record")
         return rng.laplace(size=size)
 
-    with pytest.raises(MechanismError, match="the-bad-pair") as info:
-        audit(boom, [P(0, 1, "fine"), P(0, 7, "the-bad-pair")], PureDP(1.0), samples=1000, seed=0)
+    with pytest.raises(MechanismError, match="the-bad-pair.*ZeroDivisionError: bad record"):
+        audit(boom, [P(0, 1, "fine"), P(7, 8, "the-bad-pair")], PureDP(1.0), samples=1000, seed=0)
+    # Where exceptions are not outputs (the planted auditor), one raising side fails the pair, with its cause.
+    with planted.REACH_BY_NAME["exceptions-not-outputs"].applied():
+        with pytest.raises(MechanismError, match="the-bad-pair") as info:
+            audit(boom, [P(0, 1, "fine"), P(0, 7, "the-bad-pair")], PureDP(1.0), samples=1000, seed=0)
     assert isinstance(info.value.__cause__, ZeroDivisionError)

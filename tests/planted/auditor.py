@@ -400,4 +400,23 @@ REACH_BUGS += [
     ),
 ]
 
+
+def _exceptions_not_outputs(m: int):
+    return ((sampling, "EVENTS_ON", False),)  # BUG: an exception is the mechanism's error, a warning unseen
+
+
+REACH_BUGS += [
+    PlantedAuditorBug(
+        "exceptions-not-outputs",
+        "missing outcome",
+        "a call that raises is an error of the mechanism and a warning is not seen: control.count-raises (a "
+        "ValueError on every call of D', a release on every call of D) ends the audit with exit 3, and a count "
+        "that warns on D' alone gets 'no violation found'",
+        "an auditor that reads only the returned values, where everything observable is an output (Google's "
+        "stochastic tester counts error statuses as outputs)",
+        ("reach: a data-dependent exception or warning",),
+        patches=_exceptions_not_outputs,
+    ),
+]
+
 REACH_BY_NAME = {b.name: b for b in REACH_BUGS}
