@@ -14,7 +14,7 @@ from userdp.reference import amin2019 as A
 from userdp.reference import amin2019_erm as AE
 from userdp.reference.data import UserDataset
 from userdp.audits.papers._vectors import plain_adapter, released_by, spec_reference, users
-from userdp.audits.validation.vector_cases import Design, VectorCase, register_design
+from userdp.audits.validation.vector_cases import Design, StatCase, VectorCase, register_design
 
 __all__: list[str] = []
 
@@ -90,6 +90,31 @@ def _amin_adapter():
     return CapAdapter
 
 
+def _amin_statistical() -> list:
+    """Removing a user whose total exceeds T moves g_T by exactly T, the sensitivity: the pair is tight, so
+    P[M(D) in S] / P[M(D') in S] = e^eps at a threshold above both, and half the noise makes it e^(2 eps)."""
+    six = [[0.9, 0.8, 0.5, 0.4], [0.7, 0.6], [0.3], [0.2, 0.6, 0.1], [1.0], [0.5]]
+    multi = [[0.5, 0.5, 0.5, 0.5], [0.4, 0.4, 0.4, 0.4], [0.2]]
+    return [
+        StatCase(
+            users(*six),
+            users(*six[1:]),
+            {"T": 1.0, "epsilon": 1.0},
+            {"epsilon": 1.0},
+            "the six users of vector 1 (g_T = 4.7) and the same without user 0 (total 2.6, capped to T = 1: g_T = "
+            "3.7), eps = 1: Laplace of scale T / eps = 1 on both sides, a pair at the sensitivity",
+        ),
+        StatCase(
+            users(*multi),
+            users(*multi[:2]),
+            {"T": 0.3, "epsilon": 4.0},
+            {"epsilon": 4.0},
+            "the users of vector 3 at T = 0.3, eps = 4 (g_T = 0.8) and the same without the light user (0.2): "
+            "Laplace of scale 0.075; a record-level cap moves the location, a half-scale sampler the spread",
+        ),
+    ]
+
+
 register_design(
     Design(
         "amin2019.capped-sum",
@@ -102,6 +127,7 @@ register_design(
         "add/remove user",
         "userdp.reference.amin2019: statistic (g_T, §3), sensitivity (T, eq. 2), noise_scale (T / eps), "
         "optimal_cap_nonprivate (eq. 5-6, the ceil(1/eps)-th largest user total)",
+        statistical=_amin_statistical,
     )
 )
 
