@@ -106,17 +106,13 @@ def _sf(k: int, n: int, p: float) -> float:
 def acceptance(n: int, p: float, level: float = LEVEL) -> tuple[int, int, float]:
     """The widest [lo, hi] with P[Bin(n, p) < lo] <= level/2 and P[Bin(n, p) > hi] <= level/2, and the exact
     false-alarm probability P[X < lo] + P[X > hi]."""
-    guess = int(n * p)
-    lo = guess
-    while lo > 0 and _cdf(lo - 1, n, p) > level / 2:  # the largest lo with P[X <= lo - 1] <= level/2
-        lo -= 1
-    while _cdf(lo, n, p) <= level / 2:
-        lo += 1
-    hi = guess
-    while _sf(hi, n, p) > level / 2:  # the smallest hi with P[X > hi] <= level/2
-        hi += 1
-    while hi > 0 and _sf(hi - 1, n, p) <= level / 2:
-        hi -= 1
+    sd = math.sqrt(n * p * (1.0 - p))
+    for a, b in ((max(0, math.floor(n * p - 10 * sd) - 5), min(n, math.ceil(n * p + 10 * sd) + 5)), (0, n)):
+        k = np.arange(a, b + 1)  # first a window of 10 sd where both ends lie in practice, then all of [0, n]
+        lo = a + int(np.argmax(special.bdtr(k, n, p) > level / 2))  # first k, P[X <= k] > level/2
+        hi = a + int(np.argmax(special.bdtrc(k, n, p) <= level / 2))  # first k, P[X > k] <= level/2
+        if _cdf(lo - 1, n, p) <= level / 2 < _cdf(lo, n, p) and _sf(hi, n, p) <= level / 2 < _sf(hi - 1, n, p):
+            break
     return lo, hi, _cdf(lo - 1, n, p) + _sf(hi, n, p)
 
 
@@ -160,10 +156,11 @@ def _either(p: float, q: float) -> float:
 
 def _threshold(n: int, family: str, sides: Mapping) -> float:
     """S's threshold: above the larger location, at the multiple of its scale in [0, 5] where the privacy test
-    is most powerful against the 0.8x alternative (any threshold fixed before the releases keeps the rates)."""
+    is most powerful against the 0.8x alternative, on a grid of step 1/2 (any threshold fixed before the releases
+    keeps the rates)."""
     hi_side = max(sides.values(), key=lambda s: s["location"])
     best = None
-    for k in np.arange(0.0, 5.01, 0.25):
+    for k in np.arange(0.0, 5.01, 0.5):
         t = hi_side["location"] + k * hi_side["scale"]
         power = 1.0
         for s in sides.values():
