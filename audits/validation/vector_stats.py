@@ -104,7 +104,7 @@ def _sf(k: int, n: int, p: float) -> float:
 
 
 def acceptance(n: int, p: float, level: float = LEVEL) -> tuple[int, int, float]:
-    """The widest [lo, hi] with P[Bin(n, p) < lo] <= level/2 and P[Bin(n, p) > hi] <= level/2, and the exact
+    """The narrowest [lo, hi] (the most powerful) with P[Bin(n, p) < lo] <= level/2 and P[Bin(n, p) > hi] <= level/2, and the exact
     false-alarm probability P[X < lo] + P[X > hi]."""
     sd = math.sqrt(n * p * (1.0 - p))
     for a, b in ((max(0, math.floor(n * p - 10 * sd) - 5), min(n, math.ceil(n * p + 10 * sd) + 5)), (0, n)):
@@ -505,7 +505,7 @@ def index_lines(docs: list) -> list:
         "Dvoretzky-Kiefer-Wolfowitz inequality with Massart's constant, a correct release exceeds it with "
         "probability at most the level, whatever n (the exact probability, `false_alarm_exact_per_side`, is from "
         "scipy's `kstwo`);",
-        "- the accept ranges are the widest whose binomial tails below and above are each at most 1.25e-5 under "
+        "- the accept ranges are the narrowest whose binomial tails below and above are each at most 1.25e-5 under "
         "the correct mechanism's P[M(D) in S] and P[M(D') in S] (`probability`); `privacy.false_alarm` is their "
         "exact sum; `ratio` is the larger side's probability over the other's, at most e^epsilon (plus delta), "
         "e^epsilon itself where the pair moves the release by the sensitivity;",
