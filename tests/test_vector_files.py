@@ -180,6 +180,7 @@ MALFORMED = {
     "a noise family the files do not define": lambda d: d["statistical"][0]["law"].update(family="cauchy"),
     "a statistical vector with a non-positive scale": lambda d: d["statistical"][0]["law"]["D"].update(scale=0.0),
     "an empty statistical list": lambda d: d.update(statistical=[]),
+    "statistical vectors that are not a list": lambda d: d.update(statistical=None),
 }
 
 # faults the JSON Schema cannot see, which ``vectors.load`` (``check_document``) refuses, naming the field
@@ -195,6 +196,10 @@ INCONSISTENT = {
     "an accept range upside down": (
         lambda d: d["statistical"][0]["tests"]["privacy"]["accept"].update(D=[300, 200]),
         "/statistical/0/tests/privacy/accept/D",
+    ),
+    "a statistical note beside statistical vectors": (
+        lambda d: d.update(statisticalNote="none here"),
+        "/statisticalNote",
     ),
     "a statistical flag not described": (
         lambda d: d["statistical"][0]["flags"].append("weight-formula"),

@@ -558,16 +558,26 @@ class StatCase:
     flags: tuple = ("noise-distribution", "shared-randomness", "partial-noise")
 
     def __post_init__(self):
-        if not isinstance(self.params, Mapping) or not isinstance(self.claim, Mapping):
-            raise TypeError("params and claim must be mappings of names to values")
+        if not isinstance(self.params, Mapping):
+            raise TypeError(f"params must be a mapping of parameter names to values, got {type(self.params).__name__}")
+        if not isinstance(self.claim, Mapping):
+            raise TypeError(f"claim must be a mapping {{epsilon[, delta]}}, got {type(self.claim).__name__}")
         if set(self.claim) - {"epsilon", "delta"} or "epsilon" not in self.claim:
             raise ValueError(f"claim must be {{epsilon[, delta]}}, got {dict(self.claim)!r:.80}")
         if self.family not in ("laplace", "gaussian"):
             raise ValueError(f"family must be 'laplace' or 'gaussian', got {self.family!r:.80}")
-        if self.index is not None and (not isinstance(self.index, int) or self.index < 0):
-            raise ValueError(f"index must be None or a coordinate >= 0, got {self.index!r:.80}")
+        if self.index is not None and (
+            isinstance(self.index, bool) or not isinstance(self.index, int) or self.index < 0
+        ):
+            raise ValueError(f"index must be None or a coordinate >= 0 (an int), got {self.index!r:.80}")
         if not isinstance(self.comment, str) or not self.comment:
             raise TypeError(f"comment must be a non-empty str, got {self.comment!r:.80}")
+        if (
+            isinstance(self.flags, (str, bytes))
+            or not isinstance(self.flags, (tuple, list))
+            or not all(isinstance(f, str) for f in self.flags)
+        ):
+            raise TypeError(f"flags must be a tuple of bug-class names, got {self.flags!r:.80}")
         unknown = [f for f in self.flags if f not in BUG_CLASSES]
         if unknown:
             raise ValueError(f"flags {unknown} are not bug classes (vector_cases.BUG_CLASSES)")
@@ -587,7 +597,7 @@ class Design:
     values the paper defines between the input and a stage (Epasto's h* and n_h), written into
     each valid vector's ``intermediate`` so that a failing stage can be located; informative,
     never checked (no implementation is asked for them). ``statistical``: None (the release has no
-    closed-form law at a pair: docs/vectors.md says why), or a list of ``StatCase``."""
+    closed-form law at a pair; ``statistical_none`` says why), or a list of ``StatCase``."""
 
     algorithm: str
     reference: Callable[[], Any]
@@ -602,6 +612,7 @@ class Design:
     bind: Callable[[Any], Any] | None = None
     intermediate: Callable[[Any, Mapping], Mapping] | None = None
     statistical: Callable[[], list] | None = None
+    statistical_none: str = ""  # without statistical vectors: why (the file's statisticalNote)
 
 
 _DESIGNS: dict[str, Design] = {}

@@ -44,7 +44,6 @@ __all__ = [
     "LEVEL",
     "N_GRID",
     "POWER",
-    "NO_STATISTICAL",
     "law_cdf",
     "ks_critical",
     "ks_statistic",
@@ -104,8 +103,8 @@ def _sf(k: int, n: int, p: float) -> float:
 
 
 def acceptance(n: int, p: float, level: float = LEVEL) -> tuple[int, int, float]:
-    """The narrowest [lo, hi] (the most powerful) with P[Bin(n, p) < lo] <= level/2 and P[Bin(n, p) > hi] <= level/2, and the exact
-    false-alarm probability P[X < lo] + P[X > hi]."""
+    """The narrowest [lo, hi] (the most powerful) with P[Bin(n, p) < lo] <= level/2 and P[Bin(n, p) > hi] <=
+    level/2, and the exact false-alarm probability P[X < lo] + P[X > hi]."""
     sd = math.sqrt(n * p * (1.0 - p))
     for a, b in ((max(0, math.floor(n * p - 10 * sd) - 5), min(n, math.ceil(n * p + 10 * sd) + 5)), (0, n)):
         k = np.arange(a, b + 1)  # first a window of 10 sd where both ends lie in practice, then all of [0, n]
@@ -279,54 +278,6 @@ def run_tests(vec: Mapping, releases: Mapping) -> tuple[str, list, dict]:
                 f"mechanism's expected count is {vec['n'] * tests['privacy']['probability'][side]:.1f})"
             )
     return ("fail" if reasons else "pass"), reasons, measured
-
-
-# Why an algorithm has no statistical vector (docs/vectors.md prints it; tests/test_vectors.py checks that every
-# algorithm has statistical vectors or a line here, never both).
-_L2_LAPLACE = (
-    "output perturbation with L2-Laplace noise (density proportional to exp(-eta ||z||_2): a Gamma norm in a "
-    "uniform direction, mechanisms.l2_laplace_noise): one coordinate's law is a Bessel-function density, neither "
-    "Laplace nor Gaussian, a family the files do not define yet"
-)
-_ITERATIVE = (
-    "Gaussian noise passed through projected gradient steps: the release is a nonlinear function of every "
-    "step's noise, with no closed-form law"
-)
-_HLM = (
-    "a propose-test-release step (a Laplace-noised distance decides whether to release) before Gaussian noise: "
-    "the release's law is a mixture of a refusal and a Gaussian, whose weight the files' tests do not take"
-)
-NO_STATISTICAL = {
-    "acharya2024.jorgensen-max": "each release keeps a Poisson sample of the records (Jorgensen's probabilities) "
-    "before L2-Laplace output perturbation: a mixture over the samples, with no closed-form law",
-    "acharya2024.jorgensen-mean": "as acharya2024.jorgensen-max: a mixture over the sampled records",
-    "acharya2024.nonpersonalized": _L2_LAPLACE,
-    "acharya2024.pdp-op": _L2_LAPLACE,
-    "acharya2024.pdp-op-d2": _L2_LAPLACE,
-    "amin2019.capped-sum-private-cap": "the cap is drawn by the exponential mechanism before the Laplace sum: the "
-    "release is a mixture of Laplace laws over the candidate caps, not one law of the files' families",
-    "amin2019.erm-output-perturbation": _L2_LAPLACE,
-    "amin2019.erm-output-perturbation-ridge": _L2_LAPLACE,
-    "desfontaines2022.optimal": "not yet: the release is the set of kept partitions, each kept with its "
-    "keep_probability, a discrete law with a closed form (a count per partition would test it), which the "
-    "files' tests, built for a continuous law, do not cover",
-    "epasto2020.sample-limited-ols": "each release draws the record selection T (§5.2) before the Laplace noise: "
-    "a mixture over the selections (and the reference releases once per selection)",
-    "epasto2020.weighted-erm": _ITERATIVE,
-    "krichene2023.noisy-gd": _ITERATIVE,
-    "krichene2023.ssp": "Gaussian noise on the sufficient statistics, then a ridge solve: the release is a "
-    "matrix inverse of noisy statistics, with no closed-form law",
-    "wilson2020.mean": "the release is a noisy sum over max(1, a noisy count): a ratio of two noisy values, with "
-    "no closed-form law in the files' families",
-    "wilson2020.mean-gaussian": "as wilson2020.mean: a ratio of two noisy values",
-    "zhao2024.hlm": _HLM,
-    "zhao2024.hlm-d3": _HLM,
-    "zhao2024.hlm-global": "not yet: the release is Gaussian around Clip(x_K, R_c) with x_K an iterative solver's "
-    "output (a closed form at a pair whose x_K is within R_c), but the design's datasets hold thousands of "
-    "records and its noise_scale stage is a table, not the scale",
-    "zhao2024.wme": "two stages, the second at a bin chosen from the first's noisy counts: a mixture over the "
-    "bins, with no closed-form law",
-}
 
 
 # ------------------------------------------------------------------ building and checking
@@ -534,10 +485,11 @@ def index_lines(docs: list) -> list:
         "passed, 2 failed)",
         "```",
         "",
-        f"Algorithms with statistical vectors: {', '.join(f'`{a}`' for a in have)}. The others have none:",
+        f"Algorithms with statistical vectors: {', '.join(f'`{a}`' for a in have)}. The others have none, and "
+        "their file's `statisticalNote` says why:",
         "",
     ]
-    lines += [f"- `{d['algorithm']}`: {NO_STATISTICAL[d['algorithm']]}." for d in docs if not d.get("statistical")]
+    lines += [f"- `{d['algorithm']}`: {d['statisticalNote']}." for d in docs if not d.get("statistical")]
     return [*lines, ""]
 
 

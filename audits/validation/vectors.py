@@ -234,9 +234,13 @@ def build(algorithm: str) -> dict:
         "numberOfVectors": len(vectors),
         "vectors": vectors,
     }
+    if bool(statistical) == bool(design.statistical_none):
+        raise AssertionError(f"{algorithm}: a design has statistical vectors or says why not (statistical_none)")
     if statistical:
         doc["numberOfStatisticalVectors"] = len(statistical)
         doc["statistical"] = statistical
+    else:
+        doc["statisticalNote"] = design.statistical_none
     return doc
 
 
@@ -405,6 +409,10 @@ def _check_statistical(doc) -> None:
     """The statistical vectors hold together: counted, distinct ids, described flags, datasets, a stated
     false-alarm rate of at most 1e-4 that is the sum of its tests' rates."""
     vs = doc.get("statistical", [])
+    if ("statistical" in doc) == ("statisticalNote" in doc):
+        raise ValueError(
+            "/statisticalNote: a file has statistical vectors or a note saying why not, not both or neither"
+        )
     if doc.get("numberOfStatisticalVectors", 0) != len(vs) or ("statistical" in doc) != (
         "numberOfStatisticalVectors" in doc
     ):

@@ -16,6 +16,17 @@ from userdp.reference.data import UserDataset
 __all__: list[str] = []
 
 
+# Why an algorithm of this paper has no statistical vector (yet): the files' statisticalNote, printed in
+# docs/vectors.md ("Statistical vectors").
+_NO_STATISTICAL = {
+    "wilson2020.mean": (
+        "the release is a noisy sum over max(1, a noisy count): a ratio of two noisy values, with no "
+        "closed-form law in the files' families"
+    ),
+    "wilson2020.mean-gaussian": ("as wilson2020.mean: a ratio of two noisy values"),
+}
+
+
 def _flags(algorithm: str) -> dict:
     """The flags of the three valid vectors (base, wide, eps = 0.5) of ``algorithm``."""
     metric, noise, bounding = SPECS[algorithm]
@@ -113,5 +124,6 @@ for _name in SPECS:
             "given, clamped), sensitivity (L1 = L0 Linf_value), noise_scale (L1 / eps, or the analytic Gaussian "
             "sigma for sqrt(L0) Linf_value; MEAN: a pair at eps / 2 each)",
             statistical=_statistical(_name),
+            statistical_none=_NO_STATISTICAL.get(_name, ""),
         )
     )
