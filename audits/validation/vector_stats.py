@@ -25,7 +25,7 @@ test's exact power, and for the distribution test the exact probability that |F_
 x0 where the two laws' CDFs differ most on a grid (D_n is at least that, so this bounds its power from below),
 combined over the two independent sides as 1 - (1 - p_D)(1 - p_D'); the vector's power is the larger of the two
 tests' bounds. Every figure is computed here from closed forms (scipy.stats) at export time, so a consumer only
-counts. tests/test_vectors.py checks the binomial figures by direct summation and the powers by simulation.
+counts. tests/test_vectors.py checks the binomial figures by direct summation, the rates and powers by simulation.
 """
 
 from __future__ import annotations
@@ -468,9 +468,10 @@ def index_lines(docs: list) -> list:
         "critical value at the point x0 where the two laws differ most (D_n is at least that), both over the two "
         "independent sides; `n` is the first of 1000, 2000, 3000, 5000, 10000 with every power at least 0.9.",
         "",
-        "tests/test_vectors.py checks the binomial figures by direct summation, the powers and the false-alarm "
-        "rates by simulation (fixed seeds), and that the reference passes every statistical vector and planted "
-        "samplers (half the scale, 0.8x, uniform, re-seeded) fail them. `userdp vectors check` runs them "
+        "tests/test_vectors.py checks the binomial figures by direct summation, the false-alarm rates and the "
+        "powers by simulation (fixed seeds), and that the reference passes every statistical vector while planted "
+        "samplers (half the scale, uniform noise, every release equal, no noise) fail them and no deterministic "
+        "vector. `userdp vectors check` runs them "
         "(`--no-statistical` skips them), and so does examples/js/check_vectors.js; on the capped sum of examples/js "
         "whose sampler draws half the scale, which passes every deterministic vector:",
         "",

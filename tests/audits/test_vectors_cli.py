@@ -511,10 +511,11 @@ def test_vectors_check_runs_the_statistical_vectors_on_a_program(capsys):
     assert all(set(r["measured"]) == {"D", "D_prime"} for r in rep["statistical"])
 
 
-def test_no_statistical_skips_them_and_a_wrong_sampler_fails_only_them(capsys):
+def test_no_statistical_skips_them(capsys):
     """Planted: examples/js/capped_sum_half_scale.js, right stages and half the Laplace scale in its release.
-    With --no-statistical it passes (exit 0: the deterministic vectors cannot see a sampler); without, it fails
-    the statistical vectors (exit 1), and the report says how rarely a correct release would."""
+    With --no-statistical it passes (exit 0: the deterministic vectors cannot see a sampler); without, it
+    fails the statistical vectors (exit 1: tests/test_vector_files.py runs it through the Node checker and,
+    marked slow, through this command)."""
     import shutil
 
     node = shutil.which("node")
@@ -525,8 +526,4 @@ def test_no_statistical_skips_them_and_a_wrong_sampler_fails_only_them(capsys):
     program = f"{node} {HERE.parents[1] / 'examples' / 'js' / 'capped_sum_half_scale.js'}"
     argv = ["vectors", "check", "amin2019.capped-sum", "--command", program]
     code, out, err = run(capsys, *argv, "--no-statistical")
-    assert code == 0 and "statistical" not in out, (out, err)
-    code, out, err = run(capsys, *argv)
-    assert code == 1, err
-    assert "vectors: 9: 9 passed, 0 failed" in out and "statistical vectors: 2: 0 passed, 2 failed" in out, out
-    assert "a correct release fails this vector with probability <= 9.5e-05" in out, out
+    assert code == 0 and "vectors: 9: 9 passed, 0 failed" in out and "statistical" not in out, (out, err)
