@@ -34,7 +34,10 @@ stages {stage: {params, dataset}}, tolerance {rtol, rule, source}, flags {flag: 
 params, expected [, intermediate] | refused_by}]} (``intermediate``: the paper's values between the input
 and the stages, e.g. Epasto's h* and n_h, written where a design defines them to locate a failing
 stage; never checked); datasets and parameters are in the protocol's JSON form
-(``protocol.encode_dataset``, ``protocol.encode_params``).
+(``protocol.encode_dataset``, ``protocol.encode_params``). Then either ``numberOfStatisticalVectors`` and
+``statistical`` (``vector_stats``: a neighbouring pair, the law of a release coordinate on each side, and tests
+with stated error rates, run by ``check`` on a target that releases unless ``statistical=False``), or
+``statisticalNote``: why the release has none.
 """
 
 from __future__ import annotations
@@ -782,7 +785,8 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
         "do not edit by hand. A test regenerates it and fails if it is stale.",
         "",
         "One JSON file per algorithm, the reference's noise-free stages on each vector, with the inputs "
-        'that must be refused. Check a program with `userdp vectors check ALGORITHM --command "CMD"` '
+        "that must be refused, and statistical vectors that test the release's noise law where it has a closed form "
+        '("Statistical vectors" below). Check a program with `userdp vectors check ALGORITHM --command "CMD"` '
         "(docs/protocol.md), or read the files from any language's CI: a vector passes when every stage "
         "your implementation has equals `expected` to the file's `tolerance` (valid vectors), or when "
         "your implementation refuses the input in every stage of `refused_by` it has (invalid vectors). The files "
