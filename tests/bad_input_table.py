@@ -1680,6 +1680,19 @@ entry(
     comment=[None, ""],
     result=["acceptable", None],
 )
+entry(
+    "vector_cases.StatCase",
+    VC.StatCase,
+    lambda: dict(
+        D=scalar_ds(), D_prime=scalar_ds(), params={"T": 1.0}, claim={"epsilon": 1.0}, comment="c", family="laplace"
+    ),
+    params=[None, [1]],
+    claim=[None, {}, {"eps": 1.0}, {"epsilon": 1.0, "mu": 1.0}],
+    comment=[None, ""],
+    family=["cauchy", None],
+    index=[-1, 1.5, True, "0"],
+    flags=["noise-distribution", [3], ("off-by-two",)],
+)
 
 
 # ==================================================================== the papers' rows

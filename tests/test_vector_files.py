@@ -175,7 +175,47 @@ MALFORMED = {
     "a negative user id": lambda d: d["vectors"][0]["dataset"]["user_ids"].__setitem__(0, -1),
     "a non-finite spelled wrongly": lambda d: d["vectors"][0]["params"].update(epsilon={"nonfinite": "infinity"}),
     "an empty vector list": lambda d: d.update(vectors=[]),
+    "a statistical false alarm above 1e-4": lambda d: d["statistical"][0]["tests"].update(false_alarm=2e-4),
+    "a statistical vector without its seeds": lambda d: d["statistical"][0].pop("seeds"),
+    "a noise family the files do not define": lambda d: d["statistical"][0]["law"].update(family="cauchy"),
+    "a statistical vector with a non-positive scale": lambda d: d["statistical"][0]["law"]["D"].update(scale=0.0),
+    "an empty statistical list": lambda d: d.update(statistical=[]),
+    "statistical vectors that are not a list": lambda d: d.update(statistical=None),
 }
+
+# faults the JSON Schema cannot see, which ``vectors.load`` (``check_document``) refuses, naming the field
+INCONSISTENT = {
+    "a statistical count that is not the number of statistical vectors": (
+        lambda d: d.update(numberOfStatisticalVectors=2),
+        "/numberOfStatisticalVectors",
+    ),
+    "a false alarm below the sum of its tests' rates": (
+        lambda d: d["statistical"][0]["tests"].update(false_alarm=1e-5),
+        "/statistical/0/tests/false_alarm",
+    ),
+    "an accept range upside down": (
+        lambda d: d["statistical"][0]["tests"]["privacy"]["accept"].update(D=[300, 200]),
+        "/statistical/0/tests/privacy/accept/D",
+    ),
+    "a statistical note beside statistical vectors": (
+        lambda d: d.update(statisticalNote="none here"),
+        "/statisticalNote",
+    ),
+    "a statistical flag not described": (
+        lambda d: d["statistical"][0]["flags"].append("weight-formula"),
+        "/statistical/0/flags",
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(INCONSISTENT))
+def test_the_loader_catches_an_inconsistent_statistical_vector(fault):
+    bad = json.loads((VECTORS / "wilson2020.count.json").read_text())
+    assert "statistical" in bad and lint(bad) == []
+    change, field = INCONSISTENT[fault]
+    change(bad)
+    with pytest.raises(ValueError, match=field):
+        Vec.check_document(bad)
 
 
 @pytest.mark.parametrize("fault", sorted(MALFORMED))
@@ -211,21 +251,54 @@ JS_EXAMPLES = [
     ("epasto2020.wa", "wa.js", None),
     ("epasto2020.wa", "wa_mean_user_weight_noise.js", "understated-sensitivity"),
 ]
+# samplers with every noise-free stage right: only the statistical vectors can fail them
+JS_SAMPLERS = [
+    ("amin2019.capped-sum", "capped_sum_half_scale.js"),
+    ("amin2019.capped-sum", "capped_sum_uniform_noise.js"),
+]
 
 
 @pytest.mark.parametrize("algorithm,program,flag", JS_EXAMPLES, ids=[e[1] for e in JS_EXAMPLES])
 def test_the_node_checker_passes_the_correct_program_and_catches_the_bug(algorithm, program, flag):
     code, doc = node_check(VECTORS / f"{algorithm}.json", program)
     assert doc.get("algorithm") == algorithm, doc
-    assert doc["checked"] >= 1 and doc["checked"] == doc["passed"] + doc["failed"]
+    assert doc["checked"] >= 1 and doc["checked"] == doc["passed"] + doc["failed"] + len(doc["statistical"])
+    assert (
+        len(doc["statistical"]) == json.loads((VECTORS / f"{algorithm}.json").read_text())["numberOfStatisticalVectors"]
+    )  # the program releases: every statistical vector ran
     if flag is None:
         assert code == 0 and doc["verdict"] == "pass" and doc["failed"] == 0, doc
+        assert all(r["verdict"] == "pass" for r in doc["statistical"]), doc["statistical"]
         return
     assert code == 1 and doc["verdict"] == "fail", doc
     assert any(flag in v["flags"] for v in doc["results"] if v["verdict"] == "fail"), doc
 
 
-@pytest.mark.parametrize("algorithm,program,flag", JS_EXAMPLES, ids=[e[1] for e in JS_EXAMPLES])
+@pytest.mark.parametrize(
+    "algorithm,program",
+    [pytest.param(*JS_SAMPLERS[0], marks=pytest.mark.slow), JS_SAMPLERS[1]],
+    ids=[e[1] for e in JS_SAMPLERS],
+)
+def test_a_wrong_sampler_passes_every_deterministic_vector_and_fails_the_statistical_ones(algorithm, program):
+    """Planted: capped_sum.js with half the Laplace scale (by default through the docs' example, below), and
+    with uniform noise of the right variance. The stages are right, so every deterministic vector passes; each
+    statistical vector fails, on both tests."""
+    code, doc = node_check(VECTORS / f"{algorithm}.json", program)
+    assert code == 1 and doc["verdict"] == "fail", doc
+    assert doc["failed"] == 0 and doc["passed"] == doc["vectors"], doc["results"]
+    assert doc["statistical"] and all(r["verdict"] == "fail" for r in doc["statistical"]), doc["statistical"]
+    for r in doc["statistical"]:
+        assert any("distribution: D_n" in why for why in r["reasons"]) and any(
+            "privacy:" in why for why in r["reasons"]
+        )
+        assert r["false_alarm"] <= 1e-4
+
+
+@pytest.mark.parametrize(
+    "algorithm,program,flag",
+    JS_EXAMPLES + [pytest.param(*JS_SAMPLERS[0], "noise-distribution", marks=pytest.mark.slow)],
+    ids=[e[1] for e in JS_EXAMPLES] + [JS_SAMPLERS[0][1]],
+)
 def test_the_node_checker_agrees_with_userdp_vectors_check(capsys, algorithm, program, flag):
     """Vector by vector, the Node.js checker's outcome is ``userdp vectors check``'s on the same program."""
     code, doc = node_check(VECTORS / f"{algorithm}.json", program)
@@ -243,6 +316,8 @@ def test_the_node_checker_agrees_with_userdp_vectors_check(capsys, algorithm, pr
     theirs = {r["id"]: r["verdict"] for r in ref["results"]}
     ours = {r["id"]: r["verdict"] for r in doc["results"]}
     assert ours == theirs
+    # the statistical vectors too (both draw with their own seeds: each errs with probability <= 1e-4)
+    assert {r["id"]: r["verdict"] for r in doc["statistical"]} == {r["id"]: r["verdict"] for r in ref["statistical"]}
 
 
 def test_the_node_checker_applies_the_files_tolerance(tmp_path):
@@ -292,6 +367,41 @@ def test_the_docs_show_what_the_node_checker_prints():
     assert lines[-1] == shown
     first = next(ln for ln in lines if ln.strip().startswith("sensitivity got"))
     assert first.strip().startswith("sensitivity got 0.02, expected 0.02526") and "0.0253" in section
+
+
+def test_the_docs_show_what_the_node_checker_prints_on_a_wrong_sampler():
+    """docs/vectors.md's statistical example: its command, run, ends with the line the page shows, which says
+    that the half-scale sampler passes every deterministic vector and fails every statistical one."""
+    _need_node()
+    section = (ROOT / "docs" / "vectors.md").read_text().split("## Statistical vectors")[1].split("\n## ")[0]
+    command = section.split("```sh\n")[1].split("\n```")[0]
+    shown = section.split("```text\n")[1].split("\n```")[0]
+    assert command.startswith("node examples/js/check_vectors.js ") and "half_scale" in command
+    got = subprocess.run([NODE, *command.split()[1:]], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert got.returncode == 1, got.stderr
+    assert got.stdout.splitlines()[-1] == shown
+    assert shown.endswith("FAIL (9 passed, 0 failed, 0 skipped of 9; statistical: 0 passed, 2 failed)")
+
+
+def test_the_node_checkers_law_and_statistic_are_the_files():
+    """The JS CDFs and KS statistic against an independent evaluation (scipy's ``kstest`` on the same
+    sample): equal to 1e-6 (the JS erfc's 1.2e-7 relative error, far below any critical value)."""
+    from scipy import stats
+
+    _need_node()
+    x = np.random.default_rng(3).laplace(0.3, 2.0, 500).tolist()
+    script = (
+        f"const C = require({json.dumps(str(CHECKER))}); const x = {json.dumps(x)};"
+        "process.stdout.write(JSON.stringify([C.ksStatistic(x, 'laplace', {location: 0.3, scale: 2}),"
+        " C.ksStatistic(x, 'gaussian', {location: 0.3, scale: 2}), C.erfc(-1.5), C.erfc(0.2), C.erfc(3)]));"
+    )
+    got = json.loads(subprocess.run([NODE, "-e", script], capture_output=True, text=True, timeout=60).stdout)
+    want = [
+        stats.kstest(x, stats.laplace(0.3, 2.0).cdf).statistic,
+        stats.kstest(x, stats.norm(0.3, 2.0).cdf).statistic,
+        *(math.erfc(z) for z in (-1.5, 0.2, 3.0)),
+    ]
+    assert np.allclose(got, want, rtol=1e-6, atol=1e-7), (got, want)
 
 
 # ------------------------------------------------------------------ intermediate values (Epasto's h* and n_h)

@@ -17,14 +17,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import pathlib
 
+import numpy as np
 import pytest
+from scipy import special, stats
 
 from papers import paper_modules
 from planted import PlantedBug
 from userdp.audits.cli import main as cli
 from userdp.audits.validation import protocol as Pr
+from userdp.audits.validation import vector_stats as VS
 from userdp.audits.validation import vectors as Vec
 from userdp.audits.validation import all_specs
 from userdp.audits.validation.vector_cases import (
@@ -32,6 +36,7 @@ from userdp.audits.validation.vector_cases import (
     CLASS_STAGES,
     DOWNSTREAM,
     STAGE_NAMES,
+    StatCase,
     VectorCase,
     designs,
     reach,
@@ -237,7 +242,8 @@ def test_every_validatable_algorithm_has_vectors(documents):
         valid = [v for v in doc["vectors"] if v["result"] == "valid"]
         invalid = [v for v in doc["vectors"] if v["result"] == "invalid"]
         assert valid and invalid, a
-        assert set(doc["flags"]) == {f for v in doc["vectors"] for f in v["flags"]} <= set(BUG_CLASSES)
+        used = {f for v in doc["vectors"] + doc.get("statistical", []) for f in v["flags"]}
+        assert set(doc["flags"]) == used <= set(BUG_CLASSES)
         for v in doc["vectors"]:  # the datasets are the protocol's
             Pr.check_message(v["dataset"], "dataset")
             Pr.check_message(v["params"], "params")
@@ -248,8 +254,10 @@ def test_every_validatable_algorithm_has_vectors(documents):
 @pytest.mark.parametrize("algorithm", sorted(DESIGNS))
 def test_the_reference_passes_every_vector(documents, algorithm):
     report = Vec.check(documents[algorithm], DESIGNS[algorithm].reference())
-    assert report.verdict == "pass", [(r.id, r.reasons) for r in report.failed]
+    assert report.verdict == "pass", [(r.id, r.reasons) for r in report.failed + report.failed_statistical]
     assert not report.stages_missing and all(r.verdict == "pass" for r in report.results)
+    # its statistical vectors ran, and passed (each fails the reference with probability <= 1e-4, stated)
+    assert len(report.statistical) == len(documents[algorithm].get("statistical", []))
 
 
 @pytest.mark.parametrize("bug_id", sorted(STAGE_BUGS))
@@ -315,7 +323,8 @@ def test_export_writes_one_file_per_algorithm_and_the_index_is_current(tmp_path,
         assert {k: v for k, v in doc.items() if k != "generator"} == json.loads(
             json.dumps({k: v for k, v in documents[a].items() if k != "generator"})
         )
-        assert Vec.check(doc, DESIGNS[a].reference()).verdict == "pass"
+        # (its statistical vectors are the built ones, run by test_the_reference_passes_every_vector)
+        assert Vec.check(doc, DESIGNS[a].reference(), statistical=False).verdict == "pass"
     index = (tmp_path / "index.md").read_text()
     assert index == (ROOT / "docs" / "vectors.md").read_text(), (
         "docs/vectors.md is stale: userdp vectors export --out DIR --index docs/vectors.md"
@@ -345,3 +354,228 @@ def test_vectors_command_line_refuses_bad_input(capsys, tmp_path):
         capsys, "vectors", "check", "amin2019.capped-sum", "--command", "true", "--file", str(tmp_path / "bad.json")
     )
     assert code == 2 and "not a userdp vector file" in err
+
+
+# ------------------------------------------------------------------ statistical vectors
+STATISTICAL = sorted(a for a, d in DESIGNS.items() if d.statistical is not None)
+FILES = {p.stem: p for p in sorted((ROOT / "vectors").glob("*.json"))}
+# the stated alternatives, by name: (family, scale factor); uniform's half-width gives the correct variance
+ALTERNATIVES = {
+    "noise scale 0.5x (half the noise)": lambda fam: (fam, 0.5),
+    "noise scale 0.8x": lambda fam: (fam, 0.8),
+    "uniform noise of the same variance": lambda fam: ("uniform", math.sqrt(6.0 if fam == "laplace" else 3.0)),
+}
+
+
+def test_every_algorithm_has_statistical_vectors_or_says_why(documents):
+    for a, doc in documents.items():
+        assert bool(doc.get("statistical")) != bool(DESIGNS[a].statistical_none), a
+        assert ("statisticalNote" in doc) != ("statistical" in doc), a
+    assert {"amin2019.capped-sum", "epasto2020.wa", "wilson2020.sum", "wilson2020.count-gaussian"} <= set(STATISTICAL)
+    with pytest.raises(ValueError, match="family"):
+        StatCase(None, None, {}, {"epsilon": 1.0}, "c", family="cauchy")
+    with pytest.raises(ValueError, match="claim"):
+        StatCase(None, None, {}, {"eps": 1.0}, "c")
+
+
+def _tail(family: str, t: float, loc: float, scale: float) -> float:
+    """P[X > t] for X = loc + noise, from the closed forms (this file's own: the oracle)."""
+    z = (t - loc) / scale
+    if family == "laplace":
+        return 0.5 * math.exp(-z) if z >= 0 else 1.0 - 0.5 * math.exp(z)
+    if family == "gaussian":
+        return 0.5 * math.erfc(z / math.sqrt(2.0))
+    return min(1.0, max(0.0, (1.0 - z) / 2.0))  # uniform on [loc - scale, loc + scale]
+
+
+def _pmf(k: int, n: int, p: float) -> float:
+    if p in (0.0, 1.0):
+        return float(k == n * p)
+    return math.exp(
+        math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(p) + (n - k) * math.log1p(-p)
+    )
+
+
+def _outside(n: int, p: float, lo: int, hi: int) -> tuple[float, float]:
+    """P[Bin(n, p) < lo] and P[Bin(n, p) > hi], by summing the mass function term by term."""
+    return math.fsum(_pmf(k, n, p) for k in range(lo)), math.fsum(_pmf(k, n, p) for k in range(hi + 1, n + 1))
+
+
+@pytest.mark.parametrize("algorithm", STATISTICAL)
+def test_the_stated_rates_are_the_closed_forms_summed_directly(algorithm):
+    """Every committed statistical vector: the KS critical value is DKW-Massart's at its level; the set's
+    probabilities are the laws' tails; the accept ranges are the narrowest with tails <= level/2 and their rate is
+    the binomial sum; the vector's rate is the four tests' sum, <= 1e-4; the privacy test's powers are the
+    alternatives' binomial sums; the set's ratio is within the claim. The oracle: closed forms and term-by-term
+    sums written here, not vector_stats."""
+    doc = json.loads(FILES[algorithm].read_text())
+    for v in doc["statistical"]:
+        n, t, law, fam = v["n"], v["tests"], v["law"], v["law"]["family"]
+        level, c = t["distribution"]["level"], t["distribution"]["critical_value"]
+        assert 2 * math.exp(-2 * n * c * c) == pytest.approx(level, rel=1e-9)
+        assert (
+            t["distribution"]["false_alarm_per_side"] == level
+            and t["distribution"]["false_alarm_exact_per_side"] <= level
+        )
+        above, fa = t["privacy"]["set"]["above"], 0.0
+        for side in ("D", "D_prime"):
+            p = _tail(fam, above, law[side]["location"], law[side]["scale"])
+            assert p == pytest.approx(t["privacy"]["probability"][side], rel=1e-9, abs=1e-15)
+            lo, hi = t["privacy"]["accept"][side]
+            below, over = _outside(n, p, lo, hi)
+            assert below <= level / 2 and over <= level / 2, (side, below, over)
+            assert below + _pmf(lo, n, p) > level / 2  # the narrowest: a range one count shorter breaks a bound
+            assert over + _pmf(hi, n, p) > level / 2
+            fa += below + over
+        assert t["privacy"]["false_alarm"] == pytest.approx(fa, rel=1e-6)
+        assert t["false_alarm"] == pytest.approx(2 * level + fa, rel=1e-9) and t["false_alarm"] <= 1e-4
+        lo_side, hi_side = sorted(("D", "D_prime"), key=lambda k: law[k]["location"])
+        probs = t["privacy"]["probability"]
+        assert probs[hi_side] <= math.exp(v["claim"]["epsilon"]) * probs[lo_side] + v["claim"]["delta"] + 1e-12
+        for row in t["power"]:
+            if row["alternative"] not in ALTERNATIVES:
+                continue
+            alt, factor = ALTERNATIVES[row["alternative"]](fam)
+            miss = 1.0
+            for side in ("D", "D_prime"):
+                q = _tail(alt, above, law[side]["location"], law[side]["scale"] * factor)
+                miss *= 1.0 - sum(_outside(n, q, *t["privacy"]["accept"][side]))
+            assert row["privacy"] == pytest.approx(1.0 - miss, rel=1e-6, abs=1e-9), row
+            assert row["vector"] >= max(row["privacy"], row["distribution"]) - 1e-12
+        assert all(row["vector"] >= VS.POWER for row in t["power"]) or n == VS.N_GRID[-1]
+
+
+def _simulate(v: dict, draw, reps: int) -> dict:
+    """How often each test of ``v`` rejects over ``reps`` runs, ``draw(side, shape)`` giving the releases; the
+    law's CDF is scipy's (an evaluation independent of vector_stats)."""
+    n, t, law = v["n"], v["tests"], v["law"]
+    ks, counts = np.zeros(reps, bool), np.zeros(reps, bool)
+    i = np.arange(1, n + 1)
+    for side in ("D", "D_prime"):
+        x = np.sort(draw(side, (reps, n)), axis=1)
+        dist = stats.laplace if law["family"] == "laplace" else stats.norm
+        F = dist.cdf(x, law[side]["location"], law[side]["scale"])
+        d = np.maximum(np.max(i / n - F, axis=1), np.max(F - (i - 1) / n, axis=1))
+        k = np.count_nonzero(x > t["privacy"]["set"]["above"], axis=1)
+        lo, hi = t["privacy"]["accept"][side]
+        ks |= d > t["distribution"]["critical_value"]
+        counts |= (k < lo) | (k > hi)
+    return {"distribution": int(ks.sum()), "privacy": int(counts.sum()), "vector": int((ks | counts).sum())}
+
+
+def _drawer(v: dict, alt: str | None, factor: float, seed: int):
+    rng = np.random.default_rng(seed)
+    law = v["law"]
+
+    def draw(side, shape):
+        loc, b = law[side]["location"], law[side]["scale"] * factor
+        fam = law["family"] if alt is None else alt
+        if fam == "laplace":
+            return rng.laplace(loc, b, shape)
+        if fam == "gaussian":
+            return rng.normal(loc, b, shape)
+        return loc + b * rng.uniform(-1.0, 1.0, shape)
+
+    return draw
+
+
+def _agrees(fails: int, reps: int, stated: float, at_least: bool) -> bool:
+    """Whether ``fails`` of ``reps`` is consistent with a rate at most (at_least False) or at least (True)
+    ``stated``: a binomial bound at 1e-4, so a true rate on the stated side fails this with probability <= 1e-4."""
+    if at_least:
+        return fails >= stats.binom.ppf(1e-4, reps, min(stated, 1.0)) - (stated >= 1.0)
+    return fails <= stats.binom.isf(1e-4, reps, stated)
+
+
+def _check_rates(v: dict, reps: int, seed: int) -> None:
+    got = _simulate(v, _drawer(v, None, 1.0, seed), reps)
+    assert _agrees(got["vector"], reps, v["tests"]["false_alarm"], at_least=False), got
+    for j, row in enumerate(r for r in v["tests"]["power"] if r["alternative"] in ALTERNATIVES):
+        alt, factor = ALTERNATIVES[row["alternative"]](v["law"]["family"])
+        got = _simulate(v, _drawer(v, None if alt == v["law"]["family"] else alt, factor, seed + 1 + j), reps)
+        for test in ("distribution", "privacy", "vector"):  # each a lower bound (the privacy one exact)
+            assert _agrees(got[test], reps, row[test], at_least=True), (row, got)
+
+
+def test_the_stated_error_rates_hold_in_simulation_on_one_vector():
+    """The capped sum's first statistical vector, 100 simulated runs (seed fixed) under the correct law and
+    each alternative: the failures are within a binomial bound of the stated false alarm and powers (each
+    check fails with probability <= 1e-4 when the stated figure is right)."""
+    _check_rates(json.loads(FILES["amin2019.capped-sum"].read_text())["statistical"][0], 100, 36)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", STATISTICAL)
+def test_the_stated_error_rates_hold_in_simulation(algorithm):
+    """As above, on every statistical vector, with 3000 runs."""
+    for v in json.loads(FILES[algorithm].read_text())["statistical"]:
+        _check_rates(v, 3000, 37 + v["id"])
+
+
+def _sampler(algorithm: str, kind: str):
+    """The reference with a planted sampler: its release's noise at half the scale ("half"), mapped to uniform
+    noise of the same variance ("uniform"), every release the first ("reseeded"), or no noise ("noise-free")."""
+    design = DESIGNS[algorithm]
+    ref = design.reference()
+
+    def mechanism(dataset, rng, size=None, **params):
+        x = np.asarray(ref.mechanism(dataset, rng=rng, size=size, **params), dtype=float)
+        loc = np.asarray(Vec._stage_value(design, ref, "statistic", dataset, params), dtype=float)
+        if kind == "reseeded":
+            return np.broadcast_to(x[:1], x.shape).copy()
+        if kind == "noise-free":
+            return np.broadcast_to(loc, x.shape).copy()
+        if kind == "half":
+            return loc + 0.5 * (x - loc)
+        b = float(Vec._stage_value(design, ref, "noise_scale", dataset, params))
+        fam = design.statistical()[0].family
+        u = (
+            stats.laplace.cdf(x - loc, 0.0, b)
+            if fam == "laplace"
+            else 0.5 * special.erfc(-(x - loc) / (b * math.sqrt(2)))
+        )
+        return loc + b * math.sqrt(6.0 if fam == "laplace" else 3.0) * (2.0 * u - 1.0)
+
+    return dataclasses.replace(ref, name=f"{algorithm}-{kind}", mechanism=mechanism)
+
+
+SAMPLERS = {"half": "noise scale 0.5x", "uniform": "uniform", "reseeded": "every release equal", "noise-free": None}
+
+
+def _sampler_case(algorithm: str, kind: str, documents) -> None:
+    doc = documents[algorithm]
+    report = Vec.check(doc, _sampler(algorithm, kind))
+    assert not report.failed, [(r.id, r.reasons) for r in report.failed]  # the stages and refusals are right
+    # each statistical vector fails unless the planted law is one its stated power leaves a chance to pass
+    # (power < 1 - 1e-4 / number of vectors: then this fixed-seed check could fail for a right file)
+    for r, v in zip(report.statistical, doc["statistical"]):
+        row = SAMPLERS[kind] and next(p for p in v["tests"]["power"] if p["alternative"].startswith(SAMPLERS[kind]))
+        if row is None or row["vector"] >= 1 - 1e-4 / len(doc["statistical"]):
+            assert r.verdict == "fail", (kind, r.id, r.measured)
+    assert report.verdict == "fail" or kind == "uniform"
+    if kind == "half":  # the report says which side and test failed, and how rarely a correct release would
+        text = Vec.format_check(report)
+        assert "statistical vectors: 2: 0 passed, 2 failed" in text and "D: distribution: D_n = " in text, text
+        assert "a correct release fails this vector with probability <= 9.5e-05" in text, text
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLERS))
+def test_a_wrong_sampler_fails_the_statistical_vectors_and_no_other(documents, kind):
+    """Planted samplers in the capped sum's release, its stages right: the deterministic vectors pass, the
+    statistical ones fail (a point mass or no noise: D_n >= 1/2; half the noise and uniform noise: stated power
+    >= 1 - 1e-8 here)."""
+    _sampler_case("amin2019.capped-sum", kind, documents)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", STATISTICAL)
+@pytest.mark.parametrize("kind", sorted(SAMPLERS))
+def test_a_wrong_sampler_fails_the_statistical_vectors_of_every_algorithm(documents, algorithm, kind):
+    _sampler_case(algorithm, kind, documents)
+
+
+def test_no_statistical_skips_them(documents):
+    report = Vec.check(documents["amin2019.capped-sum"], _sampler("amin2019.capped-sum", "half"), statistical=False)
+    assert report.verdict == "pass" and report.statistical == []
+    with pytest.raises(TypeError, match="statistical must be a bool"):
+        Vec.check(documents["amin2019.capped-sum"], DESIGNS["amin2019.capped-sum"].reference(), statistical=1)

@@ -1,6 +1,7 @@
 """``userdp vectors``: ``export`` writes the reference's test vectors (``audits/validation/vectors.py``,
 docs/vectors.md) into ``--out`` (created if missing), ``check`` runs an algorithm's vectors against a
-``--command`` program (built by ``audits/cli/program.py``), supervised as ``validate`` is
+``--command`` program (built by ``audits/cli/program.py``), statistical vectors included unless
+``--no-statistical``, supervised as ``validate`` is
 (``supervise.py``: no process of the program outlives the command). A ``--file`` that breaks the
 vector schema, or a program of which no vector checks anything, is a usage error (exit 2): a check
 passes only when at least one vector was checked."""
@@ -51,7 +52,8 @@ def add_parser(sub, common) -> None:
         "check",
         parents=[common],
         help="run an algorithm's vectors against a program",
-        epilog="Exit status: 0 every vector checked passes (at least one is checked); 1 a vector fails; 2 usage "
+        epilog="Exit status: 0 every vector checked passes (at least one is checked); 1 a vector fails (a "
+        "statistical vector fails a correct release with probability at most 1e-4, stated in the file); 2 usage "
         "error (a malformed --file, naming the field; a program with none of the file's stages and no release, "
         "so that nothing would be checked); 3 the program broke the protocol (crashed, hung, wrote garbage). "
         "Supervised like validate: no process of the program outlives the command.",
@@ -62,6 +64,12 @@ def add_parser(sub, common) -> None:
         "--file",
         metavar="FILE",
         help="the vectors to run (an exported file; default: built from the installed reference)",
+    )
+    ck.add_argument(
+        "--no-statistical",
+        action="store_true",
+        help="skip the statistical vectors (n releases per side of a neighbouring pair, tested against the "
+        "reference's noise law; each fails a correct release with probability at most 1e-4)",
     )
     ck.add_argument("--json", action="store_true", help="print JSON (schema userdp.vectors-check/1)")
     watch_options(ck)
@@ -102,7 +110,7 @@ def run(args) -> int:
                 f"{args.file or args.algorithm} checks any of that (its stages: {', '.join(doc['stages'])}); "
                 "every vector would be skipped, which is not a pass"
             )
-        report = Vec.check(doc, impl, name=f'--command "{program.command}"')
+        report = Vec.check(doc, impl, name=f'--command "{program.command}"', statistical=not args.no_statistical)
     with results():
         if args.json:
             print(to_json("userdp.vectors-check/1", report.to_dict()))

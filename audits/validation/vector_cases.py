@@ -31,6 +31,7 @@ __all__ = [
     "reach",
     "suspects",
     "VectorCase",
+    "StatCase",
     "Design",
     "designs",
     "register_design",
@@ -541,6 +542,48 @@ class VectorCase:
 
 
 @dataclass(frozen=True)
+class StatCase:
+    """A statistical vector (``vector_stats``): a neighbouring pair ``D``, ``D_prime`` under the design's
+    relation, the public ``params``, the claim {epsilon, delta} they give, the noise ``family`` of the release
+    coordinate ``index`` (None: a scalar release), whose law on each side is the reference's ``statistic``
+    there (at ``index``) plus noise of its ``noise_scale``, and how the pair moves the release."""
+
+    D: Any
+    D_prime: Any
+    params: Mapping
+    claim: Mapping
+    comment: str
+    family: str = "laplace"
+    index: int | None = None
+    flags: tuple = ("noise-distribution", "shared-randomness", "partial-noise")
+
+    def __post_init__(self):
+        if not isinstance(self.params, Mapping):
+            raise TypeError(f"params must be a mapping of parameter names to values, got {type(self.params).__name__}")
+        if not isinstance(self.claim, Mapping):
+            raise TypeError(f"claim must be a mapping {{epsilon[, delta]}}, got {type(self.claim).__name__}")
+        if set(self.claim) - {"epsilon", "delta"} or "epsilon" not in self.claim:
+            raise ValueError(f"claim must be {{epsilon[, delta]}}, got {dict(self.claim)!r:.80}")
+        if self.family not in ("laplace", "gaussian"):
+            raise ValueError(f"family must be 'laplace' or 'gaussian', got {self.family!r:.80}")
+        if self.index is not None and (
+            isinstance(self.index, bool) or not isinstance(self.index, int) or self.index < 0
+        ):
+            raise ValueError(f"index must be None or a coordinate >= 0 (an int), got {self.index!r:.80}")
+        if not isinstance(self.comment, str) or not self.comment:
+            raise TypeError(f"comment must be a non-empty str, got {self.comment!r:.80}")
+        if (
+            isinstance(self.flags, (str, bytes))
+            or not isinstance(self.flags, (tuple, list))
+            or not all(isinstance(f, str) for f in self.flags)
+        ):
+            raise TypeError(f"flags must be a tuple of bug-class names, got {self.flags!r:.80}")
+        unknown = [f for f in self.flags if f not in BUG_CLASSES]
+        if unknown:
+            raise ValueError(f"flags {unknown} are not bug classes (vector_cases.BUG_CLASSES)")
+
+
+@dataclass(frozen=True)
 class Design:
     """The vectors of one algorithm. ``reference()``: the adapter whose stages give the
     expected values; ``mechanism()``: the reference release ``f(dataset, rng=, size=, **params)``;
@@ -553,7 +596,8 @@ class Design:
     bugs the same way. ``intermediate``: None, or ``f(dataset, params) -> {name: value}``, the
     values the paper defines between the input and a stage (Epasto's h* and n_h), written into
     each valid vector's ``intermediate`` so that a failing stage can be located; informative,
-    never checked (no implementation is asked for them)."""
+    never checked (no implementation is asked for them). ``statistical``: None (the release has no
+    closed-form law at a pair; ``statistical_none`` says why), or a list of ``StatCase``."""
 
     algorithm: str
     reference: Callable[[], Any]
@@ -567,6 +611,8 @@ class Design:
     notes: str = ""
     bind: Callable[[Any], Any] | None = None
     intermediate: Callable[[Any, Mapping], Mapping] | None = None
+    statistical: Callable[[], list] | None = None
+    statistical_none: str = ""  # without statistical vectors: why (the file's statisticalNote)
 
 
 _DESIGNS: dict[str, Design] = {}

@@ -34,7 +34,10 @@ stages {stage: {params, dataset}}, tolerance {rtol, rule, source}, flags {flag: 
 params, expected [, intermediate] | refused_by}]} (``intermediate``: the paper's values between the input
 and the stages, e.g. Epasto's h* and n_h, written where a design defines them to locate a failing
 stage; never checked); datasets and parameters are in the protocol's JSON form
-(``protocol.encode_dataset``, ``protocol.encode_params``).
+(``protocol.encode_dataset``, ``protocol.encode_params``). Then either ``numberOfStatisticalVectors`` and
+``statistical`` (``vector_stats``: a neighbouring pair, the law of a release coordinate on each side, and tests
+with stated error rates, run by ``check`` on a target that releases unless ``statistical=False``), or
+``statisticalNote``: why the release has none.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from userdp.audits.validation.protocol import _param, _violation, decode_dataset, encode_dataset, encode_params
+from userdp.audits.validation import vector_stats as VS
 from userdp.audits.validation.vector_cases import BUG_CLASSES, CLASS_STAGES, designs, reach, suspects
 
 __all__ = [
@@ -211,7 +215,11 @@ def build(algorithm: str) -> dict:
             doc["refused_by"] = _refused_by(design, ref, mechanism, case)
         vectors.append(doc)
         used.update(case.flags)
-    return {
+    statistical = VS.build_statistical(
+        design, lambda stage, dataset, params: _stage_value(design, ref, stage, dataset, params)
+    )
+    used.update(f for v in statistical for f in v["flags"])
+    doc = {
         "schema": SCHEMA,
         "algorithm": algorithm,
         "generator": f"{_version()}: {GENERATOR_COMMAND}",
@@ -229,6 +237,19 @@ def build(algorithm: str) -> dict:
         "numberOfVectors": len(vectors),
         "vectors": vectors,
     }
+    if bool(statistical) == bool(design.statistical_none):
+        raise AssertionError(f"{algorithm}: a design has statistical vectors or says why not (statistical_none)")
+    if statistical:
+        doc["numberOfStatisticalVectors"] = len(statistical)
+        doc["statistical"] = statistical
+    else:
+        doc["statisticalNote"] = design.statistical_none
+    return doc
+
+
+def _stage_value(design, ref, stage: str, dataset, params: Mapping):
+    args, kw = _stage_call(design, stage, dataset, params)
+    return getattr(ref, stage)(*args, **kw)
 
 
 def _refused_by(design, ref, mechanism, case) -> list:
@@ -270,10 +291,14 @@ def export(algorithms: Sequence[str] | None, out_dir) -> list[str]:
 
 def _dump(doc: Mapping) -> str:
     """The document as JSON: its header indented, one line per vector (diffs read vector by vector)."""
-    head = {k: v for k, v in doc.items() if k != "vectors"}
+    head = {k: v for k, v in doc.items() if k not in ("vectors", "statistical")}
     text = json.dumps(head, indent=1, allow_nan=False, ensure_ascii=False)[:-2]
-    rows = ",\n".join("  " + json.dumps(v, allow_nan=False, ensure_ascii=False) for v in doc["vectors"])
-    return f'{text},\n "vectors": [\n{rows}\n ]\n}}\n'
+    parts = []
+    for key in ("vectors", "statistical"):
+        if key in doc:
+            rows = ",\n".join("  " + json.dumps(v, allow_nan=False, ensure_ascii=False) for v in doc[key])
+            parts.append(f' "{key}": [\n{rows}\n ]')
+    return text + ",\n" + ",\n".join(parts) + "\n}\n"
 
 
 SCHEMA_FILE = "schema/userdp-vectors-1.json"  # package data of userdp.audits.validation (JSON Schema 2020-12)
@@ -380,6 +405,48 @@ def _check_fields(doc) -> None:
             decode_dataset(v["dataset"])
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{where}/dataset: not a dataset: {exc}") from None
+    _check_statistical(doc)
+
+
+def _check_statistical(doc) -> None:
+    """The statistical vectors hold together: counted, distinct ids, described flags, datasets, a stated
+    false-alarm rate of at most 1e-4 that is the sum of its tests' rates."""
+    vs = doc.get("statistical", [])
+    if ("statistical" in doc) == ("statisticalNote" in doc):
+        raise ValueError(
+            "/statisticalNote: a file has statistical vectors or a note saying why not, not both or neither"
+        )
+    if doc.get("numberOfStatisticalVectors", 0) != len(vs) or ("statistical" in doc) != (
+        "numberOfStatisticalVectors" in doc
+    ):
+        raise ValueError(
+            f"/numberOfStatisticalVectors: is {doc.get('numberOfStatisticalVectors')}, but the file holds "
+            f"{len(vs)} statistical vector(s)"
+        )
+    seen = set()
+    for j, v in enumerate(vs):
+        where = f"/statistical/{j}"
+        if v["id"] in seen:
+            raise ValueError(f"{where}/id: {v['id']} is the id of an earlier statistical vector")
+        seen.add(v["id"])
+        stray = [f for f in v["flags"] if f not in doc["flags"]]
+        if stray:
+            raise ValueError(f"{where}/flags: {stray} not described in /flags")
+        for side in ("D", "D_prime"):
+            try:
+                decode_dataset(v["pair"][side])
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{where}/pair/{side}: not a dataset: {exc}") from None
+        t = v["tests"]
+        for side, r in t["privacy"]["accept"].items():
+            if len(r) != 2 or not 0 <= r[0] <= r[1] <= v["n"]:
+                raise ValueError(f"{where}/tests/privacy/accept/{side}: {r} is not a range [lo, hi] within [0, n]")
+        total = 2 * t["distribution"]["false_alarm_per_side"] + t["privacy"]["false_alarm"]
+        if not total <= v["tests"]["false_alarm"] * (1 + 1e-12) or v["tests"]["false_alarm"] > 1e-4:
+            raise ValueError(
+                f"{where}/tests/false_alarm: {v['tests']['false_alarm']!r} is not the sum of its tests' rates "
+                f"({total!r}) or exceeds 1e-4"
+            )
 
 
 # ------------------------------------------------------------------ checking
@@ -420,21 +487,26 @@ class CheckReport:
     releases: bool
     results: list
     flags: dict  # flag -> description (the document's)
+    statistical: list = field(default_factory=list)  # StatResult per statistical vector (none: not run)
 
     @property
     def failed(self) -> list:
         return [r for r in self.results if r.verdict == "fail"]
 
     @property
+    def failed_statistical(self) -> list:  # the statistical vectors that failed
+        return [r for r in self.statistical if r.verdict == "fail"]
+
+    @property
     def checked(self) -> int:
-        """The vectors on which something ran (passed or failed; not skipped)."""
-        return sum(r.verdict != "skipped" for r in self.results)
+        """The vectors on which something ran (passed or failed; not skipped), statistical ones included."""
+        return sum(r.verdict != "skipped" for r in self.results + self.statistical)
 
     @property
     def verdict(self) -> str:
         """ "fail" if a vector failed, "pass" if at least one was checked and none failed, else
         "nothing checked" (every vector skipped: no stage of the file and no release): never a pass."""
-        if self.failed:
+        if self.failed or self.failed_statistical:
             return "fail"
         return "pass" if self.checked else "nothing checked"
 
@@ -454,11 +526,13 @@ class CheckReport:
             "checked": self.checked,
             "passed": sum(r.verdict == "pass" for r in self.results),
             "failed": len(self.failed),
+            "statistical_failed": len(self.failed_statistical),
             "skipped": sum(r.verdict == "skipped" for r in self.results),
             "failed_by_flag": {
                 f: {"vectors": ids, "description": self.flags.get(f, "")} for f, ids in sorted(by_flag.items())
             },
             "results": [r.to_dict() for r in self.results],
+            "statistical": [r.to_dict() for r in self.statistical],
         }
 
 
@@ -487,12 +561,13 @@ def checkable(document: Mapping, impl) -> int:
         raise TypeError(f"impl must be an Adapter (userdp.properties.adapter), got {type(impl).__name__}")
     have = [s for s in document["stages"] if getattr(impl, s, None) is not None]
     releases = impl.mechanism is not None
-    return sum(_runs(v, have, releases) for v in document["vectors"])
+    return sum(_runs(v, have, releases) for v in document["vectors"]) + releases * len(document.get("statistical", []))
 
 
-def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
+def check(document: Mapping, impl, name: str | None = None, statistical: bool = True) -> CheckReport:
     """Run every vector of ``document`` (``build`` or ``load``) on ``impl``, an ``Adapter``
-    (``ProcessTarget.adapter()`` for a program); the stages it lacks are reported, not failed."""
+    (``ProcessTarget.adapter()`` for a program); the stages it lacks are reported, not failed. With
+    ``statistical`` (and a release), also its statistical vectors (``check_statistical``)."""
     from userdp.properties.adapter import Adapter
 
     if not isinstance(document, Mapping) or document.get("schema") != SCHEMA:
@@ -501,6 +576,8 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
         raise TypeError(f"impl must be an Adapter (userdp.properties.adapter), got {type(impl).__name__}")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be None or a str (the target's name in the report), got {type(name).__name__}")
+    if not isinstance(statistical, bool):
+        raise TypeError(f"statistical must be a bool (run the statistical vectors), got {type(statistical).__name__}")
     why = _fault(document)
     if why is not None:
         raise ValueError(f"document: {why}")
@@ -565,8 +642,19 @@ def check(document: Mapping, impl, name: str | None = None) -> CheckReport:
                 failed.append(s)
         verdict = "fail" if reasons else ("pass" if ran else "skipped")
         results.append(VectorResult(v["id"], v["comment"], list(v["flags"]), v["result"], verdict, reasons, failed))
+    stat = [
+        VS.check_vector(v, impl.mechanism, _decode_params(v["params"]))
+        for v in (document.get("statistical", []) if statistical and releases else [])
+    ]
     return CheckReport(
-        document["algorithm"], name or impl.name, have, missing, releases, results, dict(document.get("flags", {}))
+        document["algorithm"],
+        name or impl.name,
+        have,
+        missing,
+        releases,
+        results,
+        dict(document.get("flags", {})),
+        stat,
     )
 
 
@@ -612,6 +700,7 @@ def format_check(r: CheckReport) -> str:
         + (f"; not implemented (not checked): {', '.join(r.stages_missing)}" if r.stages_missing else "")
         + ("; releases checked for refusals" if r.releases else "; no releases"),
     ]
+    lines += VS.format_results(r.statistical)
     if r.failed:
         lines += ["", "failed:"]
         for v in r.failed:
@@ -635,8 +724,8 @@ _ANY_LANGUAGE = [
     '`"generator"`: the version of userdp whose reference computed it, and the command that wrote it. '
     "tests/test_vector_files.py regenerates them and fails, with the command to run, when a committed file is stale; "
     "it also lints every file against the JSON Schema with `jsonschema`, as a CI in another language can with its "
-    "own validator. Vectors carry the noise-free stages and the refusals only: no vector checks a release's "
-    "distribution (that is `userdp validate --command`, docs/protocol.md). Where the paper defines values between "
+    "own validator. Besides the noise-free stages and the refusals, a file may carry statistical vectors that "
+    "test the release's noise law with stated error rates (below). Where the paper defines values between "
     "the input and the stages, a valid vector also carries them in `intermediate`, never checked, to locate a "
     "failing stage: Epasto's h* (Claim 1's minimiser) and n_h in `epasto2020.wa` (a wrong h* moves every weight; "
     "a right h* with wrong weights puts the bug after it).",
@@ -645,7 +734,8 @@ _ANY_LANGUAGE = [
     "reads a vector file and a JavaScript module exporting `{name, stages, release}` (as `examples/js/wa.js` "
     "does), calls each stage the module has with the dataset (if the file's `stages` says the stage takes one) "
     'and the parameters the file lists for it (`{"nonfinite": "inf"}` decoded), and applies the rules above: '
-    "exit 0 pass, 1 a vector fails, 2 nothing to check. On the buggy WA of examples/js, whose noise covers the "
+    "exit 0 pass, 1 a vector fails, 2 nothing to check; it runs the statistical vectors too, with the file's seeds "
+    "and the generator of examples/js/userdp_protocol.js. On the buggy WA of examples/js, whose noise covers the "
     "mean user's weight instead of the heaviest user's:",
     "",
     "```sh",
@@ -657,8 +747,11 @@ _ANY_LANGUAGE = [
     "ends with:",
     "",
     "```text",
-    "epasto2020.wa: wa_mean_user_weight_noise.js: FAIL (7 passed, 2 failed, 0 skipped of 9)",
+    "epasto2020.wa: wa_mean_user_weight_noise.js: FAIL (7 passed, 2 failed, 0 skipped of 9; statistical: 1 passed, "
+    "0 failed)",
     "```",
+    "",
+    "(its statistical vector passes: there every user weighs the same, so the mean user's weight is the heaviest's).",
     "",
     "tests/test_vector_files.py runs it on the JavaScript examples, correct and buggy, and checks that its verdict "
     "on every vector is `userdp vectors check`'s; it skips without Node.js, and fails instead when the environment "
@@ -692,26 +785,29 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
         "do not edit by hand. A test regenerates it and fails if it is stale.",
         "",
         "One JSON file per algorithm, the reference's noise-free stages on each vector, with the inputs "
-        'that must be refused. Check a program with `userdp vectors check ALGORITHM --command "CMD"` '
+        "that must be refused, and statistical vectors that test the release's noise law where it has a closed form "
+        '("Statistical vectors" below). Check a program with `userdp vectors check ALGORITHM --command "CMD"` '
         "(docs/protocol.md), or read the files from any language's CI: a vector passes when every stage "
         "your implementation has equals `expected` to the file's `tolerance` (valid vectors), or when "
         "your implementation refuses the input in every stage of `refused_by` it has (invalid vectors). The files "
         "follow the JSON Schema `audits/validation/schema/userdp-vectors-1.json` (a tolerance may be tightened, "
         "never loosened beyond 1e-9); a check passes only when at least one vector was checked.",
         "",
-        "| algorithm | vectors | valid | invalid | stages | flags |",
-        "|---|---|---|---|---|---|",
+        "| algorithm | vectors | valid | invalid | statistical | stages | flags |",
+        "|---|---|---|---|---|---|---|",
     ]
     for d in docs:
         vs = d["vectors"]
         valid = sum(v["result"] == "valid" for v in vs)
         lines.append(
-            f"| {d['algorithm']} | {len(vs)} | {valid} | {len(vs) - valid} | {', '.join(d['stages'])} | "
+            f"| {d['algorithm']} | {len(vs)} | {valid} | {len(vs) - valid} | {len(d.get('statistical', []))} | "
+            f"{', '.join(d['stages'])} | "
             f"{', '.join(sorted(d['flags']))} |"
         )
     lines += [
         "",
         *_ANY_LANGUAGE,
+        *VS.index_lines(docs),
         "## Bug classes (flags)",
         "",
         "Each class is drawn from the planted bugs (tests/papers/<paper>/planted*.py) and the known-bug corpus "
@@ -741,5 +837,5 @@ def index_markdown(documents: Sequence[Mapping]) -> str:
         lines += ["| id | result | flags | comment |", "|---|---|---|---|"]
         for v in d["vectors"]:
             lines.append(f"| {v['id']} | {v['result']} | {', '.join(v['flags'])} | {v['comment']} |")
-        lines.append("")
+        lines += ["", *VS.algorithm_lines(d)]
     return "\n".join(lines).rstrip() + "\n"

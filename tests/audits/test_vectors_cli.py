@@ -106,7 +106,8 @@ def test_a_check_with_every_vector_skipped_is_graded_nothing_checked(doc):
     from userdp.audits.validation.vector_cases import designs
 
     ref = designs()["amin2019.capped-sum"].reference()
-    assert Vec.check(doc, ref).verdict == "pass" and Vec.checkable(doc, ref) == len(doc["vectors"])
+    assert Vec.check(doc, ref).verdict == "pass"
+    assert Vec.checkable(doc, ref) == len(doc["vectors"]) + len(doc["statistical"])  # it releases: all of them
 
 
 # ------------------------------------------------------------------ malformed files: exit 2, naming the field
@@ -495,3 +496,34 @@ def test_a_report_path_that_is_not_a_regular_file_is_written_in_place(tmp_path):
         "report.fifo",
         "report.json",
     ]
+
+
+# ------------------------------------------------------------------ statistical vectors
+def test_vectors_check_runs_the_statistical_vectors_on_a_program(capsys):
+    """The capped sum in Python over the protocol: its releases, drawn with the seeds the adapter sends, pass
+    the statistical vectors (each fails a correct release with probability <= 1e-4, stated in the report)."""
+    code, out, err = run(capsys, "vectors", "check", "amin2019.capped-sum", "--command", GOOD, "--json")
+    rep = json.loads(out)
+    # the program does not refuse a negative record (vector 9, its one deterministic failure): exit 1
+    assert code == 1 and [r["id"] for r in rep["results"] if r["verdict"] == "fail"] == [9], err
+    assert rep["statistical_failed"] == 0 and len(rep["statistical"]) == 2, rep["statistical"]
+    assert all(r["verdict"] == "pass" and 0 < r["false_alarm"] <= 1e-4 for r in rep["statistical"])
+    assert all(set(r["measured"]) == {"D", "D_prime"} for r in rep["statistical"])
+
+
+def test_no_statistical_skips_them(capsys):
+    """Planted: examples/js/capped_sum_half_scale.js, right stages and half the Laplace scale in its release.
+    With --no-statistical it passes (exit 0: the deterministic vectors cannot see a sampler); without, it
+    fails the statistical vectors (exit 1: tests/test_vector_files.py runs it through the Node checker and,
+    marked slow, through this command)."""
+    import shutil
+
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CI"):
+            pytest.fail("Node.js is not installed, and CI is set")
+        pytest.skip("Node.js is not installed: examples/js needs it")
+    program = f"{node} {HERE.parents[1] / 'examples' / 'js' / 'capped_sum_half_scale.js'}"
+    argv = ["vectors", "check", "amin2019.capped-sum", "--command", program]
+    code, out, err = run(capsys, *argv, "--no-statistical")
+    assert code == 0 and "vectors: 9: 9 passed, 0 failed" in out and "statistical" not in out, (out, err)

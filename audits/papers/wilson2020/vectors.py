@@ -10,9 +10,21 @@ from userdp.properties.wilson2020 import REFERENCE, BoundAdapter
 from userdp.audits.papers._vectors import spec_reference
 from userdp.audits.papers.wilson2020 import audits as RA
 from userdp.audits.papers.wilson2020.specs import SPECS, STAGES, wide_dataset, params_of
-from userdp.audits.validation.vector_cases import Design, VectorCase, register_design
+from userdp.audits.validation.vector_cases import Design, StatCase, VectorCase, register_design
+from userdp.reference.data import UserDataset
 
 __all__: list[str] = []
+
+
+# Why an algorithm of this paper has no statistical vector (yet): the files' statisticalNote, printed in
+# docs/vectors.md ("Statistical vectors").
+_NO_STATISTICAL = {
+    "wilson2020.mean": (
+        "the release is a noisy sum over max(1, a noisy count): a ratio of two noisy values, with no "
+        "closed-form law in the files' families"
+    ),
+    "wilson2020.mean-gaussian": ("as wilson2020.mean: a ratio of two noisy values"),
+}
 
 
 def _flags(algorithm: str) -> dict:
@@ -67,6 +79,36 @@ def _cases(algorithm: str):
     return cases
 
 
+def _statistical(algorithm: str):
+    """Partition 2 of the base dataset with and without user 2 (two records there): every user is within L0 =
+    Linf = 2, so the bounding keeps every record and partition 2's release is its statistic plus one noise draw.
+    MEAN has no such vector: its release, a ratio of two noisy sums, has no closed-form law here."""
+    metric, noise, _ = SPECS[algorithm]
+    if metric == "mean":
+        return None
+
+    def cases() -> list:
+        D = RA.base_dataset()
+        keep = D.user_ids != 2
+        D2 = UserDataset.from_arrays(D.values[keep], D.user_ids[keep], partition_ids=D.partition_ids[keep])
+        p = params_of(algorithm, 2, 2, 1.0)
+        return [
+            StatCase(
+                D,
+                D2,
+                p,
+                {"epsilon": p["epsilon"], "delta": p["delta"]},
+                "the three users of vector 1 and the same without user 2 (records 0.75 and 1.5 in partition 2), "
+                f"L0 = Linf = 2, eps = 1: partition 2's release is {noise} around its statistic on each side, at "
+                "the vector's noise scale",
+                family=noise,
+                index=2,
+            )
+        ]
+
+    return cases
+
+
 for _name in SPECS:
     register_design(
         Design(
@@ -81,5 +123,7 @@ for _name in SPECS:
             "userdp.reference.wilson2020: statistic (COUNT / SUM / MEAN per public partition of the records as "
             "given, clamped), sensitivity (L1 = L0 Linf_value), noise_scale (L1 / eps, or the analytic Gaussian "
             "sigma for sqrt(L0) Linf_value; MEAN: a pair at eps / 2 each)",
+            statistical=_statistical(_name),
+            statistical_none=_NO_STATISTICAL.get(_name, ""),
         )
     )
