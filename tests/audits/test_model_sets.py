@@ -205,24 +205,38 @@ def test_the_model_set_flags_a_broken_mechanism_declared_correctly():
 
 
 @pytest.mark.slow
-def test_hlm_efficiency_with_and_without_the_model_sets():
-    # zhao2024.hlm at `userdp audit --all`'s level (seed 0, 1 - 0.05 / 31 per entry, 10^6 per
-    # side): deterministic. Measured (this code, 2026-11-28): efficiency 0.9503 with the model
-    # set, 0.9425 with the planted "model-sets-off" (the figure before it), so the slow ceiling
-    # test's 0.95 is reached through the model set. Over seeds 0-11 the median efficiency is
-    # 1.032 with it and 0.977 without (docs/audit.md).
+@pytest.mark.parametrize("name", ["zhao2024.hlm", "zhao2024.hlm-d3"])
+def test_hlm_efficiency_with_and_without_the_model_sets(name):
+    # `userdp audit --all`'s level (seed 0, 1 - 0.05 / (reference + control entries) per entry,
+    # 10^6 per side): deterministic. Measured (this code, 2026-11-28), efficiency at seed 0 with
+    # 43 / 44 / 45 entries: hlm 0.963 / 0.963 / 0.963, hlm-d3 0.977 / 0.976 / 0.976; with the
+    # planted "pooling off" (one ordering on n outputs, the figure before) at 44: 0.937 and 0.941;
+    # with the planted "model-sets-off" (no model set: the selection share's sets at the whole
+    # alpha) hlm stays below 0.95 and hlm-d3 reaches 0.952. Over seeds 0-11 at 44 entries
+    # (python: run_audit + run_efficiency per seed): hlm mean 1.030, min 0.963, 10% quantile 0.990,
+    # median 1.032 (before: mean 1.022, min 0.937, median 1.029, 1 of 12 below 0.95); hlm-d3 mean
+    # 1.038, min 0.976, 10% quantile 1.011, median 1.034 (before: 1.008, 0.941, 1.007, 2 of 12
+    # below 0.95). A binomial simulation of the pooled set's counts from the declared model puts
+    # ~0.1% of seeds below 0.95 (~10% for one ordering), so 0.95 is a margin, not a coin flip.
     from userdp.audits.cli.targets import registry_target, run_audit, run_efficiency
     from userdp.audits.engine.registry import all_entries
 
     level = 1 - 0.05 / len([e for e in all_entries() if e.kind in ("reference", "control")])
 
     def efficiency():
-        t = registry_target("zhao2024.hlm", {})
+        t = registry_target(name, {})
         return run_efficiency(t, run_audit(t, confidence=level, seed=0))["efficiency"]
 
     assert efficiency() >= 0.95
-    with planted.REACH_BY_NAME["model-sets-off"].applied():
+    if name == "zhao2024.hlm":  # in d = 3 the selection share's sets, alone at the whole alpha, reach 0.952
+        with planted.REACH_BY_NAME["model-sets-off"].applied():
+            assert efficiency() < 0.95
+    pooled = model_sets.POOLED_ON
+    try:  # planted: the pooling off, the model's set of one ordering on n outputs
+        model_sets.POOLED_ON = False
         assert efficiency() < 0.95
+    finally:
+        model_sets.POOLED_ON = pooled
 
 
 # ------------------------------------------------------------------ both orderings pooled
