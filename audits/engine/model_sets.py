@@ -180,8 +180,8 @@ class PooledModelSet:
 
     def describe(self) -> str:
         return (
-            f"S = {self.first.describe()} on M(first) and its mirror {self.second.describe()} on M(second), "
-            f"both orderings pooled: 2 outputs per release pair ({self.origin})"
+            f"{self.first.describe()} on M(first) and its mirror {self.second.describe()} on M(second), "
+            f"both orderings pooled ({self.origin})"
         )
 
     def to_dict(self) -> dict:
