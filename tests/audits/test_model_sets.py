@@ -232,12 +232,8 @@ def test_hlm_efficiency_with_and_without_the_model_sets(name):
     if name == "zhao2024.hlm-d3":  # in d = 1 the selection share's sets, alone at the whole alpha, reach 0.952
         with planted.REACH_BY_NAME["model-sets-off"].applied():
             assert efficiency() < 0.95
-    pooled = model_sets.POOLED_ON
-    try:  # planted: the pooling off, the model's set of one ordering on n outputs
-        model_sets.POOLED_ON = False
+    with planted.REACH_BY_NAME["model-pooling-off"].applied():  # the model's set of one ordering on n outputs
         assert efficiency() < 0.95
-    finally:
-        model_sets.POOLED_ON = pooled
 
 
 # ------------------------------------------------------------------ both orderings pooled
