@@ -33,17 +33,18 @@ independent but not identically distributed (K1 is a sum of two binomials), so t
 are Hoeffding's (1963, Theorem 1, the relative-entropy form), which holds for any independent
 [0, 1] variables with mean p: Pr[K1 >= k] <= exp(-2n KL(k / 2n || p)) for k / 2n >= p, and
 the same for the lower tail; p_lo and q_hi are those bounds inverted at level alpha/2 each
-(``kl_lower``, ``kl_upper``). Clopper-Pearson is not used there: it is exact for a binomial,
+(``kl_lower``, ``kl_upper``); K1 and K2 read the same outputs, which the union bound over the
+two one-sided bounds allows. Clopper-Pearson is not used there: it is exact for a binomial,
 and a sum of two binomials with different p's is not one. The level c is the one whose pooled
-bound at the expected counts 2n P, 2n Q is best.
+bound at the expected counts 2n P, 2n Q is best. The GDP side keeps the set of one ordering.
 
 Why the bound stays valid. The set is a function of the declaration and of the pair (the
 noise-free statistic and the scale on D and D'), computed before any output is drawn; it
 never reads the audit's samples. So it is a fixed event, and its counts over ALL ``samples``
 outputs per side (selection and counting shares) are binomial with the true probabilities
 of that event: its CP bounds (the pooled sets': Hoeffding's) hold whatever the mechanism
-really does. A wrong declaration
-makes the set a poor one (power lost), never the bound invalid. Multiplicity: the model
+really does. A wrong declaration makes the set a poor one (power lost), never the bound
+invalid. Multiplicity: the model
 sets get the share MODEL_SHARE of alpha, split equally between them (one per confirmed pair
 and side, eps and GDP), and the selection-share sets the rest, split as before; the shares
 add up to alpha, so the union bound and (weighted) Holm's procedure hold as in harness.py.
