@@ -1035,6 +1035,31 @@ if Ce is not None:
         delta=DELTA(),
         alias={"P": ("P",), "Q": ("Q",)},
     )
+
+    def _fit():
+        rng = np.random.default_rng(0)
+        return Ce.fit_noise(rng.laplace(size=500) + 1.0, rng.laplace(size=500))
+
+    entry(
+        "ceiling.fit_noise",
+        Ce.fit_noise,
+        lambda: dict(a=np.linspace(-1.0, 1.0, 200), b=np.linspace(-1.0, 1.0, 200), level=0.01),
+        a=[None, "abc", [nan] * 200, np.zeros(50), np.zeros(201)],
+        b=[None, [inf] * 200],
+        level=[0.0, 1.0, nan, None, "0.1", 1.5],
+        alias={"a": ("a",), "b": ("b", "a")},
+    )
+    entry(
+        "ceiling.estimated_ceiling",
+        Ce.estimated_ceiling,
+        lambda: dict(fit=_fit(), samples=1000, confidence=0.95, delta=0.0, gdp=False, draws=Ce.MC_DRAWS),
+        fit=[None, "laplace", 3],
+        samples=[0, -1, 1.5, None],  # the checks are ceiling.ceiling's (its entry above covers them all)
+        confidence=[0.0, nan, None],
+        delta=[-0.1, nan],
+        gdp=[1, None],
+        draws=[799, None],
+    )
     entry(
         "ceiling.plugin_mu_bound",
         Ce.plugin_mu_bound,

@@ -356,7 +356,9 @@ def _run_target(target: Target, args) -> int:
         result, incomplete = exc.result, exc
     if target.noise is not None:
         progress.note(f"computing the statistical ceiling ({target.noise.family} noise)")
-    eff = run_efficiency(target, result)
+    if target.noise is None:
+        progress.note("estimating the noise family and its ceiling on fresh outputs of the witness pair")
+    eff = run_efficiency(target, result, args.seed)
     as_expected = None if target.expected is None else result.verdict == target.expected
     error = None if incomplete is None else str(mechanism_error(target, incomplete))
     with results():
@@ -392,6 +394,21 @@ def _run_target(target: Target, args) -> int:
     if incomplete is not None:
         return fail(args, incomplete, f"userdp: error: {error}", EXIT_ERROR)
     return EXIT_FINDING if result.verdict == VIOLATION else EXIT_OK
+
+
+def _print_estimated(est) -> None:
+    """The estimated ceiling's line (``targets.estimated_efficiency``), if one was tried."""
+    if est is None:
+        return
+    if est["ceiling"] is None:
+        print(f"  estimated        no ceiling: {est['refusal']}")
+        return
+    f, c = est["fit"], est["ceiling"]
+    print(
+        f"  estimated        ceiling {c['epsilon']:.4f} of {f['family']} noise fitted per coordinate on {f['draws']} "
+        f"fresh outputs per side (fit p = {f['p_value']:.2g}); efficiency eps_lb / estimated ceiling = "
+        f"{fmt(est['efficiency'], 3)} (estimated: not used for the verdict)"
+    )
 
 
 def _audit_options(args) -> dict:
@@ -456,6 +473,7 @@ def _print_result(t: Target, r, as_expected, eff: dict) -> None:
     c = eff["ceiling"]
     if c is None:
         print("  ceiling          not computed: the setup declares no noise model (audits/engine/ceiling.py)")
+        _print_estimated(eff.get("estimated"))
     else:
         print(
             f"  ceiling          {c['epsilon']:.4f}: the best a perfect test could reach with these samples and "

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from userdp.reference.claims import ApproxDP, PersonalizedDP, PureDP, RenyiDP
+from userdp.reference.claims import ApproxDP, Claims, PersonalizedDP, PureDP, RenyiDP
 from userdp.reference.data import EmptyDataset, UserDataset
 from userdp.reference.neighbours import RELATIONS
 
@@ -39,7 +39,8 @@ from userdp.audits.engine.parallel import (
 )
 from userdp.audits.engine.registry import AuditSetup, get
 from userdp.audits.engine.report import fmt
-from userdp.audits.engine.sampling import AuditPair, MechanismError, UserCallError, draw
+from userdp.audits.engine.ceiling import FIT_DRAWS, FIT_MIN, estimated_ceiling, fit_noise
+from userdp.audits.engine.sampling import AuditPair, MechanismError, UserCallError, draw, infer_kind
 
 __all__ = [
     "UsageError",
@@ -57,6 +58,7 @@ __all__ = [
     "check_pairs",
     "run_audit",
     "run_efficiency",
+    "estimated_efficiency",
     "user_code",
 ]
 
@@ -664,12 +666,14 @@ def _option_text(options: dict) -> str:
     return " ".join(f"--{k.replace('_', '-')} {'none' if v is None else v}" for k, v in options.items())
 
 
-def run_efficiency(target: Target, result) -> dict:
+def run_efficiency(target: Target, result, seed: int | None = None) -> dict:
     """``harness.efficiency_report`` for the target's declared noise model (nulls without one).
     A declaration that does not fit the mechanism is the declarer's error: an external
-    target's is a UsageError (exit 2); a registry entry's is a bug in userdp (exit 3)."""
+    target's is a UsageError (exit 2); a registry entry's is a bug in userdp (exit 3).
+    With ``seed`` and no declaration, also ``"estimated"`` (``estimated_efficiency``)."""
     if target.noise is None:
-        return efficiency_report(None, target.pairs, result)
+        out = efficiency_report(None, target.pairs, result)
+        return out if seed is None else {**out, "estimated": estimated_efficiency(target, result, seed)}
     try:  # the shape of one release, for the declaration's check
         a, _ = draw(batched(target.mechanism), target.pairs[0], [np.random.default_rng(0)] * 2, 2)
     except MechanismError as exc:
@@ -680,6 +684,50 @@ def run_efficiency(target: Target, result) -> dict:
         if target.kind == "external":
             raise UsageError(f"the noise model declared by {target.name} does not fit: {exc}") from exc
         raise
+
+
+FIT_SEED_TAG = 0x5EED_F17  # the fit's outputs come from SeedSequence([seed, FIT_SEED_TAG]), not the audit's
+ESTIMATE_MC_DRAWS = 400_000  # Monte Carlo draws of an estimated ceiling (its error is the fit's, not these)
+
+
+def estimated_efficiency(target: Target, result, seed: int) -> dict:
+    """The efficiency against an ESTIMATED ceiling, for an audit without a declared noise model
+    (docs/audit.md, "Efficiency"): Laplace or Gaussian noise fitted per coordinate and tested
+    (``ceiling.fit_noise``) on fresh outputs of the witness pair, min(FIT_DRAWS, samples / 5) per
+    side (at least FIT_MIN) from the audit's seed (their own stream), then the fitted model's
+    ceiling. ``{"ceiling", "efficiency", "mu_efficiency", "fit", "refusal"}``; the first three
+    null, and ``refusal`` says why, when no family fits or the output is not a continuous scalar
+    or vector without "no release". Reported only: never used for the verdict."""
+    none = {"ceiling": None, "efficiency": None, "mu_efficiency": None, "fit": None}
+    pair = result.witness.pair
+    n = min(FIT_DRAWS, result.samples // 5)
+    if n < FIT_MIN:
+        return {**none, "refusal": f"the fit needs samples / 5 >= {FIT_MIN} outputs per side, got {n}"}
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence([seed, FIT_SEED_TAG]).spawn(2)]
+    try:
+        a, b = draw(batched(target.mechanism), pair, rngs, n)
+    except MechanismError as exc:
+        raise mechanism_error(target, exc) from exc
+    if np.ma.isMaskedArray(a) or np.ma.isMaskedArray(b):
+        return {**none, "refusal": 'some outputs are "no release": no location noise to fit'}
+    kind = infer_kind(a, target.output)
+    if kind not in ("continuous", "vector"):
+        return {**none, "refusal": f"the output is {kind}: no location noise to fit"}
+    fit = fit_noise(np.asarray(a, dtype=float).reshape(n, -1), np.asarray(b, dtype=float).reshape(n, -1))
+    if fit.family is None:
+        return {**none, "fit": fit.to_dict(), "refusal": fit.refusal}
+    primary = result.claim.primary if isinstance(result.claim, Claims) else result.claim
+    c = estimated_ceiling(
+        fit,
+        samples=result.samples,
+        confidence=result.confidence,
+        delta=primary.as_eps_delta()[1],
+        gdp=result.gdp is not None,
+        draws=ESTIMATE_MC_DRAWS,
+    )
+    eff = result.epsilon_lower_bound / c.epsilon if c.epsilon > 0 else None
+    mu_eff = result.gdp.mu_lower_bound / c.mu if result.gdp is not None and c.mu and c.mu > 0 else None
+    return {"ceiling": c.to_dict(), "efficiency": eff, "mu_efficiency": mu_eff, "fit": fit.to_dict(), "refusal": None}
 
 
 def mechanism_error(target: Target, exc: MechanismError) -> Exception:

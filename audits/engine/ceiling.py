@@ -33,6 +33,28 @@ closed form and by Monte Carlo elsewhere:
 The entry declares its noise with ``NoiseModel`` (``AuditSetup.noise``): the release is
 statistic(D) + Z with Z from ``family`` at ``scale(D)``. The ceiling is taken over all the
 entry's candidate pairs (the perfect test also knows the best pair).
+
+Estimated ceilings (``fit_noise``, ``estimated_ceiling``). Without a declaration, a release
+of independent coordinates with Laplace or Gaussian noise still has a ceiling, and it can be
+estimated from outputs: per coordinate j and side, the location (Laplace: the median, its
+MLE; Gaussian: the mean) and one scale shared by the two sides (Laplace: the mean absolute
+deviation from the side's median; Gaussian: the pooled standard deviation). The fit is
+tested before it is used: the outputs of each side are split in two halves; the first half
+fits, and on the second half each coordinate's residuals (x_j - location) / scale are tested
+against the standard law with Kolmogorov-Smirnov (2 d tests per family, Bonferroni), and
+the coordinates' pairwise rank correlations (Spearman, normal approximation; d (d - 1) / 2
+tests, Bonferroni).
+Each family is tested at FIT_LEVEL / 2 (both together at FIT_LEVEL); a family that fails
+is not used, and when both fail (uniform noise, a mixture, a change of scale between the
+sides, correlated coordinates) nothing is estimated. The test half's residuals use
+parameters fitted on the other half, so they are independent of the test; the fitted law
+is still off the true one by its O(1 / sqrt(n)) estimation error, which the KS test at
+FIT_DRAWS outputs does not resolve (its false-refusal rate is measured in
+``tests/audits/test_ceiling.py``). Then, as for a declaration, the ceiling of the fitted
+model: each coordinate divided by its scale (the privacy loss is invariant under that
+bijection) is i.i.d. noise of scale 1 moved by (location_first - location_second) / scale,
+with the locations and scales refitted on all the draws. It is an estimate (its error is
+that of the locations), reported as such and never used for a verdict.
 """
 
 from __future__ import annotations
@@ -47,13 +69,30 @@ from scipy.special import ndtr, ndtri
 
 from userdp.reference._checks import check_delta, check_finite_array, check_int, check_positive, check_real
 
-__all__ = ["NOISE_FAMILIES", "NoiseModel", "Ceiling", "ceiling", "plugin_epsilon_bound", "plugin_mu_bound"]
+__all__ = [
+    "NOISE_FAMILIES",
+    "NoiseModel",
+    "Ceiling",
+    "ceiling",
+    "plugin_epsilon_bound",
+    "plugin_mu_bound",
+    "FIT_DRAWS",
+    "FIT_LEVEL",
+    "fit_noise",
+    "estimated_ceiling",
+]
 
 NOISE_FAMILIES = ("laplace", "gaussian", "l2laplace")
 MC_DRAWS = 4_000_000  # Monte Carlo draws of the privacy-loss variable (8 batches)
 MC_BATCHES = 8
 MC_SEED = 20231  # fixed: the ceiling is a number, not a random variable
 _GRID = 4001  # sets on the 1-D closed-form grid before refinement
+FIT_DRAWS = 20_000  # outputs per side an estimated ceiling is fitted on, at most
+FIT_MIN = 10_000  # and at least: below, the fit's tests cannot tell uniform noise from Gaussian
+FIT_LEVEL = 0.01  # family-wise level of the goodness-of-fit tests of the two families together
+FIT_FAMILIES = ("laplace", "gaussian")
+FIT_SHARE = 0.75  # of the fit's outputs that fit the parameters; the rest test the fit
+FIT_Z = 4.0  # standard errors of the fitted parameters allowed for in the KS test (_fit_slack)
 
 
 @dataclass(frozen=True)
@@ -349,3 +388,122 @@ def ceiling(
         if gdp and (best.mu is None or mu > best.mu):
             best = Ceiling(best.epsilon, mu, best.pair_index, best.method, best.standard_error)
     return best
+
+
+# ------------------------------------------------------------------ estimated ceilings
+@dataclass(frozen=True)
+class NoiseFit:
+    """The noise family fitted on outputs of a pair's two sides (``fit_noise``), or why none fits."""
+
+    family: str | None  # "laplace" or "gaussian"; None: no family passed its tests
+    location_first: tuple = ()  # per coordinate
+    location_second: tuple = ()
+    scale: tuple = ()  # per coordinate, shared by the two sides
+    p_value: float = 0.0  # the chosen family's smallest Bonferroni-adjusted p-value (its tests passed)
+    draws: int = 0  # outputs per side
+    refusal: str | None = None  # why nothing was estimated
+
+    def to_dict(self) -> dict:
+        return {
+            "family": self.family,
+            "location_first": list(self.location_first),
+            "location_second": list(self.location_second),
+            "scale": list(self.scale),
+            "p_value": self.p_value,
+            "draws": self.draws,
+            "refusal": self.refusal,
+        }
+
+
+def _fit(family: str, a: np.ndarray, b: np.ndarray):
+    """(location of a, location of b, shared scale), per coordinate."""
+    if family == "laplace":
+        la, lb = np.median(a, axis=0), np.median(b, axis=0)
+        s = 0.5 * (np.abs(a - la).mean(axis=0) + np.abs(b - lb).mean(axis=0))
+    else:
+        la, lb = a.mean(axis=0), b.mean(axis=0)
+        s = np.sqrt(0.5 * (a.var(axis=0, ddof=1) + b.var(axis=0, ddof=1)))
+    return la, lb, s
+
+
+def _fit_slack(family: str, n: int) -> float:
+    """A bound, exceeded with probability < 1e-4 per coordinate (normal approximation at FIT_Z
+    standard errors), on sup_x |F_fitted(x) - F_true(x)| of one coordinate's standardised law
+    when its location and scale were fitted on n outputs per side: sup f |d loc| + sup |x f(x)|
+    |d scale| with the standardised density f (Laplace: 1/2 and 1/(2e), the median's and the
+    mean absolute deviation's standard errors 1/sqrt(n) and 1/sqrt(2n); Gaussian: 1/sqrt(2 pi)
+    and phi(1), the mean's and the pooled standard deviation's 1/sqrt(n) and 1/sqrt(4n)). The KS
+    distance is reduced by it before it is tested, so that the fitted law's own error is not
+    read as a misfit."""
+    if family == "laplace":
+        return FIT_Z * (0.5 / math.sqrt(n) + 0.5 / math.e / math.sqrt(2 * n))
+    return FIT_Z * (1 / math.sqrt(2 * math.pi * n) + float(stats.norm.pdf(1.0)) / math.sqrt(4 * n))
+
+
+def _fit_p_value(family: str, a: np.ndarray, b: np.ndarray) -> tuple[float, str]:
+    """(smallest Bonferroni-adjusted p-value of the family's tests, the test that gave it):
+    fitted on the first FIT_SHARE of each side, Kolmogorov-Smirnov per coordinate on the rest's
+    residuals (both sides pooled), and Spearman's rank correlation of each pair of coordinates (module docstring)."""
+    h = int(a.shape[0] * FIT_SHARE)
+    la, lb, s = _fit(family, a[:h], b[:h])
+    if not np.all(s > 0):
+        return 0.0, "a coordinate that does not vary"
+    law = stats.laplace if family == "laplace" else stats.norm
+    z = np.vstack([(a[h:] - la) / s, (b[h:] - lb) / s])
+    d = a.shape[1]
+    slack = _fit_slack(family, h)
+    distance = [stats.kstest(z[:, j], law.cdf).statistic for j in range(d)]
+    ks = [float(stats.kstwo.sf(max(D - slack, 0.0), z.shape[0])) for D in distance]
+    worst, why = min(ks) * d, "Kolmogorov-Smirnov"
+    if d >= 2:
+        # Spearman's rank correlation: distribution-free under independence (Pearson's r of
+        # Laplace residuals has tails far from normal at the Bonferroni level)
+        ranks = np.argsort(np.argsort(z, axis=0), axis=0).astype(float)
+        rho = np.corrcoef(ranks, rowvar=False)[np.triu_indices(d, 1)]
+        corr = float(2 * stats.norm.sf(np.max(np.abs(rho)) * math.sqrt(z.shape[0] - 1))) * rho.size
+        if corr < worst:
+            worst, why = corr, "correlated coordinates (Spearman)"
+    return min(worst, 1.0), why
+
+
+def fit_noise(a, b, level: float = FIT_LEVEL) -> NoiseFit:
+    """The Laplace or Gaussian noise fitted per coordinate on outputs a (first side) and b
+    (second side), (n,) or (n, d) finite floats, n >= FIT_MIN / 2 (module docstring), or a
+    ``NoiseFit`` with family None and the refusal when neither family passes its tests at
+    ``level`` / 2."""
+    a, b = check_finite_array(a, "a"), check_finite_array(b, "b")
+    a, b = a.reshape(a.shape[0], -1), b.reshape(b.shape[0], -1)
+    if a.shape != b.shape or a.shape[0] < 100:
+        raise ValueError(f"a and b must have the same shape with >= 100 rows, got {a.shape}, {b.shape}")
+    level = _check_level(level, "level")
+    tried = {f: _fit_p_value(f, a, b) for f in FIT_FAMILIES}
+    passed = [f for f in FIT_FAMILIES if tried[f][0] > level / len(FIT_FAMILIES)]
+    if not passed:
+        why = "; ".join(f"{f}: {tried[f][1]} p = {tried[f][0]:.2g}" for f in FIT_FAMILIES)
+        return NoiseFit(None, draws=a.shape[0], refusal=f"neither family fits ({why}, each tested at {level / 2:g})")
+    family = max(passed, key=lambda f: tried[f][0])
+    la, lb, s = _fit(family, a, b)
+    located = (tuple(map(float, la)), tuple(map(float, lb)), tuple(map(float, s)))
+    return NoiseFit(family, *located, tried[family][0], a.shape[0])
+
+
+def estimated_ceiling(
+    fit: NoiseFit, *, samples: int, confidence: float, delta: float = 0.0, gdp: bool = False, draws: int = MC_DRAWS
+) -> Ceiling | None:
+    """The ceiling of the fitted model (``fit_noise``) at ``samples`` per side and ``confidence``:
+    each coordinate divided by its fitted scale, i.i.d. noise of scale 1 moved by the locations'
+    difference; None when nothing was fitted."""
+    if not isinstance(fit, NoiseFit):
+        raise TypeError(f"fit must be a NoiseFit (from fit_noise), got {type(fit).__name__}")
+    if fit.family is None:
+        return None
+    s = np.asarray(fit.scale)
+    where = {0: np.asarray(fit.location_first) / s, 1: np.asarray(fit.location_second) / s}
+
+    @dataclass(frozen=True)
+    class _Pair:
+        first: int = 0
+        second: int = 1
+
+    model = NoiseModel(fit.family, where.__getitem__, 1.0)
+    return ceiling(model, [_Pair()], samples=samples, confidence=confidence, delta=delta, gdp=gdp, draws=draws)

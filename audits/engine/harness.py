@@ -39,7 +39,9 @@ pattern) is fixed in the same way: the parameter is a function of the selection 
 
 A declared noise model (``noise_model``, ``model_sets.py``). Each confirmed pair's
 Neyman-Pearson set under the model is one more hypothesis per side (eps, and GDP), fixed by
-the model before any output is drawn and counted on all ``samples`` outputs; the model sets
+the model before any output is drawn and counted on all ``samples`` outputs (the eps side's
+with its mirror, both orderings pooled on 2 ``samples`` indicators with Hoeffding's bounds:
+``model_sets.py``); the model sets
 share MODEL_SHARE of alpha and the m selection-share sets the rest (each at
 (1 - MODEL_SHARE) alpha / m instead of alpha / m). The levels still add up to alpha, so the
 union bound holds, and the verdict is the weighted Holm procedure (``holm`` with weights
@@ -142,7 +144,14 @@ from userdp.audits.engine.sampling import (
 )
 from userdp.audits.engine.plan import AuditPlan, CountedGDPSet, CountedSet
 from userdp.audits.engine import model_sets, outcomes
-from userdp.audits.engine.model_sets import MODEL_SHARE, check_noise_model, model_candidate
+from userdp.audits.engine.model_sets import (
+    MODEL_SHARE,
+    PooledModelSet,
+    check_noise_model,
+    model_candidate,
+    pooled_epsilon_bound,
+    pooled_p_value,
+)
 from userdp.audits.engine.rejection import check_noise_family
 from userdp.audits.engine.rounding import ROUND_DIGITS, FloatingPointFinding, round_outputs, rounding_decided
 from userdp.audits.engine.thresholds import StatisticThreshold
@@ -733,8 +742,10 @@ def _count_pair(plan: AuditPlan, pair, a, b, eps_delta: tuple[float, float], gdp
     for c, n, lev in found:
         ca, cb = (ea[n_sel:], eb[n_sel:]) if n == n_cnt else (ea, eb)
         k1, k2 = _count(c, kind, ca, cb)
-        lb = epsilon_lower_bound(k1, k2, n, lev, delta)
-        rows.append(CountedSet(pair, c, k1, k2, max(lb, 0.0), p_value(k1, k2, n, eps, delta), eps, n, lev))
+        pooled = isinstance(c.rejection_set, PooledModelSet)  # 2 samples per side, Hoeffding's bounds
+        lb = (pooled_epsilon_bound if pooled else epsilon_lower_bound)(k1, k2, n, lev, delta)
+        pv = (pooled_p_value if pooled else p_value)(k1, k2, n, eps, delta)
+        rows.append(CountedSet(pair, c, k1, k2, max(lb, 0.0), pv, eps, n, lev))
         if lb > eps and kind in ("continuous", "vector"):
             rounding[id(c)] = rounding_decided(c, kind, ca, cb)
     gdp_rows = []
@@ -762,7 +773,9 @@ def _model_rows(plan: AuditPlan, pair, kind: str, ea, level, delta: float, gdp: 
         return []
     d = 1 if kind == "continuous" else ea.shape[1]
     c = model_candidate(plan.noise_model, pair, kind, d, plan.samples, level, delta, gdp=gdp)
-    return [] if c is None else [(c, plan.samples, level)]
+    if c is None:
+        return []
+    return [(c, 2 * plan.samples if isinstance(c.rejection_set, PooledModelSet) else plan.samples, level)]
 
 
 def _assemble(plan: AuditPlan, tested, tested_gdp, failures, m: int, reason: str, mech: Sampler, gdp, t0, events=()):
@@ -800,6 +813,8 @@ def _assemble(plan: AuditPlan, tested, tested_gdp, failures, m: int, reason: str
 def _count(c, kind: str, ca: np.ndarray, cb: np.ndarray) -> tuple[int, int]:
     """(k1, k2) of candidate c on the counting share: k1 on the side S favours."""
     s = c.rejection_set
+    if isinstance(s, PooledModelSet):
+        return s.counts(kind, ca, cb)
     projected = kind == "vector" or isinstance(s, StatisticThreshold)  # a learned statistic of a scalar too
     xa, xb = (s.project(ca), s.project(cb)) if projected else (ca, cb)
     ka, kb = int(np.count_nonzero(s.mask(xa))), int(np.count_nonzero(s.mask(xb)))

@@ -13,6 +13,7 @@ import textwrap
 
 import numpy as np
 
+from userdp.audits.engine.model_sets import PooledModelSet
 from userdp.audits.engine.thresholds import StatisticThreshold, Threshold
 from userdp.audits.engine.report import fmt, pct
 from userdp.audits.engine.sampling import NO_RELEASE_LABEL, as_outputs, encode, released_floats
@@ -64,10 +65,11 @@ def plot_audit(mechanism, result, path: str, *, samples: int = 20_000, seed: int
     b = as_outputs(mechanism(w.pair.second, rngs[1], samples))
     first, second = side_labels(w.pair_description)
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
-    if isinstance(w.rejection_set, (Threshold, StatisticThreshold)):
-        _threshold_panel(ax, a, b, w.rejection_set, first, second, samples)
+    s = w.rejection_set.first if isinstance(w.rejection_set, PooledModelSet) else w.rejection_set  # its S
+    if isinstance(s, (Threshold, StatisticThreshold)):
+        _threshold_panel(ax, a, b, s, first, second, samples)
     else:
-        _discrete_panel(ax, a, b, w.rejection_set, first, second, samples)
+        _discrete_panel(ax, a, b, s, first, second, samples)
     ax.set_title(_title(result, name), fontsize=8.5, loc="left")
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)
     fig.savefig(path, bbox_inches="tight", dpi=120)

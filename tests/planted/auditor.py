@@ -308,6 +308,10 @@ def _model_sets_off(m: int):
     return ((model_sets, "MODEL_SETS_ON", False),)  # BUG: the declared model's own sets not tested
 
 
+def _pooling_off(m: int):
+    return ((model_sets, "POOLED_ON", False),)  # BUG: the model's set of one ordering, on n outputs
+
+
 def _per_partition_only(m: int):
     return (
         (rejection, "_orthant_statistics", lambda a, b: []),  # BUG: each coordinate alone
@@ -392,11 +396,21 @@ REACH_BUGS += [
         "model-sets-off",
         "missing set family",
         "a setup that declares its noise model gets only the sets chosen on the selection share, never the "
-        "model's Neyman-Pearson set counted on every output: HLM (d = 1) reaches efficiency 0.942 under "
-        "audit --all's confidence, not 0.95",
+        "model's Neyman-Pearson set counted on every output: HLM (d = 3) reaches efficiency below 0.95 under "
+        "audit --all's confidence (d = 1: 0.942 at 31 entries, 0.952 at 44)",
         "an auditor that learns from samples what the declaration already states",
         ("reach: the declared model's set",),
         patches=_model_sets_off,
+    ),
+    PlantedAuditorBug(
+        "model-pooling-off",
+        "missing set family",
+        "the declared model's set is tested in one ordering on n outputs per side, not with its mirror over "
+        "both orderings on 2n: HLM reaches efficiency 0.937 (d = 1) and 0.941 (d = 3) at seed 0 under "
+        "audit --all's confidence with 44 entries, not 0.95",
+        "a test of one set, which falls below 0.95 of the ceiling at ~10% of seeds however well it is placed",
+        ("reach: the declared model's set",),
+        patches=_pooling_off,
     ),
 ]
 
