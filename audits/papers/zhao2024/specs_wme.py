@@ -180,7 +180,8 @@ def _wme_domain(seed: int) -> Domain:
     of median count, the heaviest) all moved between two points of the support [-R, R] (its ends,
     centre, interior points and seeded ones: every pair). Bases: the localisation dataset (the top
     bin a coin toss), the width dataset (30 users at 0, user 0 at -R: the interval's full width)
-    and 40 imbalanced users (m = 20 + ceil(200 / l)): 55 to 165 candidates each."""
+    and 40 imbalanced users (m = 20 + ceil(200 / l)): 275 candidates (under load a batched target
+    replayed 197 of them within the budget, one release per call 47)."""
     return Domain(
         "replace-user-items",
         {"epsilon": V_EPS, "delta": V_DELTA, "R": R},
