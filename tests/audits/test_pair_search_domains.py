@@ -6,7 +6,9 @@ of the noise-free statistic (computed by the reference's own plan, not by the se
 the calibrated sensitivity that the spec's documented tight pair realises. Planted: the same domain with
 its value range shrunk inside the thresholds or the support reaches a fraction of it. The replace-user-
 items space moves every item of one user (the lightest, one of median count, the heaviest) and nothing
-else.
+else. The corpus entry ``acharya2024/np-feature-bound-from-data`` (a noise scale read from the data's
+largest feature norm) is caught only by a searched pair: every fixed pair puts the moved record at the
+corner, where the data's norm is the bound.
 """
 
 from __future__ import annotations
@@ -17,7 +19,11 @@ import numpy as np
 import pytest
 
 from userdp.audits.validation import get
-from userdp.audits.validation.pair_search import candidates
+from userdp.audits.validation.check_audits import _audit_one
+from userdp.audits.validation.context import Context
+from userdp.audits.validation.pair_search import candidates, search_pairs, searched_design
+from userdp.audits.validation.run import validate
+from userdp.audits.validation.target import load_target
 from userdp.reference import acharya2024 as A
 from userdp.reference import zhao2024 as Z
 from userdp.reference import zhao2024_calibration as C
@@ -107,3 +113,42 @@ def test_replace_user_items_moves_every_item_of_one_user():
     other = int(next(u for u in D.users if u != mine[0].unit))
     b2 = REPLACE_USER_ITEMS.neighbour(b, other, np.full((counts[other], 3), 4.0))
     assert len(REPLACE_USER_ITEMS.changed_units(a, b2)) == 2
+
+
+FEATURE_BOUND = "papers.acharya2024.corpus:np_feature_bound_from_data"
+
+
+def test_the_searched_pair_of_a_data_read_noise_scale_is_a_violation_where_the_specs_pairs_are_not():
+    """The audit check's own audit (10^4 releases per side) of np_feature_bound_from_data: the search's best
+    pair moves a record off the corner, so max ||x_i|| and the noise scale (1.59 x on the audit dataset)
+    differ between the two sides: an unbounded loss, far above record 0's eps 0.25. Planted: on the spec's
+    first design (corner pairs: the data's max norm is the bound on both sides, the reference's noise)
+    the claim holds, so a violation there has probability <= 1 - confidence."""
+    ctx = Context.start(
+        get("acharya2024.nonpersonalized"),
+        load_target(FEATURE_BOUND),
+        samples=None,
+        audit_samples=None,
+        examples=None,
+        seed=0,
+        quick=False,
+        inputs=None,
+        progress=None,
+    )
+    res = search_pairs(ctx, 30.0)
+    assert "label -1 vs 1" not in res.pairs[0].description, res.summary()  # a move of the features
+    confidence = 1.0 - 2e-5 / 3
+    found = _audit_one(ctx, searched_design(ctx, res), 10_000, confidence, 0)
+    assert found.verdict == "violation" and found.epsilon_lower_bound > 0.5, found.epsilon_lower_bound
+    fixed = _audit_one(ctx, list(ctx.spec.designs())[0], 10_000, confidence, 1)
+    assert fixed.verdict != "violation", fixed.epsilon_lower_bound
+
+
+@pytest.mark.slow
+def test_the_data_read_noise_scale_is_a_privacy_violation_only_with_the_search():
+    """Planted: with the search off, no pair of the spec leaves the corner, and validate passes the bug."""
+    on = validate("acharya2024.nonpersonalized", FEATURE_BOUND, seed=0)
+    assert on.verdict == "privacy violation"
+    hits = [f for f in on.findings if f.check == "audit" and f.verdict == "privacy violation"]
+    assert hits and all(f.title.startswith("searched (") for f in hits), [f.title for f in hits]
+    assert validate("acharya2024.nonpersonalized", FEATURE_BOUND, seed=0, search=False).verdict == "pass"
