@@ -316,9 +316,9 @@ def np_personal_weights(dataset, rng, size=None, *, Lambda):
 
 
 def np_feature_bound_from_data(dataset, rng, size=None, *, Lambda):
-    """BUG (sensitivity): Lemma A.2's bound ||x|| <= sqrt(d) replaced by the data's own max ||x_i|| ("the
-    features we actually have"): eta = lambda n min eps / (2 X (1 + X B)), X = max_i ||x_i||, B =
-    min(1/sqrt(lambda), X/lambda). The noise scale is read from the data."""
+    """BUG (sensitivity): Lemma A.2's bound ||x|| <= sqrt(d) replaced by the data's
+    own max ||x_i|| ("the features we actually have"): eta = lambda n min eps / (2 X (1 + X B)),
+    X = max_i ||x_i||, B = min(1/sqrt(lambda), X/lambda). The noise scale is read from the data."""
     X, y, eps = _data(dataset)
     _check_lambda(Lambda)
     n, d = X.shape
