@@ -8,7 +8,9 @@ differing user may hold. ``candidates`` enumerates the space: a user removed (ev
 or added with 1 .. many records whose values lie anywhere in the domain: the box's corners, its
 centre and interior points (a cap's endpoint strictly inside (0, U)), every coordinate axis, every
 diagonal and off-diagonal direction (e_k +- e_l), and seeded uniform points; labels at both ends and
-the centre.
+the centre. Under replace-record a record (the first, the last, the most and least lenient of a
+personalized profile) is moved; under replace-user-items every item of one user (the lightest, one of
+median count, the heaviest: the counts are public) moves between two points of the domain.
 
 Each candidate pair (D, D') is scored by **coupled replay**: TARGET is called on both sides with
 generators from ONE seed (``replay`` rows per side, one batched call or one call per release). For
@@ -63,7 +65,7 @@ __all__ = [
 ]
 
 KEEP = 3  # pairs handed to the audit: the best under the claimed norm, then under L1, L2, max
-RELATIONS = ("add-remove-user", "replace-record")
+RELATIONS = ("add-remove-user", "replace-record", "replace-user-items")
 _NORMS = {"laplace": 1, "l2laplace": 2, "gaussian": 2}
 
 
@@ -71,15 +73,17 @@ _NORMS = {"laplace": 1, "l2laplace": 2, "gaussian": 2}
 class Domain:
     """The neighbour space of one algorithm at one set of public parameters.
 
-    relation: "add-remove-user" (a user appears or vanishes) or "replace-record" (one record's value
-        and label change, n public).
+    relation: "add-remove-user" (a user appears or vanishes), "replace-record" (one record's value
+        and label change, n public) or "replace-user-items" (one user's items change, its count public).
     params: the public parameters the search (and the audit of its pair) runs at.
     bases: the datasets whose neighbours are searched.
     values: (lo, hi), the bounds of every value coordinate; norm: None, or an L2 bound on a record's
         value vector (features in a ball): candidate directions are scaled into it.
     labels: None (no labels), or the label values to try (both ends and the centre of a range; the
         two classes of a classifier).
-    records: the numbers of records the added user may hold (e.g. 1, tau, 2 tau, 4 tau).
+    records: the numbers of records the added user may hold (e.g. 1, tau, 2 tau, 4 tau); under
+        "replace-user-items" the counts are public, so the users moved are a base's lightest, one of
+        median count and its heaviest.
     add: None, or ``add(base, user_id, values (k, ...), labels (k,) or None) -> dataset``, for
         datasets with more fields than values and labels (task ids); default: the relation's own.
     """
@@ -197,7 +201,7 @@ def _label_values(dom: Domain) -> list[float | None]:
 
 def candidates(dom: Domain, seed: int = 0) -> list[Candidate]:
     """Every pair of the space, in a fixed order (``seed`` draws its uniform interior points)."""
-    from userdp.reference.neighbours import ADD_REMOVE_USER, REPLACE_RECORD
+    from userdp.reference.neighbours import ADD_REMOVE_USER, REPLACE_RECORD, REPLACE_USER_ITEMS
 
     rng = np.random.default_rng([seed, 11, 0])
     out = []
@@ -221,9 +225,17 @@ def candidates(dom: Domain, seed: int = 0) -> list[Candidate]:
                         out.append(
                             Candidate(D, D2, uid, f"add user {uid}: {k} record(s) at {what}{tail} ({D.m} users)", D)
                         )
+        elif dom.relation == "replace-user-items":  # every item of one user moved between two points
+            for u in _by_count(D):
+                k = int(D.records_of(u).size)
+                for (v1, w1), (v2, w2) in _moves(pts, dom):
+                    a = REPLACE_USER_ITEMS.neighbour(D, u, np.repeat(v1[None], k, axis=0))
+                    b = REPLACE_USER_ITEMS.neighbour(D, u, np.repeat(v2[None], k, axis=0))
+                    out.append(Candidate(a, b, u, f"user {u} ({k} items): all at {w1} vs all at {w2} ({D.m} users)", D))
         else:  # replace-record: a record's label flipped at one value, or its value moved between two
             eps = getattr(D, "epsilons", None)
-            idx = sorted({0, D.n - 1} | ({int(np.argmax(eps))} if eps is not None else set()))
+            tight = {int(np.argmax(eps)), int(np.argmin(eps))} if eps is not None else set()
+            idx = sorted({0, D.n - 1} | tight)
             y_lo, y_hi = labels[0], labels[-1]
             for i in idx:
                 for v, w in pts:
@@ -234,6 +246,32 @@ def candidates(dom: Domain, seed: int = 0) -> list[Candidate]:
                     a, b = REPLACE_RECORD.neighbour(D, i, v1, y_hi), REPLACE_RECORD.neighbour(D, i, v2, y_hi)
                     tail = "" if y_hi is None else f", label {y_hi:g}"
                     out.append(Candidate(a, b, i, f"record {i}: {w1} vs {w2}{tail}", D))
+    return out
+
+
+def _by_count(D) -> list[int]:
+    """The users a replace-user-items move is tried on: the lightest, one of median count and the
+    heaviest (ties: the smaller id), one per count (the counts are public, and every item of the user
+    moves, so two users of one count differ only in which of the others' items stay)."""
+    order = np.lexsort((D.users, D.counts))
+    picked: dict[int, int] = {}
+    for i in (0, order.size // 2, order.size - 1):
+        picked.setdefault(int(D.counts[order[i]]), int(D.users[order[i]]))
+    return list(picked.values())
+
+
+def _moves(pts: list, dom: Domain) -> list[tuple]:
+    """Pairs of points one user's items move between: every pair of the points for a scalar; for a
+    vector, each point vs its mirror through the box's centre (the whole swing along its direction)
+    and vs the centre (a pair per point, where every pair would be quadratic in the directions)."""
+    if np.ndim(pts[0][0]) == 0:
+        return list(itertools.combinations(pts, 2))
+    mid = (float(dom.values[0]) + float(dom.values[1])) / 2
+    out = []
+    for v, w in pts:
+        m = 2 * mid - v
+        out.append(((v, w), (m, "(" + ", ".join(f"{x:.3g}" for x in m.reshape(-1)) + ")")))
+        out.append(((v, w), (np.full_like(v, mid), "the centre")))
     return out
 
 
@@ -404,7 +442,7 @@ def _stage_statistic(ctx, params):
 
 
 def _pair(spec, c: Candidate) -> NeighbourPair:
-    rel = "add-remove-user" if spec.relation.startswith("add/remove user") else spec.relation.split(" ")[0]
+    rel = "add-remove-user" if spec.relation.startswith("add/remove user") else spec.relation.split(" ")[0].rstrip(";,")
     return NeighbourPair(c.first, c.second, rel, c.unit, c.description)
 
 

@@ -108,6 +108,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "zhao2024_wme/bin-width-noise",
             "zhao2024/hlm-d3-one-user-sensitivity",
             "zhao2024/global-no-sign-flip",
+            "acharya2024/np-feature-bound-from-data",
             "wilson2020/merged-groups-stale-bound",
             "wilson2020/truncate-to-even-length",
             "wilson2020/linf-without-abs",

@@ -178,6 +178,18 @@ def _domain_pdp(d: int):
     return domain
 
 
+def _domain_baseline(seed: int) -> Domain:
+    """The pair search's space for the §4 baselines at lambda = 100 on the audit profile, d = 1 and 2:
+    records 0, n - 1, the most lenient and the most stringent (the level a non-personalized
+    calibration and a Jorgensen threshold are tight for), replaced anywhere in [0, 1]^d (corners,
+    axes, diagonals, off-diagonals, interior points) with y at -1 vs +1, or moved between two such
+    points at y = 1: 213 candidates (a batched non-personalized target replays all of them in 0.55 s; a
+    Jorgensen target, whose subsampling makes every replay a moment, about 190 in the 2.5 s budget)."""
+    return Domain(
+        "replace-record", {"Lambda": LAMBDA}, (RA.audit_dataset(1), RA.audit_dataset(2)), (0.0, 1.0), labels=(-1.0, 1.0)
+    )
+
+
 def _refusals() -> list:
     D = RA.audit_dataset(1)
     x = np.array(D.values)
@@ -284,6 +296,7 @@ register(
         cases=lambda: _cases_pdp(_stringent, True),
         generate=_generate_pdp("acharya2024.nonpersonalized", _stringent, True),
         designs=_designs_pdp(1),
+        domain=_domain_baseline,
         suite_properties="",
         suite_reference="",
         release="a (d,) array: PDP-OP with every eps_i := min_j eps_j (uniform weights 1/n, eta at n min eps)",
@@ -373,6 +386,7 @@ for _t in ("max", "mean"):
             cases=(lambda t: lambda: _jorgensen_cases(t))(_t),
             generate=_jorgensen_generate(f"acharya2024.jorgensen-{_t}"),
             designs=_jorgensen_designs(_t),
+            domain=_domain_baseline,
             claim=_jorgensen_claim(_t),
             suite="userdp.properties.acharya2024",
             suite_properties="",

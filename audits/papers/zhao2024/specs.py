@@ -40,6 +40,7 @@ from userdp.audits.papers.zhao2024 import calibration as RG
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded
+from userdp.audits.validation.pair_search import Domain
 
 __all__ = ["V_DELTA", "V_EPS"]
 
@@ -305,6 +306,37 @@ def _designs(d: int):
     return designs
 
 
+SEARCH_BOX = 4.0 * R  # the pair search's item range: past every threshold T_i <= 2 R and the clip R_c
+
+
+def _domain(d: int):
+    """The pair search's space (replace-user-items, eps = 3): one user's items (the lightest, one of
+    median count, the heaviest) all moved between two points of [-4 R, 4 R]^d. Items are unbounded
+    (the Huber loss is robust to them); the box reaches past every threshold T_i = 2 R / sqrt(m_i)
+    <= 2 R, where a user's pull saturates, so a point farther out moves nothing more, and its interior
+    points (+-R, +-2 R, +-3 R, 0 and seeded ones) sit inside the thresholds. In d = 1 every pair of
+    the points is a move; in d = 3 each point (axes, diagonals, off-diagonals, on the box or
+    half-way) swings through the centre or to it. Bases: d = 1, the crossing dataset (the PTR test
+    near its threshold), 300 imbalanced users (50 items down to 3) and the realisation dataset (a
+    cluster pulled from both sides: a one-item user moves Clip(mu0) by nearly B); d = 3, case 4's
+    150 imbalanced users and the registry's d = 3 audit dataset: 275 candidates in d = 1, 336 in
+    d = 3, visited in a seeded order until the search's budget is spent (on the shared machine under
+    load, 2026-11-28: a batched target replayed 64 and 81 of them in 2.5 s, a one-release-per-call
+    one 16 and 8). They are not trimmed further: the fixed pairs already cover the far ends and
+    the one-item users, so what the search adds is the heavy and median users and the interior."""
+
+    def domain(seed: int) -> Domain:
+        if d == 1:
+            bases = (crossing_pair().first, _generated("het", 300, 50, 1), realisation_pair().first)
+        else:
+            from userdp.audits.papers.zhao2024 import audits as RZ
+
+            bases = (_generated_d(3, 150, 30, 9), RZ.build_hlm(3).pairs[0].first)
+        return Domain("replace-user-items", _params_v(), bases, (-SEARCH_BOX, SEARCH_BOX))
+
+    return domain
+
+
 def _refusals() -> list:
     D = crossing_pair().first
     return [
@@ -347,6 +379,7 @@ for _d, _name in ((1, "zhao2024.hlm"), (3, "zhao2024.hlm-d3")):
             cases=_cases(_d),
             generate=_generate(_d, _name),
             designs=_designs(_d),
+            domain=_domain(_d),
             refusals=_refusals,
             suite="userdp.properties.zhao2024",
             # noise_scale returns a dict (properties/zhao2024.py), which the stage comparison cannot compare;
@@ -524,6 +557,24 @@ def _global_designs() -> list:
     ]
 
 
+def _global_domain(seed: int) -> Domain:
+    """The pair search's space (replace-user-items, eps = 3, rho = R = R_c = 1, d = 1): one user's items
+    (the lightest, one of median count, the heaviest) all moved between two points of the support
+    [-rho, rho] (its ends, centre, interior points and seeded ones: every pair). Bases: the
+    curvature dataset (23 users of one and two items: the pair there realises the whole S) and 40
+    users at the poster's counts (gamma = 1.5, 348 items down to 1, items in the ball): 275
+    candidates. The release is one Gaussian, so a batched target replays exactly; the candidates are
+    visited in a seeded order until the budget is spent (under load: 101 by a batched target, 21 by
+    the slowest one-release-per-call entry), so the bases are small (a reference call: 6 ms and 10 ms
+    on these, 18 ms on the registry's 2000 users)."""
+    return Domain(
+        "replace-user-items",
+        _params_g(),
+        (curvature_pair().first, _global_ball(1, _poster_counts(40, 1.5), 23)),
+        (-GLOBAL_SUPPORT, GLOBAL_SUPPORT),
+    )
+
+
 def _global_refusals() -> list:
     D = curvature_pair().first
     p = _params_g()
@@ -574,6 +625,7 @@ register(
         cases=_global_cases,
         generate=_global_generate,
         designs=_global_designs,
+        domain=_global_domain,
         refusals=_global_refusals,
         project=_global_project,
         suite="userdp.properties.zhao2024",

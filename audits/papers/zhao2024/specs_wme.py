@@ -18,6 +18,7 @@ from userdp.audits.papers.zhao2024.audits import R
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded
+from userdp.audits.validation.pair_search import Domain
 from userdp.audits.papers.zhao2024.specs import V_DELTA, V_EPS
 
 __all__: list[str] = []  # registers its entries at import; nothing else is imported from it
@@ -174,6 +175,21 @@ def _wme_generate(seed: int) -> list:
     return out
 
 
+def _wme_domain(seed: int) -> Domain:
+    """The pair search's space (replace-user-items, eps = 3, R = 1): one user's items (the lightest, one
+    of median count, the heaviest) all moved between two points of the support [-R, R] (its ends,
+    centre, interior points and seeded ones: every pair). Bases: the localisation dataset (the top
+    bin a coin toss), the width dataset (30 users at 0, user 0 at -R: the interval's full width)
+    and 40 imbalanced users (m = 20 + ceil(200 / l)): 275 candidates (under load a batched target
+    replayed 197 of them within the budget, one release per call 47)."""
+    return Domain(
+        "replace-user-items",
+        {"epsilon": V_EPS, "delta": V_DELTA, "R": R},
+        (localisation_pair().first, width_pair().first, _wme_generated(40, 11)),
+        (-R, R),
+    )
+
+
 def _wme_refusals() -> list:
     D = _wme_users([0.0, 0.5])
     p = {"epsilon": V_EPS, "delta": V_DELTA, "R": R}
@@ -205,6 +221,7 @@ register(
         cases=_wme_cases,
         generate=_wme_generate,
         designs=_wme_designs,
+        domain=_wme_domain,
         refusals=_wme_refusals,
         project=_wme_project,
         suite="userdp.properties.zhao2024_wme",

@@ -315,6 +315,19 @@ def np_personal_weights(dataset, rng, size=None, *, Lambda):
     )
 
 
+def np_feature_bound_from_data(dataset, rng, size=None, *, Lambda):
+    """BUG (sensitivity): Lemma A.2's bound ||x|| <= sqrt(d) replaced by the data's
+    own max ||x_i|| ("the features we actually have"): eta = lambda n min eps / (2 X (1 + X B)),
+    X = max_i ||x_i||, B = min(1/sqrt(lambda), X/lambda). The noise scale is read from the data."""
+    X, y, eps = _data(dataset)
+    _check_lambda(Lambda)
+    n, d = X.shape
+    xm = float(np.linalg.norm(X, axis=1).max())
+    B = min(1.0 / math.sqrt(Lambda), xm / Lambda)
+    eta = Lambda * n * float(eps.min()) / (2.0 * xm * (1.0 + xm * B))
+    return _ridge(X, y, np.full(n, 1.0 / n), Lambda) + _l2_laplace(eta, d, rng, 1 if size is None else size)
+
+
 def np_noise_once_per_call(dataset, rng, size=None, *, Lambda):
     """BUG (independence): one noise vector per call."""
     one = np_batched(dataset, rng, 1, Lambda=Lambda)[0]
@@ -700,6 +713,21 @@ CORPUS += [
         "weighs eps_max / sum eps instead of 1/n; its noise, calibrated for weight 1/n, covers it only "
         "when eps_max / sum eps <= 1/n (here it does not: a privacy bug in theory) but on the corner pairs "
         "the audit resolves the excess only below its threshold; the estimate differs from the baseline's",
+        "planted",
+    ),
+    CorpusEntry(
+        "acharya2024/np-feature-bound-from-data",
+        NP_ALGO,
+        f"{M}:np_feature_bound_from_data",
+        "sensitivity",
+        "privacy violation",
+        "eta from the data's max ||x_i|| instead of the bound sqrt(d): every case and design pair moves a "
+        "record at the corner x = 1, where max ||x_i|| = sqrt(d) on both sides and the noise is the "
+        "reference's, so validate without the pair search passes it. On the audit dataset (every x at 0.5 "
+        "per coordinate) record 0 moved from (0.5, 1) to (0.5, 0) (label 1) takes max ||x_i|| from 1.118 "
+        "to 0.707 and eta up 1.59 x: a noise scale read from the data, an unbounded loss under the pure "
+        "claim; the pair search finds that pair and its audit gives eps_lb 2.57 against record 0's "
+        "eps 0.25 (seed 0, 10^5 releases per side)",
         "planted",
     ),
     CorpusEntry(
