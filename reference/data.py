@@ -7,7 +7,7 @@ an optional partition key partition_ids[i] (the group a partition-level release,
 PipelineDP or GROUP BY aggregation, puts the record in; ``partition(p)`` selects one).
 
 The user is the privacy unit. The per-user structure the papers use is derived once,
-vectorized (a counting pass and one sort; no Python loop over records):
+vectorized (one sort, with a counting pass where it helps; no Python loop over records):
 
 - ``users``            the distinct user ids, sorted, shape (m,);
 - ``user_index``       for each record, the position of its user in ``users``, (n,);
@@ -113,11 +113,55 @@ def _stable_argsort(keys: np.ndarray, bound: int) -> np.ndarray:
     b = max(n - 1, 1).bit_length()  # positions 0 .. n-1 fit in b bits
     if bound > 1 << (63 - b):
         return np.argsort(keys, kind="stable")
-    packed = keys.astype(np.int64) << b  # one new array, then in place: each pass over 8n bytes costs
-    packed |= np.arange(n, dtype=np.int64)  # as much as a fifth of the sort (docs/performance.md)
+    packed = keys.astype(np.int64, copy=False) << b  # one new array, then in place: each pass over 8n
+    packed |= np.arange(n, dtype=np.int64)  # bytes costs as much as a fifth of the sort (docs/performance.md)
     packed.sort()
     packed &= (1 << b) - 1
     return packed
+
+
+# The passes of _one_sort_structure before and after its sort run over chunks of CHUNK keys (512 KiB
+# of int64), so each works in cache: one trip through memory for the packing, one for the reading.
+CHUNK = 1 << 16
+
+
+def _one_sort_structure(ids: np.ndarray, top: int):
+    """(users, order, offsets, user_index) of the ids (non-negative int64, largest ``top``) from ONE
+    np.sort of packed (id, record) keys, id * 2^b + i; None when they are too wide to pack.
+
+    The same four arrays as the counting pass followed by ``_stable_argsort(user_index, m)``, its
+    reference (``tests/test_data.py`` checks them against np.unique and numpy's stable argsort),
+    with less work around the sort (the figures: docs/performance.md, "reference/data.py"): ids
+    order the keys as their users' positions do, so no counting pass is needed before the sort;
+    after it, the users start where the high bits change, their ids are read at those starts,
+    and the low bits are the CSR order. Packing and reading go chunk by chunk, in cache. Only
+    ``user_index`` needs a pass through memory of its own: one gather through a table of the
+    users' positions (m int64 entries, up to ``top``)."""
+    n = ids.size
+    b = max(n - 1, 1).bit_length()  # records 0 .. n-1 fit in b bits
+    if top >= 1 << (63 - b):
+        return None
+    packed = np.empty(n, dtype=np.int64)
+    record = np.arange(CHUNK, dtype=np.int64)
+    for c in range(0, n, CHUNK):  # packed = ids << b | arange(n), a chunk at a time
+        chunk = packed[c : c + CHUNK]
+        np.left_shift(ids[c : c + CHUNK], b, out=chunk)
+        chunk |= record[: chunk.size]
+        record += CHUNK
+    packed.sort()
+    starts = np.empty(n, dtype=bool)  # where a new user begins in the sorted keys
+    starts[0] = True
+    high = np.empty(CHUNK + 1, dtype=np.int64)
+    for c in range(0, n, CHUNK):  # the next chunk's first key is read before it is masked
+        keys = packed[c : c + CHUNK + 1]
+        h = np.right_shift(keys, b, out=high[: keys.size])
+        np.not_equal(h[1:], h[:-1], out=starts[c + 1 : c + keys.size])
+        packed[c : c + CHUNK] &= (1 << b) - 1  # the record index: S_l in record order
+    offsets = np.append(np.flatnonzero(starts), n)  # (m+1,)
+    users = ids[packed[offsets[:-1]]]  # each user's id, read at its first record
+    position = np.empty(top + 1, dtype=np.int64)
+    position[users] = np.arange(users.size)
+    return users, packed, offsets, position[ids]  # user_index: one gather (np.take is slower on read-only ids)
 
 
 # The radix path of _group_order: the HEAVY_USERS users with the most records are grouped by
@@ -147,8 +191,12 @@ def _sort_beats_radix() -> bool:
     if _SORT_BEATS_RADIX is None:
         rng = np.random.default_rng(0)
         ids = (rng.zipf(1.3, SORT_CALIBRATION_SAMPLE) - 1) % (SORT_CALIBRATION_SAMPLE // 10)
-        _, user_index, counts = np.unique(ids, return_inverse=True, return_counts=True)
-        m = counts.size
+        cnt = np.bincount(ids)  # the counting pass: np.unique's inverse would cost 6x as much here
+        users = np.flatnonzero(cnt)
+        counts, m = cnt[users], users.size
+        position = np.empty(cnt.size, dtype=np.int64)
+        position[users] = np.arange(m)
+        user_index = position[ids]
         sort_t, radix_t = [], []
         for _ in range(3):
             t = time.perf_counter()
@@ -303,12 +351,20 @@ class UserDataset:
     # ------------------------------------------------------------------ per-user structure
     @cached_property
     def _by_user(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        # users, s_l and each record's user position l come from one O(n) counting pass
-        # when ids are dense (np.unique's sort otherwise); the CSR order of S_l is a stable
-        # sort of those positions (_group_order: a radix pass for the heaviest users, one sort
-        # of packed pairs for the rest). No loop over records.
+        # Where np.sort is the fast primitive (_sort_beats_radix) and the ids are dense, all four
+        # come from one sort of packed (id, record) keys (_one_sort_structure). Otherwise users,
+        # s_l and each record's user position l come from one O(n) counting pass when ids are
+        # dense (np.unique's sort otherwise), and the CSR order of S_l is a stable sort of those
+        # positions (_group_order: a radix pass for the heaviest users, one sort of packed pairs
+        # for the rest). No loop over records.
         ids = self.user_ids
-        if ids.max() <= 2 * ids.size + (1 << 20):  # dense ids: counting pass
+        top = int(ids.max())
+        dense = top <= 2 * ids.size + (1 << 20)  # a table of top + 1 entries is at most O(n)
+        if dense and ids.size >= SORT_CALIBRATION_N and _sort_beats_radix():  # np.sort is the fast one here
+            structure = _one_sort_structure(ids, top)
+            if structure is not None:
+                return tuple(_readonly(a) for a in structure)
+        if dense:  # counting pass
             cnt = np.bincount(ids)
             users = np.flatnonzero(cnt)  # (m,)
             counts = cnt[users]  # s_l, (m,)

@@ -226,3 +226,83 @@ def test_group_order_machine_paths_agree_at_scale(sort_beats_radix, monkeypatch)
 def test_sort_calibration_is_measured_once():
     first = data._sort_beats_radix()
     assert isinstance(first, bool) and data._SORT_BEATS_RADIX is first and data._sort_beats_radix() is first
+
+
+# _one_sort_structure (the per-user structure from one np.sort, where np.sort is the fast
+# primitive) against np.unique with its inverse and counts and numpy's stable argsort, the oracle.
+# CHUNK is made small so that the chunked passes cross many chunk boundaries, at every remainder.
+def _structure_oracle(ids):
+    users, user_index, counts = np.unique(ids, return_inverse=True, return_counts=True)
+    return users, np.argsort(user_index, kind="stable"), np.r_[0, np.cumsum(counts)], user_index
+
+
+def _id_draws(n, seed):
+    rng = np.random.default_rng(seed)
+    yield "zipf, gaps", ((rng.zipf(1.3, n) - 1) % max(n // 10, 1)) * 3 + 1  # ids need not be 0..m-1
+    yield "uniform", rng.integers(0, max(n // 3, 1), n)
+    yield "one user", np.full(n, 5)
+    yield "distinct", rng.permutation(n) * 2
+
+
+def _same_arrays(got, want):
+    return all(a.dtype == np.int64 and np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 63, 1000, 1001])
+@pytest.mark.parametrize("chunk", [3, 8, 64])
+def test_one_sort_structure_matches_numpy(n, chunk, monkeypatch):
+    monkeypatch.setattr(data, "CHUNK", chunk)
+    for name, ids in _id_draws(n, seed=n * chunk):
+        ids = ids.astype(np.int64)
+        assert _same_arrays(data._one_sort_structure(ids, int(ids.max())), _structure_oracle(ids)), name
+
+
+def test_one_sort_structure_refuses_ids_too_wide_to_pack():
+    # n = 8 records take b = 3 bits: ids up to 2^60 - 1 pack, 2^60 does not (the caller's other path;
+    # the caller passes only ids dense enough for a table, so the limit is never reached from it).
+    assert data._one_sort_structure(np.array([2**60] + [0] * 7), 2**60) is None
+
+
+def _dataset_structure(ids):
+    D = UserDataset(np.zeros(ids.size), ids)
+    return D.users, D.record_order[0], D.record_order[1], D.user_index
+
+
+@pytest.mark.parametrize("sort_beats_radix", [True, False])
+def test_dataset_structure_on_either_machine_path(sort_beats_radix, monkeypatch):
+    # The dataset takes _one_sort_structure only where np.sort wins and from SORT_CALIBRATION_N
+    # records: both lowered here, so that either path runs on a small draw, and must agree with
+    # the oracle. Ids too sparse for a table (the np.unique path) are checked too.
+    monkeypatch.setattr(data, "_SORT_BEATS_RADIX", sort_beats_radix)
+    monkeypatch.setattr(data, "SORT_CALIBRATION_N", 100)
+    monkeypatch.setattr(data, "CHUNK", 64)
+    for name, ids in _id_draws(5000, seed=11):
+        assert _same_arrays(_dataset_structure(ids), _structure_oracle(ids)), name
+    sparse = np.random.default_rng(12).integers(0, 2**62, 500)
+    assert _same_arrays(_dataset_structure(sparse), _structure_oracle(sparse))
+
+
+def test_one_sort_structure_planted_bugs_are_caught(monkeypatch):
+    # The dataset's structure is checked through the one-sort path: two planted bugs in it must
+    # break the agreement, on Zipf ids with gaps: (1) sorting the ids without the record index
+    # (numpy's default sort is not stable: a user's records leave record order); (2) user_index
+    # taken as the ids themselves (right only when the users are exactly 0 .. m-1).
+    monkeypatch.setattr(data, "_SORT_BEATS_RADIX", True)
+    monkeypatch.setattr(data, "SORT_CALIBRATION_N", 100)
+    ids = next(_id_draws(5000, seed=13))[1]
+    want = _structure_oracle(ids)
+    assert _same_arrays(_dataset_structure(ids), want)
+    real = data._one_sort_structure
+
+    def unstable(ids, top):
+        users, _, offsets, user_index = real(ids, top)
+        return users, np.argsort(ids), offsets, user_index
+
+    def ids_as_index(ids, top):
+        users, order, offsets, _ = real(ids, top)
+        return users, order, offsets, ids.copy()
+
+    for planted in (unstable, ids_as_index):
+        with monkeypatch.context() as mp:
+            mp.setattr(data, "_one_sort_structure", planted)
+            assert not _same_arrays(_dataset_structure(ids), want), planted.__name__

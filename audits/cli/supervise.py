@@ -17,7 +17,9 @@ runs in a child process and this process, which runs no user code, watches it:
 - **every line of stderr passes through here**, so progress is reported by time: after
   ``QUIET`` seconds without a line (the environment variable USERDP_PROGRESS_EVERY changes
   it), a line says what each process is doing (the function, the call, the seconds per
-  call), or that the command is still working;
+  call) when the user's code took at least half of those seconds (the slots' ``user_seconds``),
+  else that the time was userdp's own, with the user's share: a call that merely happened to be
+  running is not blamed for userdp's work;
 - **a call slower than --deadline** (``watch.DEFAULT_DEADLINE``) is reported as slow, naming
   it; **a call that outlives --timeout** (``watch.DEFAULT_TIMEOUT``) is taken to hang: every
   process is ended and the command exits 3 naming the call;
@@ -192,6 +194,7 @@ class _Supervisor:
         self.report = b""
         self.status = None  # the child's wait status, once it ended
         self.slow = set()
+        self.mark = (self.t0, 0.0)  # (when, the user's seconds then): the start of the quiet stretch
         try:
             self.quiet = float(os.environ.get("USERDP_PROGRESS_EVERY", QUIET))
         except ValueError:
@@ -279,7 +282,11 @@ class _Supervisor:
         """Slow and hung calls, and a progress line when stderr has been quiet."""
         now = time.monotonic()
         deadline, timeout = watch.settings(self.dir)
-        busy = [v for v in watch.read_all(self.dir) if v.busy and _alive(v.pid)]
+        slots = watch.read_all(self.dir)
+        busy = [v for v in slots if v.busy and _alive(v.pid)]
+        theirs = sum(v.user_seconds(now) for v in slots)  # the user's time so far, every process
+        if self.last_line > self.mark[0]:  # a line was printed: the quiet stretch starts again
+            self.mark = (now, theirs)
         for v in busy:
             ran = now - v.call_t
             if ran > timeout:
@@ -292,12 +299,26 @@ class _Supervisor:
                     f"(--deadline {deadline:g} s); it is ended as hung at --timeout {timeout:g} s"
                 )
         if now - self.last_line >= self.quiet:
-            if busy:
-                for v in busy:
-                    self._say(f"userdp [{self._elapsed(now)}] working: {self._slot_text(v)}{_pace(v, now)}")
-            else:
-                self._say(f"userdp [{self._elapsed(now)}] working (no message for {now - self.last_line:.0f} s)")
+            self._progress(busy, now, now - self.mark[0], max(0.0, theirs - self.mark[1]))
         return None
+
+    def _progress(self, busy, now: float, quiet: float, theirs: float) -> None:
+        """The progress line after ``quiet`` seconds without one, in which the user's code ran
+        ``theirs`` seconds (summed over processes; the slots' ``user_seconds``). It names the call
+        the user's code is in only when that code took at least half of the stretch; otherwise the
+        time was userdp's own (its checks between calls, or short calls of a fast target), and the
+        line says so, with the user's share, rather than blame the call that happened to be running."""
+        at = f"userdp [{self._elapsed(now)}] working"
+        share = f"your code ran {theirs:.1f} s of the last {quiet:.1f} s"
+        if theirs >= 0.5 * quiet and busy:
+            for v in busy:
+                self._say(f"{at}: {self._slot_text(v)}{_pace(v, now)} ({share})")
+        elif theirs >= 0.5 * quiet:
+            self._say(f"{at}: in your code, many short calls ({share})")
+        elif theirs > 0.0:
+            self._say(f"{at}: userdp's own work, not your code's ({share})")
+        else:
+            self._say(f"{at} (no message for {quiet:.0f} s)")
 
     def _slot_text(self, v) -> str:
         where = v.where()

@@ -11,7 +11,10 @@ process id in the *watch directory*, mapped into memory. A slot says:
   pair 0 ('--pair [1,1,1] [1,1]'), shard 1 of 4" (written once per region);
 - the call index within the region and when that call began (written at every call:
   two stores into shared memory, a small fraction of a release's time; measured:
-  docs/performance.md, "audits/engine/watch.py").
+  docs/performance.md, "audits/engine/watch.py");
+- how long the process has been in the user's code in all (the regions it left, summed, and
+  when the outermost region it is in began): so that a progress line can tell the user's time
+  from userdp's own (``SlotView.user_seconds``).
 
 Without a watch directory (``audit()`` called from Python) the slot is a private buffer:
 the same code runs, and nobody reads it. The watch directory travels in the environment
@@ -21,8 +24,9 @@ Layout (native byte order, read and written by the same machine): int64 fields a
 offsets 0 state (0 idle, 1 in user code), 8 call index (-1: the region as a whole), 16
 calls in the region (0: one call), 24 region sequence number, 32 label length; float64
 fields at 40 region start and 48 call start (``time.monotonic()``, which is one clock for
-every process on the machine); int64 at 56 the region's first call index; the label's
-UTF-8 bytes from 64.
+every process on the machine); int64 at 56 the region's first call index; float64 at 64
+the seconds spent in the user's code in the outermost regions already left, and at 72 when the
+outermost region the process is in began; the label's UTF-8 bytes from 80.
 """
 
 from __future__ import annotations
@@ -56,10 +60,10 @@ __all__ = [
 
 ENV = "USERDP_WATCH"
 SLOT_BYTES = 1024
-LABEL_AT = 64
+LABEL_AT = 80
 LABEL_MAX = SLOT_BYTES - LABEL_AT
 STATE, INDEX, CALLS, SEQ, LABEL_LEN, FIRST = 0, 1, 2, 3, 4, 7  # int64 fields
-REGION_T, CALL_T = 5, 6  # float64 fields
+REGION_T, CALL_T, USER_S, OUTER_T = 5, 6, 8, 9  # float64 fields
 DEFAULT_DEADLINE = 10.0  # seconds: a call running longer is reported as slow
 DEFAULT_TIMEOUT = 600.0  # seconds: a call running longer is taken to hang and ended
 _SETTINGS = "settings"
@@ -86,13 +90,17 @@ class Slot:
 
     def enter(self, label: str, calls: int = 0) -> None:
         """Mark the start of a region of user code (nested regions restore the outer one)."""
-        self._stack.append(self._save())
+        saved = self._save()
+        self._stack.append(saved)
+        if saved[0] == 0:  # the outermost region: the user's time runs from here
+            self.floats[OUTER_T] = time.monotonic()
         self._write(label, calls)
 
     def leave(self) -> None:
         saved = self._stack.pop() if self._stack else None
         if saved is None or saved[0] == 0:
-            self.ints[STATE] = 0
+            self.ints[STATE] = 0  # first: a reader in between counts the region once, not twice
+            self.floats[USER_S] += max(0.0, time.monotonic() - self.floats[OUTER_T])
             return
         _, label, calls, index = saved
         self._write(label, calls)
@@ -204,6 +212,7 @@ class SlotView:
         self.index, self.calls, self.seq = int(ints[INDEX]), int(ints[CALLS]), int(ints[SEQ])
         self.first = int(ints[FIRST])
         self.region_t, self.call_t = float(floats[REGION_T]), float(floats[CALL_T])
+        self.user_s, self.outer_t = float(floats[USER_S]), float(floats[OUTER_T])
         n = max(0, min(int(ints[LABEL_LEN]), LABEL_MAX))
         self.label = bytes(raw[LABEL_AT : LABEL_AT + n]).decode("utf-8", "replace")
 
@@ -213,6 +222,12 @@ class SlotView:
             return self.label
         total = f" (of {self.calls})" if self.calls else ""
         return f"{self.label}, call {self.index}{total}"
+
+    def user_seconds(self, now: float) -> float:
+        """Seconds this process has spent in the user's code up to ``now`` (a ``time.monotonic()``),
+        the region it is in included: the user's own time, which a progress line may blame on the
+        user; the rest of a process's time is userdp's."""
+        return self.user_s + (max(0.0, now - self.outer_t) if self.busy else 0.0)
 
     def seconds_per_call(self) -> float | None:
         """The region's mean time per finished call, or None before its first call returned."""
