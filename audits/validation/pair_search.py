@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 KEEP = 3  # pairs handed to the audit: the best under the claimed norm, then under L1, L2, max
-RELATIONS = ("add-remove-user", "replace-record")
+RELATIONS = ("add-remove-user", "replace-record", "replace-user", "replace-user-labels")
 _NORMS = {"laplace": 1, "l2laplace": 2, "gaussian": 2}
 
 
@@ -71,15 +71,19 @@ _NORMS = {"laplace": 1, "l2laplace": 2, "gaussian": 2}
 class Domain:
     """The neighbour space of one algorithm at one set of public parameters.
 
-    relation: "add-remove-user" (a user appears or vanishes) or "replace-record" (one record's value
-        and label change, n public).
+    relation: "add-remove-user" (a user appears or vanishes), "replace-record" (one record's value
+        and label change, n public), "replace-user" (one user's values, and its labels where ``labels``
+        is given, change; which records are whose is public) or "replace-user-labels" (one user's labels
+        change, its features public: ``values`` is then not used).
     params: the public parameters the search (and the audit of its pair) runs at.
     bases: the datasets whose neighbours are searched.
     values: (lo, hi), the bounds of every value coordinate; norm: None, or an L2 bound on a record's
         value vector (features in a ball): candidate directions are scaled into it.
     labels: None (no labels), or the label values to try (both ends and the centre of a range; the
         two classes of a classifier).
-    records: the numbers of records the added user may hold (e.g. 1, tau, 2 tau, 4 tau).
+    records: the numbers of records the added user may hold (e.g. 1, tau, 2 tau, 4 tau); under the
+        replace-user relations the users' sizes are public and the bases' own: one user of each size
+        present is searched (a base whose sizes span 1, tau, 2 tau, 4 tau covers them).
     add: None, or ``add(base, user_id, values (k, ...), labels (k,) or None) -> dataset``, for
         datasets with more fields than values and labels (task ids); default: the relation's own.
     """
@@ -221,6 +225,8 @@ def candidates(dom: Domain, seed: int = 0) -> list[Candidate]:
                         out.append(
                             Candidate(D, D2, uid, f"add user {uid}: {k} record(s) at {what}{tail} ({D.m} users)", D)
                         )
+        elif dom.relation.startswith("replace-user"):
+            out += _replace_user(dom, D, pts, labels, rng)
         else:  # replace-record: a record's label flipped at one value, or its value moved between two
             eps = getattr(D, "epsilons", None)
             idx = sorted({0, D.n - 1} | ({int(np.argmax(eps))} if eps is not None else set()))
@@ -234,6 +240,58 @@ def candidates(dom: Domain, seed: int = 0) -> list[Candidate]:
                     a, b = REPLACE_RECORD.neighbour(D, i, v1, y_hi), REPLACE_RECORD.neighbour(D, i, v2, y_hi)
                     tail = "" if y_hi is None else f", label {y_hi:g}"
                     out.append(Candidate(a, b, i, f"record {i}: {w1} vs {w2}{tail}", D))
+    return out
+
+
+def _replace_user(dom: Domain, D, pts: list, labels: list, rng) -> list[Candidate]:
+    """Replace-user pairs of base D: for one user of each size present (S_l public: a correct mechanism's
+    weights read only the sizes), all of its records moved together between two values (or, under
+    replace-user-labels, two labels), its labels flipped at each value, and its records split between
+    the two ends record by record (every split for up to 4 records, 3 seeded ones above), where a
+    sign-aligned move (a user's records entering rows of both signs) realises more than a uniform one."""
+    from userdp.reference.neighbours import REPLACE_USER, REPLACE_USER_LABELS
+
+    rel = REPLACE_USER_LABELS if dom.relation == "replace-user-labels" else REPLACE_USER
+    users = [int(D.users[int(np.flatnonzero(D.counts == k)[0])]) for k in np.unique(D.counts)]
+    ys = [y for y in labels if y is not None]
+    out = []
+
+    def pair(u, a, b, what, ya=None, yb=None):
+        if rel is REPLACE_USER_LABELS:
+            first, second = rel.neighbour(D, u, a), rel.neighbour(D, u, b)
+        else:
+            first, second = rel.neighbour(D, u, a, labels=ya), rel.neighbour(D, u, b, labels=yb)
+        out.append(Candidate(first, second, u, f"user {u} ({D.records_of(u).size} record(s)): {what}", D))
+
+    for u in users:
+        k = int(D.records_of(u).size)
+        if rel is REPLACE_USER_LABELS:
+            states = [(np.full(k, y), f"labels {y:g}") for y in ys]
+            for (a, wa), (b, wb) in itertools.combinations(states, 2):
+                pair(u, a, b, f"all {wa} vs all {wb}")
+            ends = (np.array(min(ys)), np.array(max(ys)))
+        else:
+            y_hi = None if not ys else np.full(k, max(ys))
+            tail = "" if not ys else f", labels {max(ys):g}"
+            for (v1, w1), (v2, w2) in itertools.combinations(pts[:8], 2):
+                pair(u, np.repeat(v1[None], k, 0), np.repeat(v2[None], k, 0), f"all {w1} vs all {w2}{tail}", y_hi, y_hi)
+            if len(ys) >= 2:
+                for v, w in pts:
+                    vals = np.repeat(v[None], k, 0)
+                    pair(u, vals, vals, f"all at {w}, labels {min(ys):g} vs {max(ys):g}", np.full(k, min(ys)), y_hi)
+            far = max(pts, key=lambda p: float(np.linalg.norm(p[0] - pts[0][0])))
+            ends = (pts[0][0], far[0])
+        if k >= 2:
+            masks = range(1, 2 ** (k - 1)) if k <= 4 else rng.integers(1, 2 ** min(k, 62) - 1, 3).tolist()
+            for mask in masks:
+                bits = np.array([(int(mask) >> r) & 1 for r in range(k)], bool)
+                a = np.stack([ends[int(b)] for b in bits])
+                b = np.stack([ends[1 - int(b)] for b in bits])
+                what = f"records split {''.join('ab'[int(b)] for b in bits)} vs the complement (a, b: the ends)"
+                if rel is REPLACE_USER_LABELS:
+                    pair(u, a, b, what)
+                else:
+                    pair(u, a, b, what, y_hi, y_hi)
     return out
 
 
@@ -404,7 +462,7 @@ def _stage_statistic(ctx, params):
 
 
 def _pair(spec, c: Candidate) -> NeighbourPair:
-    rel = "add-remove-user" if spec.relation.startswith("add/remove user") else spec.relation.split(" ")[0]
+    rel = "add-remove-user" if spec.relation.startswith("add/remove user") else spec.relation.split(" ")[0].rstrip(",;")
     return NeighbourPair(c.first, c.second, rel, c.unit, c.description)
 
 

@@ -20,6 +20,7 @@ from userdp.audits.papers.epasto2020 import audits_erm as RE
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded, sizes, user_ids
+from userdp.audits.validation.pair_search import Domain
 from userdp.audits.papers.amin2019.specs_erm import _amin_project, _features
 
 __all__: list[str] = []  # registers its entries at import; nothing else is imported from it
@@ -92,6 +93,21 @@ def _epasto_designs() -> list:
     ]
 
 
+def _epasto_domain(seed: int) -> Domain:
+    """The pair search's space (replace-user: features and labels, S_l public) on the registry's dataset
+    (d = 2, sizes 6, 3, 2, 1) at eps = 1, T = 4: one user of each size with all its features moved between
+    two points of the unit ball (axes, diagonals, off-diagonals, half-way points, seeded uniforms) at
+    y = +1, its labels flipped at any of them, or its records split between x = e1 and x = -e1."""
+    return Domain(
+        "replace-user",
+        dict(RE.EPASTO_PARAMS),
+        (RE.epasto_default_dataset(),),
+        (-1.0, 1.0),
+        norm=1.0,
+        labels=(-1.0, 1.0),
+    )
+
+
 def _epasto_refusals() -> list:
     D = RE.epasto_default_dataset()
     p = dict(RE.EPASTO_PARAMS)
@@ -119,6 +135,7 @@ register(
         generate=_epasto_generate,
         designs=_epasto_designs,
         refusals=_epasto_refusals,
+        domain=_epasto_domain,
         project=_amin_project("logistic"),
         suite="userdp.properties.epasto2020_erm",
         suite_properties="",
