@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 KEEP = 3  # pairs handed to the audit: the best under the claimed norm, then under L1, L2, max
-RELATIONS = ("add-remove-user", "replace-record", "replace-user-items")
+RELATIONS = ("add-remove-user", "replace-record", "replace-user-items", "replace-user", "replace-user-labels")
 _NORMS = {"laplace": 1, "l2laplace": 2, "gaussian": 2}
 
 
@@ -74,7 +74,10 @@ class Domain:
     """The neighbour space of one algorithm at one set of public parameters.
 
     relation: "add-remove-user" (a user appears or vanishes), "replace-record" (one record's value
-        and label change, n public) or "replace-user-items" (one user's items change, its count public).
+        and label change, n public), "replace-user-items" (one user's items change, its count public),
+        "replace-user" (one user's values, and its labels where ``labels`` is given, change; which
+        records are whose is public) or "replace-user-labels" (one user's labels change, its features
+        public: ``values`` is then not used).
     params: the public parameters the search (and the audit of its pair) runs at.
     bases: the datasets whose neighbours are searched.
     values: (lo, hi), the bounds of every value coordinate; norm: None, or an L2 bound on a record's
@@ -83,7 +86,9 @@ class Domain:
         two classes of a classifier).
     records: the numbers of records the added user may hold (e.g. 1, tau, 2 tau, 4 tau); under
         "replace-user-items" the counts are public, so the users moved are a base's lightest, one of
-        median count and its heaviest.
+        median count and its heaviest; under "replace-user" and "replace-user-labels" the users'
+        sizes are public and the bases' own: one user of each size present is searched (a base whose
+        sizes span 1, tau, 2 tau, 4 tau covers them).
     add: None, or ``add(base, user_id, values (k, ...), labels (k,) or None) -> dataset``, for
         datasets with more fields than values and labels (task ids); default: the relation's own.
     """
@@ -232,6 +237,8 @@ def candidates(dom: Domain, seed: int = 0) -> list[Candidate]:
                     a = REPLACE_USER_ITEMS.neighbour(D, u, np.repeat(v1[None], k, axis=0))
                     b = REPLACE_USER_ITEMS.neighbour(D, u, np.repeat(v2[None], k, axis=0))
                     out.append(Candidate(a, b, u, f"user {u} ({k} items): all at {w1} vs all at {w2} ({D.m} users)", D))
+        elif dom.relation.startswith("replace-user"):
+            out += _replace_user(dom, D, pts, labels, rng)
         else:  # replace-record: a record's label flipped at one value, or its value moved between two
             eps = getattr(D, "epsilons", None)
             tight = {int(np.argmax(eps)), int(np.argmin(eps))} if eps is not None else set()
@@ -272,6 +279,58 @@ def _moves(pts: list, dom: Domain) -> list[tuple]:
         m = 2 * mid - v
         out.append(((v, w), (m, "(" + ", ".join(f"{x:.3g}" for x in m.reshape(-1)) + ")")))
         out.append(((v, w), (np.full_like(v, mid), "the centre")))
+    return out
+
+
+def _replace_user(dom: Domain, D, pts: list, labels: list, rng) -> list[Candidate]:
+    """Replace-user pairs of base D: for one user of each size present (S_l public: a correct mechanism's
+    weights read only the sizes), all of its records moved together between two values (or, under
+    replace-user-labels, two labels), its labels flipped at each value, and its records split between
+    the two ends record by record (every split for up to 4 records, 3 seeded ones above), where a
+    sign-aligned move (a user's records entering rows of both signs) realises more than a uniform one."""
+    from userdp.reference.neighbours import REPLACE_USER, REPLACE_USER_LABELS
+
+    rel = REPLACE_USER_LABELS if dom.relation == "replace-user-labels" else REPLACE_USER
+    users = [int(D.users[int(np.flatnonzero(D.counts == k)[0])]) for k in np.unique(D.counts)]
+    ys = [y for y in labels if y is not None]
+    out = []
+
+    def pair(u, a, b, what, ya=None, yb=None):
+        if rel is REPLACE_USER_LABELS:
+            first, second = rel.neighbour(D, u, a), rel.neighbour(D, u, b)
+        else:
+            first, second = rel.neighbour(D, u, a, labels=ya), rel.neighbour(D, u, b, labels=yb)
+        out.append(Candidate(first, second, u, f"user {u} ({D.records_of(u).size} record(s)): {what}", D))
+
+    for u in users:
+        k = int(D.records_of(u).size)
+        if rel is REPLACE_USER_LABELS:
+            states = [(np.full(k, y), f"labels {y:g}") for y in ys]
+            for (a, wa), (b, wb) in itertools.combinations(states, 2):
+                pair(u, a, b, f"all {wa} vs all {wb}")
+            ends = (np.array(min(ys)), np.array(max(ys)))
+        else:
+            y_hi = None if not ys else np.full(k, max(ys))
+            tail = "" if not ys else f", labels {max(ys):g}"
+            for (v1, w1), (v2, w2) in itertools.combinations(pts[:8], 2):
+                pair(u, np.repeat(v1[None], k, 0), np.repeat(v2[None], k, 0), f"all {w1} vs all {w2}{tail}", y_hi, y_hi)
+            if len(ys) >= 2:
+                for v, w in pts:
+                    vals = np.repeat(v[None], k, 0)
+                    pair(u, vals, vals, f"all at {w}, labels {min(ys):g} vs {max(ys):g}", np.full(k, min(ys)), y_hi)
+            far = max(pts, key=lambda p: float(np.linalg.norm(p[0] - pts[0][0])))
+            ends = (pts[0][0], far[0])
+        if k >= 2:
+            masks = range(1, 2 ** (k - 1)) if k <= 4 else rng.integers(1, 2 ** min(k, 62) - 1, 3).tolist()
+            for mask in masks:
+                bits = np.array([(int(mask) >> r) & 1 for r in range(k)], bool)
+                a = np.stack([ends[int(b)] for b in bits])
+                b = np.stack([ends[1 - int(b)] for b in bits])
+                what = f"records split {''.join('ab'[int(b)] for b in bits)} vs the complement (a, b: the ends)"
+                if rel is REPLACE_USER_LABELS:
+                    pair(u, a, b, what)
+                else:
+                    pair(u, a, b, what, y_hi, y_hi)
     return out
 
 

@@ -217,6 +217,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "amin2019_erm/ridge-all-records",
             "amin2019_erm/logistic-all-records",
             "krichene2023/gd-no-gradient-clipping",
+            "krichene2023/gd-coordinate-clipping",
             "desfontaines2022/select-before-bounding",
             "desfontaines2022/stale-bound-after-rekey",
         ),

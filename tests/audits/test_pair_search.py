@@ -67,7 +67,7 @@ def test_candidates_cover_directions_interior_points_sizes_and_removals():
     with pytest.raises(BadValue, match="records"):  # planted: a space without users
         Domain("add-remove-user", {}, (D,), (-1.0, 1.0), records=())
     with pytest.raises(BadValue, match="relation"):
-        Domain("replace-user", {}, (D,), (-1.0, 1.0))
+        Domain("replace-users", {}, (D,), (-1.0, 1.0))
 
 
 def test_coupled_replay_measures_an_additive_targets_move_exactly():

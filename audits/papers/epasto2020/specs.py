@@ -27,6 +27,7 @@ from userdp.audits.papers.epasto2020 import whitebox as RW
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded, sizes, user_ids
+from userdp.audits.validation.pair_search import Domain
 
 __all__: list[str] = []  # registers its entries at import; nothing else is imported from it
 
@@ -198,6 +199,25 @@ def _clip_designs(kind: str):
     return designs
 
 
+def ladder_dataset() -> UserDataset:
+    """The pair search's base: 30 users of one record and one user each of 4, 8 and 16 records (at eps = 4,
+    sigma = 1/2: h* = 3.2 for WA, h = 4 for sample limiting, so 1, h, 2h and 4h records), values on a
+    1/1000 grid in the interior [0.25, 0.75] of [0, 1]: no value at a bound, so that a replaced user moves
+    the data's own range (a bound read from the data shows)."""
+    s = np.array([1] * 30 + [4, 8, 16])
+    values = np.round(np.random.default_rng(17).uniform(0.25, 0.75, int(s.sum())), 3)
+    return UserDataset(values=values, user_ids=user_ids(s))
+
+
+def _domain(seed: int) -> Domain:
+    """The pair search's space (replace-user, S_l public) at eps = 4 on ``ladder_dataset``: one user of each
+    size (1, 4, 8, 16 records) with all its values moved between two of 0, B, interior points and seeded
+    uniforms, or split record by record between 0 and B (every split of the user of 4, 3 seeded ones
+    above): 125 pairs. A user's weight depends only on its
+    size, so the other users of a size add nothing for a mechanism that reads S_l as the paper does."""
+    return Domain("replace-user", _p(4.0), (ladder_dataset(),), (0.0, 1.0))
+
+
 def _statistic(kind: str):
     def statistic(D, *, B, epsilon, sigma):
         return E.wa_statistic(D, _weights(kind, D, {"B": B, "epsilon": epsilon, "sigma": sigma}), B)
@@ -229,6 +249,7 @@ register(
         clip_designs=_clip_designs("wa"),
         spaces=lambda p: RW.wa_spaces(RE._setup("wa", p["B"], p["epsilon"], p["sigma"]), p),
         whitebox_params=_p(1.0),
+        domain=_domain,
         stage_params={s: ("B", "epsilon", "sigma") for s in ("weights", "statistic", "sensitivity", "noise_scale")},
         why="Algorithm 1 with Lemma 3's weights at Claim 1's h*; release beta_hat + Lap(B max_l W_l / eps)",
         **_COMMON,
@@ -245,6 +266,7 @@ register(
         designs=_designs("sl"),
         refusals=_refusals("sl"),
         clip_designs=_clip_designs("sl"),
+        domain=_domain,
         suite_properties="SL_PROPERTIES",
         suite_reference="REFERENCE_SL",
         # not "weights": the rule choosing T is the implementation's (module docstring), so c_i is too

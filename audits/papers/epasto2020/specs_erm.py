@@ -20,6 +20,7 @@ from userdp.audits.papers.epasto2020 import audits_erm as RE
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded, sizes, user_ids
+from userdp.audits.validation.pair_search import Domain
 from userdp.audits.papers.amin2019.specs_erm import _amin_project, _features
 
 __all__: list[str] = []  # registers its entries at import; nothing else is imported from it
@@ -92,6 +93,23 @@ def _epasto_designs() -> list:
     ]
 
 
+SEARCH_DIRECTIONS = ((1.0, 0.0), (0.0, 1.0), (0.7071, 0.7071), (0.7071, -0.7071), (0.3, 0.4))
+
+
+def _epasto_domain(seed: int) -> Domain:
+    """The pair search's space at eps = 1, T = 4 (replace-user, S_l public): the registry's dataset (sizes 6,
+    3, 2, 1 x 5) with every feature at one of an axis, the other axis, the diagonal, the off-diagonal and an
+    interior point of the unit ball; one user of each size with its labels flipped (all -1 vs all +1) or
+    split record by record: 55 pairs. Trimmed to label moves because the logistic gradient
+    -y x sigmoid(-y theta.x) reads a record only through y x: moving a user's features from v to -v is the
+    same pair as flipping its labels at v, and a move between two other points of the ball moves y x
+    less (a few milliseconds a call: the full replace-user space, 207 pairs, does not fit the search's
+    budget on a loaded machine)."""
+    D = RE.epasto_default_dataset()
+    bases = tuple(D.with_fields(values=np.tile(v, (D.n, 1))) for v in SEARCH_DIRECTIONS)
+    return Domain("replace-user-labels", dict(RE.EPASTO_PARAMS), bases, (-1.0, 1.0), labels=(-1.0, 1.0))
+
+
 def _epasto_refusals() -> list:
     D = RE.epasto_default_dataset()
     p = dict(RE.EPASTO_PARAMS)
@@ -119,6 +137,7 @@ register(
         generate=_epasto_generate,
         designs=_epasto_designs,
         refusals=_epasto_refusals,
+        domain=_epasto_domain,
         project=_amin_project("logistic"),
         suite="userdp.properties.epasto2020_erm",
         suite_properties="",

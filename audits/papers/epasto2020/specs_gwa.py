@@ -26,6 +26,7 @@ from userdp.audits.papers.epasto2020 import audits_gwa as RG
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded, sizes, user_ids
+from userdp.audits.validation.pair_search import Domain
 
 __all__: list[str] = []  # registers its entries at import; nothing else is imported from it
 
@@ -45,6 +46,41 @@ def diagonal_dataset() -> UserDataset:
     X = np.array([[1.0, 1.0]] * 4 + [[1.0, 0.0]] * 3 + [[0.0, 1.0]] * 3 + [[1.0, -1.0]] * 2)
     ids = np.array([0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 7])
     return UserDataset(X, ids, labels=_grid_labels(ids.size))
+
+
+def search_dataset() -> UserDataset:
+    """The pair search's base: ``diagonal_dataset`` with user 8 of three records (1, 1), (1, -1), (0, 1)
+    added, so that the users hold 1, 2, 3 and 4 records (every split of each user's labels between 0 and
+    B is then tried) and their records enter both rows of C = X^+ with both signs."""
+    D = diagonal_dataset()
+    X = np.vstack([D.values, [[1.0, 1.0], [1.0, -1.0], [0.0, 1.0]]])
+    ids = np.r_[D.user_ids, [8, 8, 8]]
+    return UserDataset(X, ids, labels=_grid_labels(ids.size))
+
+
+SEARCH_LABELS = (0.0, 0.25, 0.5, 1.0)  # both ends, the centre and an interior point of [0, B], B = 1
+
+
+def _domain(seed: int) -> Domain:
+    """The pair search's space (replace-user-labels, X and S_l public) on ``search_dataset`` with C = X^+,
+    eps = 1: one user of each size (1 to 4 records) with all its labels moved between two of 0, B/4, B/2,
+    B, or split record by record between 0 and B (every split: the worst case of the L1 move, a convex
+    function of the labels, is one of them): 35 pairs."""
+    D = search_dataset()
+    return Domain(
+        "replace-user-labels",
+        {"C": G.ols_C(G.features(D)), "B": 1.0, "epsilon": 1.0},
+        (D,),
+        (0.0, 1.0),
+        labels=SEARCH_LABELS,
+    )
+
+
+def _sl_domain(seed: int) -> Domain:
+    """As ``_domain``, for sample-limited OLS at h = 2 (users of 1, h, 3 and 2h records)."""
+    return Domain(
+        "replace-user-labels", {"h": 2, "B": 1.0, "epsilon": 1.0}, (search_dataset(),), (0.0, 1.0), labels=SEARCH_LABELS
+    )
 
 
 def _grid_labels(n: int) -> np.ndarray:
@@ -195,6 +231,7 @@ register(
         refusals=_refusals,
         project=project,
         clip_designs=_clip_designs,
+        domain=_domain,
         suite="userdp.properties.epasto2020_gwa",
         suite_properties="GWAC_PROPERTIES",
         suite_reference="REFERENCE_GWAC",
@@ -318,6 +355,7 @@ register(
         designs=_sl_designs,
         refusals=_sl_refusals,
         project=project,
+        domain=_sl_domain,
         independence_case=lambda: Case(
             RG.orthogonal_dataset().with_fields(labels=_grid_labels(RG.orthogonal_dataset().n)),
             {"h": 2, "B": 1.0, "epsilon": 1.0},

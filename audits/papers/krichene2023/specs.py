@@ -474,6 +474,29 @@ def _gd_designs() -> list:
     ]
 
 
+def _gd_search_dataset() -> UserDataset:
+    """The registry's graph in d = 2: every x = (1, 1) / sqrt(2) (norm 1, as there), every y = 10, so every
+    record's gradient is clipped and each user's move is a fixed direction times its weight."""
+    return _gd_dataset().with_fields(values=np.full((5, 2), 1.0 / np.sqrt(2.0)))
+
+
+def _gd_domain(seed: int) -> Domain:
+    """The pair search's space at the registry's parameters (``GD_BASE``) on ``_gd_search_dataset``: any of
+    its 4 users removed, or a user of one to three records (one per task) added with x anywhere in the
+    box [-1, 1]^2 (every axis, diagonal and off-diagonal direction: a gradient clipped coordinate by
+    coordinate rather than in L2 norm is longer along a diagonal) and y at -10, 0 or 10 (gradients beyond
+    the clip, and the ridge-free gradient 0 of theta = 0): 202 pairs."""
+    return Domain(
+        "add-remove-user",
+        dict(GD_BASE),
+        (_gd_search_dataset(),),
+        (-1.0, 1.0),
+        labels=(-10.0, 0.0, 10.0),
+        records=(1, 2, 3),
+        add=_ssp_add,
+    )
+
+
 def _gd_refusals() -> list:
     D = _gd_dataset()
     return [
@@ -502,6 +525,7 @@ register(
         generate=_gd_generate,
         designs=_gd_designs,
         refusals=_gd_refusals,
+        domain=_gd_domain,
         flatten=_gd_flatten,
         audit_flatten=_gd_flatten,
         suite="userdp.properties.krichene2023",
