@@ -31,8 +31,16 @@ and the verdict ``userdp validate`` gives, are in docs/validate.md ("Validate re
   accountant on it: Desfontaines et al. 2022's optimal selection, ``desfontaines2022.optimal``;
   the release is 0/1 over the spec's candidate keys.
 
+- ``opendp_aggregate``: OpenDP 0.16's polars front end (``opendp_query``): the privacy unit one user,
+  ``truncate_per_group(Linf)`` (a uniform shuffle) and ``truncate_num_groups(L0, keep="first")``,
+  the clamped ``dp.sum`` on the public keys, resolved once per public parameter set. Its group
+  truncation keeps each user's L0 - 1 partitions of lowest key (polars' dense rank starts at 1),
+  with noise for L0: ``wilson2020.sum`` names that a deviation. ``opendp_aggregate_planted_eps`` is
+  its planted bug (resolved at 2 eps).
+
 Noise comes from each library's own generator (python-dp's C++ ``SecureURBG``; PipelineDP draws
-it through python-dp, and samples contributions with numpy's global generator), never from
+it through python-dp, and samples contributions with numpy's global generator; OpenDP's OS CSPRNG
+and polars' shuffle), never from
 ``rng``: ``--seed`` does not reproduce a run, the checks are valid all the same (their
 thresholds hold for any independent noise).
 """
