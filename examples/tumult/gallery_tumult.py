@@ -31,6 +31,7 @@ from ``rng``: ``--seed`` does not reproduce a run; the checks stay valid.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 import tempfile
@@ -197,25 +198,37 @@ def fixed_truncation(dataset: UserDataset, *, public_partitions, L0, Linf, lower
     return np.array(rows, dtype=float)
 
 
-def main() -> None:
-    """Print ``fixed_truncation`` on wilson2020.sum's third fixed case (L0 = Linf = 1, where users 0
-    and 1 have three public partitions of three records each) next to the reference's statistic."""
+def measure(size: int = 2000) -> dict:
+    """On wilson2020.sum's third fixed case (L0 = Linf = 1; users 0 and 1 have three public partitions
+    of three records each): ``fixed_truncation`` (3 queries of the dataset itself), one batch of
+    ``size`` releases (``tumult_aggregate``: the copies), and the reference's statistic and release
+    standard deviation (200,000 reference releases, seed 0). Lists, so that it prints as JSON."""
     from userdp.audits.validation import get
     from userdp.reference import wilson2020 as W
 
-    case = get("wilson2020.sum").cases()[2]
+    spec = get("wilson2020.sum")
+    case = spec.cases()[2]
     p = case.params
-    args = {k: p[k] for k in ("public_partitions", "L0", "Linf", "lower", "upper")}
-    rows = fixed_truncation(case.dataset, **args)
-    ref = W.expected_statistic(
+    stat = W.expected_statistic(
         case.dataset, p["public_partitions"], "sum", p["L0"], p["Linf"], p["lower"], p["upper"], "records"
     )
-    print(f"case: {case.description}")
-    print(f"Tumult at eps = 1e6, {len(rows)} queries of the dataset itself:")
-    for r in rows:
-        print("  " + " ".join(f"{x:9.4f}" for x in r))
-    print("reference's statistic (uniform sampling, averaged):")
-    print("  " + " ".join(f"{x:9.4f}" for x in ref))
+    ref = spec.reference(case.dataset, rng=np.random.default_rng(0), size=200_000, **p)
+    batch = tumult_aggregate(case.dataset, None, size, **p)
+    fixed = fixed_truncation(case.dataset, **{k: p[k] for k in ("public_partitions", "L0", "Linf", "lower", "upper")})
+    return {
+        "case": case.description,
+        "statistic": np.asarray(stat, dtype=float).tolist(),
+        "reference_sd": ref.std(axis=0).tolist(),
+        "batch_size": int(size),
+        "batch_mean": batch.mean(axis=0).tolist(),
+        "batch_sd": batch.std(axis=0).tolist(),
+        "fixed": fixed.tolist(),
+    }
+
+
+def main() -> None:
+    """``python -m examples.tumult.gallery_tumult``: print ``measure()`` as JSON."""
+    print(json.dumps(measure(), indent=1))
 
 
 if __name__ == "__main__":
