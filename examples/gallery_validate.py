@@ -291,8 +291,8 @@ def opendp_query(lf, keys, *, L0, Linf, epsilon, lower, upper):
 
 
 def opendp_truncated(ctx, *, L0, Linf):
-    """The bounding stage of ``opendp_query`` on the context ``ctx``: its ``polars_plan`` is the plain
-    polars plan OpenDP runs before the sum (so it can be collected without resolving a measurement)."""
+    """The bounding stage of ``opendp_query`` on the context ``ctx``: L0 and Linf, in OpenDP's own
+    truncation calls (OpenDP recognises them when it builds the private group-by that follows)."""
     return (
         ctx.query().truncate_per_group(int(Linf), by=["part"]).truncate_num_groups(int(L0), by=["part"], keep="first")
     )
