@@ -31,14 +31,23 @@ and the verdict ``userdp validate`` gives, are in docs/validate.md ("Validate re
   accountant on it: Desfontaines et al. 2022's optimal selection, ``desfontaines2022.optimal``;
   the release is 0/1 over the spec's candidate keys.
 
+- ``opendp_aggregate``: OpenDP 0.16's polars front end (``opendp_query``): the privacy unit one user,
+  ``truncate_per_group(Linf)`` (a uniform shuffle) and ``truncate_num_groups(L0, keep="first")``,
+  the clamped ``dp.sum`` on the public keys, resolved once per public parameter set. Its group
+  truncation keeps each user's L0 - 1 partitions of lowest key (polars' dense rank starts at 1),
+  with noise for L0: ``wilson2020.sum`` names that a deviation. ``opendp_aggregate_planted_eps`` is
+  its planted bug (resolved at 2 eps).
+
 Noise comes from each library's own generator (python-dp's C++ ``SecureURBG``; PipelineDP draws
-it through python-dp, and samples contributions with numpy's global generator), never from
+it through python-dp, and samples contributions with numpy's global generator; OpenDP's OS CSPRNG
+and polars' shuffle), never from
 ``rng``: ``--seed`` does not reproduce a run, the checks are valid all the same (their
 thresholds hold for any independent noise).
 """
 
 from __future__ import annotations
 
+import functools
 from operator import itemgetter
 
 import numpy as np
@@ -64,6 +73,10 @@ __all__ = [
     "pipelinedp_select_partitions_bounds_trusted",
     "opendp_noise_scale",
     "opendp_query",
+    "opendp_aggregate",
+    "opendp_aggregate_planted_eps",
+    "opendp_truncated",
+    "OPENDP_MAX_LENGTH",
 ]
 
 dp.enable_features("contrib")  # the polars front end's Laplace on floats is "contrib" in OpenDP 0.16
@@ -247,23 +260,95 @@ def _noise_scale_l0_as_1(*, metric, L0, Linf, epsilon, lower, upper, delta, nois
 PIPELINEDP_NOISE_L0_AS_1 = Adapter("pipelinedp-0.3.1-noise-scale-L0-as-1", noise_scale=_noise_scale_l0_as_1)
 
 
+_OPENDP_SCHEMA = {"user": pl.Int64, "part": pl.Int64, "value": pl.Float64}
+# OpenDP's margin descriptor: a PUBLIC bound on the records of one partition (its float sum's rounding
+# bound uses it). Declared, not measured on the data (measuring it would make it private); validate's
+# datasets have at most a few hundred records in all.
+OPENDP_MAX_LENGTH = 1000
+
+
 def opendp_query(lf, keys, *, L0, Linf, epsilon, lower, upper):
     """OpenDP 0.16's polars query for a per-partition SUM over the LazyFrame ``lf``
     (columns user, part, value), released on the public keys ``keys`` (a LazyFrame of ``part``):
     the privacy unit is one user (``unit_of(contributions=1, identifier="user")``), bounded by
-    ``truncate_per_group(Linf)`` and ``truncate_num_groups(L0)`` over ``part``. (Declaring the
-    bound in the unit instead, ``contributions=[Bound(by, per_group=Linf, num_groups=L0)]``,
+    ``truncate_per_group(Linf)`` (keep="sample": a uniform shuffle of each user's rows in each
+    partition) and ``truncate_num_groups(L0, keep="first")`` over ``part``. The default
+    ``keep="sample"`` of ``truncate_num_groups`` cannot release in 0.16 ("multiple fields with name
+    'part' found": its struct of the key's hash and the key names both fields after the key), so
+    "first" is the one group truncation that runs: each user's partitions of lowest key, where the
+    filter ``rank("dense") < L0`` on polars' 1-based rank keeps L0 - 1 of them (measured; docs/validate.md).
+    (Declaring the bound in the unit instead, ``contributions=[Bound(by, per_group=Linf, num_groups=L0)]``,
     calibrates to L0 Linf^2 max|v| / eps: measured 54 for L0 = 2, Linf = 3, bounds [-3, 1].)"""
     ctx = dp.Context.compositor(
         data=lf,
         privacy_unit=dp.unit_of(contributions=1, identifier="user"),
         privacy_loss=dp.loss_of(epsilon=float(epsilon)),
         split_evenly_over=1,
-        margins=[dp.polars.Margin(by=["part"], max_length=1000, invariant="keys")],
+        margins=[dp.polars.Margin(by=["part"], max_length=OPENDP_MAX_LENGTH, invariant="keys")],
     )
     agg = pl.col("value").fill_null(0.0).fill_nan(0.0).dp.sum((float(lower), float(upper)))
-    q = ctx.query().truncate_per_group(int(Linf), by=["part"]).truncate_num_groups(int(L0), by=["part"])
-    return q.group_by("part").agg(agg).with_keys(keys)
+    return opendp_truncated(ctx, L0=L0, Linf=Linf).group_by("part").agg(agg).with_keys(keys)
+
+
+def opendp_truncated(ctx, *, L0, Linf):
+    """The bounding stage of ``opendp_query`` on the context ``ctx``: L0 and Linf, in OpenDP's own
+    truncation calls (OpenDP recognises them when it builds the private group-by that follows)."""
+    return (
+        ctx.query().truncate_per_group(int(Linf), by=["part"]).truncate_num_groups(int(L0), by=["part"], keep="first")
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _opendp_measurement(parts: tuple, L0: int, Linf: int, epsilon: float, lower: float, upper: float):
+    """``opendp_query`` resolved once per public parameter set (a resolve costs seconds: it searches
+    the scale against the float sum's rounding bound); a release applies it to the data's frame."""
+    lf = pl.LazyFrame({"user": [0], "part": [parts[0]], "value": [lower]}, schema=_OPENDP_SCHEMA)
+    keys = pl.LazyFrame({"part": list(parts)}, schema={"part": pl.Int64})
+    return opendp_query(lf, keys, L0=L0, Linf=Linf, epsilon=epsilon, lower=lower, upper=upper).resolve()
+
+
+def _opendp_release(dataset: UserDataset, parts, L0, Linf, epsilon, lower, upper) -> np.ndarray:
+    meas = _opendp_measurement(tuple(parts), int(L0), int(Linf), float(epsilon), float(lower), float(upper))
+    keep = np.isin(dataset.partition_ids, parts)  # the spec drops records outside the public list first
+    frame = pl.LazyFrame(
+        {
+            "user": dataset.user_ids[keep].tolist(),
+            "part": dataset.partition_ids[keep].tolist(),
+            "value": dataset.values[keep].tolist(),
+        },
+        schema=_OPENDP_SCHEMA,
+    )
+    out = dict(zip(*meas(frame).collect().select("part", "value").to_dict(as_series=False).values()))
+    return np.array([out[p] for p in parts], dtype=float)
+
+
+def _opendp_check(public_partitions, metric, L0, Linf, lower, upper, epsilon, delta, noise, bounding) -> list[int]:
+    parts = _check(public_partitions, metric, L0, Linf, lower, upper, epsilon, delta, noise, bounding)
+    if metric != "sum":
+        raise ValueError(f"metric must be 'sum' (the OpenDP wrapper's one metric), got {metric!r}")
+    if noise != "laplace":
+        raise ValueError(f"noise must be 'laplace' (OpenDP's pure-DP polars context), got {noise!r}")
+    if not parts:
+        raise ValueError("public_partitions must hold at least one partition")
+    return parts
+
+
+def opendp_aggregate(
+    dataset: UserDataset, rng, *, public_partitions, metric, L0, Linf, lower, upper, epsilon, delta, noise, bounding
+) -> np.ndarray:
+    """One OpenDP release of ``opendp_query``: the noisy clamped SUM of each public partition, in
+    order. OpenDP bounds contributions itself and draws its own randomness (``rng`` is not read)."""
+    parts = _opendp_check(public_partitions, metric, L0, Linf, lower, upper, epsilon, delta, noise, bounding)
+    return _opendp_release(dataset, parts, L0, Linf, epsilon, lower, upper)
+
+
+def opendp_aggregate_planted_eps(
+    dataset: UserDataset, rng, *, public_partitions, metric, L0, Linf, lower, upper, epsilon, delta, noise, bounding
+) -> np.ndarray:
+    """Planted bug: the OpenDP release resolved at twice the budget asked for (a wrapper that spends
+    eps on each of two halves it then releases as one): half the noise."""
+    parts = _opendp_check(public_partitions, metric, L0, Linf, lower, upper, epsilon, delta, noise, bounding)
+    return _opendp_release(dataset, parts, L0, Linf, 2.0 * float(epsilon), lower, upper)
 
 
 def opendp_noise_scale(*, metric, L0, Linf, epsilon, lower, upper, delta, noise, bounding) -> float:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import opendp.prelude as dp
+import polars as pl
 import pytest
 
 from examples import gallery_validate as G
@@ -93,7 +95,7 @@ def test_wrappers_refuse_bad_public_inputs_naming_them():
     D, rng = _dataset(), np.random.default_rng(0)
     good = dict(public_partitions=[0, 1], metric="sum", L0=1, Linf=1, lower=0.0, upper=1.0, epsilon=1.0, delta=0.0)
     good.update(noise="laplace", bounding="records")
-    for f in (G.pipelinedp_aggregate, G.pydp_aggregate):
+    for f in (G.pipelinedp_aggregate, G.pydp_aggregate, G.opendp_aggregate):
         for bad, match in [
             ({"L0": 0}, "L0"),
             ({"Linf": 1.5}, "Linf"),
@@ -106,6 +108,39 @@ def test_wrappers_refuse_bad_public_inputs_naming_them():
         ]:
             with pytest.raises(ValueError, match=match):
                 f(D, rng, **{**good, **bad})
+
+
+def _lowest_keys(rows, keep: int, Linf: int) -> dict[int, float]:
+    """Brute force: per user, its ``keep`` partitions of lowest key, at most Linf rows in each (rows of
+    one value, so which rows does not matter); the sum per partition."""
+    out: dict[int, float] = {}
+    for u in {r[0] for r in rows}:
+        mine = [r for r in rows if r[0] == u]
+        for p in sorted({r[1] for r in mine})[:keep]:
+            vals = [r[2] for r in mine if r[1] == p][:Linf]
+            out[p] = out.get(p, 0.0) + sum(vals)
+    return out
+
+
+def test_opendp_group_truncation_keeps_L0_minus_1_partitions_of_lowest_key():
+    """OpenDP 0.16's ``truncate_num_groups(L0, keep="first")`` filters ``rank("dense") < L0``, and polars'
+    dense rank starts at 1: each user keeps L0 - 1 partitions, the lowest keys, while the privacy map
+    is calibrated to L0 (measured; docs/validate.md). Built with an explicit scale (1e-6, so no
+    resolve: ~1 s): P[|Laplace(1e-6)| > 1e-3] = e^-1000 per coordinate."""
+    rows = [(0, 3, 1.0), (0, 1, 1.0), (0, 2, 1.0), (0, 0, 1.0), (0, 0, 1.0), (0, 0, 1.0), (1, 2, 1.0), (1, 4, 1.0)]
+    lf = pl.LazyFrame(dict(zip(("user", "part", "value"), map(list, zip(*rows)))), schema=G._OPENDP_SCHEMA)
+    keys = pl.LazyFrame({"part": [0, 1, 2, 3]}, schema={"part": pl.Int64})
+    L0, Linf, scale = 3, 2, 1e-6
+    q = G.opendp_query(lf, keys, L0=L0, Linf=Linf, epsilon=1.0, lower=0.0, upper=1.0)
+    domain, metric = q._query._chain
+    meas = dp.m.make_private_lazyframe(domain, metric, dp.max_divergence(), lazyframe=q.polars_plan, global_scale=scale)
+    # the map is calibrated to L0 partitions of Linf records at max|v| = 1 (plus float-rounding slack)
+    assert meas.map(1) == pytest.approx(L0 * Linf / scale, rel=1e-6)
+    got = dict(zip(*meas(lf).collect().select("part", "value").to_dict(as_series=False).values()))
+    want = _lowest_keys(rows, L0 - 1, Linf)  # user 0: parts 0 (2 of 3 rows), 1; user 1: part 2
+    assert {p: round(v, 3) + 0.0 for p, v in got.items()} == {p: want.get(p, 0.0) for p in range(4)}
+    # planted: the reading "L0 partitions of lowest key" (here also partition 2 of user 0) differs
+    assert _lowest_keys(rows, L0, Linf) != want
 
 
 # (algorithm, target, expected verdict). Measured times are in docs/validate.md.
@@ -140,3 +175,22 @@ def test_pipelinedp_mean_passes_a_quick_validate():
     reference's (``dp_computations._compute_mean_for_normalized_sum``); --quick measured 60 s."""
     verdict, bad = _verdict("wilson2020.mean", "pipelinedp_aggregate", quick=True)
     assert verdict == PASS, bad
+
+
+@pytest.mark.slow
+def test_opendp_release_deviates_by_its_truncation_and_its_planted_bug_by_its_noise():
+    """OpenDP's release (``opendp_aggregate``): truncate_num_groups(L0, keep="first") keeps each user's
+    L0 - 1 partitions of lowest key, not a uniform L0: on the L0 = 1 case nothing is kept (measured:
+    mean z 48, difference 4.78), a deviation of the mean and distribution, never of the noise scale.
+    Planted: the release resolved at 2 eps (half the noise): the same deviation plus less spread than
+    the reference (measured: ratio 0.39, interval [0.34, 0.45]). Its loss on a user in L0 = 2
+    partitions is 2 eps (L0 - 1) / L0 = eps, the over-truncation cancelling the halved noise, so it
+    is not a privacy violation here. About 6 min each on the loaded 2-core machine."""
+    scale = "differential: noise scale differs from the reference's"
+    verdict, bad = _verdict("wilson2020.sum", "opendp_aggregate")
+    assert verdict == DEVIATION, bad
+    assert any("mean release differs from the reference's statistic" in b for b in bad), bad
+    assert not any(scale in b for b in bad), bad
+    verdict, bad = _verdict("wilson2020.sum", "opendp_aggregate_planted_eps")
+    assert verdict == DEVIATION, bad
+    assert any(scale in b for b in bad), bad
