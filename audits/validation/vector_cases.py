@@ -217,6 +217,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/gd-no-gradient-clipping",
             "desfontaines2022/select-before-bounding",
             "desfontaines2022/stale-bound-after-rekey",
+            "wilson2020/upper-clamp-only",
         ),
     ),
     "sub-optimal-parameter": BugClass(

@@ -240,3 +240,105 @@ def test_a_non_finite_release_scores_without_a_warning():
         warnings.simplefilter("error")
         det, shift = _replayed_shift(a, b)
     assert not det and np.all(np.isfinite(shift)) and shift[0] == 0.75
+
+
+# ------------------------------------------------------------------ releases over partitions
+def _partitioned(values, users, parts) -> UserDataset:
+    return UserDataset.from_arrays(values, users, partition_ids=parts)
+
+
+def test_candidates_span_partitions_records_and_values():
+    """The relation across partitions: an added user in 1 .. all of the keys at once (existing and new, in
+    two record orders), 1 .. several records in each, at one value (interior and beyond a clamp) or unequal
+    values across its partitions, or several records in one partition and one in each other."""
+    D = _partitioned([0.5, 1.0, 0.25], [0, 1, 1], [0, 1, 2])
+    dom = Domain(
+        "add-remove-user", {}, (D,), (-3.0, 4.0), records=(1, 3), partitions=(0, 1, 2, 3), spread=(1, 2, 4),
+        points=(-3.0, 0.5, 4.0),
+    )  # fmt: skip
+    cs = candidates(dom, 0)
+    added = [c for c in cs if c.second.n > D.n]
+    assert {c.unit for c in cs if c.second.n < D.n} == {0, 1}, "every user removed once"
+    shapes = set()
+    for c in added:
+        new = c.second.partition_ids[D.n :]
+        assert np.all(c.second.user_ids[D.n :] == 2) and np.array_equal(c.second.values[: D.n], D.values)
+        keys, per = np.unique(new, return_counts=True)
+        shapes.add((keys.size, int(per.max()), int(per.min())))
+    assert {(1, 1, 1), (1, 3, 3), (2, 1, 1), (2, 3, 3), (4, 1, 1), (4, 3, 3), (2, 3, 1), (4, 3, 1)} <= shapes, shapes
+    parts = [tuple(c.second.partition_ids[D.n :].tolist()) for c in added]
+    assert (3,) in parts and (0,) in parts, "a new partition and an existing one"
+    assert (0, 1) in parts and (3, 2) in parts, "the keys in both orders"
+    vals = {float(v) for c in added for v in c.second.values[D.n :]}
+    assert {-3.0, 0.5, 4.0} <= vals
+    unequal = [c for c in added if np.unique(c.second.values[D.n :]).size > 1]
+    assert unequal and all("rising" in c.description or "falling" in c.description for c in unequal)
+    with pytest.raises(BadValue, match="spread"):  # planted: more partitions than the keys
+        Domain("add-remove-user", {}, (D,), (0.0, 1.0), partitions=(0, 1), spread=(3,))
+    with pytest.raises(BadValue, match="spread"):
+        Domain("add-remove-user", {}, (D,), (0.0, 1.0), spread=(2,))
+    with pytest.raises(BadValue, match="points"):
+        Domain("add-remove-user", {}, (D,), (0.0, 1.0), points=(2.0,))
+    with pytest.raises(BadValue, match="partitions"):
+        Domain("add-remove-user", {}, (D,), (0.0, 1.0), partitions=(0, 0))
+
+
+def test_a_selection_is_scored_by_presence_and_an_always_absent_partition_is_an_atom():
+    """0/1 rows (absent = 0): a key kept on 48 of 64 rows against 12 of 64 is an event of log ratio
+    ln((48.5 / 65) / (12.5 / 65)) = ln(3.88) (smoothed frequencies, closed form); an event whose larger
+    frequency is below delta is delta's part and counts 0 (key 1: only its "absent" event counts); a key on
+    every row of one side and none of the other is an atom. A value release with NaN for absent keys is
+    read the same way."""
+    from userdp.audits.validation.pair_search import _selection
+
+    a = np.zeros((64, 3))
+    b = np.zeros((64, 3))
+    a[:48, 0], b[:12, 0] = 1, 1
+    a[:1, 1] = 1  # 1/64 < delta = 0.05: no eps part
+    per, atom = _selection(a, b, 0.0, 0.05)
+    assert per[0] == pytest.approx(np.log(48.5 / 12.5)) and per[2] == 0.0
+    assert per[1] == pytest.approx(np.log(64.5 / 63.5))  # only "absent", whose frequency exceeds delta
+    assert atom is None
+    b[:, 2] = 1  # planted: key 2 always kept on one side only
+    per, atom = _selection(a, b, 0.0, 0.05)
+    assert atom == (2, 1.0), atom
+    v = np.where(a == 1, 3.5, np.nan)
+    w = np.where(b == 1, 3.5, np.nan)
+    per2, atom2 = _selection(v, w, float("nan"), 0.05)
+    assert np.allclose(per2, per) and atom2 == (2, 3.5)
+
+
+def test_the_search_finds_a_user_of_several_rows_in_one_partition():
+    """desfontaines2022/count-rows counts rows, not distinct users: a user of r rows in a partition of
+    n1' - 1 users raises its count by r (the correct code: by 1). Each added distinct user raises the keep
+    probability at most e^(eps') there (eps' = 1/2), so the correct code's best pair realises about one
+    claim; the rows bug's best holds several rows in one partition and realises more than twice it. The
+    scores are seeded (the search's own stream); the margin is the closed form's e^(r eps') against e^1."""
+    good = search_pairs(_ctx("desfontaines2022.optimal", "papers.desfontaines2022.corpus:recursion_bernoulli"), 30.0)
+    bad = search_pairs(_ctx("desfontaines2022.optimal", "papers.desfontaines2022.corpus:count_rows"), 30.0)
+    assert "presence" in bad.how and bad.atom is None, bad.summary()
+    assert bad.scores[0] > 2.0 > 1.5 > good.scores[0], (good.summary(), bad.summary())
+    assert not bad.pairs[0].description.split(": ", 1)[1].startswith("1 record"), bad.summary()
+
+
+def test_the_search_finds_a_user_below_a_one_sided_clamp():
+    """wilson2020/upper-clamp-only clamps by min(v, upper): a user of Linf = 2 records at -7 in the L0 = 3
+    public partitions moves each by 14 where the bound allows 2 x max(|-1|, |2|) = 4 per partition: a share
+    3 x 14 / 12 = 3.5 of the claim (closed form). At the scoring eps = 32 the Laplace scale is 12 / 32, so
+    8 rows a side give each coordinate's move within 1.2 (4 standard errors) of the truth; the bound 2.5
+    leaves more. Planted: the spec's own pairs add users at 2, where the bug moves nothing extra."""
+    bad = search_pairs(_ctx("wilson2020.sum", "papers.wilson2020.corpus:upper_clamp_only"), 30.0)
+    assert bad.scores[0] > 2.5, bad.summary()
+    assert "at -7 in each of" in bad.pairs[0].description, bad.summary()
+
+
+@pytest.mark.slow
+def test_the_one_sided_clamp_is_a_privacy_violation_only_with_the_search():
+    """Planted: with the search off, no pair of the spec reaches the excess (a deviation only)."""
+    target = "papers.wilson2020.corpus:upper_clamp_only"
+    on = validate("wilson2020.sum", target, seed=0)
+    assert on.verdict == "privacy violation"
+    hits = [f for f in on.findings if f.check == "audit" and f.verdict == "privacy violation"]
+    assert hits and any(f.title.startswith("searched (") for f in hits), [f.title for f in hits]
+    off = validate("wilson2020.sum", target, seed=0, search=False)
+    assert off.verdict == "deviation from reference"
