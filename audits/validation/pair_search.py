@@ -38,6 +38,7 @@ worst case, never a proof that none is worse.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import time
 import warnings
@@ -630,7 +631,16 @@ def searched_design(ctx, res: SearchResult) -> AuditDesign:
 
 
 # ------------------------------------------------------------------ black-box: userdp audit --search
-SEARCH_RELATIONS = ("add-remove-record", "replace-record")
+SEARCH_RELATIONS = ("add-remove-record", "replace-record", "add-remove-user")
+_SEARCH_KEYS = {"values", "sizes", "relation", "partitions", "records"}
+
+
+def _ints(x, lo: int, hi: int) -> bool:
+    return (
+        isinstance(x, list)
+        and bool(x)
+        and all(isinstance(n, int) and not isinstance(n, bool) and lo <= n <= hi for n in x)
+    )
 
 
 def domain_pairs(domain: Mapping) -> list[tuple[list, list]]:
@@ -640,26 +650,44 @@ def domain_pairs(domain: Mapping) -> list[tuple[list, list]]:
     hi, at the centre, and alternating lo/hi; neighbours: a record added (add-remove) or the first
     one replaced (replace) by lo, hi or interior points (1/8, 1/4, 0.37, 1/2, 3/4 of the range), and
     a record removed. At most 100 pairs (the auditor's own pilot ranks them on fresh outputs and
-    confirms the best: ``harness.audit``)."""
+    confirms the best: ``harness.audit``).
+
+    A mechanism over partitions (``"relation": "add-remove-user"``, with ``"partitions": [key, ...]`` and
+    optionally ``"records": [r, ...]``, default [1, 2]) is called on lists of ``[user, partition, value]``
+    rows: bases of n users with one record each, spread over the keys (at lo, at hi); neighbours: user 0
+    removed, or a new user added with r records in each of 1, half or all of the keys (the first ones, and
+    the last ones: new partitions where the bases leave them empty), at lo, hi or an interior point."""
     if not isinstance(domain, Mapping):
         raise BadType(f"--search must be a JSON object {{values, sizes, relation}}, got {type(domain).__name__}")
-    extra = set(domain) - {"values", "sizes", "relation"}
+    extra = set(domain) - _SEARCH_KEYS
     if extra:
-        raise BadValue(f"--search: unknown key(s) {sorted(extra)}; the keys are values, sizes, relation")
+        raise BadValue(f"--search: unknown key(s) {sorted(extra)}; the keys are {', '.join(sorted(_SEARCH_KEYS))}")
     v, sizes, rel = domain.get("values"), domain.get("sizes"), domain.get("relation")
     ok = isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
     if not ok or not (math.isfinite(v[0]) and math.isfinite(v[1]) and v[0] < v[1]):
         raise BadValue(f"--search: values must be [lo, hi], finite numbers with lo < hi, got {v!r}")
-    if (
-        not isinstance(sizes, list)
-        or not sizes
-        or not all(isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 10_000 for n in sizes)
-    ):
+    if not _ints(sizes, 1, 10_000):
         raise BadValue(f"--search: sizes must be a non-empty list of ints in [1, 10000], got {sizes!r}")
     if rel not in SEARCH_RELATIONS:
         raise BadValue(f"--search: relation must be one of {SEARCH_RELATIONS}, got {rel!r}")
     lo, hi = float(v[0]), float(v[1])
     pts = [lo, hi] + [lo + f * (hi - lo) for f in (0.5, 0.25, 0.75, 0.125, 0.37)]
+    if rel == "add-remove-user":
+        out = _partition_pairs(domain, sizes, lo, hi, pts)
+    else:
+        if "partitions" in domain or "records" in domain:
+            raise BadValue(f"--search: partitions and records go with relation add-remove-user, not {rel!r}")
+        out = _record_pairs(sizes, rel, lo, hi, pts)
+    seen, uniq = set(), []
+    for a, b in out:
+        key = (json.dumps(a), json.dumps(b))
+        if key not in seen:
+            seen.add(key)
+            uniq.append((a, b))
+    return uniq[:100]
+
+
+def _record_pairs(sizes, rel, lo, hi, pts) -> list:
     out: list = []
     for n in sizes:
         bases = [[lo] * n, [hi] * n, [(lo + hi) / 2] * n, [lo if i % 2 == 0 else hi for i in range(n)]]
@@ -670,10 +698,23 @@ def domain_pairs(domain: Mapping) -> list[tuple[list, list]]:
                     out.append((base, base[1:]))
             else:
                 out += [(base, [p] + base[1:]) for p in pts if p != base[0]]
-    seen, uniq = set(), []
-    for a, b in out:
-        key = (tuple(a), tuple(b))
-        if key not in seen:
-            seen.add(key)
-            uniq.append((a, b))
-    return uniq[:100]
+    return out
+
+
+def _partition_pairs(domain, sizes, lo, hi, pts) -> list:
+    keys, records = domain.get("partitions"), domain.get("records", [1, 2])
+    if not _ints(keys, 0, 2**62) or len(set(keys)) != len(keys) or len(keys) > 64:
+        raise BadValue(f"--search: partitions must be a list of 1 to 64 distinct ints >= 0, got {keys!r}")
+    if not _ints(records, 1, 1000):
+        raise BadValue(f"--search: records must be a non-empty list of ints in [1, 1000], got {records!r}")
+    K, out = len(keys), []
+    spreads = sorted({1, max(1, K // 2), K})
+    for n in sizes:
+        bases = [[[i, keys[i % K], at] for i in range(n)] for at in (lo, hi)]
+        out += [(b, b[1:]) for b in bases if n >= 2]
+        for r in records:
+            for s in spreads:
+                for ks in (keys[:s], keys[::-1][:s]):
+                    for p in pts[:4]:
+                        out += [(b, b + [[n, k, p] for k in ks for _ in range(r)]) for b in bases]
+    return out

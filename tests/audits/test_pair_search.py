@@ -147,7 +147,11 @@ def test_domain_pairs_are_neighbours_and_bad_domains_are_refused():
     with pytest.raises(BadValue, match="sizes"):
         domain_pairs({"values": [0, 1], "sizes": [0], "relation": "replace-record"})
     with pytest.raises(BadValue, match="relation"):
+        domain_pairs({"values": [0, 1], "sizes": [2], "relation": "replace-user"})
+    with pytest.raises(BadValue, match="partitions"):  # a user over partitions needs the keys
         domain_pairs({"values": [0, 1], "sizes": [2], "relation": "add-remove-user"})
+    with pytest.raises(BadValue, match="add-remove-user"):
+        domain_pairs({"values": [0, 1], "sizes": [2], "relation": "replace-record", "partitions": [0]})
     with pytest.raises(BadValue, match="unknown key"):
         domain_pairs({"values": [0, 1], "sizes": [2], "relation": "replace-record", "n": 3})
 
@@ -182,7 +186,7 @@ def test_audit_search_finds_the_pair_the_end_points_miss(tmp_path, monkeypatch, 
     assert json.loads(capsys.readouterr().out)["verdict"] == "no violation found"
     assert cli.main(common + ["--search", domain, "--pair", "[1]", "[0]"]) == 2  # --search replaces --pair
     assert "--search goes with --mechanism" in capsys.readouterr().err
-    assert cli.main(common + ["--search", '{"values": [0, 1], "sizes": [3], "relation": "add-remove-user"}']) == 2
+    assert cli.main(common + ["--search", '{"values": [0, 1], "sizes": [3], "relation": "replace-user"}']) == 2
     assert "relation must be one of" in capsys.readouterr().err
 
 
@@ -342,3 +346,64 @@ def test_the_one_sided_clamp_is_a_privacy_violation_only_with_the_search():
     assert hits and any(f.title.startswith("searched (") for f in hits), [f.title for f in hits]
     off = validate("wilson2020.sum", target, seed=0, search=False)
     assert off.verdict == "deviation from reference"
+
+
+def test_domain_pairs_over_partitions_add_or_remove_one_user():
+    """``--search`` with ``"relation": "add-remove-user"``: rows [user, partition, value]; each pair differs
+    by exactly one user's rows (all of them), the added user holds 1 .. all of the keys with 1 or several
+    records in each, existing keys and new ones, at the ends and inside the range."""
+    pairs = domain_pairs(
+        {"values": [0, 1], "sizes": [3], "relation": "add-remove-user", "partitions": [0, 1, 2, 3], "records": [1, 3]}
+    )
+    assert 20 <= len(pairs) <= 100
+    spreads, per_key, keys, values = set(), set(), set(), set()
+    for a, b in pairs:
+        ua, ub = ({(r[0], r[1], r[2]) for r in x} for x in (a, b))
+        diff = ua ^ ub
+        users = {r[0] for r in diff}
+        assert len(users) == 1, (a, b)
+        (u,) = users
+        mine = [r for r in (b if len(b) > len(a) else a) if r[0] == u]
+        assert len(mine) == abs(len(b) - len(a)), "every row of the user appears or vanishes"
+        ks = [r[1] for r in mine]
+        spreads.add(len(set(ks)))
+        per_key.add(max(ks.count(k) for k in ks))
+        keys |= set(ks)
+        values |= {r[2] for r in mine}
+    assert spreads >= {1, 2, 4} and per_key >= {1, 3} and keys == {0, 1, 2, 3}
+    assert any(0.0 < v < 1.0 for v in values) and {0.0, 1.0} <= values
+
+
+PARTITION_COUNT = """
+import numpy as np
+
+_rng = np.random.default_rng()
+KEYS = [0, 1, 2, 3]
+
+
+def count_unbounded(rows):
+    \"\"\"BUG: COUNT per key with Laplace noise for L0 = 2 partitions of one record per user (scale 2 at
+    eps = 1), but no contribution bounding at all.\"\"\"
+    c = np.zeros(len(KEYS))
+    for u, p, v in rows:
+        c[KEYS.index(int(p))] += 1
+    return c + _rng.laplace(0.0, 2.0, len(KEYS))
+"""
+
+
+@pytest.mark.slow
+def test_audit_search_over_partitions_finds_an_unbounded_user(tmp_path, monkeypatch, capsys):
+    """``userdp audit --search`` on a black-box partition mechanism: the searched user holds 3 records in all
+    4 keys, a move of L1 12 against the noise's 2 (true loss 6 eps); the confirmed eps_lb exceeds the claim
+    (false alarm <= 1 - 0.99999). Planted: a pair that removes a one-record user moves L1 1 (loss 1/2)."""
+    (tmp_path / "leaky_parts.py").write_text(PARTITION_COUNT)
+    monkeypatch.chdir(tmp_path)
+    common = ["audit", "--mechanism", "leaky_parts:count_unbounded", "--claim", "pure:epsilon=1"]
+    common += ["--samples", "2000", "--confidence", "0.99999", "--workers", "1", "--json"]
+    domain = {"values": [0, 1], "sizes": [3], "relation": "add-remove-user", "partitions": [0, 1, 2, 3]}
+    assert cli.main(common + ["--search", json.dumps({**domain, "records": [1, 3]})]) == 1
+    res = json.loads(capsys.readouterr().out)
+    assert res["verdict"] == "violation" and res["epsilon_lower_bound"] > 1.0, res["epsilon_lower_bound"]
+    one = ["--relation", "add-remove-user", "--pair", "[[0, 0, 0], [1, 1, 0]]", "[[1, 1, 0]]"]
+    assert cli.main(common + one) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "no violation found"
