@@ -98,6 +98,9 @@ class Domain:
         a pair's move precisely where the replay does not align the noise (the move of the statistic does not
         depend on epsilon; a target whose noise does not scale with 1 / epsilon is ranked, and the audit at
         ``params`` decides). The share of the claim is then measured at these parameters.
+    stage: whether TARGET's own noise-free ``statistic`` stage may measure a pair's move where the replay is
+        not exact (False where the releases' mean is not the statistic of the data as given: a sampling
+        stage comes first, as Wilson's bounding).
     absent: None, or the release value that means "this partition is absent" (private partition selection:
         0 in a 0/1 release; NaN in a map of values). Such a release is scored by its partitions' presence:
         a partition present on one side and absent on the other is the selection's event, measured by its
@@ -118,6 +121,7 @@ class Domain:
     replay: int = 16
     refine: int = 0
     score: Mapping | None = None
+    stage: bool = True
     absent: float | None = None
 
     def __post_init__(self):
@@ -514,9 +518,8 @@ def search_pairs(ctx, budget: float) -> SearchResult | None:
     cands = candidates(dom, ctx.seed)
     replay = dom.replay if not ctx.slow else max(4, dom.replay // 4)
     scales = {id(D): _noise_scales(spec, D, params, ctx.seed) for D in dom.bases}
-    sc = _Scoring(
-        ctx, dom, params, not ctx.independent, scales, _stage_statistic(ctx, params), _NORMS.get(spec.noise, 2)
-    )
+    stat = _stage_statistic(ctx, params) if dom.stage else None
+    sc = _Scoring(ctx, dom, params, not ctx.independent, scales, stat, _NORMS.get(spec.noise, 2))
     rows, atom = [], None
     order = np.random.default_rng([ctx.seed, 11, 3]).permutation(len(cands))  # fair coverage within the budget
     for j in order.tolist():
