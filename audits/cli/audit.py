@@ -203,7 +203,9 @@ def _external_arguments(au: argparse.ArgumentParser) -> None:
         help="with --mechanism, instead of --pair: search the pairs of a declared domain, a JSON object "
         '{"values": [lo, hi], "sizes": [n, ...], "relation": "add-remove-record" or "replace-record"}: '
         "records at both ends, interior points and the centre, added, removed or replaced, on datasets of "
-        "each size (audits/validation/pair_search.py); the auditor's pilot ranks them on fresh outputs and "
+        'each size; or "relation": "add-remove-user" with "partitions": [key, ...] (and "records": [r, ...]): '
+        "rows [user, partition, value], a user added across 1 .. all keys or removed "
+        "(audits/validation/pair_search.py); the auditor's pilot ranks them on fresh outputs and "
         "confirms the best",
     )
     au.add_argument(

@@ -40,6 +40,7 @@ worst case, never a proof that none is worse.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import time
 import warnings
@@ -91,6 +92,28 @@ class Domain:
         sizes span 1, tau, 2 tau, 4 tau covers them).
     add: None, or ``add(base, user_id, values (k, ...), labels (k,) or None) -> dataset``, for
         datasets with more fields than values and labels (task ids); default: the relation's own.
+    partitions: None (no partition key), or the partition keys the added user may hold records in, those of
+        the bases first, then new ones: the relation across partitions (an added user holds records in
+        ``spread`` of them at once, ``records`` in each).
+    spread: the numbers of partitions the added user holds records in (e.g. 1, L0, L0 + 1, all).
+    points: None (both ends, interior fractions, seeded uniforms), or the scalar values to try, each in
+        ``values`` (a clamp's ends inside a wider domain, the centre: a target that reads no value needs one).
+    replay: the coupled rows per side that score a candidate (16 by default; where the rng streams do not
+        align, e.g. a sampling stage whose draws depend on the data, more rows make the moments tighter).
+    refine: 0, or the rows per side that re-score the best candidates on fresh seeds where the replay is not
+        exact (the first ``replay`` rows rank them; these decide).
+    score: None, or the parameters the candidates are SCORED at (default ``params``; the audit of the chosen
+        pair always runs at ``params``). A larger epsilon shrinks additive noise, so a few coupled rows give
+        a pair's move precisely where the replay does not align the noise (the move of the statistic does not
+        depend on epsilon; a target whose noise does not scale with 1 / epsilon is ranked, and the audit at
+        ``params`` decides). The share of the claim is then measured at these parameters.
+    stage: whether TARGET's own noise-free ``statistic`` stage may measure a pair's move where the replay is
+        not exact (False where the releases' mean is not the statistic of the data as given: a sampling
+        stage comes first, as Wilson's bounding).
+    absent: None, or the release value that means "this partition is absent" (private partition selection:
+        0 in a 0/1 release; NaN in a map of values). Such a release is scored by its partitions' presence:
+        a partition present on one side and absent on the other is the selection's event, measured by its
+        probability, and a partition ALWAYS present on one side and never on the other is an atom.
     """
 
     relation: str
@@ -101,6 +124,14 @@ class Domain:
     labels: tuple | None = None
     records: tuple = (1,)
     add: Callable | None = field(default=None, repr=False)
+    partitions: tuple | None = None
+    spread: tuple = (1,)
+    points: tuple | None = None
+    replay: int = 16
+    refine: int = 0
+    score: Mapping | None = None
+    stage: bool = True
+    absent: float | None = None
 
     def __post_init__(self):
         if self.relation not in RELATIONS:
@@ -122,6 +153,38 @@ class Domain:
             raise BadValue(f"records must be a non-empty tuple of ints >= 1, got {self.records!r}")
         if self.add is not None and not callable(self.add):
             raise BadType(f"add must be None or callable, got {type(self.add).__name__}")
+        self._check_partitions()
+
+    def _check_partitions(self):
+        def ints(t, lo):
+            return bool(t) and all(isinstance(k, int) and not isinstance(k, bool) and k >= lo for k in t)
+
+        if self.partitions is not None and not (
+            isinstance(self.partitions, tuple)
+            and ints(self.partitions, 0)
+            and len(set(self.partitions)) == len(self.partitions)
+        ):
+            raise BadValue(f"partitions must be None or a tuple of distinct ints >= 0, got {self.partitions!r}")
+        if not (isinstance(self.spread, tuple) and ints(self.spread, 1)):
+            raise BadValue(f"spread must be a non-empty tuple of ints >= 1, got {self.spread!r}")
+        if self.partitions is None and self.spread != (1,):
+            raise BadValue(f"spread must be (1,) without partitions, got {self.spread!r}")
+        if self.partitions is not None and max(self.spread) > len(self.partitions):
+            raise BadValue(f"spread must be at most len(partitions) = {len(self.partitions)}, got {self.spread!r}")
+        lo, hi = (float(v) for v in self.values)
+        if self.points is not None and not (
+            isinstance(self.points, tuple) and self.points and all(lo <= float(v) <= hi for v in self.points)
+        ):
+            raise BadValue(f"points must be None or a non-empty tuple of values in [{lo}, {hi}], got {self.points!r}")
+        for name, v, least in (("replay", self.replay, 2), ("refine", self.refine, 0)):
+            if not (isinstance(v, int) and not isinstance(v, bool) and v >= least):
+                raise BadValue(f"{name} must be an int >= {least}, got {v!r}")
+        if self.score is not None and not isinstance(self.score, Mapping):
+            raise BadType(
+                f"score must be None or a mapping of parameter names to values, got {type(self.score).__name__}"
+            )
+        if self.absent is not None and not isinstance(self.absent, (int, float)):
+            raise BadType(f"absent must be None or a number (NaN allowed), got {type(self.absent).__name__}")
 
 
 @dataclass(frozen=True)
@@ -178,6 +241,8 @@ def _points(dom: Domain, shape: tuple, rng) -> list[tuple[np.ndarray, str]]:
     vectors: the box's corners and axes (or the ball's surface along every direction), the centre,
     half-way points, seeded uniforms."""
     lo, hi = (float(v) for v in dom.values)
+    if shape == () and dom.points is not None:
+        return [(np.array(float(v)), f"{float(v):.4g}") for v in dom.points]
     if shape == ():
         fr = (0.0, 1.0, 0.125, 0.25, 0.5, 0.75, 0.875, 0.37, 0.61)
         pts = [(np.array(lo + f * (hi - lo)), f"{lo + f * (hi - lo):.4g}") for f in fr]
@@ -219,6 +284,9 @@ def candidates(dom: Domain, seed: int = 0) -> list[Candidate]:
             for u in np.unique(D.user_ids).tolist():
                 if D.m >= 2:
                     out.append(Candidate(D, D.without_user(u), u, f"remove user {u} of {D.m}", D))
+            if dom.partitions is not None:
+                out += _partition_users(dom, D, pts, uid)
+                continue
             for k in dom.records:
                 for v, what in pts:
                     for y in labels:
@@ -334,6 +402,56 @@ def _replace_user(dom: Domain, D, pts: list, labels: list, rng) -> list[Candidat
     return out
 
 
+def _with_user(D, uid: int, values, parts) -> Any:
+    """D plus user ``uid`` with records of ``values`` in partitions ``parts`` (in that record order)."""
+    from userdp.reference.data import UserDataset
+
+    if D.partition_ids is None:
+        raise BadValue("a Domain with partitions needs bases with partition_ids")
+    return UserDataset.from_arrays(
+        np.r_[D.values, np.asarray(values, float)],
+        np.r_[D.user_ids, np.full(len(parts), uid)],
+        partition_ids=np.r_[D.partition_ids, np.asarray(parts, dtype=np.int64)],
+    )
+
+
+def _partition_users(dom: Domain, D, pts: list, uid: int) -> list[Candidate]:
+    """The users added across partitions: in s partitions of ``spread`` (the first s keys of ``partitions``,
+    the bases' own first, and the last s in reverse: new partitions, another record order), k records of
+    ``records`` in each, at one value; for s >= 2, values rising and falling across the user's partitions
+    (unequal values: a bounding that keeps the user's first partitions, not a uniform sample, shows), and k
+    records in the first partition with one in each other (unequal records)."""
+    keys, out = list(dom.partitions), []
+    lo, hi = min(float(v) for v, _ in pts), max(float(v) for v, _ in pts)
+
+    def add(vals, parts, what):
+        out.append(Candidate(D, _with_user(D, uid, vals, parts), uid, f"add user {uid}: {what} ({D.m} users)", D))
+
+    for s in dom.spread:
+        places = [keys[:s]] + ([keys[::-1][:s]] if keys[::-1][:s] != keys[:s] else [])
+        for ks in places:
+            for k in dom.records:
+                parts = np.repeat(ks, k)
+                for v, what in pts:
+                    add(np.full(parts.size, float(v)), parts, f"{k} record(s) at {what} in each of partitions {ks}")
+                if s >= 2 and hi > lo:
+                    ramp = np.linspace(lo, hi, s)
+                    for r, how in ((ramp, "rising"), (ramp[::-1], "falling")):
+                        add(
+                            np.repeat(r, k),
+                            parts,
+                            f"{k} record(s) in each of partitions {ks}, values {how} {lo:.4g}..{hi:.4g}",
+                        )
+                if s >= 2 and k >= 2:
+                    heavy = np.r_[np.full(k, ks[0]), ks[1:]]
+                    add(
+                        np.full(heavy.size, hi),
+                        heavy,
+                        f"{k} record(s) at {hi:.4g} in partition {ks[0]}, one in each of {ks[1:]}",
+                    )
+    return out
+
+
 # ------------------------------------------------------------------ scoring
 def _level(claim, unit) -> float:
     """The claim's level for the pair's unit: mu (Gaussian DP), eps_i (personalized), eps."""
@@ -397,77 +515,173 @@ def atom_indicator(coordinate: int, value: float, flatten: Callable):
     return post
 
 
+def _presence(rows: np.ndarray, absent: float) -> np.ndarray:
+    """Where each row holds each partition: a finite value other than ``absent`` (NaN: any finite value)."""
+    with np.errstate(invalid="ignore"):
+        here = np.isfinite(rows)
+        return here if math.isnan(float(absent)) else here & (rows != float(absent))
+
+
+def _selection(a: np.ndarray, b: np.ndarray, absent: float, delta: float) -> tuple[np.ndarray, tuple | None]:
+    """(per coordinate, the largest log ratio of a presence event; an atom or None) from R coupled rows a side.
+
+    A partition kept with frequency f_a on one side and f_b on the other: the events "present" and "absent",
+    both orderings, each ratio of the smoothed frequencies (f R + 1/2) / (R + 1) (never 0 or 1), counted only
+    where the larger side's frequency exceeds delta (an event below delta is the claim's delta part, not its
+    eps). An atom: a partition present on EVERY row of one side and on none of the other's (R >= 8), a value
+    of positive probability under one dataset and, as far as R rows tell, none under its neighbour."""
+    R = a.shape[0]
+    fa, fb = _presence(a, absent).mean(axis=0), _presence(b, absent).mean(axis=0)
+    atom = None
+    always = np.flatnonzero(((fa == 1) & (fb == 0)) | ((fa == 0) & (fb == 1)))
+    if R >= 8 and always.size:
+        k = int(always[0])
+        vals = np.unique((a if fa[k] == 1 else b)[:, k])
+        if vals.size == 1:  # the present side's one value: its indicator is the partition's presence
+            atom = (k, float(vals[0]))
+    sa, sb = (fa * R + 0.5) / (R + 1), (fb * R + 0.5) / (R + 1)
+    terms = [
+        np.where(fx > delta, np.log(x / y), 0.0)
+        for x, y, fx in ((sa, sb, fa), (sb, sa, fb), (1 - sa, 1 - sb, 1 - fa), (1 - sb, 1 - sa, 1 - fb))
+    ]
+    return np.maximum(np.max(np.stack(terms), axis=0), 0.0), atom
+
+
+def _delta(claim) -> float:
+    try:
+        return float(claim.as_eps_delta()[1])
+    except (AttributeError, TypeError, ValueError):
+        return 0.0
+
+
+@dataclass
+class _Scoring:
+    """What scoring a candidate needs, computed once per search."""
+
+    ctx: Any
+    dom: Domain
+    params: dict
+    one: bool
+    scales: dict
+    stat: Callable | None
+    p: int
+
+
+def _score(sc: _Scoring, c: Candidate, j: int, n: int, stream: int) -> dict | None:
+    """One candidate's score from n coupled rows a side (seeds ``[seed, 11, stream, j]``); None: no claim."""
+    ctx, spec, dom, params = sc.ctx, sc.ctx.spec, sc.dom, sc.params
+    claim = ctx.claim(Case(c.first, params, "searched"))
+    if claim is None:
+        return None
+    where = f"pair search: {c.description}"
+    t = ctx.target
+    a = release_rows(spec, t, c.first, np.random.default_rng([ctx.seed, 11, stream, j]), n, params, where, sc.one)
+    b = release_rows(spec, t, c.second, np.random.default_rng([ctx.seed, 11, stream, j]), n, params, where, sc.one)
+    out = {"c": c, "width": a.shape[1], "det": True, "staged": False, "atom": None, "norms": None}
+    if a.shape != b.shape:
+        return out
+    lev = _level(claim, c.unit)
+    if dom.absent is not None:  # partition selection: presence events, by their probabilities
+        per, out["atom"] = _selection(a, b, dom.absent, _delta(claim))
+        out["det"] = False
+        out["norms"] = tuple(float(np.linalg.norm(per, ord=q)) / lev for q in (1, 1, 2, np.inf))
+        return out
+    det, shift = _replayed_shift(a, b)
+    out["det"] = det
+    if not det and sc.stat is not None:  # no exact replay (TARGET's own generator): its noise-free stage
+        s1, s2 = sc.stat(c.first), sc.stat(c.second)
+        if s1 is not None and s2 is not None and s1.shape == s2.shape == shift.shape:
+            shift, out["staged"] = s1 - s2, True
+    scale = sc.scales.get(id(c.base))
+    scale = _spread(np.vstack([a, b])) if scale is None or scale.shape != shift.shape else scale
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        u = np.nan_to_num(shift / scale, nan=0.0)
+    out["norms"] = tuple(float(np.linalg.norm(u, ord=q)) / lev for q in (sc.p, 1, 2, np.inf))
+    if not det:
+        found = _atom(a, b)
+        out["atom"] = None if found is None else found[1:]
+    return out
+
+
 def search_pairs(ctx, budget: float) -> SearchResult | None:
     """The best pairs of the spec's domain for TARGET (module docstring), within ``budget`` seconds
     of the search's own time; None where the spec declares no domain."""
-    spec, t = ctx.spec, ctx.target
+    spec = ctx.spec
     if spec.domain is None:
         return None
     t0 = time.perf_counter()
     dom = spec.domain(ctx.seed)
-    params = dict(dom.params)
+    params = dict(dom.params if dom.score is None else dom.score)  # where the candidates are scored
     cands = candidates(dom, ctx.seed)
-    replay = 16 if not ctx.slow else 4
-    one = not ctx.independent
+    replay = dom.replay if not ctx.slow else max(4, dom.replay // 4)
     scales = {id(D): _noise_scales(spec, D, params, ctx.seed) for D in dom.bases}
-    stat = _stage_statistic(ctx, params)
-    p = _NORMS.get(spec.noise, 2)
-    rows, evaluated, exact, staged = [], 0, True, 0
-    atom = None
+    stat = _stage_statistic(ctx, params) if dom.stage else None
+    sc = _Scoring(ctx, dom, params, not ctx.independent, scales, stat, _NORMS.get(spec.noise, 2))
+    rows, atom = [], None
     order = np.random.default_rng([ctx.seed, 11, 3]).permutation(len(cands))  # fair coverage within the budget
     for j in order.tolist():
-        c = cands[j]
-        if time.perf_counter() - t0 > budget and evaluated >= 8:
+        if time.perf_counter() - t0 > budget and len(rows) >= 8:
             break
-        claim = ctx.claim(Case(c.first, params, "searched"))
-        if claim is None:
+        r = _score(sc, cands[j], j, replay, 2)
+        if r is None:
             return None
-        where = f"pair search: {c.description}"
-        a = release_rows(spec, t, c.first, np.random.default_rng([ctx.seed, 11, 2, j]), replay, params, where, one)
-        b = release_rows(spec, t, c.second, np.random.default_rng([ctx.seed, 11, 2, j]), replay, params, where, one)
-        evaluated += 1
-        if a.shape != b.shape:
-            continue
-        det, shift = _replayed_shift(a, b)
-        exact = exact and det
-        if not det and stat is not None:  # no exact replay (TARGET's own generator): its noise-free stage
-            s1, s2 = stat(c.first), stat(c.second)
-            if s1 is not None and s2 is not None and s1.shape == s2.shape == shift.shape:
-                shift, staged = s1 - s2, staged + 1
-        sc = scales.get(id(c.base))
-        sc = _spread(np.vstack([a, b])) if sc is None or sc.shape != shift.shape else sc
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            u = np.nan_to_num(shift / sc, nan=0.0)
-        lev = _level(claim, c.unit)
-        norms = tuple(float(np.linalg.norm(u, ord=q)) / lev for q in (p, 1, 2, np.inf))
-        if not det and atom is None:
-            found = _atom(a, b)
-            if found is not None:
-                atom = (j, found)
-        rows.append((norms, c, a.shape[1]))
-    if not rows:
+        r["j"] = j
+        rows.append(r)
+        if atom is None and r["atom"] is not None:
+            atom = r
+    scored = [r for r in rows if r["norms"] is not None]
+    if not scored:
         return None
+    exact = all(r["det"] for r in scored)
+    if atom is None and dom.refine and not exact:
+        scored, atom = _refined(sc, scored, replay, budget, time.perf_counter() - t0)
     secs = time.perf_counter() - t0
     if atom is not None:
-        j, (side, coord, value) = atom
-        c = cands[j]
-        return SearchResult([_pair(spec, c)], [math.inf], "coupled replay, an atom", evaluated, secs, (coord, value), 1)
+        c = atom["c"]
+        return SearchResult([_pair(spec, c)], [math.inf], "coupled replay, an atom", len(rows), secs, atom["atom"], 1)
     how = "coupled replay, exact (additive noise)" if exact else "coupled replay, moments"
-    if not exact and staged == len(rows):
+    if dom.absent is not None:
+        how = "coupled replay, the partitions' presence probabilities"
+    elif not exact and all(r["staged"] for r in scored):
         how = "TARGET's statistic stage, exact (its releases do not replay)"
-    # one audit design takes one release shape, so one base: the one with the largest move under any of
-    # the norms (L1 >= L2 >= max, equal in d = 1: a base in more dimensions shows more directions)
-    top = max(rows, key=lambda r: max(r[0]))
-    rows = [r for r in rows if r[1].base is top[1].base]
+    if dom.refine and not exact:
+        how += f" (the best re-scored on {dom.refine} fresh rows a side at most)"
+    return _best(spec, scored, how, len(rows), secs)
+
+
+def _refined(sc: _Scoring, scored: list, replay: int, budget: float, spent: float) -> tuple[list, dict | None]:
+    """The best candidates (by their largest norm) re-scored on fresh seeds with up to ``dom.refine`` rows a
+    side, as many as one more ``budget`` allows at the rows' measured cost; an atom found there wins."""
+    top = sorted(scored, key=lambda r: max(r["norms"]), reverse=True)[:8]
+    per_row = spent / max(1, 2 * replay * len(scored))
+    n = int(min(sc.dom.refine, max(replay, budget / max(1e-9, 2 * len(top) * per_row))))
+    out, atom = [], None
+    for r in top:
+        s = _score(sc, r["c"], r["j"], n, 4)
+        if s is None or s["norms"] is None:
+            continue
+        s["j"] = r["j"]
+        out.append(s)
+        if atom is None and s["atom"] is not None:
+            atom = s
+    return (out or scored), atom
+
+
+def _best(spec, scored: list, how: str, evaluated: int, secs: float) -> SearchResult:
+    """The best pair under each of the norms (at most ``KEEP``), from one base dataset: one audit design
+    takes one release shape, so the base with the largest move under any norm (L1 >= L2 >= max, equal in
+    d = 1: a base in more dimensions shows more directions)."""
+    top = max(scored, key=lambda r: max(r["norms"]))
+    rows = [r for r in scored if r["c"].base is top["c"].base]
     picked, scores = [], []
     for q in range(4):
-        best = max(rows, key=lambda r: r[0][q])
-        if all(best[1] is not c for c in picked):
-            picked.append(best[1])
-            scores.append(best[0][0])
+        best = max(rows, key=lambda r: r["norms"][q])
+        if all(best["c"] is not c for c in picked):
+            picked.append(best["c"])
+            scores.append(best["norms"][0])
         if len(picked) == KEEP:
             break
-    return SearchResult([_pair(spec, c) for c in picked], scores, how, evaluated, secs, width=top[2])
+    return SearchResult([_pair(spec, c) for c in picked], scores, how, evaluated, secs, width=top["width"])
 
 
 def _replayed_shift(a: np.ndarray, b: np.ndarray) -> tuple[bool, np.ndarray]:
@@ -517,7 +731,16 @@ def searched_design(ctx, res: SearchResult) -> AuditDesign:
 
 
 # ------------------------------------------------------------------ black-box: userdp audit --search
-SEARCH_RELATIONS = ("add-remove-record", "replace-record")
+SEARCH_RELATIONS = ("add-remove-record", "replace-record", "add-remove-user")
+_SEARCH_KEYS = {"values", "sizes", "relation", "partitions", "records"}
+
+
+def _ints(x, lo: int, hi: int) -> bool:
+    return (
+        isinstance(x, list)
+        and bool(x)
+        and all(isinstance(n, int) and not isinstance(n, bool) and lo <= n <= hi for n in x)
+    )
 
 
 def domain_pairs(domain: Mapping) -> list[tuple[list, list]]:
@@ -527,26 +750,44 @@ def domain_pairs(domain: Mapping) -> list[tuple[list, list]]:
     hi, at the centre, and alternating lo/hi; neighbours: a record added (add-remove) or the first
     one replaced (replace) by lo, hi or interior points (1/8, 1/4, 0.37, 1/2, 3/4 of the range), and
     a record removed. At most 100 pairs (the auditor's own pilot ranks them on fresh outputs and
-    confirms the best: ``harness.audit``)."""
+    confirms the best: ``harness.audit``).
+
+    A mechanism over partitions (``"relation": "add-remove-user"``, with ``"partitions": [key, ...]`` and
+    optionally ``"records": [r, ...]``, default [1, 2]) is called on lists of ``[user, partition, value]``
+    rows: bases of n users with one record each, spread over the keys (at lo, at hi); neighbours: user 0
+    removed, or a new user added with r records in each of 1, half or all of the keys (the first ones, and
+    the last ones: new partitions where the bases leave them empty), at lo, hi or an interior point."""
     if not isinstance(domain, Mapping):
         raise BadType(f"--search must be a JSON object {{values, sizes, relation}}, got {type(domain).__name__}")
-    extra = set(domain) - {"values", "sizes", "relation"}
+    extra = set(domain) - _SEARCH_KEYS
     if extra:
-        raise BadValue(f"--search: unknown key(s) {sorted(extra)}; the keys are values, sizes, relation")
+        raise BadValue(f"--search: unknown key(s) {sorted(extra)}; the keys are {', '.join(sorted(_SEARCH_KEYS))}")
     v, sizes, rel = domain.get("values"), domain.get("sizes"), domain.get("relation")
     ok = isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
     if not ok or not (math.isfinite(v[0]) and math.isfinite(v[1]) and v[0] < v[1]):
         raise BadValue(f"--search: values must be [lo, hi], finite numbers with lo < hi, got {v!r}")
-    if (
-        not isinstance(sizes, list)
-        or not sizes
-        or not all(isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 10_000 for n in sizes)
-    ):
+    if not _ints(sizes, 1, 10_000):
         raise BadValue(f"--search: sizes must be a non-empty list of ints in [1, 10000], got {sizes!r}")
     if rel not in SEARCH_RELATIONS:
         raise BadValue(f"--search: relation must be one of {SEARCH_RELATIONS}, got {rel!r}")
     lo, hi = float(v[0]), float(v[1])
     pts = [lo, hi] + [lo + f * (hi - lo) for f in (0.5, 0.25, 0.75, 0.125, 0.37)]
+    if rel == "add-remove-user":
+        out = _partition_pairs(domain, sizes, lo, hi, pts)
+    else:
+        if "partitions" in domain or "records" in domain:
+            raise BadValue(f"--search: partitions and records go with relation add-remove-user, not {rel!r}")
+        out = _record_pairs(sizes, rel, lo, hi, pts)
+    seen, uniq = set(), []
+    for a, b in out:
+        key = (json.dumps(a), json.dumps(b))
+        if key not in seen:
+            seen.add(key)
+            uniq.append((a, b))
+    return uniq[:100]
+
+
+def _record_pairs(sizes, rel, lo, hi, pts) -> list:
     out: list = []
     for n in sizes:
         bases = [[lo] * n, [hi] * n, [(lo + hi) / 2] * n, [lo if i % 2 == 0 else hi for i in range(n)]]
@@ -557,10 +798,23 @@ def domain_pairs(domain: Mapping) -> list[tuple[list, list]]:
                     out.append((base, base[1:]))
             else:
                 out += [(base, [p] + base[1:]) for p in pts if p != base[0]]
-    seen, uniq = set(), []
-    for a, b in out:
-        key = (tuple(a), tuple(b))
-        if key not in seen:
-            seen.add(key)
-            uniq.append((a, b))
-    return uniq[:100]
+    return out
+
+
+def _partition_pairs(domain, sizes, lo, hi, pts) -> list:
+    keys, records = domain.get("partitions"), domain.get("records", [1, 2])
+    if not _ints(keys, 0, 2**62) or len(set(keys)) != len(keys) or len(keys) > 64:
+        raise BadValue(f"--search: partitions must be a list of 1 to 64 distinct ints >= 0, got {keys!r}")
+    if not _ints(records, 1, 1000):
+        raise BadValue(f"--search: records must be a non-empty list of ints in [1, 1000], got {records!r}")
+    K, out = len(keys), []
+    spreads = sorted({1, max(1, K // 2), K})
+    for n in sizes:
+        bases = [[[i, keys[i % K], at] for i in range(n)] for at in (lo, hi)]
+        out += [(b, b[1:]) for b in bases if n >= 2]
+        for r in records:
+            for s in spreads:
+                for ks in (keys[:s], keys[::-1][:s]):
+                    for p in pts[:4]:
+                        out += [(b, b + [[n, k, p] for k in ks for _ in range(r)]) for b in bases]
+    return out

@@ -220,6 +220,7 @@ BUG_CLASSES: dict[str, BugClass] = {
             "krichene2023/gd-coordinate-clipping",
             "desfontaines2022/select-before-bounding",
             "desfontaines2022/stale-bound-after-rekey",
+            "wilson2020/upper-clamp-only",
         ),
     ),
     "sub-optimal-parameter": BugClass(

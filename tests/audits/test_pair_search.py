@@ -8,6 +8,7 @@ left end. Planted: with the search off, the pair-gap bugs of the corpus are grad
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
@@ -147,7 +148,11 @@ def test_domain_pairs_are_neighbours_and_bad_domains_are_refused():
     with pytest.raises(BadValue, match="sizes"):
         domain_pairs({"values": [0, 1], "sizes": [0], "relation": "replace-record"})
     with pytest.raises(BadValue, match="relation"):
+        domain_pairs({"values": [0, 1], "sizes": [2], "relation": "replace-user"})
+    with pytest.raises(BadValue, match="partitions"):  # a user over partitions needs the keys
         domain_pairs({"values": [0, 1], "sizes": [2], "relation": "add-remove-user"})
+    with pytest.raises(BadValue, match="add-remove-user"):
+        domain_pairs({"values": [0, 1], "sizes": [2], "relation": "replace-record", "partitions": [0]})
     with pytest.raises(BadValue, match="unknown key"):
         domain_pairs({"values": [0, 1], "sizes": [2], "relation": "replace-record", "n": 3})
 
@@ -182,7 +187,7 @@ def test_audit_search_finds_the_pair_the_end_points_miss(tmp_path, monkeypatch, 
     assert json.loads(capsys.readouterr().out)["verdict"] == "no violation found"
     assert cli.main(common + ["--search", domain, "--pair", "[1]", "[0]"]) == 2  # --search replaces --pair
     assert "--search goes with --mechanism" in capsys.readouterr().err
-    assert cli.main(common + ["--search", '{"values": [0, 1], "sizes": [3], "relation": "add-remove-user"}']) == 2
+    assert cli.main(common + ["--search", '{"values": [0, 1], "sizes": [3], "relation": "replace-user"}']) == 2
     assert "relation must be one of" in capsys.readouterr().err
 
 
@@ -240,3 +245,180 @@ def test_a_non_finite_release_scores_without_a_warning():
         warnings.simplefilter("error")
         det, shift = _replayed_shift(a, b)
     assert not det and np.all(np.isfinite(shift)) and shift[0] == 0.75
+
+
+# ------------------------------------------------------------------ releases over partitions
+def _partitioned(values, users, parts) -> UserDataset:
+    return UserDataset.from_arrays(values, users, partition_ids=parts)
+
+
+def test_candidates_span_partitions_records_and_values():
+    """The relation across partitions: an added user in 1 .. all of the keys at once (existing and new, in
+    two record orders), 1 .. several records in each, at one value (interior and beyond a clamp) or unequal
+    values across its partitions, or several records in one partition and one in each other."""
+    D = _partitioned([0.5, 1.0, 0.25], [0, 1, 1], [0, 1, 2])
+    dom = Domain(
+        "add-remove-user", {}, (D,), (-3.0, 4.0), records=(1, 3), partitions=(0, 1, 2, 3), spread=(1, 2, 4),
+        points=(-3.0, 0.5, 4.0),
+    )  # fmt: skip
+    cs = candidates(dom, 0)
+    added = [c for c in cs if c.second.n > D.n]
+    assert {c.unit for c in cs if c.second.n < D.n} == {0, 1}, "every user removed once"
+    shapes = set()
+    for c in added:
+        new = c.second.partition_ids[D.n :]
+        assert np.all(c.second.user_ids[D.n :] == 2) and np.array_equal(c.second.values[: D.n], D.values)
+        keys, per = np.unique(new, return_counts=True)
+        shapes.add((keys.size, int(per.max()), int(per.min())))
+    assert {(1, 1, 1), (1, 3, 3), (2, 1, 1), (2, 3, 3), (4, 1, 1), (4, 3, 3), (2, 3, 1), (4, 3, 1)} <= shapes, shapes
+    parts = [tuple(c.second.partition_ids[D.n :].tolist()) for c in added]
+    assert (3,) in parts and (0,) in parts, "a new partition and an existing one"
+    assert (0, 1) in parts and (3, 2) in parts, "the keys in both orders"
+    vals = {float(v) for c in added for v in c.second.values[D.n :]}
+    assert {-3.0, 0.5, 4.0} <= vals
+    unequal = [c for c in added if np.unique(c.second.values[D.n :]).size > 1]
+    assert unequal and all("rising" in c.description or "falling" in c.description for c in unequal)
+    with pytest.raises(BadValue, match="spread"):  # planted: more partitions than the keys
+        Domain("add-remove-user", {}, (D,), (0.0, 1.0), partitions=(0, 1), spread=(3,))
+    with pytest.raises(BadValue, match="spread"):
+        Domain("add-remove-user", {}, (D,), (0.0, 1.0), spread=(2,))
+    with pytest.raises(BadValue, match="points"):
+        Domain("add-remove-user", {}, (D,), (0.0, 1.0), points=(2.0,))
+    with pytest.raises(BadValue, match="partitions"):
+        Domain("add-remove-user", {}, (D,), (0.0, 1.0), partitions=(0, 0))
+
+
+def test_a_selection_is_scored_by_presence_and_an_always_absent_partition_is_an_atom():
+    """0/1 rows (absent = 0): a key kept on 48 of 64 rows against 12 of 64 is an event of log ratio
+    ln((48.5 / 65) / (12.5 / 65)) = ln(3.88) (smoothed frequencies, closed form); an event whose larger
+    frequency is below delta is delta's part and counts 0 (key 1: only its "absent" event counts); a key on
+    every row of one side and none of the other is an atom. A value release with NaN for absent keys is
+    read the same way."""
+    from userdp.audits.validation.pair_search import _selection
+
+    a = np.zeros((64, 3))
+    b = np.zeros((64, 3))
+    a[:48, 0], b[:12, 0] = 1, 1
+    a[:1, 1] = 1  # 1/64 < delta = 0.05: no eps part
+    per, atom = _selection(a, b, 0.0, 0.05)
+    assert per[0] == pytest.approx(np.log(48.5 / 12.5)) and per[2] == 0.0
+    assert per[1] == pytest.approx(np.log(64.5 / 63.5))  # only "absent", whose frequency exceeds delta
+    assert atom is None
+    b[:, 2] = 1  # planted: key 2 always kept on one side only
+    per, atom = _selection(a, b, 0.0, 0.05)
+    assert atom == (2, 1.0), atom
+    v = np.where(a == 1, 3.5, np.nan)
+    w = np.where(b == 1, 3.5, np.nan)
+    per2, atom2 = _selection(v, w, float("nan"), 0.05)
+    assert np.allclose(per2, per) and atom2 == (2, 3.5)
+
+
+def test_the_search_finds_a_user_of_several_rows_in_one_partition():
+    """desfontaines2022/count-rows counts rows, not distinct users: a user of r rows in a partition of
+    n1' - 1 users raises its count by r (the correct code: by 1). Each added distinct user raises the keep
+    probability at most e^(eps') there (eps' = 1/2), so the correct code's best pair realises about one
+    claim; the rows bug's best holds several rows in one partition and realises more than twice it. The
+    scores are seeded (the search's own stream); the margin is the closed form's e^(r eps') against e^1."""
+    good = search_pairs(_ctx("desfontaines2022.optimal", "papers.desfontaines2022.corpus:recursion_bernoulli"), 30.0)
+    bad = search_pairs(_ctx("desfontaines2022.optimal", "papers.desfontaines2022.corpus:count_rows"), 30.0)
+    assert "presence" in bad.how and bad.atom is None, bad.summary()
+    assert bad.scores[0] > 2.0 > 1.5 > good.scores[0], (good.summary(), bad.summary())
+    assert not bad.pairs[0].description.split(": ", 1)[1].startswith("1 record"), bad.summary()
+
+
+def test_the_search_finds_a_user_below_a_one_sided_clamp():
+    """wilson2020/upper-clamp-only clamps by min(v, upper): a user of Linf = 2 records at -7 in the L0 = 3
+    public partitions moves each by 14 where the bound allows 2 x max(|-1|, |2|) = 4 per partition: a share
+    3 x 14 / 12 = 3.5 of the claim (closed form). At the scoring eps = 32 the Laplace scale is 12 / 32, so
+    8 rows a side give each coordinate's move within 1.2 (4 standard errors) of the truth; the bound 2.5
+    leaves more. Planted: the spec's own pairs add users at 2, where the bug moves nothing extra."""
+    bad = search_pairs(_ctx("wilson2020.sum", "papers.wilson2020.corpus:upper_clamp_only"), 30.0)
+    assert bad.scores[0] > 2.5, bad.summary()
+    assert "at -7 in each of" in bad.pairs[0].description, bad.summary()
+
+
+@pytest.mark.slow
+def test_the_one_sided_clamp_is_a_privacy_violation_only_with_the_search():
+    """Planted: with the search off, no pair of the spec reaches the excess (a deviation only)."""
+    target = "papers.wilson2020.corpus:upper_clamp_only"
+    on = validate("wilson2020.sum", target, seed=0)
+    assert on.verdict == "privacy violation"
+    hits = [f for f in on.findings if f.check == "audit" and f.verdict == "privacy violation"]
+    assert hits and any(f.title.startswith("searched (") for f in hits), [f.title for f in hits]
+    off = validate("wilson2020.sum", target, seed=0, search=False)
+    assert off.verdict == "deviation from reference"
+
+
+def test_domain_pairs_over_partitions_add_or_remove_one_user():
+    """``--search`` with ``"relation": "add-remove-user"``: rows [user, partition, value]; each pair differs
+    by exactly one user's rows (all of them), the added user holds 1 .. all of the keys with 1 or several
+    records in each, existing keys and new ones, at the ends and inside the range."""
+    pairs = domain_pairs(
+        {"values": [0, 1], "sizes": [3], "relation": "add-remove-user", "partitions": [0, 1, 2, 3], "records": [1, 3]}
+    )
+    assert 20 <= len(pairs) <= 100
+    spreads, per_key, keys, values = set(), set(), set(), set()
+    for a, b in pairs:
+        ua, ub = ({(r[0], r[1], r[2]) for r in x} for x in (a, b))
+        diff = ua ^ ub
+        users = {r[0] for r in diff}
+        assert len(users) == 1, (a, b)
+        (u,) = users
+        mine = [r for r in (b if len(b) > len(a) else a) if r[0] == u]
+        assert len(mine) == abs(len(b) - len(a)), "every row of the user appears or vanishes"
+        ks = [r[1] for r in mine]
+        spreads.add(len(set(ks)))
+        per_key.add(max(ks.count(k) for k in ks))
+        keys |= set(ks)
+        values |= {r[2] for r in mine}
+    assert spreads >= {1, 2, 4} and per_key >= {1, 3} and keys == {0, 1, 2, 3}
+    assert any(0.0 < v < 1.0 for v in values) and {0.0, 1.0} <= values
+
+
+PARTITION_COUNT = """
+import numpy as np
+
+_rng = np.random.default_rng()
+KEYS = [0, 1, 2, 3]
+
+
+def count_unbounded(rows):
+    \"\"\"BUG: COUNT per key with Laplace noise for L0 = 2 partitions of one record per user (scale 2 at
+    eps = 1), but no contribution bounding at all.\"\"\"
+    c = np.zeros(len(KEYS))
+    for u, p, v in rows:
+        c[KEYS.index(int(p))] += 1
+    return c + _rng.laplace(0.0, 2.0, len(KEYS))
+"""
+
+
+@pytest.mark.slow
+def test_audit_search_over_partitions_finds_an_unbounded_user(tmp_path, monkeypatch, capsys):
+    """``userdp audit --search`` on a black-box partition mechanism: the searched user holds 3 records in all
+    4 keys, a move of L1 12 against the noise's 2 (true loss 6 eps); the confirmed eps_lb exceeds the claim
+    (false alarm <= 1 - 0.99999). Planted: a pair that removes a one-record user moves L1 1 (loss 1/2)."""
+    (tmp_path / "leaky_parts.py").write_text(PARTITION_COUNT)
+    monkeypatch.chdir(tmp_path)
+    common = ["audit", "--mechanism", "leaky_parts:count_unbounded", "--claim", "pure:epsilon=1"]
+    common += ["--samples", "2000", "--confidence", "0.99999", "--workers", "1", "--json"]
+    domain = {"values": [0, 1], "sizes": [3], "relation": "add-remove-user", "partitions": [0, 1, 2, 3]}
+    assert cli.main(common + ["--search", json.dumps({**domain, "records": [1, 3]})]) == 1
+    res = json.loads(capsys.readouterr().out)
+    assert res["verdict"] == "violation" and res["epsilon_lower_bound"] > 1.0, res["epsilon_lower_bound"]
+    one = ["--relation", "add-remove-user", "--pair", "[[0, 0, 0], [1, 1, 0]]", "[[1, 1, 0]]"]
+    assert cli.main(common + one) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "no violation found"
+
+
+def test_every_validatable_spec_declares_a_pair_search_domain():
+    # docs/validate.md says so; a spec registered without one would be validated on its fixed pairs
+    # only (planted: a spec whose domain is removed is listed).
+    from userdp.audits.validation import all_specs
+
+    def missing(specs) -> list:
+        return sorted(name for name, spec in specs.items() if spec.domain is None)
+
+    specs = all_specs()
+    assert missing(specs) == []
+    name = sorted(specs)[0]
+    assert missing({name: dataclasses.replace(specs[name], domain=None)}) == [name]

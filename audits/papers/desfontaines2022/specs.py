@@ -25,6 +25,7 @@ from userdp.audits.papers.desfontaines2022 import audits as RA
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded
+from userdp.audits.validation.pair_search import Domain
 
 __all__ = ["expected_keep"]
 
@@ -133,6 +134,31 @@ def _designs() -> list:
     ]
 
 
+def _domain(seed: int) -> Domain:
+    """The pair search's space (docs/validate.md, "The pair search"): eps = 1, delta = 1e-3, kappa = 2 (per
+    partition eps' = 1/2, delta' = 5e-4), three partitions of n1' - 1 users each (each partition's keep bound
+    is tight from there) and two new keys; a user added in 1, 2 (kappa), 3 or 5 (all) partitions, existing
+    and new, with 1, 2, 3 or 5 records in each (a count of rows, not of distinct users, shows there), or any
+    user removed. The release is 0/1: scored by each key's presence (absent = 0), 64 rows a side, the best
+    eight re-scored on 1024."""
+    e1, d1 = R.per_partition_budget(1.0, 1e-3, 2)
+    n = int(R.crossovers(e1, d1)[0]) - 1
+    params = {"epsilon": 1.0, "delta": 1e-3, "max_partitions_contributed": 2, "partitions": list(range(5))}
+    return Domain(
+        "add-remove-user",
+        params,
+        (RA.partition_dataset([n, n, n]),),
+        (0.0, 1.0),
+        records=(1, 2, 3, 5),
+        partitions=(0, 1, 2, 3, 4),
+        spread=(1, 2, 3, 5),
+        points=(0.0,),  # the selection reads no value
+        replay=64,
+        refine=1024,
+        absent=0.0,
+    )
+
+
 def _refusals(params) -> list:
     D = RA.partition_dataset([2, 3])
     return [
@@ -184,6 +210,7 @@ register(
         cases=_cases,
         generate=_generate,
         designs=_designs,
+        domain=_domain,
         refusals=lambda: _refusals(_P),
         suite="userdp.properties.desfontaines2022",
         parameters=PARAMS,

@@ -34,6 +34,7 @@ from userdp.audits.papers.wilson2020 import audits as RA
 
 from userdp.audits.validation import AuditDesign, Case, Param, Refusal, ValidationSpec, register
 from userdp.audits.validation._data import seeded
+from userdp.audits.validation.pair_search import Domain
 
 __all__ = ["SPECS", "STAGES", "SPEC_STAGES", "params_of", "wide_dataset"]
 
@@ -160,6 +161,46 @@ def _designs(algorithm: str):
     return designs
 
 
+SEARCH_PUBLIC = [0, 1, 2, 3, 4]  # the base's partitions 0..2 and two it leaves empty
+SEARCH_KEYS = (0, 1, 2, 3, 4, 5)  # where the added user may hold records: 5 is not public (dropped)
+# the values an added user's records take: the clamp's ends, interior points, and beyond the clamp (the
+# algorithm clamps, so any finite value is in its domain; a target that forgets a side shows there)
+SEARCH_POINTS = {
+    "count": (0.5,),  # COUNT reads no value
+    "sum": (-7.0, -1.0, -0.4, 0.5, 1.3, 2.0, 3.5, 8.0),  # bounds [-1, 2]
+    "mean": (-2.0, 0.0, 0.125, 0.37, 0.75, 1.0, 1.5, 3.0),  # bounds [0, 1]
+}
+
+
+def _domain(algorithm: str):
+    """The pair search's space (docs/validate.md, "The pair search"): the three-user base, public partitions
+    0..4, L0 = 3, Linf = 2, eps = 2; a user added in 1, 3 (L0), 4 or 6 (all) partitions, existing and new
+    (and one not public), with 1, 2 (Linf) or 5 records in each, at the clamp's ends, inside, and beyond it;
+    or any user removed. The bounding's sampling draws depend on the data, so coupled replay does not align
+    the noise: the candidates are scored at eps = 32 (the move of the statistic does not depend on eps; the
+    noise of 8 rows a side is then small next to it), and the chosen pair is audited at eps = 2."""
+    metric = SPECS[algorithm][0]
+
+    def domain(seed: int) -> Domain:
+        p = params_of(algorithm, 3, 2, 2.0, public=SEARCH_PUBLIC)
+        pts = SEARCH_POINTS[metric]
+        return Domain(
+            "add-remove-user",
+            p,
+            (RA.base_dataset(),),
+            (min(pts), max(pts)) if metric != "count" else (0.0, 1.0),
+            records=(1, 2, 5),
+            partitions=SEARCH_KEYS,
+            spread=(1, 3, 4, 6),
+            points=pts,
+            replay=8,
+            score={**p, "epsilon": 32.0},
+            stage=False,  # the releases' mean is E[statistic(bound(D))], not a target's statistic stage (SPEC_STAGES)
+        )
+
+    return domain
+
+
 def _refusals(algorithm: str):
     def refusals() -> list:
         D = RA.base_dataset()
@@ -243,6 +284,7 @@ for _name, (_metric, _noise, _bounding) in SPECS.items():
             cases=_cases(_name),
             generate=_generate(_name),
             designs=_designs(_name),
+            domain=_domain(_name),
             refusals=_refusals(_name),
             suite="userdp.properties.wilson2020",
             suite_properties="",

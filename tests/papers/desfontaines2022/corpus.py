@@ -362,9 +362,13 @@ CORPUS = [
         ALGO,
         _M + "count_rows",
         "sensitivity",
-        "deviation from reference",
-        "rows counted, not distinct users (§1): users with several rows in a partition raise its count; the "
-        "designs' users have one row per partition, so the release deviates but the audit sees no loss",
+        "privacy violation",
+        "rows counted, not distinct users (§1): a user's r rows in a partition raise its count by r. The designs' "
+        "users have one row per partition, so without the pair search the release only deviates; the search "
+        "(eps = 1, delta = 1e-3, kappa = 2, partitions of n1' - 1 = 12 users) finds a user of 5 rows in each of "
+        "5 keys (2 kept): pi(12) = 0.31 against pi(17) = 0.93, and a new key at pi(5) = 0.0086 > delta; eps_lb 5.56 "
+        "against 1 "
+        "at seed 0",
         "planted",
     ),
 ]

@@ -358,6 +358,37 @@ def per_user_sum_times_linf(
     return _one(dataset, rng, p, lv=linf_default * max(abs(lower), abs(upper)))
 
 
+def _values_upper_clamp_only(bounded: dict, public_partitions, metric, lower, upper, bounding) -> tuple[list, list]:
+    """``_values`` with each record clamped by min(v, upper) alone: the lower end never applied."""
+    count = {p: 0.0 for p in public_partitions}
+    term = {p: [] for p in public_partitions}
+    for parts in bounded.values():
+        for p, vs in parts.items():
+            count[p] += len(vs)
+            term[p].extend(min(v, upper) for v in vs)
+    return [count[p] for p in public_partitions], [math.fsum(term[p]) for p in public_partitions]
+
+
+def upper_clamp_only(
+    dataset, rng, size, *, public_partitions, metric, L0, Linf, lower, upper, epsilon, delta, noise, bounding
+):
+    """BUG (planted; the one-sided clamp of ``np.minimum(x, upper)`` where ``np.clip(x, lower, upper)`` was
+    meant): SUM's records are clamped to upper only, the noise calibrated for [lower, upper]. A user whose
+    records lie below lower moves each partition by Linf |v|, unbounded; the spec's pairs add users at the
+    top of the range (inside the bounds), so only a searched pair with values below lower shows the loss."""
+    p = dict(locals())
+    for k in ("dataset", "rng", "size"):
+        p.pop(k)
+    _check(**p)
+    pp = p["public_partitions"]
+
+    def one():
+        b = _bound_permutation(_cells(dataset, pp), L0, Linf, bounding, rng)
+        return _release(_values_upper_clamp_only(b, pp, metric, lower, upper, bounding), p, rng)
+
+    return np.stack([one() for _ in range(size)])
+
+
 # ------------------------------------------------------------------ the records
 M = "papers.wilson2020.corpus"
 
@@ -437,6 +468,18 @@ CORPUS = [e for a in SPECS for e in _alternatives(a)] + [
         "IBM/differential-privacy-library PR 110 (LinearRegression's sensitivity from the lower bound twice), "
         "re-implemented in a partition sum: max(|lower|, |lower|) = 0 where max(|lower|, |upper|) = 1 on the "
         "bounds [0, 1]: no noise at all there (claimed eps, true unbounded)",
+        "planted",
+    ),
+    CorpusEntry(
+        "wilson2020/upper-clamp-only",
+        "wilson2020.sum",
+        f"{M}:upper_clamp_only",
+        "domain",
+        "privacy violation",
+        "records clamped by min(v, upper) alone (a one-sided np.minimum for np.clip): a user below lower moves each "
+        "of its L0 partitions by Linf |v|, unbounded (the search's pair: 5 records at -7 in 3 partitions, Linf = 2, "
+        "loss 7/2 of the claim); the spec's pairs add users inside the bounds, so without the search the sums "
+        "only deviate",
         "planted",
     ),
     CorpusEntry(
