@@ -157,16 +157,16 @@ def _delta_ignored(k1, k2, n, level, delta=0.0):
 
 # ------------------------------------------------------ 7. no sample split
 def _no_split_patches(m: int):
-    real_draw = sampling.draw
+    real_draw = sampling.draw_outcomes
 
     def draw(mechanism, pair, rngs, size):
         """Outputs whose second half repeats the first: with selection_fraction = 0.5 the
-        counting share *is* the selection share."""
-        a, b = real_draw(mechanism, pair, rngs, size)
+        counting share *is* the selection share (the calls' events, if any, as drawn)."""
+        a, b, events = real_draw(mechanism, pair, rngs, size)
         h = size // 2
-        return np.concatenate([a[:h], a[:h]]), np.concatenate([b[:h], b[:h]])  # BUG: counts reused
+        return np.concatenate([a[:h], a[:h]]), np.concatenate([b[:h], b[:h]]), events  # BUG: counts reused
 
-    return ((harness, "draw", draw),)
+    return ((harness, "draw_outcomes", draw),)
 
 
 # ------------------------------------------------------ 8. learned statistic refitted on the counting share
