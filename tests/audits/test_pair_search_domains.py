@@ -18,12 +18,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from test_pair_search import _ctx  # tests/audits is on sys.path (rootdir conftest)
 from userdp.audits.validation import get
 from userdp.audits.validation.check_audits import _audit_one
-from userdp.audits.validation.context import Context
 from userdp.audits.validation.pair_search import candidates, search_pairs, searched_design
 from userdp.audits.validation.run import validate
-from userdp.audits.validation.target import load_target
 from userdp.reference import acharya2024 as A
 from userdp.reference import zhao2024 as Z
 from userdp.reference import zhao2024_calibration as C
@@ -124,17 +123,7 @@ def test_the_searched_pair_of_a_data_read_noise_scale_is_a_violation_where_the_s
     differ between the two sides: an unbounded loss, far above record 0's eps 0.25. Planted: on the spec's
     first design (corner pairs: the data's max norm is the bound on both sides, the reference's noise)
     the claim holds, so a violation there has probability <= 1 - confidence."""
-    ctx = Context.start(
-        get("acharya2024.nonpersonalized"),
-        load_target(FEATURE_BOUND),
-        samples=None,
-        audit_samples=None,
-        examples=None,
-        seed=0,
-        quick=False,
-        inputs=None,
-        progress=None,
-    )
+    ctx = _ctx("acharya2024.nonpersonalized", FEATURE_BOUND)
     res = search_pairs(ctx, 30.0)
     assert "label -1 vs 1" not in res.pairs[0].description, res.summary()  # a move of the features
     confidence = 1.0 - 2e-5 / 3

@@ -17,26 +17,11 @@ import itertools
 import numpy as np
 import pytest
 
+from test_pair_search import _ctx  # tests/audits is on sys.path (rootdir conftest)
 from userdp.audits.validation import BadValue, get
-from userdp.audits.validation.context import Context
 from userdp.audits.validation.pair_search import Domain, candidates, search_pairs
 from userdp.audits.validation.run import validate
-from userdp.audits.validation.target import load_target
 from userdp.reference.neighbours import REPLACE_USER, REPLACE_USER_LABELS, is_neighbour
-
-
-def _ctx(algorithm: str, target: str) -> Context:
-    return Context.start(
-        get(algorithm),
-        load_target(target),
-        samples=None,
-        audit_samples=None,
-        examples=None,
-        seed=0,
-        quick=False,
-        inputs=None,
-        progress=None,
-    )
 
 
 def _l1_move(C, pair_first, pair_second) -> float:
