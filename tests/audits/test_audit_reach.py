@@ -171,6 +171,7 @@ def _counts_audit(seed: int, samples: int = 100_000):
     return audit(twenty_counts, (1.0, 0.0), PureDP(1.0), samples=samples, seed=seed, noise_family="laplace")
 
 
+@pytest.mark.slow  # a figure (~3 s)
 def test_twenty_counts_cannot_be_flagged_at_1e5_by_any_test():
     # The perfect test (the Neyman-Pearson sets, exact probabilities) reaches 0.876 at 10^5 per
     # side: below the claim of 1, so no audit at 10^5 per side flags this bug with 95%
@@ -180,6 +181,7 @@ def test_twenty_counts_cannot_be_flagged_at_1e5_by_any_test():
     assert 1.0 * 19 / 20 + 1 / 2 == pytest.approx(1.45)
 
 
+@pytest.mark.slow  # a figure (~4 s)
 def test_twenty_counts_weighted_statistic_nears_the_ceiling_at_1e5():
     # The declared Laplace family's statistic sum_j (|x_j - m2_j| - |x_j - m1_j|) / b_j with the
     # scales b_j learned on the selection share. Measured over seeds 0-99 (this code,

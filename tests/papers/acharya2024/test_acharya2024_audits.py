@@ -138,6 +138,7 @@ def test_per_record_refutes_a_planted_violation_at_the_reproductions_level():
         assert R._witness_bound(r.witness)(0.05) == pytest.approx(r.epsilon_lower_bound, rel=1e-12)
 
 
+@pytest.mark.slow  # a figure (~4 s)
 def test_per_record_reproduction_quick_claims():
     # no violation found on any record: "undecided" (an audit never confirms privacy); the
     # lenient records' tightness >= 0.9 is a measurement of the audit (exact): holds

@@ -191,6 +191,7 @@ def _check_table1(out, instances):
     assert i["n"] == instances and i["low"] < 100 < i["high"] and ten["intervals"][0]["low"] > 10
 
 
+@pytest.mark.slow  # a figure: the quick reproductions take ~5 s (docs/performance.md)
 def test_table1_quick(quick):
     _check_table1(quick["table1"], R.QUICK_INSTANCES)
 
@@ -230,6 +231,7 @@ def test_table1_instance_study():
     assert 0 < np.mean(mins >= 100) < 1 and np.mean(mins >= 10) >= 0.95
 
 
+@pytest.mark.slow  # a figure: the quick reproductions take ~5 s (docs/performance.md)
 def test_table3_quick(quick):
     out = quick["table3"]
     # 1,000 releases per cell: cells where the methods nearly tie (large lambda) are undecided, none fails
@@ -241,6 +243,7 @@ def test_table3_quick(quick):
     assert [r["J max paper"] for r in out["table"] if r["lambda"] == 25] == [0.0181, 13.1]  # Table 3, sic
 
 
+@pytest.mark.slow  # a figure: the quick reproductions take ~5 s (docs/performance.md)
 def test_medical_quick(quick):
     out = quick["medical"]
     assert [c["verdict"] for c in out["claims"][:2]] == ["holds", "holds"], out["claims"]  # exact
@@ -249,6 +252,7 @@ def test_medical_quick(quick):
     assert [r["non-private paper"] for r in out["table"][:2]] == [9.43e-3, 1.08e-2]  # Table 4, lambda = 0.01
 
 
+@pytest.mark.slow  # a figure: the quick reproductions take ~5 s (docs/performance.md)
 def test_plot_is_written(quick, tmp_path):
     # --plot: unregularised loss against lambda, ours and the paper's (the plot extra)
     R._plot(tmp_path / "t.png", quick["medical"]["table"], ("PDP-OP", "J max"), "title")

@@ -38,6 +38,7 @@ def _ratio_se(r):
     return math.hypot(r["hlm_se"] / r["hlm_mse"], r["wme_se"] / r["wme_mse"])
 
 
+@pytest.mark.slow  # a figure (~5 s)
 def test_imbalance_quick_findings():
     out = R.reproduce_imbalance(quick=True)
     rows = {r["gamma"]: r for r in out["table"]}
