@@ -276,9 +276,18 @@ def test_userdp_guards_forked_workers_against_the_pydp_buffer(monkeypatch):
     r = audit(unguarded, ([], [1.0]), PureDP(1.0), samples=20_000, seed=0, workers=2)
     assert r.samples == 20_000 and r.reproducible is False
     monkeypatch.setattr(parallel, "discard_inherited_pydp_buffer", lambda: None)  # the planted bug
-    with pytest.raises(MechanismError) as info:
-        audit(unguarded, ([], [1.0]), PureDP(1.0), samples=20_000, seed=0, workers=2)
-    assert isinstance(info.value.__cause__, DuplicateStreamsError)
+    # The workers share their first K outputs unless the parent's buffer held fewer than K
+    # releases' bytes after the reproducibility check (which depends on what this process drew
+    # before). Then that check's 32 draws in the next audit refresh the buffer, so of two planted
+    # audits in a row at least one is refused: deterministic, as in the test above.
+    refused = []
+    for _ in range(2):
+        try:
+            audit(unguarded, ([], [1.0]), PureDP(1.0), samples=20_000, seed=0, workers=2)
+        except MechanismError as exc:
+            refused.append(exc)
+            break
+    assert refused and isinstance(refused[0].__cause__, DuplicateStreamsError), refused
 
 
 # ------------------------------------------------------------------ bad input to the gallery's functions
