@@ -555,8 +555,13 @@ def _sampler_case(algorithm: str, kind: str, documents) -> None:
     assert report.verdict == "fail" or kind == "uniform"
     if kind == "half":  # the report says which side and test failed, and how rarely a correct release would
         text = Vec.format_check(report)
-        assert "statistical vectors: 2: 0 passed, 2 failed" in text and "D: distribution: D_n = " in text, text
-        assert "a correct release fails this vector with probability <= 9.5e-05" in text, text
+        k = len(doc["statistical"])
+        assert f"statistical vectors: {k}: 0 passed, {k} failed" in text and "D: distribution: D_n = " in text, text
+        for v in doc["statistical"]:  # each vector's own stated rate, as the file gives it
+            rate = f"{v['tests']['false_alarm']:.2g}"
+            assert f"a correct release fails this vector with probability <= {rate}" in text, (rate, text)
+        if algorithm == "amin2019.capped-sum":  # the figure of docs/vectors.md: two vectors, each <= 9.5e-05
+            assert k == 2 and "probability <= 9.5e-05" in text, text
 
 
 @pytest.mark.parametrize("kind", sorted(SAMPLERS))
