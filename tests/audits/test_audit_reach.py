@@ -215,11 +215,14 @@ SLOW_SAMPLES = 4_000_000  # per side: 640 MB of outputs per side, ~2.6 GB peak, 
 def test_twenty_counts_flagged_slow():
     # The perfect test reaches ~1.11 here. Measured (this code, 2026-11-25): eps_lb 1.150,
     # 1.120, 1.099 at seeds 0, 1, 2 (mean 1.12, sd ~0.025: a miss, eps_lb <= 1, lies ~5 sd
-    # below, one-sided normal ~3e-7); the planted unweighted statistic 0.942 at seed 0.
+    # below, one-sided normal ~3e-7); the planted unweighted statistic 0.942 at seed 0, measured
+    # before the per-coordinate ratio statistic (learned.py), which reaches as far without the
+    # family's weights: the planted run turns it off too, to isolate the family's statistic.
     r = _counts_audit(0, samples=SLOW_SAMPLES)
     assert r.verdict == VIOLATION and r.epsilon_lower_bound <= 1.45
-    flat = _with("l1-statistic-unweighted", lambda: _counts_audit(0, samples=SLOW_SAMPLES))
-    assert flat.verdict != VIOLATION
+    with planted.REACH_BY_NAME["coordinate-ratio-off"].applied():
+        flat = _with("l1-statistic-unweighted", lambda: _counts_audit(0, samples=SLOW_SAMPLES))
+    assert flat.verdict != VIOLATION, flat.epsilon_lower_bound
 
 
 # ------------------------------------------------------------------ floating-point leaks named
