@@ -154,7 +154,7 @@ def partitioned_datasets(draw, max_users: int = 6, max_partitions: int = 5):
 
 @st.composite
 def budget_cases(draw):
-    """(eps, delta, k): k in 1..4, eps / k in [0.05, 5], delta in [1e-12, 0.3] (and the note's values)."""
+    """(eps, delta, k): k in 1..4, eps / k in [0.05, 5], delta in [1e-12, 0.3] (and the crossovers table's values)."""
     k = draw(st.integers(1, 4))
     eps = draw(st.floats(0.05, 5.0)) * k
     delta = draw(st.one_of(st.floats(1e-12, 0.3), st.sampled_from([1e-5, 1e-6, 1e-10, 0.01])))
@@ -305,7 +305,7 @@ STRATEGIES = {
     prop_bounding_uniform: st.tuples(st.integers(1, 4), st.integers(0, 2**32 - 1)),
 }
 EXAMPLES: dict = {
-    # the note's table (docs/papers/desfontaines2022.md) and a tie-free large-eps case
+    # the crossovers table (docs/papers/desfontaines2022.md) and a tie-free large-eps case
     prop_keep_probability_matches_recursion: [(1.0, 1e-5, 1), (0.1, 1e-5, 1), (1.0, 1e-10, 1), (2.0, 0.01, 2)],
     prop_keep_probability_is_dp: [(1.0, 1e-5, 1), (math.log(3), 1e-6, 1), (2.0, 0.01, 2)],
 }

@@ -1,5 +1,6 @@
 """Property suite for Wilson et al. 2020 (bounded user contribution over public partitions); see
-reference/wilson2020.py and docs/papers/wilson2020.md.
+reference/wilson2020.py and docs/papers/wilson2020.md ("spec §N": a point of its "The specification, by
+section").
 
 Stages an implementation may provide (any may be missing; a property that needs a missing stage is
 "not applicable", ``properties.adapter``). The suite passes the dataset positionally and every other
@@ -25,7 +26,7 @@ user; records per user per partition); ``lower`` <= ``upper`` the clamp bounds i
 "sum"; ``rng`` a ``numpy.random.Generator``.
 
 Oracles, independent of the reference: per-user and per-partition counts by Python loops over the
-records, sums by ``math.fsum``, the sensitivities of the note's table written out with absolute
+records, sums by ``math.fsum``, the sensitivities of spec §4's table written out with absolute
 values, the Gaussian delta of Balle and Wang (Thm 8) through scipy.stats.norm (not the reference's
 log-space root finder).
 
@@ -83,7 +84,7 @@ REL = 1e-9  # see the module docstring
 
 @dataclass(frozen=True)
 class BoundAdapter(Adapter):
-    """``Adapter`` plus the contribution-bounding stage ``bound`` (note §3)."""
+    """``Adapter`` plus the contribution-bounding stage ``bound`` (spec §3)."""
 
     STAGES: ClassVar[tuple[str, ...]] = Adapter.STAGES + ("bound",)
 
@@ -147,7 +148,7 @@ def statistic_oracle(D, q: Query) -> list[float]:
 
 
 def partition_sensitivity_oracle(q: Query) -> float:
-    """The note's §4 table: COUNT Linf; SUM Linf max(|lower|, |upper|) or max(|lower|, |upper|);
+    """The spec §4 table: COUNT Linf; SUM Linf max(|lower|, |upper|) or max(|lower|, |upper|);
     MEAN's normalised sum Linf (upper - lower) / 2."""
     if q.metric == "count":
         return float(q.Linf)
@@ -265,7 +266,7 @@ def prop_contribution_budget(impl: Adapter, example) -> None:
 
 
 def prop_sampling_ignores_values(impl: Adapter, example) -> None:
-    """The sampling depends on the structure and ``rng`` only (note §2.2): two datasets of one
+    """The sampling depends on the structure and ``rng`` only (spec §2.2): two datasets of one
     structure whose values differ (codes i + 0.5 and -3 (i + 0.5) of record i) keep the same records
     under one seed. A sampler that keeps the largest contributions fails it."""
     impl.require("bound")
@@ -336,7 +337,7 @@ def prop_sensitivity_brute_force(impl: Adapter, example) -> None:
 
 
 def prop_sensitivity_formula(impl: Adapter, example) -> None:
-    """The note's §4 table exactly: L1 = L0 Linf_value, L2 = sqrt(L0) Linf_value, Linf_value with
+    """The spec §4 table exactly: L1 = L0 Linf_value, L2 = sqrt(L0) Linf_value, Linf_value with
     absolute values (add/remove, not upper - lower). A larger value is not a privacy bug but a
     mismatch with the paper (PipelineDP PR 384 (b)); a smaller one is under-noise."""
     impl.require("sensitivity")
@@ -345,7 +346,7 @@ def prop_sensitivity_formula(impl: Adapter, example) -> None:
     for nrm, want in (("l1", q.L0 * lv), ("l2", math.sqrt(q.L0) * lv)):
         got = float(impl.sensitivity(norm=nrm, **q.sens_kw()))
         assert abs(got - want) <= REL * max(1.0, want), (
-            f"{impl.name}: sensitivity {nrm} = {got!r}, the note's {want!r} ({q})"
+            f"{impl.name}: sensitivity {nrm} = {got!r}, spec §4's {want!r} ({q})"
         )
 
 
@@ -364,7 +365,7 @@ def _check_scale(impl: Adapter, got: float, sens: float, eps: float, delta: floa
 def prop_noise_scale_calibrated(impl: Adapter, example) -> None:
     """Laplace: b = L1 / eps. Gaussian: delta(sigma) <= delta for the L2 sensitivity (Balle-Wang,
     Thm 8, by scipy) and delta(0.999 sigma) > delta (the analytic sigma, not the classical one).
-    MEAN: the count's and the normalised sum's scales, each at (eps/2, delta/2) (note §4.1-4.2)."""
+    MEAN: the count's and the normalised sum's scales, each at (eps/2, delta/2) (spec §4.1-4.2)."""
     impl.require("noise_scale")
     q, eps, delta, noise = example
     got = impl.noise_scale(epsilon=eps, delta=delta, noise=noise, **q.sens_kw())
@@ -422,7 +423,7 @@ EXAMPLES: dict = {
     ],
 }
 MAX_EXAMPLES: dict = {prop_sensitivity_brute_force: 25}  # each example runs up to ~60 neighbours
-RELATION = W.RELATION  # note §1: add or remove all the rows of one user
+RELATION = W.RELATION  # spec §1: add or remove all the rows of one user
 ADAPTER = BoundAdapter
 REFERENCE = BoundAdapter(
     "wilson2020 (reference)",

@@ -1,7 +1,7 @@
 """Wilson, Zhang, Lam, Desfontaines, Simmons-Marengo, Gipson, "Differentially Private SQL with
 Bounded User Contribution", Proceedings on Privacy Enhancing Technologies 2020(2), pp. 230-250,
-DOI 10.2478/popets-2020-0025, arXiv:1909.01917. Sections are the paper's as summarised in
-docs/papers/wilson2020.md ("the note" below is that page's source description of the algorithm).
+DOI 10.2478/popets-2020-0025, arXiv:1909.01917. "spec §N" below is a numbered point of the
+specification in docs/papers/wilson2020.md, "The specification, by section".
 
 The anonymising aggregation over PUBLIC partitions: ``SELECT key, ANON_AGG(value) GROUP BY key``
 where the list of keys is public, so the release is a map partition -> noisy value over that list
@@ -14,11 +14,11 @@ Stages (docs/design.md §4), in the order the operator applies them:
    non-public keys before bounding, and so do we (bounding over partitions that are never released
    would waste a user's L0 budget; either order is private).
 2. ``bound``: per-partition (Linf) bounding, then cross-partition (L0) bounding:
-   - ``bounding="records"`` (note §3.2 (a)): keep a uniform sample of at most Linf records of each
+   - ``bounding="records"`` (spec §3.2 (a)): keep a uniform sample of at most Linf records of each
      (user, partition), each record later clamped to [lower, upper];
-   - ``bounding="sum"`` (note §3.2 (b), the paper's per-user pre-aggregation): keep all of the
+   - ``bounding="sum"`` (spec §3.2 (b), the paper's per-user pre-aggregation): keep all of the
      user's records in the partition; their SUM is clamped to [lower, upper] (no Linf);
-   - then each user keeps a uniform random subset of at most L0 of its partitions (note §3.1),
+   - then each user keeps a uniform random subset of at most L0 of its partitions (spec §3.1),
      a user's records in one partition kept or dropped together.
    The choices depend only on the structure (which user owns how many records where) and on
    ``rng``, never on values or on other users (checked: properties/wilson2020.py).
@@ -26,16 +26,16 @@ Stages (docs/design.md §4), in the order the operator applies them:
 4. ``sensitivity`` / ``noise_scale``: L1 = L0 Linf_value (Laplace b = L1 / eps), L2 = sqrt(L0)
    Linf_value (Gaussian sigma: the analytic calibration of Balle and Wang, as the libraries use),
    Linf_value = Linf (COUNT), Linf max(|lower|, |upper|) (SUM, records), max(|lower|, |upper|)
-   (SUM, sum), Linf (upper - lower) / 2 (the normalised sum of MEAN) (note §4).
+   (SUM, sum), Linf (upper - lower) / 2 (the normalised sum of MEAN) (spec §4).
 5. ``mechanism``: noise on every public partition, ``size`` independent releases.
 
-MEAN (note §4.1) is the libraries' normalised form, with the budget split evenly between a noisy
+MEAN (spec §4.1) is the libraries' normalised form, with the budget split evenly between a noisy
 count and a noisy normalised sum: mean = mid + noisy_nsum / max(1, noisy_count), mid the middle of
 [lower, upper], not clamped to [lower, upper] (PipelineDP 0.3.1 does not clamp; clamping is
-post-processing). ``mean_sum_over_count`` is the other form the note names (noisy sum over noisy
+post-processing). ``mean_sum_over_count`` is the other form spec §4.1 names (noisy sum over noisy
 count, same split): private too, but a different distribution, which validate names as a deviation.
 
-Relation: add/remove one user with all its records, in any number of partitions (note §1),
+Relation: add/remove one user with all its records, in any number of partitions (spec §1),
 ``RELATION``. Claim: eps-DP with Laplace noise, (eps, delta)-DP with Gaussian noise (``claim``).
 
 Refusals. Every argument is checked before a record is read: ``public_partitions`` (distinct ints
@@ -79,7 +79,7 @@ __all__ = [
     "release_map",
 ]
 
-RELATION = ADD_REMOVE_USER  # note §1: add or remove ALL the rows of one user
+RELATION = ADD_REMOVE_USER  # spec §1: add or remove ALL the rows of one user
 METRICS = ("count", "sum", "mean")
 NOISES = ("laplace", "gaussian")
 BOUNDINGS = ("records", "sum")
@@ -128,7 +128,7 @@ def _bounds(L0, Linf, bounding) -> tuple[int, int | None, str]:
     L0 = check_int(L0, "L0 (max partitions per user)", lo=1)
     if bounding == "sum":
         if Linf is not None:
-            raise ValueError(f"Linf must be None with bounding='sum' (no row sampling: note §3.2 (b)), got {Linf!r}")
+            raise ValueError(f"Linf must be None with bounding='sum' (no row sampling: spec §3.2 (b)), got {Linf!r}")
     else:
         Linf = check_int(Linf, "Linf (max records per user per partition)", lo=1)
     return L0, Linf, bounding
@@ -185,7 +185,7 @@ def _scalar_partitioned(dataset, name: str = "dataset") -> UserDataset:
 
 
 def claim(epsilon, delta=0.0, noise="laplace") -> PureDP | ApproxDP:
-    """eps-DP (Laplace) or (eps, delta)-DP (Gaussian) under add/remove-user (note §1, §5)."""
+    """eps-DP (Laplace) or (eps, delta)-DP (Gaussian) under add/remove-user (spec §1, §5)."""
     eps, d, noise = _budget(epsilon, delta, noise)
     return PureDP(eps) if noise == "laplace" else ApproxDP(eps, d)
 
@@ -231,7 +231,7 @@ def _structure(D: UserDataset, keys: np.ndarray) -> _Structure:
 def _rank_within(groups: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """For each row of ``keys`` (c, n), the rank of element j among the elements of its group
     ``groups[j]`` in a uniformly random order (the order of the keys): a uniform random subset of
-    size <= b of each group is ``rank < b`` (reservoir sampling's distribution, note §10.2)."""
+    size <= b of each group is ``rank < b`` (reservoir sampling's distribution, spec §10.2)."""
     perm = np.argsort(keys, axis=1)  # (c, n): a uniformly random order
     order = np.take_along_axis(perm, np.argsort(groups[perm], axis=1, kind="stable"), axis=1)  # grouped, random within
     rank = np.empty_like(order)
@@ -248,11 +248,11 @@ def _keep(S: _Structure, q: _Query, rng, c: int) -> tuple[np.ndarray, np.ndarray
     """
     n, U = S.idx.size, S.unit_user.size
     rec_keys, unit_keys = rng.random((c, n)), rng.random((c, U))
-    if q.bounding == "records":  # note §3.2 (a): at most Linf records of each (user, partition)
+    if q.bounding == "records":  # spec §3.2 (a): at most Linf records of each (user, partition)
         keep_r = _rank_within(S.unit, rec_keys) < q.Linf
-    else:  # note §3.2 (b): all records; the user's partition sum is clamped in ``statistic``
+    else:  # spec §3.2 (b): all records; the user's partition sum is clamped in ``statistic``
         keep_r = np.ones((c, n), dtype=bool)
-    keep_u = _rank_within(S.unit_user, unit_keys) < q.L0  # note §3.1: at most L0 partitions per user
+    keep_u = _rank_within(S.unit_user, unit_keys) < q.L0  # spec §3.1: at most L0 partitions per user
     return keep_r & keep_u[:, S.unit], keep_u
 
 
@@ -267,7 +267,7 @@ def bound(dataset: UserDataset, public_partitions, L0, Linf, rng, bounding="reco
     plus noise drawn next.
 
     Why this is private (the budget it enforces): after it, every user has at most L0 partitions
-    and at most Linf records in each (note §3, claim C1); the statistic's sensitivity rests on it.
+    and at most Linf records in each (spec §3, claim C1); the statistic's sensitivity rests on it.
     """
     keys = _partitions(public_partitions)
     L0, Linf, bounding = _bounds(L0, Linf, bounding)
@@ -293,7 +293,7 @@ def _public(bounded, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def mean_parts(bounded, public_partitions, lower, upper) -> tuple[np.ndarray, np.ndarray]:
     """(count, nsum), each (k,): the records and sum_i (clamp(x_i, lower, upper) - mid) per
-    partition, mid = (lower + upper) / 2 (note §4.1, the normalised sum)."""
+    partition, mid = (lower + upper) / 2 (spec §4.1, the normalised sum)."""
     keys = _partitions(public_partitions)
     q = _query("mean", 1, 1, lower, upper, "records")
     idx, col = _public(bounded, keys)
@@ -319,15 +319,15 @@ def statistic(bounded, public_partitions, metric, lower=None, upper=None, boundi
     if q.metric == "count" or not col.size:
         return np.bincount(col, minlength=keys.size).astype(float) * (q.metric == "count")
     x = bounded.values[idx]
-    if q.bounding == "records":  # note §3.2 (a): each record clamped
+    if q.bounding == "records":  # spec §3.2 (a): each record clamped
         return np.bincount(col, clip_interval(x, q.lower, q.upper), minlength=keys.size)
     pairs, inv = np.unique(np.stack([bounded.user_ids[idx], col]), axis=1, return_inverse=True)
-    per_user = _clamped_sums(np.ravel(inv), x, q.lower, q.upper)  # note §3.2 (b)
+    per_user = _clamped_sums(np.ravel(inv), x, q.lower, q.upper)  # spec §3.2 (b)
     return np.bincount(pairs[1], per_user, minlength=keys.size)
 
 
 def _clamped_sums(groups: np.ndarray, x: np.ndarray, lower: float, upper: float, minlength: int = 0) -> np.ndarray:
-    """clip(sum of x over each group, lower, upper), (G,): a user's partition sum clamped (note §3.2 (b)),
+    """clip(sum of x over each group, lower, upper), (G,): a user's partition sum clamped (spec §3.2 (b)),
     with no overflow and no warning whatever the records.
 
     The records' domain is every real, so a user's float sum can overflow (two records of 1.7e308) or
@@ -376,7 +376,7 @@ def expected_statistic(
 
 # ------------------------------------------------------------------ stage 4: sensitivity, noise
 def partition_sensitivity(metric, Linf, lower=None, upper=None, bounding="records") -> float:
-    """Linf_value: how much one user moves one partition's value (note §4 table).
+    """Linf_value: how much one user moves one partition's value (spec §4 table).
 
     COUNT: Linf; SUM (records): Linf max(|lower|, |upper|); SUM (sum): max(|lower|, |upper|);
     MEAN: Linf (upper - lower) / 2, the normalised sum's (its count's is Linf: ``noise_scale``).
@@ -395,7 +395,7 @@ def partition_sensitivity(metric, Linf, lower=None, upper=None, bounding="record
 
 
 def sensitivity(metric, L0, Linf, lower=None, upper=None, bounding="records", norm="l1") -> float:
-    """L1 = L0 Linf_value or L2 = sqrt(L0) Linf_value of the vector over all partitions (note §4).
+    """L1 = L0 Linf_value or L2 = sqrt(L0) Linf_value of the vector over all partitions (spec §4).
 
     Why: a user touches at most L0 partitions after ``bound`` and moves each by at most
     Linf_value (``partition_sensitivity``); the L1 norm of such a change is at most L0 times the
@@ -415,10 +415,10 @@ def _scale(sens: float, eps: float, delta: float, noise: str) -> float:
 
 
 def noise_scale(metric, L0, Linf, epsilon, lower=None, upper=None, delta=0.0, noise="laplace", bounding="records"):
-    """The Laplace scale b = L1 / eps, or the analytic Gaussian sigma(eps, delta, L2) (note §4, §5).
+    """The Laplace scale b = L1 / eps, or the analytic Gaussian sigma(eps, delta, L2) (spec §4, §5).
 
     For MEAN a pair (count's, normalised sum's), each at (eps / 2, delta / 2): the even split of
-    PipelineDP's naive accountant (note §4.2), composed back to (eps, delta) by basic composition.
+    PipelineDP's naive accountant (spec §4.2), composed back to (eps, delta) by basic composition.
     """
     q = _query(metric, L0, Linf, lower, upper, bounding)
     eps, d, noise = _budget(epsilon, delta, noise)
@@ -502,7 +502,7 @@ def mechanism(
     """The noisy COUNT, SUM or MEAN of every public partition: shape (k,) or (size, k), in the order
     of ``public_partitions``; each of the ``size`` releases bounds afresh (``bound``).
 
-    Why this is private (note §2-§5): ``bound`` leaves every user in at most L0 partitions with at
+    Why this is private (spec §2-§5): ``bound`` leaves every user in at most L0 partitions with at
     most Linf records (or one clamped total) in each; so adding or removing one user moves the
     vector of ``statistic`` by at most ``sensitivity`` in L1 and in L2, whatever the sampling drew
     for that user, while the other users' sampling is unchanged (it reads only their own
@@ -543,7 +543,7 @@ def mean_sum_over_count(
     delta=0.0,
     noise="laplace",
 ) -> np.ndarray:
-    """The other MEAN of the note (§4.1): noisy clamped SUM / max(1, noisy COUNT), budget split
+    """The other MEAN of spec §4.1: noisy clamped SUM / max(1, noisy COUNT), budget split
     evenly; shape (k,) or (size, k). Private by the same argument as ``mechanism`` (two vectors at
     (eps/2, delta/2), post-processed), but its sum's sensitivity is Linf max(|lower|, |upper|), not
     Linf (upper - lower) / 2: more noise away from 0, and a distribution that differs from

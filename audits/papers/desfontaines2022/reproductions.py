@@ -5,8 +5,8 @@ On a grid of (eps, delta), with kappa = 1, the optimal keep probability pi(n) is
 thresholding p_L(n) and Gaussian thresholding p_G(n) (reference/desfontaines2022.py), three ways:
 
 - pointwise: pi(n) >= max(p_L(n), p_G(n)) for n = 0..N (the theorem: both baselines are DP selections);
-- the smallest user count kept with probability >= 1/2, for each mechanism (the spec note's table of
-  computed values is one claim: its numbers come from the paper's formulas, evaluated separately);
+- the smallest user count kept with probability >= 1/2, for each mechanism (the crossovers table of
+  docs/papers/desfontaines2022.md is one claim: its numbers come from the paper's formulas, evaluated separately);
 - the expected number of partitions kept on a synthetic dataset whose partition sizes follow a power law
   (sum_p pi(n_p), a closed form), and a Monte Carlo check of that closed form with the reference mechanism.
 
@@ -31,7 +31,8 @@ __all__ = ["GRID", "NOTE_TABLE", "power_law_sizes", "reproduce_selection"]
 
 GRID = tuple((e, d) for e in (0.1, 0.5, 1.0, math.log(3), 2.0) for d in (1e-10, 1e-5))
 N_MAX = 2000  # past n2 at every grid point (the largest, 401, at eps = 0.1, delta = 1e-10: `crossovers`)
-# (eps, delta) -> (n1, n for pi >= 1/2, n for p_L >= 1/2, n for pi = 1): the spec note's computed table
+# (eps, delta) -> (n1, n for pi >= 1/2, n for p_L >= 1/2, n for pi = 1):
+# the crossovers table of docs/papers/desfontaines2022.md
 NOTE_TABLE = {
     (1.0, 1e-5): (11, 12, 12, 23),
     (0.1, 1e-5): (86, 86, 110, 172),
@@ -146,7 +147,8 @@ def _claims(rows, note) -> list[dict]:
                 ],
             ),
             claim(
-                "the crossovers and the users needed for a 50% keep probability match the spec note's table",
+                "the crossovers and the users needed for a 50% keep probability match the crossovers table of "
+                "docs/papers/desfontaines2022.md",
                 note,
             ),
             claim(

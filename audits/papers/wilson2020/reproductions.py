@@ -1,5 +1,5 @@
 """Reproduction ``wilson2020-bound``: the bias-variance trade-off in the contribution bound L0
-(Wilson et al. 2020, the note's section 11 claims C1-C3 made quantitative; docs/papers/wilson2020.md).
+(Wilson et al. 2020, spec §11 claims C1-C3 made quantitative; docs/papers/wilson2020.md).
 
 Setting: COUNT over 20 public partitions, Linf = 1, Laplace, eps = 1. 400 users; user l contributes
 one record to each of P_l distinct partitions, P_l heavy-tailed (1 + Zipf-like, capped at 20), seed

@@ -1,4 +1,5 @@
-"""The test-vector designs of wilson2020 (one per validate spec of ``specs.py``): datasets and public
+"""The test-vector designs of wilson2020 ("spec §N": docs/papers/wilson2020.md, "The specification, by
+section"), one per validate spec of ``specs.py``: datasets and public
 parameters, each flagged with the bug classes it exposes; ``audits/validation/vectors.py`` computes
 the expected values from the reference's noise-free stages (``statistic`` on the dataset as given,
 ``sensitivity``, ``noise_scale``). The bounding stage is random (a uniform sample drawn from the
@@ -46,7 +47,8 @@ _WHY = {
     "record instead gives 2.5",
     "understated-sensitivity": "bounds [-5, 1]: the per-partition sensitivity is max(|-5|, |1|) = 5, "
     "not max(-5, 1) = 1",
-    "noise-formula": "the scale is the note's formula: L0 Linf max(|lower|, |upper|) / eps (not Linf (upper - lower)), "
+    "noise-formula": "the scale is the formula of docs/papers/wilson2020.md, spec §4: L0 Linf max(|lower|, |upper|) "
+    "/ eps (not Linf (upper - lower)), "
     "the analytic Gaussian sigma (not the classical one, larger at eps < 1), MEAN's normalised sum Linf (upper - "
     "lower) / 2 (not the plain sum's Linf max|v|)",
 }

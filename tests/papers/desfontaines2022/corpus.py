@@ -1,4 +1,5 @@
 """Corpus for Desfontaines et al. 2022: the optimal partition selection (``desfontaines2022.optimal``).
+"spec §N" is a point of docs/papers/desfontaines2022.md, "The specification, by section".
 
 Every implementation is written here from the paper and from the public descriptions of the upstream bugs
 (each entry names its source), independently of reference/desfontaines2022.py and without any code of
@@ -213,7 +214,7 @@ kappa_one_budget = _batched(_kappa_one_budget)
 
 
 def _delta_not_split(dataset, rng, size, epsilon, delta, k, partitions):
-    """BUG (planted, the spec note's §10.5; no upstream report): eps split over k, delta not."""
+    """BUG (planted, spec §10.5; no upstream report): eps split over k, delta not."""
     parts, counts = _bounded_counts(dataset, k, rng, size)
     return _release(parts, counts, partitions, _curve(int(counts.max()), epsilon / k, delta), rng)
 
@@ -334,7 +335,7 @@ CORPUS = [
         _M + "delta_not_split",
         "accounting",
         "privacy violation",
-        "the spec note's §10.5 (no upstream report found): delta' = delta; a user in k new partitions shows with "
+        "spec §10.5 (no upstream report found): delta' = delta; a user in k new partitions shows with "
         "probability ~ k delta",
         "planted",
     ),

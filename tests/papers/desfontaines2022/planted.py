@@ -1,4 +1,5 @@
 """Planted bugs for Desfontaines et al. 2022 (private partition selection): Wycheproof-style records.
+"spec §N" is a point of docs/papers/desfontaines2022.md, "The specification, by section".
 
 Each bug is a separate implementation (a ``SelectionAdapter`` for the property suite, or an audit
 mechanism ``mechanism(dataset, rng, size)`` with the claim it wrongly makes), with its name, bug type,
@@ -135,7 +136,7 @@ BUGS = [
         "delta-not-split",
         "accounting",
         "delta' = delta with eps' = eps / k: a user in k new partitions is revealed with probability ~ k delta",
-        "the note's §10.5: splitting eps over the k partitions a user touches but not delta",
+        "spec §10.5: splitting eps over the k partitions a user touches but not delta",
         adapter=_adapter("delta-not-split", keep_probability=_kp_delta_not_split),
         mechanism=_mech_delta_not_split,
         claim=ApproxDP(EPS, DELTA),
@@ -145,7 +146,7 @@ BUGS = [
         "crossover-off-by-one",
         "index error",
         "n1 without the leading 1 +: the curve leaves the keep bound one step early and rises above it",
-        "the note's §10.7 (§3.2's n1 = 1 + floor(...))",
+        "spec §10.7 (§3.2's n1 = 1 + floor(...))",
         adapter=_adapter("crossover-off-by-one", keep_probability=_kp_n1_off_by_one),
     ),
     PlantedBug(
@@ -170,7 +171,7 @@ BUGS = [
         "noise-formula",
         "the recursion without its second term 1 - e^-eps (1 - pi - delta): the curve rises too fast near 1 "
         "and breaks the drop inequality at n ~ n1",
-        "the note's §10.6 (an uncapped recursion); the keep bound alone is the familiar half of (eps, delta)-DP",
+        "spec §10.6 (an uncapped recursion); the keep bound alone is the familiar half of (eps, delta)-DP",
         adapter=_adapter(
             "drop-term-missing", keep_probability=_kp(lambda n, e, d: recursive_curve(n, e, d, drop_term=False))
         ),
@@ -187,7 +188,7 @@ BUGS = [
         "non-uniform sampling",
         "each user keeps its k smallest keys: the kept set is deterministic, not uniform, and biased "
         "towards small keys",
-        "the note's §4 (bounding by uniform sampling); taking the first k of a sorted list",
+        "spec §4 (bounding by uniform sampling); taking the first k of a sorted list",
         adapter=_adapter("first-k-partitions", weights=_bound_first_k),
     ),
     PlantedBug(
@@ -209,7 +210,7 @@ BUGS = [
         "no-cross-partition-bounding",
         "missing-clipping",
         "no bounding: a user in d > k partitions moves d counts while the budget is split over k",
-        "the note's §9.2 (n must be taken after bounding); a caller promise taken for a check",
+        "spec §9.2 (n must be taken after bounding); a caller promise taken for a check",
         adapter=_adapter("no-cross-partition-bounding", weights=_bound_none),
     ),
 ]

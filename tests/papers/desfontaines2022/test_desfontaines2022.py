@@ -5,7 +5,7 @@ the reference and on every planted bug, the samplers, and audits of the planted 
 
 Oracles: hand counts (shown in comments); the recursion of §3.1 written out in properties/
 desfontaines2022.py; the crossover table of docs/papers/desfontaines2022.md (computed from the
-paper's formulas by the spec note, not by this code); scipy.stats' Laplace and normal laws for the
+paper's closed form when the specification was written, not by this code); scipy.stats' Laplace and normal laws for the
 baselines; binomial laws for the keep frequencies.
 
 Statistical tests (fixed seeds; false-failure probability stated at each):
@@ -78,7 +78,7 @@ def test_bounding_keeps_all_records_of_min_k_partitions():
 
 @pytest.mark.parametrize(
     "eps,delta,n1,half,half_laplace,one",
-    [  # the spec note's computed table (docs/papers/desfontaines2022.md, "Crossovers")
+    [  # the crossovers table of docs/papers/desfontaines2022.md (computed independently of this code)
         (1.0, 1e-5, 11, 12, 12, 23),
         (0.1, 1e-5, 86, 86, 110, 172),
         (1.0, 1e-10, 23, 23, 24, 46),

@@ -1,10 +1,11 @@
-"""Planted bugs for Wilson et al. 2020 (bounded user contribution over public partitions).
+"""Planted bugs for Wilson et al. 2020 (bounded user contribution over public partitions). "spec §N" is
+a point of docs/papers/wilson2020.md, "The specification, by section".
 
 Each bug is a separate implementation: a ``BoundAdapter`` with one stage changed (for the property
 suite), and where the bug reaches the release, an audit mechanism ``mechanism(dataset, rng, size)``
 with the claim it wrongly makes and the pair that shows it. tests/papers/wilson2020/test_wilson2020.py
 asserts that each is caught, by a property ("invariant violation") or by the audit ("violation").
-Among them, the other readings the note marks [reading] (per-record clamp for the per-user sum
+Among them, the other readings docs/papers/wilson2020.md marks (per-record clamp for the per-user sum
 variant; the MEAN's sum over count; bounding over every partition, then the public filter; the
 classical Gaussian sigma where the libraries use the analytic one) and bounding-order bugs (a clamp
 applied after aggregating the partition; L0 counted before the public filter).
@@ -105,7 +106,7 @@ def _noise_no_abs(metric, L0, Linf, epsilon, lower=None, upper=None, delta=0.0, 
 
 
 def _sens_replace_one(metric, L0, Linf, lower=None, upper=None, bounding="records", norm="l1"):
-    """The other relation (note §1): Linf (upper - lower), replace-one-user's range, not add/remove's."""
+    """The other relation (spec §1): Linf (upper - lower), replace-one-user's range, not add/remove's."""
     if metric == "count":
         return W.sensitivity(metric, L0, Linf, lower, upper, bounding, norm)
     lv = (upper - lower) * (1 if bounding == "sum" else Linf)
@@ -121,7 +122,7 @@ def _sens_l1_for_l2(metric, L0, Linf, lower=None, upper=None, bounding="records"
 
 
 def _noise_classical(metric, L0, Linf, epsilon, lower=None, upper=None, delta=0.0, noise="laplace", bounding="records"):
-    """The other reading of note §10.6: the classical sigma, larger than the analytic one (private)."""
+    """The other reading of spec §10.6: the classical sigma, larger than the analytic one (private)."""
     if noise == "laplace" or metric == "mean" or epsilon >= 1:
         return W.noise_scale(metric, L0, Linf, epsilon, lower, upper, delta, noise, bounding)
     return gaussian_sigma_classical(W.sensitivity(metric, L0, Linf, lower, upper, bounding, "l2"), epsilon, delta)
@@ -130,7 +131,7 @@ def _noise_classical(metric, L0, Linf, epsilon, lower=None, upper=None, delta=0.
 def _noise_mean_sum_over_count(
     metric, L0, Linf, epsilon, lower=None, upper=None, delta=0.0, noise="laplace", bounding="records"
 ):
-    """The other MEAN of note §4.1: the plain sum's scale (Linf max|v|) for the sum, not the normalised one's."""
+    """The other MEAN of spec §4.1: the plain sum's scale (Linf max|v|) for the sum, not the normalised one's."""
     out = W.noise_scale(metric, L0, Linf, epsilon, lower, upper, delta, noise, bounding)
     if metric != "mean":
         return out
@@ -141,7 +142,7 @@ def _noise_mean_sum_over_count(
 def spread_user_pair(parts: int = 3, records: int = 3, value: float = 1.0) -> NeighbourPair:
     """Two users in partitions 0..2 vs the same plus a user of ``records`` records at ``value`` in
     each of ``parts`` partitions: the added user moves every partition it can (the relation across
-    partitions, note §1)."""
+    partitions, spec §1)."""
     D = UserDataset.from_arrays([0.5, 0.5, 0.25], [0, 1, 1], partition_ids=[0, 1, 2])
     p = np.repeat(np.arange(parts), records)
     D2 = UserDataset.from_arrays(
@@ -222,7 +223,7 @@ BUGS = [
         "no-linf-sampling",
         "missing per-partition bound",
         "every record of a user in a partition is counted: a user of r records moves COUNT by r, not Linf",
-        "note §3.2: the per-partition sampling (variant a) skipped when the per-user-sum variant (b) is meant",
+        "spec §3.2: the per-partition sampling (variant a) skipped when the per-user-sum variant (b) is meant",
         adapter=_adapter("no-linf-sampling", bound=_bound_no_linf),
         mechanism=_mech_no_linf(1, 1),
         claim=PureDP(EPS),
@@ -231,8 +232,8 @@ BUGS = [
     PlantedBug(
         "largest-partitions-kept",
         "non-uniform sampling (value-dependent)",
-        "the kept partitions and records depend on the values: biased statistics (note §10.2: a bias bug)",
-        "a 'keep the most useful contributions' optimisation; note §2.2: the choice must not depend on values",
+        "the kept partitions and records depend on the values: biased statistics (spec §10.2: a bias bug)",
+        "a 'keep the most useful contributions' optimisation; spec §2.2: the choice must not depend on values",
         adapter=_adapter("largest-partitions-kept", bound=_bound_largest),
     ),
     PlantedBug(
@@ -246,7 +247,7 @@ BUGS = [
         "clamp-after-aggregate",
         "bounding order",
         "the partition total is clamped instead of each contribution: one user moves an unclamped total",
-        "clamping placed after the GROUP BY's aggregation instead of before it (note §2, stage 3)",
+        "clamping placed after the GROUP BY's aggregation instead of before it (spec §2, stage 3)",
         adapter=_adapter("clamp-after-aggregate", statistic=_statistic_clamp_after_aggregate),
     ),
     PlantedBug(
@@ -254,14 +255,14 @@ BUGS = [
         "per-user sum read per record (the other reading)",
         "bounding='sum' keeps every record of the partition and clamps each: a user of r records moves the "
         "sum by r max|v|, not max|v|",
-        "note §3.2 (b) vs (a): the per-record clamp of (a) used without (a)'s row sampling",
+        "spec §3.2 (b) vs (a): the per-record clamp of (a) used without (a)'s row sampling",
         adapter=_adapter("sum-clamp-per-record", statistic=_statistic_sum_clamp_per_record),
     ),
     PlantedBug(
         "sensitivity-max-without-abs",
         "understated sensitivity",
         "max(lower, upper) = 1 where max(|lower|, |upper|) = 5 (lower = -5, upper = 1): 5x under-noised",
-        "PipelineDP PR 384 (a): the test oracle's Linf of SUM without absolute values (note §9.2)",
+        "PipelineDP PR 384 (a): the test oracle's Linf of SUM without absolute values (spec §9.2)",
         adapter=_adapter("sensitivity-max-without-abs", sensitivity=_sens_no_abs, noise_scale=_noise_no_abs),
         mechanism=_mech_no_abs(1, 1, -5.0, 1.0),
         claim=PureDP(EPS),
@@ -272,14 +273,14 @@ BUGS = [
         "wrong relation (the other reading)",
         "Linf (upper - lower): replace-one-user's range, larger than add/remove's max(|lower|, |upper|) "
         "for mixed signs (over-noised, not a privacy bug)",
-        "note §1 and §10.7: the relation is add/remove-user; replace-one differs by up to 2x",
+        "spec §1 and §10.7: the relation is add/remove-user; replace-one differs by up to 2x",
         adapter=_adapter("replace-one-sensitivity", sensitivity=_sens_replace_one),
     ),
     PlantedBug(
         "l2-without-sqrt-l0",
         "understated L2 sensitivity",
         "sigma calibrated to Linf_value instead of sqrt(L0) Linf_value: under-noised by sqrt(L0)",
-        "a stale per-partition bound used for the vector (OpenDP issue 2949's family: note §9.8)",
+        "a stale per-partition bound used for the vector (OpenDP issue 2949's family: spec §9.8)",
         adapter=_adapter("l2-without-sqrt-l0", sensitivity=_sens_l1_for_l2),
         mechanism=_mech_stale_l2(3, 1),
         claim=None,  # audited in the test file as a Gaussian-DP claim
@@ -289,14 +290,14 @@ BUGS = [
         "classical-gaussian-sigma",
         "classical Gaussian (the other reading)",
         "sqrt(2 ln(1.25/delta)) L2 / eps: private, but more noise than the libraries' analytic sigma",
-        "note §10.6: libraries use the analytic Gaussian; a validator must know which one is claimed",
+        "spec §10.6: libraries use the analytic Gaussian; a validator must know which one is claimed",
         adapter=_adapter("classical-gaussian-sigma", noise_scale=_noise_classical),
     ),
     PlantedBug(
         "mean-sum-over-count",
         "the other MEAN (the other reading)",
         "the sum's noise scaled to Linf max(|lower|, |upper|) instead of Linf (upper - lower) / 2",
-        "note §4.1: noisy sum over noisy count instead of the libraries' normalised sum",
+        "spec §4.1: noisy sum over noisy count instead of the libraries' normalised sum",
         adapter=_adapter("mean-sum-over-count", noise_scale=_noise_mean_sum_over_count),
     ),
 ]

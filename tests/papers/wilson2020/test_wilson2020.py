@@ -1,6 +1,7 @@
 """Tests of reference/wilson2020.py (Wilson et al. 2020, bounded user contribution over public
 partitions): examples by hand, the exact expectation over the sampling by enumeration, the property
-suite against the reference and every planted bug, the sampler's uniformity, and audits.
+suite against the reference and every planted bug, the sampler's uniformity, and audits. "spec §N" is
+a point of docs/papers/wilson2020.md, "The specification, by section".
 
 Oracles: hand computations (in comments), brute-force enumeration of every sampling outcome, the
 independent oracles of properties/wilson2020.py, scipy.stats (chi-square, Laplace).
@@ -69,8 +70,8 @@ def test_sensitivities_of_the_note_table():
     assert W.sensitivity("count", 4, 2, norm="l2") == pytest.approx(4.0, rel=1e-15)  # sqrt(4) 2
     assert W.sensitivity("sum", 2, 3, -5.0, 1.0) == 30.0  # 2 * 3 * max(5, 1)
     assert W.sensitivity("sum", 2, None, -5.0, 1.0, "sum") == 10.0  # 2 * max(5, 1), no Linf
-    assert W.partition_sensitivity("mean", 2, 2.0, 3.0) == 1.0  # 2 * (3 - 2) / 2 (note §4.1: 0.5 per record)
-    assert W.noise_scale("sum", 2, 2, 1.0, 0.0, 1.0) == 4.0  # the note's example: b = 4, std 5.657
+    assert W.partition_sensitivity("mean", 2, 2.0, 3.0) == 1.0  # 2 * (3 - 2) / 2 (spec §4.1: 0.5 per record)
+    assert W.noise_scale("sum", 2, 2, 1.0, 0.0, 1.0) == 4.0  # spec §4's example: b = 4, std 5.657
     b_count, b_nsum = W.noise_scale("mean", 2, 2, 1.0, 0.0, 1.0)
     assert (b_count, b_nsum) == (8.0, 4.0)  # 2*2/(1/2), 2*2*0.5/(1/2)
     assert W.claim(1.0) == PureDP(1.0) and W.claim(1.0, 1e-5, "gaussian") == ApproxDP(1.0, 1e-5)
