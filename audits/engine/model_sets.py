@@ -69,10 +69,10 @@ from userdp.audits.engine.ceiling import (
     _plugin_eps,
     _plugin_mu,
 )
-from userdp.audits.engine.bounds import P_VALUE_FLOOR
+from userdp.audits.engine.bounds import P_VALUE_FLOOR, _count_of, _level
 from userdp.audits.engine.sampling import released_cells, released_floats
 from userdp.audits.engine.thresholds import Candidate, StatisticThreshold, Threshold
-from userdp.reference._checks import check_delta, check_nonnegative
+from userdp.reference._checks import check_delta, check_finite_array, check_int, check_nonnegative
 
 __all__ = [
     "MODEL_SHARE",
@@ -105,8 +105,20 @@ def _kl(x, p):
         return xlogy(x, x / p) + xlogy(1.0 - x, (1.0 - x) / (1.0 - p))
 
 
+def _kl_counts(k, n, a) -> tuple[np.ndarray, int, float]:
+    """(k, n, a) checked: k (a number or an array) the sums of n independent [0, 1] variables, so
+    reals in [0, n] (expected counts included), n >= 1, a in (0, 1]."""
+    n = check_int(n, "n", lo=1, hi=2**62)
+    a = _level(a, "a", hi=1.0)
+    k = check_finite_array(k, "k")
+    if ((k < 0) | (k > n)).any():
+        raise ValueError(f"k must lie in [0, n = {n}], got {k.ravel()[(k < 0) | (k > n)][:5].tolist()!r}")
+    return k, n, a
+
+
 def _kl_invert(k, n: int, a: float, upper: bool) -> np.ndarray:
-    x = np.clip(np.asarray(k, dtype=float) / n, 0.0, 1.0)
+    k, n, a = _kl_counts(k, n, a)
+    x = k / n
     budget = math.log(1.0 / a) / n
     lo, hi = (x.copy(), np.ones_like(x)) if upper else (np.zeros_like(x), x.copy())
     for _ in range(_KL_STEPS):  # the KL divergence grows as p leaves x: bisection on its level set
@@ -131,6 +143,7 @@ def kl_upper(k, n: int, a: float) -> np.ndarray:
 
 
 def _pooled_eps(k1, k2, n: int, alpha: float, delta: float) -> np.ndarray:
+    alpha, delta = _level(alpha, "alpha", hi=1.0), check_delta(delta)
     p_lo, q_hi = kl_lower(k1, n, alpha / 2), kl_upper(k2, n, alpha / 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log(p_lo - delta) - np.log(q_hi)
@@ -140,6 +153,8 @@ def _pooled_eps(k1, k2, n: int, alpha: float, delta: float) -> np.ndarray:
 def pooled_epsilon_bound(k1: int, k2: int, n: int, alpha: float, delta: float = 0.0) -> float:
     """ln((p_lo - delta) / q_hi) with Hoeffding's bounds at level alpha/2 each, k1 and k2 of n
     pooled indicators (module docstring); -inf when p_lo <= delta."""
+    k1, n = _count_of(k1, n, "k1")
+    k2, _ = _count_of(k2, n, "k2")
     return float(_pooled_eps(k1, k2, n, alpha, delta))
 
 
@@ -148,6 +163,8 @@ def pooled_p_value(k1: int, k2: int, n: int, epsilon: float, delta: float = 0.0)
     least; 1.0 if never): the p-value of H0 p <= e^eps q + delta, as ``bounds.p_value`` is for
     the Clopper-Pearson bound, so that Holm's verdict and eps_lb > eps agree."""
     epsilon, delta = check_nonnegative(epsilon, "epsilon"), check_delta(delta)
+    k1, n = _count_of(k1, n, "k1")
+    k2, _ = _count_of(k2, n, "k2")
     if pooled_epsilon_bound(k1, k2, n, 1.0 - 1e-12, delta) <= epsilon:
         return 1.0
     if pooled_epsilon_bound(k1, k2, n, P_VALUE_FLOOR, delta) > epsilon:

@@ -300,3 +300,26 @@ def test_pooled_model_set_is_the_best_level_and_mirrors_about_the_midpoint():
     scan = model_sets._pooled_eps(2 * n * P, 2 * n * Q, 2 * n, level, delta)
     i = int(np.argmax(scan))
     assert c.score == pytest.approx(scan[i], abs=1e-3) and 1.3 - s.first.t == pytest.approx(t[i], abs=0.02)
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: model_sets.kl_lower(1, 0, 0.05), "n must be"),
+        (lambda: model_sets.kl_lower(5, 3, 0.05), "k must lie in [0, n = 3]"),
+        (lambda: model_sets.kl_upper(-1, 10, 0.05), "k must lie in [0, n = 10]"),
+        (lambda: model_sets.kl_upper(1, 10, 0.0), "a must lie in (0, 1]"),
+        (lambda: model_sets.kl_lower(1, 10, float("nan")), "a must"),
+        (lambda: model_sets.kl_lower([1, float("nan")], 10, 0.05), "k"),
+        (lambda: model_sets.pooled_epsilon_bound(11, 2, 10, 0.05), "k1 must be"),
+        (lambda: model_sets.pooled_epsilon_bound(1, 2, 10, 1.5), "alpha must lie in (0, 1]"),
+        (lambda: model_sets.pooled_epsilon_bound(1, 2, 10, 0.05, delta=1.0), "delta"),
+        (lambda: model_sets.pooled_p_value(1, 20, 10, 1.0), "k2 must be"),
+        (lambda: model_sets.pooled_p_value(1, 2, 10, float("nan")), "epsilon"),
+    ],
+)
+def test_hoeffding_bounds_and_pooled_bounds_refuse_bad_input(call, words):
+    # Planted: before these checks, k > n and k < 0 were clipped silently and a NaN level gave a number.
+    with pytest.raises((ValueError, TypeError)) as info:
+        call()
+    assert words in str(info.value), str(info.value)
